@@ -1,0 +1,5 @@
+"""``python -m jxinspect``."""
+
+from jxinspect.cli import main
+
+main()

@@ -1,0 +1,294 @@
+"""The core behind the CLI and :func:`jxinspect.inspect`: target → staged → Report.
+
+``inspect_function`` takes a live function and the staging API's own options.
+``inspect_target`` takes a target string and :class:`~jxinspect.options.TargetOptions`
+(from flags, a ``JXINSPECT`` declaration or a config file), prepares devices *before*
+importing the user's module, builds example inputs from specs, and calls the former.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect as pyinspect
+from typing import Any
+
+from jxinspect.checks import run_checks
+from jxinspect.errors import UsageError, UserCodeError
+from jxinspect.model import Mesh, Report
+from jxinspect.options import TargetOptions, options_from_mapping
+from jxinspect.spec import SpecError
+from jxinspect import spec as specs
+from jxinspect.targets import (
+    Target,
+    describe_exception,
+    load_module,
+    parse_target,
+    read_declaration,
+    resolve_attribute,
+)
+
+INPUT_HELP = (
+    'give example inputs with --args "f32[8,128], 3" (and --kwargs "scale=2.0"), '
+    "--args-from module:make_args, or a module-level "
+    'JXINSPECT = {"%s": {"args": "..."}} declaration'
+)
+
+
+def _mesh_of(jax_mesh: Any) -> Mesh:
+    from jax.sharding import AbstractMesh
+
+    axes = tuple(zip(jax_mesh.axis_names, (int(s) for s in jax_mesh.axis_sizes)))
+    return Mesh(axes, abstract=isinstance(jax_mesh, AbstractMesh))
+
+
+def _find_jax_mesh(*trees: Any) -> Any:
+    """The mesh of the first ``NamedSharding`` found in options or arguments."""
+    import jax
+    from jax.sharding import AbstractMesh, NamedSharding
+    from jax.sharding import Mesh as JaxMesh
+
+    for tree in trees:
+        for leaf in jax.tree_util.tree_leaves(tree, is_leaf=lambda x: x is None):
+            if isinstance(leaf, (JaxMesh, AbstractMesh)):
+                return leaf
+            sharding = leaf if isinstance(leaf, NamedSharding) else getattr(leaf, "sharding", None)
+            if isinstance(sharding, NamedSharding):
+                return sharding.mesh
+    return None
+
+
+def _source(fun: Any) -> tuple[str | None, int | None]:
+    target = pyinspect.unwrap(fun)
+    try:
+        return pyinspect.getsourcefile(target), pyinspect.getsourcelines(target)[1]
+    except (TypeError, OSError):
+        code = getattr(target, "__code__", None)
+        return (code.co_filename, code.co_firstlineno) if code else (None, None)
+
+
+def inspect_function(
+    fun: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    *,
+    stage: str = "jit",
+    options: dict[str, Any] | None = None,
+    platform: str | None = None,
+    partitioner: str | None = None,
+    target: str | None = None,
+    notes: tuple[str, ...] = (),
+    keep_texts: bool = False,
+) -> Report:
+    """Stage ``fun`` with ``options`` passed to the staging API as given; return its Report."""
+    import jax
+
+    from jxinspect.tracer import devices, extract, paths, stage as staging
+
+    options = dict(options or {})
+    jax_mesh = _find_jax_mesh(
+        options.get("mesh"), options.get("in_shardings"), options.get("out_shardings"), args
+    )
+    mesh = _mesh_of(jax_mesh) if jax_mesh is not None else None
+    device_ids = None if mesh is None or mesh.abstract else jax_mesh.device_ids
+    statics = options.get("static_broadcasted_argnums" if stage == "pmap" else "static_argnums")
+    unwrapped = getattr(fun, "__wrapped__", fun)
+    expected, static_args = paths.argument_paths(
+        unwrapped, tuple(args), kwargs, statics or (), options.get("static_argnames") or ()
+    )
+    file, line = _source(fun)
+    with devices.partitioner(partitioner) as used:
+        staged = staging.stage_function(fun, tuple(args), kwargs, stage, options, platform)
+        report = extract.build_report(
+            staged,
+            target=target or getattr(unwrapped, "__qualname__", repr(fun)),
+            expected_args=expected,
+            static_args=static_args,
+            platform=platform or jax.default_backend(),
+            num_devices=mesh.size if mesh is not None else jax.device_count(),
+            mesh=mesh,
+            device_ids=device_ids,
+            partitioner=used,
+            file=file,
+            line=line,
+            notes=[*notes, *(["the target is already staged; staging options were not applied"]
+                             if staged.wrapped and options else [])],  # fmt: skip
+            keep_texts=keep_texts,
+        )
+    return report.with_findings(run_checks(report))
+
+
+def declared_options(target: Target) -> TargetOptions | None:
+    """The target's entry in its module's ``JXINSPECT`` declaration, if any."""
+    path = target.source_path
+    if path is None or not path.is_file() or target.attribute is None:
+        return None
+    declaration = read_declaration(path)
+    if not declaration or target.attribute not in declaration:
+        return None
+    where = f"{path}: {target.attribute!r} in JXINSPECT"
+    return options_from_mapping(declaration[target.attribute], where)
+
+
+def _parse(flag: str, parser: Any, text: str) -> Any:
+    try:
+        return parser(text)
+    except SpecError as err:
+        raise UsageError(f"--{flag}: {err}") from None
+
+
+def _example_inputs(
+    options: TargetOptions, module: Any, target: Target, fun: Any
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    if options.args_from:
+        ref = options.args_from
+        if ":" in ref:
+            source = parse_target(ref)
+            maker = resolve_attribute(load_module(source), source)
+        else:
+            maker = resolve_attribute(module, target.with_attribute(ref))
+        try:
+            made = maker()
+        except Exception as err:
+            raise UserCodeError(f"--args-from {ref} failed: {describe_exception(err)}") from None
+        if (
+            isinstance(made, tuple)
+            and len(made) == 2
+            and isinstance(made[0], (tuple, list))
+            and isinstance(made[1], dict)
+        ):
+            return tuple(made[0]), dict(made[1])
+        if isinstance(made, (tuple, list)):
+            return tuple(made), {}
+        raise UsageError(f"--args-from {ref} returned {type(made).__name__}; return args or (args, kwargs)")
+    if options.args is None and options.kwargs is None:
+        try:
+            needs = any(
+                p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                for p in pyinspect.signature(fun).parameters.values()
+            )
+        except (TypeError, ValueError):
+            needs = True
+        if needs:
+            raise UsageError(f"no example inputs for {target.text}: " + INPUT_HELP % target.attribute)
+    args = _parse("args", specs.parse_args, options.args or "")
+    kwargs = _parse("kwargs", specs.parse_kwargs, options.kwargs or "")
+    return args, kwargs
+
+
+def _single_or_tuple(values: tuple[Any, ...]) -> Any:
+    return values[0] if len(values) == 1 else values
+
+
+def _staging_options(options: TargetOptions, jax_mesh: Any) -> dict[str, Any]:
+    from jxinspect.tracer import inputs
+
+    stage = options.stage_name
+    result: dict[str, Any] = {}
+    if stage == "pmap":
+        if options.axis_name:
+            result["axis_name"] = options.axis_name
+        if options.in_axes is not None:
+            result["in_axes"] = _parse("in-axes", specs.parse_in_axes, options.in_axes)
+        if options.static_broadcasted_argnums:
+            result["static_broadcasted_argnums"] = options.static_broadcasted_argnums
+        if options.donate_argnums:
+            result["donate_argnums"] = options.donate_argnums
+        return result
+    for key in ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames"):
+        value = getattr(options, key)
+        if value:
+            result[key] = value
+    if options.keep_unused:
+        result["keep_unused"] = True
+    in_specs = _parse("in-specs", specs.parse_specs, options.in_specs) if options.in_specs else None
+    out_specs = _parse("out-specs", specs.parse_specs, options.out_specs) if options.out_specs else None
+    if (in_specs or out_specs) and jax_mesh is None:
+        raise UsageError("--in-specs/--out-specs need a mesh: add --mesh, e.g. --mesh data=8")
+    if stage == "shard_map":
+        if jax_mesh is None:
+            raise UsageError("shard_map needs a mesh: add --mesh, e.g. --mesh data=2,model=4")
+        result["mesh"] = jax_mesh
+        if in_specs is not None:
+            result["in_specs"] = inputs.to_pspec_tree(in_specs, jax_mesh, "--in-specs")
+        if out_specs is not None:
+            result["out_specs"] = _single_or_tuple(
+                inputs.to_pspec_tree(out_specs, jax_mesh, "--out-specs")
+            )
+        return result
+    if in_specs is not None:
+        result["in_shardings"] = inputs.to_sharding_tree(in_specs, jax_mesh, "--in-specs")
+    if out_specs is not None:
+        result["out_shardings"] = _single_or_tuple(
+            inputs.to_sharding_tree(out_specs, jax_mesh, "--out-specs")
+        )
+    return result
+
+
+def _runtime_declaration(module: Any, target: Target) -> TargetOptions | None:
+    """The declaration as the imported module holds it (when it is not a plain literal)."""
+    declaration = getattr(module, "JXINSPECT", None)
+    if not isinstance(declaration, dict) or target.attribute not in declaration:
+        return None
+    where = f"{target.module}: {target.attribute!r} in JXINSPECT"
+    return options_from_mapping(declaration[target.attribute], where)
+
+
+def _prepare_devices(options: TargetOptions) -> tuple[Mesh | None, list[str]]:
+    from jxinspect.tracer import devices
+
+    axes = _parse("mesh", specs.parse_mesh, options.mesh) if options.mesh else None
+    mesh = Mesh(axes, abstract=bool(options.abstract)) if axes else None
+    needed = mesh.size if mesh and not mesh.abstract else None
+    return mesh, devices.prepare_devices(options.devices, needed)
+
+
+def inspect_target(text: str, given: TargetOptions, *, keep_texts: bool = False) -> Report:
+    """Resolve a target string, merge its declaration under ``given``, and inspect it.
+
+    Devices are prepared before the user's module is imported when the declaration can
+    be read from the source; a declaration built at import time is applied after.
+    """
+    target = parse_target(text)
+    if target.attribute is None:
+        raise UsageError(f"name the function: {text}:FUNCTION")
+    declared = declared_options(target)
+    options = given.merged_over(declared) if declared else given
+    mesh, notes = _prepare_devices(options)
+    module = load_module(target)
+    if declared is None:
+        runtime = _runtime_declaration(module, target)
+        if runtime is not None:
+            options = given.merged_over(runtime)
+            mesh, notes = _prepare_devices(options)
+    fun = resolve_attribute(module, target)
+    args, kwargs = _example_inputs(options, module, target, fun)
+
+    from jxinspect.tracer import inputs
+
+    jax_mesh = (
+        inputs.build_mesh(mesh, abstract=mesh.abstract, explicit=bool(options.explicit))
+        if mesh
+        else None
+    )
+    args = tuple(inputs.to_abstract(a, jax_mesh) for a in args)
+    kwargs = {k: inputs.to_abstract(v, jax_mesh) for k, v in kwargs.items()}
+    stage_options = _staging_options(options, jax_mesh)
+    platform = options.platform or ("cpu" if options.abstract else None)
+    context: Any = contextlib.nullcontext()
+    if options.explicit and jax_mesh is not None:
+        import jax
+
+        context = jax.sharding.use_mesh(jax_mesh)
+    with context:
+        return inspect_function(
+            fun,
+            args,
+            kwargs,
+            stage=options.stage_name,
+            options=stage_options,
+            platform=platform,
+            partitioner=options.partitioner,
+            target=text,
+            notes=tuple(notes),
+            keep_texts=keep_texts,
+        )

@@ -1,0 +1,39 @@
+"""Rules: each module holds one, with a stable code, a summary, an explanation and
+``check(report) -> Iterable[Finding]``. ``RULES`` lists them in code order."""
+
+from __future__ import annotations
+
+from jxinspect.checks import (
+    jx101_missing_arg_name,
+    jx102_synthetic_arg_name,
+    jx103_missing_result_path,
+    jx104_degraded_result_path,
+    jx105_pruned_argument,
+    jx106_name_count,
+    jx107_nested_without_debug_info,
+    jx108_lowering_failed,
+    jx109_mismatched_arg_name,
+)
+from jxinspect.checks.base import Rule
+from jxinspect.model import Finding, Report
+
+RULES: tuple[Rule, ...] = tuple(
+    module.RULE
+    for module in (
+        jx101_missing_arg_name,
+        jx102_synthetic_arg_name,
+        jx103_missing_result_path,
+        jx104_degraded_result_path,
+        jx105_pruned_argument,
+        jx106_name_count,
+        jx107_nested_without_debug_info,
+        jx108_lowering_failed,
+        jx109_mismatched_arg_name,
+    )
+)
+RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
+
+
+def run_checks(report: Report) -> tuple[Finding, ...]:
+    """Every rule's findings on ``report``, in code order."""
+    return tuple(finding for rule in RULES for finding in rule.check(report))

@@ -1,0 +1,23 @@
+"""What a rule is."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from jxinspect.model import Finding, Report, Severity
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A check with a stable code; ``explanation`` is what ``jxinspect explain`` prints."""
+
+    code: str
+    severity: Severity
+    summary: str
+    explanation: str
+    check: Callable[[Report], Iterable[Finding]]
+
+    def finding(self, report: Report, message: str, path: str | None = None) -> Finding:
+        """A finding of this rule, located at the user's function."""
+        return Finding(self.code, self.severity, message, path, report.file, report.line)

@@ -1,0 +1,31 @@
+"""Errors that end a command with one clear line and a documented exit code.
+
+0 clean · 1 findings at or above ``--fail-on`` · 2 usage, spec or config error ·
+3 the user's code failed (import, trace, lower, compile) · 4 internal error.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+EXIT_USER_CODE = 3
+EXIT_INTERNAL = 4
+
+
+class JxError(Exception):
+    """Base error: ``str(err)`` is the one line shown to the user."""
+
+    exit_code = EXIT_INTERNAL
+
+
+class UsageError(JxError):
+    """A bad flag, spec, target or configuration: the user can fix the command line."""
+
+    exit_code = EXIT_USAGE
+
+
+class UserCodeError(JxError):
+    """The user's module failed to import, or their function failed to trace or lower."""
+
+    exit_code = EXIT_USER_CODE

@@ -1,0 +1,176 @@
+"""A report as text: rich tables on a terminal, plain aligned columns otherwise.
+
+Both forms show the same rows from :func:`input_rows` / :func:`output_rows`; the plain
+one is stable (no colour, no box drawing, no terminal-width wrapping) for logs, pipes
+and golden files.
+"""
+
+from __future__ import annotations
+
+import io
+
+from jxinspect.model import Input, Output, Report
+from jxinspect.spec import short_dtype
+
+INPUT_COLUMNS = ("#", "path", "name in program", "status", "type", "sharding", "per device",
+                 "donation")  # fmt: skip
+OUTPUT_COLUMNS = ("#", "path", "name in program", "status", "type", "sharding", "per device")
+STATUS_STYLE = {"ok": "green", "synthetic": "yellow", "missing": "red", "mismatch": "red",
+                "pruned": "dim"}  # fmt: skip
+SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def human_bytes(count: int) -> str:
+    """``1536`` → ``1.5 KiB``."""
+    size = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{count} B"
+
+
+def type_text(shape: tuple[int, ...], dtype: str) -> str:
+    return f"{short_dtype(dtype)}[{','.join(str(d) for d in shape)}]"
+
+
+def _per_device(leaf: Input | Output) -> str:
+    if leaf.sharding is None or leaf.shard_shape == leaf.shape:
+        return human_bytes(leaf.bytes_per_device)
+    return f"{type_text(leaf.shard_shape, leaf.dtype)} {human_bytes(leaf.bytes_per_device)}"
+
+
+def _donation(leaf: Input) -> str:
+    if leaf.aliased_output is not None:
+        return f"aliased → out {leaf.aliased_output}"
+    if leaf.buffer_donor:
+        return "donor"
+    return "requested, unused" if leaf.donated else ""
+
+
+def input_rows(report: Report) -> list[tuple[str, ...]]:
+    return [
+        (
+            str(leaf.index),
+            leaf.path,
+            leaf.name if leaf.name is not None else "—",
+            leaf.status,
+            type_text(leaf.shape, leaf.dtype),
+            leaf.sharding.readable if leaf.sharding else "",
+            _per_device(leaf),
+            _donation(leaf),
+        )
+        for leaf in report.inputs
+    ]
+
+
+def output_rows(report: Report) -> list[tuple[str, ...]]:
+    return [
+        (
+            str(leaf.index),
+            leaf.path,
+            leaf.name if leaf.name is not None else "—",
+            leaf.status,
+            type_text(leaf.shape, leaf.dtype),
+            leaf.sharding.readable if leaf.sharding else "",
+            _per_device(leaf),
+        )
+        for leaf in report.outputs
+    ]
+
+
+def header_lines(report: Report) -> list[tuple[str, str]]:
+    mesh = str(report.mesh) if report.mesh else "—"
+    if report.mesh and report.mesh.abstract:
+        mesh += " (abstract)"
+    lines = [
+        ("target", report.target),
+        ("function", report.function or "—"),
+        ("stage", f"{report.stage} → reached {report.reached}"),
+        ("jax", report.jax_version),
+        ("platform", f"{report.platform}, {report.num_devices} device"
+                     + ("s" if report.num_devices != 1 else "")),  # fmt: skip
+        ("mesh", f"{mesh}, partitioner {report.partitioner}"),
+    ]
+    if report.static_args:
+        lines.append(("static", ", ".join(f"{s.path}={s.value}" for s in report.static_args)))
+    if report.extra_args:
+        lines.append(("added by JAX", ", ".join(f"%arg{e.main_index} {e.kind}"
+                                                for e in report.extra_args)))  # fmt: skip
+    for note in report.notes:
+        lines.append(("note", note))
+    if report.error:
+        lines.append(("error", report.error))
+    return lines
+
+
+def summary_line(report: Report) -> str:
+    counts: dict[str, int] = {}
+    for finding in report.findings:
+        counts[finding.severity] = counts.get(finding.severity, 0) + 1
+    ok_in = sum(leaf.status == "ok" for leaf in report.inputs)
+    ok_out = sum(leaf.status == "ok" for leaf in report.outputs)
+    parts = [f"{ok_in}/{len(report.inputs)} arguments and {ok_out}/{len(report.outputs)} "
+             "results carry their names"]  # fmt: skip
+    parts += [f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in sorted(counts.items())]
+    return "; ".join(parts)
+
+
+def _plain_table(columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    keep = [i for i in range(len(columns)) if i < 3 or any(row[i] for row in rows)]
+    table = [tuple(columns[i] for i in keep)] + [tuple(row[i] for i in keep) for row in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(keep))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
+
+
+def render_plain(report: Report) -> str:
+    """Stable plain text: header, inputs, outputs, findings, summary."""
+    lines = [f"{key + ':':<14}{value}" for key, value in header_lines(report)]
+    lines += ["", f"inputs ({len(report.inputs)})"]
+    lines += ["  " + line for line in _plain_table(INPUT_COLUMNS, input_rows(report))]
+    lines += ["", f"outputs ({len(report.outputs)})"]
+    lines += ["  " + line for line in _plain_table(OUTPUT_COLUMNS, output_rows(report))]
+    if report.findings:
+        lines += ["", f"findings ({len(report.findings)})"]
+        lines += [f"  {f.code} {f.severity:<7} {f.message}" for f in report.findings]
+    lines += ["", summary_line(report)]
+    return "\n".join(lines) + "\n"
+
+
+def render_rich(report: Report, width: int = 120) -> str:
+    """Coloured tables for a terminal (ANSI escapes in the returned string)."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=width, color_system="truecolor")
+    grid = Table.grid(padding=(0, 2))
+    for key, value in header_lines(report):
+        grid.add_row(Text(key, style="bold"), Text(value, style="red" if key == "error" else ""))
+    console.print(grid)
+
+    def table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> Table:
+        result = Table(title=title, title_justify="left", title_style="bold")
+        for column in columns:
+            result.add_column(column, overflow="fold")
+        for row in rows:
+            cells = [Text(cell) for cell in row]
+            cells[3].stylize(STATUS_STYLE.get(row[3], ""))
+            result.add_row(*cells)
+        return result
+
+    console.print(table(f"inputs ({len(report.inputs)})", INPUT_COLUMNS, input_rows(report)))
+    console.print(table(f"outputs ({len(report.outputs)})", OUTPUT_COLUMNS, output_rows(report)))
+    for f in report.findings:
+        line = Text(f"{f.code} ", style="bold")
+        line.append(f"{f.severity:<7} ", style=SEVERITY_STYLE[f.severity])
+        line.append(f.message)
+        console.print(line)
+    console.print(Text(summary_line(report), style="bold"))
+    return buffer.getvalue()
+
+
+def render(report: Report, color: bool = False, width: int = 120) -> str:
+    """The report as text; ``color`` for a terminal."""
+    return render_rich(report, width) if color else render_plain(report)

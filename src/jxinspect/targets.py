@@ -1,0 +1,196 @@
+"""Find the user's function: parse a target, read its ``JXINSPECT`` declaration, import it.
+
+Targets are ``pkg.module:func``, ``path/to/file.py:func`` or dotted attributes
+(``file.py:Model.apply``). Files are imported under a name unique to their absolute
+path, so ``before/model.py`` and ``after/model.py`` load side by side in one process.
+The declaration is read from the source with :func:`ast.literal_eval` before the
+module is imported, so the devices it asks for take effect in time.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib
+import importlib.util
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from jxinspect.errors import UsageError, UserCodeError
+
+DECLARATION = "JXINSPECT"
+
+
+@dataclass(frozen=True)
+class Target:
+    """A parsed target string."""
+
+    text: str
+    module: str
+    """A file path (``is_file``) or a dotted module name."""
+    attribute: str | None
+    """``func`` or ``Model.apply``; ``None`` for "every declared function"."""
+    is_file: bool
+
+    @property
+    def source_path(self) -> Path | None:
+        """The module's source file, found without importing it."""
+        if self.is_file:
+            return Path(self.module)
+        try:
+            spec = importlib.util.find_spec(self.module)
+        except (ImportError, ValueError):
+            return None
+        return Path(spec.origin) if spec is not None and spec.origin else None
+
+    def with_attribute(self, attribute: str) -> Target:
+        return Target(f"{self.module}:{attribute}", self.module, attribute, self.is_file)
+
+
+def parse_target(text: str) -> Target:
+    """``file.py:f`` / ``pkg.mod:f`` / ``file.py`` → :class:`Target`."""
+    module, sep, attribute = text.rpartition(":") if ":" in text else (text, "", "")
+    if not sep:
+        module, attribute = text, ""
+    module = module.strip()
+    if not module:
+        raise UsageError(f"bad target {text!r}: expected `module:function` or `file.py:function`")
+    is_file = module.endswith(".py") or "/" in module or "\\" in module
+    if attribute and not all(part.isidentifier() for part in attribute.split(".")):
+        raise UsageError(f"bad target {text!r}: {attribute!r} is not a dotted Python name")
+    return Target(text, module, attribute or None, is_file)
+
+
+def read_declaration(path: Path) -> dict[str, Any] | None:
+    """The module's ``JXINSPECT`` mapping if it is a plain literal, read without importing."""
+    try:
+        source = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise UsageError(f"cannot read {path}: {err.strerror}") from None
+    try:
+        tree = ast.parse(source, filename=str(path))
+    except SyntaxError as err:
+        raise UserCodeError(
+            f"syntax error in {path}:{err.lineno}: {err.msg}; fix the file and run again"
+        ) from None
+    for node in tree.body:
+        value: ast.expr | None = None
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == DECLARATION for t in node.targets
+        ):
+            value = node.value
+        elif (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == DECLARATION
+        ):
+            value = node.value
+        if value is not None:
+            try:
+                declared = ast.literal_eval(value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                return None
+            if not isinstance(declared, dict):
+                raise UsageError(f"{path}:{node.lineno}: {DECLARATION} must be a dict")
+            return declared
+    return None
+
+
+def _unique_name(path: Path) -> str:
+    digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
+    stem = "".join(c if c.isalnum() else "_" for c in path.stem)
+    return f"_jxinspect_{stem}_{digest}"
+
+
+def load_module(target: Target) -> ModuleType:
+    """Import the target's module; errors become one-line :class:`JxError`s."""
+    if target.is_file:
+        path = Path(target.module).resolve()
+        if not path.is_file():
+            raise UsageError(f"no such file: {target.module}")
+        name = _unique_name(path)
+        if name in sys.modules:
+            return sys.modules[name]
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise UsageError(f"cannot import {target.module}: not a Python file")
+        module = importlib.util.module_from_spec(spec)
+        folder = str(path.parent)
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException as err:
+            del sys.modules[name]
+            raise _import_failure(target.module, err) from None
+        return module
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        found = importlib.util.find_spec(target.module)
+    except (ImportError, ValueError):
+        found = None
+    if found is None:
+        raise UsageError(
+            f"no such module: {target.module} (run from the folder that holds it, "
+            "or give a file path such as path/to/file.py:function)"
+        )
+    try:
+        return importlib.import_module(target.module)
+    except BaseException as err:
+        raise _import_failure(target.module, err) from None
+
+
+def _import_failure(where: str, err: BaseException) -> UserCodeError:
+    if isinstance(err, SyntaxError):
+        return UserCodeError(
+            f"syntax error in {err.filename}:{err.lineno}: {err.msg}; fix the file and run again"
+        )
+    if isinstance(err, KeyboardInterrupt):
+        raise err
+    return UserCodeError(f"importing {where} failed: {describe_exception(err)}")
+
+
+def describe_exception(err: BaseException) -> str:
+    """``ValueError: msg (at file.py:12 in f)``, naming the innermost frame of user code."""
+    message = str(err).strip().splitlines()[0] if str(err).strip() else ""
+    text = f"{type(err).__name__}: {message}" if message else type(err).__name__
+    frame = user_frame(err)
+    return f"{text} (at {frame})" if frame else text
+
+
+def user_frame(err: BaseException) -> str | None:
+    """The innermost traceback frame outside JAX, jxinspect and the standard library."""
+    frames = traceback.extract_tb(err.__traceback__)
+    skip = ("/jax/", "/jaxlib/", "/jxinspect/", "importlib", "/lib/python3")
+    for frame in reversed(frames):
+        if not any(marker in frame.filename for marker in skip):
+            return f"{frame.filename}:{frame.lineno} in {frame.name}"
+    return None
+
+
+def resolve_attribute(module: ModuleType, target: Target) -> Any:
+    """Follow ``Model.apply`` from the module; check the result is callable."""
+    assert target.attribute is not None
+    obj: Any = module
+    walked: list[str] = []
+    for part in target.attribute.split("."):
+        walked.append(part)
+        if not hasattr(obj, part):
+            names = [n for n in dir(obj) if not n.startswith("_")]
+            from jxinspect.options import nearest
+
+            raise UsageError(
+                f"{target.module} has no attribute `{'.'.join(walked)}`{nearest(part, names)}"
+            )
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise UsageError(
+            f"{target.text} is a {type(obj).__name__}, not a function; name a callable"
+        )
+    return obj

@@ -1,0 +1,181 @@
+"""Read ``func.func @main`` of a StableHLO module through jaxlib's MLIR bindings.
+
+What each argument and result carries: its name (the block argument's location),
+its type, its sharding (``sdy.sharding`` or ``mhlo.sharding``), donation
+(``tf.aliasing_output``, ``jax.buffer_donor``), memory kind, and whether JAX added it
+itself (``jax.token``, ``jax.const``, ``jax.global_constant``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from jxinspect.model import Mesh, Sharding
+from jxinspect.tracer import shardings
+
+_ELEMENT_TYPES = {
+    "i1": "bool", "i4": "int4", "ui4": "uint4", "i8": "int8", "ui8": "uint8", "i16": "int16",
+    "ui16": "uint16", "i32": "int32", "ui32": "uint32", "i64": "int64", "ui64": "uint64",
+    "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
+    "complex<f32>": "complex64", "complex<f64>": "complex128",
+}  # fmt: skip
+
+
+def element_dtype(mlir_type: str) -> str:
+    """``f32`` → ``float32``; ``f8E4M3FN`` → ``float8_e4m3fn``."""
+    if mlir_type.startswith("f8"):
+        return "float8_" + mlir_type[2:].lower()
+    return _ELEMENT_TYPES.get(mlir_type, mlir_type)
+
+
+@dataclass(frozen=True)
+class MainValue:
+    """One argument or result of ``@main``."""
+
+    index: int
+    type: str
+    shape: tuple[int, ...] | None
+    """``None`` for a non-tensor (a token)."""
+    dtype: str | None
+    name: str | None
+    """Argument: its location's name; result: ``jax.result_info``."""
+    sharding: Sharding | None
+    aliasing_output: int | None = None
+    buffer_donor: bool = False
+    memory_kind: str | None = None
+    jax_kind: str | None = None
+    """``token``, ``constant`` or ``dimension`` when JAX added this value itself."""
+
+
+@dataclass(frozen=True)
+class MainSignature:
+    """``@main``'s arguments and results, and the meshes the module declares."""
+
+    args: tuple[MainValue, ...]
+    results: tuple[MainValue, ...]
+    meshes: dict[str, Mesh]
+
+
+def parse_module(text: str) -> Any:
+    """Parse StableHLO text (e.g. a ``JAX_DUMP_IR_TO`` file) with every dialect JAX uses."""
+    from jax._src.interpreters import mlir as jax_mlir
+    from jaxlib.mlir import ir
+
+    context = jax_mlir.make_ir_context()
+    with context:
+        return ir.Module.parse(text)
+
+
+def _location_name(location: Any) -> str | None:
+    from jaxlib.mlir import ir
+
+    if isinstance(location, ir.NameLoc):
+        return str(location.name_str)
+    text = str(location)
+    if text.startswith('loc("') and text.endswith('")'):
+        return text[5:-2]
+    return None
+
+
+def _attr_dict(array: Any, i: int) -> dict[str, Any]:
+    from jaxlib.mlir import ir
+
+    if array is None or i >= len(array):
+        return {}
+    return {named.name: named.attr for named in ir.DictAttr(array[i])}
+
+
+def _string(attr: Any) -> str:
+    from jaxlib.mlir import ir
+
+    return str(ir.StringAttr(attr).value) if isinstance(attr, ir.StringAttr) else str(attr)
+
+
+def _tensor(type_: Any) -> tuple[tuple[int, ...] | None, str | None]:
+    from jaxlib.mlir import ir
+
+    try:
+        tensor = ir.RankedTensorType(type_)
+    except (ValueError, TypeError):
+        return None, None
+    return tuple(int(d) for d in tensor.shape), element_dtype(str(tensor.element_type))
+
+
+def _value(
+    index: int,
+    type_: Any,
+    attrs: dict[str, Any],
+    name: str | None,
+    meshes: dict[str, Mesh],
+    mesh_hint: Mesh | None,
+    device_ids: Any,
+) -> MainValue:
+    shape, dtype = _tensor(type_)
+    sharding: Sharding | None = None
+    if "sdy.sharding" in attrs:
+        sharding = shardings.from_sdy(attrs["sdy.sharding"], meshes)
+    elif "mhlo.sharding" in attrs:
+        text = _string(attrs["mhlo.sharding"])
+        sharding = shardings.from_hlo_text(text, len(shape or ()), mesh_hint, device_ids)
+    jax_kind = None
+    if "jax.token" in attrs or str(type_) == "!stablehlo.token":
+        jax_kind = "token"
+    elif "jax.const" in attrs:
+        jax_kind = "constant"
+    elif "jax.global_constant" in attrs:
+        jax_kind = "dimension"
+    alias = attrs.get("tf.aliasing_output")
+    memory = attrs.get("mhlo.memory_kind")
+    return MainValue(
+        index=index,
+        type=str(type_),
+        shape=shape,
+        dtype=dtype,
+        name=name,
+        sharding=sharding,
+        aliasing_output=int(str(alias).split(":")[0]) if alias is not None else None,
+        buffer_donor="jax.buffer_donor" in attrs and str(attrs["jax.buffer_donor"]) == "true",
+        memory_kind=_string(memory) if memory is not None else None,
+        jax_kind=jax_kind,
+    )
+
+
+def find_main(module: Any) -> Any:
+    """The public entry function (``@main``) of a module."""
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and _string(op.attributes["sym_name"]) == "main":
+            return op
+    raise ValueError("the module has no func.func @main")
+
+
+def read_main(module: Any, mesh_hint: Mesh | None = None, device_ids: Any = None) -> MainSignature:
+    """Read ``@main``; ``mesh_hint`` names GSPMD tile assignments (Shardy names its own)."""
+    from jaxlib.mlir import ir
+
+    with module.context:
+        abstract = bool(mesh_hint and mesh_hint.abstract)
+        meshes = {
+            _string(op.attributes["sym_name"]): shardings.mesh_from_sdy(
+                op.attributes["mesh"], abstract
+            )
+            for op in module.body.operations
+            if op.operation.name == "sdy.mesh"
+        }
+        main = find_main(module)
+        attrs = main.attributes
+        arg_attrs = attrs["arg_attrs"] if "arg_attrs" in attrs else None
+        res_attrs = attrs["res_attrs"] if "res_attrs" in attrs else None
+        function_type = ir.FunctionType(ir.TypeAttr(attrs["function_type"]).value)
+        block = main.regions[0].blocks[0]
+        args = tuple(
+            _value(i, arg.type, _attr_dict(arg_attrs, i), _location_name(arg.location),
+                   meshes, mesh_hint, device_ids)  # fmt: skip
+            for i, arg in enumerate(block.arguments)
+        )
+        results = []
+        for i, type_ in enumerate(function_type.results):
+            res = _attr_dict(res_attrs, i)
+            name = _string(res["jax.result_info"]) if "jax.result_info" in res else None
+            results.append(_value(i, type_, res, name, meshes, mesh_hint, device_ids))
+    return MainSignature(args, tuple(results), meshes)

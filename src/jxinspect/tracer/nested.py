@@ -1,0 +1,57 @@
+"""Walk every jaxpr nested in equation parameters and grade its debug info."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from jxinspect.model import NestedJaxpr, NestedQuality
+
+
+def grade(jaxpr: Any, where: str, primitive: str) -> NestedJaxpr:
+    """The debug-info quality of one jaxpr."""
+    info = jaxpr.debug_info
+    n_in, n_out = len(jaxpr.invars), len(jaxpr.outvars)
+    if info is None:
+        return NestedJaxpr(where, primitive, "missing", num_invars=n_in, num_outvars=n_out)
+    names = tuple(info.arg_names) if info.arg_names is not None else None
+    paths = tuple(info.result_paths) if info.result_paths is not None else None
+    quality: NestedQuality = "ok"
+    if (names is not None and len(names) != n_in) or (paths is not None and len(paths) != n_out):
+        quality = "count_mismatch"
+    elif names is None or paths is None or "" in names or "" in paths:
+        quality = "partial"
+    return NestedJaxpr(
+        where=where,
+        primitive=primitive,
+        quality=quality,
+        traced_for=info.traced_for,
+        func_src_info=info.func_src_info,
+        arg_names=names,
+        result_paths=paths,
+        num_invars=n_in,
+        num_outvars=n_out,
+    )
+
+
+def _sub_jaxprs(params: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    from jax._src import core
+
+    for key, value in params.items():
+        items = value if isinstance(value, (tuple, list)) else (value,)
+        for i, item in enumerate(items):
+            label = f"{key}[{i}]" if isinstance(value, (tuple, list)) else key
+            if isinstance(item, core.ClosedJaxpr):
+                yield label, item.jaxpr
+            elif isinstance(item, core.Jaxpr):
+                yield label, item
+
+
+def walk(jaxpr: Any, prefix: str = "") -> Iterator[NestedJaxpr]:
+    """Every nested jaxpr, depth first, with its place (``3:scan.jaxpr/0:pjit.jaxpr``)."""
+    for i, eqn in enumerate(jaxpr.eqns):
+        name = eqn.primitive.name
+        for label, sub in _sub_jaxprs(eqn.params):
+            where = f"{prefix}{i}:{name}.{label}"
+            yield grade(sub, where, name)
+            yield from walk(sub, where + "/")

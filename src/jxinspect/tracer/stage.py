@@ -1,0 +1,167 @@
+"""Wrap the user's function with the staging API, trace it, and lower it.
+
+Options are the staging API's own keyword arguments, passed through as given. A
+function the user already wrapped (``jax.jit(f)``, ``jax.pmap(f)``) is staged as it is.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+from jxinspect.errors import UsageError, UserCodeError
+from jxinspect.targets import describe_exception
+
+SHARD_MAP_KEYS = ("mesh", "in_specs", "out_specs", "axis_names", "check_vma")
+
+
+@dataclass
+class Staged:
+    """What staging produced; ``lowered`` is ``None`` when lowering failed."""
+
+    stage: str
+    jaxpr: Any
+    """The top-level ``core.Jaxpr``."""
+    names_jaxpr: Any
+    """The jaxpr whose debug info names the arguments (pmap's inner one)."""
+    donated: tuple[bool, ...]
+    out_info: Any
+    lowered: Any | None
+    lower_error: str | None
+    wrapped: bool
+    """The target was already a staged function; options were not applied."""
+
+
+def _is_jit_wrapped(fun: Any) -> bool:
+    return callable(getattr(fun, "trace", None)) and callable(getattr(fun, "lower", None))
+
+
+def _is_pmap_wrapped(fun: Any) -> bool:
+    return callable(getattr(fun, "lower", None)) and not hasattr(fun, "trace")
+
+
+def check_call(
+    fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], options: dict[str, Any], stage: str
+) -> None:
+    """Catch arity, static-argument and unhashable-value mistakes before JAX does."""
+    target = inspect.unwrap(fun) if not _is_jit_wrapped(fun) else fun
+    try:
+        signature = inspect.signature(target)
+    except (TypeError, ValueError):
+        signature = None
+    if signature is not None:
+        try:
+            signature.bind(*args, **kwargs)
+        except TypeError as err:
+            raise UsageError(
+                f"the example inputs do not fit {getattr(target, '__name__', 'the function')}"
+                f"{signature}: {err}; fix --args/--kwargs"
+            ) from None
+    key = "static_broadcasted_argnums" if stage == "pmap" else "static_argnums"
+    nums = options.get(key) or ()
+    for num in (nums,) if isinstance(nums, int) else nums:
+        if not -len(args) <= num < len(args):
+            raise UsageError(
+                f"{key.replace('_', '-')} {num} is out of range: {len(args)} positional "
+                f"argument{'s' if len(args) != 1 else ''} given"
+            )
+        _check_hashable(args[num], f"static argument {num}")
+    names = options.get("static_argnames") or ()
+    for name in (names,) if isinstance(names, str) else names:
+        if name in kwargs:
+            _check_hashable(kwargs[name], f"static argument {name!r}")
+
+
+def _check_hashable(value: Any, what: str) -> None:
+    try:
+        hash(value)
+    except TypeError:
+        raise UsageError(
+            f"{what} is {type(value).__name__} {value!r}, which is not hashable; static "
+            "values must be hashable (use a tuple instead of a list)"
+        ) from None
+
+
+def _wrap(fun: Any, stage: str, options: dict[str, Any]) -> Any:
+    import jax
+
+    if stage == "jit":
+        return jax.jit(fun, **options)
+    if stage == "pjit":
+        from jax.experimental.pjit import pjit
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return pjit(fun, **options)
+    if stage == "shard_map":
+        shard_opts = {k: v for k, v in options.items() if k in SHARD_MAP_KEYS}
+        jit_opts = {k: v for k, v in options.items() if k not in SHARD_MAP_KEYS}
+        if "out_specs" not in shard_opts:
+            raise UsageError("shard_map needs --out-specs, e.g. --out-specs \"P('data')\"")
+        return jax.jit(jax.shard_map(fun, **shard_opts), **jit_opts)
+    if stage == "pmap":
+        return jax.pmap(fun, **options)
+    raise UsageError(f"unknown stage {stage!r}: use jit, pjit, pmap or shard_map")
+
+
+def stage_function(
+    fun: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    stage: str,
+    options: dict[str, Any],
+    platform: str | None,
+) -> Staged:
+    """Trace and lower ``fun``; a tracing error is the user's, a lowering error is reported."""
+    import jax
+
+    wrapped = _is_jit_wrapped(fun) or _is_pmap_wrapped(fun)
+    if _is_pmap_wrapped(fun):
+        stage = "pmap"
+    if not wrapped:
+        check_call(fun, args, kwargs, options, stage)
+    staged = fun if wrapped else _wrap(fun, stage, options)
+    lower_kwargs = {"lowering_platforms": (platform,)} if platform else {}
+    try:
+        if stage == "pmap" and not _is_jit_wrapped(staged):
+            statics = options.get("static_broadcasted_argnums", ())
+            closed = jax.make_jaxpr(staged, static_argnums=statics)(*args, **kwargs)
+            jaxpr = closed.jaxpr
+            names_jaxpr = _pmap_inner(jaxpr)
+            traced = None
+        else:
+            traced = staged.trace(*args, **kwargs)
+            jaxpr = traced.jaxpr.jaxpr
+            names_jaxpr = jaxpr
+    except UsageError:
+        raise
+    except Exception as err:
+        raise UserCodeError(f"tracing failed: {describe_exception(err)}") from None
+    lowered, error = None, None
+    try:
+        if traced is not None:
+            lowered = traced.lower(**lower_kwargs)
+        else:
+            lowered = staged.lower(*args, **kwargs, **lower_kwargs)
+    except Exception as err:
+        error = describe_exception(err)
+    if traced is not None:
+        donated = tuple(bool(a.donated) for a in jax.tree_util.tree_leaves(traced.args_info))
+        out_info = traced.out_info
+    elif lowered is not None:
+        donated = tuple(bool(a.donated) for a in jax.tree_util.tree_leaves(lowered.args_info))
+        out_info = lowered.out_info
+    else:
+        donated = tuple(False for _ in names_jaxpr.invars)
+        out_info = None
+    return Staged(stage, jaxpr, names_jaxpr, donated, out_info, lowered, error, wrapped)
+
+
+def _pmap_inner(jaxpr: Any) -> Any:
+    """pmap stages one jit of an internal ``_fun``: its jaxpr carries the names JAX kept."""
+    if len(jaxpr.eqns) == 1 and "jaxpr" in jaxpr.eqns[0].params:
+        inner = jaxpr.eqns[0].params["jaxpr"]
+        return getattr(inner, "jaxpr", inner)
+    return jaxpr
