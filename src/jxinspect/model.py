@@ -118,9 +118,7 @@ class Sharding:
                     entries.append(repr(axes[0]))
                 else:
                     entries.append("(" + ", ".join(repr(a) for a in axes) + ")")
-            while entries and entries[-1] == "None":
-                entries.pop()
-            return "P(" + ", ".join(entries) + ")" if entries else "replicated"
+            return "P(" + ", ".join(entries) + ")" if any(self.spec) else "replicated"
         if self.kind == "tiled":
             text = "tiles[" + ",".join(str(t) for t in self.tiles) + "]"
             return text + (f" x{self.replicas} copies" if self.replicas > 1 else "")

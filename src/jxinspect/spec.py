@@ -340,12 +340,16 @@ class _Reader:
 
     def named(self) -> list[tuple[str, ast.AST, ast.expr]]:
         """``name=value`` pairs, or the items of one ``{name: value}`` dict."""
+        seen = set[str]()
         if not self.args:
+            for k in self.keywords:
+                if k.arg in seen or k.arg is None:  # None: **x, stopped by the token check
+                    self.fail(k, f"{_short(k.arg)} used twice")
+                seen.add(k.arg)
             return [(k.arg or "", k, k.value) for k in self.keywords]
         d = self.args[0]
         if self.keywords or len(self.args) > 1 or not isinstance(d, ast.Dict):
             self.fail(d, "expected name=value pairs or one {name: value} dict")
-        seen = set[str]()
         return [(self.name(k, seen), k or v, v) for k, v in zip(d.keys, d.values)]
 
 

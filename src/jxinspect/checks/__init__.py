@@ -13,6 +13,7 @@ from jxinspect.checks import (
     jx107_nested_without_debug_info,
     jx108_lowering_failed,
     jx109_mismatched_arg_name,
+    jx110_partial_nested_debug_info,
 )
 from jxinspect.checks.base import Rule
 from jxinspect.model import Finding, Report
@@ -29,6 +30,7 @@ RULES: tuple[Rule, ...] = tuple(
         jx107_nested_without_debug_info,
         jx108_lowering_failed,
         jx109_mismatched_arg_name,
+        jx110_partial_nested_debug_info,
     )
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}

@@ -72,6 +72,14 @@ def _jax_sharding(value: Any, mesh: Mesh | None) -> Sharding | None:
     return Sharding(kind, axes, mesh, source="jax", raw=str(spec))
 
 
+def _function_name(staged: Staged) -> str | None:
+    """``f at file.py:12`` of the user's function (pmap's inner jaxpr names only ``_fun``)."""
+    for jaxpr in (staged.jaxpr, staged.names_jaxpr):
+        if jaxpr.debug_info is not None:
+            return str(jaxpr.debug_info.func_src_info)
+    return None
+
+
 def build_report(
     staged: Staged,
     *,
@@ -193,7 +201,7 @@ def build_report(
         num_devices=num_devices,
         mesh=mesh,
         partitioner=partitioner,
-        function=names_info.func_src_info if names_info else None,
+        function=_function_name(staged),
         file=file,
         line=line,
         inputs=tuple(inputs),

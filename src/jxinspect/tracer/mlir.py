@@ -173,9 +173,58 @@ def read_main(module: Any, mesh_hint: Mesh | None = None, device_ids: Any = None
                    meshes, mesh_hint, device_ids)  # fmt: skip
             for i, arg in enumerate(block.arguments)
         )
-        results = []
-        for i, type_ in enumerate(function_type.results):
-            res = _attr_dict(res_attrs, i)
-            name = _string(res["jax.result_info"]) if "jax.result_info" in res else None
-            results.append(_value(i, type_, res, name, meshes, mesh_hint, device_ids))
-    return MainSignature(args, tuple(results), meshes)
+        results = tuple(
+            _value(i, type_, res, _result_name(res), meshes, mesh_hint, device_ids)
+            for i, type_ in enumerate(function_type.results)
+            for res in (_attr_dict(res_attrs, i),)
+        )
+        args, results = _with_manual_specs(block, args, results, meshes)
+    return MainSignature(args, results, meshes)
+
+
+def _result_name(attrs: dict[str, Any]) -> str | None:
+    return _string(attrs["jax.result_info"]) if "jax.result_info" in attrs else None
+
+
+def _with_manual_specs(
+    block: Any,
+    args: tuple[MainValue, ...],
+    results: tuple[MainValue, ...],
+    meshes: dict[str, Mesh],
+) -> tuple[tuple[MainValue, ...], tuple[MainValue, ...]]:
+    """Give arguments/results that feed a top-level ``sdy.manual_computation`` (a
+    shard_map) its in/out specs when ``@main`` itself declares none."""
+    from dataclasses import replace
+
+    from jaxlib.mlir import ir
+    from jaxlib.mlir.dialects import sdy
+
+    arg_specs: dict[int, Sharding] = {}
+    result_specs: dict[int, Sharding] = {}
+    operations = list(block.operations)
+    returned = list(operations[-1].operands) if operations else []
+    for op in operations:
+        if op.operation.name != "sdy.manual_computation":
+            continue
+        ins = sdy.TensorShardingPerValueAttr(op.attributes["in_shardings"]).shardings
+        outs = sdy.TensorShardingPerValueAttr(op.attributes["out_shardings"]).shardings
+        for operand, attr in zip(op.operands, ins):
+            if isinstance(operand, ir.BlockArgument) and operand.owner == block:
+                arg_specs.setdefault(operand.arg_number, shardings.from_sdy(attr, meshes))
+        for result, attr in zip(op.results, outs):
+            for i, value in enumerate(returned):
+                if value == result:
+                    result_specs.setdefault(i, shardings.from_sdy(attr, meshes))
+    if not arg_specs and not result_specs:
+        return args, results
+    args = tuple(
+        replace(a, sharding=arg_specs[a.index]) if a.sharding is None and a.index in arg_specs else a
+        for a in args
+    )
+    results = tuple(
+        replace(r, sharding=result_specs[r.index])
+        if r.sharding is None and r.index in result_specs
+        else r
+        for r in results
+    )
+    return args, results

@@ -1,0 +1,38 @@
+"""JX110: a nested jaxpr's debug info lacks argument names or result paths."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from jxinspect.checks.base import Rule
+from jxinspect.model import Finding, Report
+
+
+def check(report: Report) -> Iterator[Finding]:
+    for jaxpr in report.nested:
+        if jaxpr.quality == "partial":
+            lacks = []
+            if jaxpr.arg_names is None or "" in jaxpr.arg_names:
+                lacks.append("argument names")
+            if jaxpr.result_paths is None or "" in jaxpr.result_paths:
+                lacks.append("result paths")
+            yield RULE.finding(
+                report,
+                f"nested jaxpr {jaxpr.where} ({jaxpr.primitive}, {jaxpr.traced_for}) lacks "
+                + " and ".join(lacks),
+            )
+
+
+RULE = Rule(
+    code="JX110",
+    severity="info",
+    summary="nested jaxpr with partial debug info",
+    explanation="""\
+A nested jaxpr has debug info (a function name and source location) but some of its
+argument names or result paths are unknown. JAX records no result paths for
+custom_jvp/custom_vjp functions, for example, so errors inside them name values by
+position.
+
+Usually nothing to fix in user code; this is informational. Silence: `ignore: [JX110]`.""",
+    check=check,
+)
