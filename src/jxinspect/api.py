@@ -12,12 +12,12 @@ import contextlib
 import inspect as pyinspect
 from typing import Any
 
+from jxinspect import spec as specs
 from jxinspect.checks import run_checks
 from jxinspect.errors import UsageError, UserCodeError
 from jxinspect.model import Mesh, Report
 from jxinspect.options import TargetOptions, options_from_mapping
 from jxinspect.spec import SpecError
-from jxinspect import spec as specs
 from jxinspect.targets import (
     Target,
     describe_exception,
@@ -82,7 +82,8 @@ def inspect_function(
     """Stage ``fun`` with ``options`` passed to the staging API as given; return its Report."""
     import jax
 
-    from jxinspect.tracer import devices, extract, paths, stage as staging
+    from jxinspect.tracer import devices, extract, paths
+    from jxinspect.tracer import stage as staging
 
     options = dict(options or {})
     jax_mesh = _find_jax_mesh(
@@ -100,7 +101,7 @@ def inspect_function(
         staged = staging.stage_function(fun, tuple(args), kwargs, stage, options, platform)
         report = extract.build_report(
             staged,
-            target=target or getattr(unwrapped, "__qualname__", repr(fun)),
+            target=target or str(getattr(unwrapped, "__qualname__", repr(fun))),
             expected_args=expected,
             static_args=static_args,
             platform=platform or jax.default_backend(),
@@ -278,7 +279,7 @@ def inspect_target(text: str, given: TargetOptions, *, keep_texts: bool = False)
     if options.explicit and jax_mesh is not None:
         import jax
 
-        context = jax.sharding.use_mesh(jax_mesh)
+        context = jax.set_mesh(jax_mesh)
     with context:
         return inspect_function(
             fun,

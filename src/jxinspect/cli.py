@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 import sys
 import traceback
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -125,13 +126,13 @@ def _use_color(color: Color, output: Path | None) -> bool:
     return color is Color.auto and output is None and sys.stdout.isatty()
 
 
-def _fails(severities: list[str], fail_on: FailOn) -> bool:
+def _fails(severities: Iterable[str], fail_on: FailOn) -> bool:
     if fail_on is FailOn.never:
         return False
     return any(SEVERITY_RANK[s] >= SEVERITY_RANK[fail_on.value] for s in severities)
 
 
-def _run(body: typer.models.CommandFunctionType, show_traceback: bool) -> None:  # type: ignore[name-defined]
+def _run(body: Callable[[], int], show_traceback: bool) -> None:
     """Run a command body; errors become one line on stderr and their exit code."""
     try:
         code = body()

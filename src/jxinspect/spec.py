@@ -11,25 +11,59 @@ import ast
 import difflib
 import io
 import keyword
+import sys
 import tokenize
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, NoReturn, Union
+from typing import NoReturn, TypeAlias
 
-__all__ = ["SHORT_DTYPES", "ArraySpec", "PSpec", "SpecError", "parse_args", "parse_in_axes",
-           "parse_int_tuple", "parse_kwargs", "parse_mesh", "parse_name_tuple",
-           "parse_specs", "parse_value", "short_dtype"]
+__all__ = [
+    "SHORT_DTYPES",
+    "ArraySpec",
+    "PSpec",
+    "SpecError",
+    "parse_args",
+    "parse_in_axes",
+    "parse_int_tuple",
+    "parse_kwargs",
+    "parse_mesh",
+    "parse_name_tuple",
+    "parse_specs",
+    "parse_value",
+    "short_dtype",
+]
 
 MAX_LEN = 100_000  # characters of spec text
 MAX_DEPTH = 64  # bracket / pytree nesting
 MAX_DIM = 2**63 - 1
 
 SHORT_DTYPES: dict[str, str] = {
-    "bool": "bool", "f16": "float16", "f32": "float32", "f64": "float64",
-    "bf16": "bfloat16", "c64": "complex64", "c128": "complex128",
-    **{f"{s}{b}": f"{n}{b}" for s, n in (("i", "int"), ("u", "uint"))
-       for b in (2, 4, 8, 16, 32, 64)},
-    **{f"f8_{k}": f"float8_{k}" for k in ("e4m3fn", "e5m2", "e4m3fnuz", "e5m2fnuz",
-                                          "e4m3b11fnuz", "e3m4", "e4m3", "e8m0fnu")},
+    "bool": "bool",
+    "f16": "float16",
+    "f32": "float32",
+    "f64": "float64",
+    "bf16": "bfloat16",
+    "c64": "complex64",
+    "c128": "complex128",
+    **{
+        f"{s}{b}": f"{n}{b}"
+        for s, n in (("i", "int"), ("u", "uint"))
+        for b in (2, 4, 8, 16, 32, 64)
+    },
+    **{
+        f"f8_{k}": f"float8_{k}"
+        for k in (
+            "e4m3fn",
+            "e5m2",
+            "e4m3fnuz",
+            "e5m2fnuz",
+            "e4m3b11fnuz",
+            "e3m4",
+            "e4m3",
+            "e8m0fnu",
+        )
+    },
     "f4_e2m1fn": "float4_e2m1fn",
 }
 _LONG_TO_SHORT = {v: k for k, v in SHORT_DTYPES.items()}
@@ -63,7 +97,7 @@ class SpecError(ValueError):
         shown = _printable(self.text)
         if len(shown) > 120:  # a window around the column
             lo = max(0, self.column - 60)
-            shown = ("..." if lo else "") + shown[lo:lo + 120] + "..."
+            shown = ("..." if lo else "") + shown[lo : lo + 120] + "..."
         tail = f": {shown}" if shown.strip() else ""
         return f"bad spec at column {self.column}: {_printable(self.reason)}{tail}"
 
@@ -88,12 +122,14 @@ class ArraySpec:
         return any(self.axes)
 
     def __str__(self) -> str:
-        dims = [str(n) if not a else f"{n}@{a[0]}" if len(a) == 1 else f"{n}@({','.join(a)})"
-                for n, a in zip(self.shape, self.axes)]
+        dims = [
+            str(n) if not a else f"{n}@{a[0]}" if len(a) == 1 else f"{n}@({','.join(a)})"
+            for n, a in zip(self.shape, self.axes)
+        ]
         return f"{short_dtype(self.dtype)}[{','.join(dims)}]"
 
 
-PEntry = Union[str, tuple[str, ...], None]
+PEntry: TypeAlias = str | tuple[str, ...] | None
 
 
 @dataclass(frozen=True)
@@ -107,6 +143,7 @@ class PSpec:
             if not isinstance(e, tuple):
                 return repr(e)
             return "(" + ", ".join(map(repr, e)) + ("," if len(e) == 1 else "") + ")"
+
         return "P(" + ", ".join(map(entry, self.entries)) + ")"
 
 
@@ -136,7 +173,9 @@ class _Reader:
         self.code = self.rewrite(_PREFIX + text.replace("\r", " ") + ")")
         self.lines, self.starts = self.code.split("\n"), _line_starts(self.code)
         try:
-            tree = ast.parse(self.code, mode="eval")
+            with warnings.catch_warnings():  # e.g. SyntaxWarning: invalid escape sequence
+                warnings.simplefilter("ignore")
+                tree = ast.parse(self.code, mode="eval")
         except SyntaxError as e:
             row = min(max((e.lineno or 1) - 1, 0), len(self.starts) - 1)
             self.fail_code(self.starts[row] + (e.offset or 1) - 1, e.msg)
@@ -161,7 +200,7 @@ class _Reader:
 
     def fail(self, node: ast.AST, reason: str) -> NoReturn:
         row = min(max(getattr(node, "lineno", 1) - 1, 0), len(self.lines) - 1)
-        col_bytes = self.lines[row].encode("utf-8")[:getattr(node, "col_offset", 0)]
+        col_bytes = self.lines[row].encode("utf-8")[: getattr(node, "col_offset", 0)]
         self.fail_code(self.starts[row] + len(col_bytes.decode("utf-8", "ignore")), reason)
 
     def rewrite(self, wrapped: str) -> str:
@@ -182,8 +221,10 @@ class _Reader:
                 if tok.type == tokenize.NAME:
                     if keyword.iskeyword(s) and s not in ("True", "False", "None"):
                         fail(off, f"unexpected keyword {s!r}")
+                elif tokenize.tok_name[tok.type] in ("FSTRING_START", "TSTRING_START"):
+                    fail(off, "f-strings are not allowed")  # Python >= 3.12 tokenizes them
                 elif tok.type == tokenize.STRING:
-                    prefix = s[:min(i for i in (s.find("'"), s.find('"')) if i >= 0)].lower()
+                    prefix = s[: min(i for i in (s.find("'"), s.find('"')) if i >= 0)].lower()
                     if "f" in prefix or "b" in prefix:
                         kind = "f-strings" if "f" in prefix else "bytes literals"
                         fail(off, f"{kind} are not allowed")
@@ -210,6 +251,7 @@ class _Reader:
             if len(stack) > 1:
                 fail(stack[-1][1], f"{stack[-1][0]!r} was never closed")
             row, col = e.args[1] if len(e.args) > 1 and isinstance(e.args[1], tuple) else (1, 0)
+            col -= sys.version_info >= (3, 12)  # the C tokenizer counts columns from 1
             fail(starts[min(max(row - 1, 0), len(starts) - 1)] + col, str(e.args[0]))
         except SyntaxError as e:  # defensive: the tokenizer may raise IndentationError
             fail(0, e.msg)
@@ -250,8 +292,11 @@ class _Reader:
                 return -v
             self.fail(node, "'-' must be followed by a number")
         if isinstance(node, ast.Name):
-            self.fail(node, f"bare name {_short(node.id)} is not a value"
-                            " (quote strings; arrays look like f32[3])")
+            self.fail(
+                node,
+                f"bare name {_short(node.id)} is not a value"
+                " (quote strings; arrays look like f32[3])",
+            )
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
             self.fail(node, "'@' is only allowed on array dims, e.g. f32[8@data]")
         self.fail(node, f"{type(node).__name__} expressions are not allowed")
@@ -412,6 +457,7 @@ def parse_specs(text: str) -> tuple[object, ...]:
 
     def leaf(node: ast.expr) -> object:
         return None if isinstance(node, ast.Constant) and node.value is None else r.pspec(node)
+
     return tuple(r.tree(a, leaf) for a in r.positional())
 
 
@@ -421,6 +467,7 @@ def parse_in_axes(text: str) -> object:
 
     def leaf(node: ast.expr) -> object:
         return None if isinstance(node, ast.Constant) and node.value is None else r.int_(node)
+
     values = tuple(r.tree(a, leaf) for a in r.positional())
     if not values:
         r.fail_at(0, "empty in_axes")

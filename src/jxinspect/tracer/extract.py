@@ -13,6 +13,7 @@ from jxinspect.model import (
     Output,
     Report,
     Sharding,
+    ShardingKind,
     StaticArg,
     Status,
 )
@@ -68,7 +69,7 @@ def _jax_sharding(value: Any, mesh: Mesh | None) -> Sharding | None:
         () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
         for entry in spec
     )
-    kind = "tiled" if any(axes) else "replicated"
+    kind: ShardingKind = "tiled" if any(axes) else "replicated"
     return Sharding(kind, axes, mesh, source="jax", raw=str(spec))
 
 

@@ -13,7 +13,7 @@ import itertools
 import math
 from typing import Any
 
-from jxinspect.model import Mesh, Sharding
+from jxinspect.model import Mesh, Sharding, ShardingKind
 
 
 def mesh_from_sdy(attr: Any, abstract: bool = False) -> Mesh:
@@ -57,7 +57,7 @@ def from_sdy(attr: Any, meshes: dict[str, Mesh]) -> Sharding:
         return Sharding("maximal", spec, mesh, source="sdy", raw=raw)
     used = {axis.split(":")[0] for axes in spec for axis in axes}
     replicas = math.prod(size for name, size in mesh.axes if name not in used) if mesh else 1
-    kind = "tiled" if used else "replicated"
+    kind: ShardingKind = "tiled" if used else "replicated"
     return Sharding(kind, spec, mesh, replicas=replicas, source="sdy", raw=raw)
 
 
