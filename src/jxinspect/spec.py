@@ -18,53 +18,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NoReturn, TypeAlias
 
-__all__ = [
-    "SHORT_DTYPES",
-    "ArraySpec",
-    "PSpec",
-    "SpecError",
-    "parse_args",
-    "parse_in_axes",
-    "parse_int_tuple",
-    "parse_kwargs",
-    "parse_mesh",
-    "parse_name_tuple",
-    "parse_specs",
-    "parse_value",
-    "short_dtype",
-]
-
 MAX_LEN = 100_000  # characters of spec text
 MAX_DEPTH = 64  # bracket / pytree nesting
 MAX_DIM = 2**63 - 1
 
+_NUMPY_NAMES = (
+    "bool float16 float32 float64 bfloat16 complex64 complex128 int2 int4 int8 int16 int32 "
+    "int64 uint2 uint4 uint8 uint16 uint32 uint64 float8_e4m3fn float8_e5m2 float8_e4m3fnuz "
+    "float8_e5m2fnuz float8_e4m3b11fnuz float8_e3m4 float8_e4m3 float8_e8m0fnu float4_e2m1fn"
+).split()
+# Short names the way jaxprs print them (jax._src.dtypes.short_dtype_name).
 SHORT_DTYPES: dict[str, str] = {
-    "bool": "bool",
-    "f16": "float16",
-    "f32": "float32",
-    "f64": "float64",
-    "bf16": "bfloat16",
-    "c64": "complex64",
-    "c128": "complex128",
-    **{
-        f"{s}{b}": f"{n}{b}"
-        for s, n in (("i", "int"), ("u", "uint"))
-        for b in (2, 4, 8, 16, 32, 64)
-    },
-    **{
-        f"f8_{k}": f"float8_{k}"
-        for k in (
-            "e4m3fn",
-            "e5m2",
-            "e4m3fnuz",
-            "e5m2fnuz",
-            "e4m3b11fnuz",
-            "e3m4",
-            "e4m3",
-            "e8m0fnu",
-        )
-    },
-    "f4_e2m1fn": "float4_e2m1fn",
+    n.replace("float", "f").replace("uint", "u").replace("int", "i").replace("complex", "c"): n
+    for n in _NUMPY_NAMES
 }
 _LONG_TO_SHORT = {v: k for k, v in SHORT_DTYPES.items()}
 _DTYPES = {**{v: v for v in SHORT_DTYPES.values()}, **SHORT_DTYPES, "bool_": "bool"}
