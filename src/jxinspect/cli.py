@@ -6,18 +6,29 @@ terminal. Importing this module does not import JAX, so ``--help`` stays fast.
 
 from __future__ import annotations
 
-import enum
-import sys
-import traceback
-from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from jxinspect import __version__
-from jxinspect.errors import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, JxError, UsageError
-from jxinspect.model import SEVERITY_RANK
+from jxinspect.cliutil import (
+    Color,
+    FailOn,
+    Format,
+    Partitioner,
+    Platform,
+    Show,
+    Stage,
+    TracebackOpt,
+    emit,
+    fails,
+    ints,
+    names,
+    run_command,
+    use_color,
+)
+from jxinspect.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from jxinspect.options import TargetOptions
 
 app = typer.Typer(
@@ -29,47 +40,6 @@ app = typer.Typer(
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-
-class Format(str, enum.Enum):
-    text = "text"
-    json = "json"
-
-
-class Stage(str, enum.Enum):
-    jit = "jit"
-    pjit = "pjit"
-    pmap = "pmap"
-    shard_map = "shard_map"
-
-
-class Partitioner(str, enum.Enum):
-    shardy = "shardy"
-    gspmd = "gspmd"
-
-
-class Platform(str, enum.Enum):
-    cpu = "cpu"
-    gpu = "gpu"
-    tpu = "tpu"
-
-
-class Show(str, enum.Enum):
-    jaxpr = "jaxpr"
-    mlir = "mlir"
-
-
-class FailOn(str, enum.Enum):
-    error = "error"
-    warning = "warning"
-    info = "info"
-    never = "never"
-
-
-class Color(str, enum.Enum):
-    auto = "auto"
-    always = "always"
-    never = "never"
 
 
 def _version(value: bool) -> None:
@@ -87,76 +57,6 @@ def _root(
     """See what a JAX program became."""
 
 
-def _ints(flag: str, text: str | None) -> tuple[int, ...] | None:
-    if text is None:
-        return None
-    from jxinspect.spec import SpecError, parse_int_tuple
-
-    try:
-        return parse_int_tuple(text)
-    except SpecError as err:
-        raise UsageError(f"--{flag}: {err}") from None
-
-
-def _names(flag: str, text: str | None) -> tuple[str, ...] | None:
-    if text is None:
-        return None
-    from jxinspect.spec import SpecError, parse_name_tuple
-
-    try:
-        return parse_name_tuple(text)
-    except SpecError as err:
-        raise UsageError(f"--{flag}: {err}") from None
-
-
-def _emit(text: str, output: Path | None) -> None:
-    if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as err:
-        raise UsageError(f"cannot write {output}: {err.strerror}") from None
-
-
-def _use_color(color: Color, output: Path | None) -> bool:
-    if color is Color.always:
-        return True
-    return color is Color.auto and output is None and sys.stdout.isatty()
-
-
-def _fails(severities: Iterable[str], fail_on: FailOn) -> bool:
-    if fail_on is FailOn.never:
-        return False
-    return any(SEVERITY_RANK[s] >= SEVERITY_RANK[fail_on.value] for s in severities)
-
-
-def _run(body: Callable[[], int], show_traceback: bool) -> None:
-    """Run a command body; errors become one line on stderr and their exit code."""
-    try:
-        code = body()
-    except JxError as err:
-        if show_traceback:
-            traceback.print_exc()
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(err.exit_code) from None
-    except (typer.Exit, typer.Abort, KeyboardInterrupt):
-        raise
-    except Exception as err:  # a bug in jxinspect: say so, briefly
-        if show_traceback:
-            traceback.print_exc()
-        typer.echo(
-            f"internal error: {type(err).__name__}: {err} (rerun with --traceback and report it)",
-            err=True,
-        )
-        raise typer.Exit(EXIT_INTERNAL) from None
-    raise typer.Exit(code)
-
-
-TracebackOpt = Annotated[
-    bool, typer.Option("--traceback", help="Show the full Python traceback on errors.")
-]
 
 
 @app.command()
@@ -214,10 +114,10 @@ def lower(
             kwargs=kwargs,
             args_from=args_from,
             stage=stage.value if stage else None,
-            static_argnums=_ints("static-argnums", static_argnums),
-            static_argnames=_names("static-argnames", static_argnames),
-            donate_argnums=_ints("donate-argnums", donate_argnums),
-            donate_argnames=_names("donate-argnames", donate_argnames),
+            static_argnums=ints("static-argnums", static_argnums),
+            static_argnames=names("static-argnames", static_argnames),
+            donate_argnums=ints("donate-argnums", donate_argnums),
+            donate_argnames=names("donate-argnames", donate_argnames),
             keep_unused=keep_unused,
             devices=devices,
             mesh=mesh,
@@ -225,7 +125,7 @@ def lower(
             out_specs=out_specs,
             axis_name=axis_name,
             in_axes=in_axes,
-            static_broadcasted_argnums=_ints(
+            static_broadcasted_argnums=ints(
                 "static-broadcasted-argnums", static_broadcasted_argnums
             ),
             partitioner=partitioner.value if partitioner else None,
@@ -243,17 +143,17 @@ def lower(
         else:
             from jxinspect.render import text as text_render
 
-            text = text_render.render(report, color=_use_color(color, output))
+            text = text_render.render(report, color=use_color(color, output))
         if show and format is Format.text:
             from jxinspect.render import ir
 
             for what in show:
                 text += f"\n── {what.value} ──\n" + ir.render(report, what.value)
-        _emit(text, output)
+        emit(text, output)
         severities = [f.severity for f in report.findings]
-        return EXIT_FINDINGS if _fails(severities, fail_on) else EXIT_OK
+        return EXIT_FINDINGS if fails(severities, fail_on) else EXIT_OK
 
-    _run(body, show_traceback)
+    run_command(body, show_traceback)
 
 
 @app.command()
@@ -275,7 +175,7 @@ def explain(
         typer.echo(f"{rule.code} ({rule.severity}): {rule.summary}\n\n{rule.explanation}")
         return EXIT_OK
 
-    _run(body, False)
+    run_command(body, False)
 
 
 def main() -> None:
