@@ -78,8 +78,11 @@ def inspect_function(
     target: str | None = None,
     notes: tuple[str, ...] = (),
     keep_texts: bool = False,
+    compile: bool = False,
 ) -> Report:
-    """Stage ``fun`` with ``options`` passed to the staging API as given; return its Report."""
+    """Stage ``fun`` with ``options`` passed to the staging API as given; return its Report.
+
+    With ``compile``, also compile it and record what XLA chose."""
     import jax
 
     from jxinspect.tracer import devices, extract, paths
@@ -115,7 +118,22 @@ def inspect_function(
                              if staged.wrapped and options else [])],  # fmt: skip
             keep_texts=keep_texts,
         )
+        if compile and staged.lowered is not None:
+            report = _compiled(report, staged.lowered)
     return report.with_findings(run_checks(report))
+
+
+def _compiled(report: Report, lowered: Any) -> Report:
+    from dataclasses import replace
+
+    from jxinspect.targets import describe_exception
+    from jxinspect.tracer import compiled
+
+    try:
+        executable = lowered.compile()
+    except Exception as err:  # XLA's own error types
+        return replace(report, error=f"compilation failed: {describe_exception(err)}")
+    return compiled.attach(report, executable)
 
 
 def declared_options(target: Target) -> TargetOptions | None:
@@ -243,7 +261,9 @@ def _prepare_devices(options: TargetOptions) -> tuple[Mesh | None, list[str]]:
     return mesh, devices.prepare_devices(options.devices, needed)
 
 
-def inspect_target(text: str, given: TargetOptions, *, keep_texts: bool = False) -> Report:
+def inspect_target(
+    text: str, given: TargetOptions, *, keep_texts: bool = False, compile: bool = False
+) -> Report:
     """Resolve a target string, merge its declaration under ``given``, and inspect it.
 
     Devices are prepared before the user's module is imported when the declaration can
@@ -292,4 +312,5 @@ def inspect_target(text: str, given: TargetOptions, *, keep_texts: bool = False)
             target=text,
             notes=tuple(notes),
             keep_texts=keep_texts,
+            compile=compile,
         )

@@ -101,6 +101,9 @@ def lower(
     show: Annotated[
         Optional[list[Show]], typer.Option(help="Also print the jaxpr or the StableHLO.")
     ] = None,
+    compile: Annotated[
+        bool, typer.Option("--compile", help="Also compile: chosen shardings, memory, collectives.")
+    ] = False,
     fail_on: Annotated[FailOn, typer.Option(help="Exit 1 on findings this severe.")] = FailOn.never,
     color: Annotated[Color, typer.Option()] = Color.auto,
     show_traceback: TracebackOpt = False,
@@ -135,7 +138,8 @@ def lower(
         )
         from jxinspect.api import inspect_target
 
-        report = inspect_target(target, given, keep_texts=bool(show))
+        wants_compiled = compile or Show.collectives in (show or [])
+        report = inspect_target(target, given, keep_texts=bool(show), compile=wants_compiled)
         if format is Format.json:
             from jxinspect.render import json as json_render
 
@@ -148,6 +152,11 @@ def lower(
             from jxinspect.render import ir
 
             for what in show:
+                if what is Show.collectives:
+                    from jxinspect.render import collectives
+
+                    text += "\n" + collectives.render(report)
+                    continue
                 text += f"\n── {what.value} ──\n" + ir.render(report, what.value)
         emit(text, output)
         severities = [f.severity for f in report.findings]

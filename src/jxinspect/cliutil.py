@@ -44,6 +44,7 @@ class Platform(str, enum.Enum):
 class Show(str, enum.Enum):
     jaxpr = "jaxpr"
     mlir = "mlir"
+    collectives = "collectives"
 
 
 class FailOn(str, enum.Enum):

@@ -160,6 +160,10 @@ def _sharding_or_none(data: Any) -> Sharding | None:
     return Sharding.from_dict(data) if data else None
 
 
+def _sharding_dict(sharding: Sharding | None) -> dict[str, Any] | None:
+    return sharding.to_dict() if sharding is not None else None
+
+
 @dataclass(frozen=True)
 class Input:
     """One flat array argument of the staged function."""
@@ -186,10 +190,16 @@ class Input:
     memory_kind: str | None = None
     main_index: int | None = None
     """Position in ``@main``; ``None`` when pruned or not lowered."""
+    compiled_sharding: Sharding | None = None
+    """The sharding XLA chose, once compiled."""
+    compiled_alias: int | None = None
+    """The output the compiled program reuses this buffer for (input/output alias)."""
 
     @property
     def shard_shape(self) -> tuple[int, ...]:
-        return self.sharding.shard_shape(self.shape) if self.sharding else self.shape
+        """Per-device shape: from the compiled sharding once compiled, else the declared one."""
+        sharding = self.compiled_sharding or self.sharding
+        return sharding.shard_shape(self.shape) if sharding else self.shape
 
     @property
     def bytes_per_device(self) -> int:
@@ -204,7 +214,7 @@ class Input:
             "status": self.status,
             "shape": list(self.shape),
             "dtype": self.dtype,
-            "sharding": self.sharding.to_dict() if self.sharding else None,
+            "sharding": _sharding_dict(self.sharding),
             "shard_shape": list(self.shard_shape),
             "bytes_per_device": self.bytes_per_device,
             "donated": self.donated,
@@ -212,6 +222,8 @@ class Input:
             "buffer_donor": self.buffer_donor,
             "memory_kind": self.memory_kind,
             "main_index": self.main_index,
+            "compiled_sharding": _sharding_dict(self.compiled_sharding),
+            "compiled_alias": self.compiled_alias,
         }
 
     @classmethod
@@ -230,6 +242,8 @@ class Input:
             buffer_donor=data.get("buffer_donor", False),
             memory_kind=data.get("memory_kind"),
             main_index=data.get("main_index"),
+            compiled_sharding=_sharding_or_none(data.get("compiled_sharding")),
+            compiled_alias=data.get("compiled_alias"),
         )
 
 
@@ -249,10 +263,14 @@ class Output:
     dtype: str
     sharding: Sharding | None = None
     memory_kind: str | None = None
+    compiled_sharding: Sharding | None = None
+    """The sharding XLA chose, once compiled."""
 
     @property
     def shard_shape(self) -> tuple[int, ...]:
-        return self.sharding.shard_shape(self.shape) if self.sharding else self.shape
+        """Per-device shape: from the compiled sharding once compiled, else the declared one."""
+        sharding = self.compiled_sharding or self.sharding
+        return sharding.shard_shape(self.shape) if sharding else self.shape
 
     @property
     def bytes_per_device(self) -> int:
@@ -267,10 +285,11 @@ class Output:
             "status": self.status,
             "shape": list(self.shape),
             "dtype": self.dtype,
-            "sharding": self.sharding.to_dict() if self.sharding else None,
+            "sharding": _sharding_dict(self.sharding),
             "shard_shape": list(self.shard_shape),
             "bytes_per_device": self.bytes_per_device,
             "memory_kind": self.memory_kind,
+            "compiled_sharding": _sharding_dict(self.compiled_sharding),
         }
 
     @classmethod
@@ -285,6 +304,7 @@ class Output:
             dtype=data["dtype"],
             sharding=_sharding_or_none(data.get("sharding")),
             memory_kind=data.get("memory_kind"),
+            compiled_sharding=_sharding_or_none(data.get("compiled_sharding")),
         )
 
 
@@ -396,6 +416,116 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class MemoryStats:
+    """Bytes per device of the compiled program; ``None`` where the backend gave none."""
+
+    arguments: int | None
+    outputs: int | None
+    temporaries: int | None
+    generated_code: int | None
+    aliased: int | None
+    source: Literal["xla", "estimate"] = "xla"
+    """``xla``: ``memory_analysis()``; ``estimate``: jxinspect's own argument/output counts."""
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"arguments": self.arguments, "outputs": self.outputs,
+                "temporaries": self.temporaries, "generated_code": self.generated_code,
+                "aliased": self.aliased, "source": self.source, "note": self.note}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MemoryStats:
+        return cls(data.get("arguments"), data.get("outputs"), data.get("temporaries"),
+                   data.get("generated_code"), data.get("aliased"),
+                   data.get("source", "xla"), data.get("note"))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Collective:
+    """One collective in the optimized program."""
+
+    kind: str
+    """``all-reduce``, ``all-gather``, ``reduce-scatter``, ``all-to-all``, ``collective-permute``…"""
+    operands: tuple[tuple[tuple[int, ...], str], ...]
+    """(shape, dtype) of each operand, per device."""
+    bytes: int
+    """Operand bytes per device."""
+    axes: tuple[str, ...] | None
+    """The user's mesh axes it runs over; ``None`` when the groups match no set of axes."""
+    groups: str = ""
+    op_name: str | None = None
+    file: str | None = None
+    line: int | None = None
+    computation: str = ""
+    """The HLO computation holding it (``main``, a fusion, a called computation)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "operands": [{"shape": list(shape), "dtype": dtype} for shape, dtype in self.operands],
+            "bytes": self.bytes,
+            "axes": list(self.axes) if self.axes is not None else None,
+            "groups": self.groups,
+            "op_name": self.op_name,
+            "file": self.file,
+            "line": self.line,
+            "computation": self.computation,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Collective:
+        axes = data.get("axes")
+        return cls(
+            kind=data["kind"],
+            operands=tuple((tuple(o["shape"]), o["dtype"]) for o in data.get("operands", [])),
+            bytes=data["bytes"],
+            axes=tuple(axes) if axes is not None else None,
+            groups=data.get("groups", ""),
+            op_name=data.get("op_name"),
+            file=data.get("file"),
+            line=data.get("line"),
+            computation=data.get("computation", ""),
+        )
+
+
+@dataclass(frozen=True)
+class CompiledInfo:
+    """What compilation added: memory per device, aliasing, collectives."""
+
+    memory: MemoryStats
+    collectives: tuple[Collective, ...] = ()
+    aliases: tuple[tuple[int, int], ...] = ()
+    """(parameter number, output index) pairs the compiled program aliases."""
+    notes: tuple[str, ...] = ()
+
+    def bytes_by_axes(self) -> dict[str, int]:
+        """Collective operand bytes per device, summed per set of mesh axes."""
+        totals: dict[str, int] = {}
+        for c in self.collectives:
+            key = ",".join(c.axes) if c.axes is not None else "?"
+            totals[key] = totals.get(key, 0) + c.bytes
+        return dict(sorted(totals.items()))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "memory": self.memory.to_dict(),
+            "collectives": [c.to_dict() for c in self.collectives],
+            "collective_bytes_by_axes": self.bytes_by_axes(),
+            "aliases": [list(pair) for pair in self.aliases],
+            "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CompiledInfo:
+        return cls(
+            memory=MemoryStats.from_dict(data["memory"]),
+            collectives=tuple(Collective.from_dict(c) for c in data.get("collectives", [])),
+            aliases=tuple((int(a), int(b)) for a, b in data.get("aliases", [])),
+            notes=tuple(data.get("notes", [])),
+        )
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything jxinspect learned about one staged function."""
 
@@ -419,6 +549,8 @@ class Report:
     """Debug-info quality of the top-level jaxpr (the one that names the arguments)."""
     nested: tuple[NestedJaxpr, ...] = ()
     findings: tuple[Finding, ...] = ()
+    compiled: CompiledInfo | None = None
+    """Present once compiled (``--compile``)."""
     error: str | None = None
     """Why the next stage failed (e.g. lowering), when ``reached`` stopped short."""
     notes: tuple[str, ...] = ()
@@ -455,6 +587,7 @@ class Report:
             "jaxpr": self.jaxpr.to_dict() if self.jaxpr is not None else None,
             "nested": [nested.to_dict() for nested in self.nested],
             "findings": [finding.to_dict() for finding in self.findings],
+            "compiled": self.compiled.to_dict() if self.compiled is not None else None,
         }
 
     @classmethod
@@ -480,6 +613,7 @@ class Report:
             jaxpr=NestedJaxpr.from_dict(data["jaxpr"]) if data.get("jaxpr") else None,
             nested=tuple(NestedJaxpr.from_dict(d) for d in data.get("nested", [])),
             findings=tuple(Finding.from_dict(d) for d in data.get("findings", [])),
+            compiled=CompiledInfo.from_dict(data["compiled"]) if data.get("compiled") else None,
             error=data.get("error"),
             notes=tuple(data.get("notes", [])),
         )

@@ -10,28 +10,28 @@ from __future__ import annotations
 import io
 
 from jxinspect.model import Input, Output, Report
-from jxinspect.spec import short_dtype
+from jxinspect.render.table import plain_table
+from jxinspect.render.units import human_bytes, type_text
 
-INPUT_COLUMNS = ("#", "path", "name in program", "status", "type", "sharding", "per device",
-                 "donation")  # fmt: skip
-OUTPUT_COLUMNS = ("#", "path", "name in program", "status", "type", "sharding", "per device")
+INPUT_COLUMNS = ("#", "path", "name in program", "status", "type", "sharding", "compiled",
+                 "per device", "donation")  # fmt: skip
+OUTPUT_COLUMNS = ("#", "path", "name in program", "status", "type", "sharding", "compiled",
+                  "per device")  # fmt: skip
 STATUS_STYLE = {"ok": "green", "synthetic": "yellow", "missing": "red", "mismatch": "red",
                 "pruned": "dim"}  # fmt: skip
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
-def human_bytes(count: int) -> str:
-    """``1536`` → ``1.5 KiB``."""
-    size = float(count)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if size < 1024 or unit == "TiB":
-            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{count} B"
-
-
-def type_text(shape: tuple[int, ...], dtype: str) -> str:
-    return f"{short_dtype(dtype)}[{','.join(str(d) for d in shape)}]"
+def compiled_text(leaf: Input | Output) -> str:
+    """The sharding XLA chose, marked where it chose one or changed the declared one."""
+    chosen = leaf.compiled_sharding
+    if chosen is None:
+        return ""
+    if leaf.sharding is None:
+        return chosen.readable + ("" if chosen.is_replicated else " (chosen)")
+    if chosen.readable != leaf.sharding.readable:
+        return chosen.readable + " (changed)"
+    return chosen.readable
 
 
 def _per_device(leaf: Input | Output) -> str:
@@ -41,6 +41,8 @@ def _per_device(leaf: Input | Output) -> str:
 
 
 def _donation(leaf: Input) -> str:
+    if leaf.compiled_alias is not None:
+        return f"aliased → out {leaf.compiled_alias} (compiled)"
     if leaf.aliased_output is not None:
         return f"aliased → out {leaf.aliased_output}"
     if leaf.buffer_donor:
@@ -57,6 +59,7 @@ def input_rows(report: Report) -> list[tuple[str, ...]]:
             leaf.status,
             type_text(leaf.shape, leaf.dtype),
             leaf.sharding.readable if leaf.sharding else "",
+            compiled_text(leaf),
             _per_device(leaf),
             _donation(leaf),
         )
@@ -73,6 +76,7 @@ def output_rows(report: Report) -> list[tuple[str, ...]]:
             leaf.status,
             type_text(leaf.shape, leaf.dtype),
             leaf.sharding.readable if leaf.sharding else "",
+            compiled_text(leaf),
             _per_device(leaf),
         )
         for leaf in report.outputs
@@ -97,6 +101,18 @@ def header_lines(report: Report) -> list[tuple[str, str]]:
     if report.extra_args:
         lines.append(("added by JAX", ", ".join(f"%arg{e.main_index} {e.kind}"
                                                 for e in report.extra_args)))  # fmt: skip
+    if report.compiled is not None:
+        memory = report.compiled.memory
+        parts = [f"{label} {human_bytes(value)}" for label, value in (
+            ("arguments", memory.arguments), ("outputs", memory.outputs),
+            ("temporaries", memory.temporaries), ("code", memory.generated_code),
+            ("aliased", memory.aliased)) if value is not None]  # fmt: skip
+        source = "per device, XLA memory_analysis" if memory.source == "xla" else "per device, estimated"
+        lines.append(("memory", ", ".join(parts) + f" ({source})"))
+        if memory.note:
+            lines.append(("note", memory.note))
+        for note in report.compiled.notes:
+            lines.append(("note", note))
     for note in report.notes:
         lines.append(("note", note))
     if report.error:
@@ -116,20 +132,13 @@ def summary_line(report: Report) -> str:
     return "; ".join(parts)
 
 
-def _plain_table(columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
-    keep = [i for i in range(len(columns)) if i < 3 or any(row[i] for row in rows)]
-    table = [tuple(columns[i] for i in keep)] + [tuple(row[i] for i in keep) for row in rows]
-    widths = [max(len(row[i]) for row in table) for i in range(len(keep))]
-    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
-
-
 def render_plain(report: Report) -> str:
     """Stable plain text: header, inputs, outputs, findings, summary."""
     lines = [f"{key + ':':<14}{value}" for key, value in header_lines(report)]
     lines += ["", f"inputs ({len(report.inputs)})"]
-    lines += ["  " + line for line in _plain_table(INPUT_COLUMNS, input_rows(report))]
+    lines += ["  " + line for line in plain_table(INPUT_COLUMNS, input_rows(report))]
     lines += ["", f"outputs ({len(report.outputs)})"]
-    lines += ["  " + line for line in _plain_table(OUTPUT_COLUMNS, output_rows(report))]
+    lines += ["  " + line for line in plain_table(OUTPUT_COLUMNS, output_rows(report))]
     if report.findings:
         lines += ["", f"findings ({len(report.findings)})"]
         lines += [f"  {f.code} {f.severity:<7} {f.message}" for f in report.findings]

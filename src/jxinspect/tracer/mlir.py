@@ -86,7 +86,7 @@ def _attr_dict(array: Any, i: int) -> dict[str, Any]:
     return {named.name: named.attr for named in ir.DictAttr(array[i])}
 
 
-def _string(attr: Any) -> str:
+def string_value(attr: Any) -> str:
     from jaxlib.mlir import ir
 
     return str(ir.StringAttr(attr).value) if isinstance(attr, ir.StringAttr) else str(attr)
@@ -116,7 +116,7 @@ def _value(
     if "sdy.sharding" in attrs:
         sharding = shardings.from_sdy(attrs["sdy.sharding"], meshes)
     elif "mhlo.sharding" in attrs:
-        text = _string(attrs["mhlo.sharding"])
+        text = string_value(attrs["mhlo.sharding"])
         sharding = shardings.from_hlo_text(text, len(shape or ()), mesh_hint, device_ids)
     jax_kind = None
     if "jax.token" in attrs or str(type_) == "!stablehlo.token":
@@ -136,7 +136,7 @@ def _value(
         sharding=sharding,
         aliasing_output=int(str(alias).split(":")[0]) if alias is not None else None,
         buffer_donor="jax.buffer_donor" in attrs and str(attrs["jax.buffer_donor"]) == "true",
-        memory_kind=_string(memory) if memory is not None else None,
+        memory_kind=string_value(memory) if memory is not None else None,
         jax_kind=jax_kind,
     )
 
@@ -144,7 +144,7 @@ def _value(
 def find_main(module: Any) -> Any:
     """The public entry function (``@main``) of a module."""
     for op in module.body.operations:
-        if op.operation.name == "func.func" and _string(op.attributes["sym_name"]) == "main":
+        if op.operation.name == "func.func" and string_value(op.attributes["sym_name"]) == "main":
             return op
     raise ValueError("the module has no func.func @main")
 
@@ -156,7 +156,7 @@ def read_main(module: Any, mesh_hint: Mesh | None = None, device_ids: Any = None
     with module.context:
         abstract = bool(mesh_hint and mesh_hint.abstract)
         meshes = {
-            _string(op.attributes["sym_name"]): shardings.mesh_from_sdy(
+            string_value(op.attributes["sym_name"]): shardings.mesh_from_sdy(
                 op.attributes["mesh"], abstract
             )
             for op in module.body.operations
@@ -183,7 +183,7 @@ def read_main(module: Any, mesh_hint: Mesh | None = None, device_ids: Any = None
 
 
 def _result_name(attrs: dict[str, Any]) -> str | None:
-    return _string(attrs["jax.result_info"]) if "jax.result_info" in attrs else None
+    return string_value(attrs["jax.result_info"]) if "jax.result_info" in attrs else None
 
 
 def _with_manual_specs(

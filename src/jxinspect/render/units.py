@@ -1,0 +1,20 @@
+"""Small formatting helpers shared by the renderers."""
+
+from __future__ import annotations
+
+from jxinspect.spec import short_dtype
+
+
+def human_bytes(count: int) -> str:
+    """``1536`` → ``1.5 KiB``."""
+    size = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{count} B"
+
+
+def type_text(shape: tuple[int, ...], dtype: str) -> str:
+    """``f32[8,128]``, as a jaxpr prints it."""
+    return f"{short_dtype(dtype)}[{','.join(str(d) for d in shape)}]"
