@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import inspect as pyinspect
+import warnings
+from dataclasses import replace
 from typing import Any
 
 from jxinspect import spec as specs
@@ -100,7 +102,8 @@ def inspect_function(
         unwrapped, tuple(args), kwargs, statics or (), options.get("static_argnames") or ()
     )
     file, line = _source(fun)
-    with devices.partitioner(partitioner) as used:
+    with warnings.catch_warnings(record=True) as caught, devices.partitioner(partitioner) as used:
+        warnings.simplefilter("always")
         staged = staging.stage_function(fun, tuple(args), kwargs, stage, options, platform)
         report = extract.build_report(
             staged,
@@ -114,18 +117,27 @@ def inspect_function(
             partitioner=used,
             file=file,
             line=line,
-            notes=[*notes, *(["the target is already staged; staging options were not applied"]
-                             if staged.wrapped and options else [])],  # fmt: skip
+            notes=[
+                *notes,
+                *(
+                    ["the target is already staged; staging options were not applied"]
+                    if staged.wrapped and options
+                    else []
+                ),
+            ],  # fmt: skip
             keep_texts=keep_texts,
         )
         if compile and staged.lowered is not None:
             report = _compiled(report, staged.lowered)
+    said = [str(w.message).strip().splitlines()[0] for w in caught if str(w.message).strip()]
+    if said:
+        report = replace(
+            report, notes=(*report.notes, *dict.fromkeys(f"JAX warned: {m}" for m in said))
+        )
     return report.with_findings(run_checks(report))
 
 
 def _compiled(report: Report, lowered: Any) -> Report:
-    from dataclasses import replace
-
     from jxinspect.targets import describe_exception
     from jxinspect.tracer import compiled
 
@@ -178,7 +190,9 @@ def _example_inputs(
             return tuple(made[0]), dict(made[1])
         if isinstance(made, (tuple, list)):
             return tuple(made), {}
-        raise UsageError(f"--args-from {ref} returned {type(made).__name__}; return args or (args, kwargs)")
+        raise UsageError(
+            f"--args-from {ref} returned {type(made).__name__}; return args or (args, kwargs)"
+        )
     if options.args is None and options.kwargs is None:
         try:
             needs = any(
@@ -188,7 +202,9 @@ def _example_inputs(
         except (TypeError, ValueError):
             needs = True
         if needs:
-            raise UsageError(f"no example inputs for {target.text}: " + INPUT_HELP % target.attribute)
+            raise UsageError(
+                f"no example inputs for {target.text}: " + INPUT_HELP % target.attribute
+            )
     args = _parse("args", specs.parse_args, options.args or "")
     kwargs = _parse("kwargs", specs.parse_kwargs, options.kwargs or "")
     return args, kwargs
@@ -220,7 +236,9 @@ def _staging_options(options: TargetOptions, jax_mesh: Any) -> dict[str, Any]:
     if options.keep_unused:
         result["keep_unused"] = True
     in_specs = _parse("in-specs", specs.parse_specs, options.in_specs) if options.in_specs else None
-    out_specs = _parse("out-specs", specs.parse_specs, options.out_specs) if options.out_specs else None
+    out_specs = (
+        _parse("out-specs", specs.parse_specs, options.out_specs) if options.out_specs else None
+    )
     if (in_specs or out_specs) and jax_mesh is None:
         raise UsageError("--in-specs/--out-specs need a mesh: add --mesh, e.g. --mesh data=8")
     if stage == "shard_map":

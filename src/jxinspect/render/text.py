@@ -35,14 +35,16 @@ def compiled_text(leaf: Input | Output) -> str:
 
 
 def _per_device(leaf: Input | Output) -> str:
-    if leaf.sharding is None or leaf.shard_shape == leaf.shape:
+    if leaf.shard_shape == leaf.shape:
         return human_bytes(leaf.bytes_per_device)
     return f"{type_text(leaf.shard_shape, leaf.dtype)} {human_bytes(leaf.bytes_per_device)}"
 
 
-def _donation(leaf: Input) -> str:
+def _donation(leaf: Input, compiled: bool) -> str:
     if leaf.compiled_alias is not None:
         return f"aliased → out {leaf.compiled_alias} (compiled)"
+    if compiled and leaf.donated:
+        return "donated, not aliased (compiled)"
     if leaf.aliased_output is not None:
         return f"aliased → out {leaf.aliased_output}"
     if leaf.buffer_donor:
@@ -61,7 +63,7 @@ def input_rows(report: Report) -> list[tuple[str, ...]]:
             leaf.sharding.readable if leaf.sharding else "",
             compiled_text(leaf),
             _per_device(leaf),
-            _donation(leaf),
+            _donation(leaf, report.compiled is not None),
         )
         for leaf in report.inputs
     ]

@@ -58,12 +58,18 @@ def sharding_of(value: Any, rank: int, mesh: Mesh | None) -> Sharding | None:
 
 
 def memory_stats(compiled: Any, estimate: tuple[int, int]) -> MemoryStats:
-    """``memory_analysis()`` per device, or our own argument/output counts where XLA gives
-    none (some backends answer zeros or -1)."""
+    """``memory_analysis()`` per device, with the fallback of :func:`memory_from_stats`."""
     try:
         stats = compiled.memory_analysis()
     except Exception:  # a backend without the analysis
         stats = None
+    return memory_from_stats(stats, estimate)
+
+
+def memory_from_stats(stats: Any, estimate: tuple[int, int]) -> MemoryStats:
+    """XLA's ``CompiledMemoryStats`` as :class:`MemoryStats`; where the backend gave none
+    (``None``, zeros or -1 while the program has arguments or outputs), say so and use
+    ``estimate``: our own (argument, output) bytes per device."""
     fields = ("argument_size_in_bytes", "output_size_in_bytes", "temp_size_in_bytes",
               "generated_code_size_in_bytes", "alias_size_in_bytes")  # fmt: skip
     values = [int(getattr(stats, f, -1)) for f in fields] if stats is not None else [-1] * 5

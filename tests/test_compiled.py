@@ -1,0 +1,128 @@
+"""The compiled stage (`--compile`): chosen shardings, memory, aliasing, collectives.
+
+Each sample in sample_programs/compiled.py is compiled for real on 8 simulated CPU
+devices; the mapping of replica groups to mesh axes and the memory fallback are also
+tested on plain data.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from jxinspect.model import Mesh
+
+COMPILED = "sample_programs/compiled.py"
+
+
+def _collectives(report: dict[str, Any]) -> list[dict[str, Any]]:
+    assert report["reached"] == "compiled"
+    return list(report["compiled"]["collectives"])
+
+
+def test_data_parallel_step_all_reduces_over_data(lower_json: Any) -> None:
+    _, report = lower_json(f"{COMPILED}:dp_step", "--compile")
+    found = _collectives(report)
+    assert found, "a data-parallel gradient needs an all-reduce"
+    assert {c["kind"] for c in found} == {"all-reduce"}
+    assert all(c["axes"] == ["data"] for c in found)
+    assert all(c["file"].endswith("compiled.py") and c["line"] > 0 for c in found)
+    assert report["compiled"]["collective_bytes_by_axes"]["data"] == sum(c["bytes"] for c in found)
+    memory = report["compiled"]["memory"]
+    assert memory["source"] == "xla" and memory["arguments"] > 0
+
+
+def test_tensor_parallel_mlp_reduces_over_model(lower_json: Any) -> None:
+    _, report = lower_json(f"{COMPILED}:tp_mlp", "--compile")
+    found = _collectives(report)
+    assert found and all(c["axes"] == ["model"] for c in found)
+    assert {c["kind"] for c in found} <= {"all-reduce", "reduce-scatter", "all-gather"}
+    w_in = report["inputs"][1]
+    assert w_in["compiled_sharding"]["readable"] == "P(None, 'model')"
+    assert w_in["shard_shape"] == [128, 128]
+
+
+def test_fsdp_layer_all_gathers_the_weight_over_fsdp(lower_json: Any) -> None:
+    _, report = lower_json(f"{COMPILED}:fsdp_layer", "--compile")
+    gathers = [c for c in _collectives(report) if c["kind"] == "all-gather"]
+    assert gathers and gathers[0]["axes"] == ["fsdp"]
+    assert gathers[0]["operands"][0]["shape"] == [32, 256]  # one fsdp shard of w
+
+
+def test_output_sharding_chosen_by_the_compiler(lower_json: Any, lower_text: Any) -> None:
+    _, report = lower_json(f"{COMPILED}:chosen_output", "--compile")
+    out = report["outputs"][0]
+    assert out["sharding"] is None
+    assert out["compiled_sharding"]["kind"] == "tiled"
+    assert out["shard_shape"] != out["shape"]
+    text = lower_text(f"{COMPILED}:chosen_output", "--compile").stdout
+    assert "(chosen)" in text
+
+
+def test_unusable_donation_is_not_aliased(lower_json: Any) -> None:
+    _, report = lower_json(f"{COMPILED}:bad_donation", "--compile")
+    scratch = report["inputs"][1]
+    assert scratch["donated"] is True
+    assert scratch["compiled_alias"] is None
+    assert report["compiled"]["aliases"] == []
+
+
+def test_usable_donation_is_aliased(lower_json: Any) -> None:
+    _, report = lower_json("sample_programs/sharded.py:update", "--compile")
+    state = [leaf for leaf in report["inputs"] if leaf["path"].startswith("state")]
+    assert state and all(leaf["compiled_alias"] is not None for leaf in state)
+    assert sorted(leaf["compiled_alias"] for leaf in state) == list(range(len(state)))
+
+
+def test_show_collectives_table(lower_text: Any) -> None:
+    text = lower_text(f"{COMPILED}:dp_step", "--show", "collectives").stdout
+    assert "collectives (" in text
+    assert "all-reduce  data" in text
+    assert "per axis: data" in text
+
+
+def test_not_compiled_without_the_flag(lower_json: Any) -> None:
+    _, report = lower_json(f"{COMPILED}:dp_step")
+    assert report["reached"] == "lowered" and report["compiled"] is None
+
+
+MESH = Mesh((("data", 2), ("model", 4)))
+
+
+@pytest.mark.parametrize(
+    ("groups", "axes"),
+    [
+        ([[0, 4], [1, 5], [2, 6], [3, 7]], ("data",)),
+        ([[0, 1, 2, 3], [4, 5, 6, 7]], ("model",)),
+        ([[3, 2, 1, 0], [7, 6, 5, 4]], ("model",)),
+        ([list(range(8))], ("data", "model")),
+        ([[i] for i in range(8)], ()),
+        ([[0, 1], [2, 3], [4, 5], [6, 7]], None),  # half of `model`: no mesh axis
+    ],
+)
+def test_replica_groups_map_to_mesh_axes(groups: list[list[int]], axes: Any) -> None:
+    from jxinspect.tracer.compiled import axes_of_groups
+
+    assert axes_of_groups(groups, MESH) == axes
+
+
+def test_memory_fallback_when_the_backend_reports_nothing() -> None:
+    from jxinspect.tracer.compiled import memory_from_stats
+
+    zeros = SimpleNamespace(argument_size_in_bytes=0, output_size_in_bytes=0,
+                            temp_size_in_bytes=0, generated_code_size_in_bytes=0,
+                            alias_size_in_bytes=0)  # fmt: skip
+    for stats in (None, zeros, SimpleNamespace(argument_size_in_bytes=-1)):
+        memory = memory_from_stats(stats, (1024, 256))
+        assert memory.source == "estimate"
+        assert (memory.arguments, memory.outputs) == (1024, 256)
+        assert memory.temporaries is None and memory.note
+    real = SimpleNamespace(argument_size_in_bytes=10, output_size_in_bytes=4,
+                           temp_size_in_bytes=2, generated_code_size_in_bytes=-1,
+                           alias_size_in_bytes=0)  # fmt: skip
+    memory = memory_from_stats(real, (1024, 256))
+    assert memory.source == "xla"
+    assert (memory.arguments, memory.outputs, memory.temporaries) == (10, 4, 2)
+    assert memory.generated_code is None
