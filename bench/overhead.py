@@ -29,10 +29,14 @@ assert "func.func public @main" in text
 """
 
 
-def tool_command() -> list[str]:
+def tool_base() -> list[str]:
+    """The installed command, or ``python -m jxinspect``."""
     exe = shutil.which("jxinspect")
-    base = [exe] if exe else [sys.executable, "-m", "jxinspect"]
-    return [*base, "lower", f"{SAMPLE}:forward", "--format", "json"]
+    return [exe] if exe else [sys.executable, "-m", "jxinspect"]
+
+
+def tool_command() -> list[str]:
+    return [*tool_base(), "lower", f"{SAMPLE}:forward", "--format", "json"]
 
 
 def timed(command: list[str]) -> float:

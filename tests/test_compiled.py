@@ -126,3 +126,46 @@ def test_memory_fallback_when_the_backend_reports_nothing() -> None:
     assert memory.source == "xla"
     assert (memory.arguments, memory.outputs, memory.temporaries) == (10, 4, 2)
     assert memory.generated_code is None
+
+
+ASYNC_HLO = """
+HloModule m, num_partitions=8
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+%inner (p: f32[4,16]) -> f32[4,16] {
+  %p = f32[4,16] parameter(0)
+  ROOT %ar = f32[4,16] all-reduce(%p), channel_id=3, replica_groups=[4,2]<=[2,4]T(1,0), use_global_device_ids=true, to_apply=%add
+}
+
+ENTRY %main (x: f32[2,16], y: f32[4,16]) -> (f32[8,16], f32[4,16], f32[4,16]) {
+  %x = f32[2,16] parameter(0)
+  %y = f32[4,16] parameter(1)
+  %ags = (f32[2,16], f32[8,16]) all-gather-start(%x), channel_id=1, replica_groups={{0,1,2,3},{4,5,6,7}}, dimensions={0}, use_global_device_ids=true, metadata={op_name="jit(f)/all_gather" source_file="/tmp/user.py" source_line=12}
+  %agd = f32[8,16] all-gather-done(%ags)
+  %cp = f32[4,16] collective-permute(%y), channel_id=2, source_target_pairs={{0,4},{4,0},{1,5},{5,1},{2,6},{6,2},{3,7},{7,3}}
+  %c = f32[4,16] call(%y), to_apply=%inner
+  ROOT %t = (f32[8,16], f32[4,16], f32[4,16]) tuple(%agd, %cp, %c)
+}
+"""
+
+
+def test_async_pairs_called_computations_and_permutes_from_hlo_text() -> None:
+    """An async all-gather counts once, an all-reduce in a called computation is found,
+    iota replica groups and permute pairs map to axes, and old-style source metadata is read."""
+    from jxinspect.tracer.compiled import module_from_hlo_text, read_collectives
+
+    found = read_collectives(module_from_hlo_text(ASYNC_HLO), MESH)
+    by_kind = {c.kind: c for c in found}
+    assert sorted(by_kind) == ["all-gather", "all-reduce", "collective-permute"]
+    assert len(found) == 3
+    gather = by_kind["all-gather"]
+    assert gather.axes == ("model",)
+    assert gather.operands == (((2, 16), "float32"),) and gather.bytes == 2 * 16 * 4
+    assert (gather.op_name, gather.file, gather.line) == ("jit(f)/all_gather", "/tmp/user.py", 12)
+    assert by_kind["all-reduce"].axes == ("data",) and by_kind["all-reduce"].computation == "inner"
+    assert by_kind["collective-permute"].axes == ("data",)

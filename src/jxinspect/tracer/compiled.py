@@ -259,9 +259,20 @@ def read_aliases(module: Any) -> dict[int, int]:
 
 def optimized_module(compiled: Any) -> Any:
     """The compiled program's optimized HLO as a StableHLO module (MLIR bindings)."""
+    hlo = compiled.runtime_executable().hlo_modules()[0]
+    return _to_stablehlo(hlo)
+
+
+def module_from_hlo_text(text: str) -> Any:
+    """An HLO text module (e.g. an XLA dump) as a StableHLO module."""
+    from jaxlib import _hlo
+
+    return _to_stablehlo(_hlo.hlo_module_from_text(text))
+
+
+def _to_stablehlo(hlo: Any) -> Any:
     from jax._src.lib import _jax
 
-    hlo = compiled.runtime_executable().hlo_modules()[0]
     bytecode = _jax.mlir.hlo_to_stablehlo(hlo.as_serialized_hlo_module_proto())
     return mlir.parse_module(bytecode)
 

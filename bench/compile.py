@@ -1,0 +1,55 @@
+"""Whole-process overhead of `jxinspect lower --compile` against plain JAX compiling.
+
+Alternates, several times, (a) `jxinspect lower sample_programs/compiled.py:tp_mlp
+--compile --format json` and (b) a plain script that simulates the same 8 CPU devices,
+builds the same mesh, shardings and inputs, and does `jit(f).trace(...).lower().compile()`;
+prints the medians and their ratio. Usage: python bench/compile.py [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from overhead import ROOT, timed, tool_base  # noqa: E402
+
+SAMPLE = ROOT / "sample_programs" / "compiled.py"
+
+PLAIN = f"""
+import importlib.util, jax, jax.numpy as jnp
+jax.config.update("jax_num_cpu_devices", 8)
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+spec = importlib.util.spec_from_file_location("compiled", {str(SAMPLE)!r})
+mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+s = lambda *p: NamedSharding(mesh, P(*p))
+f = jax.jit(mod.tp_mlp, in_shardings=(s("data", None), s(None, "model"), s("model", None)),
+            out_shardings=s("data", None))
+args = [jax.ShapeDtypeStruct(shape, jnp.float32) for shape in ((32, 128), (128, 512), (512, 128))]
+compiled = f.trace(*args).lower().compile()
+assert compiled.memory_analysis() is not None
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=7)
+    runs = parser.parse_args().runs
+    plain_cmd = [sys.executable, "-c", PLAIN]
+    tool_cmd = [*tool_base(), "lower", f"{SAMPLE}:tp_mlp", "--compile", "--format", "json"]
+    timed(plain_cmd), timed(tool_cmd)  # warm the file cache
+    plain, tool = [], []
+    for _ in range(runs):
+        plain.append(timed(plain_cmd))
+        tool.append(timed(tool_cmd))
+    p, t = statistics.median(plain), statistics.median(tool)
+    print(f"plain jax trace+lower+compile:   median {p:.3f} s over {runs} runs")
+    print(f"jxinspect lower --compile --json: median {t:.3f} s over {runs} runs")
+    print(f"ratio: {t / p:.3f} (aim <= 1.10)")
+
+
+if __name__ == "__main__":
+    main()
