@@ -59,13 +59,31 @@ def _find_jax_mesh(*trees: Any) -> Any:
     return None
 
 
+def _pmap_mesh(args: tuple[Any, ...], options: dict[str, Any]) -> Mesh | None:
+    """The one-axis mesh pmap maps over (named as JAX names it), to read GSPMD shardings."""
+    import jax
+
+    in_axes = options.get("in_axes", 0)
+    if not isinstance(in_axes, int):
+        return None
+    statics = set(options.get("static_broadcasted_argnums") or ())
+    for i, arg in enumerate(args):
+        if i in statics:
+            continue
+        for leaf in jax.tree_util.tree_leaves(arg):
+            shape = getattr(leaf, "shape", ())
+            if len(shape) > in_axes:
+                name = options.get("axis_name") or "_internal_pmap_axis_name"
+                return Mesh(((str(name), int(shape[in_axes])),))
+    return None
+
+
 def _source(fun: Any) -> tuple[str | None, int | None]:
-    target = pyinspect.unwrap(fun)
-    try:
-        return pyinspect.getsourcefile(target), pyinspect.getsourcelines(target)[1]
-    except (TypeError, OSError):
-        code = getattr(target, "__code__", None)
-        return (code.co_filename, code.co_firstlineno) if code else (None, None)
+    """File and first line of the user's function (``def`` line, decorators excluded)."""
+    code = getattr(pyinspect.unwrap(fun), "__code__", None)
+    if code is None:
+        return None, None
+    return code.co_filename, code.co_firstlineno
 
 
 def inspect_function(
@@ -95,7 +113,9 @@ def inspect_function(
         options.get("mesh"), options.get("in_shardings"), options.get("out_shardings"), args
     )
     mesh = _mesh_of(jax_mesh) if jax_mesh is not None else None
-    device_ids = None if mesh is None or mesh.abstract else jax_mesh.device_ids
+    if mesh is None and stage == "pmap":
+        mesh = _pmap_mesh(args, options)
+    device_ids = jax_mesh.device_ids if mesh is not None and not mesh.abstract and jax_mesh is not None else None
     statics = options.get("static_broadcasted_argnums" if stage == "pmap" else "static_argnums")
     unwrapped = getattr(fun, "__wrapped__", fun)
     expected, static_args = paths.argument_paths(
