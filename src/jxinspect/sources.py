@@ -1,0 +1,266 @@
+"""The two sides of ``diff-debug``: what each input is, which targets pair up, and their
+reports, staged in one process.
+
+An input is a ``.py`` file or module (every function its ``JXINSPECT`` declares, or
+those named with ``--function``), a ``file.py:function`` / ``module:function`` target,
+a saved JSON report (``jxinspect lower --format json``), or StableHLO text (``.mlir``).
+Everything that can be checked without JAX is checked first (files, JSON, pairing);
+then the simulated device count both sides need is set, once, before either is staged.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from jxinspect import spec as specs
+from jxinspect.errors import UsageError
+from jxinspect.model import SCHEMA, Report
+from jxinspect.options import TargetOptions, options_from_mapping
+from jxinspect.targets import DECLARATION, Target, load_module, parse_target, read_declaration
+
+SourceKind = Literal["python", "target", "json", "mlir"]
+
+KINDS_HELP = "give a .py file, module:function, a .json report or a .mlir file"
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input of ``diff-debug``, checked but not staged."""
+
+    text: str
+    """As given on the command line."""
+    kind: SourceKind
+    functions: tuple[str | None, ...]
+    """The functions it holds; ``(None,)`` for one program whose function is unnamed."""
+    target: Target | None = None
+    """``python`` and ``target`` inputs."""
+    report: Report | None = None
+    """``json`` inputs: the saved report."""
+    mlir_text: str | None = None
+    """``mlir`` inputs: the StableHLO text."""
+
+    def target_text(self, function: str | None) -> str:
+        """``file.py:function`` to stage."""
+        if self.kind == "target":
+            return self.text
+        assert self.target is not None and function is not None
+        return f"{self.target.module}:{function}"
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A target to compare: its label and the function on each side."""
+
+    name: str
+    before: str | None
+    after: str | None
+
+
+def _read(path: Path, text: str) -> str:
+    if not path.is_file():
+        raise UsageError(f"no such file: {text}")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{text} is not a text file; {KINDS_HELP}") from None
+    except OSError as err:
+        raise UsageError(f"cannot read {text}: {err.strerror}") from None
+
+
+def _kind_of(text: str) -> SourceKind:
+    path = Path(text)
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        return "json"
+    if suffix in (".mlir", ".stablehlo"):
+        return "mlir"
+    if suffix != ".py" and path.is_file():
+        head = _read(path, text).lstrip()[:1]
+        return "json" if head in ("{", "[") else "mlir"
+    return "target" if parse_target(text).attribute else "python"
+
+
+def _load_report(text: str) -> Report:
+    try:
+        data = json.loads(_read(Path(text), text))
+    except json.JSONDecodeError as err:
+        raise UsageError(f"{text} is not JSON (line {err.lineno}: {err.msg})") from None
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if schema != SCHEMA:
+        found = f"its schema is {schema!r}" if schema else f'it has no "schema": "{SCHEMA}"'
+        raise UsageError(
+            f"{text} is not a jxinspect report ({found}); save one with "
+            "`jxinspect lower TARGET --format json -o FILE`"
+        )
+    try:
+        return Report.from_dict(data)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
+        what = f"missing {err}" if isinstance(err, KeyError) else str(err)
+        raise UsageError(f"{text} is not a valid {SCHEMA} report: {what}") from None
+
+
+def declared_functions(path: Path) -> tuple[str, ...] | None:
+    """The keys of a literal ``JXINSPECT`` dict display (values are not evaluated);
+    ``None`` when the declaration is not a dict display, ``()`` when there is none."""
+    literal = read_declaration(path)
+    if literal is not None:
+        return tuple(str(key) for key in literal)
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            names, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            names, value = [node.target], node.value
+        else:
+            continue
+        if not any(isinstance(name, ast.Name) and name.id == DECLARATION for name in names):
+            continue
+        keys = value.keys if isinstance(value, ast.Dict) else [None]
+        if all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in keys):
+            return tuple(str(k.value) for k in keys if isinstance(k, ast.Constant))
+        return None
+    return ()
+
+
+def _runtime_declaration(target: Target) -> dict[str, Any]:
+    declaration = getattr(load_module(target), DECLARATION, None)
+    return declaration if isinstance(declaration, dict) else {}
+
+
+def _python_functions(target: Target, text: str, functions: tuple[str, ...]) -> tuple[str, ...]:
+    if target.is_file and not Path(target.module).is_file():
+        raise UsageError(f"no such file: {target.module}")
+    if functions:
+        return functions
+    path = target.source_path
+    names = declared_functions(path) if path is not None and path.is_file() else None
+    if names is None:  # not a literal dict, or a module found only once imported
+        names = tuple(str(key) for key in _runtime_declaration(target))
+    if not names:
+        raise UsageError(
+            f"{text} declares no functions in {DECLARATION}; name one with "
+            f"{text}:FUNCTION or --function NAME"
+        )
+    return names
+
+
+def open_source(text: str, functions: tuple[str, ...] = ()) -> Source:
+    """Check one input and read what can be read without JAX."""
+    kind = _kind_of(text)
+    if kind == "json":
+        report = _load_report(text)
+        name = report.target.rpartition(":")[2] or report.target
+        return Source(text, kind, (name,), report=report)
+    if kind == "mlir":
+        return Source(text, kind, (None,), mlir_text=_read(Path(text), text))
+    target = parse_target(text)
+    if kind == "target":
+        if target.is_file and not Path(target.module).is_file():
+            raise UsageError(f"no such file: {target.module}")
+        return Source(text, kind, (target.attribute,), target=target)
+    return Source(text, kind, _python_functions(target, text, functions), target=target)
+
+
+def pair_targets(before: Source, after: Source) -> list[Pair]:
+    """Pair the targets: two single programs with each other; a single program with the
+    function of its name (or the only one) in a ``.py`` file; two ``.py`` files by name."""
+    old, new = before.functions, after.functions
+    if before.kind != "python" and after.kind != "python":
+        names = [n for n in (old[0], new[0]) if n]
+        label = " → ".join(dict.fromkeys(names)) if names else "@main"
+        return [Pair(label, old[0], new[0])]
+    if before.kind != "python" or after.kind != "python":
+        single, one, many = (
+            (old[0], before, after) if before.kind != "python" else (new[0], after, before)
+        )
+        listed = ", ".join(str(n) for n in many.functions)
+        if single is None and len(many.functions) == 1:
+            return [Pair(str(many.functions[0]), old[0], new[0])]
+        if single is None:
+            raise UsageError(
+                f"{one.text} holds one program but {many.text} declares "
+                f"{len(many.functions)} functions ({listed}); pick one with --function NAME"
+            )
+        if single not in many.functions:
+            raise UsageError(
+                f"`{single}` ({one.text}) is not among the functions {many.text} declares "
+                f"({listed}); pick one with --function NAME"
+            )
+        return [Pair(single, single, single)]
+    only_before = [n for n in old if n not in new]
+    only_after = [n for n in new if n not in old]
+    if only_before or only_after:
+        name, text = (only_before[0], before.text) if only_before else (only_after[0], after.text)
+        raise UsageError(
+            f"`{name}` is declared only in {text}: declare it on both sides, "
+            "or compare one function with --function NAME"
+        )
+    return [Pair(str(n), n, n) for n in old]
+
+
+def _needed_devices(target_text: str, given: TargetOptions) -> int:
+    """Devices a target asks for (``devices``, or a concrete mesh's size); 0 for none."""
+    from jxinspect.api import declared_options
+
+    target = parse_target(target_text)
+    declared = declared_options(target)
+    if declared is None and target.attribute is not None:
+        runtime = _runtime_declaration(target).get(target.attribute)
+        if runtime is not None:
+            where = f"{target.module}: {target.attribute!r} in {DECLARATION}"
+            declared = options_from_mapping(runtime, where)
+    options = given.merged_over(declared) if declared else given
+    if options.devices:
+        return options.devices
+    if options.mesh and not options.abstract:
+        try:
+            return math.prod(size for _, size in specs.parse_mesh(options.mesh))
+        except specs.SpecError as err:
+            raise UsageError(f"--mesh: {err}") from None
+    return 0
+
+
+def load_reports(
+    before_text: str,
+    after_text: str,
+    given: TargetOptions,
+    functions: tuple[str, ...] = (),
+) -> list[tuple[Pair, Report, Report]]:
+    """Each pair's before and after report; both sides staged in this process."""
+    before, after = open_source(before_text, functions), open_source(after_text, functions)
+    if functions and "python" not in (before.kind, after.kind):
+        raise UsageError(
+            "--function picks functions from .py files or modules; "
+            f"{before_text} and {after_text} already name theirs"
+        )
+    pairs = pair_targets(before, after)
+    staged = [
+        source.target_text(function)
+        for pair in pairs
+        for source, function in ((before, pair.before), (after, pair.after))
+        if source.kind in ("python", "target")
+    ]
+    if staged:
+        devices = given.devices or max(_needed_devices(t, given) for t in staged)
+        if devices > 1:
+            given = replace(given, devices=devices)
+
+    def report(source: Source, function: str | None) -> Report:
+        if source.report is not None:
+            return source.report
+        if source.mlir_text is not None:
+            from jxinspect.checks import run_checks
+            from jxinspect.tracer.stablehlo import report_from_text
+
+            made = report_from_text(source.mlir_text, source.text)
+            return made.with_findings(run_checks(made))
+        from jxinspect.api import inspect_target
+
+        return inspect_target(source.target_text(function), given)
+
+    return [(pair, report(before, pair.before), report(after, pair.after)) for pair in pairs]
