@@ -42,6 +42,12 @@ def bad_donation(x, scratch):
     return x * 2.0 + scratch.sum()
 
 
+def reshard_donation(x):
+    """`x` is donated and the result has its shape, but not its layout: per device the
+    shapes differ, so the buffer cannot be reused."""
+    return x * 2.0
+
+
 JXINSPECT = {
     "dp_step": {
         "devices": 8,
@@ -75,5 +81,13 @@ JXINSPECT = {
         "args": "f32[64,32], f32[8]",
         "in_specs": "P('data', None), P()",
         "donate_argnums": (1,),
+    },
+    "reshard_donation": {
+        "devices": 8,
+        "mesh": "data=8",
+        "args": "f32[64,32]",
+        "in_specs": "P('data', None)",
+        "out_specs": "P(None, 'data')",
+        "donate_argnums": (0,),
     },
 }

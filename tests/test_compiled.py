@@ -69,6 +69,17 @@ def test_unusable_donation_is_not_aliased(lower_json: Any) -> None:
     assert report["compiled"]["aliases"] == []
 
 
+def test_unusable_donations_are_jx301_with_the_reason(lower_json: Any) -> None:
+    _, report = lower_json(f"{COMPILED}:bad_donation", "--compile")
+    (jx301,) = [f for f in report["findings"] if f["code"] == "JX301"]
+    assert jx301["path"] == "scratch" and "no output is f32[8]" in jx301["message"]
+    _, report = lower_json(f"{COMPILED}:reshard_donation", "--compile")
+    assert report["inputs"][0]["compiled_alias"] is None
+    (jx301,) = [f for f in report["findings"] if f["code"] == "JX301"]
+    assert "per-shard shapes differ: f32[8,32] per device" in jx301["message"]
+    assert "f32[64,4]" in jx301["message"]
+
+
 def test_usable_donation_is_aliased(lower_json: Any) -> None:
     _, report = lower_json("sample_programs/sharded.py:update", "--compile")
     state = [leaf for leaf in report["inputs"] if leaf["path"].startswith("state")]

@@ -19,6 +19,7 @@ from jxinspect.checks import run_checks
 from jxinspect.errors import UsageError, UserCodeError
 from jxinspect.model import Mesh, Report
 from jxinspect.options import TargetOptions, options_from_mapping
+from jxinspect.program import TextRequest
 from jxinspect.spec import SpecError
 from jxinspect.targets import (
     Target,
@@ -97,7 +98,7 @@ def inspect_function(
     partitioner: str | None = None,
     target: str | None = None,
     notes: tuple[str, ...] = (),
-    keep_texts: bool = False,
+    keep_texts: bool | TextRequest = False,
     compile: bool = False,
 ) -> Report:
     """Stage ``fun`` with ``options`` passed to the staging API as given; return its Report.
@@ -115,7 +116,8 @@ def inspect_function(
     mesh = _mesh_of(jax_mesh) if jax_mesh is not None else None
     if mesh is None and stage == "pmap":
         mesh = _pmap_mesh(args, options)
-    device_ids = jax_mesh.device_ids if mesh is not None and not mesh.abstract and jax_mesh is not None else None
+    concrete = jax_mesh is not None and mesh is not None and not mesh.abstract
+    device_ids = jax_mesh.device_ids if concrete else None
     statics = options.get("static_broadcasted_argnums" if stage == "pmap" else "static_argnums")
     unwrapped = getattr(fun, "__wrapped__", fun)
     expected, static_args = paths.argument_paths(
@@ -300,7 +302,11 @@ def _prepare_devices(options: TargetOptions) -> tuple[Mesh | None, list[str]]:
 
 
 def inspect_target(
-    text: str, given: TargetOptions, *, keep_texts: bool = False, compile: bool = False
+    text: str,
+    given: TargetOptions,
+    *,
+    keep_texts: bool | TextRequest = False,
+    compile: bool = False,
 ) -> Report:
     """Resolve a target string, merge its declaration under ``given``, and inspect it.
 

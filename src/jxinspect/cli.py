@@ -6,6 +6,7 @@ terminal. Importing this module does not import JAX, so ``--help`` stays fast.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -14,6 +15,7 @@ import typer
 from jxinspect import __version__
 from jxinspect.cliutil import (
     Color,
+    Dialect,
     FailOn,
     Format,
     Partitioner,
@@ -26,16 +28,18 @@ from jxinspect.cliutil import (
     ints,
     names,
     run_command,
+    text_request,
     use_color,
 )
-from jxinspect.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from jxinspect.commands_diff import diff_debug
+from jxinspect.commands_lint import lint
+from jxinspect.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USER_CODE, UsageError
 from jxinspect.options import TargetOptions
 
 app = typer.Typer(
     name="jxinspect",
     help="See what a JAX program became: parameter names, result paths, shardings, "
     "and where JAX dropped them.",
-    no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -99,7 +103,20 @@ def lower(
     format: Annotated[Format, typer.Option("--format", "-f")] = Format.text,
     output: Annotated[Optional[Path], typer.Option("--output", "-o")] = None,
     show: Annotated[
-        Optional[list[Show]], typer.Option(help="Also print the jaxpr or the StableHLO.")
+        Optional[list[Show]],
+        typer.Option(help="Also print the annotated jaxpr, module, or sharding pictures."),
+    ] = None,
+    dialect: Annotated[
+        Optional[Dialect], typer.Option(help="Module text: stablehlo (default) or hlo.")
+    ] = None,
+    debug_info: Annotated[
+        bool, typer.Option("--debug-info", help="Keep source locations in the module text.")
+    ] = False,
+    source: Annotated[
+        bool, typer.Option("--source", help="Show the user's file:line per jaxpr equation.")
+    ] = False,
+    max_lines: Annotated[
+        Optional[int], typer.Option(help="Cut the jaxpr and module texts to N lines.")
     ] = None,
     compile: Annotated[
         bool, typer.Option("--compile", help="Also compile: chosen shardings, memory, collectives.")
@@ -139,17 +156,22 @@ def lower(
         from jxinspect.api import inspect_target
 
         wants_compiled = compile or Show.collectives in (show or [])
-        report = inspect_target(target, given, keep_texts=bool(show), compile=wants_compiled)
+        request = text_request(show or [], format, dialect, debug_info, source, max_lines)
+        report = inspect_target(target, given, keep_texts=request or False, compile=wants_compiled)
         if format is Format.json:
             from jxinspect.render import json as json_render
 
             text = json_render.render(report)
+        elif format is Format.html:
+            from jxinspect.render import html
+
+            text = html.render(report, max_lines)
         else:
             from jxinspect.render import text as text_render
 
             text = text_render.render(report, color=use_color(color, output))
         if show and format is Format.text:
-            from jxinspect.render import ir
+            from jxinspect.render import views
 
             for what in show:
                 if what is Show.collectives:
@@ -157,8 +179,16 @@ def lower(
 
                     text += "\n" + collectives.render(report)
                     continue
-                text += f"\n── {what.value} ──\n" + ir.render(report, what.value)
+                text += f"\n── {what.value} ──\n" + views.render(
+                    report, what.value, use_color(color, output), max_lines
+                )
         emit(text, output)
+        if report.reached == "traced" and report.error:
+            # the report (what tracing gave) is out; the user's code still failed to lower
+            if show_traceback and report.error_traceback:
+                typer.echo(report.error_traceback, err=True, nl=False)
+            typer.echo(f"error: lowering failed: {report.error}", err=True)
+            return EXIT_USER_CODE
         severities = [f.severity for f in report.findings]
         return EXIT_FINDINGS if fails(severities, fail_on) else EXIT_OK
 
@@ -187,6 +217,22 @@ def explain(
     run_command(body, False)
 
 
+app.command("diff-debug")(diff_debug)
+app.command("lint")(lint)
+
+
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point: usage errors become one ``error:`` line and exit 2."""
+    usage_error: type[Exception] = typer.BadParameter.__mro__[1]  # click's UsageError
+    argv = sys.argv[1:] or ["--help"]
+    try:
+        code = app(args=argv, standalone_mode=False)
+    except usage_error as err:
+        context = getattr(err, "ctx", None)
+        where = f" (see `{context.command_path} --help`)" if context is not None else ""
+        typer.echo(f"error: {getattr(err, 'format_message', err.__str__)()}{where}", err=True)
+        sys.exit(int(getattr(err, "exit_code", 2)))
+    except typer.Abort:
+        typer.echo("error: aborted", err=True)
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -16,11 +16,13 @@ import typer
 
 from jxinspect.errors import EXIT_INTERNAL, JxError, UsageError
 from jxinspect.model import SEVERITY_RANK
+from jxinspect.program import TextRequest
 
 
 class Format(str, enum.Enum):
     text = "text"
     json = "json"
+    html = "html"
 
 
 class Stage(str, enum.Enum):
@@ -44,7 +46,13 @@ class Platform(str, enum.Enum):
 class Show(str, enum.Enum):
     jaxpr = "jaxpr"
     mlir = "mlir"
+    sharding = "sharding"
     collectives = "collectives"
+
+
+class Dialect(str, enum.Enum):
+    stablehlo = "stablehlo"
+    hlo = "hlo"
 
 
 class FailOn(str, enum.Enum):
@@ -60,6 +68,41 @@ class Color(str, enum.Enum):
     never = "never"
 
 
+
+
+def text_request(
+    show: list[Show],
+    format: Format,
+    dialect: Dialect | None,
+    debug_info: bool,
+    source: bool,
+    max_lines: int | None,
+) -> TextRequest | None:
+    """The program texts ``lower`` must keep for its views (``None``: none); the view
+    flags must come with a view that uses them."""
+    html = format is Format.html
+    jaxpr = html or (format is Format.text and Show.jaxpr in show)
+    module = html or (format is Format.text and Show.mlir in show)
+    if source and not jaxpr:
+        raise UsageError("--source labels jaxpr equations: add --show jaxpr or --format html")
+    for flag, given in (("--dialect", dialect is not None), ("--debug-info", debug_info)):
+        if given and not module:
+            raise UsageError(f"{flag} is about the module text: add --show mlir or --format html")
+    if max_lines is not None and max_lines < 1:
+        raise UsageError(f"--max-lines {max_lines}: give a number of lines, 1 or more")
+    if max_lines is not None and not (jaxpr or module):
+        raise UsageError(
+            "--max-lines cuts the jaxpr and module texts: add --show jaxpr, --show mlir or "
+            "--format html"
+        )
+    if not (jaxpr or module):
+        return None
+    return TextRequest(
+        jaxpr=jaxpr,
+        module=("hlo" if dialect is Dialect.hlo else "stablehlo") if module else None,
+        debug_info=debug_info,
+        source=source,
+    )
 
 
 def ints(flag: str, text: str | None) -> tuple[int, ...] | None:

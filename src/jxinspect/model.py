@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from jxinspect.program import Program
+
 SCHEMA = "jxinspect.report/1"
 
 Status = Literal["ok", "synthetic", "missing", "mismatch", "pruned"]
@@ -445,7 +447,7 @@ class Collective:
     """One collective in the optimized program."""
 
     kind: str
-    """``all-reduce``, ``all-gather``, ``reduce-scatter``, ``all-to-all``, ``collective-permute``…"""
+    """``all-reduce``, ``all-gather``, ``reduce-scatter``, ``all-to-all``, a permute…"""
     operands: tuple[tuple[tuple[int, ...], str], ...]
     """(shape, dtype) of each operand, per device."""
     bytes: int
@@ -557,8 +559,12 @@ class Report:
     """Things the tool did on the user's behalf, e.g. simulating CPU devices."""
     jaxpr_text: str | None = field(default=None, compare=False, repr=False)
     """The jaxpr as JAX prints it (not part of the JSON report)."""
+    error_traceback: str | None = field(default=None, compare=False, repr=False)
+    """The formatted traceback behind ``error``, for ``--traceback`` (not in the JSON)."""
     mlir_text: str | None = field(default=None, compare=False, repr=False)
     """The StableHLO with debug info (not part of the JSON report)."""
+    program: Program | None = field(default=None, compare=False, repr=False)
+    """Annotated jaxpr and module texts for the views (not part of the JSON report)."""
 
     def with_findings(self, findings: tuple[Finding, ...]) -> Report:
         return replace(self, findings=findings)
@@ -592,7 +598,7 @@ class Report:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Report:
-        """Read back :meth:`to_dict`'s output (raises ``KeyError``/``TypeError`` if it is not one)."""
+        """Read back :meth:`to_dict`'s output (``KeyError``/``TypeError`` if it is not one)."""
         mesh = data.get("mesh")
         return cls(
             target=data["target"],

@@ -20,7 +20,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from jxinspect.errors import UsageError, UserCodeError
+from jxinspect.errors import JxError, UsageError, UserCodeError
 
 DECLARATION = "JXINSPECT"
 
@@ -42,9 +42,9 @@ class Target:
         if self.is_file:
             return Path(self.module)
         try:
-            spec = importlib.util.find_spec(self.module)
-        except (ImportError, ValueError):
-            return None
+            spec = find_module_spec(self.module)
+        except JxError:
+            return None  # load_module says why
         return Path(spec.origin) if spec is not None and spec.origin else None
 
     def with_attribute(self, attribute: str) -> Target:
@@ -127,15 +127,11 @@ def load_module(target: Target) -> ModuleType:
             spec.loader.exec_module(module)
         except BaseException as err:
             del sys.modules[name]
-            raise _import_failure(target.module, err) from None
+            raise _import_failure(target.module, err) from err
         return module
     if "" not in sys.path and str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
-    try:
-        found = importlib.util.find_spec(target.module)
-    except (ImportError, ValueError):
-        found = None
-    if found is None:
+    if find_module_spec(target.module) is None:
         raise UsageError(
             f"no such module: {target.module} (run from the folder that holds it, "
             "or give a file path such as path/to/file.py:function)"
@@ -143,7 +139,23 @@ def load_module(target: Target) -> ModuleType:
     try:
         return importlib.import_module(target.module)
     except BaseException as err:
-        raise _import_failure(target.module, err) from None
+        raise _import_failure(target.module, err) from err
+
+
+def find_module_spec(name: str) -> Any:
+    """``importlib.util.find_spec``, which imports the parent packages: ``None`` when a
+    part of the dotted name does not exist, :class:`UserCodeError` when a parent raises."""
+    if name in sys.modules:
+        return getattr(sys.modules[name], "__spec__", None)
+    try:
+        return importlib.util.find_spec(name)
+    except ModuleNotFoundError as err:
+        parts = name.split(".")
+        if err.name in {".".join(parts[:i]) for i in range(1, len(parts) + 1)}:
+            return None
+        raise _import_failure(name, err) from err
+    except BaseException as err:
+        raise _import_failure(name, err) from err
 
 
 def _import_failure(where: str, err: BaseException) -> UserCodeError:
@@ -191,6 +203,11 @@ def resolve_attribute(module: ModuleType, target: Target) -> Any:
         obj = getattr(obj, part)
     if not callable(obj):
         raise UsageError(
-            f"{target.text} is a {type(obj).__name__}, not a function; name a callable"
+            f"{target.text} is {_article(type(obj).__name__)} {type(obj).__name__}, not a "
+            "function; name a callable"
         )
     return obj
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1].lower() in "aeiou" else "a"

@@ -14,8 +14,14 @@ from jxinspect.checks import (
     jx108_lowering_failed,
     jx109_mismatched_arg_name,
     jx110_partial_nested_debug_info,
+    jx201_replicated_argument,
+    jx202_output_sharding_unspecified,
+    jx203_internal_axis_name,
+    jx301_unusable_donation,
+    jx302_memory_budget,
 )
 from jxinspect.checks.base import Rule
+from jxinspect.checks.settings import DEFAULT_SETTINGS, Settings
 from jxinspect.model import Finding, Report
 
 RULES: tuple[Rule, ...] = tuple(
@@ -31,11 +37,18 @@ RULES: tuple[Rule, ...] = tuple(
         jx108_lowering_failed,
         jx109_mismatched_arg_name,
         jx110_partial_nested_debug_info,
+        jx201_replicated_argument,
+        jx202_output_sharding_unspecified,
+        jx203_internal_axis_name,
+        jx301_unusable_donation,
+        jx302_memory_budget,
     )
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 
 
-def run_checks(report: Report) -> tuple[Finding, ...]:
-    """Every rule's findings on ``report``, in code order."""
-    return tuple(finding for rule in RULES for finding in rule.check(report))
+def run_checks(report: Report, settings: Settings | None = None) -> tuple[Finding, ...]:
+    """Every rule's findings on ``report``, in code order; ``settings`` holds the
+    thresholds of the rules that take them (default: :class:`Settings`' defaults)."""
+    given = settings or DEFAULT_SETTINGS
+    return tuple(finding for rule in RULES for finding in rule.run(report, given))

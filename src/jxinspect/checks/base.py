@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from jxinspect.checks.settings import Settings
 from jxinspect.model import Finding, Report, Severity
 
 
@@ -17,6 +18,12 @@ class Rule:
     summary: str
     explanation: str
     check: Callable[[Report], Iterable[Finding]]
+    configured: Callable[[Report, Settings], Iterable[Finding]] | None = None
+    """For a rule with thresholds: called with the run's :class:`Settings` instead."""
+
+    def run(self, report: Report, settings: Settings) -> Iterable[Finding]:
+        """This rule's findings, with ``settings`` where the rule takes them."""
+        return self.configured(report, settings) if self.configured else self.check(report)
 
     def finding(self, report: Report, message: str, path: str | None = None) -> Finding:
         """A finding of this rule, located at the user's function."""

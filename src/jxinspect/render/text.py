@@ -94,8 +94,11 @@ def header_lines(report: Report) -> list[tuple[str, str]]:
         ("function", report.function or "—"),
         ("stage", f"{report.stage} → reached {report.reached}"),
         ("jax", report.jax_version),
-        ("platform", f"{report.platform}, {report.num_devices} device"
-                     + ("s" if report.num_devices != 1 else "")),  # fmt: skip
+        (
+            "platform",
+            f"{report.platform}, {report.num_devices} device"
+            + ("s" if report.num_devices != 1 else ""),
+        ),  # fmt: skip
         ("mesh", f"{mesh}, partitioner {report.partitioner}"),
     ]
     if report.static_args:
@@ -109,7 +112,9 @@ def header_lines(report: Report) -> list[tuple[str, str]]:
             ("arguments", memory.arguments), ("outputs", memory.outputs),
             ("temporaries", memory.temporaries), ("code", memory.generated_code),
             ("aliased", memory.aliased)) if value is not None]  # fmt: skip
-        source = "per device, XLA memory_analysis" if memory.source == "xla" else "per device, estimated"
+        source = (
+            "per device, XLA memory_analysis" if memory.source == "xla" else "per device, estimated"
+        )
         lines.append(("memory", ", ".join(parts) + f" ({source})"))
         if memory.note:
             lines.append(("note", memory.note))

@@ -12,9 +12,8 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator
-from typing import Any
-
 from dataclasses import replace
+from typing import Any
 
 from jxinspect.model import (
     Collective,
@@ -214,7 +213,11 @@ def read_collectives(module: Any, mesh: Mesh | None) -> tuple[Collective, ...]:
             if "replica_groups" in attrs:
                 groups = _groups(attrs["replica_groups"], mlir_mesh)
                 if groups is not None:
-                    groups_text = str(groups) if len(groups) <= 4 else f"{len(groups)} groups of {len(groups[0])}"
+                    groups_text = (
+                        str(groups)
+                        if len(groups) <= 4
+                        else f"{len(groups)} groups of {len(groups[0])}"
+                    )
                     axes = axes_of_groups(groups, mesh) if mesh else None
             elif "source_target_pairs" in attrs:
                 import numpy as np

@@ -17,7 +17,8 @@ from jxinspect.model import (
     StaticArg,
     Status,
 )
-from jxinspect.tracer import mlir, nested
+from jxinspect.program import TextRequest
+from jxinspect.tracer import annotate, mlir, nested
 from jxinspect.tracer.mlir import MainSignature, MainValue
 from jxinspect.tracer.stage import Staged
 
@@ -95,7 +96,7 @@ def build_report(
     file: str | None,
     line: int | None,
     notes: list[str],
-    keep_texts: bool,
+    keep_texts: bool | TextRequest,
 ) -> Report:
     """The report for one staged function (findings are added by ``jxinspect.checks``)."""
     import jax
@@ -212,9 +213,11 @@ def build_report(
         jaxpr=top,
         nested=tuple(nested_list),
         error=staged.lower_error,
+        error_traceback=staged.lower_traceback,
         notes=tuple(notes),
-        jaxpr_text=str(jaxpr) if keep_texts else None,
+        jaxpr_text=str(jaxpr) if keep_texts is True else None,
         mlir_text=staged.lowered.as_text(debug_info=True)
-        if keep_texts and staged.lowered is not None
+        if keep_texts is True and staged.lowered is not None
         else None,
+        program=annotate.program(staged, keep_texts, main, inputs) if keep_texts else None,
     )

@@ -169,8 +169,15 @@ def read_main(module: Any, mesh_hint: Mesh | None = None, device_ids: Any = None
         function_type = ir.FunctionType(ir.TypeAttr(attrs["function_type"]).value)
         block = main.regions[0].blocks[0]
         args = tuple(
-            _value(i, arg.type, _attr_dict(arg_attrs, i), _location_name(arg.location),
-                   meshes, mesh_hint, device_ids)  # fmt: skip
+            _value(
+                i,
+                arg.type,
+                _attr_dict(arg_attrs, i),
+                _location_name(arg.location),
+                meshes,
+                mesh_hint,
+                device_ids,
+            )  # fmt: skip
             for i, arg in enumerate(block.arguments)
         )
         results = tuple(
@@ -218,7 +225,9 @@ def _with_manual_specs(
     if not arg_specs and not result_specs:
         return args, results
     args = tuple(
-        replace(a, sharding=arg_specs[a.index]) if a.sharding is None and a.index in arg_specs else a
+        replace(a, sharding=arg_specs[a.index])
+        if a.sharding is None and a.index in arg_specs
+        else a
         for a in args
     )
     results = tuple(

@@ -34,7 +34,8 @@ def grade(jaxpr: Any, where: str, primitive: str) -> NestedJaxpr:
     )
 
 
-def _sub_jaxprs(params: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+def sub_jaxprs(params: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """``(label, jaxpr)`` for each jaxpr in an equation's parameters (``branches[1]``)."""
     from jax._src import core
 
     for key, value in params.items():
@@ -51,7 +52,7 @@ def walk(jaxpr: Any, prefix: str = "") -> Iterator[NestedJaxpr]:
     """Every nested jaxpr, depth first, with its place (``3:scan.jaxpr/0:pjit.jaxpr``)."""
     for i, eqn in enumerate(jaxpr.eqns):
         name = eqn.primitive.name
-        for label, sub in _sub_jaxprs(eqn.params):
+        for label, sub in sub_jaxprs(eqn.params):
             where = f"{prefix}{i}:{name}.{label}"
             yield grade(sub, where, name)
             yield from walk(sub, where + "/")

@@ -50,7 +50,9 @@ def argument_paths(
     import jax
 
     statics = _normalize(static_argnums, len(args))
-    static_names = {static_argnames} if isinstance(static_argnames, str) else set(static_argnames or ())
+    static_names = (
+        {static_argnames} if isinstance(static_argnames, str) else set(static_argnames or ())
+    )
     try:
         signature: inspect.Signature | None = inspect.signature(fun)
     except (TypeError, ValueError):
@@ -105,4 +107,5 @@ def result_paths(out_info: Any) -> list[str]:
     """``result['logits']``… for each flat output."""
     import jax
 
-    return ["result" + keystr(path) for path, _ in jax.tree_util.tree_flatten_with_path(out_info)[0]]
+    leaves = jax.tree_util.tree_flatten_with_path(out_info)[0]
+    return ["result" + keystr(path) for path, _ in leaves]

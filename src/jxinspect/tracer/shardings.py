@@ -116,10 +116,12 @@ def _name_tiles(
     )
     want = np.asarray(devices)
     rank = len(tile_dims)
-    # each axis goes to one dim or to "replicated" (index rank); big meshes stay tractable
-    if (rank + 1) ** len(names) > 20000:
+    # each axis goes to one dim or to "replicated" (index rank); an axis of size 1 splits
+    # nothing, so it always goes to "replicated"; big meshes stay tractable
+    if (rank + 1) ** sum(size > 1 for size in sizes) > 20000:
         return None
-    for choice in itertools.product(range(rank + 1), repeat=len(names)):
+    places = [range(rank + 1) if size > 1 else (rank,) for size in sizes]
+    for choice in itertools.product(*places):
         per_dim = [[i for i, d in enumerate(choice) if d == dim] for dim in range(rank + 1)]
         if any(math.prod(sizes[i] for i in per_dim[d]) != tile_dims[d] for d in range(rank)):
             continue

@@ -7,12 +7,13 @@ function the user already wrapped (``jax.jit(f)``, ``jax.pmap(f)``) is staged as
 from __future__ import annotations
 
 import inspect
+import traceback
 import warnings
 from dataclasses import dataclass
 from typing import Any
 
 from jxinspect.errors import UsageError, UserCodeError
-from jxinspect.targets import describe_exception
+from jxinspect.targets import describe_exception, user_frame
 
 SHARD_MAP_KEYS = ("mesh", "in_specs", "out_specs", "axis_names", "check_vma")
 
@@ -32,6 +33,8 @@ class Staged:
     lower_error: str | None
     wrapped: bool
     """The target was already a staged function; options were not applied."""
+    lower_traceback: str | None = None
+    """The lowering error's formatted traceback, for ``--traceback``."""
 
 
 def _is_jit_wrapped(fun: Any) -> bool:
@@ -135,11 +138,16 @@ def stage_function(
             traced = staged.trace(*args, **kwargs)
             jaxpr = traced.jaxpr.jaxpr
             names_jaxpr = jaxpr
-    except UsageError:
+    except (UsageError, KeyboardInterrupt):
         raise
-    except Exception as err:
-        raise UserCodeError(f"tracing failed: {describe_exception(err)}") from None
-    lowered, error = None, None
+    except SystemExit as err:
+        raise UserCodeError(
+            f"tracing failed: the function called sys.exit({err.code!r}) "
+            f"({user_frame(err) or 'in user code'})"
+        ) from err
+    except BaseException as err:  # the user's code may raise anything while tracing
+        raise UserCodeError(f"tracing failed: {describe_exception(err)}") from err
+    lowered, error, lower_traceback = None, None, None
     try:
         if traced is not None:
             lowered = traced.lower(**lower_kwargs)
@@ -147,6 +155,7 @@ def stage_function(
             lowered = staged.lower(*args, **kwargs, **lower_kwargs)
     except Exception as err:
         error = describe_exception(err)
+        lower_traceback = "".join(traceback.format_exception(err))
     if traced is not None:
         donated = tuple(bool(a.donated) for a in jax.tree_util.tree_leaves(traced.args_info))
         out_info = traced.out_info
@@ -156,7 +165,9 @@ def stage_function(
     else:
         donated = tuple(False for _ in names_jaxpr.invars)
         out_info = None
-    return Staged(stage, jaxpr, names_jaxpr, donated, out_info, lowered, error, wrapped)
+    return Staged(
+        stage, jaxpr, names_jaxpr, donated, out_info, lowered, error, wrapped, lower_traceback
+    )
 
 
 def _pmap_inner(jaxpr: Any) -> Any:

@@ -1,0 +1,80 @@
+"""Fixtures for the end-to-end tests.
+
+``run_cli(*args, cwd=...)`` runs the installed ``jxinspect`` command in a subprocess
+(about a second each, most of it importing JAX). ``lower_text(target, *flags)`` and
+``lower_json(target, *flags)`` run ``jxinspect lower`` once per distinct command line
+in a session and share the result between tests (the golden-file tests and the
+end-to-end tests read the same runs). Every JSON report is validated against
+``jxinspect/schemas/report.schema.json`` when it is read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+# tests/ has no __init__.py, so pytest puts tests/ on sys.path for this conftest and
+# for the test modules: `helpers` imports as a top-level module.
+from helpers import REPO, CliResult, assert_valid_report
+from helpers import run_cli as _run_cli
+
+
+class _Cache:
+    """One run per distinct (arguments, folder) in the whole session."""
+
+    def __init__(self) -> None:
+        self.results: dict[tuple[tuple[str, ...], str], CliResult] = {}
+
+    def run(self, *args: str, cwd: str | os.PathLike[str] | None = None) -> CliResult:
+        key = (tuple(args), str(cwd or REPO))
+        if key not in self.results:
+            self.results[key] = _run_cli(*args, cwd=cwd)
+        return self.results[key]
+
+
+@pytest.fixture(scope="session")
+def cli_cache() -> _Cache:
+    return _Cache()
+
+
+@pytest.fixture(scope="session")
+def run_cli() -> Callable[..., CliResult]:
+    """``run_cli(*args, cwd=None) -> CliResult`` (unpacks as ``rc, stdout, stderr``);
+    never cached, for commands that write files or must run fresh."""
+    return _run_cli
+
+
+@pytest.fixture(scope="session")
+def lower_text(cli_cache: _Cache) -> Callable[..., CliResult]:
+    """``lower_text(target, *flags)``: ``jxinspect lower TARGET FLAGS``, cached; the run
+    must print a plain-text report (exit 0, 1, or 3 when lowering failed after tracing)."""
+
+    def lower(target: str, *flags: str, cwd: str | None = None) -> CliResult:
+        result = cli_cache.run("lower", target, *flags, cwd=cwd)
+        assert result.returncode in (0, 1, 3), result.describe()
+        assert result.stdout.startswith(f"target:       {target}\n"), result.describe()
+        return result
+
+    return lower
+
+
+@pytest.fixture(scope="session")
+def lower_json(cli_cache: _Cache) -> Callable[..., tuple[CliResult, dict[str, Any]]]:
+    """``lower_json(target, *flags) -> (result, report)``: ``jxinspect lower TARGET FLAGS
+    --format json``, cached; the report is parsed and checked against the schema."""
+
+    def lower(target: str, *flags: str, cwd: str | None = None) -> tuple[CliResult, dict[str, Any]]:
+        result = cli_cache.run("lower", target, *flags, "--format", "json", cwd=cwd)
+        assert result.returncode in (0, 1, 3), result.describe()
+        try:
+            report = json.loads(result.stdout)
+        except json.JSONDecodeError as err:
+            raise AssertionError(f"stdout is not JSON ({err})\n{result.describe()}") from None
+        assert_valid_report(report, f"jxinspect lower {target} {' '.join(flags)}")
+        return result, report
+
+    return lower

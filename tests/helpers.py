@@ -1,0 +1,274 @@
+"""Shared helpers for the end-to-end tests: run the installed ``jxinspect`` command,
+find the sample entries, validate JSON reports, normalize output for golden files.
+
+Importing this module does not import JAX.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib.resources
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "sample_programs"
+FIXTURES = REPO / "tests" / "fixtures"
+GOLDEN = REPO / "tests" / "golden"
+
+CLI_TIMEOUT_S = 300
+"""Generous: one run takes about a second, but CI machines can be slow and loaded."""
+
+# Variables that would make the command colour its output or change where JAX runs.
+_COLOR_VARS = ("NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "TTY_COMPATIBLE",
+               "TTY_INTERACTIVE", "COLUMNS", "LINES")  # fmt: skip
+_JAX_VARS = ("XLA_FLAGS", "JAX_NUM_CPU_DEVICES", "JAX_USE_SHARDY_PARTITIONER",
+             "JAX_ENABLE_X64", "JAX_TRACEBACK_FILTERING")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CliResult:
+    """What one run of the command gave; unpacks as ``rc, out, err``."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    argv: tuple[str, ...] = ()
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.returncode, self.stdout, self.stderr))
+
+    def describe(self) -> str:
+        """For assertion messages."""
+        return (
+            f"$ {' '.join(self.argv)}\n-> exit {self.returncode}\n"
+            f"--- stdout ---\n{self.stdout[-3000:]}\n--- stderr ---\n{self.stderr[-3000:]}"
+        )
+
+
+@functools.cache
+def jxinspect_command() -> tuple[str, ...]:
+    """The installed console script.
+
+    The script next to the running interpreter comes first (a virtual environment's
+    ``bin/`` even when it is not activated), then ``jxinspect`` on PATH, then
+    ``python -m jxinspect``.
+    """
+    for folder in (Path(sys.executable).parent, Path(sysconfig.get_path("scripts"))):
+        for name in ("jxinspect", "jxinspect.exe"):
+            script = folder / name
+            if script.is_file() and os.access(script, os.X_OK):
+                return (str(script),)
+    found = shutil.which("jxinspect")
+    if found:
+        return (found,)
+    return (sys.executable, "-m", "jxinspect")
+
+
+def cli_env() -> dict[str, str]:
+    """The environment for a run: plain output and CPU JAX, whatever the caller's shell has.
+
+    Output is plain because stdout is a pipe, not because of ``NO_COLOR``: the colour
+    variables are removed, not set.
+    """
+    env = {k: v for k, v in os.environ.items() if k not in _COLOR_VARS + _JAX_VARS}
+    env["JAX_PLATFORMS"] = "cpu"
+    env["PYTHONIOENCODING"] = "utf-8"
+    env.pop("PYTHONSTARTUP", None)
+    return env
+
+
+def run_cli(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None,
+            command: tuple[str, ...] | None = None) -> CliResult:  # fmt: skip
+    """Run ``jxinspect ARGS`` (or ``command ARGS``) in ``cwd`` (default: the repository)."""
+    argv = (*(command or jxinspect_command()), *(str(a) for a in args))
+    proc = subprocess.run(
+        argv,
+        cwd=str(cwd or REPO),
+        env=cli_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=CLI_TIMEOUT_S,
+        check=False,
+    )
+    return CliResult(proc.returncode, proc.stdout, proc.stderr, argv)
+
+
+def run_python(code: str, cwd: str | os.PathLike[str] | None = None) -> CliResult:
+    """Run ``python -c CODE`` with the same interpreter and environment."""
+    return run_cli("-c", code, cwd=cwd, command=(sys.executable,))
+
+
+# ---- errors -------------------------------------------------------------------------
+
+
+def error_line(result: CliResult) -> str:
+    """The one ``error:`` line a failed run must print; asserts there is exactly one
+    line on stderr and no traceback."""
+    assert "Traceback" not in result.stderr, result.describe()
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, f"expected exactly one line on stderr\n{result.describe()}"
+    assert lines[0].startswith("error: "), result.describe()
+    return lines[0]
+
+
+def marker_line(path: Path, marker: str) -> int:
+    """The line number of the line ending in ``# <-- marker``."""
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.rstrip().endswith(f"# <-- {marker}"):
+            return number
+    raise AssertionError(f"no line marked `# <-- {marker}` in {path}")
+
+
+# ---- sample entries -----------------------------------------------------------------
+
+
+def declared_functions(path: Path) -> list[str]:
+    """The keys of a module's ``JXINSPECT`` dict, read from the source (values may be
+    expressions, so they are not evaluated)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "JXINSPECT" for t in node.targets
+        ):
+            assert isinstance(node.value, ast.Dict), f"{path}: JXINSPECT is not a dict display"
+            keys = []
+            for key in node.value.keys:
+                assert isinstance(key, ast.Constant) and isinstance(key.value, str), path
+                keys.append(key.value)
+            return keys
+    return []
+
+
+def sample_entries() -> list[str]:
+    """``stem.function`` for every entry declared in ``sample_programs/*.py``."""
+    return [
+        f"{path.stem}.{name}"
+        for path in sorted(SAMPLES.glob("*.py"))
+        for name in declared_functions(path)
+    ]
+
+
+def sample_target(entry: str) -> str:
+    """``mlp.predict`` → ``sample_programs/mlp.py:predict`` (relative to the repository)."""
+    stem, _, function = entry.partition(".")
+    return f"sample_programs/{stem}.py:{function}"
+
+
+# ---- the JSON schema ------------------------------------------------------------------
+
+
+@functools.cache
+def report_schema() -> dict[str, Any]:
+    """The schema as the installed package ships it."""
+    resource = importlib.resources.files("jxinspect").joinpath("schemas/report.schema.json")
+    return json.loads(resource.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _validator() -> Any:
+    from jsonschema import Draft202012Validator
+
+    schema = report_schema()
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def schema_errors(data: Any) -> list[str]:
+    """Every way ``data`` breaks the schema, one line each (empty: valid)."""
+    return [
+        f"{'/'.join(str(p) for p in error.absolute_path) or '<root>'}: {error.message}"
+        for error in sorted(_validator().iter_errors(data), key=lambda e: list(e.path))
+    ]
+
+
+def assert_valid_report(data: Any, what: str = "report") -> None:
+    errors = schema_errors(data)
+    assert not errors, f"{what} breaks report.schema.json:\n" + "\n".join(errors[:20])
+
+
+# ---- golden-file normalization ----------------------------------------------------------
+
+
+def _site_packages_dirs() -> list[str]:
+    dirs = {sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}
+    for package in ("jax", "jaxlib"):
+        spec = importlib.util.find_spec(package)
+        if spec is not None and spec.origin:
+            dirs.add(str(Path(spec.origin).resolve().parent.parent))
+    return sorted((d for d in dirs if d), key=len, reverse=True)
+
+
+_SITE_RE = re.compile(r"[^\s\"'(]*/(?:site|dist)-packages(?=/)")
+_AT_LINE_RE = re.compile(r"(\bat [^\s\"']+?\.py):\d+")
+_JAX_LINE_RE = re.compile(r"^(jax:\s+)\S+$", re.MULTILINE)
+
+
+def normalize_string(text: str) -> str:
+    """Paths and line numbers that differ between machines and JAX versions, replaced.
+
+    Site-packages first: in a virtual environment it lies inside the repository.
+    """
+    for folder in _site_packages_dirs():
+        text = text.replace(folder, "<site-packages>")
+    text = _SITE_RE.sub("<site-packages>", text)
+    text = text.replace(str(REPO), "<repo>")
+    return _AT_LINE_RE.sub(r"\1:<line>", text)
+
+
+def normalize_text(text: str) -> str:
+    """A text report, normalized for a golden file."""
+    return _JAX_LINE_RE.sub(r"\1<jax>", normalize_string(text))
+
+
+def normalize_json(data: Any) -> Any:
+    """A JSON report, normalized for a golden file (every string; ``jax_version``)."""
+    if isinstance(data, dict):
+        return {
+            key: "<jax>" if key == "jax_version" else normalize_json(value)
+            for key, value in data.items()
+        }
+    if isinstance(data, list):
+        return [normalize_json(item) for item in data]
+    if isinstance(data, str):
+        return normalize_string(data)
+    return data
+
+
+def dump_json(data: Any) -> str:
+    """JSON as the golden files hold it: the tool's own layout (indent 2, key order kept)."""
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+# ---- the views (--show jaxpr, mlir, sharding) -------------------------------------------------
+
+VIEWS = ("jaxpr", "mlir", "sharding")
+SHOW_VIEWS = ("--show", "jaxpr", "--show", "mlir", "--show", "sharding")
+"""The flags of one run that prints every text view after the report."""
+_VIEW_HEAD = re.compile(r"^── (\w+) ──$", re.MULTILINE)
+_PY_LINE_RE = re.compile(r"(\.py):\d+\b")
+
+
+def split_views(stdout: str) -> dict[str, str]:
+    """``--show`` output: the text after each ``── name ──`` heading, by name."""
+    parts = _VIEW_HEAD.split(stdout)
+    return {parts[i]: parts[i + 1].lstrip("\n") for i in range(1, len(parts), 2)}
+
+
+def normalize_view(text: str) -> str:
+    """A view, normalized for a golden file: as :func:`normalize_string`, and every
+    ``file.py:N`` (``--source`` labels, nested jaxprs' sources) is ``file.py:<line>``."""
+    return _PY_LINE_RE.sub(r"\1:<line>", normalize_string(text))

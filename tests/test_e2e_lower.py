@@ -1,0 +1,549 @@
+"""End to end through the installed ``jxinspect`` command: every sample entry in text
+and JSON, options on the command line, ``--show``, ``-o``, ``--fail-on``, partitioners,
+abstract meshes, ``explain`` and ``--help``.
+
+Runs of ``jxinspect lower`` go through the session cache in ``conftest.py``
+(``lower_text`` / ``lower_json``), shared with ``test_golden.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from helpers import (
+    REPO,
+    assert_valid_report,
+    error_line,
+    run_python,
+    sample_entries,
+    sample_target,
+)
+
+ENTRIES = sample_entries()
+FIXTURE = "tests/fixtures/targets.py"
+ANSI = re.compile(r"\x1b\[")
+
+# What the sample programs declare today; a new entry is picked up by the parametrized
+# tests on its own, but one that disappears (or a discovery that finds nothing) fails here.
+KNOWN_ENTRIES = {
+    "big_mlp.forward", "custom_pytree.apply", "custom_pytree.apply_seq", "data_parallel.step",
+    "mlp.predict", "mlp.loss", "nested.model", "nested.model_grad", "sharded.update",
+    "sharded.normalize", "static_arg.f", "tp.layer", "tp.layer_rs", "unused_arg.f",
+    "unused_arg.f_keep", "unused_arg.grad_step",
+}  # fmt: skip
+
+
+def by_path(leaves: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {leaf["path"]: leaf for leaf in leaves}
+
+
+def codes(report: dict[str, Any]) -> list[str]:
+    return [finding["code"] for finding in report["findings"]]
+
+
+def naming_findings(report: dict[str, Any]) -> list[tuple[str, str | None]]:
+    """(code, path) of the findings about names and debug info (JX101-JX110); other
+    families (sharding, compiled-stage advice) are not what these tests are about."""
+    return [(f["code"], f["path"]) for f in report["findings"] if re.match(r"JX1\d\d$", f["code"])]
+
+
+def test_every_known_sample_entry_is_discovered() -> None:
+    assert KNOWN_ENTRIES <= set(ENTRIES), sorted(KNOWN_ENTRIES - set(ENTRIES))
+
+
+# ---- every sample entry, text and JSON ----------------------------------------------
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_sample_json_report(entry: str, lower_json: Any) -> None:
+    """Exit 0, nothing on stderr, a schema-valid report whose every leaf carries its name
+    (or is explained by a finding), and which reads back through ``Report.from_dict``."""
+    from jxinspect.model import Report
+
+    target = sample_target(entry)
+    result, report = lower_json(target)
+    assert result.returncode == 0, result.describe()
+    assert result.stderr == "", result.describe()
+    assert report["schema"] == "jxinspect.report/1"
+    assert report["target"] == target
+    assert report["reached"] == "lowered" and report["error"] is None
+    assert report["platform"] == "cpu"
+    assert report["file"] == str(REPO / "sample_programs" / f"{entry.split('.')[0]}.py")
+    assert report["inputs"] and report["outputs"]
+    assert [leaf["index"] for leaf in report["inputs"]] == list(range(len(report["inputs"])))
+    assert [leaf["index"] for leaf in report["outputs"]] == list(range(len(report["outputs"])))
+    for leaf in report["inputs"] + report["outputs"]:
+        if leaf["status"] == "ok":
+            assert leaf["name"] == leaf["path"], leaf
+    # every leaf that does not carry its name has a finding about it
+    flagged = {finding["path"] for finding in report["findings"]}
+    for leaf in report["inputs"] + report["outputs"]:
+        if leaf["status"] != "ok":
+            assert leaf["path"] in flagged, leaf
+    assert Report.from_dict(report).to_dict() == report
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_sample_text_report(entry: str, lower_text: Any, lower_json: Any) -> None:
+    """Plain text (stdout is a pipe): no colour codes, no box drawing, and the same
+    leaves, statuses and findings as the JSON report of the same target."""
+    target = sample_target(entry)
+    result = lower_text(target)
+    _, report = lower_json(target)
+    text = result.stdout
+    assert result.returncode == 0 and result.stderr == "", result.describe()
+    assert not ANSI.search(text), "colour codes in piped output"
+    assert not set(text) & set("╭╮╰╯│─━┃"), "box drawing in piped output"
+    assert f"stage:        {report['stage']} → reached lowered\n" in text
+    assert f"inputs ({len(report['inputs'])})\n" in text
+    assert f"outputs ({len(report['outputs'])})\n" in text
+    rows = {line.split()[1]: line.split() for line in text.splitlines()
+            if re.match(r"^  \d+  ", line)}  # fmt: skip
+    for leaf in report["inputs"] + report["outputs"]:
+        assert leaf["path"] in text
+        if " " not in leaf["path"]:
+            assert leaf["status"] in rows[leaf["path"]], (leaf, rows[leaf["path"]])
+    for finding in report["findings"]:
+        assert f"  {finding['code']} {finding['severity']:<7} {finding['message']}\n" in text
+    ok_in = sum(leaf["status"] == "ok" for leaf in report["inputs"])
+    ok_out = sum(leaf["status"] == "ok" for leaf in report["outputs"])
+    summary = text.rstrip("\n").splitlines()[-1]
+    assert summary.startswith(
+        f"{ok_in}/{len(report['inputs'])} arguments and "
+        f"{ok_out}/{len(report['outputs'])} results carry their names"
+    ), summary
+
+
+# ---- what each sample shows ---------------------------------------------------------------
+
+
+def test_mlp_predict_names_nested_parameters(lower_json: Any, lower_text: Any) -> None:
+    _, report = lower_json("sample_programs/mlp.py:predict")
+    inputs = by_path(report["inputs"])
+    expected = [f"params['layers'][{i}]['{k}']" for i in range(3) for k in ("b", "w")] + ["x"]
+    assert [leaf["path"] for leaf in report["inputs"]] == expected
+    w0 = inputs["params['layers'][0]['w']"]
+    assert w0["status"] == "ok" and w0["name"] == "params['layers'][0]['w']"
+    assert w0["jaxpr_name"] == "params['layers'][0]['w']"
+    assert (w0["shape"], w0["dtype"], w0["bytes_per_device"]) == ([784, 512], "float32", 1605632)
+    assert w0["main_index"] == 1 and w0["sharding"] is None
+    assert inputs["x"]["shape"] == [32, 784]
+    outputs = by_path(report["outputs"])
+    assert list(outputs) == ["result['logits']", "result['probs']"]
+    assert all(o["status"] == "ok" and o["shape"] == [32, 10] for o in outputs.values())
+    assert {f["severity"] for f in report["findings"]} <= {"info"}
+    text = lower_text("sample_programs/mlp.py:predict").stdout
+    assert re.search(r"params\['layers'\]\[0\]\['w'\]\s+params\['layers'\]\[0\]\['w'\]\s+ok\s+"
+                     r"f32\[784,512\]\s+1\.5 MiB", text)  # fmt: skip
+
+
+def test_mlp_loss_integer_labels_and_scalar_result(lower_json: Any) -> None:
+    _, report = lower_json("sample_programs/mlp.py:loss")
+    y = by_path(report["inputs"])["y"]
+    assert (y["status"], y["dtype"], y["shape"]) == ("ok", "int32", [32])
+    assert [(o["path"], o["shape"]) for o in report["outputs"]] == [("result", [])]
+
+
+def test_data_parallel_step_pmap_has_synthetic_names(lower_json: Any, lower_text: Any) -> None:
+    _, report = lower_json("sample_programs/data_parallel.py:step")
+    assert report["stage"] == "pmap"
+    assert (report["num_devices"], report["mesh"]) == (8, "batch=8")
+    assert "simulated 8 CPU devices" in report["notes"]
+    paths = ["params['b']", "params['w']", "batch['x']", "batch['y']"]
+    assert [leaf["path"] for leaf in report["inputs"]] == paths
+    for i, leaf in enumerate(report["inputs"]):
+        assert leaf["status"] == "synthetic", leaf
+        assert leaf["name"] == f"flat_args[{i}]", leaf
+        assert leaf["sharding"]["spec"][0] == ["batch"]
+        assert leaf["shard_shape"][0] == 1
+    jx102 = [f for f in report["findings"] if f["code"] == "JX102"]
+    assert [f["path"] for f in jx102] == paths
+    assert all(f["severity"] == "warning" and "flat_args[" in f["message"] for f in jx102)
+    assert [o["status"] for o in report["outputs"]] == ["ok", "ok", "ok"]
+    text = lower_text("sample_programs/data_parallel.py:step").stdout
+    assert re.search(r"params\['b'\]\s+flat_args\[0\]\s+synthetic", text)
+    assert "JX102 warning argument params['b'] carries the fallback name 'flat_args[0]'" in text
+
+
+def test_unused_arg_f_prunes_unused(lower_json: Any, lower_text: Any) -> None:
+    _, report = lower_json("sample_programs/unused_arg.py:f")
+    inputs = by_path(report["inputs"])
+    unused = inputs["unused"]
+    assert (unused["status"], unused["name"], unused["main_index"]) == ("pruned", None, None)
+    assert inputs["unused"]["jaxpr_name"] == "unused"
+    assert (inputs["x"]["main_index"], inputs["y"]["main_index"]) == (0, 1)
+    assert naming_findings(report) == [("JX105", "unused")]
+    assert [f["severity"] for f in report["findings"] if f["code"] == "JX105"] == ["info"]
+    text = lower_text("sample_programs/unused_arg.py:f").stdout
+    assert re.search(r"1\s+unused\s+—\s+pruned\s+f32\[100\]", text)
+
+
+def test_unused_arg_f_keep_keeps_it(lower_json: Any) -> None:
+    _, report = lower_json("sample_programs/unused_arg.py:f_keep")
+    unused = by_path(report["inputs"])["unused"]
+    assert (unused["status"], unused["name"], unused["main_index"]) == ("ok", "unused", 1)
+    assert "JX105" not in codes(report)
+
+
+def test_unused_arg_grad_step_prewrapped(lower_json: Any) -> None:
+    """``jax.jit(jax.grad(loss_fn))``: staged as it is, named after ``loss_fn``."""
+    _, report = lower_json("sample_programs/unused_arg.py:grad_step")
+    assert report["function"].startswith("loss_fn at ")
+    assert [leaf["path"] for leaf in report["inputs"]] == ["w", "x", "y"]
+    assert [(o["path"], o["shape"]) for o in report["outputs"]] == [("result", [8, 1])]
+    assert naming_findings(report) == []
+
+
+def test_sharded_update_donation_and_shardings(lower_json: Any, lower_text: Any) -> None:
+    _, report = lower_json("sample_programs/sharded.py:update")
+    assert (report["mesh"], report["num_devices"], report["partitioner"]) == (
+        "data=4,model=2", 8, "shardy")  # fmt: skip
+    outputs = report["outputs"]
+    for leaf in report["inputs"]:
+        if leaf["path"].startswith("state"):
+            assert leaf["donated"] is True, leaf
+            assert leaf["aliased_output"] is not None, leaf
+            aliased = outputs[leaf["aliased_output"]]
+            assert aliased["path"] == "result[0]" + leaf["path"][len("state") :]
+            assert aliased["shape"] == leaf["shape"]
+        else:
+            assert (leaf["donated"], leaf["aliased_output"]) == (False, None), leaf
+    inputs = by_path(report["inputs"])
+    for path in ("state['params']['w']", "state['momentum']['w']", "grads['w']"):
+        leaf = inputs[path]
+        assert leaf["sharding"]["readable"] == "P('data', 'model')"
+        assert leaf["sharding"]["spec"] == [["data"], ["model"]]
+        assert leaf["sharding"]["source"] == "sdy"
+        assert (leaf["shape"], leaf["shard_shape"]) == ([512, 256], [128, 128])
+        assert leaf["bytes_per_device"] == 128 * 128 * 4
+    for path in ("state['params']['b']", "grads['b']"):
+        assert inputs[path]["sharding"]["readable"] == "P('model')"
+        assert inputs[path]["shard_shape"] == [128]
+    assert inputs["state['step']"]["sharding"]["kind"] == "replicated"
+    gnorm = by_path(outputs)["result[1]"]
+    assert (gnorm["shape"], gnorm["sharding"]["readable"]) == ([], "replicated")
+    assert naming_findings(report) == []
+    text = lower_text("sample_programs/sharded.py:update").stdout
+    assert re.search(r"state\['params'\]\['w'\].*P\('data', 'model'\)\s+f32\[128,128\] 64\.0 KiB"
+                     r"\s+aliased → out 3", text)  # fmt: skip
+
+
+def test_sharded_normalize_at_axis_shorthand(lower_json: Any) -> None:
+    _, report = lower_json("sample_programs/sharded.py:normalize")
+    (x,), (out,) = report["inputs"], report["outputs"]
+    for leaf in (x, out):
+        assert leaf["sharding"]["readable"] == "P('data', None)"
+        assert leaf["shard_shape"] == [2, 128]
+        assert leaf["sharding"]["replicas"] == 2  # the model axis holds copies
+
+
+@pytest.mark.parametrize(
+    "function, x_spec, w_spec, out_spec, x_shard",
+    [
+        ("layer", "P('data', None)", "P(None, 'model')", "P('data', 'model')", [8, 256]),
+        ("layer_rs", "P('data', 'model')", "P('model', None)", "P('data', None)", [8, 256]),
+    ],
+)
+def test_tp_shard_map_specs(function: str, x_spec: str, w_spec: str, out_spec: str,
+                            x_shard: list[int], lower_json: Any) -> None:  # fmt: skip
+    _, report = lower_json(f"sample_programs/tp.py:{function}")
+    assert report["stage"] == "shard_map"
+    assert (report["mesh"], report["num_devices"]) == ("data=2,model=4", 8)
+    x, w = report["inputs"]
+    assert (x["path"], x["sharding"]["readable"], x["shard_shape"]) == ("x", x_spec, x_shard)
+    assert (w["path"], w["sharding"]["readable"]) == ("w", w_spec)
+    assert report["outputs"][0]["sharding"]["readable"] == out_spec
+    assert naming_findings(report) == []
+
+
+def test_static_arg_f_lists_static_args(lower_json: Any, lower_text: Any) -> None:
+    _, report = lower_json("sample_programs/static_arg.py:f")
+    assert report["static_args"] == [
+        {"path": "n", "position": 1, "value": "3"},
+        {"path": "activation", "position": None, "value": "'gelu'"},
+    ]
+    assert [(leaf["path"], leaf["shape"]) for leaf in report["inputs"]] == [("x", [8, 128])]
+    assert "static:       n=3, activation='gelu'\n" in lower_text(
+        "sample_programs/static_arg.py:f").stdout  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "function, paths",
+    [
+        ("apply", ["layer.w", "layer.b", "x"]),
+        ("apply_seq", [f"model.layers[{i}].{k}" for i in range(3) for k in ("w", "b")] + ["x"]),
+    ],
+)
+def test_custom_pytree_paths(function: str, paths: list[str], lower_json: Any) -> None:
+    _, report = lower_json(f"sample_programs/custom_pytree.py:{function}")
+    assert [leaf["path"] for leaf in report["inputs"]] == paths
+    assert all(leaf["status"] == "ok" and leaf["name"] == leaf["path"] for leaf in report["inputs"])
+
+
+def test_nested_model_records_nested_jaxprs(lower_json: Any) -> None:
+    _, report = lower_json("sample_programs/nested.py:model")
+    top = report["jaxpr"]
+    assert (top["where"], top["quality"]) == ("top", "ok")
+    assert top["arg_names"] == ["ws", "x", "threshold"]
+    nested = report["nested"]
+    primitives = {n["primitive"] for n in nested}
+    assert {"scan", "cond", "while", "remat2", "jit", "custom_jvp_call",
+            "custom_vjp_call"} <= primitives  # fmt: skip
+    by_where = {n["where"]: n for n in nested}
+    body = next(n for n in nested if n["primitive"] == "scan")
+    assert body["func_src_info"].startswith("body at ") and body["arg_names"] == ["h", "w"]
+    jits = [n["func_src_info"] for n in nested if n["primitive"] == "jit"]
+    assert any(info.startswith("_dense at ") for info in jits), jits
+    assert [n["quality"] for n in nested if n["primitive"] == "cond"] == ["ok", "ok"]
+    jx110 = [f for f in report["findings"] if f["code"] == "JX110"]
+    assert jx110 and all(f["severity"] == "info" for f in jx110)
+    assert {code for code, _ in naming_findings(report)} == {"JX110"}
+    for finding in jx110:
+        where = finding["message"].split()[2]
+        assert by_where[where]["quality"] == "partial", finding
+    assert {o["path"] for o in report["outputs"]} == {
+        "result['out']", "result['layer_means']", "result['halvings']"}  # fmt: skip
+    assert by_path(report["outputs"])["result['halvings']"]["dtype"] == "int32"
+
+
+def test_nested_model_grad(lower_json: Any) -> None:
+    _, report = lower_json("sample_programs/nested.py:model_grad")
+    assert report["nested"] and "JX110" in codes(report)
+    assert [(o["path"], o["shape"]) for o in report["outputs"]] == [("result", [6, 32, 32])]
+
+
+def test_big_mlp_forward_scales(lower_json: Any) -> None:
+    _, report = lower_json("sample_programs/big_mlp.py:forward")
+    inputs = report["inputs"]
+    assert len(inputs) == 2 * 256 + 1
+    assert inputs[0]["path"] == "params[0]['b']" and inputs[-2]["path"] == "params[255]['w']"
+    assert inputs[-1]["path"] == "x"
+    assert all(leaf["status"] == "ok" for leaf in inputs)
+    assert [leaf["main_index"] for leaf in inputs] == list(range(len(inputs)))
+
+
+# ---- flags on the command line ---------------------------------------------------------------
+
+
+def test_flags_override_the_declaration(lower_json: Any) -> None:
+    _, report = lower_json(
+        "sample_programs/static_arg.py:f", "--args", "f32[4,16], 2",
+        "--kwargs", "activation='relu'", "--static-argnums", "1",
+        "--static-argnames", "activation",
+    )  # fmt: skip
+    assert report["static_args"] == [
+        {"path": "n", "position": 1, "value": "2"},
+        {"path": "activation", "position": None, "value": "'relu'"},
+    ]
+    assert [(leaf["path"], leaf["shape"]) for leaf in report["inputs"]] == [("x", [4, 16])]
+    assert report["outputs"][0]["shape"] == [4, 16]
+
+
+def test_flags_merge_over_the_declaration(lower_json: Any) -> None:
+    """Only --args given: the declared kwargs and static argnums/argnames still apply."""
+    _, report = lower_json("sample_programs/static_arg.py:f", "--args", "f32[2,8], 5")
+    assert report["static_args"] == [
+        {"path": "n", "position": 1, "value": "5"},
+        {"path": "activation", "position": None, "value": "'gelu'"},
+    ]
+    assert report["inputs"][0]["shape"] == [2, 8]
+
+
+def _sections(text: str) -> dict[str, str]:
+    """``── name ──`` sections after the report, by name."""
+    parts = re.split(r"^── (\w+) ──$", text, flags=re.MULTILINE)
+    return dict(zip(parts[1::2], parts[2::2]))
+
+
+def test_show_jaxpr_and_mlir_with_debug_info(lower_text: Any) -> None:
+    target = "sample_programs/mlp.py:predict"
+    result = lower_text(target, "--show", "jaxpr", "--show", "mlir", "--debug-info")
+    text = result.stdout
+    assert text.startswith(f"target:       {target}\n")  # the report comes first
+    sections = _sections(text)
+    assert list(sections) == ["jaxpr", "mlir"]
+    jaxpr, mlir = sections["jaxpr"], sections["mlir"]
+    assert "{ lambda " in jaxpr and "dot_general" in jaxpr
+    assert "# params['layers'][0]['w']" in jaxpr  # invars are annotated with their names
+    assert "func.func public @main(" in mlir
+    assert 'loc("x")' in mlir
+    assert "loc(\"params['layers'][0]['w']\")" in mlir
+    assert "jax.result_info = \"result['logits']\"" in mlir
+
+
+def test_show_mlir_default_is_annotated(lower_text: Any) -> None:
+    """Without --debug-info the module drops source locations but each @main argument
+    still says which leaf it is."""
+    result = lower_text("sample_programs/static_arg.py:f", "--show", "mlir")
+    mlir = _sections(result.stdout)["mlir"]
+    assert "func.func public @main(" in mlir
+    assert re.search(r"%arg0: tensor<8x128xf32>.*// x\b", mlir)
+    assert 'loc("' not in mlir
+
+
+def test_output_file(run_cli: Any, lower_json: Any, tmp_path: Any) -> None:
+    out = tmp_path / "report.json"
+    target = "sample_programs/unused_arg.py:f"
+    result = run_cli("lower", target, "--format", "json", "-o", out)
+    assert result.returncode == 0, result.describe()
+    assert (result.stdout, result.stderr) == ("", "")
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert_valid_report(written)
+    assert written == lower_json(target)[1]
+
+
+def test_output_file_text_is_plain(run_cli: Any, lower_text: Any, tmp_path: Any) -> None:
+    out = tmp_path / "report.txt"
+    target = "sample_programs/unused_arg.py:f"
+    result = run_cli("lower", target, "--output", out)
+    assert result.returncode == 0 and result.stdout == "", result.describe()
+    assert out.read_text(encoding="utf-8") == lower_text(target).stdout
+
+
+@pytest.mark.parametrize(
+    "target, fail_on, code",
+    [
+        ("sample_programs/unused_arg.py:f", "info", 1),  # JX105 is info
+        ("sample_programs/unused_arg.py:f", "warning", 0),
+        ("sample_programs/data_parallel.py:step", "warning", 1),  # JX102 is a warning
+    ],
+)
+def test_fail_on(target: str, fail_on: str, code: int, lower_text: Any) -> None:
+    result = lower_text(target, "--fail-on", fail_on)
+    assert result.returncode == code, result.describe()
+    assert result.stderr == "", "findings are the report, not errors"
+    assert "findings (" in result.stdout
+
+
+def test_gspmd_reads_the_same_specs_as_shardy(lower_json: Any) -> None:
+    """``mhlo.sharding`` tile assignments map back to mesh axis names."""
+    flags = ("--mesh", "data=4,model=2", "--in-specs", "P('data', None)", "--args", "f32[8,128]")
+    _, gspmd = lower_json("sample_programs/sharded.py:normalize", "--partitioner", "gspmd", *flags)
+    _, shardy = lower_json("sample_programs/sharded.py:normalize", *flags)
+    assert (gspmd["partitioner"], shardy["partitioner"]) == ("gspmd", "shardy")
+    for g, s in zip(gspmd["inputs"] + gspmd["outputs"], shardy["inputs"] + shardy["outputs"]):
+        assert g["sharding"]["readable"] == s["sharding"]["readable"] == "P('data', None)"
+        assert g["sharding"]["spec"] == s["sharding"]["spec"] == [["data"], []]
+        assert g["sharding"]["mesh"] == "data=4,model=2"
+        assert g["sharding"]["replicas"] == s["sharding"]["replicas"] == 2
+        assert g["shard_shape"] == s["shard_shape"] == [2, 128]
+        assert (g["sharding"]["source"], s["sharding"]["source"]) == ("gspmd", "sdy")
+        assert "devices=" in g["sharding"]["raw"] and "sdy.sharding" in s["sharding"]["raw"]
+
+
+def test_gspmd_sharded_update_matches_shardy(lower_json: Any) -> None:
+    """The README's promise: ``--partitioner gspmd`` shows the same P(...) as Shardy."""
+    _, gspmd = lower_json("sample_programs/sharded.py:update", "--partitioner", "gspmd")
+    _, shardy = lower_json("sample_programs/sharded.py:update")
+    assert gspmd["partitioner"] == "gspmd"
+    pairs = zip(gspmd["inputs"] + gspmd["outputs"], shardy["inputs"] + shardy["outputs"])
+    for g, s in pairs:
+        assert g["path"] == s["path"]
+        assert g["sharding"]["readable"] == s["sharding"]["readable"], g["path"]
+        assert g["shard_shape"] == s["shard_shape"], g["path"]
+    assert [leaf["aliased_output"] for leaf in gspmd["inputs"]] == [
+        leaf["aliased_output"] for leaf in shardy["inputs"]]  # fmt: skip
+
+
+def test_gspmd_size_one_axis_named_like_shardy(lower_json: Any) -> None:
+    flags = ("--mesh", "data=8,model=1", "--in-specs", "P('data')", "--args", "f32[16,4]")
+    _, report = lower_json(f"{FIXTURE}:double", "--partitioner", "gspmd", *flags)
+    assert report["inputs"][0]["sharding"]["readable"] == "P('data', None)"
+
+
+def test_abstract_tpu_mesh(lower_json: Any) -> None:
+    """A 1024-chip topology that is not here: an AbstractMesh, lowered for TPU."""
+    result, report = lower_json(
+        f"{FIXTURE}:matmul", "--abstract", "--platform", "tpu", "--mesh", "data=64,model=16",
+        "--args", "f32[1024@data,512], f32[512,2048@model]",
+    )  # fmt: skip
+    assert result.stderr == "", result.describe()
+    assert report["reached"] == "lowered"
+    assert (report["platform"], report["num_devices"]) == ("tpu", 1024)
+    assert (report["mesh"], report["abstract_mesh"]) == ("data=64,model=16", True)
+    assert not any("simulated" in note for note in report["notes"])
+    x, w = report["inputs"]
+    assert (x["sharding"]["readable"], x["shard_shape"]) == ("P('data', None)", [16, 512])
+    assert (w["sharding"]["readable"], w["shard_shape"]) == ("P(None, 'model')", [512, 128])
+    assert x["sharding"]["mesh"] == "data=64,model=16"
+    assert report["outputs"][0]["shape"] == [1024, 2048]
+    assert naming_findings(report) == []
+
+
+def test_ordered_effect_token_is_an_extra_arg(lower_json: Any) -> None:
+    _, report = lower_json(f"{FIXTURE}:ordered_print", "--args", "f32[3]")
+    assert [extra["kind"] for extra in report["extra_args"]] == ["token"]
+    (x,) = report["inputs"]
+    assert (x["path"], x["status"]) == ("x", "ok")
+    assert x["main_index"] == report["extra_args"][0]["main_index"] + 1
+
+
+def test_lowering_failure_is_reported(lower_text: Any, lower_json: Any) -> None:
+    """A host callback traces but cannot be lowered for TPU here: the report is still
+    printed, it stops at "traced", JX108 says why, and --show mlir says there is none."""
+    flags = ("--args", "f32[4]", "--platform", "tpu")
+    result, report = lower_json(f"{FIXTURE}:host_callback", *flags)
+    assert result.returncode == 3, result.describe()  # the user's code failed to lower
+    assert result.stderr.startswith("error: lowering failed: "), result.describe()
+    assert len(result.stderr.splitlines()) == 1, result.describe()
+    assert report["reached"] == "traced" and report["error"]
+    (jx108,) = [f for f in report["findings"] if f["code"] == "JX108"]
+    assert jx108["severity"] == "error" and report["error"] in jx108["message"]
+    assert naming_findings(report) == [("JX108", None)]
+    (x,) = report["inputs"]
+    assert (x["name"], x["status"], x["main_index"]) == ("x", "ok", None)  # from the jaxpr
+    text = lower_text(f"{FIXTURE}:host_callback", *flags, "--show", "mlir", "--fail-on", "error")
+    assert text.returncode == 3, text.describe()
+    assert "stage:        jit → reached traced\n" in text.stdout
+    assert "JX108 error   lowering failed: " in text.stdout
+    assert "// no module: lowering failed: " in text.stdout
+
+
+# ---- explain, help ---------------------------------------------------------------------------
+
+
+def test_explain_known_code(run_cli: Any) -> None:
+    result = run_cli("explain", "JX102")
+    assert result.returncode == 0 and result.stderr == "", result.describe()
+    assert result.stdout.startswith("JX102 (warning): ")
+    assert "flat_args" in result.stdout
+
+
+def test_explain_unknown_code(run_cli: Any) -> None:
+    result = run_cli("explain", "JX999")
+    assert result.returncode == 2, result.describe()
+    line = error_line(result)
+    assert "JX999" in line and "JX101" in line and "JX110" in line
+    assert result.stdout == ""
+
+
+def test_python_m_help(run_cli: Any) -> None:
+    import sys
+
+    result = run_cli("-m", "jxinspect", "--help", command=(sys.executable,))
+    assert result.returncode == 0, result.describe()
+    assert "lower" in result.stdout and "explain" in result.stdout
+
+
+def test_help_does_not_import_jax() -> None:
+    code = """
+import sys
+from jxinspect import cli
+for argv in (["jxinspect", "--help"], ["jxinspect", "lower", "--help"],
+             ["jxinspect", "--version"]):
+    sys.argv = argv
+    try:
+        cli.main()
+    except SystemExit as exit:
+        assert exit.code in (0, None), (argv, exit.code)
+    loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("jax", "jaxlib"))
+    assert not loaded, (argv, loaded[:5])
+print("JAX NOT IMPORTED")
+"""
+    result = run_python(code)
+    assert result.returncode == 0, result.describe()
+    assert result.stdout.rstrip().endswith("JAX NOT IMPORTED")
+    assert "--static-argnums" in result.stdout  # `lower --help` did print its options

@@ -1,0 +1,146 @@
+"""The HTML report in a real browser: headless Chromium (Debian's ``chromium``) driven by
+Playwright, opening a report the installed command wrote, from disk.
+
+Every request other than the file itself is refused and recorded (the page must need
+none). Checked: no console errors, the tables show every leaf of the JSON report, the text
+filter and a status toggle hide and show rows, a collapsible section closes and opens, a
+finding's link brings back a leaf the filter hid, the code search finds lines. A
+screenshot goes to ``tests/artifacts/``. Skips, saying why, only when Playwright or a
+Chromium binary is missing or the browser cannot start (``.ci/run`` installs both).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import REPO
+
+TARGET = "sample_programs/data_parallel.py:step"
+ARTIFACTS = REPO / "tests" / "artifacts"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]  # fmt: skip
+
+
+def chromium_path() -> str | None:
+    """``$JXINSPECT_CHROMIUM``, else Debian's ``chromium`` (or a Chrome) on PATH."""
+    given = os.environ.get("JXINSPECT_CHROMIUM")
+    if given:
+        return given
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="Playwright is not installed (pip install playwright)"
+    )
+    executable = chromium_path()
+    if executable is None:
+        pytest.skip("no Chromium binary: apt-get install -y chromium, or set JXINSPECT_CHROMIUM")
+    with sync_api.sync_playwright() as playwright:
+        try:
+            launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        except Exception as err:  # Playwright's own error type
+            pytest.skip(f"{executable} does not start headless: {str(err).splitlines()[0]}")
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def report_file(tmp_path_factory: Any, run_cli: Any) -> Path:
+    out = tmp_path_factory.mktemp("html") / "report.html"
+    result = run_cli("lower", TARGET, "--format", "html", "-o", out, "--source")
+    assert result.returncode == 0, result.describe()
+    return Path(out)
+
+
+def visible_rows(page: Any, table: str) -> list[str]:
+    rows = page.locator(f"#{table}-table tbody tr")
+    return [rows.nth(i).inner_text() for i in range(rows.count()) if rows.nth(i).is_visible()]
+
+
+def test_report_in_chromium(browser: Any, report_file: Path, lower_json: Any) -> None:
+    _, report = lower_json(TARGET)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    problems: list[str] = []
+    refused: list[str] = []
+    page.on("console", lambda m: m.type in ("error", "warning") and problems.append(m.text))
+    page.on("pageerror", lambda err: problems.append(str(err)))
+
+    def route(request_route: Any) -> None:
+        url = request_route.request.url
+        if url == report_file.as_uri():
+            request_route.continue_()
+        else:
+            refused.append(url)
+            request_route.abort()
+
+    page.route("**/*", route)
+    page.goto(report_file.as_uri(), wait_until="load")
+
+    # every leaf is in its table, with its status
+    for table, leaves in (("inputs", report["inputs"]), ("outputs", report["outputs"])):
+        rows = visible_rows(page, table)
+        assert len(rows) == len(leaves), (table, rows)
+        for row, leaf in zip(rows, leaves):
+            assert leaf["path"] in row and leaf["status"] in row
+        assert page.locator(f".filters[data-table={table}-table] .shown").inner_text() == (
+            f"{len(leaves)} of {len(leaves)} shown"
+        )
+
+    # the text filter, then a status toggle
+    page.fill(".filters[data-table=inputs-table] input[type=search]", "params")
+    assert [r.split("\t")[1] for r in visible_rows(page, "inputs")] == ["params['b']",
+                                                                         "params['w']"]  # fmt: skip
+    assert page.inner_text(".filters[data-table=inputs-table] .shown") == "2 of 4 shown"
+    page.fill(".filters[data-table=inputs-table] input[type=search]", "")
+    assert len(visible_rows(page, "inputs")) == 4
+    toggle = page.locator(".filters[data-table=outputs-table] input[value=ok]")
+    toggle.uncheck()
+    assert visible_rows(page, "outputs") == []
+    toggle.check()
+    assert len(visible_rows(page, "outputs")) == 3
+
+    # a finding links to the leaf it names, even when a filter hid it
+    page.fill(".filters[data-table=inputs-table] input[type=search]", "no such leaf")
+    assert not page.locator("#in-0").is_visible()
+    page.click("#f-0 a.leaf-link")
+    page.locator("#in-0").wait_for(state="visible", timeout=10_000)
+    assert page.evaluate("location.hash") == "#in-0"
+
+    # a collapsible section
+    code = page.locator("#jaxpr pre.code")
+    assert code.is_visible()
+    page.click("#jaxpr summary")
+    code.wait_for(state="hidden", timeout=10_000)
+    assert page.get_attribute("#jaxpr details", "open") is None
+    page.click("#jaxpr summary")
+    code.wait_for(state="visible", timeout=10_000)
+
+    # the code search
+    page.fill("#module .codebar input", "flat_args[2]")
+    page.wait_for_function("document.querySelector('#module .hits').textContent.includes('of')")
+    assert page.locator("#module .l.hit").count() >= 1
+    assert "flat_args[2]" in page.locator("#module .l.current").inner_text()
+
+    # the sharding pictures are drawn
+    assert page.locator("#sharding svg").count() == 3
+    assert page.locator("#sharding svg rect").count() >= 8
+
+    page.fill("#module .codebar input", "")
+    page.evaluate("window.scrollTo(0, 0)")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "report-data_parallel.step.png"), full_page=True)
+    page.close()
+    assert problems == [], problems
+    assert refused == [], f"the page asked for more than its own file: {refused}"
