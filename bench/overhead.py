@@ -30,7 +30,11 @@ assert "func.func public @main" in text
 
 
 def tool_base() -> list[str]:
-    """The installed command, or ``python -m jxinspect``."""
+    """The console script beside this interpreter (not a version manager's shim, which
+    starts a shell and resolves Python again), else on PATH, else ``python -m jxinspect``."""
+    beside = Path(sys.executable).parent / "jxinspect"
+    if beside.is_file():
+        return [str(beside)]
     exe = shutil.which("jxinspect")
     return [exe] if exe else [sys.executable, "-m", "jxinspect"]
 

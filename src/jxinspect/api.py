@@ -9,6 +9,7 @@ importing the user's module, builds example inputs from specs, and calls the for
 from __future__ import annotations
 
 import contextlib
+import gc
 import inspect as pyinspect
 import warnings
 from dataclasses import replace
@@ -326,6 +327,9 @@ def inspect_target(
             options = given.merged_over(runtime)
             mesh, notes = _prepare_devices(options)
     fun = resolve_attribute(module, target)
+    # JAX and the user's module live as long as this process: move them to the collector's
+    # permanent generation, or a full collection while tracing rescans them all (~50 ms).
+    gc.freeze()
     args, kwargs = _example_inputs(options, module, target, fun)
 
     from jxinspect.tracer import inputs

@@ -18,7 +18,7 @@ from jxinspect.model import (
     Status,
 )
 from jxinspect.program import TextRequest
-from jxinspect.tracer import annotate, mlir, nested
+from jxinspect.tracer import mlir, nested
 from jxinspect.tracer.mlir import MainSignature, MainValue
 from jxinspect.tracer.stage import Staged
 
@@ -72,6 +72,13 @@ def _jax_sharding(value: Any, mesh: Mesh | None) -> Sharding | None:
     )
     kind: ShardingKind = "tiled" if any(axes) else "replicated"
     return Sharding(kind, axes, mesh, source="jax", raw=str(spec))
+
+
+def _program(staged: Staged, request: Any, main: Any, inputs: Any) -> Any:
+    """The annotated texts the views draw (imported only when a view asks for them)."""
+    from jxinspect.tracer import annotate
+
+    return annotate.program(staged, request, main, inputs)
 
 
 def _function_name(staged: Staged) -> str | None:
@@ -219,5 +226,5 @@ def build_report(
         mlir_text=staged.lowered.as_text(debug_info=True)
         if keep_texts is True and staged.lowered is not None
         else None,
-        program=annotate.program(staged, keep_texts, main, inputs) if keep_texts else None,
+        program=_program(staged, keep_texts, main, inputs) if keep_texts else None,
     )
