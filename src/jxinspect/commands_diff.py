@@ -13,20 +13,33 @@ from typing import Annotated, Optional
 import typer
 
 from jxinspect.cliutil import (
+    AbstractOpt,
+    ArgsFromOpt,
+    ArgsOpt,
+    AxisNameOpt,
     Color,
+    DevicesOpt,
+    ExplicitOpt,
     FailOn,
-    Partitioner,
-    Platform,
-    Stage,
+    InAxesOpt,
+    InSpecsOpt,
+    IntsOpt,
+    KeepUnusedOpt,
+    KwargsOpt,
+    MeshOpt,
+    NamesOpt,
+    OutSpecsOpt,
+    PartitionerOpt,
+    PlatformOpt,
+    StageOpt,
     TracebackOpt,
     emit,
-    ints,
-    names,
     run_command,
+    target_options,
     use_color,
 )
 from jxinspect.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from jxinspect.options import TargetOptions, nearest
+from jxinspect.options import nearest
 
 SIDE_HELP = "A .py file, module:function, file.py:function, a saved .json report or a .mlir file."
 
@@ -60,36 +73,26 @@ def diff_debug(
         Optional[list[str]],
         typer.Option("--function", help="Compare this function of the .py files (repeatable)."),
     ] = None,
-    args: Annotated[Optional[str], typer.Option(help='Example inputs: "f32[8,128], 3".')] = None,
-    kwargs: Annotated[Optional[str], typer.Option(help='Keyword inputs: "scale=2.0".')] = None,
-    args_from: Annotated[
-        Optional[str], typer.Option(help="module:function returning args or (args, kwargs).")
-    ] = None,
-    stage: Annotated[Optional[Stage], typer.Option(help="Staging API (default jit).")] = None,
-    static_argnums: Annotated[Optional[str], typer.Option(help='e.g. "1" or "0,2".')] = None,
-    static_argnames: Annotated[Optional[str], typer.Option(help='e.g. "n,mode".')] = None,
-    donate_argnums: Annotated[Optional[str], typer.Option()] = None,
-    donate_argnames: Annotated[Optional[str], typer.Option()] = None,
-    keep_unused: Annotated[
-        Optional[bool], typer.Option("--keep-unused", help="Keep unused arguments in @main.")
-    ] = None,
-    devices: Annotated[Optional[int], typer.Option(min=1, help="Simulate N CPU devices.")] = None,
-    mesh: Annotated[Optional[str], typer.Option(help='Mesh axes: "data=2,model=4".')] = None,
-    in_specs: Annotated[
-        Optional[str], typer.Option(help="Input shardings (jit/pjit) or shard_map in_specs.")
-    ] = None,
-    out_specs: Annotated[Optional[str], typer.Option(help="Output shardings or specs.")] = None,
-    axis_name: Annotated[Optional[str], typer.Option(help="pmap axis name.")] = None,
-    in_axes: Annotated[Optional[str], typer.Option(help='pmap in_axes: "0, None".')] = None,
-    static_broadcasted_argnums: Annotated[Optional[str], typer.Option()] = None,
-    abstract: Annotated[
-        Optional[bool], typer.Option("--abstract", help="Use an AbstractMesh (no devices).")
-    ] = None,
-    platform: Annotated[Optional[Platform], typer.Option(help="Lower for this platform.")] = None,
-    partitioner: Annotated[Optional[Partitioner], typer.Option()] = None,
-    explicit: Annotated[
-        Optional[bool], typer.Option("--explicit", help="Explicit-sharding mesh axes.")
-    ] = None,
+    args: ArgsOpt = None,
+    kwargs: KwargsOpt = None,
+    args_from: ArgsFromOpt = None,
+    stage: StageOpt = None,
+    static_argnums: IntsOpt = None,
+    static_argnames: NamesOpt = None,
+    donate_argnums: IntsOpt = None,
+    donate_argnames: NamesOpt = None,
+    keep_unused: KeepUnusedOpt = None,
+    devices: DevicesOpt = None,
+    mesh: MeshOpt = None,
+    in_specs: InSpecsOpt = None,
+    out_specs: OutSpecsOpt = None,
+    axis_name: AxisNameOpt = None,
+    in_axes: InAxesOpt = None,
+    static_broadcasted_argnums: IntsOpt = None,
+    abstract: AbstractOpt = None,
+    platform: PlatformOpt = None,
+    partitioner: PartitionerOpt = None,
+    explicit: ExplicitOpt = None,
     format: Annotated[DiffFormat, typer.Option("--format", "-f")] = DiffFormat.text,
     output: Annotated[Optional[Path], typer.Option("--output", "-o")] = None,
     fail_on: Annotated[
@@ -113,6 +116,8 @@ def diff_debug(
     lost or degraded, result paths, shardings, donation, pruning and findings; exit 1 on a
     regression at or above --fail-on."""
 
+    flags = dict(locals())
+
     def body() -> int:
         from jxinspect.diff import DiffReport, Policy, diff_reports
         from jxinspect.sources import load_reports
@@ -121,30 +126,7 @@ def diff_debug(
             fail_on=None if fail_on is FailOn.never else fail_on.value,
             allow=allowed_classes(allow),
         )
-        given = TargetOptions(
-            args=args,
-            kwargs=kwargs,
-            args_from=args_from,
-            stage=stage.value if stage else None,
-            static_argnums=ints("static-argnums", static_argnums),
-            static_argnames=names("static-argnames", static_argnames),
-            donate_argnums=ints("donate-argnums", donate_argnums),
-            donate_argnames=names("donate-argnames", donate_argnames),
-            keep_unused=keep_unused,
-            devices=devices,
-            mesh=mesh,
-            in_specs=in_specs,
-            out_specs=out_specs,
-            axis_name=axis_name,
-            in_axes=in_axes,
-            static_broadcasted_argnums=ints(
-                "static-broadcasted-argnums", static_broadcasted_argnums
-            ),
-            partitioner=partitioner.value if partitioner else None,
-            platform=platform.value if platform else None,
-            abstract=abstract,
-            explicit=explicit,
-        )
+        given = target_options(flags)
         pairs = load_reports(before, after, given, tuple(function or ()))
         diff = DiffReport(
             before=before,
