@@ -37,6 +37,13 @@ def dtype_bytes(dtype: str) -> float:
     return DTYPE_BYTES.get(dtype, 0)
 
 
+def shard_bytes(shape: tuple[int, ...], dtype: str) -> int | None:
+    """Bytes of an array of this shape; ``None`` when a dimension is symbolic (-1)."""
+    if any(d < 0 for d in shape):
+        return None
+    return int(math.prod(shape) * dtype_bytes(dtype))
+
+
 @dataclass(frozen=True)
 class Mesh:
     """A device mesh: named axes with sizes, in order."""
@@ -204,8 +211,9 @@ class Input:
         return sharding.shard_shape(self.shape) if sharding else self.shape
 
     @property
-    def bytes_per_device(self) -> int:
-        return int(math.prod(self.shard_shape) * dtype_bytes(self.dtype))
+    def bytes_per_device(self) -> int | None:
+        """Bytes each device holds; ``None`` when a dimension is symbolic (written -1)."""
+        return shard_bytes(self.shard_shape, self.dtype)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -275,8 +283,9 @@ class Output:
         return sharding.shard_shape(self.shape) if sharding else self.shape
 
     @property
-    def bytes_per_device(self) -> int:
-        return int(math.prod(self.shard_shape) * dtype_bytes(self.dtype))
+    def bytes_per_device(self) -> int | None:
+        """Bytes each device holds; ``None`` when a dimension is symbolic (written -1)."""
+        return shard_bytes(self.shard_shape, self.dtype)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -18,7 +18,7 @@ def check(report: Report, settings: Settings = DEFAULT_SETTINGS) -> Iterator[Fin
         sharding = leaf.compiled_sharding or leaf.sharding
         if sharding is None or not sharding.is_replicated or leaf.status == "pruned":
             continue
-        if leaf.bytes_per_device >= settings.replicated_bytes:
+        if (leaf.bytes_per_device or 0) >= settings.replicated_bytes:
             yield RULE.finding(
                 report,
                 f"argument {leaf.path} ({type_text(leaf.shape, leaf.dtype)}, "

@@ -29,8 +29,12 @@ def bytes_per_device(report: Report) -> tuple[int, str]:
         leaf.compiled_alias if report.compiled is not None else leaf.aliased_output
         for leaf in report.inputs
     }
-    arguments = sum(leaf.bytes_per_device for leaf in report.inputs if leaf.status != "pruned")
-    results = sum(leaf.bytes_per_device for leaf in report.outputs if leaf.index not in aliased)
+    arguments = sum(
+        leaf.bytes_per_device or 0 for leaf in report.inputs if leaf.status != "pruned"
+    )
+    results = sum(
+        leaf.bytes_per_device or 0 for leaf in report.outputs if leaf.index not in aliased
+    )
     return arguments + results, "arguments + results"
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 from jxinspect.spec import short_dtype
 
 
-def human_bytes(count: int) -> str:
-    """``1536`` → ``1.5 KiB``."""
+def human_bytes(count: int | None) -> str:
+    """``1536`` → ``1.5 KiB``; ``None`` (a symbolic size) → ``?``."""
+    if count is None:
+        return "? B"
     size = float(count)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if size < 1024 or unit == "TiB":

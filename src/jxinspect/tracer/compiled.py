@@ -309,8 +309,8 @@ def attach(report: Report, compiled: Any) -> Report:
         compiled.output_shardings, is_leaf=lambda x: x is None
     )
     estimate = (
-        sum(leaf.bytes_per_device for leaf in report.inputs if leaf.status != "pruned"),
-        sum(leaf.bytes_per_device for leaf in report.outputs),
+        sum(leaf.bytes_per_device or 0 for leaf in report.inputs if leaf.status != "pruned"),
+        sum(leaf.bytes_per_device or 0 for leaf in report.outputs),
     )
     info = read_compiled(compiled, mesh, estimate)
     aliases = dict(info.aliases)
