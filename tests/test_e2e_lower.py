@@ -448,6 +448,17 @@ def test_gspmd_sharded_update_matches_shardy(lower_json: Any) -> None:
         leaf["aliased_output"] for leaf in shardy["inputs"]]  # fmt: skip
 
 
+def test_shard_map_specs_read_under_both_partitioners(lower_json: Any) -> None:
+    """A shard_map's specs: from sdy.manual_computation, or GSPMD's @Sharding and
+    @SPMDShardToFullShape custom calls, read the same."""
+    _, shardy = lower_json("sample_programs/tp.py:layer")
+    _, gspmd = lower_json("sample_programs/tp.py:layer", "--partitioner", "gspmd")
+    for report in (shardy, gspmd):
+        readable = [leaf["sharding"]["readable"] for leaf in report["inputs"] + report["outputs"]]
+        assert readable == ["P('data', None)", "P(None, 'model')", "P('data', 'model')"]
+        assert report["outputs"][0]["shard_shape"] == [8, 256]
+
+
 def test_gspmd_size_one_axis_named_like_shardy(lower_json: Any) -> None:
     flags = ("--mesh", "data=8,model=1", "--in-specs", "P('data')", "--args", "f32[16,4]")
     _, report = lower_json(f"{FIXTURE}:double", "--partitioner", "gspmd", *flags)

@@ -185,7 +185,9 @@ def read_main(module: Any, mesh_hint: Mesh | None = None, device_ids: Any = None
             for i, type_ in enumerate(function_type.results)
             for res in (_attr_dict(res_attrs, i),)
         )
-        args, results = _with_manual_specs(block, args, results, meshes)
+        args, results = _with_manual_specs(
+            block, args, results, meshes, mesh_hint, device_ids
+        )
     return MainSignature(args, results, meshes)
 
 
@@ -198,9 +200,12 @@ def _with_manual_specs(
     args: tuple[MainValue, ...],
     results: tuple[MainValue, ...],
     meshes: dict[str, Mesh],
+    mesh_hint: Mesh | None,
+    device_ids: Any,
 ) -> tuple[tuple[MainValue, ...], tuple[MainValue, ...]]:
-    """Give arguments/results that feed a top-level ``sdy.manual_computation`` (a
-    shard_map) its in/out specs when ``@main`` itself declares none."""
+    """Give the arguments and results of a top-level shard_map its in/out specs when
+    ``@main`` itself declares none: Shardy's ``sdy.manual_computation``, or GSPMD's
+    ``@Sharding`` (into the shard_map) and ``@SPMDShardToFullShape`` (out of it)."""
     from dataclasses import replace
 
     from jaxlib.mlir import ir
@@ -210,18 +215,41 @@ def _with_manual_specs(
     result_specs: dict[int, Sharding] = {}
     operations = list(block.operations)
     returned = list(operations[-1].operands) if operations else []
+
+    def feeds_in(operand: Any, sharding: Sharding) -> None:
+        if isinstance(operand, ir.BlockArgument) and operand.owner == block:
+            arg_specs.setdefault(operand.arg_number, sharding)
+
+    def comes_out(result: Any, sharding: Sharding) -> None:
+        for i, value in enumerate(returned):
+            if value == result:
+                result_specs.setdefault(i, sharding)
+
+    def gspmd(op: Any, value: Any) -> Sharding:
+        shape, _ = _tensor(value.type)
+        text = string_value(op.attributes["mhlo.sharding"])
+        return shardings.from_hlo_text(text, len(shape or ()), mesh_hint, device_ids)
+
+    def target(op: Any) -> str | None:
+        if op.operation.name != "stablehlo.custom_call" or "mhlo.sharding" not in op.attributes:
+            return None
+        return string_value(op.attributes["call_target_name"])
+
+    # GSPMD enters a shard_map as @Sharding then @SPMDFullToShardShape on its result
+    entering = [op.operands[0] for op in operations if target(op) == "SPMDFullToShardShape"]
     for op in operations:
-        if op.operation.name != "sdy.manual_computation":
-            continue
-        ins = sdy.TensorShardingPerValueAttr(op.attributes["in_shardings"]).shardings
-        outs = sdy.TensorShardingPerValueAttr(op.attributes["out_shardings"]).shardings
-        for operand, attr in zip(op.operands, ins):
-            if isinstance(operand, ir.BlockArgument) and operand.owner == block:
-                arg_specs.setdefault(operand.arg_number, shardings.from_sdy(attr, meshes))
-        for result, attr in zip(op.results, outs):
-            for i, value in enumerate(returned):
-                if value == result:
-                    result_specs.setdefault(i, shardings.from_sdy(attr, meshes))
+        name = op.operation.name
+        if name == "sdy.manual_computation":
+            ins = sdy.TensorShardingPerValueAttr(op.attributes["in_shardings"]).shardings
+            outs = sdy.TensorShardingPerValueAttr(op.attributes["out_shardings"]).shardings
+            for operand, attr in zip(op.operands, ins):
+                feeds_in(operand, shardings.from_sdy(attr, meshes))
+            for result, attr in zip(op.results, outs):
+                comes_out(result, shardings.from_sdy(attr, meshes))
+        elif target(op) == "Sharding" and any(op.results[0] == v for v in entering):
+            feeds_in(op.operands[0], gspmd(op, op.operands[0]))
+        elif target(op) == "SPMDShardToFullShape":
+            comes_out(op.results[0], gspmd(op, op.results[0]))
     if not arg_specs and not result_specs:
         return args, results
     args = tuple(
