@@ -647,3 +647,24 @@ def test_pairing(old: tuple[Any, ...], new: tuple[Any, ...], pairs: list[tuple[A
 def test_a_target_only_one_side_has(old: Any, new: Any, message: str) -> None:
     with pytest.raises(UsageError, match=message):
         pair_targets(Source("old", old[0], old[1:]), Source("new", new[0], new[1:]))
+
+
+def test_report_read_from_stablehlo_text_fits_the_schema() -> None:
+    """A report built from an .mlir file (stage and versions unknown) is still a valid
+    jxinspect.report/1 document."""
+    from helpers import assert_valid_report
+
+    from jxinspect.tracer.stablehlo import report_from_text
+
+    import jax
+    import jax.numpy as jnp
+
+    def layer(x: Any, w: Any) -> Any:
+        return x @ w
+
+    sds = jax.ShapeDtypeStruct
+    lowered = jax.jit(layer).trace(sds((8, 4), jnp.float32), sds((4, 2), jnp.float32)).lower()
+    report = report_from_text(lowered.as_text(debug_info=True), "layer.mlir")
+    assert report.stage == "unknown"
+    assert [leaf.name for leaf in report.inputs] == ["x", "w"]
+    assert_valid_report(report.to_dict(), "report from StableHLO text")
