@@ -652,12 +652,11 @@ def test_a_target_only_one_side_has(old: Any, new: Any, message: str) -> None:
 def test_report_read_from_stablehlo_text_fits_the_schema() -> None:
     """A report built from an .mlir file (stage and versions unknown) is still a valid
     jxinspect.report/1 document."""
+    import jax
+    import jax.numpy as jnp
     from helpers import assert_valid_report
 
     from jxinspect.tracer.stablehlo import report_from_text
-
-    import jax
-    import jax.numpy as jnp
 
     def layer(x: Any, w: Any) -> Any:
         return x @ w

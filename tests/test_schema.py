@@ -122,7 +122,8 @@ def test_enums_are_the_model_literals() -> None:
     assert enum_at("nestedJaxpr", "properties", "quality") == literal(model.NestedQuality)
     hints = typing.get_type_hints(ExtraArg)
     assert enum_at("extraArg", "properties", "kind") == literal(hints["kind"])
-    assert set(SCHEMA["properties"]["stage"]["enum"]) == {"jit", "pjit", "pmap", "shard_map"}
+    stages = {"jit", "pjit", "pmap", "shard_map", "unknown"}  # unknown: read from StableHLO
+    assert set(SCHEMA["properties"]["stage"]["enum"]) == stages
     assert set(SCHEMA["properties"]["partitioner"]["enum"]) == {"shardy", "gspmd"}
     if hasattr(model, "MemoryStats"):
         source = typing.get_type_hints(model.MemoryStats)["source"]
