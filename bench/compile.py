@@ -9,12 +9,9 @@ prints the medians and their ratio. Usage: python bench/compile.py [--runs N]
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from overhead import ROOT, timed, tool_base  # noqa: E402
+from common import ROOT, compare, tool_base
 
 SAMPLE = ROOT / "sample_programs" / "compiled.py"
 
@@ -37,18 +34,24 @@ assert compiled.memory_analysis() is not None
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=7)
-    runs = parser.parse_args().runs
-    plain_cmd = [sys.executable, "-c", PLAIN]
-    tool_cmd = [*tool_base(), "lower", f"{SAMPLE}:tp_mlp", "--compile", "--format", "json"]
-    timed(plain_cmd), timed(tool_cmd)  # warm the file cache
-    plain, tool = [], []
-    for _ in range(runs):
-        plain.append(timed(plain_cmd))
-        tool.append(timed(tool_cmd))
-    p, t = statistics.median(plain), statistics.median(tool)
-    print(f"plain jax trace+lower+compile:   median {p:.3f} s over {runs} runs")
-    print(f"jxinspect lower --compile --json: median {t:.3f} s over {runs} runs")
-    print(f"ratio: {t / p:.3f} (aim <= 1.10)")
+    parser.add_argument(
+        "--frozen-gc",
+        action="store_true",
+        help="also gc.freeze() in the plain script, as jxinspect does once JAX is loaded",
+    )
+    options = parser.parse_args()
+    plain = PLAIN
+    if options.frozen_gc:
+        plain = PLAIN.replace(
+            "compiled = f.trace", "import gc; gc.freeze()\n" + "compiled = f.trace"
+        )
+    compare(
+        [sys.executable, "-c", plain],
+        [*tool_base(), "lower", f"{SAMPLE}:tp_mlp", "--compile", "--format", "json"],
+        labels=("plain jax trace+lower+compile:", "jxinspect lower --compile --format json:"),
+        aim=1.10,
+        runs=options.runs,
+    )
 
 
 if __name__ == "__main__":

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
-import sysconfig
 import tempfile
-import time
 from pathlib import Path
+
+from common import compare, tool_base
 
 COUNT = 50
 
@@ -103,32 +102,12 @@ def generate(folder: Path) -> Path:
     return description
 
 
-def timed(command: list[str], cwd: Path, ok: tuple[int, ...] = (0,)) -> float:
-    start = time.perf_counter()
-    proc = subprocess.run(
-        command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False
-    )
-    elapsed = time.perf_counter() - start
-    if proc.returncode not in ok:
-        sys.exit(f"{' '.join(command)} exited {proc.returncode}:\n{proc.stderr}")
-    return elapsed
-
-
-def tool_command() -> list[str]:
-    """The console script next to this interpreter (not a shim that re-resolves Python,
-    which would add its own start-up time), else ``python -m jxinspect``."""
-    for folder in (Path(sys.executable).parent, Path(sysconfig.get_path("scripts"))):
-        if (folder / "jxinspect").is_file():
-            return [str(folder / "jxinspect")]
-    return [sys.executable, "-m", "jxinspect"]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=1, help="--jobs for jxinspect lint")
     options = parser.parse_args()
-    tool = tool_command()
+    tool = tool_base()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         description = generate(folder)
@@ -137,21 +116,18 @@ def main() -> None:
         report = subprocess.run(lint, cwd=folder, capture_output=True, text=True, check=False)
         summary = json.loads(report.stdout)["summary"]
         assert summary["targets"] == COUNT and summary["failed"] == 0, report.stdout[-2000:]
-        timed(plain, folder), timed(lint, folder, (0, 1))  # warm the file cache
-        tool_times, plain_times = [], []
-        for _ in range(options.runs):
-            plain_times.append(timed(plain, folder))
-            tool_times.append(timed(lint, folder, (0, 1)))
-    p, t = statistics.median(plain_times), statistics.median(tool_times)
-    print(
-        f"plain jax, {COUNT} functions trace+lower+as_text: median {p:.3f} s "
-        f"over {options.runs} runs"
-    )
-    print(
-        f"jxinspect lint, {COUNT} targets (--jobs {options.jobs}): median {t:.3f} s "
-        f"over {options.runs} runs"
-    )
-    print(f"ratio: {t / p:.3f} (aim <= 1.25)")
+        compare(
+            plain,
+            lint,
+            labels=(
+                f"plain jax, {COUNT} functions trace+lower+as_text:",
+                f"jxinspect lint, {COUNT} targets (--jobs {options.jobs}):",
+            ),
+            aim=1.25,
+            runs=options.runs,
+            cwd=folder,
+            tool_ok=(0, 1),
+        )
 
 
 if __name__ == "__main__":

@@ -9,14 +9,10 @@ their ratio. Usage: python bench/overhead.py [--runs N]
 from __future__ import annotations
 
 import argparse
-import shutil
-import statistics
-import subprocess
 import sys
-import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from common import ROOT, compare, tool_base
+
 SAMPLE = ROOT / "sample_programs" / "big_mlp.py"
 
 PLAIN = f"""
@@ -29,40 +25,25 @@ assert "func.func public @main" in text
 """
 
 
-def tool_base() -> list[str]:
-    """The console script beside this interpreter (not a version manager's shim, which
-    starts a shell and resolves Python again), else on PATH, else ``python -m jxinspect``."""
-    beside = Path(sys.executable).parent / "jxinspect"
-    if beside.is_file():
-        return [str(beside)]
-    exe = shutil.which("jxinspect")
-    return [exe] if exe else [sys.executable, "-m", "jxinspect"]
-
-
-def tool_command() -> list[str]:
-    return [*tool_base(), "lower", f"{SAMPLE}:forward", "--format", "json"]
-
-
-def timed(command: list[str]) -> float:
-    start = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
-    return time.perf_counter() - start
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=7)
-    runs = parser.parse_args().runs
-    plain_cmd = [sys.executable, "-c", PLAIN]
-    timed(plain_cmd), timed(tool_command())  # warm the file cache
-    plain, tool = [], []
-    for _ in range(runs):
-        plain.append(timed(plain_cmd))
-        tool.append(timed(tool_command()))
-    p, t = statistics.median(plain), statistics.median(tool)
-    print(f"plain jax trace+lower+as_text: median {p:.3f} s over {runs} runs")
-    print(f"jxinspect lower --format json: median {t:.3f} s over {runs} runs")
-    print(f"ratio: {t / p:.3f} (aim <= 1.10)")
+    parser.add_argument(
+        "--frozen-gc",
+        action="store_true",
+        help="also gc.freeze() in the plain script, as jxinspect does once JAX is loaded",
+    )
+    options = parser.parse_args()
+    plain = PLAIN
+    if options.frozen_gc:
+        plain = PLAIN.replace("text = jax.jit", "import gc; gc.freeze()\n" + "text = jax.jit")
+    compare(
+        [sys.executable, "-c", plain],
+        [*tool_base(), "lower", f"{SAMPLE}:forward", "--format", "json"],
+        labels=("plain jax trace+lower+as_text:", "jxinspect lower --format json:"),
+        aim=1.10,
+        runs=options.runs,
+    )
 
 
 if __name__ == "__main__":
