@@ -17,6 +17,7 @@ from typing import Any
 
 from jxinspect import spec as specs
 from jxinspect.checks import run_checks
+from jxinspect.declarations import OpaqueDeclaration, static_declaration
 from jxinspect.errors import UsageError, UserCodeError
 from jxinspect.model import Mesh, Report
 from jxinspect.options import TargetOptions, options_from_mapping
@@ -27,7 +28,6 @@ from jxinspect.targets import (
     describe_exception,
     load_module,
     parse_target,
-    read_declaration,
     resolve_attribute,
 )
 
@@ -99,7 +99,7 @@ def inspect_function(
     partitioner: str | None = None,
     target: str | None = None,
     notes: tuple[str, ...] = (),
-    keep_texts: bool | TextRequest = False,
+    keep_texts: TextRequest | None = None,
     compile: bool = False,
 ) -> Report:
     """Stage ``fun`` with ``options`` passed to the staging API as given; return its Report.
@@ -176,11 +176,15 @@ def declared_options(target: Target) -> TargetOptions | None:
     path = target.source_path
     if path is None or not path.is_file() or target.attribute is None:
         return None
-    declaration = read_declaration(path)
-    if not declaration or target.attribute not in declaration:
+    try:
+        declaration = static_declaration(path)
+    except OpaqueDeclaration:
+        return None  # read from the imported module instead
+    entry = declaration.entries.get(target.attribute) if declaration else None
+    if entry is None:
         return None
     where = f"{path}: {target.attribute!r} in JXINSPECT"
-    return options_from_mapping(declaration[target.attribute], where)
+    return options_from_mapping(entry, where)
 
 
 def _parse(flag: str, parser: Any, text: str) -> Any:
@@ -306,7 +310,7 @@ def inspect_target(
     text: str,
     given: TargetOptions,
     *,
-    keep_texts: bool | TextRequest = False,
+    keep_texts: TextRequest | None = None,
     compile: bool = False,
 ) -> Report:
     """Resolve a target string, merge its declaration under ``given``, and inspect it.

@@ -1,8 +1,8 @@
 """Read a module's ``JXINSPECT`` declaration and its functions' lines without importing it.
 
-Like :func:`jxinspect.targets.read_declaration`, a declaration written as one literal is
-read with :func:`ast.literal_eval`. Declarations are often built from module constants
-(``_PARAMS + ", f32[32,784]"``, f-strings, ``dict(args=...)``), so
+A declaration written as one literal is read with :func:`ast.literal_eval`. Declarations
+are often built from module constants (``_PARAMS + ", f32[32,784]"``, f-strings,
+``dict(args=...)``), so
 :func:`static_declaration` also folds those: names bound at module level to literals,
 ``+``/``*`` on strings, tuples and lists, f-strings of such names and ``dict(key=value)``.
 Anything else is left unknown; nothing is evaluated."""
@@ -23,6 +23,10 @@ _MAX_LEN = 1_000_000
 
 class _Unknown(Exception):
     """A value that cannot be folded from the source alone."""
+
+
+class OpaqueDeclaration(UsageError):
+    """A declaration that is not plain data: only importing the module can read it."""
 
 
 @dataclass(frozen=True)
@@ -102,7 +106,7 @@ def _declaration(path: Path, value: ast.expr, env: dict[str, Any], line: int) ->
             except (_Unknown, TypeError, ValueError, OverflowError, RecursionError):
                 entries[str(key.value)] = None
         return Declaration(tuple(entries), entries, line)
-    raise UsageError(
+    raise OpaqueDeclaration(
         f"{path}:{line}: {DECLARATION} is not plain data, so its targets cannot be read "
         "without importing the module; list them under `targets:` in jxinspect.yaml"
     )

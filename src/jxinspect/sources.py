@@ -10,7 +10,6 @@ then the simulated device count both sides need is set, once, before either is s
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 from dataclasses import dataclass, replace
@@ -18,10 +17,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from jxinspect import spec as specs
+from jxinspect.declarations import OpaqueDeclaration, static_declaration
 from jxinspect.errors import UsageError
 from jxinspect.model import SCHEMA, Report
 from jxinspect.options import TargetOptions, options_from_mapping
-from jxinspect.targets import DECLARATION, Target, load_module, parse_target, read_declaration
+from jxinspect.targets import DECLARATION, Target, load_module, parse_target
 
 SourceKind = Literal["python", "target", "json", "mlir"]
 
@@ -105,26 +105,13 @@ def _load_report(text: str) -> Report:
 
 
 def declared_functions(path: Path) -> tuple[str, ...] | None:
-    """The keys of a literal ``JXINSPECT`` dict display (values are not evaluated);
-    ``None`` when the declaration is not a dict display, ``()`` when there is none."""
-    literal = read_declaration(path)
-    if literal is not None:
-        return tuple(str(key) for key in literal)
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    for node in tree.body:
-        if isinstance(node, ast.Assign):
-            names, value = node.targets, node.value
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            names, value = [node.target], node.value
-        else:
-            continue
-        if not any(isinstance(name, ast.Name) and name.id == DECLARATION for name in names):
-            continue
-        keys = value.keys if isinstance(value, ast.Dict) else [None]
-        if all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in keys):
-            return tuple(str(k.value) for k in keys if isinstance(k, ast.Constant))
+    """The functions the module's ``JXINSPECT`` declares, read from its source; ``None``
+    when only importing the module can tell, ``()`` when there is no declaration."""
+    try:
+        declaration = static_declaration(path)
+    except OpaqueDeclaration:
         return None
-    return ()
+    return declaration.functions if declaration is not None else ()
 
 
 def _runtime_declaration(target: Target) -> dict[str, Any]:

@@ -1,15 +1,14 @@
-"""Find the user's function: parse a target, read its ``JXINSPECT`` declaration, import it.
+"""Find the user's function: parse a target, import its module.
 
 Targets are ``pkg.module:func``, ``path/to/file.py:func`` or dotted attributes
 (``file.py:Model.apply``). Files are imported under a name unique to their absolute
 path, so ``before/model.py`` and ``after/model.py`` load side by side in one process.
-The declaration is read from the source with :func:`ast.literal_eval` before the
-module is imported, so the devices it asks for take effect in time.
+A module's ``JXINSPECT`` declaration is read from its source by
+:mod:`jxinspect.declarations`, before the import, so its devices take effect in time.
 """
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import importlib
 import importlib.util
@@ -63,41 +62,6 @@ def parse_target(text: str) -> Target:
     if attribute and not all(part.isidentifier() for part in attribute.split(".")):
         raise UsageError(f"bad target {text!r}: {attribute!r} is not a dotted Python name")
     return Target(text, module, attribute or None, is_file)
-
-
-def read_declaration(path: Path) -> dict[str, Any] | None:
-    """The module's ``JXINSPECT`` mapping if it is a plain literal, read without importing."""
-    try:
-        source = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise UsageError(f"cannot read {path}: {err.strerror}") from None
-    try:
-        tree = ast.parse(source, filename=str(path))
-    except SyntaxError as err:
-        raise UserCodeError(
-            f"syntax error in {path}:{err.lineno}: {err.msg}; fix the file and run again"
-        ) from None
-    for node in tree.body:
-        value: ast.expr | None = None
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == DECLARATION for t in node.targets
-        ):
-            value = node.value
-        elif (
-            isinstance(node, ast.AnnAssign)
-            and isinstance(node.target, ast.Name)
-            and node.target.id == DECLARATION
-        ):
-            value = node.value
-        if value is not None:
-            try:
-                declared = ast.literal_eval(value)
-            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                return None
-            if not isinstance(declared, dict):
-                raise UsageError(f"{path}:{node.lineno}: {DECLARATION} must be a dict")
-            return declared
-    return None
 
 
 def _unique_name(path: Path) -> str:
