@@ -13,19 +13,11 @@ import argparse
 import sys
 
 from common import ROOT, compare, tool_base
+from overhead import PLAIN  # the same single plain-JAX lowering of the 256-layer MLP
+from overhead import SAMPLE as BEFORE
 
-BEFORE = ROOT / "sample_programs" / "big_mlp.py"
 AFTER = ROOT / "sample_programs" / "diff" / "big_mlp_after.py"
 AIM = 2.2
-
-PLAIN = f"""
-import importlib.util, jax
-spec = importlib.util.spec_from_file_location("big_mlp", {str(BEFORE)!r})
-mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
-args, kwargs = mod.make_args()
-text = jax.jit(mod.forward).trace(*args, **kwargs).lower().as_text(debug_info=True)
-assert "func.func public @main" in text
-"""
 
 
 def main() -> None:
