@@ -134,7 +134,7 @@ def lower(
 
         wants_compiled = compile or Show.collectives in (show or [])
         request = text_request(show or [], format, dialect, debug_info, source, max_lines)
-        report = inspect_target(target, given, keep_texts=request or False, compile=wants_compiled)
+        report = inspect_target(target, given, keep_texts=request, compile=wants_compiled)
         if format is Format.json:
             from jxinspect.render import json as json_render
 

@@ -566,12 +566,8 @@ class Report:
     """Why the next stage failed (e.g. lowering), when ``reached`` stopped short."""
     notes: tuple[str, ...] = ()
     """Things the tool did on the user's behalf, e.g. simulating CPU devices."""
-    jaxpr_text: str | None = field(default=None, compare=False, repr=False)
-    """The jaxpr as JAX prints it (not part of the JSON report)."""
     error_traceback: str | None = field(default=None, compare=False, repr=False)
     """The formatted traceback behind ``error``, for ``--traceback`` (not in the JSON)."""
-    mlir_text: str | None = field(default=None, compare=False, repr=False)
-    """The StableHLO with debug info (not part of the JSON report)."""
     program: Program | None = field(default=None, compare=False, repr=False)
     """Annotated jaxpr and module texts for the views (not part of the JSON report)."""
 

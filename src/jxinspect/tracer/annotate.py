@@ -33,13 +33,11 @@ _BINDER = re.compile(r"[a-z_]+:\S")
 
 def program(
     staged: Staged,
-    request: bool | TextRequest,
+    request: TextRequest,
     main: MainSignature | None,
     inputs: Sequence[Input],
 ) -> Program:
-    """The texts ``request`` asks for (``True``: the jaxpr and the StableHLO)."""
-    if not isinstance(request, TextRequest):
-        request = TextRequest()
+    """The texts ``request`` asks for."""
     jaxpr = annotate_jaxpr(staged.jaxpr, request.source) if request.jaxpr else None
     module, error = None, None
     if request.module is not None and staged.lowered is not None:

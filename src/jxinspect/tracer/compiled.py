@@ -22,7 +22,6 @@ from jxinspect.model import (
     Mesh,
     Report,
     Sharding,
-    ShardingKind,
 )
 from jxinspect.tracer import mlir, shardings
 
@@ -40,14 +39,7 @@ def sharding_of(value: Any, rank: int, mesh: Mesh | None) -> Sharding | None:
         names = tuple(str(n) for n in jax_mesh.axis_names)
         sizes = tuple(int(s) for s in jax_mesh.axis_sizes)
         own = Mesh(tuple(zip(names, sizes)), abstract=mesh.abstract if mesh else False)
-        axes = tuple(
-            () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
-            for entry in tuple(spec) + (None,) * (rank - len(spec))
-        )
-        used = {a for dim in axes for a in dim}
-        replicas = math.prod(size for name, size in own.axes if name not in used)
-        kind: ShardingKind = "tiled" if used else "replicated"
-        return Sharding(kind, axes, own, replicas=replicas, source="compiled", raw=str(spec))
+        return shardings.from_partition_spec(spec, rank, own, "compiled")
     try:
         text = str(value._to_xla_hlo_sharding(rank))
     except (AttributeError, TypeError, ValueError):
@@ -314,23 +306,21 @@ def attach(report: Report, compiled: Any) -> Report:
     )
     info = read_compiled(compiled, mesh, estimate)
     aliases = dict(info.aliases)
+
+    def chosen(chosen_shardings: list[Any], i: int, rank: int) -> Sharding | None:
+        value = chosen_shardings[i] if i < len(chosen_shardings) else None
+        return sharding_of(value, rank, mesh)
+
     inputs = tuple(
         replace(
             leaf,
-            compiled_sharding=sharding_of(in_shardings[i], len(leaf.shape), mesh)
-            if i < len(in_shardings)
-            else None,
+            compiled_sharding=chosen(in_shardings, i, len(leaf.shape)),
             compiled_alias=aliases.get(leaf.main_index) if leaf.main_index is not None else None,
         )
         for i, leaf in enumerate(report.inputs)
     )
     outputs = tuple(
-        replace(
-            leaf,
-            compiled_sharding=sharding_of(out_shardings[i], len(leaf.shape), mesh)
-            if i < len(out_shardings)
-            else None,
-        )
+        replace(leaf, compiled_sharding=chosen(out_shardings, i, len(leaf.shape)))
         for i, leaf in enumerate(report.outputs)
     )
     return replace(report, reached="compiled", inputs=inputs, outputs=outputs, compiled=info)

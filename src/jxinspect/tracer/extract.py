@@ -13,12 +13,11 @@ from jxinspect.model import (
     Output,
     Report,
     Sharding,
-    ShardingKind,
     StaticArg,
     Status,
 )
 from jxinspect.program import TextRequest
-from jxinspect.tracer import mlir, nested
+from jxinspect.tracer import mlir, nested, shardings
 from jxinspect.tracer.mlir import MainSignature, MainValue
 from jxinspect.tracer.stage import Staged
 
@@ -66,15 +65,10 @@ def _jax_sharding(value: Any, mesh: Mesh | None) -> Sharding | None:
     spec = getattr(getattr(value, "sharding", None), "spec", None)
     if spec is None or mesh is None:
         return None
-    axes = tuple(
-        () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
-        for entry in spec
-    )
-    kind: ShardingKind = "tiled" if any(axes) else "replicated"
-    return Sharding(kind, axes, mesh, source="jax", raw=str(spec))
+    return shardings.from_partition_spec(spec, len(getattr(value, "shape", ())), mesh, "jax")
 
 
-def _program(staged: Staged, request: Any, main: Any, inputs: Any) -> Any:
+def _program(staged: Staged, request: TextRequest, main: Any, inputs: Any) -> Any:
     """The annotated texts the views draw (imported only when a view asks for them)."""
     from jxinspect.tracer import annotate
 
@@ -103,7 +97,7 @@ def build_report(
     file: str | None,
     line: int | None,
     notes: list[str],
-    keep_texts: bool | TextRequest,
+    keep_texts: TextRequest | None,
 ) -> Report:
     """The report for one staged function (findings are added by ``jxinspect.checks``)."""
     import jax
@@ -222,9 +216,5 @@ def build_report(
         error=staged.lower_error,
         error_traceback=staged.lower_traceback,
         notes=tuple(notes),
-        jaxpr_text=str(jaxpr) if keep_texts is True else None,
-        mlir_text=staged.lowered.as_text(debug_info=True)
-        if keep_texts is True and staged.lowered is not None
-        else None,
         program=_program(staged, keep_texts, main, inputs) if keep_texts else None,
     )

@@ -61,6 +61,19 @@ def from_sdy(attr: Any, meshes: dict[str, Mesh]) -> Sharding:
     return Sharding(kind, spec, mesh, replicas=replicas, source="sdy", raw=raw)
 
 
+def from_partition_spec(spec: Any, rank: int, mesh: Mesh, source: str) -> Sharding:
+    """A JAX ``PartitionSpec`` on ``mesh`` → :class:`Sharding` (padded to ``rank``)."""
+    entries = tuple(spec) + (None,) * (rank - len(spec))
+    axes = tuple(
+        () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
+        for entry in entries
+    )
+    used = {axis for dim in axes for axis in dim}
+    replicas = math.prod(size for name, size in mesh.axes if name not in used)
+    kind: ShardingKind = "tiled" if used else "replicated"
+    return Sharding(kind, axes, mesh, replicas=replicas, source=source, raw=str(spec))
+
+
 def from_hlo_text(text: str, rank: int, mesh: Mesh | None, device_ids: Any = None) -> Sharding:
     """An ``mhlo.sharding`` string → :class:`Sharding`, named by ``mesh`` where it fits.
 
