@@ -9,12 +9,15 @@ build these classes, so arguments come from ``make_args`` via
 """
 
 import dataclasses
+import functools
 
 import jax
 import jax.numpy as jnp
 
 
-@jax.tree_util.register_dataclass
+@functools.partial(  # the explicit fields every JAX release accepts
+    jax.tree_util.register_dataclass, data_fields=["w", "b"], meta_fields=["name"]
+)
 @dataclasses.dataclass
 class Linear:
     w: jax.Array

@@ -19,7 +19,7 @@ from jxinspect.api import inspect_function
 from jxinspect.checks import RULES_BY_CODE, run_checks
 from jxinspect.checks.settings import Settings
 from jxinspect.model import Report
-from jxinspect.tracer.devices import backend_started
+from jxinspect.tracer.seam import backend_started
 
 if not backend_started():
     jax.config.update("jax_num_cpu_devices", 8)

@@ -24,7 +24,7 @@ from jxinspect.model import Input, Mesh, NestedJaxpr, Report, Sharding
 from jxinspect.program import ProgramText, TextRequest
 from jxinspect.render import code, html, jaxpr_view, mlir_view, sharding_view
 from jxinspect.tracer.annotate import split_values
-from jxinspect.tracer.devices import backend_started
+from jxinspect.tracer.seam import backend_started
 
 if not backend_started():
     jax.config.update("jax_num_cpu_devices", 8)

@@ -38,48 +38,6 @@ INPUT_HELP = (
 )
 
 
-def _mesh_of(jax_mesh: Any) -> Mesh:
-    from jax.sharding import AbstractMesh
-
-    axes = tuple(zip(jax_mesh.axis_names, (int(s) for s in jax_mesh.axis_sizes)))
-    return Mesh(axes, abstract=isinstance(jax_mesh, AbstractMesh))
-
-
-def _find_jax_mesh(*trees: Any) -> Any:
-    """The mesh of the first ``NamedSharding`` found in options or arguments."""
-    import jax
-    from jax.sharding import AbstractMesh, NamedSharding
-    from jax.sharding import Mesh as JaxMesh
-
-    for tree in trees:
-        for leaf in jax.tree_util.tree_leaves(tree, is_leaf=lambda x: x is None):
-            if isinstance(leaf, (JaxMesh, AbstractMesh)):
-                return leaf
-            sharding = leaf if isinstance(leaf, NamedSharding) else getattr(leaf, "sharding", None)
-            if isinstance(sharding, NamedSharding):
-                return sharding.mesh
-    return None
-
-
-def _pmap_mesh(args: tuple[Any, ...], options: dict[str, Any]) -> Mesh | None:
-    """The one-axis mesh pmap maps over (named as JAX names it), to read GSPMD shardings."""
-    import jax
-
-    in_axes = options.get("in_axes", 0)
-    if not isinstance(in_axes, int):
-        return None
-    statics = set(options.get("static_broadcasted_argnums") or ())
-    for i, arg in enumerate(args):
-        if i in statics:
-            continue
-        for leaf in jax.tree_util.tree_leaves(arg):
-            shape = getattr(leaf, "shape", ())
-            if len(shape) > in_axes:
-                name = options.get("axis_name") or "_internal_pmap_axis_name"
-                return Mesh(((str(name), int(shape[in_axes])),))
-    return None
-
-
 def _source(fun: Any) -> tuple[str | None, int | None]:
     """File and first line of the user's function (``def`` line, decorators excluded)."""
     code = getattr(pyinspect.unwrap(fun), "__code__", None)
@@ -105,38 +63,35 @@ def inspect_function(
     """Stage ``fun`` with ``options`` passed to the staging API as given; return its Report.
 
     With ``compile``, also compile it and record what XLA chose."""
-    import jax
-
-    from jxinspect.tracer import devices, extract, paths
+    from jxinspect.tracer import extract, inputs, paths, seam
     from jxinspect.tracer import stage as staging
 
     options = dict(options or {})
-    jax_mesh = _find_jax_mesh(
+    jax_mesh = inputs.find_jax_mesh(
         options.get("mesh"), options.get("in_shardings"), options.get("out_shardings"), args
     )
-    mesh = _mesh_of(jax_mesh) if jax_mesh is not None else None
+    mesh = inputs.mesh_of(jax_mesh) if jax_mesh is not None else None
     if mesh is None and stage == "pmap":
-        mesh = _pmap_mesh(args, options)
-    concrete = jax_mesh is not None and mesh is not None and not mesh.abstract
-    device_ids = jax_mesh.device_ids if concrete else None
+        mesh = inputs.pmap_mesh(args, options)
+    device_ids = seam.mesh_device_ids(jax_mesh) if jax_mesh is not None else None
     statics = options.get("static_broadcasted_argnums" if stage == "pmap" else "static_argnums")
     unwrapped = getattr(fun, "__wrapped__", fun)
     expected, static_args = paths.argument_paths(
         unwrapped, tuple(args), kwargs, statics or (), options.get("static_argnames") or ()
     )
     file, line = _source(fun)
-    with warnings.catch_warnings(record=True) as caught, devices.partitioner(partitioner) as used:
+    with warnings.catch_warnings(record=True) as caught, seam.partitioner(partitioner) as used:
         warnings.simplefilter("always")
         staged = staging.stage_function(fun, tuple(args), kwargs, stage, options, platform)
         report = extract.build_report(
             staged,
+            extract.read_lowered(staged, mesh, device_ids),
             target=target or str(getattr(unwrapped, "__qualname__", repr(fun))),
             expected_args=expected,
             static_args=static_args,
-            platform=platform or jax.default_backend(),
-            num_devices=mesh.size if mesh is not None else jax.device_count(),
+            platform=platform or seam.default_backend(),
+            num_devices=mesh.size if mesh is not None else seam.device_count(),
             mesh=mesh,
-            device_ids=device_ids,
             partitioner=used,
             file=file,
             line=line,
@@ -349,9 +304,9 @@ def inspect_target(
     platform = options.platform or ("cpu" if options.abstract else None)
     context: Any = contextlib.nullcontext()
     if options.explicit and jax_mesh is not None:
-        import jax
+        from jxinspect.tracer import seam
 
-        context = jax.set_mesh(jax_mesh)
+        context = seam.use_mesh(jax_mesh)
     with context:
         return inspect_function(
             fun,

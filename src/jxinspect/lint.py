@@ -291,11 +291,12 @@ def prepare(devices: int | None, root: Path) -> None:
     """
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
+    from jxinspect.tracer import seam
     from jxinspect.tracer.devices import prepare_devices
 
     if devices is not None and devices > 1:
         prepare_devices(None, devices)
-    import jax.numpy  # noqa: F401  (what every target needs, loaded before the freeze)
+    seam.import_jax()  # what every target needs, loaded before the freeze
 
     gc.freeze()
 

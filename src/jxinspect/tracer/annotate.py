@@ -21,8 +21,9 @@ from typing import Any
 from jxinspect.model import Input
 from jxinspect.program import Mark, ModuleDialect, Program, ProgramText, TextRequest
 from jxinspect.targets import describe_exception
+from jxinspect.tracer import seam
 from jxinspect.tracer.mlir import MainSignature
-from jxinspect.tracer.nested import sub_jaxprs
+from jxinspect.tracer.seam import sub_jaxprs
 from jxinspect.tracer.stage import Staged
 
 _SHARED = re.compile(r"let (\S+) = \{ lambda ")
@@ -58,15 +59,13 @@ def _indent(line: str) -> int:
 
 
 def _source(eqn: Any, cwd: str) -> str | None:
-    from jax._src import source_info_util
-
-    frame = source_info_util.user_frame(eqn.source_info.traceback)
-    if frame is None:
+    found = seam.user_source_line(eqn)
+    if found is None:
         return None
-    path = frame.file_name
+    path, line = found
     if path.startswith(cwd + os.sep):
         path = path[len(cwd) + 1 :]
-    return f"{path}:{frame.start_line}"
+    return f"{path}:{line}"
 
 
 _Block = tuple[int, Any, str]
@@ -356,7 +355,7 @@ def annotate_module(
 ) -> ProgramText:
     """``lowered.as_text(dialect)`` with ``@main``'s values one per line (StableHLO) and
     each argument and result marked."""
-    text = lowered.as_text(dialect=dialect, debug_info=debug_info)
+    text = seam.lowered_text(lowered, dialect, debug_info)
     if main is None:
         return ProgramText(dialect, text, (), debug_info)
     args, results = _module_marks(main, inputs)

@@ -23,7 +23,7 @@ from jxinspect.model import (
     Report,
     Sharding,
 )
-from jxinspect.tracer import mlir, shardings
+from jxinspect.tracer import mlir, seam, shardings
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all",
                "collective_permute", "collective_broadcast")  # fmt: skip
@@ -36,13 +36,10 @@ def sharding_of(value: Any, rank: int, mesh: Mesh | None) -> Sharding | None:
     spec = getattr(value, "spec", None)
     jax_mesh = getattr(value, "mesh", None)
     if spec is not None and jax_mesh is not None:
-        names = tuple(str(n) for n in jax_mesh.axis_names)
-        sizes = tuple(int(s) for s in jax_mesh.axis_sizes)
-        own = Mesh(tuple(zip(names, sizes)), abstract=mesh.abstract if mesh else False)
+        own = Mesh(seam.mesh_axes(jax_mesh), abstract=mesh.abstract if mesh else False)
         return shardings.from_partition_spec(spec, rank, own, "compiled")
-    try:
-        text = str(value._to_xla_hlo_sharding(rank))
-    except (AttributeError, TypeError, ValueError):
+    text = seam.hlo_sharding_text(value, rank)
+    if text is None:
         return None
     read = shardings.from_hlo_text(text, rank, mesh)
     return Sharding(read.kind, read.spec, read.mesh, read.tiles, read.replicas, "compiled", text)
@@ -76,8 +73,9 @@ def memory_from_stats(stats: Any, estimate: tuple[int, int]) -> MemoryStats:
 def _groups(attr: Any, mlir_mesh: dict[str, int]) -> list[list[int]] | None:
     """Replica groups as lists of partition ids, from either attribute form."""
     import numpy as np
-    from jaxlib.mlir import ir
-    from jaxlib.mlir.dialects import stablehlo
+
+    ir = seam.ir()
+    stablehlo = seam.stablehlo()
 
     if isinstance(attr, ir.DenseIntElementsAttr):
         array = np.array(attr)
@@ -131,22 +129,21 @@ def _pair_axes(pairs: list[list[int]], mesh: Mesh) -> tuple[str, ...] | None:
 
 def _source(location: Any) -> tuple[str | None, str | None, int | None]:
     """(op name, file, line) from a location: the outer name, the innermost file:line."""
-    from jaxlib.mlir import ir
-
     op_name: str | None = None
     stack = [location]
     while stack:
-        loc = stack.pop()
-        if isinstance(loc, ir.NameLoc):
-            if op_name is None and "/" in str(loc.name_str):
-                op_name = str(loc.name_str)
-            stack.append(loc.child_loc)
-        elif isinstance(loc, ir.CallSiteLoc):
-            stack += [loc.caller, loc.callee]  # callee (innermost) is visited first
-        elif isinstance(loc, ir.FileLineColLoc):
-            return op_name, str(loc.filename), int(loc.start_line)
-        elif isinstance(loc, ir.FusedLoc):
-            stack += list(reversed(list(loc.locations)))
+        loc = seam.read_location(stack.pop())
+        if loc.kind == "name":
+            if op_name is None and loc.name and "/" in loc.name:
+                op_name = loc.name
+            stack += [c for c in loc.children]
+        elif loc.kind == "callsite":
+            callee, caller = loc.children
+            stack += [caller, callee]  # callee (innermost) is visited first
+        elif loc.kind == "file":
+            return op_name, loc.filename, loc.line
+        elif loc.kind == "fused":
+            stack += list(reversed(loc.children))
     return op_name, None, None
 
 
@@ -173,8 +170,8 @@ def _kind(op_name: str) -> str | None:
 def read_collectives(module: Any, mesh: Mesh | None) -> tuple[Collective, ...]:
     """Every collective op in the optimized module, inside fusions and called
     computations too; async start/done pairs count once."""
-    from jaxlib.mlir import ir
-    from jaxlib.mlir.dialects import sdy
+    ir = seam.ir()
+    sdy = seam.sdy()
 
     found = []
     with module.context:
@@ -236,7 +233,7 @@ def read_collectives(module: Any, mesh: Mesh | None) -> tuple[Collective, ...]:
 
 def read_aliases(module: Any) -> dict[int, int]:
     """``mhlo.input_output_alias``: parameter number → output index."""
-    from jaxlib.mlir import ir
+    ir = seam.ir()
 
     with module.context:
         attrs = module.operation.attributes
@@ -252,24 +249,8 @@ def read_aliases(module: Any) -> dict[int, int]:
         return result
 
 
-def optimized_module(compiled: Any) -> Any:
-    """The compiled program's optimized HLO as a StableHLO module (MLIR bindings)."""
-    hlo = compiled.runtime_executable().hlo_modules()[0]
-    return _to_stablehlo(hlo)
-
-
-def module_from_hlo_text(text: str) -> Any:
-    """An HLO text module (e.g. an XLA dump) as a StableHLO module."""
-    from jaxlib import _hlo
-
-    return _to_stablehlo(_hlo.hlo_module_from_text(text))
-
-
-def _to_stablehlo(hlo: Any) -> Any:
-    from jax._src.lib import _jax
-
-    bytecode = _jax.mlir.hlo_to_stablehlo(hlo.as_serialized_hlo_module_proto())
-    return mlir.parse_module(bytecode)
+optimized_module = seam.optimized_module
+module_from_hlo_text = seam.module_from_hlo_text
 
 
 def read_compiled(compiled: Any, mesh: Mesh | None, estimate: tuple[int, int]) -> CompiledInfo:
@@ -293,13 +274,8 @@ def read_compiled(compiled: Any, mesh: Mesh | None, estimate: tuple[int, int]) -
 def attach(report: Report, compiled: Any) -> Report:
     """The report with what compilation chose: per-leaf shardings, aliasing, memory,
     collectives; ``reached`` becomes ``compiled``."""
-    import jax
-
     mesh = report.mesh
-    in_shardings = jax.tree_util.tree_leaves(compiled.input_shardings, is_leaf=lambda x: x is None)
-    out_shardings = jax.tree_util.tree_leaves(
-        compiled.output_shardings, is_leaf=lambda x: x is None
-    )
+    in_shardings, out_shardings = seam.compiled_shardings(compiled)
     estimate = (
         sum(leaf.bytes_per_device or 0 for leaf in report.inputs if leaf.status != "pruned"),
         sum(leaf.bytes_per_device or 0 for leaf in report.outputs),

@@ -17,36 +17,38 @@ from jxinspect.model import (
     Status,
 )
 from jxinspect.program import TextRequest
-from jxinspect.tracer import mlir, nested, shardings
+from jxinspect.tracer import mlir, nested, seam, shardings
 from jxinspect.tracer.mlir import MainSignature, MainValue
 from jxinspect.tracer.stage import Staged
 
+UNKNOWN = "unknown"
+
 # JAX's names when it could not bind the call to the signature, or pmap's flat names.
-_FALLBACK_ARG = re.compile(r"^(flat_args|args|kwargs)\[")
-_FALLBACK_RESULT = re.compile(r"^(result)?(\[\d+\])*$")
+FALLBACK_ARG = re.compile(r"^(flat_args|args|kwargs)\[")
+FALLBACK_RESULT = re.compile(r"^(result)?(\[\d+\])*$")
 
 
-def classify_name(carried: str | None, expected: str, fallback: re.Pattern[str]) -> Status:
-    """``ok`` / ``missing`` / ``synthetic`` (a fallback name) / ``mismatch``."""
+def classify_name(carried: str | None, expected: str | None, fallback: re.Pattern[str]) -> Status:
+    """``ok`` / ``missing`` / ``synthetic`` (a fallback name) / ``mismatch``; with no
+    expected name (a module read alone), any name but a fallback is ``ok``."""
     if not carried:
         return "missing"
     if carried == expected:
         return "ok"
     if fallback.match(carried):
         return "synthetic"
-    return "mismatch"
+    return "ok" if expected is None else "mismatch"
 
 
 def kept_inputs(staged: Staged, main_args: list[MainValue], n_inputs: int) -> list[int]:
     """Indices of the flat inputs that survived lowering, in ``@main`` order."""
-    lowering = getattr(staged.lowered, "_lowering", None)
-    kept = getattr(lowering, "compile_args", {}).get("kept_var_idx") if lowering else None
+    kept = seam.kept_inputs(staged.lowered)
     if kept is not None and len(kept) == len(main_args):
-        return sorted(kept)
+        return kept
     if len(main_args) == n_inputs:
         return list(range(n_inputs))
     # Without JAX's record, match @main's arguments to the inputs by order and type.
-    avals = staged.jaxpr.in_avals
+    avals = seam.in_avals(staged.jaxpr)
     result, j = [], 0
     for i, aval in enumerate(avals):
         if j < len(main_args) and tuple(aval.shape) == main_args[j].shape:
@@ -78,32 +80,90 @@ def _program(staged: Staged, request: TextRequest, main: Any, inputs: Any) -> An
 def _function_name(staged: Staged) -> str | None:
     """``f at file.py:12`` of the user's function (pmap's inner jaxpr names only ``_fun``)."""
     for jaxpr in (staged.jaxpr, staged.names_jaxpr):
-        if jaxpr.debug_info is not None:
-            return str(jaxpr.debug_info.func_src_info)
+        info = seam.debug_info(jaxpr)
+        if info is not None:
+            return info.func_src_info
     return None
 
 
+def read_lowered(staged: Staged, mesh: Mesh | None, device_ids: Any) -> MainSignature | None:
+    """``@main`` of the lowered module, read once (``None`` when lowering failed)."""
+    if staged.lowered is None:
+        return None
+    return mlir.read_main(seam.stablehlo_module(staged.lowered), mesh, device_ids)
+
+
+def _result_convention(staged: Staged | None, main: MainSignature | None) -> bool:
+    """Whether result paths carry the ``result`` prefix (0.5 on) in this program."""
+    if staged is not None:
+        return seam.result_paths_prefixed()
+    said = seam.prefixes_results([r.name for r in main.results]) if main else None
+    return True if said is None else said
+
+
 def build_report(
-    staged: Staged,
+    staged: Staged | None,
+    main: MainSignature | None,
     *,
     target: str,
-    expected_args: list[str] | None,
-    static_args: list[StaticArg],
-    platform: str,
-    num_devices: int,
-    mesh: Mesh | None,
-    device_ids: Any,
-    partitioner: str,
-    file: str | None,
-    line: int | None,
-    notes: list[str],
-    keep_texts: TextRequest | None,
+    expected_args: list[str] | None = None,
+    static_args: list[StaticArg] | None = None,
+    platform: str = UNKNOWN,
+    num_devices: int = 1,
+    mesh: Mesh | None = None,
+    partitioner: str | None = None,
+    function: str | None = None,
+    file: str | None = None,
+    line: int | None = None,
+    notes: list[str] | None = None,
+    keep_texts: TextRequest | None = None,
 ) -> Report:
-    """The report for one staged function (findings are added by ``jxinspect.checks``)."""
-    import jax
+    """The one report builder: for a live lowering (``staged``, with the ``@main`` read
+    from it, or ``None`` when lowering failed) or for ``@main`` alone (a ``.mlir`` file).
+    Findings are added by ``jxinspect.checks``."""
+    notes = list(notes or ())
+    if main is not None:
+        declared = [m for m in main.meshes.values() if m.axes]
+        if mesh is None and len(declared) == 1:
+            mesh = declared[0]
+    user_args = [a for a in main.args if a.jax_kind is None] if main else []
+    user_results = [r for r in main.results if r.jax_kind is None] if main else []
+    extra = tuple(
+        ExtraArg(a.index, a.jax_kind or "unknown", a.type, a.name)  # type: ignore[arg-type]
+        for a in (main.args if main else ())
+        if a.jax_kind is not None
+    )
+    prefixed = _result_convention(staged, main)
+    if not prefixed:
+        notes.append(
+            "result paths are written without the `result` prefix (JAX 0.4.x); "
+            "paths below use the newer spelling"
+        )
+    if staged is None:
+        inputs = [_input_from_main(i, value) for i, value in enumerate(user_args)]
+        outputs = [
+            _output(i, value.shape or (), value.dtype or UNKNOWN, value, None, None, prefixed)
+            for i, value in enumerate(user_results)
+        ]
+        sources = {v.sharding.source for v in (*user_args, *user_results) if v.sharding}
+        return Report(
+            target=target,
+            stage=UNKNOWN,
+            reached="lowered",
+            jax_version=UNKNOWN,
+            platform=platform,
+            num_devices=max(num_devices, 1),
+            mesh=mesh,
+            partitioner=partitioner or ("gspmd" if sources == {"gspmd"} else "shardy"),
+            function=function,
+            inputs=tuple(inputs),
+            outputs=tuple(outputs),
+            extra_args=extra,
+            notes=tuple(notes),
+        )
 
     jaxpr = staged.jaxpr
-    names_info = staged.names_jaxpr.debug_info
+    names_info = seam.debug_info(staged.names_jaxpr)
     arg_names = list(names_info.arg_names) if names_info and names_info.arg_names else None
     res_paths = list(names_info.result_paths) if names_info and names_info.result_paths else None
     n_in, n_out = len(jaxpr.invars), len(jaxpr.outvars)
@@ -112,8 +172,8 @@ def build_report(
     if res_paths is not None and len(res_paths) != n_out:
         res_paths = None
     if expected_args is not None and len(expected_args) != n_in:
-        notes = [*notes, f"the call has {len(expected_args)} array leaves but the jaxpr "
-                 f"{n_in} inputs; expected names are unknown"]  # fmt: skip
+        notes.append(f"the call has {len(expected_args)} array leaves but the jaxpr "
+                     f"{n_in} inputs; expected names are unknown")  # fmt: skip
         expected_args = None
     expected_results = None
     if staged.out_info is not None:
@@ -123,26 +183,11 @@ def build_report(
         if len(expected_results) != n_out:
             expected_results = None
 
-    main: MainSignature | None = None
-    if staged.lowered is not None:
-        module = staged.lowered.compiler_ir("stablehlo")
-        main = mlir.read_main(module, mesh, device_ids)
-        declared = [m for m in main.meshes.values() if m.axes]
-        if mesh is None and len(declared) == 1:
-            mesh = declared[0]
-
-    user_args = [a for a in main.args if a.jax_kind is None] if main else []
-    user_results = [r for r in main.results if r.jax_kind is None] if main else []
-    extra = [
-        ExtraArg(a.index, a.jax_kind or "unknown", a.type, a.name)  # type: ignore[arg-type]
-        for a in (main.args if main else ())
-        if a.jax_kind is not None
-    ]
     kept = kept_inputs(staged, user_args, n_in) if main else list(range(n_in))
     by_input = dict(zip(kept, user_args))
 
     inputs = []
-    for i, aval in enumerate(jaxpr.in_avals):
+    for i, aval in enumerate(seam.in_avals(jaxpr)):
         shape, dtype = _aval(aval)
         jaxpr_name = arg_names[i] if arg_names is not None else None
         expected = expected_args[i] if expected_args is not None else (jaxpr_name or f"#{i}")
@@ -152,7 +197,7 @@ def build_report(
             carried = None
         else:
             carried = value.name if value is not None else jaxpr_name
-            status = classify_name(carried, expected, _FALLBACK_ARG)
+            status = classify_name(carried, expected, FALLBACK_ARG)
         sharding = value.sharding if value is not None else _jax_sharding(aval, mesh)
         inputs.append(
             Input(
@@ -173,25 +218,18 @@ def build_report(
         )
 
     outputs = []
-    for i, aval in enumerate(jaxpr.out_avals):
+    for i, aval in enumerate(seam.out_avals(jaxpr)):
         shape, dtype = _aval(aval)
         jaxpr_path = res_paths[i] if res_paths is not None else None
-        expected = expected_results[i] if expected_results else (jaxpr_path or f"result#{i}")
+        if expected_results:
+            wanted = expected_results[i]
+        elif jaxpr_path is not None:
+            wanted = seam.normalize_result_path(jaxpr_path, prefixed)
+        else:
+            wanted = f"result#{i}"
         result = user_results[i] if i < len(user_results) else None
-        carried = result.name if result is not None else (None if main else jaxpr_path)
-        outputs.append(
-            Output(
-                index=i,
-                path=expected,
-                jaxpr_path=jaxpr_path,
-                name=carried,
-                status=classify_name(carried, expected, _FALLBACK_RESULT),
-                shape=shape,
-                dtype=dtype,
-                sharding=result.sharding if result else None,
-                memory_kind=result.memory_kind if result else None,
-            )
-        )
+        outputs.append(_output(i, shape, dtype, result, jaxpr_path, wanted, prefixed,
+                               lowered=main is not None))  # fmt: skip
 
     top = nested.grade(staged.names_jaxpr, "top", staged.stage)
     nested_list: list[NestedJaxpr] = list(nested.walk(jaxpr))
@@ -199,22 +237,76 @@ def build_report(
         target=target,
         stage=staged.stage,
         reached="lowered" if staged.lowered is not None else "traced",
-        jax_version=jax.__version__,
+        jax_version=seam.jax_version(),
         platform=platform,
         num_devices=num_devices,
         mesh=mesh,
-        partitioner=partitioner,
-        function=_function_name(staged),
+        partitioner=partitioner or "shardy",
+        function=function or _function_name(staged),
         file=file,
         line=line,
         inputs=tuple(inputs),
-        static_args=tuple(static_args),
+        static_args=tuple(static_args or ()),
         outputs=tuple(outputs),
-        extra_args=tuple(extra),
+        extra_args=extra,
         jaxpr=top,
         nested=tuple(nested_list),
         error=staged.lower_error,
         error_traceback=staged.lower_traceback,
         notes=tuple(notes),
         program=_program(staged, keep_texts, main, inputs) if keep_texts else None,
+    )
+
+
+def _input_from_main(i: int, value: MainValue) -> Input:
+    """An input known only from ``@main`` (no call says what it should be named)."""
+    status = classify_name(value.name, None, FALLBACK_ARG)
+    return Input(
+        index=i,
+        path=value.name if status == "ok" and value.name else f"#{i}",
+        jaxpr_name=None,
+        name=value.name or None,
+        status=status,
+        shape=value.shape or (),
+        dtype=value.dtype or UNKNOWN,
+        sharding=value.sharding,
+        donated=value.aliasing_output is not None or value.buffer_donor,
+        aliased_output=value.aliasing_output,
+        buffer_donor=value.buffer_donor,
+        memory_kind=value.memory_kind,
+        main_index=value.index,
+    )
+
+
+def _output(
+    i: int,
+    shape: tuple[int, ...],
+    dtype: str,
+    result: MainValue | None,
+    jaxpr_path: str | None,
+    expected: str | None,
+    prefixed: bool,
+    lowered: bool = True,
+) -> Output:
+    """One output; the carried name stays as written, its path in the newer spelling."""
+    carried = result.name if result is not None else (None if lowered else jaxpr_path)
+    # "" is a lone result's path in 0.4.x, and an unknown one in newer releases
+    known = carried is not None and (carried != "" or not prefixed)
+    normalized = seam.normalize_result_path(carried or "", prefixed) if known else None
+    if expected is None:
+        path = normalized if normalized else (jaxpr_path or f"result#{i}")
+        status = "ok" if normalized else "missing"
+    else:
+        path = expected
+        status = classify_name(normalized, expected, FALLBACK_RESULT)
+    return Output(
+        index=i,
+        path=path,
+        jaxpr_path=jaxpr_path,
+        name=carried if carried else None,
+        status=status,  # type: ignore[arg-type]
+        shape=shape,
+        dtype=dtype,
+        sharding=result.sharding if result else None,
+        memory_kind=result.memory_kind if result else None,
     )

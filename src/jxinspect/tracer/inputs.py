@@ -11,32 +11,60 @@ from typing import Any
 from jxinspect.errors import UsageError
 from jxinspect.model import Mesh
 from jxinspect.spec import ArraySpec, PSpec
+from jxinspect.tracer import seam
 
 
 def build_mesh(mesh: Mesh, *, abstract: bool, explicit: bool) -> Any:
     """A ``jax.sharding.Mesh`` over the first devices, or an ``AbstractMesh``."""
-    import jax
-    from jax.sharding import AbstractMesh, AxisType
-
     names = tuple(name for name, _ in mesh.axes)
     sizes = tuple(size for _, size in mesh.axes)
-    kind = AxisType.Explicit if explicit else AxisType.Auto
-    types = (kind,) * len(names)
     if abstract:
-        return AbstractMesh(sizes, names, axis_types=types)
-    devices = jax.devices()
+        return seam.make_abstract_mesh(sizes, names, explicit)
+    devices = seam.devices()
     if mesh.size > len(devices):
         raise UsageError(
             f"mesh {mesh} needs {mesh.size} devices but the {devices[0].platform} backend has "
             f"{len(devices)}; use a smaller mesh, --devices {mesh.size} on CPU, or --abstract"
         )
-    return jax.make_mesh(sizes, names, axis_types=types, devices=devices[: mesh.size])
+    return seam.make_mesh(sizes, names, devices[: mesh.size], explicit)
+
+
+def mesh_of(jax_mesh: Any) -> Mesh:
+    """A JAX ``Mesh`` or ``AbstractMesh`` as :class:`~jxinspect.model.Mesh`."""
+    return Mesh(seam.mesh_axes(jax_mesh), abstract=seam.is_abstract_mesh(jax_mesh))
+
+
+def find_jax_mesh(*trees: Any) -> Any:
+    """The mesh of the first ``NamedSharding`` (or mesh) found in options or arguments."""
+    for tree in trees:
+        for leaf in seam.tree_leaves(tree, none_is_leaf=True):
+            if seam.is_mesh(leaf):
+                return leaf
+            found = seam.sharding_of_leaf(leaf)
+            if found is not None:
+                return found[1]
+    return None
+
+
+def pmap_mesh(args: tuple[Any, ...], options: dict[str, Any]) -> Mesh | None:
+    """The one-axis mesh pmap maps over (named as JAX names it), to read GSPMD shardings."""
+    in_axes = options.get("in_axes", 0)
+    statics = set(options.get("static_broadcasted_argnums") or ())
+    axes = in_axes if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(args)
+    for i, arg in enumerate(args):
+        axis = axes[i] if i < len(axes) else None
+        if i in statics or not isinstance(axis, int):
+            continue
+        for leaf in seam.tree_leaves(arg):
+            shape = getattr(leaf, "shape", ())
+            if len(shape) > axis:
+                name = options.get("axis_name") or "_internal_pmap_axis_name"
+                return Mesh(((str(name), int(shape[axis])),))
+    return None
 
 
 def partition_spec(spec: PSpec | None) -> Any:
-    from jax.sharding import PartitionSpec
-
-    return PartitionSpec() if spec is None else PartitionSpec(*spec.entries)
+    return seam.partition_spec(() if spec is None else spec.entries)
 
 
 def check_axes(spec: PSpec, jax_mesh: Any, where: str) -> None:
@@ -52,50 +80,40 @@ def check_axes(spec: PSpec, jax_mesh: Any, where: str) -> None:
 
 def to_sharding_tree(specs: Any, jax_mesh: Any, where: str) -> Any:
     """A pytree of :class:`PSpec` → the same pytree of ``NamedSharding``."""
-    import jax
-    from jax.sharding import NamedSharding
 
     def convert(leaf: Any) -> Any:
         if isinstance(leaf, PSpec):
             check_axes(leaf, jax_mesh, where)
-            return NamedSharding(jax_mesh, partition_spec(leaf))
+            return seam.named_sharding(jax_mesh, leaf.entries)
         if leaf is None:
             return None
         raise UsageError(f"{where}: expected P(...) or None, got {leaf!r}")
 
-    return jax.tree_util.tree_map(convert, specs, is_leaf=lambda x: isinstance(x, PSpec))
+    return seam.tree_map(convert, specs, is_leaf=lambda x: isinstance(x, PSpec))
 
 
 def to_pspec_tree(specs: Any, jax_mesh: Any, where: str) -> Any:
     """A pytree of :class:`PSpec` → the same pytree of ``PartitionSpec`` (for shard_map)."""
-    import jax
 
     def convert(leaf: Any) -> Any:
         if isinstance(leaf, PSpec):
             check_axes(leaf, jax_mesh, where)
         return partition_spec(leaf)
 
-    return jax.tree_util.tree_map(
-        convert, specs, is_leaf=lambda x: isinstance(x, PSpec) or x is None
-    )
+    return seam.tree_map(convert, specs, is_leaf=lambda x: isinstance(x, PSpec) or x is None)
 
 
 def to_abstract(value: Any, jax_mesh: Any | None) -> Any:
     """Replace each :class:`ArraySpec` in a pytree with a ``ShapeDtypeStruct``."""
-    import jax
-    import jax.numpy as jnp
-    from jax.sharding import NamedSharding, PartitionSpec
 
     def convert(leaf: Any) -> Any:
         if not isinstance(leaf, ArraySpec):
             return leaf
-        dtype = jnp.dtype(leaf.dtype)
         if not leaf.sharded:
-            return jax.ShapeDtypeStruct(leaf.shape, dtype)
+            return seam.shape_dtype_struct(leaf.shape, leaf.dtype)
         if jax_mesh is None:
             raise UsageError(
-                f"{leaf} names mesh axes but no mesh is given; add --mesh, e.g. "
-                "--mesh data=8"
+                f"{leaf} names mesh axes but no mesh is given; add --mesh, e.g. --mesh data=8"
             )
         entries = [None if not axes else axes[0] if len(axes) == 1 else axes
                    for axes in leaf.axes]  # fmt: skip
@@ -110,7 +128,7 @@ def to_abstract(value: Any, jax_mesh: Any | None) -> Any:
                     f"{leaf}: dimension {dim} does not divide over {'×'.join(axes)} "
                     f"({pieces} devices); pick a multiple of {pieces}"
                 )
-        sharding = NamedSharding(jax_mesh, PartitionSpec(*entries))
-        return jax.ShapeDtypeStruct(leaf.shape, dtype, sharding=sharding)
+        sharding = seam.named_sharding(jax_mesh, entries)
+        return seam.shape_dtype_struct(leaf.shape, leaf.dtype, sharding)
 
-    return jax.tree_util.tree_map(convert, value, is_leaf=lambda x: isinstance(x, ArraySpec))
+    return seam.tree_map(convert, value, is_leaf=lambda x: isinstance(x, ArraySpec))

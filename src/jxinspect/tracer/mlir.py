@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jxinspect.model import Mesh, Sharding
-from jxinspect.tracer import shardings
+from jxinspect.tracer import seam, shardings
 
 _ELEMENT_TYPES = {
     "i1": "bool", "i4": "int4", "ui4": "uint4", "i8": "int8", "ui8": "uint8", "i16": "int16",
@@ -57,29 +57,11 @@ class MainSignature:
     meshes: dict[str, Mesh]
 
 
-def parse_module(text: str) -> Any:
-    """Parse StableHLO text (e.g. a ``JAX_DUMP_IR_TO`` file) with every dialect JAX uses."""
-    from jax._src.interpreters import mlir as jax_mlir
-    from jaxlib.mlir import ir
-
-    context = jax_mlir.make_ir_context()
-    with context:
-        return ir.Module.parse(text)
-
-
-def _location_name(location: Any) -> str | None:
-    from jaxlib.mlir import ir
-
-    if isinstance(location, ir.NameLoc):
-        return str(location.name_str)
-    text = str(location)
-    if text.startswith('loc("') and text.endswith('")'):
-        return text[5:-2]
-    return None
+parse_module = seam.parse_module
 
 
 def _attr_dict(array: Any, i: int) -> dict[str, Any]:
-    from jaxlib.mlir import ir
+    ir = seam.ir()
 
     if array is None or i >= len(array):
         return {}
@@ -87,13 +69,13 @@ def _attr_dict(array: Any, i: int) -> dict[str, Any]:
 
 
 def string_value(attr: Any) -> str:
-    from jaxlib.mlir import ir
+    ir = seam.ir()
 
     return str(ir.StringAttr(attr).value) if isinstance(attr, ir.StringAttr) else str(attr)
 
 
 def _tensor(type_: Any) -> tuple[tuple[int, ...] | None, str | None]:
-    from jaxlib.mlir import ir
+    ir = seam.ir()
 
     try:
         tensor = ir.RankedTensorType(type_)
@@ -151,7 +133,7 @@ def find_main(module: Any) -> Any:
 
 def read_main(module: Any, mesh_hint: Mesh | None = None, device_ids: Any = None) -> MainSignature:
     """Read ``@main``; ``mesh_hint`` names GSPMD tile assignments (Shardy names its own)."""
-    from jaxlib.mlir import ir
+    ir = seam.ir()
 
     with module.context:
         abstract = bool(mesh_hint and mesh_hint.abstract)
@@ -168,16 +150,9 @@ def read_main(module: Any, mesh_hint: Mesh | None = None, device_ids: Any = None
         res_attrs = attrs["res_attrs"] if "res_attrs" in attrs else None
         function_type = ir.FunctionType(ir.TypeAttr(attrs["function_type"]).value)
         block = main.regions[0].blocks[0]
+        names = seam.block_argument_names(main)
         args = tuple(
-            _value(
-                i,
-                arg.type,
-                _attr_dict(arg_attrs, i),
-                _location_name(arg.location),
-                meshes,
-                mesh_hint,
-                device_ids,
-            )  # fmt: skip
+            _value(i, arg.type, _attr_dict(arg_attrs, i), names[i], meshes, mesh_hint, device_ids)
             for i, arg in enumerate(block.arguments)
         )
         results = tuple(
@@ -185,9 +160,7 @@ def read_main(module: Any, mesh_hint: Mesh | None = None, device_ids: Any = None
             for i, type_ in enumerate(function_type.results)
             for res in (_attr_dict(res_attrs, i),)
         )
-        args, results = _with_manual_specs(
-            block, args, results, meshes, mesh_hint, device_ids
-        )
+        args, results = _with_manual_specs(block, args, results, meshes, mesh_hint, device_ids)
     return MainSignature(args, results, meshes)
 
 
@@ -208,8 +181,8 @@ def _with_manual_specs(
     ``@Sharding`` (into the shard_map) and ``@SPMDShardToFullShape`` (out of it)."""
     from dataclasses import replace
 
-    from jaxlib.mlir import ir
-    from jaxlib.mlir.dialects import sdy
+    ir = seam.ir()
+    sdy = seam.sdy()
 
     arg_specs: dict[int, Sharding] = {}
     result_specs: dict[int, Sharding] = {}

@@ -6,16 +6,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from jxinspect.model import NestedJaxpr, NestedQuality
+from jxinspect.tracer.seam import debug_info, sub_jaxprs
 
 
 def grade(jaxpr: Any, where: str, primitive: str) -> NestedJaxpr:
     """The debug-info quality of one jaxpr."""
-    info = jaxpr.debug_info
+    info = debug_info(jaxpr)
     n_in, n_out = len(jaxpr.invars), len(jaxpr.outvars)
     if info is None:
         return NestedJaxpr(where, primitive, "missing", num_invars=n_in, num_outvars=n_out)
-    names = tuple(info.arg_names) if info.arg_names is not None else None
-    paths = tuple(info.result_paths) if info.result_paths is not None else None
+    names, paths = info.arg_names, info.result_paths
     quality: NestedQuality = "ok"
     if (names is not None and len(names) != n_in) or (paths is not None and len(paths) != n_out):
         quality = "count_mismatch"
@@ -32,20 +32,6 @@ def grade(jaxpr: Any, where: str, primitive: str) -> NestedJaxpr:
         num_invars=n_in,
         num_outvars=n_out,
     )
-
-
-def sub_jaxprs(params: dict[str, Any]) -> Iterator[tuple[str, Any]]:
-    """``(label, jaxpr)`` for each jaxpr in an equation's parameters (``branches[1]``)."""
-    from jax._src import core
-
-    for key, value in params.items():
-        items = value if isinstance(value, (tuple, list)) else (value,)
-        for i, item in enumerate(items):
-            label = f"{key}[{i}]" if isinstance(value, (tuple, list)) else key
-            if isinstance(item, core.ClosedJaxpr):
-                yield label, item.jaxpr
-            elif isinstance(item, core.Jaxpr):
-                yield label, item
 
 
 def walk(jaxpr: Any, prefix: str = "") -> Iterator[NestedJaxpr]:

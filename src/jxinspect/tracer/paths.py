@@ -12,21 +12,12 @@ import inspect
 from typing import Any
 
 from jxinspect.model import StaticArg
+from jxinspect.tracer import seam
 
 MAX_VALUE_REPR = 80
 
 
-def keystr(path: tuple[Any, ...]) -> str:
-    """``['w'][0].b``; a flat-index key (a node without key paths) prints as ``[i]``."""
-    import jax
-
-    parts = []
-    for key in path:
-        if isinstance(key, jax.tree_util.FlattenedIndexKey):
-            parts.append(f"[{key.key}]")
-        else:
-            parts.append(jax.tree_util.keystr((key,)))
-    return "".join(parts)
+keystr = seam.keystr
 
 
 def _short_repr(value: Any) -> str:
@@ -47,8 +38,6 @@ def argument_paths(
     static_argnames: Any = (),
 ) -> tuple[list[str], list[StaticArg]]:
     """Expected names of the flat dynamic leaves, and the static arguments apart."""
-    import jax
-
     statics = _normalize(static_argnums, len(args))
     static_names = (
         {static_argnames} if isinstance(static_argnames, str) else set(static_argnames or ())
@@ -98,14 +87,12 @@ def argument_paths(
     paths = [
         name + keystr(path)
         for name, value in named
-        for path, _ in jax.tree_util.tree_flatten_with_path(value)[0]
+        for path, _ in seam.tree_leaves_with_path(value)
     ]
     return paths, static_args
 
 
 def result_paths(out_info: Any) -> list[str]:
     """``result['logits']``… for each flat output."""
-    import jax
-
-    leaves = jax.tree_util.tree_flatten_with_path(out_info)[0]
+    leaves = seam.tree_leaves_with_path(out_info)
     return ["result" + keystr(path) for path, _ in leaves]

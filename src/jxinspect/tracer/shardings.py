@@ -14,11 +14,12 @@ import math
 from typing import Any
 
 from jxinspect.model import Mesh, Sharding, ShardingKind
+from jxinspect.tracer import seam
 
 
 def mesh_from_sdy(attr: Any, abstract: bool = False) -> Mesh:
     """An ``#sdy.mesh<[...]>`` attribute → :class:`Mesh`."""
-    from jaxlib.mlir.dialects import sdy
+    sdy = seam.sdy()
 
     mesh = sdy.MeshAttr(attr)
     axes = tuple((sdy.MeshAxisAttr(a).name, sdy.MeshAxisAttr(a).size) for a in mesh.axes)
@@ -26,7 +27,7 @@ def mesh_from_sdy(attr: Any, abstract: bool = False) -> Mesh:
 
 
 def _axis_name(ref: Any) -> str:
-    from jaxlib.mlir.dialects import sdy
+    sdy = seam.sdy()
 
     axis = sdy.AxisRefAttr(ref)
     info = axis.sub_axis_info
@@ -39,7 +40,7 @@ def _axis_name(ref: Any) -> str:
 
 def from_sdy(attr: Any, meshes: dict[str, Mesh]) -> Sharding:
     """A ``#sdy.sharding<...>`` attribute → :class:`Sharding` (``meshes`` by symbol name)."""
-    from jaxlib.mlir.dialects import sdy
+    sdy = seam.sdy()
 
     sharding = sdy.TensorShardingAttr(attr)
     mesh_ref = sharding.mesh_or_ref
@@ -80,12 +81,7 @@ def from_hlo_text(text: str, rank: int, mesh: Mesh | None, device_ids: Any = Non
     ``device_ids`` is the mesh's device order (an array shaped like the mesh); ``None``
     means the plain iota order of an abstract or freshly made mesh.
     """
-    from jax._src.lib import xla_client as xc
-
-    try:
-        hlo = xc.HloSharding.from_string(text)
-    except Exception as err:  # XLA raises its own runtime error type
-        raise ValueError(f"unreadable mhlo.sharding {text!r}: {err}") from None
+    hlo = seam.parse_hlo_sharding(text)
     if hlo.tuple_elements():
         return Sharding("unknown", source="gspmd", raw=text)
     if hlo.is_manual():
@@ -93,7 +89,7 @@ def from_hlo_text(text: str, rank: int, mesh: Mesh | None, device_ids: Any = Non
     if hlo.is_replicated():
         return Sharding("replicated", tuple(() for _ in range(rank)), mesh, source="gspmd",
                         replicas=mesh.size if mesh else 1, raw=text)  # fmt: skip
-    if hlo.is_maximal() or not hlo.is_tiled():
+    if not hlo.is_tiled():  # maximal (one device)
         return Sharding("maximal", source="gspmd", raw=text)
     dims = list(hlo.tile_assignment_dimensions())
     devices = list(hlo.tile_assignment_devices())

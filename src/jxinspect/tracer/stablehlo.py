@@ -13,92 +13,15 @@ import re
 from typing import Any
 
 from jxinspect.errors import UsageError
-from jxinspect.model import ExtraArg, Input, Output, Report, Status
-from jxinspect.tracer import mlir
-from jxinspect.tracer.mlir import MainSignature
+from jxinspect.model import Report
+from jxinspect.tracer import mlir, seam
+from jxinspect.tracer.extract import build_report
 
-UNKNOWN = "unknown"
-_FALLBACK_ARG = re.compile(r"^(flat_args|args|kwargs)\[")
 _DIAGNOSTIC_AT = re.compile(r'loc\("[^"]*":(\d+):(\d+)\)')
 
 
-def _arg_status(name: str | None) -> Status:
-    if not name:
-        return "missing"
-    return "synthetic" if _FALLBACK_ARG.match(name) else "ok"
-
-
-def report_from_signature(
-    main: MainSignature,
-    *,
-    target: str,
-    function: str | None = None,
-    num_devices: int = 1,
-    notes: tuple[str, ...] = (),
-) -> Report:
-    """The report ``@main`` alone gives (findings are added by ``jxinspect.checks``)."""
-    inputs = []
-    user_args = [a for a in main.args if a.jax_kind is None]
-    for i, value in enumerate(user_args):
-        status = _arg_status(value.name)
-        inputs.append(
-            Input(
-                index=i,
-                path=value.name if status == "ok" and value.name else f"#{i}",
-                jaxpr_name=None,
-                name=value.name or None,
-                status=status,
-                shape=value.shape or (),
-                dtype=value.dtype or "unknown",
-                sharding=value.sharding,
-                donated=value.aliasing_output is not None or value.buffer_donor,
-                aliased_output=value.aliasing_output,
-                buffer_donor=value.buffer_donor,
-                memory_kind=value.memory_kind,
-                main_index=value.index,
-            )
-        )
-    outputs = []
-    for i, value in enumerate(r for r in main.results if r.jax_kind is None):
-        outputs.append(
-            Output(
-                index=i,
-                path=value.name or f"result#{i}",
-                jaxpr_path=None,
-                name=value.name or None,
-                status="ok" if value.name else "missing",
-                shape=value.shape or (),
-                dtype=value.dtype or "unknown",
-                sharding=value.sharding,
-                memory_kind=value.memory_kind,
-            )
-        )
-    extra = tuple(
-        ExtraArg(a.index, a.jax_kind, a.type, a.name)  # type: ignore[arg-type]
-        for a in main.args
-        if a.jax_kind is not None
-    )
-    meshes = [m for m in main.meshes.values() if m.axes]
-    sources = {v.sharding.source for v in (*main.args, *main.results) if v.sharding}
-    return Report(
-        target=target,
-        stage=UNKNOWN,
-        reached="lowered",
-        jax_version=UNKNOWN,
-        platform=UNKNOWN,
-        num_devices=max(num_devices, 1),
-        mesh=meshes[0] if len(meshes) == 1 else None,
-        partitioner="gspmd" if sources == {"gspmd"} else "shardy",
-        function=function,
-        inputs=tuple(inputs),
-        outputs=tuple(outputs),
-        extra_args=extra,
-        notes=notes,
-    )
-
-
 def _int_attr(attributes: Any, key: str) -> int:
-    from jaxlib.mlir import ir
+    ir = seam.ir()
 
     if key not in attributes:
         return 1
@@ -107,7 +30,7 @@ def _int_attr(attributes: Any, key: str) -> int:
 
 
 def _string_attr(attributes: Any, key: str) -> str | None:
-    from jaxlib.mlir import ir
+    ir = seam.ir()
 
     if key not in attributes:
         return None
@@ -131,8 +54,9 @@ def report_from_text(text: str, source: str) -> Report:
         devices = _int_attr(attributes, "mhlo.num_partitions") * _int_attr(
             attributes, "mhlo.num_replicas"
         )
-    notes = ("read from StableHLO text: no jaxpr, static arguments or expected names",)
-    return report_from_signature(
+    notes = ["read from StableHLO text: no jaxpr, static arguments or expected names"]
+    return build_report(
+        None,
         main,
         target=source,
         function=f"module @{name}" if name else None,

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import inspect
 import traceback
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
 from jxinspect.errors import UsageError, UserCodeError
 from jxinspect.targets import describe_exception, user_frame
+from jxinspect.tracer import seam
 
 SHARD_MAP_KEYS = ("mesh", "in_specs", "out_specs", "axis_names", "check_vma")
 
@@ -37,12 +37,8 @@ class Staged:
     """The lowering error's formatted traceback, for ``--traceback``."""
 
 
-def _is_jit_wrapped(fun: Any) -> bool:
-    return callable(getattr(fun, "trace", None)) and callable(getattr(fun, "lower", None))
-
-
-def _is_pmap_wrapped(fun: Any) -> bool:
-    return callable(getattr(fun, "lower", None)) and not hasattr(fun, "trace")
+_is_jit_wrapped = seam.is_jit_wrapped
+_is_pmap_wrapped = seam.is_pmap_wrapped
 
 
 def check_call(
@@ -88,24 +84,18 @@ def _check_hashable(value: Any, what: str) -> None:
 
 
 def _wrap(fun: Any, stage: str, options: dict[str, Any]) -> Any:
-    import jax
-
     if stage == "jit":
-        return jax.jit(fun, **options)
+        return seam.jit(fun, options)
     if stage == "pjit":
-        from jax.experimental.pjit import pjit
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            return pjit(fun, **options)
+        return seam.pjit(fun, options)
     if stage == "shard_map":
         shard_opts = {k: v for k, v in options.items() if k in SHARD_MAP_KEYS}
         jit_opts = {k: v for k, v in options.items() if k not in SHARD_MAP_KEYS}
         if "out_specs" not in shard_opts:
             raise UsageError("shard_map needs --out-specs, e.g. --out-specs \"P('data')\"")
-        return jax.jit(jax.shard_map(fun, **shard_opts), **jit_opts)
+        return seam.jit(seam.shard_map(fun, shard_opts), jit_opts)
     if stage == "pmap":
-        return jax.pmap(fun, **options)
+        return seam.pmap(fun, options)
     raise UsageError(f"unknown stage {stage!r}: use jit, pjit, pmap or shard_map")
 
 
@@ -118,25 +108,23 @@ def stage_function(
     platform: str | None,
 ) -> Staged:
     """Trace and lower ``fun``; a tracing error is the user's, a lowering error is reported."""
-    import jax
-
     wrapped = _is_jit_wrapped(fun) or _is_pmap_wrapped(fun)
     if _is_pmap_wrapped(fun):
         stage = "pmap"
     if not wrapped:
         check_call(fun, args, kwargs, options, stage)
     staged = fun if wrapped else _wrap(fun, stage, options)
-    lower_kwargs = {"lowering_platforms": (platform,)} if platform else {}
+    shapes: Any = None
     try:
         if stage == "pmap" and not _is_jit_wrapped(staged):
             statics = options.get("static_broadcasted_argnums", ())
-            closed = jax.make_jaxpr(staged, static_argnums=statics)(*args, **kwargs)
+            closed, shapes = seam.make_jaxpr(staged, args, kwargs, statics)
             jaxpr = closed.jaxpr
             names_jaxpr = _pmap_inner(jaxpr)
             traced = None
         else:
             traced = staged.trace(*args, **kwargs)
-            jaxpr = traced.jaxpr.jaxpr
+            jaxpr = seam.jaxpr_of(traced)
             names_jaxpr = jaxpr
     except (UsageError, KeyboardInterrupt):
         raise
@@ -150,21 +138,23 @@ def stage_function(
     lowered, error, lower_traceback = None, None, None
     try:
         if traced is not None:
-            lowered = traced.lower(**lower_kwargs)
+            lowered = seam.lower(traced, None, None, platform)
         else:
-            lowered = staged.lower(*args, **kwargs, **lower_kwargs)
+            lowered = seam.lower(staged, args, kwargs, platform)
     except Exception as err:
         error = describe_exception(err)
         lower_traceback = "".join(traceback.format_exception(err))
     if traced is not None:
-        donated = tuple(bool(a.donated) for a in jax.tree_util.tree_leaves(traced.args_info))
-        out_info = traced.out_info
+        donated = seam.donated_flags(traced)
+        out_info = seam.out_info(traced)
     elif lowered is not None:
-        donated = tuple(bool(a.donated) for a in jax.tree_util.tree_leaves(lowered.args_info))
-        out_info = lowered.out_info
+        donated = seam.donated_flags(lowered)
+        out_info = seam.out_info(lowered)
     else:
         donated = tuple(False for _ in names_jaxpr.invars)
         out_info = None
+    if out_info is None:
+        out_info = shapes
     return Staged(
         stage, jaxpr, names_jaxpr, donated, out_info, lowered, error, wrapped, lower_traceback
     )

@@ -1,0 +1,708 @@
+"""The JAX seam: the one module that touches JAX's internals and release differences.
+
+Everything else in jxinspect calls the small typed functions here. Nothing outside this
+module imports ``jax._src``, reads a config option by name, or relies on a detail of
+jaxlib's MLIR bindings that changed between releases. JAX is imported inside functions
+only, so ``jxinspect --help`` never loads it. Supported: JAX 0.4.35 to the newest.
+
+Each difference is detected by feature, not by version number; the releases named are
+the ones where it was observed (0.4.35, 0.7.2 and 0.10.2 are tested in CI):
+
+* **Simulated CPU devices**: the ``jax_num_cpu_devices`` option (0.5 on); before it, the
+  XLA flag ``--xla_force_host_platform_device_count`` set before the backend starts
+  (0.4.35).
+* **Argument names in ``@main``**: block-argument locations everywhere; the bindings
+  expose ``BlockArgument.location`` from 0.5 on, and in 0.4.35 they are read from the
+  printed header of a body-less copy of ``@main``.
+* **Locations**: ``ir.NameLoc``/``CallSiteLoc``/… classes (0.8 on), ``Location.is_a_name()``
+  and friends (0.5–0.7), only the printed form (0.4.35).
+* **Result paths**: ``result['y']`` from 0.5 on, ``['y']`` (and ``""`` for a lone result)
+  in 0.4.x; :func:`normalize_result_path` maps both to the newer spelling.
+* **Partitioner**: GSPMD (``mhlo.sharding``) is the default up to 0.5, Shardy
+  (``sdy.sharding``) from 0.6 on; ``jax_use_shardy_partitioner`` switches either way.
+* **Meshes**: ``AbstractMesh(((name, size), ...))`` in 0.4.35, ``AbstractMesh(sizes,
+  names, axis_types=...)`` later; ``AxisType`` and ``jax.set_mesh`` (explicit sharding)
+  only in newer releases (0.7 here).
+* **shard_map**: ``jax.experimental.shard_map.shard_map(check_rep=, auto=)`` up to 0.6,
+  ``jax.shard_map(check_vma=, axis_names=)`` from 0.7 on.
+* **pmap**: a ``PmapFunction`` with ``.trace`` (0.4.35), without it (0.7), a function
+  built on shard_map (0.10: global shapes, ``flat_args[i]`` names). ``Lowered.out_info``
+  of the older pmap raises ``KeyError('global_out_avals')``; it is rebuilt from
+  ``make_jaxpr(..., return_shape=True)``.
+* **``Lowered.as_text(debug_info=)``**: absent in 0.4.35; the module is printed with
+  the MLIR bindings instead.
+* **Optimized HLO → StableHLO**: ``_jax.mlir.hlo_to_stablehlo`` (0.5 on); in 0.4.35
+  ``xla_computation_to_mlir_module``. HLO text: ``_hlo.hlo_module_from_text`` (0.8 on),
+  ``xla_extension``/``xla_client._xla`` before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import os
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jxinspect.errors import UsageError
+
+# ---- the release ------------------------------------------------------------------------
+
+
+def jax_version() -> str:
+    import jax
+
+    return str(jax.__version__)
+
+
+def import_jax() -> None:
+    """Load JAX and ``jax.numpy`` (what every target needs)."""
+    import jax.numpy  # noqa: F401
+
+
+def unsupported(feature: str, since: str) -> UsageError:
+    """The one-line error for a feature this JAX release does not have."""
+    return UsageError(
+        f"{feature} needs JAX {since} or newer; this is JAX {jax_version()} "
+        "(upgrade JAX, or leave the option out)"
+    )
+
+
+def _config_has(option: str) -> bool:
+    import jax
+
+    return option in jax.config.values
+
+
+# ---- devices and the backend ----------------------------------------------------------
+
+_DEVICE_FLAG = "--xla_force_host_platform_device_count"
+
+
+def backend_started() -> bool:
+    from jax._src import xla_bridge
+
+    return bool(xla_bridge.backends_are_initialized())
+
+
+def default_backend() -> str:
+    import jax
+
+    return str(jax.default_backend())
+
+
+def device_count() -> int:
+    import jax
+
+    return int(jax.device_count())
+
+
+def devices() -> list[Any]:
+    import jax
+
+    return list(jax.devices())
+
+
+def platforms_setting() -> str:
+    """The ``jax_platforms`` setting (``""`` when JAX chooses)."""
+    import jax
+
+    return str(jax.config.jax_platforms or "")
+
+
+def simulate_cpu_devices(count: int) -> None:
+    """Ask for ``count`` CPU devices; call before the backend starts."""
+    import jax
+
+    if _config_has("jax_num_cpu_devices"):
+        jax.config.update("jax_num_cpu_devices", count)
+        return
+    flags = [f for f in os.environ.get("XLA_FLAGS", "").split() if not f.startswith(_DEVICE_FLAG)]
+    os.environ["XLA_FLAGS"] = " ".join([*flags, f"{_DEVICE_FLAG}={count}"])
+
+
+@contextlib.contextmanager
+def partitioner(name: str | None) -> Iterator[str]:
+    """Use Shardy (``"shardy"``) or GSPMD inside the block; JAX's setting is restored."""
+    import jax
+
+    option = "jax_use_shardy_partitioner"
+    if not _config_has(option):
+        if name == "shardy":
+            raise unsupported("the Shardy partitioner", "0.4.35")
+        yield "gspmd"
+        return
+    before = bool(jax.config.values[option])
+    wanted = before if name is None else name == "shardy"
+    if wanted != before:
+        jax.config.update(option, wanted)
+    try:
+        yield "shardy" if wanted else "gspmd"
+    finally:
+        if wanted != before:
+            jax.config.update(option, before)
+
+
+# ---- meshes and shardings ---------------------------------------------------------------
+
+
+def _axis_types(count: int, explicit: bool) -> tuple[Any, ...] | None:
+    """``(AxisType.Auto,) * count`` where the release has axis types, else ``None``."""
+    import jax.sharding
+
+    axis_type = getattr(jax.sharding, "AxisType", None)
+    if axis_type is None:
+        if explicit:
+            raise unsupported("explicit sharding axes (--explicit)", "0.7.0")
+        return None
+    kind = axis_type.Explicit if explicit else axis_type.Auto
+    return (kind,) * count
+
+
+def make_mesh(
+    sizes: tuple[int, ...], names: tuple[str, ...], chosen: Sequence[Any], explicit: bool
+) -> Any:
+    """A ``jax.sharding.Mesh`` over ``chosen`` devices, every axis ``Auto`` unless
+    ``explicit`` (newer releases default to ``Explicit``)."""
+    import jax
+
+    types = _axis_types(len(names), explicit)
+    extra = {"axis_types": types} if types is not None else {}
+    return jax.make_mesh(sizes, names, devices=list(chosen), **extra)
+
+
+def make_abstract_mesh(sizes: tuple[int, ...], names: tuple[str, ...], explicit: bool) -> Any:
+    """An ``AbstractMesh`` with each release's constructor."""
+    from jax.sharding import AbstractMesh
+
+    types = _axis_types(len(names), explicit)
+    params = inspect.signature(AbstractMesh.__init__).parameters
+    if "shape_tuple" in params:  # 0.4.35
+        return AbstractMesh(tuple(zip(names, sizes)))
+    if types is None:
+        return AbstractMesh(sizes, names)
+    return AbstractMesh(sizes, names, axis_types=types)
+
+
+def is_abstract_mesh(value: Any) -> bool:
+    from jax.sharding import AbstractMesh
+
+    return isinstance(value, AbstractMesh)
+
+
+def is_mesh(value: Any) -> bool:
+    from jax.sharding import AbstractMesh, Mesh
+
+    return isinstance(value, (Mesh, AbstractMesh))
+
+
+def mesh_axes(jax_mesh: Any) -> tuple[tuple[str, int], ...]:
+    """``(("data", 4), ("model", 2))`` of a concrete or abstract mesh."""
+    shape = jax_mesh.shape
+    return tuple((str(name), int(shape[name])) for name in jax_mesh.axis_names)
+
+
+def mesh_device_ids(jax_mesh: Any) -> Any:
+    return None if is_abstract_mesh(jax_mesh) else jax_mesh.device_ids
+
+
+def use_mesh(jax_mesh: Any) -> Any:
+    """A context manager that makes ``jax_mesh`` the ambient mesh (explicit sharding)."""
+    import jax
+
+    if not hasattr(jax, "set_mesh"):
+        raise unsupported("explicit sharding (jax.set_mesh)", "0.7.0")
+    return jax.set_mesh(jax_mesh)
+
+
+def named_sharding(jax_mesh: Any, entries: Sequence[Any]) -> Any:
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    return NamedSharding(jax_mesh, PartitionSpec(*entries))
+
+
+def partition_spec(entries: Sequence[Any]) -> Any:
+    from jax.sharding import PartitionSpec
+
+    return PartitionSpec(*entries)
+
+
+def sharding_of_leaf(leaf: Any) -> tuple[Any, Any] | None:
+    """``(spec, mesh)`` when ``leaf`` is or carries a ``NamedSharding``."""
+    from jax.sharding import NamedSharding
+
+    sharding = leaf if isinstance(leaf, NamedSharding) else getattr(leaf, "sharding", None)
+    if isinstance(sharding, NamedSharding):
+        return sharding.spec, sharding.mesh
+    return None
+
+
+def hlo_sharding_text(sharding: Any, rank: int) -> str | None:
+    """A JAX ``Sharding`` object as an HLO sharding string (``{devices=[2,1]<=[2]}``)."""
+    try:
+        return str(sharding._to_xla_hlo_sharding(rank))
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def parse_hlo_sharding(text: str) -> Any:
+    """XLA's ``HloSharding`` for a GSPMD string; ``ValueError`` when unreadable."""
+    from jax._src.lib import xla_client as xc
+
+    try:
+        return xc.HloSharding.from_string(text)
+    except Exception as err:  # XLA raises its own runtime error type
+        raise ValueError(f"unreadable mhlo.sharding {text!r}: {err}") from None
+
+
+# ---- pytrees and arrays -----------------------------------------------------------------
+
+
+def tree_leaves(tree: Any, none_is_leaf: bool = False) -> list[Any]:
+    import jax
+
+    if none_is_leaf:
+        return list(jax.tree_util.tree_leaves(tree, is_leaf=lambda x: x is None))
+    return list(jax.tree_util.tree_leaves(tree))
+
+
+def tree_leaves_with_path(tree: Any) -> list[tuple[tuple[Any, ...], Any]]:
+    import jax
+
+    return list(jax.tree_util.tree_flatten_with_path(tree)[0])
+
+
+def tree_map(fun: Any, tree: Any, is_leaf: Any = None) -> Any:
+    import jax
+
+    return jax.tree_util.tree_map(fun, tree, is_leaf=is_leaf)
+
+
+def keystr(path: tuple[Any, ...]) -> str:
+    """``['w'][0].b``; a flat-index key (a node without key paths) prints as ``[i]``."""
+    import jax
+
+    parts = []
+    for key in path:
+        if isinstance(key, jax.tree_util.FlattenedIndexKey):
+            parts.append(f"[{key.key}]")
+        else:
+            parts.append(jax.tree_util.keystr((key,)))
+    return "".join(parts)
+
+
+def shape_dtype_struct(shape: tuple[int, ...], dtype: str, sharding: Any = None) -> Any:
+    import jax
+    import jax.numpy as jnp
+
+    if sharding is None:
+        return jax.ShapeDtypeStruct(shape, jnp.dtype(dtype))
+    return jax.ShapeDtypeStruct(shape, jnp.dtype(dtype), sharding=sharding)
+
+
+# ---- staging ----------------------------------------------------------------------------
+
+
+def is_jit_wrapped(fun: Any) -> bool:
+    """A ``jax.jit``/``pjit`` object (not pmap, which some releases also give ``trace``)."""
+    if is_pmap_wrapped(fun):
+        return False
+    return callable(getattr(fun, "trace", None)) and callable(getattr(fun, "lower", None))
+
+
+def is_pmap_wrapped(fun: Any) -> bool:
+    """A ``jax.pmap`` object of any release."""
+    if type(fun).__name__ == "PmapFunction":
+        return True
+    return callable(getattr(fun, "lower", None)) and not hasattr(fun, "trace")
+
+
+def jit(fun: Any, options: dict[str, Any]) -> Any:
+    import jax
+
+    return jax.jit(fun, **options)
+
+
+def pjit(fun: Any, options: dict[str, Any]) -> Any:
+    import warnings
+
+    from jax.experimental.pjit import pjit as make
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return make(fun, **options)
+
+
+def pmap(fun: Any, options: dict[str, Any]) -> Any:
+    import jax
+
+    return jax.pmap(fun, **options)
+
+
+def shard_map(fun: Any, options: dict[str, Any]) -> Any:
+    """``jax.shard_map`` where it exists, else ``jax.experimental.shard_map``
+    (``check_vma`` → ``check_rep``, ``axis_names`` → ``auto``, its complement)."""
+    import jax
+
+    if hasattr(jax, "shard_map"):
+        return jax.shard_map(fun, **options)
+    from jax.experimental.shard_map import shard_map as old_shard_map
+
+    options = dict(options)
+    if "check_vma" in options:
+        options["check_rep"] = options.pop("check_vma")
+    if "axis_names" in options:
+        manual = set(options.pop("axis_names"))
+        options["auto"] = frozenset(set(options["mesh"].axis_names) - manual)
+    return old_shard_map(fun, **options)
+
+
+def make_jaxpr(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], statics: Any) -> Any:
+    """``(closed_jaxpr, out_shape_tree)`` of ``fun(*args, **kwargs)``."""
+    import jax
+
+    return jax.make_jaxpr(fun, static_argnums=statics, return_shape=True)(*args, **kwargs)
+
+
+def jaxpr_of(traced: Any) -> Any:
+    """The top-level ``Jaxpr`` of a ``Traced``."""
+    return traced.jaxpr.jaxpr
+
+
+def in_avals(jaxpr: Any) -> list[Any]:
+    """The abstract values of a ``Jaxpr``'s inputs (``Jaxpr.in_avals`` is newer than 0.4.35)."""
+    return [v.aval for v in jaxpr.invars]
+
+
+def out_avals(jaxpr: Any) -> list[Any]:
+    return [v.aval for v in jaxpr.outvars]
+
+
+def donated_flags(stage: Any) -> tuple[bool, ...]:
+    """Per flat argument: donated, from a ``Traced`` or ``Lowered``'s ``args_info``."""
+    import jax
+
+    return tuple(bool(a.donated) for a in jax.tree_util.tree_leaves(stage.args_info))
+
+
+def out_info(stage: Any) -> Any | None:
+    """``out_info`` of a ``Traced``/``Lowered``; ``None`` where the release has none for
+    it (the older pmap's lowering)."""
+    try:
+        return stage.out_info
+    except (KeyError, AttributeError):
+        return None
+
+
+def lower(staged_or_traced: Any, args: Any, kwargs: Any, platform: str | None) -> Any:
+    """``Traced.lower()`` (args ``None``) or ``staged.lower(*args, **kwargs)``."""
+    extra = {"lowering_platforms": (platform,)} if platform else {}
+    if args is None:
+        return staged_or_traced.lower(**extra)
+    return staged_or_traced.lower(*args, **kwargs, **extra)
+
+
+def kept_inputs(lowered: Any) -> list[int] | None:
+    """Indices of the flat inputs that survived lowering, as JAX recorded them."""
+    lowering = getattr(lowered, "_lowering", None)
+    args = getattr(lowering, "compile_args", None)
+    kept = args.get("kept_var_idx") if isinstance(args, dict) else None
+    return sorted(int(i) for i in kept) if kept is not None else None
+
+
+def stablehlo_module(lowered: Any) -> Any:
+    return lowered.compiler_ir("stablehlo")
+
+
+def lowered_text(lowered: Any, dialect: str, debug_info: bool) -> str:
+    """The lowered module as JAX prints it, with locations when ``debug_info``."""
+    if not debug_info:
+        return str(lowered.as_text(dialect=dialect))
+    if "debug_info" in inspect.signature(lowered.as_text).parameters:
+        return str(lowered.as_text(dialect=dialect, debug_info=True))
+    if dialect != "stablehlo":
+        return str(lowered.as_text(dialect=dialect))  # HLO text of 0.4.35 keeps no names
+    module = lowered.compiler_ir("stablehlo")
+    return str(module.operation.get_asm(enable_debug_info=True, large_elements_limit=20))
+
+
+# ---- jaxprs -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DebugInfo:
+    """A jaxpr's debug info as every release spells it (``JaxprDebugInfo`` in 0.4.x)."""
+
+    traced_for: str
+    func_src_info: str | None
+    arg_names: tuple[str, ...] | None
+    result_paths: tuple[str, ...] | None
+
+
+def debug_info(jaxpr: Any) -> DebugInfo | None:
+    info = getattr(jaxpr, "debug_info", None)
+    if info is None:
+        return None
+    names = getattr(info, "arg_names", None)
+    paths = getattr(info, "result_paths", None)
+    if callable(paths):  # some releases compute them lazily
+        paths = paths()
+    return DebugInfo(
+        traced_for=str(info.traced_for),
+        func_src_info=str(info.func_src_info) if info.func_src_info is not None else None,
+        arg_names=tuple(str(n) for n in names) if names is not None else None,
+        result_paths=tuple(str(p) for p in paths) if paths is not None else None,
+    )
+
+
+def sub_jaxprs(params: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """``(label, jaxpr)`` for each jaxpr in an equation's parameters (``branches[1]``)."""
+    from jax._src import core
+
+    for key, value in params.items():
+        items = value if isinstance(value, (tuple, list)) else (value,)
+        for i, item in enumerate(items):
+            label = f"{key}[{i}]" if isinstance(value, (tuple, list)) else key
+            if isinstance(item, core.ClosedJaxpr):
+                yield label, item.jaxpr
+            elif isinstance(item, core.Jaxpr):
+                yield label, item
+
+
+def user_source_line(eqn: Any) -> tuple[str, int] | None:
+    """``(file, line)`` of the user's frame that an equation came from."""
+    from jax._src import source_info_util
+
+    frame = source_info_util.user_frame(eqn.source_info.traceback)
+    if frame is None:
+        return None
+    return str(frame.file_name), int(frame.start_line)
+
+
+@functools.cache
+def result_paths_prefixed() -> bool:
+    """Whether this release writes ``result['a']`` (0.5 on) rather than ``['a']`` (0.4.x),
+    found by tracing a one-line function (about a millisecond)."""
+    import jax
+
+    info = debug_info(jax.make_jaxpr(lambda x: {"a": x})(1.0).jaxpr)
+    paths = info.result_paths if info is not None else None
+    return not paths or paths[0].startswith("result")
+
+
+def normalize_result_path(carried: str, prefixed: bool) -> str:
+    """A result path in the newer spelling: 0.4.x wrote ``['y']`` (``""`` for a lone
+    result) where newer releases write ``result['y']`` (``result``). ``prefixed`` says
+    whether the release that wrote ``carried`` uses the newer spelling."""
+    if prefixed or carried.startswith("result"):
+        return carried
+    return "result" + carried
+
+
+def prefixes_results(paths: Sequence[str | None]) -> bool | None:
+    """Whether result paths follow the newer spelling; ``None`` when they do not say."""
+    named = [p for p in paths if p]
+    if any(p.startswith("result") for p in named):
+        return True
+    if any(p.startswith(("[", ".")) for p in named):
+        return False
+    return None
+
+
+# ---- MLIR -------------------------------------------------------------------------------
+
+
+def parse_module(text: str | bytes) -> Any:
+    """Parse StableHLO text or bytecode with every dialect JAX registers."""
+    from jax._src.interpreters import mlir as jax_mlir
+    from jaxlib.mlir import ir
+
+    context = jax_mlir.make_ir_context()
+    with context:
+        return ir.Module.parse(text)
+
+
+def sdy() -> Any:
+    """jaxlib's Shardy dialect bindings (every supported release has them)."""
+    from jaxlib.mlir.dialects import sdy as dialect
+
+    return dialect
+
+
+def stablehlo() -> Any:
+    from jaxlib.mlir.dialects import stablehlo as dialect
+
+    return dialect
+
+
+def ir() -> Any:
+    """jaxlib's MLIR core bindings (types and attributes whose API every release shares)."""
+    from jaxlib.mlir import ir as bindings
+
+    return bindings
+
+
+_LOC_ALIAS = re.compile(r"^(#loc\d*) = loc\((.*)\)$", re.M)
+_BLOCK_ARG = re.compile(r"%arg(\d+): .*? loc\((#loc\d*|\"(?:[^\"\\]|\\.)*\"[^)]*|[^)]*)\)")
+_QUOTED = re.compile(r'^"((?:[^"\\]|\\.)*)"')
+
+
+def _unescape(text: str) -> str:
+    """MLIR's string escapes (``\\22``, ``\\\\``, ``\\n``) back to characters."""
+
+    def one(match: re.Match[str]) -> str:
+        code = match.group(1)
+        if code == "\\":
+            return "\\"
+        if code in ('"', "n", "t"):
+            return {'"': '"', "n": "\n", "t": "\t"}[code]
+        return chr(int(code, 16))
+
+    return re.sub(r"\\(\\|\"|n|t|[0-9A-Fa-f]{2})", one, text)
+
+
+def _printed_name(loc_text: str) -> str | None:
+    """The name of a printed location (``"params['w']"``), ``None`` for other kinds."""
+    match = _QUOTED.match(loc_text)
+    if match is None:
+        return None
+    rest = loc_text[match.end() :]
+    if rest.startswith(":"):  # "file.py":3:4, a file location
+        return None
+    return _unescape(match.group(1))
+
+
+def block_argument_names(func: Any) -> list[str | None]:
+    """Each entry-block argument's name (its ``NameLoc``), ``None`` where it has none."""
+    arguments = list(func.regions[0].blocks[0].arguments)
+    if arguments and hasattr(arguments[0], "location"):
+        return [location_name(a.location) for a in arguments]
+    # 0.4.35: no BlockArgument.location; print a body-less copy of the function
+    copy = func.operation.clone()
+    block = copy.regions[0].blocks[0]
+    for op in reversed(list(block.operations)):
+        op.erase()
+    text = copy.get_asm(enable_debug_info=True)
+    aliases = {m.group(1): m.group(2) for m in _LOC_ALIAS.finditer(text)}
+    names: list[str | None] = [None] * len(arguments)
+    header = text[text.find("^bb0(") :]
+    for match in _BLOCK_ARG.finditer(header[: header.find("\n")]):
+        index, loc = int(match.group(1)), match.group(2)
+        loc = aliases.get(loc, loc)
+        if index < len(names):
+            names[index] = _printed_name(loc)
+    return names
+
+
+@dataclass(frozen=True)
+class Loc:
+    """One MLIR location, the same on every release's bindings."""
+
+    kind: str
+    """``name``, ``callsite``, ``file``, ``fused`` or ``unknown``."""
+    name: str | None = None
+    filename: str | None = None
+    line: int | None = None
+    children: tuple[Any, ...] = ()
+    """name: (child,); callsite: (callee, caller); fused: its locations (raw objects)."""
+
+
+_FILE_LINE = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):\d+')
+
+
+def read_location(location: Any) -> Loc:
+    """What one location is, through whichever bindings this jaxlib has."""
+    from jaxlib.mlir import ir as bindings
+
+    if hasattr(bindings, "NameLoc"):  # 0.8 on: one class per kind
+        if isinstance(location, bindings.NameLoc):
+            return Loc("name", name=str(location.name_str), children=(location.child_loc,))
+        if isinstance(location, bindings.CallSiteLoc):
+            return Loc("callsite", children=(location.callee, location.caller))
+        if isinstance(location, bindings.FileLineColLoc):
+            return Loc("file", filename=str(location.filename), line=int(location.start_line))
+        if isinstance(location, bindings.FusedLoc):
+            return Loc("fused", children=tuple(location.locations))
+        return Loc("unknown")
+    if hasattr(location, "is_a_name"):  # 0.5–0.7: predicates on Location
+        if location.is_a_name():
+            return Loc("name", name=str(location.name_str), children=(location.child_loc,))
+        if location.is_a_callsite():
+            return Loc("callsite", children=(location.callee, location.caller))
+        if location.is_a_file():
+            return Loc("file", filename=str(location.filename), line=int(location.start_line))
+        if location.is_a_fused():
+            return Loc("fused", children=tuple(location.locations))
+        return Loc("unknown")
+    # 0.4.35: only the printed form; keep the outer name and the innermost file:line
+    text = str(location)
+    inner = text[4:-1] if text.startswith("loc(") and text.endswith(")") else text
+    name = _printed_name(inner)
+    files = _FILE_LINE.findall(text)
+    if name is not None:
+        child = (
+            Loc("file", filename=_unescape(files[0][0]), line=int(files[0][1]))
+            if files
+            else Loc("unknown")
+        )
+        return Loc("name", name=name, children=(child,))
+    if files:
+        return Loc("file", filename=_unescape(files[0][0]), line=int(files[0][1]))
+    return Loc("unknown")
+
+
+def location_name(location: Any) -> str | None:
+    """The name of a ``NameLoc`` (a block argument's name), else ``None``."""
+    if isinstance(location, Loc):
+        return location.name if location.kind == "name" else None
+    read = read_location(location)
+    return read.name if read.kind == "name" else None
+
+
+# ---- compiled programs ------------------------------------------------------------------
+
+
+def compiled_shardings(compiled: Any) -> tuple[list[Any], list[Any]]:
+    """Flat (input, output) shardings XLA chose, ``None`` where it gave none."""
+    import jax
+
+    def flat(tree: Any) -> list[Any]:
+        return list(jax.tree_util.tree_leaves(tree, is_leaf=lambda x: x is None))
+
+    return flat(compiled.input_shardings), flat(compiled.output_shardings)
+
+
+def optimized_module(compiled: Any) -> Any:
+    """The compiled program's optimized HLO as a StableHLO module."""
+    hlo = compiled.runtime_executable().hlo_modules()[0]
+    return _hlo_to_module(hlo)
+
+
+def module_from_hlo_text(text: str) -> Any:
+    """An HLO text module (e.g. an XLA dump) as a StableHLO module."""
+    from jax._src.lib import xla_client as xc
+
+    try:
+        from jaxlib import _hlo
+
+        reader = _hlo.hlo_module_from_text
+    except ImportError:
+        reader = xc._xla.hlo_module_from_text
+    return _hlo_to_module(reader(text))
+
+
+def _hlo_to_module(hlo: Any) -> Any:
+    from jax._src import lib
+
+    proto = hlo.as_serialized_hlo_module_proto()
+    for holder in (getattr(lib, "_jax", None), getattr(lib.xla_client, "_xla", None)):
+        converter = getattr(getattr(holder, "mlir", None), "hlo_to_stablehlo", None)
+        if converter is not None:
+            return parse_module(converter(proto))
+    # 0.4.35: the XlaComputation route, which prints the module as MHLO text
+    computation = lib.xla_client.XlaComputation(proto)
+    text = lib.xla_client._xla.mlir.xla_computation_to_mlir_module(computation)
+    return parse_module(text)
