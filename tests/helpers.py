@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib.metadata
 import importlib.resources
 import importlib.util
 import json
@@ -25,7 +26,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_programs"
 FIXTURES = REPO / "tests" / "fixtures"
-GOLDEN = REPO / "tests" / "golden"
+JAX_SERIES = ".".join(importlib.metadata.version("jax").split(".")[:2])
+"""``0.10`` for JAX 0.10.2: each release series emits its own programs."""
+GOLDEN = REPO / "tests" / "golden" / f"jax-{JAX_SERIES}"
+"""This JAX series' golden files (CI keeps them for each series it tests)."""
 
 CLI_TIMEOUT_S = 300
 """Generous: one run takes about a second, but CI machines can be slow and loaded."""

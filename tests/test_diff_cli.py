@@ -119,9 +119,10 @@ def test_result_key_renamed_as_markdown(run_cli: Run) -> None:
 GENERATE_MLIR = """
 import importlib.util, pathlib
 import jax
-from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+from jax.sharding import NamedSharding, PartitionSpec as P
+from jxinspect.tracer import seam
 
-jax.config.update("jax_num_cpu_devices", 8)
+seam.simulate_cpu_devices(8)
 repo, out = pathlib.Path({repo!r}), pathlib.Path({out!r})
 
 def load(rel):
@@ -136,18 +137,19 @@ def S(*shape):
 step_args = ({{"w": S(8, 16), "b": S(8, 16)}}, {{"x": S(8, 16), "y": S(8, 16)}})
 jit = jax.jit(load("{d}/jit_to_pmap/before.py").step).trace(*step_args).lower()
 pmap = jax.pmap(load("{d}/jit_to_pmap/after.py").step, axis_name="batch").lower(*step_args)
-(out / "jit.mlir").write_text(jit.as_text(debug_info=True))
-(out / "pmap.mlir").write_text(pmap.as_text(debug_info=True))
+(out / "jit.mlir").write_text(seam.lowered_text(jit, "stablehlo", True))
+(out / "pmap.mlir").write_text(seam.lowered_text(pmap, "stablehlo", True))
 
-mesh = jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+mesh = seam.make_mesh((4, 2), ("data", "model"), jax.devices(), explicit=False)
 specs = (P("data", None), P(None, "model"))
 layer = jax.jit(load("{d}/sharding_changed/before.py").layer,
                 in_shardings=tuple(NamedSharding(mesh, spec) for spec in specs),
                 out_shardings=NamedSharding(mesh, P("data", "model")))
 layer_args = (S(64, 256), S(256, 512))
-(out / "shardy.mlir").write_text(layer.trace(*layer_args).lower().as_text(debug_info=True))
-jax.config.update("jax_use_shardy_partitioner", False)
-(out / "gspmd.mlir").write_text(layer.trace(*layer_args).lower().as_text(debug_info=True))
+with seam.partitioner("shardy"):
+    (out / "shardy.mlir").write_text(seam.lowered_text(layer.lower(*layer_args), "stablehlo", True))
+with seam.partitioner("gspmd"):
+    (out / "gspmd.mlir").write_text(seam.lowered_text(layer.lower(*layer_args), "stablehlo", True))
 """
 
 

@@ -12,17 +12,17 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import pytest
-from jax.sharding import AxisType, NamedSharding
+from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from jxinspect.api import inspect_function
 from jxinspect.checks import RULES_BY_CODE, run_checks
 from jxinspect.checks.settings import Settings
 from jxinspect.model import Report
-from jxinspect.tracer.seam import backend_started
+from jxinspect.tracer import seam
 
-if not backend_started():
-    jax.config.update("jax_num_cpu_devices", 8)
+if not seam.backend_started():
+    seam.simulate_cpu_devices(8)
 
 f32 = jnp.float32
 
@@ -35,7 +35,7 @@ def sds(*shape: int) -> jax.ShapeDtypeStruct:
 def mesh() -> Any:
     if jax.device_count() < 8:
         pytest.skip(f"needs 8 CPU devices; JAX started in this process with {jax.device_count()}")
-    return jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+    return seam.make_mesh((4, 2), ("data", "model"), jax.devices(), explicit=False)
 
 
 def codes(report: Report, code: str) -> list[str | None]:
@@ -141,7 +141,7 @@ def test_jx203_fires_on_pmap_without_axis_name(mesh: Any) -> None:
 
 
 def test_jx203_fires_on_an_underscore_mesh_axis(mesh: Any) -> None:
-    hidden = jax.make_mesh((8,), ("_shard",), axis_types=(AxisType.Auto,))
+    hidden = seam.make_mesh((8,), ("_shard",), jax.devices(), explicit=False)
     report = inspect_function(
         matmul,
         (sds(64, 32), sds(32, 16)),

@@ -23,11 +23,11 @@ from jxinspect.api import inspect_function
 from jxinspect.model import Input, Mesh, NestedJaxpr, Report, Sharding
 from jxinspect.program import ProgramText, TextRequest
 from jxinspect.render import code, html, jaxpr_view, mlir_view, sharding_view
+from jxinspect.tracer import seam
 from jxinspect.tracer.annotate import split_values
-from jxinspect.tracer.seam import backend_started
 
-if not backend_started():
-    jax.config.update("jax_num_cpu_devices", 8)
+if not seam.backend_started():
+    seam.simulate_cpu_devices(8)
 
 HERE = Path(__file__).name
 f32 = jnp.float32

@@ -93,7 +93,9 @@ class Sharding:
     replicas: int = 1
     """Devices that hold a copy of each shard (partial replication)."""
     source: str = ""
-    """Where it was read: ``sdy``, ``gspmd`` or ``jax``."""
+    """Where it was read: ``sdy``, ``gspmd``, ``jax`` (an aval's sharding), ``pmap`` (the
+    mapped axis of a pmap whose program holds per-device shapes, JAX 0.4.x–0.9) or
+    ``compiled``."""
     raw: str = ""
     """The attribute as written, e.g. ``#sdy.sharding<@mesh, [{"data"}, {}]>``."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from jxinspect.model import (
@@ -84,6 +85,27 @@ def _function_name(staged: Staged) -> str | None:
         if info is not None:
             return info.func_src_info
     return None
+
+
+def _pmap_sharding(
+    shape: tuple[int, ...], program_shape: tuple[int, ...] | None, mesh: Mesh | None
+) -> Sharding | None:
+    """The layout of a pmap leaf whose program holds per-device shapes (the pmap of
+    JAX 0.4.x–0.9 lowers one replica's program, with no sharding attributes): split over
+    pmap's one axis where the program's shape is smaller, else a copy per device."""
+    if mesh is None or program_shape is None or len(mesh.axes) != 1:
+        return None
+    if len(program_shape) != len(shape):
+        return None
+    (axis, size), rank = mesh.axes[0], len(shape)
+    split = [d for d in range(rank) if shape[d] != program_shape[d]]
+    raw = f"pmap over {axis!r}: the program holds {list(program_shape)} per device"
+    if not split:
+        return Sharding("replicated", ((),) * rank, mesh, replicas=size, source="pmap", raw=raw)
+    if len(split) > 1 or shape[split[0]] != program_shape[split[0]] * size:
+        return None
+    spec = tuple((axis,) if d == split[0] else () for d in range(rank))
+    return Sharding("tiled", spec, mesh, source="pmap", raw=raw)
 
 
 def read_lowered(staged: Staged, mesh: Mesh | None, device_ids: Any) -> MainSignature | None:
@@ -199,6 +221,8 @@ def build_report(
             carried = value.name if value is not None else jaxpr_name
             status = classify_name(carried, expected, FALLBACK_ARG)
         sharding = value.sharding if value is not None else _jax_sharding(aval, mesh)
+        if sharding is None and value is not None and staged.stage == "pmap":
+            sharding = _pmap_sharding(shape, value.shape, mesh)
         inputs.append(
             Input(
                 index=i,
@@ -228,6 +252,8 @@ def build_report(
         else:
             wanted = f"result#{i}"
         result = user_results[i] if i < len(user_results) else None
+        if result is not None and result.sharding is None and staged.stage == "pmap":
+            result = replace(result, sharding=_pmap_sharding(shape, result.shape, mesh))
         outputs.append(_output(i, shape, dtype, result, jaxpr_path, wanted, prefixed,
                                lowered=main is not None))  # fmt: skip
 
@@ -303,7 +329,7 @@ def _output(
         index=i,
         path=path,
         jaxpr_path=jaxpr_path,
-        name=carried if carried else None,
+        name=carried,
         status=status,  # type: ignore[arg-type]
         shape=shape,
         dtype=dtype,

@@ -476,7 +476,11 @@ def user_source_line(eqn: Any) -> tuple[str, int] | None:
     """``(file, line)`` of the user's frame that an equation came from."""
     from jax._src import source_info_util
 
-    frame = source_info_util.user_frame(eqn.source_info.traceback)
+    info = eqn.source_info
+    try:
+        frame = source_info_util.user_frame(info.traceback)
+    except AttributeError:  # 0.4.35 takes the SourceInfo itself
+        frame = source_info_util.user_frame(info)
     if frame is None:
         return None
     return str(frame.file_name), int(frame.start_line)
@@ -611,6 +615,7 @@ class Loc:
 
 
 _FILE_LINE = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):\d+')
+_NAME_IN_TEXT = re.compile(r'"((?:[^"\\]|\\.)*)"(?!:\d)')
 
 
 def read_location(location: Any) -> Loc:
@@ -639,8 +644,8 @@ def read_location(location: Any) -> Loc:
         return Loc("unknown")
     # 0.4.35: only the printed form; keep the outer name and the innermost file:line
     text = str(location)
-    inner = text[4:-1] if text.startswith("loc(") and text.endswith(")") else text
-    name = _printed_name(inner)
+    names = [_unescape(m.group(1)) for m in _NAME_IN_TEXT.finditer(text)]
+    name = names[0] if names else None
     files = _FILE_LINE.findall(text)
     if name is not None:
         child = (
@@ -702,7 +707,11 @@ def _hlo_to_module(hlo: Any) -> Any:
         converter = getattr(getattr(holder, "mlir", None), "hlo_to_stablehlo", None)
         if converter is not None:
             return parse_module(converter(proto))
-    # 0.4.35: the XlaComputation route, which prints the module as MHLO text
+    # 0.4.35: the XlaComputation route; StableHLO where it converts, else MHLO (async
+    # collectives have no StableHLO form there), which names its ops alike (mhlo.all_gather)
     computation = lib.xla_client.XlaComputation(proto)
-    text = lib.xla_client._xla.mlir.xla_computation_to_mlir_module(computation)
-    return parse_module(text)
+    convert = lib.xla_client._xla.mlir.xla_computation_to_mlir_module
+    try:
+        return parse_module(convert(computation))
+    except Exception:  # XlaRuntimeError: MHLO => StableHLO failed
+        return parse_module(convert(computation, emit_stable_hlo=False))
