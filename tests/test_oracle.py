@@ -1,0 +1,133 @@
+"""Raw JAX is the oracle: on whichever JAX release runs the tests, every name, result path,
+declared sharding and donation alias in a report equals what that release's own lowering
+of the same call carries.
+
+The oracle lowers each sample with plain JAX in a subprocess (its own devices and
+partitioner), prints ``@main`` with its locations as JAX/MLIR print it, and reads each
+argument's ``loc("...")``, sharding attribute and ``tf.aliasing_output`` and each result's
+``jax.result_info`` from that text with a small regex, never through jxinspect's reader.
+The report of ``jxinspect lower`` for the same target must agree leaf by leaf.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from helpers import REPO, run_python
+
+# sample target → the raw-JAX call that stages it as the sample's JXINSPECT declares
+CASES: dict[str, str] = {
+    "sample_programs/mlp.py:predict": """
+m = load("mlp")
+L = lambda i, o: {"w": S(i, o), "b": S(o)}
+lowered = jax.jit(m.predict).lower({"layers": [L(784, 512), L(512, 256), L(256, 10)]}, S(32, 784))
+""",
+    "sample_programs/unused_arg.py:f": """
+m = load("unused_arg")
+lowered = jax.jit(m.f).lower(S(4, 8), S(100), S(8, 2))
+""",
+    "sample_programs/sharded.py:update": """
+m = load("sharded")
+mesh = seam.make_mesh((4, 2), ("data", "model"), jax.devices()[:8], explicit=False)
+N = lambda *spec: NamedSharding(mesh, P(*spec))
+T = lambda shape, *spec: jax.ShapeDtypeStruct(shape, jnp.float32, sharding=N(*spec))
+tree = lambda: {"w": T((512, 256), "data", "model"), "b": T((256,), "model")}
+state = {"params": tree(), "momentum": tree(),
+         "step": jax.ShapeDtypeStruct((), jnp.int32, sharding=N())}
+shard = lambda t: jax.tree_util.tree_map(lambda x: x.sharding if hasattr(x, "sharding") else x, t)
+jitted = jax.jit(m.update, donate_argnums=0, in_shardings=(shard(state), shard(tree())),
+                 out_shardings=(shard(state), N()))
+lowered = jitted.lower(state, tree())
+""",
+    "sample_programs/data_parallel.py:step": """
+m = load("data_parallel")
+params = {"w": S(8, 16, 4), "b": S(8, 4)}
+batch = {"x": S(8, 32, 16), "y": S(8, 32, 4)}
+lowered = jax.pmap(m.step, axis_name="batch").lower(params, batch)
+""",
+}
+
+ORACLE = r"""
+import importlib.util, json, re, sys
+import jax, jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+from jxinspect.tracer import seam
+
+seam.simulate_cpu_devices(8)
+
+def load(stem):
+    spec = importlib.util.spec_from_file_location(stem, {repo!r} + f"/sample_programs/{{stem}}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+def S(*shape):
+    return jax.ShapeDtypeStruct(shape, jnp.float32)
+{call}
+text = seam.lowered_text(lowered, "stablehlo", True)
+aliases = dict(re.findall(r'^(#loc\d*) = loc\((.*)\)$', text, re.M))
+head = text[text.index("@main(") + 6:]
+args_text, results_text = head.split(") -> ", 1)
+args = []
+for chunk in re.split(r"%arg\d+: ", args_text)[1:]:
+    locs = re.findall(r" loc\(([^()]*(?:\([^()]*\))?)\)", chunk)
+    loc = aliases.get(locs[-1], locs[-1]) if locs else ""
+    name = re.match(r'^"((?:[^"\\]|\\.)*)"(?!:)', loc)
+    sharding = re.search(r'(sdy\.sharding = #sdy\.sharding<[^>]*>|mhlo\.sharding = "[^"]*")', chunk)
+    alias = re.search(r"tf\.aliasing_output = (\d+)", chunk)
+    args.append({{"name": name.group(1) if name else None,
+                  "sharding": sharding.group(1) if sharding else None,
+                  "alias": int(alias.group(1)) if alias else None}})
+signature = results_text.split(" {{\n", 1)[0]
+results = re.findall(r'tensor<[^>]*>(?: \{{([^}}]*)\}})?', signature)
+paths = [re.search(r'jax\.result_info = "([^"]*)"', r) for r in results]
+print(json.dumps({{"args": args, "results": [p.group(1) if p else None for p in paths]}}))
+"""
+
+
+def oracle(call: str) -> dict[str, Any]:
+    result = run_python(ORACLE.format(repo=str(REPO), call=call))
+    assert result.returncode == 0, result.describe()
+    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def _sharding_attr(sharding: dict[str, Any] | None) -> str | None:
+    if sharding is None or sharding["source"] not in ("sdy", "gspmd"):
+        return None
+    raw = str(sharding["raw"])
+    return f"sdy.sharding = {raw}" if sharding["source"] == "sdy" else f'mhlo.sharding = "{raw}"'
+
+
+@pytest.mark.parametrize("target", sorted(CASES))
+def test_report_equals_what_this_jax_lowering_carries(target: str, lower_json: Any) -> None:
+    raw = oracle(CASES[target])
+    _, report = lower_json(target)
+    lowered_inputs = sorted(
+        (leaf for leaf in report["inputs"] if leaf["main_index"] is not None),
+        key=lambda leaf: leaf["main_index"],
+    )
+    user_args = [a for i, a in enumerate(raw["args"]) if i not in
+                 {e["main_index"] for e in report["extra_args"]}]  # fmt: skip
+    assert len(lowered_inputs) == len(user_args), (lowered_inputs, raw)
+    for leaf, arg in zip(lowered_inputs, user_args):
+        assert leaf["name"] == arg["name"], (leaf, arg)
+        assert _sharding_attr(leaf["sharding"]) == arg["sharding"], (leaf, arg)
+        assert leaf["aliased_output"] == arg["alias"], (leaf, arg)
+    assert [leaf["name"] for leaf in report["outputs"]] == raw["results"]
+    for leaf in report["outputs"]:  # the path is the name, in the newer spelling
+        if leaf["status"] == "ok":
+            name = leaf["name"]
+            assert leaf["path"] == (name if name.startswith("result") else "result" + name)
+
+
+def test_the_oracle_reads_names_shardings_and_aliases() -> None:
+    """The oracle itself finds what it looks for (so a test above cannot pass empty)."""
+    raw = oracle(CASES["sample_programs/sharded.py:update"])
+    assert len(raw["args"]) == 7 and len(raw["results"]) == 6
+    assert raw["args"][0]["name"] == "state['momentum']['b']"
+    assert sum(1 for arg in raw["args"] if arg["sharding"]) >= 6  # a replicated scalar: by release
+    assert [arg["alias"] for arg in raw["args"][:5]] == [0, 1, 2, 3, 4]
+    assert raw["results"][0] in ("result[0]['momentum']['b']", "[0]['momentum']['b']")
