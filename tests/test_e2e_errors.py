@@ -198,7 +198,7 @@ def test_traceback_flag_shows_the_users_frame(cli_cache: Any) -> None:
 
 
 def test_traceback_flag_on_lowering_failure(cli_cache: Any) -> None:
-    result = cli_cache.run("lower", f"{FIXTURE}:host_callback", "--args", "f32[4]",
+    result = cli_cache.run("lower", f"{FIXTURE}:cpu_only", "--args", "f32[4,4]",
                            "--platform", "tpu", "--traceback")  # fmt: skip
     assert result.returncode == USER_CODE and "JX108" in result.stdout, result.describe()
     assert "Traceback" in result.stderr, result.describe()

@@ -190,8 +190,9 @@ def _with_manual_specs(
     returned = list(operations[-1].operands) if operations else []
 
     def feeds_in(operand: Any, sharding: Sharding) -> None:
-        if isinstance(operand, ir.BlockArgument) and operand.owner == block:
-            arg_specs.setdefault(operand.arg_number, sharding)
+        number = seam.block_argument_number(operand, block)
+        if number is not None:
+            arg_specs.setdefault(number, sharding)
 
     def comes_out(result: Any, sharding: Sharding) -> None:
         for i, value in enumerate(returned):

@@ -8,21 +8,21 @@ only, so ``jxinspect --help`` never loads it. Supported: JAX 0.4.35 to the newes
 Each difference is detected by feature, not by version number; the releases named are
 the ones where it was observed (0.4.35, 0.7.2 and 0.10.2 are tested in CI):
 
-* **Simulated CPU devices**: the ``jax_num_cpu_devices`` option (0.5 on); before it, the
-  XLA flag ``--xla_force_host_platform_device_count`` set before the backend starts
-  (0.4.35).
+* **Simulated CPU devices**: the ``jax_num_cpu_devices`` option (0.5.0 on); before it,
+  the XLA flag ``--xla_force_host_platform_device_count`` set before the backend starts.
 * **Argument names in ``@main``**: block-argument locations everywhere; the bindings
   expose ``BlockArgument.location`` from 0.5 on, and in 0.4.35 they are read from the
   printed header of a body-less copy of ``@main``.
 * **Locations**: ``ir.NameLoc``/``CallSiteLoc``/… classes (0.8 on), ``Location.is_a_name()``
   and friends (0.5–0.7), only the printed form (0.4.35).
-* **Result paths**: ``result['y']`` from 0.5 on, ``['y']`` (and ``""`` for a lone result)
-  in 0.4.x; :func:`normalize_result_path` maps both to the newer spelling.
-* **Partitioner**: GSPMD (``mhlo.sharding``) is the default up to 0.5, Shardy
-  (``sdy.sharding``) from 0.6 on; ``jax_use_shardy_partitioner`` switches either way.
-* **Meshes**: ``AbstractMesh(((name, size), ...))`` in 0.4.35, ``AbstractMesh(sizes,
-  names, axis_types=...)`` later; ``AxisType`` and ``jax.set_mesh`` (explicit sharding)
-  only in newer releases (0.7 here).
+* **Result paths**: ``result['y']`` from 0.6 on, ``['y']`` (and ``""`` for a lone result)
+  up to 0.5; :func:`normalize_result_path` maps both to the newer spelling.
+* **Partitioner**: GSPMD (``mhlo.sharding``) is the default up to 0.6, Shardy
+  (``sdy.sharding``) from 0.7 on; ``jax_use_shardy_partitioner`` switches either way.
+* **Meshes**: ``AbstractMesh(((name, size), ...))`` up to 0.5 (lowering for one works
+  from 0.5.0; 0.4.35's constructor has no ``axis_types``), ``AbstractMesh(sizes, names,
+  axis_types=...)`` from 0.6; ``AxisType`` from 0.6, ``jax.set_mesh`` (explicit sharding)
+  from 0.7.
 * **shard_map**: ``jax.experimental.shard_map.shard_map(check_rep=, auto=)`` up to 0.6,
   ``jax.shard_map(check_vma=, axis_names=)`` from 0.7 on.
 * **pmap**: a ``PmapFunction`` with ``.trace`` (0.4.35), without it (0.7), a function
@@ -146,6 +146,13 @@ def partitioner(name: str | None) -> Iterator[str]:
             jax.config.update(option, before)
 
 
+def shardy_default() -> bool:
+    """Whether this release partitions with Shardy unless told otherwise (0.7 on)."""
+    import jax
+
+    return bool(jax.config.values.get("jax_use_shardy_partitioner", False))
+
+
 # ---- meshes and shardings ---------------------------------------------------------------
 
 
@@ -156,7 +163,7 @@ def _axis_types(count: int, explicit: bool) -> tuple[Any, ...] | None:
     axis_type = getattr(jax.sharding, "AxisType", None)
     if axis_type is None:
         if explicit:
-            raise unsupported("explicit sharding axes (--explicit)", "0.7.0")
+            raise unsupported("explicit sharding axes (--explicit)", "0.7")
         return None
     kind = axis_type.Explicit if explicit else axis_type.Auto
     return (kind,) * count
@@ -174,13 +181,23 @@ def make_mesh(
     return jax.make_mesh(sizes, names, devices=list(chosen), **extra)
 
 
+def abstract_meshes_lower() -> bool:
+    """Whether this release lowers for an ``AbstractMesh`` (0.5.0 on; 0.4.x's constructor,
+    the one without ``axis_types``, belongs to the releases that cannot)."""
+    from jax.sharding import AbstractMesh
+
+    params = inspect.signature(AbstractMesh.__init__).parameters
+    return "shape_tuple" not in params or "axis_types" in params
+
+
 def make_abstract_mesh(sizes: tuple[int, ...], names: tuple[str, ...], explicit: bool) -> Any:
     """An ``AbstractMesh`` with each release's constructor."""
     from jax.sharding import AbstractMesh
 
     types = _axis_types(len(names), explicit)
-    params = inspect.signature(AbstractMesh.__init__).parameters
-    if "shape_tuple" in params:  # 0.4.35
+    if not abstract_meshes_lower():
+        raise unsupported("lowering for an abstract mesh (--abstract)", "0.5.0")
+    if "shape_tuple" in inspect.signature(AbstractMesh.__init__).parameters:  # up to 0.5
         return AbstractMesh(tuple(zip(names, sizes)))
     if types is None:
         return AbstractMesh(sizes, names)
@@ -214,7 +231,7 @@ def use_mesh(jax_mesh: Any) -> Any:
     import jax
 
     if not hasattr(jax, "set_mesh"):
-        raise unsupported("explicit sharding (jax.set_mesh)", "0.7.0")
+        raise unsupported("explicit sharding (jax.set_mesh)", "0.7")
     return jax.set_mesh(jax_mesh)
 
 
@@ -601,6 +618,22 @@ def block_argument_names(func: Any) -> list[str | None]:
     return names
 
 
+def block_argument_number(value: Any, block: Any) -> int | None:
+    """The argument number when ``value`` is an argument of ``block``, else ``None``
+    (0.7's bindings hand operands out as plain ``Value``s, to be cast)."""
+    from jaxlib.mlir import ir as bindings
+
+    if not isinstance(value, bindings.BlockArgument):
+        if not bindings.BlockArgument.isinstance(value):
+            return None
+        value = bindings.BlockArgument(value)
+    arguments = list(block.arguments)
+    number = int(value.arg_number)
+    if number < len(arguments) and arguments[number] == value:
+        return number
+    return None
+
+
 @dataclass(frozen=True)
 class Loc:
     """One MLIR location, the same on every release's bindings."""
@@ -622,6 +655,8 @@ def read_location(location: Any) -> Loc:
     """What one location is, through whichever bindings this jaxlib has."""
     from jaxlib.mlir import ir as bindings
 
+    if isinstance(location, Loc):  # already read (0.4.35's printed form nests them)
+        return location
     if hasattr(bindings, "NameLoc"):  # 0.8 on: one class per kind
         if isinstance(location, bindings.NameLoc):
             return Loc("name", name=str(location.name_str), children=(location.child_loc,))
