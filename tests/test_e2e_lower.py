@@ -172,8 +172,8 @@ def test_mlp_loss_integer_labels_and_scalar_result(lower_json: Any) -> None:
 def test_data_parallel_step_pmap_names_as_this_jax_lowers_them(
     lower_json: Any, lower_text: Any
 ) -> None:
-    """pmap's names are what this release's own lowering carries: the real names (0.4.x),
-    none at all (old pmap of 0.5-0.9), or ``flat_args[i]`` (pmap on shard_map, 0.10)."""
+    """pmap's names are what this release's own lowering carries: the real names (to 0.6),
+    none at all (0.7.2), or ``flat_args[i]`` (pmap on shard_map, 0.10)."""
     from test_oracle import CASES, oracle
 
     target = "sample_programs/data_parallel.py:step"
@@ -489,8 +489,10 @@ def test_gspmd_sharded_update_matches_shardy(lower_json: Any) -> None:
     pairs = zip(gspmd["inputs"] + gspmd["outputs"], shardy["inputs"] + shardy["outputs"])
     for g, s in pairs:
         assert g["path"] == s["path"]
-        if s["sharding"] is None:  # 0.7's Shardy writes nothing for the replicated scalar
-            assert (s["shape"], g["sharding"]["readable"]) == ([], "replicated"), g["path"]
+        if s["sharding"] is None or g["sharding"] is None:  # 0.7 may write nothing for
+            assert s["shape"] == [], g["path"]  # the replicated scalar (see test_oracle)
+            for leaf in (g, s):
+                assert leaf["sharding"] is None or leaf["sharding"]["readable"] == "replicated"
             continue
         assert g["sharding"]["readable"] == s["sharding"]["readable"], g["path"]
         assert g["shard_shape"] == s["shard_shape"], g["path"]
