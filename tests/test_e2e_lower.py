@@ -468,8 +468,9 @@ def test_fail_on(target: str, fail_on: str, code: int, lower_text: Any) -> None:
 def test_gspmd_reads_the_same_specs_as_shardy(lower_json: Any) -> None:
     """``mhlo.sharding`` tile assignments map back to mesh axis names."""
     flags = ("--mesh", "data=4,model=2", "--in-specs", "P('data', None)", "--args", "f32[8,128]")
-    _, gspmd = lower_json("sample_programs/sharded.py:normalize", "--partitioner", "gspmd", *flags)
-    _, shardy = lower_json("sample_programs/sharded.py:normalize", "--partitioner", "shardy", *flags)
+    target = "sample_programs/sharded.py:normalize"
+    _, gspmd = lower_json(target, "--partitioner", "gspmd", *flags)
+    _, shardy = lower_json(target, "--partitioner", "shardy", *flags)
     assert (gspmd["partitioner"], shardy["partitioner"]) == ("gspmd", "shardy")
     for g, s in zip(gspmd["inputs"] + gspmd["outputs"], shardy["inputs"] + shardy["outputs"]):
         assert g["sharding"]["readable"] == s["sharding"]["readable"] == "P('data', None)"
@@ -540,6 +541,23 @@ def test_abstract_tpu_mesh(lower_json: Any, run_cli: Any) -> None:
     assert x["sharding"]["mesh"] == "data=64,model=16"
     assert report["outputs"][0]["shape"] == [1024, 2048]
     assert naming_findings(report) == []
+
+
+def test_explicit_axes_or_one_line_naming_the_release(lower_json: Any, run_cli: Any) -> None:
+    """--explicit needs jax.set_mesh (JAX 0.7 on); an older release says so and exits 2."""
+    import jax
+
+    flags = ("--explicit", "--mesh", "data=2", "--devices", "2", "--args", "f32[8@data,4]")
+    if not hasattr(jax, "set_mesh"):
+        result = run_cli("lower", f"{FIXTURE}:double", *flags)
+        assert result.returncode == 2, result.describe()
+        assert error_line(result).startswith(
+            "error: explicit sharding axes (--explicit) needs JAX 0.7 or newer; ")
+        return
+    _, report = lower_json(f"{FIXTURE}:double", *flags)
+    (x,), (out,) = report["inputs"], report["outputs"]
+    for leaf in (x, out):
+        assert (leaf["sharding"]["readable"], leaf["shard_shape"]) == ("P('data', None)", [4, 4])
 
 
 def test_ordered_effect_token_is_an_extra_arg(lower_json: Any) -> None:

@@ -12,7 +12,6 @@ The report of ``jxinspect lower`` for the same target must agree leaf by leaf.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import pytest

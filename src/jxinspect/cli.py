@@ -73,8 +73,6 @@ def _root(
     """See what a JAX program became."""
 
 
-
-
 @app.command()
 def lower(
     target: Annotated[str, typer.Argument(help="module:function or path/to/file.py:function")],

@@ -69,8 +69,6 @@ class Color(str, enum.Enum):
     never = "never"
 
 
-
-
 def text_request(
     show: list[Show],
     format: Format,

@@ -29,9 +29,7 @@ def bytes_per_device(report: Report) -> tuple[int, str]:
         leaf.compiled_alias if report.compiled is not None else leaf.aliased_output
         for leaf in report.inputs
     }
-    arguments = sum(
-        leaf.bytes_per_device or 0 for leaf in report.inputs if leaf.status != "pruned"
-    )
+    arguments = sum(leaf.bytes_per_device or 0 for leaf in report.inputs if leaf.status != "pruned")
     results = sum(
         leaf.bytes_per_device or 0 for leaf in report.outputs if leaf.index not in aliased
     )

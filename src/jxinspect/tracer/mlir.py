@@ -181,7 +181,6 @@ def _with_manual_specs(
     ``@Sharding`` (into the shard_map) and ``@SPMDShardToFullShape`` (out of it)."""
     from dataclasses import replace
 
-    ir = seam.ir()
     sdy = seam.sdy()
 
     arg_specs: dict[int, Sharding] = {}

@@ -27,8 +27,8 @@ the ones where it was observed (0.4.35, 0.7.2 and 0.10.2 are tested in CI):
   ``jax.shard_map(check_vma=, axis_names=)`` from 0.7 on.
 * **pmap**: a ``PmapFunction`` with ``.trace`` (0.4.35), without it (0.7), a function
   built on shard_map (0.10: global shapes, ``flat_args[i]`` names). Up to 0.7 the program
-  is one replica's (per-device shapes); it keeps the real names up to 0.6 and none in 0.7. ``Lowered.out_info``
-  of the older pmap raises ``KeyError('global_out_avals')``; it is rebuilt from
+  is one replica's (per-device shapes); it keeps the real names up to 0.6 and none in 0.7.
+  ``Lowered.out_info`` of the older pmap raises ``KeyError('global_out_avals')``; it is rebuilt from
   ``make_jaxpr(..., return_shape=True)``.
 * **``Lowered.as_text(debug_info=)``**: absent in 0.4.35; the module is printed with
   the MLIR bindings instead.
