@@ -16,12 +16,17 @@ from common import ROOT, compare, tool_base
 SAMPLE = ROOT / "sample_programs" / "compiled.py"
 
 PLAIN = f"""
-import importlib.util, jax, jax.numpy as jnp
-jax.config.update("jax_num_cpu_devices", 8)
-from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+import importlib.util, os, jax, jax.numpy as jnp
+import jax.sharding as js
+from jax.sharding import NamedSharding, PartitionSpec as P
+if "jax_num_cpu_devices" in jax.config.values:  # JAX 0.5 on; before, the XLA flag
+    jax.config.update("jax_num_cpu_devices", 8)
+else:
+    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 spec = importlib.util.spec_from_file_location("compiled", {str(SAMPLE)!r})
 mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
-mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+types = {{"axis_types": (js.AxisType.Auto,) * 2}} if hasattr(js, "AxisType") else {{}}
+mesh = jax.make_mesh((2, 4), ("data", "model"), **types)
 s = lambda *p: NamedSharding(mesh, P(*p))
 f = jax.jit(mod.tp_mlp, in_shardings=(s("data", None), s(None, "model"), s("model", None)),
             out_shardings=s("data", None))

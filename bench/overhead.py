@@ -2,7 +2,8 @@
 
 Runs, alternately and several times, (a) `jxinspect lower sample_programs/big_mlp.py:forward
 --format json` and (b) a plain script that imports jax, builds the same inputs and does
-`jax.jit(forward).trace(*args).lower().as_text(debug_info=True)`; prints the medians and
+`jax.jit(forward).trace(*args).lower().as_text(debug_info=True)` (or, on JAX 0.4.x, the
+module printed with its locations); prints the medians and
 their ratio. Usage: python bench/overhead.py [--runs N]
 """
 
@@ -20,7 +21,11 @@ import importlib.util, jax
 spec = importlib.util.spec_from_file_location("big_mlp", {str(SAMPLE)!r})
 mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
 args, kwargs = mod.make_args()
-text = jax.jit(mod.forward).trace(*args, **kwargs).lower().as_text(debug_info=True)
+lowered = jax.jit(mod.forward).trace(*args, **kwargs).lower()
+try:
+    text = lowered.as_text(debug_info=True)
+except TypeError:  # JAX 0.4.x: no debug_info argument; print the module with locations
+    text = lowered.compiler_ir("stablehlo").operation.get_asm(enable_debug_info=True)
 assert "func.func public @main" in text
 """
 

@@ -158,7 +158,7 @@ def build_report(
     prefixed = _result_convention(staged, main)
     if not prefixed:
         notes.append(
-            "result paths are written without the `result` prefix (JAX 0.4.x); "
+            "result paths are written without the `result` prefix (JAX up to 0.5); "
             "paths below use the newer spelling"
         )
     if staged is None:

@@ -47,7 +47,8 @@ def find_jax_mesh(*trees: Any) -> Any:
 
 
 def pmap_mesh(args: tuple[Any, ...], options: dict[str, Any]) -> Mesh | None:
-    """The one-axis mesh pmap maps over (named as JAX names it), to read GSPMD shardings."""
+    """The one-axis mesh pmap maps over, named as the program names it (to read GSPMD
+    shardings and the per-device programs of the older pmap)."""
     in_axes = options.get("in_axes", 0)
     statics = set(options.get("static_broadcasted_argnums") or ())
     axes = in_axes if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(args)
@@ -58,7 +59,7 @@ def pmap_mesh(args: tuple[Any, ...], options: dict[str, Any]) -> Mesh | None:
         for leaf in seam.tree_leaves(arg):
             shape = getattr(leaf, "shape", ())
             if len(shape) > axis:
-                name = options.get("axis_name") or "_internal_pmap_axis_name"
+                name = options.get("axis_name") or seam.pmap_axis_default()
                 return Mesh(((str(name), int(shape[axis])),))
     return None
 

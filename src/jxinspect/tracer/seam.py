@@ -338,6 +338,18 @@ def is_pmap_wrapped(fun: Any) -> bool:
     return callable(getattr(fun, "lower", None)) and not hasattr(fun, "trace")
 
 
+@functools.cache
+def pmap_axis_default() -> str:
+    """What the program calls pmap's axis when no ``axis_name`` is given: pmap built on
+    shard_map (0.10) names it ``_internal_pmap_axis_name`` in its mesh; the older pmap's
+    axis is an anonymous object that no program names, shown as ``(unnamed)``."""
+    import jax
+
+    if type(jax.pmap(lambda x: x)).__name__ == "PmapFunction":
+        return "(unnamed)"
+    return "_internal_pmap_axis_name"
+
+
 def jit(fun: Any, options: dict[str, Any]) -> Any:
     import jax
 
@@ -573,17 +585,27 @@ _QUOTED = re.compile(r'^"((?:[^"\\]|\\.)*)"')
 
 
 def _unescape(text: str) -> str:
-    """MLIR's string escapes (``\\22``, ``\\\\``, ``\\n``) back to characters."""
-
-    def one(match: re.Match[str]) -> str:
-        code = match.group(1)
-        if code == "\\":
-            return "\\"
-        if code in ('"', "n", "t"):
-            return {'"': '"', "n": "\n", "t": "\t"}[code]
-        return chr(int(code, 16))
-
-    return re.sub(r"\\(\\|\"|n|t|[0-9A-Fa-f]{2})", one, text)
+    """MLIR's string escapes (``\\22``, ``\\\\``, ``\\n``; non-ASCII as escaped UTF-8
+    bytes) back to characters."""
+    out = bytearray()
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if char != "\\" or i + 1 >= len(text):
+            out += char.encode()
+            i += 1
+            continue
+        code = text[i + 1]
+        if code in '\\"nt':
+            out += {"\\": b"\\", '"': b'"', "n": b"\n", "t": b"\t"}[code]
+            i += 2
+        elif re.fullmatch(r"[0-9A-Fa-f]{2}", text[i + 1 : i + 3]):
+            out.append(int(text[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            out += char.encode()
+            i += 1
+    return out.decode("utf-8", errors="replace")
 
 
 def _printed_name(loc_text: str) -> str | None:
@@ -602,7 +624,13 @@ def block_argument_names(func: Any) -> list[str | None]:
     arguments = list(func.regions[0].blocks[0].arguments)
     if arguments and hasattr(arguments[0], "location"):
         return [location_name(a.location) for a in arguments]
-    # 0.4.35: no BlockArgument.location; print a body-less copy of the function
+    return printed_argument_names(func)
+
+
+def printed_argument_names(func: Any) -> list[str | None]:
+    """:func:`block_argument_names` for bindings without ``BlockArgument.location``
+    (0.4.35): the names from the printed header of a body-less copy of the function."""
+    arguments = list(func.regions[0].blocks[0].arguments)
     copy = func.operation.clone()
     block = copy.regions[0].blocks[0]
     for op in reversed(list(block.operations)):
