@@ -656,6 +656,7 @@ def test_report_read_from_stablehlo_text_fits_the_schema() -> None:
     import jax.numpy as jnp
     from helpers import assert_valid_report
 
+    from jxinspect.tracer import seam
     from jxinspect.tracer.stablehlo import report_from_text
 
     def layer(x: Any, w: Any) -> Any:
@@ -663,7 +664,7 @@ def test_report_read_from_stablehlo_text_fits_the_schema() -> None:
 
     sds = jax.ShapeDtypeStruct
     lowered = jax.jit(layer).trace(sds((8, 4), jnp.float32), sds((4, 2), jnp.float32)).lower()
-    report = report_from_text(lowered.as_text(debug_info=True), "layer.mlir")
+    report = report_from_text(seam.lowered_text(lowered, "stablehlo", True), "layer.mlir")
     assert report.stage == "unknown"
     assert [leaf.name for leaf in report.inputs] == ["x", "w"]
     assert_valid_report(report.to_dict(), "report from StableHLO text")

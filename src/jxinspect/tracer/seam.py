@@ -30,6 +30,8 @@ the ones where it was observed (0.4.35, 0.7.2 and 0.10.2 are tested in CI):
   is one replica's (per-device shapes); it keeps the real names up to 0.6 and none in 0.7.
   ``Lowered.out_info`` of the older pmap raises ``KeyError('global_out_avals')``; it is rebuilt from
   ``make_jaxpr(..., return_shape=True)``.
+* **Static argument names**: 0.4.35 matches keyword names against ``static_argnames`` by
+  identity; names read from a declaration are interned before they reach ``jit``.
 * **``Lowered.as_text(debug_info=)``**: absent in 0.4.35; the module is printed with
   the MLIR bindings instead.
 * **Optimized HLO → StableHLO**: ``_jax.mlir.hlo_to_stablehlo`` (0.5 on); in 0.4.35
@@ -44,6 +46,7 @@ import functools
 import inspect
 import os
 import re
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -350,10 +353,27 @@ def pmap_axis_default() -> str:
     return "_internal_pmap_axis_name"
 
 
+_ARGNAMES = ("static_argnames", "donate_argnames")
+
+
+def _interned(options: dict[str, Any]) -> dict[str, Any]:
+    """Argument names as interned strings: 0.4.35's C++ argument parser matches keyword
+    names against ``static_argnames`` by identity, so a name read from a file (not a
+    literal in the user's code) would be taken for a dynamic argument."""
+    result = dict(options)
+    for key in _ARGNAMES:
+        names = result.get(key)
+        if isinstance(names, str):
+            result[key] = sys.intern(names)
+        elif names is not None:
+            result[key] = tuple(sys.intern(n) if isinstance(n, str) else n for n in names)
+    return result
+
+
 def jit(fun: Any, options: dict[str, Any]) -> Any:
     import jax
 
-    return jax.jit(fun, **options)
+    return jax.jit(fun, **_interned(options))
 
 
 def pjit(fun: Any, options: dict[str, Any]) -> Any:
@@ -363,7 +383,7 @@ def pjit(fun: Any, options: dict[str, Any]) -> Any:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        return make(fun, **options)
+        return make(fun, **_interned(options))
 
 
 def pmap(fun: Any, options: dict[str, Any]) -> Any:
