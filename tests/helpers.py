@@ -221,6 +221,9 @@ _AT_LINE_RE = re.compile(r"(\bat [^\s\"']+?\.py):\d+")
 _JAX_LINE_RE = re.compile(r"^(jax:\s+)\S+$", re.MULTILINE)
 
 
+_ADDRESS_RE = re.compile(r" at 0x[0-9a-f]+")
+
+
 def normalize_string(text: str) -> str:
     """Paths and line numbers that differ between machines and JAX versions, replaced.
 
@@ -230,6 +233,7 @@ def normalize_string(text: str) -> str:
         text = text.replace(folder, "<site-packages>")
     text = _SITE_RE.sub("<site-packages>", text)
     text = text.replace(str(REPO), "<repo>")
+    text = _ADDRESS_RE.sub(" at 0x<address>", text)  # object reprs in older jaxprs
     return _AT_LINE_RE.sub(r"\1:<line>", text)
 
 
@@ -272,7 +276,18 @@ def split_views(stdout: str) -> dict[str, str]:
     return {parts[i]: parts[i + 1].lstrip("\n") for i in range(1, len(parts), 2)}
 
 
+_AXIS_SET_RE = re.compile(r"(\]\{|frozenset\(\{)([^{}]*)\}")
+
+
+def _sorted_set(match: re.Match[str]) -> str:
+    sep = ", " if match.group(1).startswith("frozenset") else ","
+    return match.group(1) + sep.join(sorted(match.group(2).split(sep))) + "}"
+
+
 def normalize_view(text: str) -> str:
-    """A view, normalized for a golden file: as :func:`normalize_string`, and every
-    ``file.py:N`` (``--source`` labels, nested jaxprs' sources) is ``file.py:<line>``."""
-    return _PY_LINE_RE.sub(r"\1:<line>", normalize_string(text))
+    """A view, normalized for a golden file: as :func:`normalize_string`, every
+    ``file.py:N`` (``--source`` labels, nested jaxprs' sources) is ``file.py:<line>``, and
+    sets of mesh axes (``f32[8]{model,data}``, ``frozenset({...})``), which some JAX
+    releases print in hash order, are sorted."""
+    text = _AXIS_SET_RE.sub(_sorted_set, normalize_string(text))
+    return _PY_LINE_RE.sub(r"\1:<line>", text)
