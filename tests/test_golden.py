@@ -170,7 +170,7 @@ def test_view_normalization() -> None:
     assert normalize_view(text) == (
         "    a = sin b  # sample_programs/nested.py:<line>\n# body at <repo>/x/nested.py:<line> ·\n"
     )
-    printed = "d:f32[8,256]{model,data} = f[axes=frozenset({'model', 'data'})] <function g at 0x7f3a>"
+    printed = "d:f32[8,256]{model,data} = f[axes=frozenset({'model', 'data'})] <f at 0x7f3a>"
     assert normalize_view(printed) == (
-        "d:f32[8,256]{data,model} = f[axes=frozenset({'data', 'model'})] <function g at 0x<address>>"
+        "d:f32[8,256]{data,model} = f[axes=frozenset({'data', 'model'})] <f at 0x<address>>"
     )
