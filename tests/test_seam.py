@@ -71,3 +71,32 @@ def test_meshes_with_each_release_constructor(explicit: bool) -> None:
         return
     mesh = seam.make_abstract_mesh((2, 4), ("a", "b"), explicit)
     assert seam.mesh_axes(mesh) == (("a", 2), ("b", 4)) and seam.is_abstract_mesh(mesh)
+
+
+def test_only_the_seam_touches_jax() -> None:
+    """The wall: no module but ``tracer/seam.py`` imports JAX or jaxlib, reads
+    ``jax._src`` or names a config option (``jax.config``)."""
+    import ast
+    from pathlib import Path
+
+    import jxinspect
+
+    root = Path(jxinspect.__file__).parent
+    offenders = []
+    for path in sorted(root.rglob("*.py")):
+        if path == root / "tracer" / "seam.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Attribute) and node.attr in ("config", "_src"):
+                if isinstance(node.value, ast.Name) and node.value.id == "jax":
+                    names = [f"jax.{node.attr}"]
+            for name in names:
+                if name.split(".")[0] in ("jax", "jaxlib"):
+                    offenders.append(f"{path.relative_to(root)}:{node.lineno}: {name}")
+    assert offenders == []
