@@ -138,7 +138,9 @@ def raw() -> dict[str, Any]:
 
 def carried_note(path: str, carried: str) -> str:
     """How the jaxpr view labels a leaf whose jaxpr carries ``carried``."""
-    return path if carried == path else f"{path} · {WARN} the jaxpr says {carried}"
+    same = carried == path or "result" + carried == path  # ['y'] is result['y'] up to 0.5
+    shown = carried or "''"
+    return path if same else f"{path} · {WARN} the jaxpr says {shown}"
 
 
 def nested_note(where: str, primitive: str, info: dict[str, Any] | None) -> str:

@@ -192,8 +192,8 @@ def test_one_line_jaxpr_with_a_constant() -> None:
     assert text.startswith("{ lambda a:f32[3];")
     assert line_of(text, "b:f32[3]").endswith("# x")
     (carried,) = raw_paths(raw_jaxpr(one_line, sds(3)).jaxpr) or (None,)
-    said = {"result": "", None: " · ⚠ no name in the jaxpr"}.get(
-        carried, f" · ⚠ the jaxpr says {carried}")  # "" in 0.4.35
+    said = {"result": "", "": "", None: " · ⚠ no name in the jaxpr"}.get(
+        carried, f" · ⚠ the jaxpr says {carried}")  # "" (the lone result) up to 0.5
     assert line_of(text, "    d,").endswith(f"# result{said}")
     number = next(i for i, line in enumerate(Path(__file__).read_text().splitlines(), 1)
                   if line.endswith("# <-- one_line"))  # fmt: skip

@@ -115,10 +115,13 @@ def jaxpr_note(jaxpr: NestedJaxpr) -> str:
 def _jaxpr_leaf_note(leaf: Input | Output) -> str:
     carried = leaf.jaxpr_name if isinstance(leaf, Input) else leaf.jaxpr_path
     text = leaf.path
+    # a result path spelled without the `result` prefix (JAX up to 0.5) is the same path
+    spelled = "result" + carried if isinstance(leaf, Output) and carried is not None else None
     if carried is None:
         text += f" · {WARN} no name in the jaxpr"
-    elif carried != leaf.path:
-        text += f" · {WARN} the jaxpr says {carried}"
+    elif carried != leaf.path and spelled != leaf.path:
+        shown = carried or "''"
+        text += f" · {WARN} the jaxpr says {shown}"
     if leaf.status == "pruned":
         text += " · pruned from @main"
     return text
