@@ -153,3 +153,49 @@ def test_report_in_chromium(browser: Any, report_file: Path, lower_json: Any) ->
     page.close()
     assert problems == [], problems
     assert refused == [], f"the page asked for more than its own file: {refused}"
+
+
+def test_notebook_cell_html_in_chromium(browser: Any, tmp_path: Path) -> None:
+    """``Report._repr_html_``, as a notebook cell shows it: the report in a sandboxed
+    frame that fetches nothing, every leaf in its table, no console errors."""
+    import jax
+    import jax.numpy as jnp
+
+    import jxinspect
+
+    def predict(params: dict[str, Any], x: Any) -> dict[str, Any]:
+        return {"logits": x @ params["w"] + params["b"]}
+
+    f32 = jnp.float32
+    params = {"w": jax.ShapeDtypeStruct((8, 4), f32), "b": jax.ShapeDtypeStruct((4,), f32)}
+    report = jxinspect.inspect(predict, (params, jax.ShapeDtypeStruct((2, 8), f32)))
+    cell = tmp_path / "cell.html"
+    cell.write_text(f"<!DOCTYPE html><html><body>{report._repr_html_()}</body></html>",
+                    encoding="utf-8")  # fmt: skip
+    page = browser.new_page(viewport={"width": 1000, "height": 800})
+    problems: list[str] = []
+    refused: list[str] = []
+    page.on("console", lambda m: m.type in ("error", "warning") and problems.append(m.text))
+    page.on("pageerror", lambda err: problems.append(str(err)))
+
+    def route(request_route: Any) -> None:
+        url = request_route.request.url
+        if url == cell.as_uri():
+            request_route.continue_()
+        else:
+            refused.append(url)
+            request_route.abort()
+
+    page.route("**/*", route)
+    page.goto(cell.as_uri(), wait_until="load")
+    frame = page.frame_locator("iframe")
+    rows = frame.locator("#inputs-table tbody tr")
+    rows.first.wait_for(state="visible", timeout=10_000)
+    assert rows.count() == 3
+    assert "params['w']" in frame.locator("#inputs-table").inner_text()
+    assert "result['logits']" in frame.locator("#outputs-table").inner_text()
+    box = page.locator("iframe").bounding_box()
+    assert box is not None and box["height"] >= 400  # sized for a cell, scrolls inside
+    page.close()
+    assert problems == [], problems
+    assert refused == [], f"the cell asked for more than its own file: {refused}"

@@ -6,21 +6,33 @@ with a finding wherever JAX dropped or degraded that debug info.
 
     import jxinspect
     report = jxinspect.inspect(f, args=(x, 3), stage="jit", options={"static_argnums": (1,)})
-    report.to_dict()
+    report                      # in a notebook: the HTML report; in a console: one line
+    report.show("sharding")     # one view: HTML in a notebook, coloured text in a console
+    report.to_dict()            # the JSON report (schema jxinspect.report/1)
+    d = jxinspect.diff(before_report, after_report)   # or two functions and their args
+    d.failed, d.regressions
 
-Importing this package does not import JAX; :func:`inspect` does.
+    from jxinspect.testing import assert_debug_info   # in the user's own tests
+
+The public surface is ``__all__`` here and in :mod:`jxinspect.testing`; the JSON schemas
+are the contract. Importing this package does not import JAX; :func:`inspect` does.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+# The submodule first: importing it later would bind ``jxinspect.diff`` to the module and
+# hide the function below (it imports the data model only, not JAX).
+import jxinspect.diff as _diff_module  # noqa: F401
+
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from jxinspect.diff import DiffReport
     from jxinspect.model import Report
 
-__all__ = ["__version__", "inspect"]
+__all__ = ["__version__", "diff", "inspect"]
 
 
 def inspect(
@@ -31,15 +43,69 @@ def inspect(
     stage: str = "jit",
     options: dict[str, Any] | None = None,
     platform: str | None = None,
+    texts: bool = True,
 ) -> Report:
     """Stage ``fun`` on ``args``/``kwargs`` and return its :class:`~jxinspect.model.Report`.
 
     ``options`` are passed as given to the staging API (``jax.jit``, ``pjit``,
     ``jax.pmap`` or ``jax.shard_map``); ``args`` may hold arrays or ``ShapeDtypeStruct``s.
     ``platform`` lowers for another platform ("tpu", "gpu") without its hardware.
+    ``texts`` keeps the annotated jaxpr and module for ``show("jaxpr")``/``show("mlir")``
+    and the HTML report (``False`` for a leaner report).
     """
     from jxinspect.api import inspect_function
+    from jxinspect.program import TextRequest
 
     return inspect_function(
-        fun, args, kwargs or {}, stage=stage, options=options or {}, platform=platform
+        fun,
+        args,
+        kwargs or {},
+        stage=stage,
+        options=options or {},
+        platform=platform,
+        keep_texts=TextRequest() if texts else None,
     )
+
+
+def diff(
+    before: Any,
+    after: Any,
+    args: tuple[Any, ...] = (),
+    kwargs: dict[str, Any] | None = None,
+    *,
+    stage: str = "jit",
+    options: dict[str, Any] | None = None,
+    platform: str | None = None,
+    fail_on: str | None = "error",
+    allow: tuple[str, ...] = (),
+) -> DiffReport:
+    """What changed between two versions of a program, by meaning: the same
+    :class:`~jxinspect.diff.DiffReport` that ``jxinspect diff-debug`` renders.
+
+    ``before`` and ``after`` are reports (from :func:`inspect`
+    or ``Report.from_dict`` of a saved JSON report), or two functions staged here on the
+    same ``args``/``kwargs`` with the same options. ``fail_on`` (``error``, ``warning``,
+    ``info`` or ``None``) and ``allow`` (change classes) set the verdict, ``.failed``.
+    """
+    from jxinspect.diff import CHANGE_CLASSES, DiffReport, Policy, diff_reports
+    from jxinspect.model import SEVERITY_RANK, Report
+
+    if fail_on is not None and fail_on not in SEVERITY_RANK:
+        raise ValueError(f"fail_on={fail_on!r}: use one of {', '.join(SEVERITY_RANK)} or None")
+    unknown = sorted(set(allow) - set(CHANGE_CLASSES))
+    if unknown:
+        raise ValueError(
+            f"allow: unknown change class {unknown[0]!r}; use {', '.join(CHANGE_CLASSES)}"
+        )
+
+    def report(side: Any) -> Report:
+        if isinstance(side, Report):
+            return side
+        if callable(side):
+            return inspect(side, args, kwargs, stage=stage, options=options, platform=platform,
+                           texts=False)  # fmt: skip
+        raise TypeError(f"expected a Report or a function, got {type(side).__name__}")
+
+    old, new = report(before), report(after)
+    policy = Policy(fail_on=fail_on, allow=frozenset(allow))  # type: ignore[arg-type]
+    return DiffReport(old.target, new.target, (diff_reports(old, new),), policy)

@@ -218,6 +218,26 @@ class DiffReport:
     def failed(self) -> bool:
         return bool(self.failing)
 
+    @property
+    def regressions(self) -> list[Change]:
+        """Every regression, failing or not, of every target."""
+        return [c for t in self.targets for c in t.of_verdict("regression")]
+
+    def __repr__(self) -> str:
+        from jxinspect.render import notebook
+
+        return notebook.diff_repr(self)
+
+    def _repr_html_(self) -> str:
+        from jxinspect.render import notebook
+
+        return notebook.ansi_html(notebook.diff_text(self))
+
+    def __rich__(self) -> Any:
+        from jxinspect.render import notebook
+
+        return notebook.as_rich(notebook.diff_text(self))
+
     def counts(self) -> dict[str, int]:
         total: Counter[str] = Counter()
         for target in self.targets:

@@ -123,6 +123,21 @@ class LintResult:
             return False
         return SEVERITY_RANK[finding.severity] >= SEVERITY_RANK[self.fail_on]
 
+    def __repr__(self) -> str:
+        from jxinspect.render import notebook
+
+        return notebook.lint_repr(self)
+
+    def _repr_html_(self) -> str:
+        from jxinspect.render import notebook
+
+        return notebook.ansi_html(notebook.lint_text(self))
+
+    def __rich__(self) -> Any:
+        from jxinspect.render import notebook
+
+        return notebook.as_rich(notebook.lint_text(self))
+
     def findings(self) -> Iterator[tuple[TargetResult, LintFinding]]:
         for target in self.targets:
             for finding in target.findings:

@@ -576,6 +576,30 @@ class Report:
     def with_findings(self, findings: tuple[Finding, ...]) -> Report:
         return replace(self, findings=findings)
 
+    # ---- display (``jxinspect.render.notebook``; imported only when asked) ----
+
+    def __repr__(self) -> str:
+        from jxinspect.render import notebook
+
+        return notebook.report_repr(self)
+
+    def _repr_html_(self) -> str:
+        from jxinspect.render import notebook
+
+        return notebook.report_html(self)
+
+    def __rich__(self) -> Any:
+        from jxinspect.render import notebook
+
+        return notebook.as_rich(notebook.report_text(self))
+
+    def show(self, view: str = "report") -> None:
+        """Display ``report`` or one view (``sharding``; ``jaxpr`` and ``mlir`` when the
+        report kept its texts): HTML in a notebook, coloured text in a console."""
+        from jxinspect import display
+
+        display.show(self, view)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema": SCHEMA,

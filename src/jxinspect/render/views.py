@@ -14,4 +14,4 @@ def render(report: Report, what: str, color: bool = False, max_lines: int | None
         return mlir_view.render(report, color, max_lines)
     if what == "sharding":
         return sharding_view.render(report, color)
-    raise ValueError(f"unknown view {what!r}")
+    raise ValueError(f"unknown view {what!r}: use jaxpr, mlir or sharding")
