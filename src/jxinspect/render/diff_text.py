@@ -11,6 +11,7 @@ import io
 from collections.abc import Sequence
 
 from jxinspect.diff import Change, DiffReport, Policy, Side, TargetDiff, Verdict
+from jxinspect.render.console import ansi_console
 
 CHANGE_COLUMNS = ("severity", "class", "change", "where", "leaf", "before", "after", "matched")
 WHERE_TEXT = {"input": "argument", "output": "result", "static": "static", "nested": "nested",
@@ -127,12 +128,11 @@ def render_plain(diff: DiffReport) -> str:
 
 def render_rich(diff: DiffReport, width: int = 120) -> str:
     """Coloured side-by-side tables for a terminal (ANSI escapes in the returned string)."""
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     buffer = io.StringIO()
-    console = Console(file=buffer, force_terminal=True, width=width, color_system="truecolor")
+    console = ansi_console(buffer, width)
     console.print(Text(f"before: {diff.before}\nafter:  {diff.after}", style="bold"))
     for target in diff.targets:
         console.print()

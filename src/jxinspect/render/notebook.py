@@ -40,13 +40,14 @@ def report_html(report: Report) -> str:
 
 def ansi_html(text: str) -> str:
     """Coloured terminal text as a self-contained HTML fragment (inline styles)."""
-    from rich.console import Console
     from rich.text import Text
 
-    console = Console(record=True, width=160, file=io.StringIO(), force_terminal=True)
+    from jxinspect.render.console import ansi_console
+
+    console = ansi_console(io.StringIO(), width=160, record=True)
     console.print(Text.from_ansi(text), soft_wrap=True)
-    return console.export_html(inline_styles=True, code_format="<pre style=\"{stylesheet}\">"
-                               "<code>{code}</code></pre>")  # fmt: skip
+    return str(console.export_html(inline_styles=True, code_format="<pre style=\"{stylesheet}\">"
+                               "<code>{code}</code></pre>"))  # fmt: skip
 
 
 def report_text(report: Report) -> str:

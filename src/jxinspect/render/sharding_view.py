@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass
 
 from jxinspect.model import Input, Output, Report, Sharding
+from jxinspect.render.console import ansi_console
 from jxinspect.render.units import human_bytes, type_text
 
 MAX_SIDE = 8
@@ -327,12 +328,11 @@ PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b
 def render_rich(report: Report, width: int = 120) -> str:
     """Coloured grids for a terminal (ANSI escapes in the returned string)."""
     from rich import box
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     buffer = io.StringIO()
-    console = Console(file=buffer, force_terminal=True, width=width, color_system="truecolor")
+    console = ansi_console(buffer, width)
     found = layouts(report)
     console.print(Text(mesh_line(report), style="bold"))
     for pic in found.pictures:

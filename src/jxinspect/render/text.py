@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 
 from jxinspect.model import Input, Output, Report
+from jxinspect.render.console import ansi_console
 from jxinspect.render.table import plain_table
 from jxinspect.render.units import human_bytes, type_text
 
@@ -155,12 +156,11 @@ def render_plain(report: Report) -> str:
 
 def render_rich(report: Report, width: int = 120) -> str:
     """Coloured tables for a terminal (ANSI escapes in the returned string)."""
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     buffer = io.StringIO()
-    console = Console(file=buffer, force_terminal=True, width=width, color_system="truecolor")
+    console = ansi_console(buffer, width)
     grid = Table.grid(padding=(0, 2))
     for key, value in header_lines(report):
         grid.add_row(Text(key, style="bold"), Text(value, style="red" if key == "error" else ""))
