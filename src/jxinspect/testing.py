@@ -1,0 +1,245 @@
+"""Assertions for the user's own test suite.
+
+    from jxinspect.testing import assert_debug_info
+
+    def test_train_step_keeps_its_names():
+        assert_debug_info(train_step, args=(params, opt_state, batch), ignore=["JX110"])
+
+:func:`assert_debug_info` stages the function exactly as :func:`jxinspect.inspect` does
+and raises a plain :class:`AssertionError` (pytest and unittest both report it) when a
+finding is at or above ``fail_on``, a leaf carries another name than expected, or a leaf
+has another sharding than expected. Importing this module does not import JAX.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from jxinspect.config import FAIL_ON, Policy
+from jxinspect.errors import UsageError
+from jxinspect.model import SEVERITY_RANK, Finding, Input, Output, Report
+from jxinspect.options import STAGES, nearest
+
+if TYPE_CHECKING:
+    from jxinspect.model import Sharding
+
+__all__ = ["assert_debug_info"]
+
+
+def assert_debug_info(
+    fun: Any,
+    args: tuple[Any, ...] = (),
+    kwargs: dict[str, Any] | None = None,
+    *,
+    stage: str = "jit",
+    options: dict[str, Any] | None = None,
+    platform: str | None = None,
+    fail_on: str = "warning",
+    ignore: Iterable[str] = (),
+    select: Iterable[str] | None = None,
+    names: Mapping[str, str | None] | None = None,
+    shardings: Mapping[str, str | None] | None = None,
+    devices: int | None = None,
+) -> Report:
+    """Stage ``fun`` like :func:`jxinspect.inspect` and assert its debug info holds.
+
+    Fails on findings at or above ``fail_on`` (``info``, ``warning``, ``error`` or
+    ``never``) whose code matches ``select`` and not ``ignore`` (code prefixes such as
+    ``"JX110"`` or ``"JX2"``, as ``jxinspect lint --select/--ignore``); on ``names``
+    (leaf path → the name the program should carry; ``None``: no name) that differ; on
+    ``shardings`` (leaf path → ``"P('data', None)"``, ``"replicated"``; ``None``: no
+    sharding) that differ. ``devices=N`` first checks that JAX has at least ``N``
+    devices (it cannot add them once started: raises :class:`RuntimeError`).
+    Returns the :class:`~jxinspect.model.Report` when everything holds.
+    """
+    policy = Policy(
+        select=_codes("select", select) if select is not None else None,
+        ignore=_codes("ignore", ignore) or (),
+    )
+    _check_arguments(stage, fail_on, devices, names, shardings)
+    if devices is not None:
+        _require_devices(devices)
+
+    import jxinspect
+
+    report = jxinspect.inspect(
+        fun, args, kwargs, stage=stage, options=options, platform=platform, texts=False
+    )
+    leaves = _leaves(report)
+    for what, expected in (("names", names), ("shardings", shardings)):
+        for path in expected or {}:
+            if path not in leaves:
+                raise ValueError(
+                    f"{what}: {path!r} is not a leaf of {report.target}; known: {', '.join(leaves)}"
+                )
+
+    failing = [
+        f
+        for f in report.findings
+        if policy.enabled(f.code)
+        and fail_on != "never"
+        and SEVERITY_RANK[f.severity] >= SEVERITY_RANK[fail_on]
+    ]
+    name_lines = [
+        line
+        for path, want in (names or {}).items()
+        if (line := _name_difference(path, leaves[path], want)) is not None
+    ]
+    sharding_lines = [
+        line
+        for path, want in (shardings or {}).items()
+        if (line := _sharding_difference(path, leaves[path].sharding, want)) is not None
+    ]
+    if failing or name_lines or sharding_lines:
+        raise AssertionError(_message(report, failing, fail_on, name_lines, sharding_lines))
+    return report
+
+
+# ---- arguments ----------------------------------------------------------------------------
+
+
+def _codes(what: str, items: Iterable[str]) -> tuple[str, ...]:
+    """Code prefixes, checked against the known rules as the CLI's ``--select/--ignore``."""
+    from jxinspect.commands_lint import codes
+
+    given = (items,) if isinstance(items, str) else tuple(items)
+    if not all(isinstance(item, str) for item in given):
+        raise ValueError(f"{what}: expected code prefixes such as 'JX102', got {given!r}")
+    try:
+        return codes(what, ",".join(given)) or ()
+    except UsageError as err:
+        raise ValueError(str(err).removeprefix("--")) from None
+
+
+def _check_arguments(
+    stage: str,
+    fail_on: str,
+    devices: int | None,
+    names: Mapping[str, str | None] | None,
+    shardings: Mapping[str, str | None] | None,
+) -> None:
+    if fail_on not in FAIL_ON:
+        raise ValueError(
+            f"fail_on={fail_on!r}: use one of {', '.join(FAIL_ON)}"
+            + (nearest(fail_on, FAIL_ON) if isinstance(fail_on, str) else "")
+        )
+    if stage not in STAGES:
+        raise ValueError(
+            f"stage={stage!r}: use one of {', '.join(STAGES)}"
+            + (nearest(stage, STAGES) if isinstance(stage, str) else "")
+        )
+    if devices is not None and (
+        isinstance(devices, bool) or not isinstance(devices, int) or devices < 1
+    ):
+        raise ValueError(f"devices={devices!r}: give a number of devices, 1 or more")
+    for what, expected in (("names", names), ("shardings", shardings)):
+        if expected is None:
+            continue
+        if not isinstance(expected, Mapping):
+            raise ValueError(f"{what}: expected a mapping of leaf path to text, got {expected!r}")
+        for path, value in expected.items():
+            if not isinstance(path, str) or not (value is None or isinstance(value, str)):
+                raise ValueError(
+                    f"{what}: expected leaf path → text or None, got {path!r}: {value!r}"
+                )
+
+
+def _require_devices(count: int) -> None:
+    from jxinspect.tracer import seam
+
+    have = seam.device_count()
+    if have < count:
+        raise RuntimeError(
+            f"devices={count}: JAX has {have} device(s) in this process and cannot add more "
+            f"once started; simulate CPU devices before JAX starts, e.g. at the top of "
+            f"conftest.py: XLA_FLAGS=--xla_force_host_platform_device_count={count} in the "
+            f'environment, or jax.config.update("jax_num_cpu_devices", {count}) on JAX ≥ 0.5'
+        )
+
+
+# ---- comparisons --------------------------------------------------------------------------
+
+
+def _leaves(report: Report) -> dict[str, Input | Output]:
+    """Every argument and result by its path (arguments first)."""
+    leaves: dict[str, Input | Output] = {}
+    for leaf in report.inputs:
+        leaves.setdefault(leaf.path, leaf)
+    for result in report.outputs:
+        leaves.setdefault(result.path, result)
+    return leaves
+
+
+def _name_difference(path: str, leaf: Input | Output, want: str | None) -> str | None:
+    carried = leaf.name
+    if isinstance(leaf, Output):
+        # 0.4.x writes ['y'] where newer releases write result['y']: one path, two spellings
+        from jxinspect.tracer.seam import normalize_result_path
+
+        same = (want is None) == (carried is None) and (
+            want is None
+            or carried is None
+            or normalize_result_path(want, False) == normalize_result_path(carried, False)
+        )
+    else:
+        same = want == carried
+    if same:
+        return None
+    shown = repr(carried) if carried is not None else "no name"
+    expected = repr(want) if want is not None else "no name"
+    return f"  name {path}: expected {expected}, carries {shown} ({leaf.status})"
+
+
+_REPLICATED = re.compile(r"P\((None,?)*\)")
+
+
+def _sharding_text(text: str) -> str:
+    """One spelling for a spec: no spaces, single quotes, ``P(None)`` as ``replicated``."""
+    text = re.sub(r"\s+", "", text).replace('"', "'").replace("PartitionSpec(", "P(")
+    return "replicated" if _REPLICATED.fullmatch(text) else text
+
+
+def _sharding_difference(path: str, sharding: Sharding | None, want: str | None) -> str | None:
+    have = sharding.readable if sharding is not None else None
+    if want is None or have is None:
+        if want == have:
+            return None
+    elif _sharding_text(want) == _sharding_text(have):
+        return None
+    return (
+        f"  sharding {path}: expected {want if want is not None else 'no sharding'}, "
+        f"declared {have if have is not None else 'no sharding'}"
+    )
+
+
+# ---- the message --------------------------------------------------------------------------
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _message(
+    report: Report,
+    failing: list[Finding],
+    fail_on: str,
+    name_lines: list[str],
+    sharding_lines: list[str],
+) -> str:
+    what = []
+    if failing:
+        what.append(f"{_count(len(failing), 'finding')} at or above {fail_on}")
+    if name_lines:
+        what.append(f"{_count(len(name_lines), 'name')} not as expected")
+    if sharding_lines:
+        what.append(f"{_count(len(sharding_lines), 'sharding')} not as expected")
+    where = report.function or report.target
+    lines = [f"debug info of {where} ({report.stage}, JAX {report.jax_version}): {'; '.join(what)}"]
+    lines += [f"  {f.code} {f.severity} {f.message}" for f in failing]
+    distinct = list(dict.fromkeys(f.code for f in failing))
+    lines += [f"  see: jxinspect explain {code}" for code in distinct]
+    if distinct:
+        lines.append(f"  to accept them: ignore={distinct!r}")
+    return "\n".join([*lines, *name_lines, *sharding_lines])
