@@ -291,3 +291,23 @@ def normalize_view(text: str) -> str:
     releases print in hash order, are sorted."""
     text = _AXIS_SET_RE.sub(_sorted_set, normalize_string(text))
     return _PY_LINE_RE.sub(r"\1:<line>", text)
+
+
+# ---- raw JAX, the oracle ---------------------------------------------------------------------
+
+RAW_JAX_PRELUDE = r"""
+import importlib.util, json, re, sys
+import jax, jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+from jxinspect.tracer import seam
+
+seam.simulate_cpu_devices(8)
+
+def load(stem):
+    spec = importlib.util.spec_from_file_location(stem, {repo!r} + f"/sample_programs/{{stem}}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+"""
+"""The start of a ``run_python`` script that stages samples with plain JAX (8 simulated
+CPU devices, ``load("mlp")``); a ``str.format`` template with ``repo``."""

@@ -62,9 +62,17 @@ def unexplained_naming_findings(report: dict[str, Any]) -> list[tuple[str, str |
     debug info (older releases do so for shard_map, scan, cond… bodies)."""
     missing = {n["where"] for n in report["nested"] if n["quality"] == "missing"}
     return [
-        (f["code"], f["path"]) for f in report["findings"] if re.match(r"JX1\d\d$", f["code"])
+        (f["code"], f["path"])
+        for f in report["findings"]
+        if re.match(r"JX1\d\d$", f["code"])
         if not (f["code"] == "JX107" and f["message"].split()[2] in missing)
     ]
+
+
+def assert_release_lacks(result: Any, feature: str, since: str) -> None:
+    """What a release cannot do: exit 2 and one line naming the feature and the release."""
+    assert result.returncode == 2, result.describe()
+    assert error_line(result).startswith(f"error: {feature} needs JAX {since} or newer; ")
 
 
 def test_every_known_sample_entry_is_discovered() -> None:
@@ -525,9 +533,7 @@ def test_abstract_tpu_mesh(lower_json: Any, run_cli: Any) -> None:
              "--args", "f32[1024@data,512], f32[512,2048@model]")  # fmt: skip
     if not seam.abstract_meshes_lower():
         result = run_cli("lower", f"{FIXTURE}:matmul", *flags)
-        assert result.returncode == 2, result.describe()
-        assert error_line(result).startswith(
-            "error: lowering for an abstract mesh (--abstract) needs JAX 0.5.0 or newer; ")
+        assert_release_lacks(result, "lowering for an abstract mesh (--abstract)", "0.5.0")
         return
     result, report = lower_json(f"{FIXTURE}:matmul", *flags)
     assert result.stderr == "", result.describe()
@@ -550,9 +556,7 @@ def test_explicit_axes_or_one_line_naming_the_release(lower_json: Any, run_cli: 
     flags = ("--explicit", "--mesh", "data=2", "--devices", "2", "--args", "f32[8@data,4]")
     if not hasattr(jax, "set_mesh"):
         result = run_cli("lower", f"{FIXTURE}:double", *flags)
-        assert result.returncode == 2, result.describe()
-        assert error_line(result).startswith(
-            "error: explicit sharding axes (--explicit) needs JAX 0.7 or newer; ")
+        assert_release_lacks(result, "explicit sharding axes (--explicit)", "0.7")
         return
     _, report = lower_json(f"{FIXTURE}:double", *flags)
     (x,), (out,) = report["inputs"], report["outputs"]

@@ -64,14 +64,12 @@ def report_file(tmp_path_factory: Any, run_cli: Any) -> Path:
     return Path(out)
 
 
-def visible_rows(page: Any, table: str) -> list[str]:
-    rows = page.locator(f"#{table}-table tbody tr")
-    return [rows.nth(i).inner_text() for i in range(rows.count()) if rows.nth(i).is_visible()]
-
-
-def test_report_in_chromium(browser: Any, report_file: Path, lower_json: Any) -> None:
-    _, report = lower_json(TARGET)
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+def open_offline(
+    browser: Any, file: Path, width: int, height: int
+) -> tuple[Any, list[str], list[str]]:
+    """A page showing ``file``, recording console errors and refusing (and recording)
+    every request but the file itself."""
+    page = browser.new_page(viewport={"width": width, "height": height})
     problems: list[str] = []
     refused: list[str] = []
     page.on("console", lambda m: m.type in ("error", "warning") and problems.append(m.text))
@@ -79,14 +77,25 @@ def test_report_in_chromium(browser: Any, report_file: Path, lower_json: Any) ->
 
     def route(request_route: Any) -> None:
         url = request_route.request.url
-        if url == report_file.as_uri():
+        if url == file.as_uri():
             request_route.continue_()
         else:
             refused.append(url)
             request_route.abort()
 
     page.route("**/*", route)
-    page.goto(report_file.as_uri(), wait_until="load")
+    page.goto(file.as_uri(), wait_until="load")
+    return page, problems, refused
+
+
+def visible_rows(page: Any, table: str) -> list[str]:
+    rows = page.locator(f"#{table}-table tbody tr")
+    return [rows.nth(i).inner_text() for i in range(rows.count()) if rows.nth(i).is_visible()]
+
+
+def test_report_in_chromium(browser: Any, report_file: Path, lower_json: Any) -> None:
+    _, report = lower_json(TARGET)
+    page, problems, refused = open_offline(browser, report_file, 1280, 900)
 
     # every leaf is in its table, with its status
     for table, leaves in (("inputs", report["inputs"]), ("outputs", report["outputs"])):
@@ -172,22 +181,7 @@ def test_notebook_cell_html_in_chromium(browser: Any, tmp_path: Path) -> None:
     cell = tmp_path / "cell.html"
     cell.write_text(f"<!DOCTYPE html><html><body>{report._repr_html_()}</body></html>",
                     encoding="utf-8")  # fmt: skip
-    page = browser.new_page(viewport={"width": 1000, "height": 800})
-    problems: list[str] = []
-    refused: list[str] = []
-    page.on("console", lambda m: m.type in ("error", "warning") and problems.append(m.text))
-    page.on("pageerror", lambda err: problems.append(str(err)))
-
-    def route(request_route: Any) -> None:
-        url = request_route.request.url
-        if url == cell.as_uri():
-            request_route.continue_()
-        else:
-            refused.append(url)
-            request_route.abort()
-
-    page.route("**/*", route)
-    page.goto(cell.as_uri(), wait_until="load")
+    page, problems, refused = open_offline(browser, cell, 1000, 800)
     frame = page.frame_locator("iframe")
     rows = frame.locator("#inputs-table tbody tr")
     rows.first.wait_for(state="visible", timeout=10_000)

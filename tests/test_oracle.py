@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 import pytest
-from helpers import REPO, run_python
+from helpers import RAW_JAX_PRELUDE, REPO, run_python
 
 # sample target → the raw-JAX call that stages it as the sample's JXINSPECT declares
 CASES: dict[str, str] = {
@@ -49,20 +49,9 @@ lowered = jax.pmap(m.step, axis_name="batch").lower(params, batch)
 """,
 }
 
-ORACLE = r"""
-import importlib.util, json, re, sys
-import jax, jax.numpy as jnp
-from jax.sharding import NamedSharding, PartitionSpec as P
-from jxinspect.tracer import seam
-
-seam.simulate_cpu_devices(8)
-
-def load(stem):
-    spec = importlib.util.spec_from_file_location(stem, {repo!r} + f"/sample_programs/{{stem}}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
+ORACLE = (
+    RAW_JAX_PRELUDE
+    + r"""
 def S(*shape):
     return jax.ShapeDtypeStruct(shape, jnp.float32)
 {call}
@@ -85,6 +74,7 @@ results = re.findall(r'tensor<[^>]*>(?: \{{([^}}]*)\}})?', signature)
 paths = [re.search(r'jax\.result_info = "([^"]*)"', r) for r in results]
 print(json.dumps({{"args": args, "results": [p.group(1) if p else None for p in paths]}}))
 """
+)
 
 
 def oracle(call: str) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO, SAMPLES, SHOW_VIEWS, error_line, run_python, split_views
+from helpers import RAW_JAX_PRELUDE, REPO, SAMPLES, SHOW_VIEWS, error_line, run_python, split_views
 from test_golden import view_run
 
 from jxinspect.tracer import seam
@@ -33,20 +33,9 @@ PMAP_RESULTS = ("result[0]['b']", "result[0]['w']", "result[1]")
 
 # ---- the oracle: what this release's plain JAX stages and lowers ---------------------------------
 
-_ORACLE = r"""
-import importlib.util, json, re
-import jax, jax.numpy as jnp
-from jax.sharding import NamedSharding, PartitionSpec as P
-from jxinspect.tracer import seam
-
-seam.simulate_cpu_devices(8)
-
-def load(stem):
-    spec = importlib.util.spec_from_file_location(stem, {repo!r} + f"/sample_programs/{{stem}}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
+_ORACLE = (
+    RAW_JAX_PRELUDE
+    + r"""
 def S(*shape, dtype=jnp.float32, **kwargs):
     return jax.ShapeDtypeStruct(shape, dtype, **kwargs)
 
@@ -122,6 +111,7 @@ facts["update"] = {{"args": args, "results": results,
                    "hlo": seam.lowered_text(lowered, "hlo", True)}}
 print(json.dumps(facts))
 """
+)
 
 
 @functools.cache
@@ -283,7 +273,8 @@ def test_module_marks_synthetic_names(lower_text: Any) -> None:
     arg = line_with(mlir, facts["args"][2])
     status = pmap_status(2)
     said = {"ok": "ok", "missing": f"{WARN} missing: no name"}.get(
-        status, f"{WARN} {status}: carries {facts['names'][2]}")
+        status, f"{WARN} {status}: carries {facts['names'][2]}"
+    )
     assert arg.endswith(f"// batch['x'] · {said} · P('batch', None, None)")
 
 
@@ -353,7 +344,8 @@ def test_abstract_mesh_of_2048_devices_is_summarized(lower_text: Any, run_cli: A
         result = run_cli("lower", f"{FIXTURE}:matmul", *flags)
         assert result.returncode == 2, result.describe()
         assert error_line(result).startswith(
-            "error: lowering for an abstract mesh (--abstract) needs JAX 0.5.0 or newer; ")
+            "error: lowering for an abstract mesh (--abstract) needs JAX 0.5.0 or newer; "
+        )
         release = seam.jax_version()
         pytest.skip(f"lowering for an AbstractMesh needs JAX 0.5.0; this is JAX {release}")
     result = lower_text(f"{FIXTURE}:matmul", *flags)
@@ -381,6 +373,7 @@ def test_colour_only_on_request(lower_text: Any, run_cli: Any) -> None:
 def unordered(jaxpr: str) -> str:
     """Sets JAX 0.7 prints in hash order, which differs between two processes, sorted: a
     value's varying mesh axes (``f32[8,256]{model,data}``) and frozensets."""
+
     def axes(m: re.Match[str]) -> str:
         return "]{" + ",".join(sorted(m[1].split(","))) + "}"
 
