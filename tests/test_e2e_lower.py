@@ -638,3 +638,29 @@ print("JAX NOT IMPORTED")
     assert result.returncode == 0, result.describe()
     assert result.stdout.rstrip().endswith("JAX NOT IMPORTED")
     assert "--static-argnums" in result.stdout  # `lower --help` did print its options
+
+
+def test_the_users_prints_go_to_stderr_never_into_the_payload(
+    run_cli: Any, tmp_path: Any
+) -> None:
+    """``lower --format json > report.json`` stays valid JSON when the module prints, at
+    import and while tracing; so does ``diff-debug --format json``."""
+    module = tmp_path / "chatty.py"
+    module.write_text(
+        'print("loading chatty")\n\n'
+        "def f(x):\n"
+        '    print("tracing f")\n'
+        "    return x * 2\n",
+        encoding="utf-8",
+    )
+    result = run_cli("lower", f"{module}:f", "--args", "f32[2]", "--format", "json")
+    assert result.returncode == 0, result.describe()
+    assert json.loads(result.stdout)["inputs"][0]["path"] == "x"
+    assert "loading chatty" in result.stderr and "tracing f" in result.stderr
+    text = run_cli("lower", f"{module}:f", "--args", "f32[2]")
+    assert text.stdout.startswith(f"target:       {module}:f\n"), text.describe()
+    diff = run_cli("diff-debug", f"{module}:f", f"{module}:f", "--args", "f32[2]",
+                   "--format", "json")  # fmt: skip
+    assert diff.returncode == 0, diff.describe()
+    assert json.loads(diff.stdout)["failed"] is False
+    assert "tracing f" in diff.stderr

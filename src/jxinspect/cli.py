@@ -47,6 +47,7 @@ from jxinspect.cliutil import (
 from jxinspect.commands_diff import diff_debug
 from jxinspect.commands_lint import lint
 from jxinspect.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USER_CODE, UsageError
+from jxinspect.targets import user_prints_to_stderr
 
 app = typer.Typer(
     name="jxinspect",
@@ -132,7 +133,8 @@ def lower(
 
         wants_compiled = compile or Show.collectives in (show or [])
         request = text_request(show or [], format, dialect, debug_info, source, max_lines)
-        report = inspect_target(target, given, keep_texts=request, compile=wants_compiled)
+        with user_prints_to_stderr():
+            report = inspect_target(target, given, keep_texts=request, compile=wants_compiled)
         if format is Format.json:
             from jxinspect.render import json as json_render
 

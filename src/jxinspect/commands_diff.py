@@ -40,6 +40,7 @@ from jxinspect.cliutil import (
 )
 from jxinspect.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from jxinspect.options import nearest
+from jxinspect.targets import user_prints_to_stderr
 
 SIDE_HELP = "A .py file, module:function, file.py:function, a saved .json report or a .mlir file."
 
@@ -127,7 +128,8 @@ def diff_debug(
             allow=allowed_classes(allow),
         )
         given = target_options(flags)
-        pairs = load_reports(before, after, given, tuple(function or ()))
+        with user_prints_to_stderr():
+            pairs = load_reports(before, after, given, tuple(function or ()))
         diff = DiffReport(
             before=before,
             after=after,

@@ -38,7 +38,7 @@ from jxinspect.lint_result import GoneEntry, LintFinding, LintResult, RuleInfo, 
 from jxinspect.model import Report
 from jxinspect.options import TargetOptions, options_from_mapping
 from jxinspect.spec import SpecError, parse_mesh
-from jxinspect.targets import DECLARATION, parse_target
+from jxinspect.targets import DECLARATION, parse_target, user_prints_to_stderr
 
 DEFAULT_BASELINE = "jxinspect-baseline.json"
 SKIP_DIRS = {"__pycache__", "node_modules", "site-packages"}
@@ -308,7 +308,7 @@ def stage(job: Job, show_traceback: bool = False) -> Outcome:
     from jxinspect.targets import describe_exception
 
     try:
-        with contextlib.redirect_stdout(sys.stderr):  # the user's prints stay off the payload
+        with user_prints_to_stderr():
             report = inspect_target(job.text, job.options, compile=job.compile)
         return Outcome(report.with_findings(run_checks(report, job.settings)))
     except KeyboardInterrupt:

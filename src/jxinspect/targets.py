@@ -9,6 +9,7 @@ A module's ``JXINSPECT`` declaration is read from its source by
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
@@ -175,3 +176,8 @@ def resolve_attribute(module: ModuleType, target: Target) -> Any:
 
 def _article(word: str) -> str:
     return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+def user_prints_to_stderr() -> contextlib.AbstractContextManager[object]:
+    """While the user's code runs: its prints go to stderr, never into the payload."""
+    return contextlib.redirect_stdout(sys.stderr)
