@@ -664,3 +664,17 @@ def test_the_users_prints_go_to_stderr_never_into_the_payload(
     assert diff.returncode == 0, diff.describe()
     assert json.loads(diff.stdout)["failed"] is False
     assert "tracing f" in diff.stderr
+
+
+def test_fallback_names_of_a_callable_without_signature_are_synthetic(lower_json: Any) -> None:
+    """With no signature to name them by, ``args[i]`` is JAX's fallback (JX102), not ok;
+    JAX 0.4.x records no names at all for such a callable (JX101)."""
+    _, report = lower_json(f"{FIXTURE}:no_signature", "--args", "f32[2], f32[2]")
+    for i, leaf in enumerate(report["inputs"]):
+        if leaf["name"] is None:
+            assert leaf["status"] == "missing", leaf
+            continue
+        assert (leaf["name"], leaf["status"]) == (f"args[{i}]", "synthetic"), leaf
+    expected = {"missing": "JX101", "synthetic": "JX102"}
+    for leaf in report["inputs"]:
+        assert (expected[leaf["status"]], leaf["path"]) in naming_findings(report)

@@ -122,3 +122,18 @@ def test_lint_result_displays_itself() -> None:
     )
     assert "JX201" in result.__rich__().plain
     assert "<pre" in result._repr_html_() and "JX201" in result._repr_html_()
+
+
+class _LoudRepr:
+    """A callable whose ``repr`` raises: jxinspect must never need it."""
+
+    def __repr__(self) -> str:
+        raise RuntimeError("repr is not for you")
+
+    def __call__(self, x: Any) -> Any:
+        return x * 2
+
+
+def test_a_callable_whose_repr_raises_is_named_by_its_type() -> None:
+    report = jxinspect.inspect(_LoudRepr(), (X,))
+    assert report.target == "_LoudRepr" and report.inputs[0].status == "ok"

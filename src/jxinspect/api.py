@@ -38,6 +38,16 @@ INPUT_HELP = (
 )
 
 
+def callable_name(fun: Any) -> str:
+    """``Model.apply`` for a function, ``Model`` for a callable object; never its
+    ``repr``, which user code may make slow, huge or raising."""
+    for candidate in (fun, type(fun)):
+        name = getattr(candidate, "__qualname__", None) or getattr(candidate, "__name__", None)
+        if isinstance(name, str) and name:
+            return name
+    return "<callable>"
+
+
 def _source(fun: Any) -> tuple[str | None, int | None]:
     """File and first line of the user's function (``def`` line, decorators excluded)."""
     code = getattr(pyinspect.unwrap(fun), "__code__", None)
@@ -86,7 +96,7 @@ def inspect_function(
         report = extract.build_report(
             staged,
             extract.read_lowered(staged, mesh, device_ids),
-            target=target or str(getattr(unwrapped, "__qualname__", repr(fun))),
+            target=target or callable_name(unwrapped),
             expected_args=expected,
             static_args=static_args,
             platform=platform or seam.default_backend(),

@@ -219,7 +219,8 @@ def build_report(
             carried = None
         else:
             carried = value.name if value is not None else jaxpr_name
-            status = classify_name(carried, expected, FALLBACK_ARG)
+            known = expected if expected_args is not None else None  # None: no signature
+            status = classify_name(carried, known, FALLBACK_ARG)
         sharding = value.sharding if value is not None else _jax_sharding(aval, mesh)
         if sharding is None and value is not None and staged.stage == "pmap":
             sharding = _pmap_sharding(shape, value.shape, mesh)

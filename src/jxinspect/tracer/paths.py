@@ -36,8 +36,9 @@ def argument_paths(
     kwargs: dict[str, Any],
     static_argnums: Any = (),
     static_argnames: Any = (),
-) -> tuple[list[str], list[StaticArg]]:
-    """Expected names of the flat dynamic leaves, and the static arguments apart."""
+) -> tuple[list[str] | None, list[StaticArg]]:
+    """Expected names of the flat dynamic leaves (``None`` when the callable has no
+    signature to name them by), and the static arguments apart."""
     statics = _normalize(static_argnums, len(args))
     static_names = (
         {static_argnames} if isinstance(static_argnames, str) else set(static_argnames or ())
@@ -89,7 +90,8 @@ def argument_paths(
         for name, value in named
         for path, _ in seam.tree_leaves_with_path(value)
     ]
-    return paths, static_args
+    # without a signature JAX names leaves by position (args[0]): a fallback, not a name
+    return (paths if signature is not None else None), static_args
 
 
 def result_paths(out_info: Any) -> list[str]:
