@@ -678,3 +678,17 @@ def test_fallback_names_of_a_callable_without_signature_are_synthetic(lower_json
     expected = {"missing": "JX101", "synthetic": "JX102"}
     for leaf in report["inputs"]:
         assert (expected[leaf["status"]], leaf["path"]) in naming_findings(report)
+
+
+def test_an_unsharded_scalar_beside_sharded_arrays_is_replicated(lower_json: Any,
+                                                                 lower_text: Any) -> None:  # fmt: skip
+    """``sdy.sharding<@empty_mesh, []>`` (and GSPMD's ``{replicated}``) is a copy on every
+    device, as XLA compiles it, not one device's (maximal)."""
+    flags = ("--mesh", "data=8", "--devices", "8", "--args", "f32[16@data], f32[]")
+    _, report = lower_json(f"{FIXTURE}:scale", *flags)
+    x, s = report["inputs"]
+    assert x["sharding"]["readable"] == "P('data')"
+    if s["sharding"] is not None:  # a release may write no attribute at all (see test_oracle)
+        assert (s["sharding"]["kind"], s["sharding"]["readable"]) == ("replicated", "replicated")
+    text = lower_text(f"{FIXTURE}:scale", *flags, "--show", "sharding").stdout
+    assert "maximal" not in text and "one device" not in text

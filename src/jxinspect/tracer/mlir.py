@@ -92,11 +92,12 @@ def _value(
     meshes: dict[str, Mesh],
     mesh_hint: Mesh | None,
     device_ids: Any,
+    maximal: frozenset[str] = frozenset(),
 ) -> MainValue:
     shape, dtype = _tensor(type_)
     sharding: Sharding | None = None
     if "sdy.sharding" in attrs:
-        sharding = shardings.from_sdy(attrs["sdy.sharding"], meshes)
+        sharding = shardings.from_sdy(attrs["sdy.sharding"], meshes, maximal)
     elif "mhlo.sharding" in attrs:
         text = string_value(attrs["mhlo.sharding"])
         sharding = shardings.from_hlo_text(text, len(shape or ()), mesh_hint, device_ids)
@@ -137,13 +138,18 @@ def read_main(module: Any, mesh_hint: Mesh | None = None, device_ids: Any = None
 
     with module.context:
         abstract = bool(mesh_hint and mesh_hint.abstract)
+        declared = [op for op in module.body.operations if op.operation.name == "sdy.mesh"]
         meshes = {
             string_value(op.attributes["sym_name"]): shardings.mesh_from_sdy(
                 op.attributes["mesh"], abstract
             )
-            for op in module.body.operations
-            if op.operation.name == "sdy.mesh"
+            for op in declared
         }
+        maximal = frozenset(
+            string_value(op.attributes["sym_name"])
+            for op in declared
+            if shardings.is_maximal_mesh(op.attributes["mesh"])
+        )
         main = find_main(module)
         attrs = main.attributes
         arg_attrs = attrs["arg_attrs"] if "arg_attrs" in attrs else None
@@ -152,15 +158,26 @@ def read_main(module: Any, mesh_hint: Mesh | None = None, device_ids: Any = None
         block = main.regions[0].blocks[0]
         names = seam.block_argument_names(main)
         args = tuple(
-            _value(i, arg.type, _attr_dict(arg_attrs, i), names[i], meshes, mesh_hint, device_ids)
+            _value(
+                i,
+                arg.type,
+                _attr_dict(arg_attrs, i),
+                names[i],
+                meshes,
+                mesh_hint,
+                device_ids,
+                maximal,
+            )  # fmt: skip
             for i, arg in enumerate(block.arguments)
         )
         results = tuple(
-            _value(i, type_, res, _result_name(res), meshes, mesh_hint, device_ids)
+            _value(i, type_, res, _result_name(res), meshes, mesh_hint, device_ids, maximal)
             for i, type_ in enumerate(function_type.results)
             for res in (_attr_dict(res_attrs, i),)
         )
-        args, results = _with_manual_specs(block, args, results, meshes, mesh_hint, device_ids)
+        args, results = _with_manual_specs(
+            block, args, results, meshes, mesh_hint, device_ids, maximal
+        )
     return MainSignature(args, results, meshes)
 
 
@@ -175,6 +192,7 @@ def _with_manual_specs(
     meshes: dict[str, Mesh],
     mesh_hint: Mesh | None,
     device_ids: Any,
+    maximal: frozenset[str] = frozenset(),
 ) -> tuple[tuple[MainValue, ...], tuple[MainValue, ...]]:
     """Give the arguments and results of a top-level shard_map its in/out specs when
     ``@main`` itself declares none: Shardy's ``sdy.manual_computation``, or GSPMD's
@@ -216,9 +234,9 @@ def _with_manual_specs(
             ins = sdy.TensorShardingPerValueAttr(op.attributes["in_shardings"]).shardings
             outs = sdy.TensorShardingPerValueAttr(op.attributes["out_shardings"]).shardings
             for operand, attr in zip(op.operands, ins):
-                feeds_in(operand, shardings.from_sdy(attr, meshes))
+                feeds_in(operand, shardings.from_sdy(attr, meshes, maximal))
             for result, attr in zip(op.results, outs):
-                comes_out(result, shardings.from_sdy(attr, meshes))
+                comes_out(result, shardings.from_sdy(attr, meshes, maximal))
         elif target(op) == "Sharding" and any(op.results[0] == v for v in entering):
             feeds_in(op.operands[0], gspmd(op, op.operands[0]))
         elif target(op) == "SPMDShardToFullShape":

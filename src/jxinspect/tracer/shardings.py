@@ -26,6 +26,13 @@ def mesh_from_sdy(attr: Any, abstract: bool = False) -> Mesh:
     return Mesh(axes, abstract)
 
 
+def is_maximal_mesh(attr: Any) -> bool:
+    """A mesh of no axes that names its device (``<[], device_ids=[0]>``): one device
+    holds the whole array. Without device ids (``@empty_mesh = <[]>``) it is replicated."""
+    mesh = seam.sdy().MeshAttr(attr)
+    return not list(mesh.axes) and bool(list(mesh.device_ids))
+
+
 def _axis_name(ref: Any) -> str:
     sdy = seam.sdy()
 
@@ -38,8 +45,9 @@ def _axis_name(ref: Any) -> str:
     return f"{axis.name}:{text[text.find('(') :].rstrip('>')}" if "(" in text else axis.name
 
 
-def from_sdy(attr: Any, meshes: dict[str, Mesh]) -> Sharding:
-    """A ``#sdy.sharding<...>`` attribute → :class:`Sharding` (``meshes`` by symbol name)."""
+def from_sdy(attr: Any, meshes: dict[str, Mesh], maximal: frozenset[str] = frozenset()) -> Sharding:
+    """A ``#sdy.sharding<...>`` attribute → :class:`Sharding` (``meshes`` by symbol name;
+    ``maximal``: the names of the meshes that are one device)."""
     sdy = seam.sdy()
 
     sharding = sdy.TensorShardingAttr(attr)
@@ -47,15 +55,19 @@ def from_sdy(attr: Any, meshes: dict[str, Mesh]) -> Sharding:
     mesh: Mesh | None
     try:
         mesh = mesh_from_sdy(mesh_ref)
+        one_device = is_maximal_mesh(mesh_ref)
     except (TypeError, ValueError):
-        mesh = meshes.get(str(mesh_ref).lstrip("@").strip('"'))
+        name = str(mesh_ref).lstrip("@").strip('"')
+        mesh, one_device = meshes.get(name), name in maximal
     spec = tuple(
         tuple(_axis_name(ref) for ref in sdy.DimensionShardingAttr(dim).axes)
         for dim in sharding.dimension_shardings
     )
     raw = str(attr)
-    if mesh is not None and not mesh.axes:
+    if one_device:
         return Sharding("maximal", spec, mesh, source="sdy", raw=raw)
+    if mesh is not None and not mesh.axes:  # the empty mesh: a copy on every device
+        return Sharding("replicated", spec, None, source="sdy", raw=raw)
     used = {axis.split(":")[0] for axes in spec for axis in axes}
     replicas = math.prod(size for name, size in mesh.axes if name not in used) if mesh else 1
     kind: ShardingKind = "tiled" if used else "replicated"
