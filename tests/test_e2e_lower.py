@@ -680,8 +680,9 @@ def test_fallback_names_of_a_callable_without_signature_are_synthetic(lower_json
         assert (expected[leaf["status"]], leaf["path"]) in naming_findings(report)
 
 
-def test_an_unsharded_scalar_beside_sharded_arrays_is_replicated(lower_json: Any,
-                                                                 lower_text: Any) -> None:  # fmt: skip
+def test_an_unsharded_scalar_beside_sharded_arrays_is_replicated(
+    lower_json: Any, lower_text: Any
+) -> None:
     """``sdy.sharding<@empty_mesh, []>`` (and GSPMD's ``{replicated}``) is a copy on every
     device, as XLA compiles it, not one device's (maximal)."""
     flags = ("--mesh", "data=8", "--devices", "8", "--args", "f32[16@data], f32[]")
