@@ -693,3 +693,38 @@ def test_an_unsharded_scalar_beside_sharded_arrays_is_replicated(
         assert (s["sharding"]["kind"], s["sharding"]["readable"]) == ("replicated", "replicated")
     text = lower_text(f"{FIXTURE}:scale", *flags, "--show", "sharding").stdout
     assert "maximal" not in text and "one device" not in text
+
+
+STRICT_RAW = """
+import sys, jax
+sys.path.insert(0, {folder!r})
+import strict_pytree as m
+try:
+    traced = jax.jit(m.apply).trace(*m.make_args())
+except Exception:
+    print("trace fails")
+else:
+    try:
+        traced.lower()
+        print("lowers")
+    except Exception:
+        print("lower fails")
+"""
+
+
+def test_a_pytree_jax_cannot_rebuild_reports_what_tracing_gave(run_cli: Any) -> None:
+    """Where JAX's own ``lower()`` raises (a validating pytree constructor), the report of
+    the trace is printed, reached ``traced``, with JX108, exit 3 — as raw JAX decides."""
+    folder = str(REPO / "tests" / "fixtures")
+    raw = run_python(STRICT_RAW.format(folder=folder)).stdout.strip()
+    result = run_cli("lower", "tests/fixtures/strict_pytree.py:apply",
+                     "--args-from", "tests/fixtures/strict_pytree.py:make_args")  # fmt: skip
+    if raw == "trace fails":  # JAX 0.4.x
+        assert result.returncode == 3, result.describe()
+        assert error_line(result).startswith("error: tracing failed: TypeError: Strict needs ")
+        return
+    assert raw == "lower fails", raw
+    assert result.returncode == 3, result.describe()
+    assert "stage:        jit → reached traced\n" in result.stdout
+    assert "JX108 error   lowering failed: TypeError: Strict needs an array" in result.stdout
+    assert error_line(result).startswith("error: lowering failed: TypeError: Strict needs ")

@@ -145,10 +145,10 @@ def stage_function(
         error = describe_exception(err)
         lower_traceback = "".join(traceback.format_exception(err))
     if traced is not None:
-        donated = seam.donated_flags(traced)
+        donated = seam.donated_flags(traced, args, kwargs, options.get("donate_argnums"))
         out_info = seam.out_info(traced)
     elif lowered is not None:
-        donated = seam.donated_flags(lowered)
+        donated = seam.donated_flags(lowered, args, kwargs, options.get("donate_argnums"))
         out_info = seam.out_info(lowered)
     else:
         donated = tuple(False for _ in names_jaxpr.invars)
