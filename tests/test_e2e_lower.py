@@ -728,3 +728,41 @@ def test_a_pytree_jax_cannot_rebuild_reports_what_tracing_gave(run_cli: Any) -> 
     assert "stage:        jit → reached traced\n" in result.stdout
     assert "JX108 error   lowering failed: TypeError: Strict needs an array" in result.stdout
     assert error_line(result).startswith("error: lowering failed: TypeError: Strict needs ")
+
+
+WRAPPED_RAW = """
+import json, sys, jax, jax.numpy as jnp
+sys.path.insert(0, {folder!r})
+import targets
+S = lambda *shape: jax.ShapeDtypeStruct(shape, jnp.float32)
+traced = jax.jit(targets.affine).trace(S(3, 2), S(4, 3), noise_scale=0.5)
+info = traced.jaxpr.jaxpr.debug_info
+print(json.dumps(list(info.arg_names) if info and info.arg_names is not None else None))
+"""
+
+
+def test_a_call_jax_accepts_is_staged_though_the_signature_is_narrower(lower_json: Any) -> None:
+    """``functools.wraps`` advertises ``affine(weights, inputs)`` while the wrapper also
+    takes ``noise_scale``: JAX stages the call, so jxinspect does, and reports the names
+    JAX could give (positional fallbacks, or none on 0.4.x)."""
+    folder = str(REPO / "tests" / "fixtures")
+    raw = run_python(WRAPPED_RAW.format(folder=folder))
+    assert raw.returncode == 0, raw.describe()
+    names = json.loads(raw.stdout.strip().splitlines()[-1])
+    result, report = lower_json(f"{FIXTURE}:affine", "--args", "f32[3,2], f32[4,3]",
+                                "--kwargs", "noise_scale=0.5")  # fmt: skip
+    assert result.returncode == 0, result.describe()
+    carried = [leaf["name"] for leaf in report["inputs"]]
+    assert carried == (names or [None, None, None])
+    statuses = [leaf["status"] for leaf in report["inputs"]]
+    if names is None:
+        assert statuses == ["missing"] * 3
+    else:
+        assert names[:2] == ["args[0]", "args[1]"] and statuses[:2] == ["synthetic"] * 2
+
+
+def test_a_call_jax_refuses_gets_the_clear_usage_error(run_cli: Any) -> None:
+    """Where JAX refuses the call as well, the example inputs are what to fix: exit 2."""
+    result = run_cli("lower", f"{FIXTURE}:affine", "--args", "f32[3,2]")
+    assert result.returncode == 2, result.describe()
+    assert error_line(result).startswith("error: the example inputs do not fit affine(")

@@ -41,46 +41,54 @@ _is_jit_wrapped = seam.is_jit_wrapped
 _is_pmap_wrapped = seam.is_pmap_wrapped
 
 
-def check_call(
+def call_problem(
     fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], options: dict[str, Any], stage: str
-) -> None:
-    """Catch arity, static-argument and unhashable-value mistakes before JAX does."""
-    target = inspect.unwrap(fun) if not _is_jit_wrapped(fun) else fun
+) -> UsageError | None:
+    """An arity, static-argument or unhashable-value mistake in the example inputs, said
+    better than JAX says it. Only a hint: JAX judges the call, and this is raised only
+    when JAX refuses it too (a wrapper or an advertised signature may be narrower than
+    what the function accepts)."""
     try:
-        signature = inspect.signature(target)
+        signature = inspect.signature(fun)
     except (TypeError, ValueError):
         signature = None
     if signature is not None:
         try:
             signature.bind(*args, **kwargs)
         except TypeError as err:
-            raise UsageError(
-                f"the example inputs do not fit {getattr(target, '__name__', 'the function')}"
+            return UsageError(
+                f"the example inputs do not fit {getattr(fun, '__name__', 'the function')}"
                 f"{signature}: {err}; fix --args/--kwargs"
-            ) from None
+            )
     key = "static_broadcasted_argnums" if stage == "pmap" else "static_argnums"
     nums = options.get(key) or ()
     for num in (nums,) if isinstance(nums, int) else nums:
         if not -len(args) <= num < len(args):
-            raise UsageError(
+            return UsageError(
                 f"{key.replace('_', '-')} {num} is out of range: {len(args)} positional "
                 f"argument{'s' if len(args) != 1 else ''} given"
             )
-        _check_hashable(args[num], f"static argument {num}")
+        problem = _unhashable(args[num], f"static argument {num}")
+        if problem is not None:
+            return problem
     names = options.get("static_argnames") or ()
     for name in (names,) if isinstance(names, str) else names:
         if name in kwargs:
-            _check_hashable(kwargs[name], f"static argument {name!r}")
+            problem = _unhashable(kwargs[name], f"static argument {name!r}")
+            if problem is not None:
+                return problem
+    return None
 
 
-def _check_hashable(value: Any, what: str) -> None:
+def _unhashable(value: Any, what: str) -> UsageError | None:
     try:
         hash(value)
     except TypeError:
-        raise UsageError(
+        return UsageError(
             f"{what} is {type(value).__name__} {value!r}, which is not hashable; static "
             "values must be hashable (use a tuple instead of a list)"
-        ) from None
+        )
+    return None
 
 
 def _wrap(fun: Any, stage: str, options: dict[str, Any]) -> Any:
@@ -111,11 +119,10 @@ def stage_function(
     wrapped = _is_jit_wrapped(fun) or _is_pmap_wrapped(fun)
     if _is_pmap_wrapped(fun):
         stage = "pmap"
-    if not wrapped:
-        check_call(fun, args, kwargs, options, stage)
-    staged = fun if wrapped else _wrap(fun, stage, options)
+    problem = None if wrapped else call_problem(fun, args, kwargs, options, stage)
     shapes: Any = None
     try:
+        staged = fun if wrapped else _wrap(fun, stage, options)
         if stage == "pmap" and not _is_jit_wrapped(staged):
             statics = options.get("static_broadcasted_argnums", ())
             closed, shapes = seam.make_jaxpr(staged, args, kwargs, statics)
@@ -134,6 +141,8 @@ def stage_function(
             f"({user_frame(err) or 'in user code'})"
         ) from err
     except BaseException as err:  # the user's code may raise anything while tracing
+        if problem is not None and isinstance(err, Exception):
+            raise problem from None  # JAX refused the call too: say what to fix
         raise UserCodeError(f"tracing failed: {describe_exception(err)}") from err
     lowered, error, lower_traceback = None, None, None
     try:
