@@ -766,3 +766,34 @@ def test_a_call_jax_refuses_gets_the_clear_usage_error(run_cli: Any) -> None:
     result = run_cli("lower", f"{FIXTURE}:affine", "--args", "f32[3,2]")
     assert result.returncode == 2, result.describe()
     assert error_line(result).startswith("error: the example inputs do not fit affine(")
+
+
+def test_a_target_file_imported_again_by_its_inputs_runs_once(run_cli: Any, tmp_path: Any) -> None:
+    """``lower models/train.py:f --args-from inputs:make`` where ``inputs`` imports
+    ``models.train`` (or ``train``): one module, executed once (a flag registry such as
+    absl's would otherwise fail on the second run)."""
+    package = tmp_path / "models"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "train.py").write_text(
+        "import builtins\n"
+        "if getattr(builtins, '_train_loaded', False):\n"
+        "    raise RuntimeError('models/train.py executed twice')\n"
+        "builtins._train_loaded = True\n"
+        "SIZE = 4\n\n"
+        "def f(x):\n"
+        "    return x * 2\n",
+        encoding="utf-8",
+    )
+    for name, statement in (("by_package", "from models import train"),
+                            ("by_stem", "import train")):  # fmt: skip
+        (tmp_path / f"{name}.py").write_text(
+            f"import jax, jax.numpy as jnp\n{statement}\n\n"
+            "def make():\n"
+            "    return (jax.ShapeDtypeStruct((train.SIZE,), jnp.float32),)\n",
+            encoding="utf-8",
+        )
+        result = run_cli("lower", "models/train.py:f", "--args-from", f"{name}:make",
+                         cwd=tmp_path)  # fmt: skip
+        assert result.returncode == 0, result.describe()
+        assert "1/1 arguments and 1/1 results carry their names" in result.stdout

@@ -71,6 +71,23 @@ def _unique_name(path: Path) -> str:
     return f"_jxinspect_{stem}_{digest}"
 
 
+def _import_names(path: Path) -> list[str]:
+    """The names ``import`` finds this file by: its stem (its folder goes first on
+    ``sys.path``), and ``pkg.sub.stem`` up its packages when their root is on the path
+    or is the working folder (where ``module:function`` targets are found).
+    Names of the standard library are never taken."""
+    if not path.stem.isidentifier() or path.stem in sys.stdlib_module_names:
+        return []
+    names, parts, folder = [path.stem], [path.stem], path.parent
+    roots = {str(Path(p or ".").resolve()) for p in (*sys.path, ".")}  # module targets: cwd
+    while (folder / "__init__.py").is_file() and folder.name.isidentifier():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+        if str(folder) in roots:
+            names.append(".".join(parts))
+    return names
+
+
 def load_module(target: Target) -> ModuleType:
     """Import the target's module; errors become one-line :class:`JxError`s."""
     if target.is_file:
@@ -87,11 +104,16 @@ def load_module(target: Target) -> ModuleType:
         folder = str(path.parent)
         if folder not in sys.path:
             sys.path.insert(0, folder)
-        sys.modules[name] = module
+        # also under the names other code imports it by (`import train`, `models.train`),
+        # so an --args-from module that imports it does not run it a second time
+        names = [name, *(n for n in _import_names(path) if n not in sys.modules)]
+        for alias in names:
+            sys.modules[alias] = module
         try:
             spec.loader.exec_module(module)
         except BaseException as err:
-            del sys.modules[name]
+            for alias in names:
+                sys.modules.pop(alias, None)
             raise _import_failure(target.module, err) from err
         return module
     if "" not in sys.path and str(Path.cwd()) not in sys.path:
