@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from jxinspect.dtypes import element_bytes
 from jxinspect.program import Program
 
 SCHEMA = "jxinspect.report/1"
@@ -23,18 +24,10 @@ Reached = Literal["failed", "traced", "lowered", "compiled"]
 
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 
-DTYPE_BYTES: dict[str, float] = {
-    "bool": 1, "int4": 0.5, "uint4": 0.5, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2,
-    "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "float16": 2, "bfloat16": 2,
-    "float32": 4, "float64": 8, "complex64": 8, "complex128": 16,
-}  # fmt: skip
-
 
 def dtype_bytes(dtype: str) -> float:
-    """Bytes per element of a numpy dtype name (float8 kinds are one byte)."""
-    if dtype.startswith("float8"):
-        return 1
-    return DTYPE_BYTES.get(dtype, 0)
+    """Bytes per element of a dtype name (:mod:`jxinspect.dtypes`, the one table)."""
+    return element_bytes(dtype)
 
 
 def shard_bytes(shape: tuple[int, ...], dtype: str) -> int | None:

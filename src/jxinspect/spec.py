@@ -18,28 +18,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NoReturn, TypeAlias
 
+from jxinspect import dtypes
+
 MAX_LEN = 100_000  # characters of spec text
 MAX_DEPTH = 64  # bracket / pytree nesting
 MAX_DIM = 2**63 - 1
 
-_NUMPY_NAMES = (
-    "bool float16 float32 float64 bfloat16 complex64 complex128 int2 int4 int8 int16 int32 "
-    "int64 uint2 uint4 uint8 uint16 uint32 uint64 float8_e4m3fn float8_e5m2 float8_e4m3fnuz "
-    "float8_e5m2fnuz float8_e4m3b11fnuz float8_e3m4 float8_e4m3 float8_e8m0fnu float4_e2m1fn"
-).split()
-# Short names the way jaxprs print them (jax._src.dtypes.short_dtype_name).
-SHORT_DTYPES: dict[str, str] = {
-    n.replace("float", "f").replace("uint", "u").replace("int", "i").replace("complex", "c"): n
-    for n in _NUMPY_NAMES
-}
-_LONG_TO_SHORT = {v: k for k, v in SHORT_DTYPES.items()}
+# Short names the way jaxprs print them, from the one dtype table.
+SHORT_DTYPES: dict[str, str] = {d.short: d.name for d in dtypes.TABLE}
 _DTYPES = {**{v: v for v in SHORT_DTYPES.values()}, **SHORT_DTYPES, "bool_": "bool"}
 _COMMON = ("f32", "bf16", "f16", "i32", "bool")
 
 
-def short_dtype(numpy_name: str) -> str:
-    """``"float32"`` -> ``"f32"``; unknown names are returned unchanged."""
-    return _LONG_TO_SHORT.get(numpy_name, numpy_name)
+short_dtype = dtypes.short_name
 
 
 def _printable(s: str) -> str:

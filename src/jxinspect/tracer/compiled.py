@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+from jxinspect.dtypes import element_bytes
 from jxinspect.model import (
     Collective,
     CompiledInfo,
@@ -194,9 +195,7 @@ def read_collectives(module: Any, mesh: Mesh | None) -> tuple[Collective, ...]:
                     continue
                 dtype = mlir.element_dtype(str(tensor.element_type))
                 operand_types.append((tuple(int(d) for d in tensor.shape), dtype))
-                from jxinspect.model import dtype_bytes
-
-                total += math.prod(tensor.shape) * dtype_bytes(dtype)
+                total += math.prod(tensor.shape) * element_bytes(dtype)
             axes: tuple[str, ...] | None = None
             groups_text = ""
             if "replica_groups" in attrs:

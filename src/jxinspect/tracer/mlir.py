@@ -11,22 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from jxinspect import dtypes
 from jxinspect.model import Mesh, Sharding
 from jxinspect.tracer import seam, shardings
 
-_ELEMENT_TYPES = {
-    "i1": "bool", "i4": "int4", "ui4": "uint4", "i8": "int8", "ui8": "uint8", "i16": "int16",
-    "ui16": "uint16", "i32": "int32", "ui32": "uint32", "i64": "int64", "ui64": "uint64",
-    "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
-    "complex<f32>": "complex64", "complex<f64>": "complex128",
-}  # fmt: skip
-
-
-def element_dtype(mlir_type: str) -> str:
-    """``f32`` → ``float32``; ``f8E4M3FN`` → ``float8_e4m3fn``."""
-    if mlir_type.startswith("f8"):
-        return "float8_" + mlir_type[2:].lower()
-    return _ELEMENT_TYPES.get(mlir_type, mlir_type)
+element_dtype = dtypes.from_mlir
 
 
 @dataclass(frozen=True)
