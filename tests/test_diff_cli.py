@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import REPO, CliResult, error_line, run_python
@@ -536,3 +537,75 @@ def test_user_code_that_fails(run_cli: Run) -> None:
     _, after = pair("static_moved")
     line = error_line(diff(run_cli, "tests/fixtures/import_raises.py:f", f"{after}:smooth", rc=3))
     assert line.startswith("error: importing tests/fixtures/import_raises.py failed: ")
+
+
+STATIC_FN = '''
+import jax
+import jax.numpy as jnp
+
+
+def schedule(step):
+    return {factor} * step
+
+
+def train(x, lr_fn):
+    return x * lr_fn(1.0)
+
+
+def make():
+    return jax.ShapeDtypeStruct((4,), jnp.float32), schedule
+
+
+JXINSPECT = {{"train": {{"args_from": "make", "static_argnums": (1,)}}}}
+'''
+
+
+def test_a_static_function_is_compared_by_name_and_source(run_cli: Any, tmp_path: Path) -> None:
+    """Two processes give one function two addresses: that is no change; a changed body
+    is (neutral), named by its qualified name and a digest of its source."""
+    for name, factor in (("before", "0.1"), ("same", "0.1"), ("changed", "0.2")):
+        (tmp_path / f"{name}.py").write_text(STATIC_FN.format(factor=factor), encoding="utf-8")
+    same = run_cli("diff-debug", "before.py", "same.py", "--format", "json", cwd=tmp_path)
+    assert same.returncode == 0, same.describe()
+    assert json.loads(same.stdout)["targets"][0]["changes"] == []
+    changed = run_cli("diff-debug", "before.py", "changed.py", "--format", "json", cwd=tmp_path)
+    (change,) = json.loads(changed.stdout)["targets"][0]["changes"]
+    assert (change["class"], change["kind"], change["verdict"]) == ("static", "changed", "neutral")
+    assert change["before"].startswith("<function schedule, source ")
+    assert " at 0x" not in change["before"] + change["after"]
+
+
+NESTED_PAIR = '''
+import jax
+import jax.numpy as jnp
+
+
+def step(ws, x):
+    def body(h, w):
+        return jax.nn.relu(h * w), jnp.mean(h)
+
+    h, means = jax.lax.scan(body, x, ws)
+    return {{"h": h, "means": means}}
+
+
+JXINSPECT = {{"step": {{"stage": "{stage}", "devices": 8, "args": "{args}"}}}}
+'''
+
+
+def test_nested_jaxprs_are_matched_by_meaning_across_jit_and_pmap(
+    run_cli: Any, tmp_path: Path
+) -> None:
+    """pmap wraps the program, so every nested jaxpr's place gains a prefix: the same scan
+    body is matched, not reported as removed under jit and added under pmap."""
+    (tmp_path / "before.py").write_text(
+        NESTED_PAIR.format(stage="jit", args="f32[3,4], f32[4]"), encoding="utf-8")  # fmt: skip
+    (tmp_path / "after.py").write_text(
+        NESTED_PAIR.format(stage="pmap", args="f32[8,3,4], f32[8,4]"),
+        encoding="utf-8",
+    )
+    result = run_cli("diff-debug", "before.py", "after.py", "--format", "json", cwd=tmp_path)
+    changes = json.loads(result.stdout)["targets"][0]["changes"]
+    nested = [(c["kind"], c["path"]) for c in changes if c["class"] == "nested"]
+    removed = {path.rsplit("/", 1)[-1] for kind, path in nested if kind == "removed"}
+    added = {path.rsplit("/", 1)[-1] for kind, path in nested if kind == "added"}
+    assert not removed & added, nested

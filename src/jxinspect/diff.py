@@ -530,23 +530,49 @@ def _keyed_jaxprs(report: Report) -> dict[str, NestedJaxpr]:
     return result
 
 
+def _meaning(jaxpr: NestedJaxpr) -> tuple[Any, ...]:
+    """What a nested jaxpr is, wherever it sits: the same scan body under ``jit`` and
+    under pmap's ``shard_map``/``xla_pmap`` wrapper has the same meaning."""
+    place = _nested_key(jaxpr).rsplit("/", 1)[-1]
+    return (place, jaxpr.primitive, jaxpr.func_src_info, jaxpr.arg_names, jaxpr.result_paths,
+            jaxpr.num_invars, jaxpr.num_outvars)  # fmt: skip
+
+
+def _paired_jaxprs(
+    before: Report, after: Report
+) -> tuple[
+    list[tuple[str, NestedJaxpr, NestedJaxpr]], dict[str, NestedJaxpr], dict[str, NestedJaxpr]
+]:
+    """Nested jaxprs paired by place, then the rest by meaning (a staging API that wraps
+    the program, jit → pmap, moves every place); and those left on each side."""
+    old, new = _keyed_jaxprs(before), _keyed_jaxprs(after)
+    pairs = [(key, jaxpr, new[key]) for key, jaxpr in old.items() if key in new]
+    old_rest = {k: v for k, v in old.items() if k not in new}
+    new_rest = {k: v for k, v in new.items() if k not in old}
+    for key, jaxpr in list(old_rest.items()):
+        match = next((k for k, v in new_rest.items() if _meaning(v) == _meaning(jaxpr)), None)
+        if match is not None:
+            pairs.append((key, jaxpr, new_rest.pop(match)))
+            del old_rest[key]
+    return pairs, old_rest, new_rest
+
+
 def _nested_changes(before: Report, after: Report) -> Iterator[Change]:
     if UNKNOWN in (before.stage, after.stage) or before.jaxpr is None or after.jaxpr is None:
         return  # no jaxpr on one side: nothing to compare
-    old, new = _keyed_jaxprs(before), _keyed_jaxprs(after)
-    for key, jaxpr in old.items():
-        at, other = _At("nested", key), new.get(key)
-        if other is None:
-            if jaxpr.quality != "ok":
-                yield at("nested", "removed", BETTER, jaxpr.quality, None)
-            continue
+    pairs, removed, added = _paired_jaxprs(before, after)
+    for key, jaxpr, other in pairs:
+        at = _At("nested", key)
         rank_b, rank_a = _QUALITY_RANK[jaxpr.quality], _QUALITY_RANK[other.quality]
         if rank_a > rank_b:
             yield at("nested", "degraded", WARNING, jaxpr.quality, other.quality)
         elif rank_a < rank_b:
             yield at("nested", "improved", BETTER, jaxpr.quality, other.quality)
-    for key, jaxpr in new.items():
-        if key not in old and jaxpr.quality != "ok":
+    for key, jaxpr in removed.items():
+        if jaxpr.quality != "ok":
+            yield _At("nested", key)("nested", "removed", BETTER, jaxpr.quality, None)
+    for key, jaxpr in added.items():
+        if jaxpr.quality != "ok":
             yield _At("nested", key)("nested", "added", WARNING, None, jaxpr.quality)
 
 

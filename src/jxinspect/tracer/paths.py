@@ -8,7 +8,10 @@ independently of JAX's debug info, so the two can be compared.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import re
+import textwrap
 from typing import Any
 
 from jxinspect.model import StaticArg
@@ -20,8 +23,25 @@ MAX_VALUE_REPR = 80
 keystr = seam.keystr
 
 
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
 def _short_repr(value: Any) -> str:
-    text = repr(value)
+    """A static argument as text that names it the same in every process: a function by
+    its qualified name and a digest of its source (never its address); other values by
+    ``repr`` without addresses; a ``repr`` that raises by its type."""
+    if inspect.isfunction(value):
+        try:
+            digest = hashlib.sha1(textwrap.dedent(inspect.getsource(value)).encode())
+            source = f", source {digest.hexdigest()[:8]}"
+        except (OSError, TypeError):
+            source = ""
+        text = f"<function {value.__qualname__}{source}>"
+    else:
+        try:
+            text = _ADDRESS.sub("", repr(value))
+        except Exception:  # the user's __repr__
+            text = f"<{type(value).__qualname__}>"
     return text if len(text) <= MAX_VALUE_REPR else text[: MAX_VALUE_REPR - 1] + "…"
 
 
