@@ -17,6 +17,7 @@ from typing import Any
 
 from jxinspect import spec as specs
 from jxinspect.checks import run_checks
+from jxinspect.checks.settings import Settings
 from jxinspect.declarations import OpaqueDeclaration, static_declaration
 from jxinspect.errors import UsageError, UserCodeError
 from jxinspect.model import Mesh, Report
@@ -69,6 +70,7 @@ def inspect_function(
     notes: tuple[str, ...] = (),
     keep_texts: TextRequest | None = None,
     compile: bool = False,
+    settings: Settings | None = None,
 ) -> Report:
     """Stage ``fun`` with ``options`` passed to the staging API as given; return its Report.
 
@@ -122,7 +124,7 @@ def inspect_function(
         report = replace(
             report, notes=(*report.notes, *dict.fromkeys(f"JAX warned: {m}" for m in said))
         )
-    return report.with_findings(run_checks(report))
+    return report.with_findings(run_checks(report, settings))
 
 
 def _compiled(report: Report, lowered: Any) -> Report:
@@ -277,8 +279,10 @@ def inspect_target(
     *,
     keep_texts: TextRequest | None = None,
     compile: bool = False,
+    settings: Settings | None = None,
 ) -> Report:
-    """Resolve a target string, merge its declaration under ``given``, and inspect it.
+    """Resolve a target string, merge its declaration under ``given``, and inspect it
+    (the rules run once, with ``settings``: lint's thresholds, or the defaults).
 
     Devices are prepared before the user's module is imported when the declaration can
     be read from the source; a declaration built at import time is applied after.
@@ -330,4 +334,5 @@ def inspect_target(
             notes=tuple(notes),
             keep_texts=keep_texts,
             compile=compile,
+            settings=settings,
         )

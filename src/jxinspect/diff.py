@@ -31,7 +31,7 @@ from jxinspect.model import (
     Severity,
     Sharding,
 )
-from jxinspect.spec import short_dtype
+from jxinspect.units import type_text
 
 DIFF_SCHEMA = "jxinspect.diff/1"
 UNKNOWN = "unknown"
@@ -265,11 +265,6 @@ Leaf = TypeVar("Leaf", Input, Output)
 def is_placeholder(path: str) -> bool:
     """``#3`` / ``result#0``: a leaf whose path nobody knows (not matched by path)."""
     return path.startswith("#") or path.startswith("result#")
-
-
-def type_text(shape: tuple[int, ...], dtype: str) -> str:
-    """``f32[8,128]``."""
-    return f"{short_dtype(dtype)}[{','.join(str(d) for d in shape)}]"
 
 
 ALIGN_LIMIT = 1_000_000

@@ -304,13 +304,14 @@ def prepare(devices: int | None, root: Path) -> None:
 def stage(job: Job, show_traceback: bool = False) -> Outcome:
     """Stage one target and run the rules with its settings; never raises (but ^C)."""
     from jxinspect.api import inspect_target
-    from jxinspect.checks import run_checks
     from jxinspect.targets import describe_exception
 
     try:
         with user_prints_to_stderr():
-            report = inspect_target(job.text, job.options, compile=job.compile)
-        return Outcome(report.with_findings(run_checks(report, job.settings)))
+            report = inspect_target(
+                job.text, job.options, compile=job.compile, settings=job.settings
+            )
+        return Outcome(report)
     except KeyboardInterrupt:
         raise
     except JxError as err:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from jxinspect.checks.base import Rule
 from jxinspect.checks.settings import DEFAULT_SETTINGS, Settings
 from jxinspect.model import Finding, Report
-from jxinspect.render.units import human_bytes, type_text
+from jxinspect.units import human_bytes, type_text
 
 
 def check(report: Report, settings: Settings = DEFAULT_SETTINGS) -> Iterator[Finding]:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from jxinspect.checks.base import Rule
 from jxinspect.model import Finding, Input, Report
-from jxinspect.render.units import type_text
+from jxinspect.units import type_text
 
 
 def _unused(leaf: Input, compiled: bool) -> bool:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from jxinspect.checks.base import Rule
 from jxinspect.checks.settings import DEFAULT_SETTINGS, Settings
 from jxinspect.model import Finding, Report
-from jxinspect.render.units import human_bytes
+from jxinspect.units import human_bytes
 
 
 def bytes_per_device(report: Report) -> tuple[int, str]:

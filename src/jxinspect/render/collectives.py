@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jxinspect.model import Report
 from jxinspect.render.table import plain_table
-from jxinspect.render.units import human_bytes, type_text
+from jxinspect.units import human_bytes, type_text
 
 COLUMNS = ("#", "collective", "axes", "operands (per device)", "bytes", "op", "source")
 

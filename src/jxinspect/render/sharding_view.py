@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from jxinspect.model import Input, Output, Report, Sharding
 from jxinspect.render.console import ansi_console
-from jxinspect.render.units import human_bytes, type_text
+from jxinspect.units import human_bytes, type_text
 
 MAX_SIDE = 8
 """Blocks drawn along a side before the middle ones are left out."""

@@ -12,7 +12,7 @@ import io
 from jxinspect.model import Input, Output, Report
 from jxinspect.render.console import ansi_console
 from jxinspect.render.table import plain_table
-from jxinspect.render.units import human_bytes, type_text
+from jxinspect.units import human_bytes, type_text
 
 INPUT_COLUMNS = ("#", "path", "name in program", "status", "type", "sharding", "compiled",
                  "per device", "donation")  # fmt: skip

@@ -1,8 +1,8 @@
-"""Small formatting helpers shared by the renderers."""
+"""Sizes and array types as people read them: for renderers, rules and diffs alike."""
 
 from __future__ import annotations
 
-from jxinspect.spec import short_dtype
+from jxinspect.dtypes import short_name
 
 
 def human_bytes(count: int | None) -> str:
@@ -19,4 +19,4 @@ def human_bytes(count: int | None) -> str:
 
 def type_text(shape: tuple[int, ...], dtype: str) -> str:
     """``f32[8,128]``, as a jaxpr prints it."""
-    return f"{short_dtype(dtype)}[{','.join(str(d) for d in shape)}]"
+    return f"{short_name(dtype)}[{','.join(str(d) for d in shape)}]"
