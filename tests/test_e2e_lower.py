@@ -354,6 +354,9 @@ def test_nested_model_records_nested_jaxprs(lower_json: Any) -> None:
             where = finding["message"].split()[2]
             expected = {"JX107": "missing", "JX110": "partial"}[finding["code"]]
             assert by_where[where]["quality"] == expected, finding
+            if finding["code"] == "JX110":  # in words: which transformation, which function
+                assert ": the body of a " in finding["message"], finding
+                assert "function " in finding["message"], finding
     graded = {n["quality"] for n in nested}
     assert ("missing" in graded) == any(f["code"] == "JX107" for f in report["findings"])
     assert ("partial" in graded) == any(f["code"] == "JX110" for f in report["findings"])

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 from jxinspect.checks.base import Rule
-from jxinspect.model import Finding, Report
+from jxinspect.model import Finding, NestedJaxpr, Report
 
 
 def check(report: Report) -> Iterator[Finding]:
@@ -17,10 +18,18 @@ def check(report: Report) -> Iterator[Finding]:
             if jaxpr.result_paths is None or "" in jaxpr.result_paths:
                 lacks.append("result paths")
             yield RULE.finding(
-                report,
-                f"nested jaxpr {jaxpr.where} ({jaxpr.primitive}, {jaxpr.traced_for}) lacks "
-                + " and ".join(lacks),
+                report, f"nested jaxpr {jaxpr.where} lacks {' and '.join(lacks)}: {_words(jaxpr)}"
             )
+
+
+def _words(jaxpr: NestedJaxpr) -> str:
+    """``the body of a pjit, function _dense (nested.py:12), traced for jit``."""
+    function = "an unknown function"
+    if jaxpr.func_src_info:
+        name, _, where = jaxpr.func_src_info.partition(" at ")
+        function = f"function {name}" + (f" ({os.path.basename(where)})" if where else "")
+    traced = f", traced for {jaxpr.traced_for}" if jaxpr.traced_for else ""
+    return f"the body of a {jaxpr.primitive}, {function}{traced}"
 
 
 RULE = Rule(
