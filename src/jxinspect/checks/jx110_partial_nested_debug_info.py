@@ -23,11 +23,12 @@ def check(report: Report) -> Iterator[Finding]:
 
 
 def _words(jaxpr: NestedJaxpr) -> str:
-    """``the body of a pjit, function _dense (nested.py:12), traced for jit``."""
+    """``the body of a pjit, function _dense in nested.py, traced for jit``."""
     function = "an unknown function"
     if jaxpr.func_src_info:
         name, _, where = jaxpr.func_src_info.partition(" at ")
-        function = f"function {name}" + (f" ({os.path.basename(where)})" if where else "")
+        file = os.path.basename(where).rsplit(":", 1)[0]  # the line is in the report's nested
+        function = f"function {name}" + (f" in {file}" if file else "")
     traced = f", traced for {jaxpr.traced_for}" if jaxpr.traced_for else ""
     return f"the body of a {jaxpr.primitive}, {function}{traced}"
 
