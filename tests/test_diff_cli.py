@@ -190,7 +190,8 @@ class TextExpected:
 
 def expected_text_diff(before: Main, after: Main) -> TextExpected:
     """``step`` (jit) against the pmap text, which knows no paths: leaves whose names
-    differ are matched by position when their types agree, else removed and added."""
+    differ are matched by position when their types agree, else removed and added, and an
+    added leaf that carries no name is a name lost."""
     rows, unchanged, moved, rc = [], [], False, 0
     pairs = zip(before.args, after.args, strict=True)
     for i, (leaf, ((old, old_type), (new, new_type))) in enumerate(zip(STEP_LEAVES, pairs)):
@@ -200,9 +201,12 @@ def expected_text_diff(before: Main, after: Main) -> TextExpected:
         elif new_type == old_type:
             rows.append(name_row(leaf, old, new, by_position=True))
             rc = 1
-        else:
-            rows += [f"leaf | removed | argument | {leaf} | ", f"leaf | added | argument | #{i} | "]
+        else:  # no pair; an added leaf without a name lost it all the same (a regression)
+            added = (f"leaf | added | argument | #{i} | " if new is not None
+                     else f"error | name | lost | argument | #{i} | — | ")  # fmt: skip
+            rows += [f"leaf | removed | argument | {leaf} | ", added]
             moved = True
+            rc = rc or int(new is None)
     (old, old_type), (new, new_type) = before.results[0], after.results[0]
     if new != old and new_type == old_type:
         rc = 1
@@ -397,6 +401,7 @@ def test_mlir_pair_matches_lost_names_by_position(run_cli: Run, raw: Raw) -> Non
         assert no_name_row(leaf, found), out
     if not expected.removed_and_added:
         assert "leaf | removed" not in out and "leaf | added" not in out
+        assert " | name | lost | argument | #" not in out
     assert "stage | unknown → reached lowered | unknown → reached lowered" in found
 
 

@@ -481,7 +481,15 @@ def _leaves(
     for leaf in removed:
         changes.append(_At(where, leaf.path)("leaf", "removed", NEUTRAL, _leaf_text(leaf), None))
     for leaf in added:
-        changes.append(_At(where, leaf.path)("leaf", "added", NEUTRAL, None, _leaf_text(leaf)))
+        at = _At(where, leaf.path)
+        if leaf.status in ("missing", "synthetic"):
+            # unpaired or not, a leaf that carries no real name lost it (e.g. two .mlir
+            # files of jit and the older pmap, whose shapes pair nothing)
+            kind: ChangeKind = "lost" if leaf.status == "missing" else "degraded"
+            category: ChangeClass = "name" if where == "input" else "path"
+            changes.append(at(category, kind, ERROR, None, _leaf_text(leaf)))
+        else:
+            changes.append(at("leaf", "added", NEUTRAL, None, _leaf_text(leaf)))
     return changes, unchanged
 
 
