@@ -134,8 +134,15 @@ def test_sample_text_report(entry: str, lower_text: Any, lower_json: Any) -> Non
         assert leaf["path"] in text
         if " " not in leaf["path"]:
             assert leaf["status"] in rows[leaf["path"]], (leaf, rows[leaf["path"]])
-    for finding in report["findings"]:
-        assert f"  {finding['code']} {finding['severity']:<7} {finding['message']}\n" in text
+    # every finding is a line, or folded into the line of the first of its kind
+    messages = {f"{f['code']} {f['severity']:<7} {f['message']}" for f in report["findings"]}
+    counted = 0
+    for line in (line for line in text.splitlines() if re.match(r"^  JX\d{3} ", line)):
+        first, _, more = line.strip().partition("; ")
+        assert first in messages, line
+        folded = re.match(r"(\d+) more like it: ", more)
+        counted += 1 + (int(folded.group(1)) if folded else 0)
+    assert counted == len(report["findings"])
     ok_in = sum(leaf["status"] == "ok" for leaf in report["inputs"])
     ok_out = sum(leaf["status"] == "ok" for leaf in report["outputs"])
     summary = text.rstrip("\n").splitlines()[-1]
@@ -800,3 +807,26 @@ def test_a_target_file_imported_again_by_its_inputs_runs_once(run_cli: Any, tmp_
                          cwd=tmp_path)  # fmt: skip
         assert result.returncode == 0, result.describe()
         assert "1/1 arguments and 1/1 results carry their names" in result.stdout
+
+
+def test_repeated_findings_read_as_one_line_and_json_keeps_each(
+    lower_text: Any, lower_json: Any, run_cli: Any, tmp_path: Any
+) -> None:
+    """Six pruned parameters: one JX105 line with the count, three examples and how to
+    see all; JSON keeps all six; the HTML keeps an anchor and a link for each."""
+    args = ("--args", "{a: f32[2], b: f32[2], c: f32[2], d: f32[2], e: f32[2], f: f32[2]}, f32[2]")
+    text = lower_text(f"{FIXTURE}:mostly_unused", *args).stdout
+    lines = [line for line in text.splitlines() if line.startswith("  JX105 ")]
+    assert lines == [
+        "  JX105 info    argument params['a'] is unused and was pruned from @main; 5 more like "
+        "it: params['b'], params['c'], params['d'] and 2 more (--format json lists every one)"
+    ]
+    _, report = lower_json(f"{FIXTURE}:mostly_unused", *args)
+    assert [f["path"] for f in report["findings"] if f["code"] == "JX105"] == [
+        f"params['{k}']" for k in "abcdef"]  # fmt: skip
+    page = tmp_path / "report.html"
+    result = run_cli("lower", f"{FIXTURE}:mostly_unused", *args, "--format", "html", "-o", page)
+    assert result.returncode == 0, result.describe()
+    html = page.read_text(encoding="utf-8")
+    assert all(f'id="f-{i}"' in html for i in range(6))
+    assert "<summary>5 more like it</summary>" in html

@@ -23,6 +23,7 @@ from jxinspect.render.code import (
     nested_by_where,
     tokens,
 )
+from jxinspect.render.findings import grouped
 from jxinspect.render.jaxpr_view import static_lines
 from jxinspect.render.sharding_view import (
     PALETTE,
@@ -267,14 +268,28 @@ def _nav(report: Report, texts: list[tuple[str, ProgramText]]) -> str:
 
 
 def _findings(report: Report, targets: list[tuple[str, str] | None]) -> str:
-    items = []
-    for i, (finding, target) in enumerate(zip(report.findings, targets)):
+    """Most severe first; repeats of one code and shape under their first finding, the
+    rest in a closed list (every finding keeps its anchor, ``f-N``, and its leaf link)."""
+
+    def item(i: int, text: str, extra: str = "") -> str:
+        finding, target = report.findings[i], targets[i]
         link = f' <a class=leaf-link href="#{target[0]}">{_e(target[1])}</a>' if target else ""
         severity = _e(finding.severity)
-        items.append(
+        return (
             f'<li id="f-{i}" class="finding sev-{severity}"><code>{_e(finding.code)}</code> '
-            f"<span class=sev>{severity}</span> {_e(finding.message)}{link}</li>"
+            f"<span class=sev>{severity}</span> {_e(text)}{link}{extra}</li>"
         )
+
+    items = []
+    for group in grouped(report.findings):
+        first, *rest = group.indices
+        if not rest:
+            items.append(item(first, group.first.message))
+            continue
+        inner = "".join(item(i, report.findings[i].message) for i in rest)
+        more = (f"<details class=more><summary>{len(rest)} more like it</summary>"
+                f"<ul class=findings>{inner}</ul></details>")  # fmt: skip
+        items.append(item(first, group.first.message, more))
     body = f"<ul class=findings>{''.join(items)}</ul>" if items else "<p>No findings.</p>"
     return (
         "<section id=findings><details open><summary><h2>Findings</h2><span class=count>"

@@ -11,6 +11,7 @@ import io
 
 from jxinspect.model import Input, Output, Report
 from jxinspect.render.console import ansi_console
+from jxinspect.render.findings import grouped
 from jxinspect.render.table import plain_table
 from jxinspect.units import human_bytes, type_text
 
@@ -149,7 +150,9 @@ def render_plain(report: Report) -> str:
     lines += ["  " + line for line in plain_table(OUTPUT_COLUMNS, output_rows(report))]
     if report.findings:
         lines += ["", f"findings ({len(report.findings)})"]
-        lines += [f"  {f.code} {f.severity:<7} {f.message}" for f in report.findings]
+        lines += [
+            f"  {g.first.code} {g.first.severity:<7} {g.text()}" for g in grouped(report.findings)
+        ]
     lines += ["", summary_line(report)]
     return "\n".join(lines) + "\n"
 
@@ -178,10 +181,11 @@ def render_rich(report: Report, width: int = 120) -> str:
 
     console.print(table(f"inputs ({len(report.inputs)})", INPUT_COLUMNS, input_rows(report)))
     console.print(table(f"outputs ({len(report.outputs)})", OUTPUT_COLUMNS, output_rows(report)))
-    for f in report.findings:
+    for group in grouped(report.findings):
+        f = group.first
         line = Text(f"{f.code} ", style="bold")
         line.append(f"{f.severity:<7} ", style=SEVERITY_STYLE[f.severity])
-        line.append(f.message)
+        line.append(group.text())
         console.print(line)
     console.print(Text(summary_line(report), style="bold"))
     return buffer.getvalue()
