@@ -830,3 +830,14 @@ def test_repeated_findings_read_as_one_line_and_json_keeps_each(
     html = page.read_text(encoding="utf-8")
     assert all(f'id="f-{i}"' in html for i in range(6))
     assert "<summary>5 more like it</summary>" in html
+
+
+def test_keys_of_a_node_without_key_paths_read_alike_on_every_release(lower_json: Any) -> None:
+    """``pair[<flat index 0>]`` (JAX 0.4.x) and ``pair[0]`` (newer) are one name: the
+    program's spelling stays in ``name``, the status is ok either way."""
+    _, report = lower_json(f"{FIXTURE}:swap", "--args-from", f"{FIXTURE}:swap_args")
+    for leaf, path in zip(report["inputs"] + report["outputs"],
+                          ["pair[0]", "pair[1]", "result[0]", "result[1]"]):  # fmt: skip
+        assert (leaf["path"], leaf["status"]) == (path, "ok"), leaf
+        assert leaf["name"].replace("<flat index ", "").replace(">", "").endswith(path[-3:])
+    assert naming_findings(report) == []

@@ -363,9 +363,8 @@ def _name_change(at: _At, before: Input | Output, after: Input | Output) -> Chan
     """Lost / degraded / recovered / renamed: the name (argument) or path (result)."""
     if before.name == after.name:
         return None
-    if at.where == "output" and before.status == after.status == "ok":
-        if before.path == after.path:  # one path, spelled by two releases (['y'], result['y'])
-            return None
+    if before.status == after.status == "ok" and before.path == after.path:
+        return None  # one name spelled by two releases (['y'] / result['y'], [<flat index 0>])
     category: ChangeClass = "name" if at.where == "input" else "path"
     rank_b, rank_a = _NAME_RANK[before.status], _NAME_RANK[after.status]
     if rank_a < rank_b:

@@ -220,7 +220,8 @@ def build_report(
         else:
             carried = value.name if value is not None else jaxpr_name
             known = expected if expected_args is not None else None  # None: no signature
-            status = classify_name(carried, known, FALLBACK_ARG)
+            spelled = seam.newer_spelling(carried) if carried else carried
+            status = classify_name(spelled, known, FALLBACK_ARG)
         sharding = value.sharding if value is not None else _jax_sharding(aval, mesh)
         if sharding is None and value is not None and staged.stage == "pmap":
             sharding = _pmap_sharding(shape, value.shape, mesh)

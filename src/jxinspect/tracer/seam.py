@@ -17,6 +17,8 @@ the ones where it was observed (0.4.35, 0.7.2 and 0.10.2 are tested in CI):
   and friends (0.5–0.7), only the printed form (0.4.35).
 * **Result paths**: ``result['y']`` from 0.6 on, ``['y']`` (and ``""`` for a lone result)
   up to 0.5; :func:`normalize_result_path` maps both to the newer spelling.
+* **Keys of nodes without key paths**: ``p[<flat index 0>]`` in 0.4.35, ``p[0]`` later;
+  :func:`newer_spelling` reads both alike.
 * **Partitioner**: GSPMD (``mhlo.sharding``) is the default up to 0.6, Shardy
   (``sdy.sharding``) from 0.7 on; ``jax_use_shardy_partitioner`` switches either way.
 * **Meshes**: ``AbstractMesh(((name, size), ...))`` up to 0.5 (lowering for one works
@@ -557,10 +559,21 @@ def result_paths_prefixed() -> bool:
     return not paths or paths[0].startswith("result")
 
 
+_FLAT_INDEX = re.compile(r"\[<flat index (\d+)>\]")
+
+
+def newer_spelling(name: str) -> str:
+    """A name or path in the newer releases' spelling: 0.4.x printed the key of a pytree
+    node without key paths as ``[<flat index 0>]`` where newer releases print ``[0]``."""
+    return _FLAT_INDEX.sub(r"[\1]", name)
+
+
 def normalize_result_path(carried: str, prefixed: bool) -> str:
-    """A result path in the newer spelling: 0.4.x wrote ``['y']`` (``""`` for a lone
-    result) where newer releases write ``result['y']`` (``result``). ``prefixed`` says
-    whether the release that wrote ``carried`` uses the newer spelling."""
+    """A result path in the newer spelling: up to 0.5 JAX wrote ``['y']`` (``""`` for a
+    lone result) where newer releases write ``result['y']`` (``result``); ``prefixed``
+    says whether the release that wrote ``carried`` uses the newer spelling. Flat-index
+    keys are respelled too (:func:`newer_spelling`)."""
+    carried = newer_spelling(carried)
     if prefixed or carried.startswith("result"):
         return carried
     return "result" + carried
