@@ -36,7 +36,7 @@ ANSI = re.compile(r"\x1b\[")
 # What the sample programs declare today; a new entry is picked up by the parametrized
 # tests on its own, but one that disappears (or a discovery that finds nothing) fails here.
 KNOWN_ENTRIES = {
-    "big_mlp.forward", "custom_pytree.apply", "custom_pytree.apply_seq", "data_parallel.step",
+    "advertised.apply", "big_mlp.forward", "custom_pytree.apply", "custom_pytree.apply_seq", "data_parallel.step",
     "mlp.predict", "mlp.loss", "nested.model", "nested.model_grad", "sharded.update",
     "sharded.normalize", "static_arg.f", "tp.layer", "tp.layer_rs", "unused_arg.f",
     "unused_arg.f_keep", "unused_arg.grad_step",
@@ -841,3 +841,15 @@ def test_keys_of_a_node_without_key_paths_read_alike_on_every_release(lower_json
         assert (leaf["path"], leaf["status"]) == (path, "ok"), leaf
         assert leaf["name"].replace("<flat index ", "").replace(">", "").endswith(path[-3:])
     assert naming_findings(report) == []
+
+
+def test_names_jax_took_from_an_advertised_signature_are_a_mismatch(lower_json: Any) -> None:
+    """JX109 and the ``mismatch`` status: the program carries ``params``/``inputs``, the
+    user's parameters are ``w``/``x`` (a wrapper with its own ``__signature__``)."""
+    _, report = lower_json("sample_programs/advertised.py:apply")
+    carried = [(leaf["path"], leaf["name"], leaf["status"]) for leaf in report["inputs"]]
+    assert carried == [("w", "params", "mismatch"), ("x", "inputs", "mismatch")]
+    assert [(f["code"], f["path"], f["message"]) for f in report["findings"]] == [
+        ("JX109", "w", "argument w carries the name 'params'"),
+        ("JX109", "x", "argument x carries the name 'inputs'"),
+    ]
