@@ -36,7 +36,8 @@ ANSI = re.compile(r"\x1b\[")
 # What the sample programs declare today; a new entry is picked up by the parametrized
 # tests on its own, but one that disappears (or a discovery that finds nothing) fails here.
 KNOWN_ENTRIES = {
-    "advertised.apply", "big_mlp.forward", "custom_pytree.apply", "custom_pytree.apply_seq", "data_parallel.step",
+    "advertised.apply", "big_mlp.forward", "custom_pytree.apply", "custom_pytree.apply_seq",
+    "data_parallel.step",
     "mlp.predict", "mlp.loss", "nested.model", "nested.model_grad", "sharded.update",
     "sharded.normalize", "static_arg.f", "tp.layer", "tp.layer_rs", "unused_arg.f",
     "unused_arg.f_keep", "unused_arg.grad_step",
