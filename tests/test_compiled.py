@@ -168,7 +168,8 @@ ENTRY %main (x: f32[2,16], y: f32[4,16]) -> (f32[8,16], f32[4,16], f32[4,16]) {
 def test_async_pairs_called_computations_and_permutes_from_hlo_text() -> None:
     """An async all-gather counts once, an all-reduce in a called computation is found,
     iota replica groups and permute pairs map to axes, and old-style source metadata is read."""
-    from jxinspect.tracer.compiled import module_from_hlo_text, read_collectives
+    from jxinspect.tracer.compiled import read_collectives
+    from jxinspect.tracer.seam import module_from_hlo_text
 
     found = read_collectives(module_from_hlo_text(ASYNC_HLO), MESH)
     by_kind = {c.kind: c for c in found}

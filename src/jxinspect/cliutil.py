@@ -15,7 +15,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from jxinspect.errors import EXIT_INTERNAL, JxError, UsageError
-from jxinspect.model import SEVERITY_RANK
+from jxinspect.model import at_or_above
 from jxinspect.options import TargetOptions
 from jxinspect.program import TextRequest
 
@@ -144,9 +144,7 @@ def use_color(color: Color, output: Path | None) -> bool:
 
 
 def fails(severities: Iterable[str], fail_on: FailOn) -> bool:
-    if fail_on is FailOn.never:
-        return False
-    return any(SEVERITY_RANK[s] >= SEVERITY_RANK[fail_on.value] for s in severities)
+    return any(at_or_above(s, fail_on.value) for s in severities)
 
 
 def run_command(body: Callable[[], int], show_traceback: bool) -> None:

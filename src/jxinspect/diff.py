@@ -23,13 +23,13 @@ from difflib import SequenceMatcher
 from typing import Any, Literal, TypeVar, get_args
 
 from jxinspect.model import (
-    SEVERITY_RANK,
     Input,
     NestedJaxpr,
     Output,
     Report,
     Severity,
     Sharding,
+    at_or_above,
 )
 from jxinspect.units import type_text
 
@@ -159,9 +159,8 @@ class Policy:
     def fails(self, change: Change) -> bool:
         return (
             change.verdict == "regression"
-            and self.fail_on is not None
             and change.severity is not None
-            and SEVERITY_RANK[change.severity] >= SEVERITY_RANK[self.fail_on]
+            and at_or_above(change.severity, self.fail_on)
             and change.category not in self.allow
         )
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jxinspect.errors import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, EXIT_USER_CODE
-from jxinspect.model import SEVERITY_RANK, Severity
+from jxinspect.model import Severity, at_or_above
 
 LINT_SCHEMA = "jxinspect.lint/1"
 
@@ -119,9 +119,7 @@ class LintResult:
 
     def fails(self, finding: LintFinding) -> bool:
         """A new finding at or above ``fail_on``."""
-        if finding.baselined or self.fail_on == "never":
-            return False
-        return SEVERITY_RANK[finding.severity] >= SEVERITY_RANK[self.fail_on]
+        return not finding.baselined and at_or_above(finding.severity, self.fail_on)
 
     def __repr__(self) -> str:
         from jxinspect.render import notebook

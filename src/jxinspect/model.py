@@ -25,16 +25,18 @@ Reached = Literal["failed", "traced", "lowered", "compiled"]
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 
 
-def dtype_bytes(dtype: str) -> float:
-    """Bytes per element of a dtype name (:mod:`jxinspect.dtypes`, the one table)."""
-    return element_bytes(dtype)
+def at_or_above(severity: str, fail_on: str | None) -> bool:
+    """Whether a ``severity`` reaches the gate ``fail_on`` (``never`` or ``None``: never)."""
+    if fail_on is None or fail_on == "never":
+        return False
+    return SEVERITY_RANK[severity] >= SEVERITY_RANK[fail_on]
 
 
 def shard_bytes(shape: tuple[int, ...], dtype: str) -> int | None:
     """Bytes of an array of this shape; ``None`` when a dimension is symbolic (-1)."""
     if any(d < 0 for d in shape):
         return None
-    return int(math.prod(shape) * dtype_bytes(dtype))
+    return int(math.prod(shape) * element_bytes(dtype))
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from jxinspect.config import FAIL_ON, Policy
 from jxinspect.errors import UsageError
-from jxinspect.model import SEVERITY_RANK, Finding, Input, Output, Report
+from jxinspect.model import Finding, Input, Output, Report, at_or_above
 from jxinspect.options import STAGES, nearest
 
 if TYPE_CHECKING:
@@ -76,11 +76,7 @@ def assert_debug_info(
                 )
 
     failing = [
-        f
-        for f in report.findings
-        if policy.enabled(f.code)
-        and fail_on != "never"
-        and SEVERITY_RANK[f.severity] >= SEVERITY_RANK[fail_on]
+        f for f in report.findings if policy.enabled(f.code) and at_or_above(f.severity, fail_on)
     ]
     name_lines = [
         line

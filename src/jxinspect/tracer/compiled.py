@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from jxinspect.dtypes import element_bytes
+from jxinspect.dtypes import element_bytes, from_mlir
 from jxinspect.model import (
     Collective,
     CompiledInfo,
@@ -193,7 +193,7 @@ def read_collectives(module: Any, mesh: Mesh | None) -> tuple[Collective, ...]:
                     tensor = ir.RankedTensorType(operand.type)
                 except (ValueError, TypeError):
                     continue
-                dtype = mlir.element_dtype(str(tensor.element_type))
+                dtype = from_mlir(str(tensor.element_type))
                 operand_types.append((tuple(int(d) for d in tensor.shape), dtype))
                 total += math.prod(tensor.shape) * element_bytes(dtype)
             axes: tuple[str, ...] | None = None
@@ -248,15 +248,11 @@ def read_aliases(module: Any) -> dict[int, int]:
         return result
 
 
-optimized_module = seam.optimized_module
-module_from_hlo_text = seam.module_from_hlo_text
-
-
 def read_compiled(compiled: Any, mesh: Mesh | None, estimate: tuple[int, int]) -> CompiledInfo:
     """Memory, aliasing and collectives of a compiled program."""
     notes: list[str] = []
     try:
-        module = optimized_module(compiled)
+        module = seam.optimized_module(compiled)
     except Exception as err:  # no converter in this jaxlib, or an unreadable module
         module = None
         notes.append(f"optimized HLO unreadable ({type(err).__name__}: {err})")

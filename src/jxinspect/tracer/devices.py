@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from jxinspect.errors import UsageError
 from jxinspect.tracer import seam
-from jxinspect.tracer.seam import partitioner
-
-__all__ = ["prepare_devices", "partitioner"]
 
 
 def prepare_devices(requested: int | None, needed: int | None) -> list[str]:

@@ -116,7 +116,7 @@ def read_lowered(staged: Staged, mesh: Mesh | None, device_ids: Any) -> MainSign
 
 
 def _result_convention(staged: Staged | None, main: MainSignature | None) -> bool:
-    """Whether result paths carry the ``result`` prefix (0.5 on) in this program."""
+    """Whether result paths carry the ``result`` prefix (0.6 on) in this program."""
     if staged is not None:
         return seam.result_paths_prefixed()
     said = seam.prefixes_results([r.name for r in main.results]) if main else None

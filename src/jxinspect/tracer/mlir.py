@@ -15,8 +15,6 @@ from jxinspect import dtypes
 from jxinspect.model import Mesh, Sharding
 from jxinspect.tracer import seam, shardings
 
-element_dtype = dtypes.from_mlir
-
 
 @dataclass(frozen=True)
 class MainValue:
@@ -46,9 +44,6 @@ class MainSignature:
     meshes: dict[str, Mesh]
 
 
-parse_module = seam.parse_module
-
-
 def _attr_dict(array: Any, i: int) -> dict[str, Any]:
     ir = seam.ir()
 
@@ -70,7 +65,7 @@ def _tensor(type_: Any) -> tuple[tuple[int, ...] | None, str | None]:
         tensor = ir.RankedTensorType(type_)
     except (ValueError, TypeError):
         return None, None
-    return tuple(int(d) for d in tensor.shape), element_dtype(str(tensor.element_type))
+    return tuple(int(d) for d in tensor.shape), dtypes.from_mlir(str(tensor.element_type))
 
 
 def _value(

@@ -20,9 +20,6 @@ from jxinspect.tracer import seam
 MAX_VALUE_REPR = 80
 
 
-keystr = seam.keystr
-
-
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
@@ -106,7 +103,7 @@ def argument_paths(
         else:
             named.append((keyword_name(key), kwargs[key]))
     paths = [
-        name + keystr(path)
+        name + seam.keystr(path)
         for name, value in named
         for path, _ in seam.tree_leaves_with_path(value)
     ]
@@ -117,4 +114,4 @@ def argument_paths(
 def result_paths(out_info: Any) -> list[str]:
     """``result['logits']``… for each flat output."""
     leaves = seam.tree_leaves_with_path(out_info)
-    return ["result" + keystr(path) for path, _ in leaves]
+    return ["result" + seam.keystr(path) for path, _ in leaves]

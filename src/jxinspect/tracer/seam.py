@@ -135,12 +135,7 @@ def partitioner(name: str | None) -> Iterator[str]:
     """Use Shardy (``"shardy"``) or GSPMD inside the block; JAX's setting is restored."""
     import jax
 
-    option = "jax_use_shardy_partitioner"
-    if not _config_has(option):
-        if name == "shardy":
-            raise unsupported("the Shardy partitioner", "0.4.35")
-        yield "gspmd"
-        return
+    option = "jax_use_shardy_partitioner"  # in every supported release
     before = bool(jax.config.values[option])
     wanted = before if name is None else name == "shardy"
     if wanted != before:
@@ -768,8 +763,6 @@ def read_location(location: Any) -> Loc:
 
 def location_name(location: Any) -> str | None:
     """The name of a ``NameLoc`` (a block argument's name), else ``None``."""
-    if isinstance(location, Loc):
-        return location.name if location.kind == "name" else None
     read = read_location(location)
     return read.name if read.kind == "name" else None
 

@@ -41,7 +41,7 @@ def _string_attr(attributes: Any, key: str) -> str | None:
 def report_from_text(text: str, source: str) -> Report:
     """Parse StableHLO text (``source`` names it in errors) and read its ``@main``."""
     try:
-        module = mlir.parse_module(text)
+        module = seam.parse_module(text)
     except Exception as err:  # jaxlib's MLIRError, with diagnostics
         raise UsageError(f"cannot parse {source} as StableHLO: {_diagnostic(err)}") from None
     try:

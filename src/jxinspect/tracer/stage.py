@@ -37,10 +37,6 @@ class Staged:
     """The lowering error's formatted traceback, for ``--traceback``."""
 
 
-_is_jit_wrapped = seam.is_jit_wrapped
-_is_pmap_wrapped = seam.is_pmap_wrapped
-
-
 def call_problem(
     fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], options: dict[str, Any], stage: str
 ) -> UsageError | None:
@@ -116,14 +112,14 @@ def stage_function(
     platform: str | None,
 ) -> Staged:
     """Trace and lower ``fun``; a tracing error is the user's, a lowering error is reported."""
-    wrapped = _is_jit_wrapped(fun) or _is_pmap_wrapped(fun)
-    if _is_pmap_wrapped(fun):
+    wrapped = seam.is_jit_wrapped(fun) or seam.is_pmap_wrapped(fun)
+    if seam.is_pmap_wrapped(fun):
         stage = "pmap"
     problem = None if wrapped else call_problem(fun, args, kwargs, options, stage)
     shapes: Any = None
     try:
         staged = fun if wrapped else _wrap(fun, stage, options)
-        if stage == "pmap" and not _is_jit_wrapped(staged):
+        if stage == "pmap" and not seam.is_jit_wrapped(staged):
             statics = options.get("static_broadcasted_argnums", ())
             closed, shapes = seam.make_jaxpr(staged, args, kwargs, statics)
             jaxpr = closed.jaxpr
