@@ -203,3 +203,17 @@ def test_traceback_flag_on_lowering_failure(cli_cache: Any) -> None:
     assert result.returncode == USER_CODE and "JX108" in result.stdout, result.describe()
     assert "Traceback" in result.stderr, result.describe()
     assert result.stderr.rstrip().splitlines()[-1].startswith("error: lowering failed: ")
+
+
+@pytest.mark.parametrize("command", ["lower", "diff-debug"])
+def test_a_maker_that_calls_sys_exit_never_exits_0(command: str, run_cli: Any) -> None:
+    """``sys.exit(0)`` in an ``--args-from`` maker is the user's code failing: exit 3 and
+    one line, never a silent exit 0 (a CI step would pass with no report)."""
+    targets = [f"{FIXTURE}:double"] * (2 if command == "diff-debug" else 1)
+    result = run_cli(command, *targets, "--args-from", f"{FIXTURE}:make_then_exit",
+                     "--format", "json")  # fmt: skip
+    assert result.returncode == 3, result.describe()
+    assert result.stdout == "", result.describe()
+    assert error_line(result).startswith(
+        f"error: --args-from {FIXTURE}:make_then_exit failed: it called sys.exit(0) ("
+    )

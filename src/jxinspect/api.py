@@ -30,6 +30,7 @@ from jxinspect.targets import (
     load_module,
     parse_target,
     resolve_attribute,
+    user_frame,
 )
 
 INPUT_HELP = (
@@ -173,7 +174,14 @@ def _example_inputs(
             maker = resolve_attribute(module, target.with_attribute(ref))
         try:
             made = maker()
-        except Exception as err:
+        except KeyboardInterrupt:
+            raise
+        except SystemExit as err:  # never exit 0 (or any code) without a report
+            raise UserCodeError(
+                f"--args-from {ref} failed: it called sys.exit({err.code!r}) "
+                f"({user_frame(err) or 'in user code'})"
+            ) from None
+        except BaseException as err:  # the user's code may raise anything
             raise UserCodeError(f"--args-from {ref} failed: {describe_exception(err)}") from None
         if (
             isinstance(made, tuple)
