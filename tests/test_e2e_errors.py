@@ -215,5 +215,5 @@ def test_a_maker_that_calls_sys_exit_never_exits_0(command: str, run_cli: Any) -
     assert result.returncode == 3, result.describe()
     assert result.stdout == "", result.describe()
     assert error_line(result).startswith(
-        f"error: --args-from {FIXTURE}:make_then_exit failed: it called sys.exit(0) ("
+        f"error: --args-from {FIXTURE}:make_then_exit failed: called sys.exit(0) (at "
     )

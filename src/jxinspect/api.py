@@ -18,11 +18,12 @@ from typing import Any
 from jxinspect import spec as specs
 from jxinspect.checks import run_checks
 from jxinspect.checks.settings import Settings
-from jxinspect.declarations import OpaqueDeclaration, static_declaration
 from jxinspect.errors import UsageError, UserCodeError
+from jxinspect.interrupts import reraise_if_stopping
 from jxinspect.model import Mesh, Report
-from jxinspect.options import TargetOptions, options_from_mapping
+from jxinspect.options import NO_OPTIONS, TargetOptions
 from jxinspect.program import TextRequest
+from jxinspect.resolve import Resolved, mesh_axes, resolve
 from jxinspect.spec import SpecError
 from jxinspect.targets import (
     Target,
@@ -30,7 +31,6 @@ from jxinspect.targets import (
     load_module,
     parse_target,
     resolve_attribute,
-    user_frame,
 )
 
 INPUT_HELP = (
@@ -139,22 +139,6 @@ def _compiled(report: Report, lowered: Any) -> Report:
     return compiled.attach(report, executable)
 
 
-def declared_options(target: Target) -> TargetOptions | None:
-    """The target's entry in its module's ``JXINSPECT`` declaration, if any."""
-    path = target.source_path
-    if path is None or not path.is_file() or target.attribute is None:
-        return None
-    try:
-        declaration = static_declaration(path)
-    except OpaqueDeclaration:
-        return None  # read from the imported module instead
-    entry = declaration.entries.get(target.attribute) if declaration else None
-    if entry is None:
-        return None
-    where = f"{path}: {target.attribute!r} in JXINSPECT"
-    return options_from_mapping(entry, where)
-
-
 def _parse(flag: str, parser: Any, text: str) -> Any:
     try:
         return parser(text)
@@ -174,14 +158,8 @@ def _example_inputs(
             maker = resolve_attribute(module, target.with_attribute(ref))
         try:
             made = maker()
-        except KeyboardInterrupt:
-            raise
-        except SystemExit as err:  # never exit 0 (or any code) without a report
-            raise UserCodeError(
-                f"--args-from {ref} failed: it called sys.exit({err.code!r}) "
-                f"({user_frame(err) or 'in user code'})"
-            ) from None
-        except BaseException as err:  # the user's code may raise anything
+        except BaseException as err:  # the user's code may raise anything, sys.exit too
+            reraise_if_stopping(err)
             raise UserCodeError(f"--args-from {ref} failed: {describe_exception(err)}") from None
         if (
             isinstance(made, tuple)
@@ -263,55 +241,42 @@ def _staging_options(options: TargetOptions, jax_mesh: Any) -> dict[str, Any]:
     return result
 
 
-def _runtime_declaration(module: Any, target: Target) -> TargetOptions | None:
-    """The declaration as the imported module holds it (when it is not a plain literal)."""
-    declaration = getattr(module, "JXINSPECT", None)
-    if not isinstance(declaration, dict) or target.attribute not in declaration:
-        return None
-    where = f"{target.module}: {target.attribute!r} in JXINSPECT"
-    return options_from_mapping(declaration[target.attribute], where)
-
-
 def _prepare_devices(options: TargetOptions) -> tuple[Mesh | None, list[str]]:
     from jxinspect.tracer import devices
 
-    axes = _parse("mesh", specs.parse_mesh, options.mesh) if options.mesh else None
+    axes = mesh_axes(options.mesh) if options.mesh else None
     mesh = Mesh(axes, abstract=bool(options.abstract)) if axes else None
     needed = mesh.size if mesh and not mesh.abstract else None
     return mesh, devices.prepare_devices(options.devices, needed)
 
 
 def inspect_target(
-    text: str,
-    given: TargetOptions,
+    target: Resolved | str,
+    given: TargetOptions = NO_OPTIONS,
     *,
     keep_texts: TextRequest | None = None,
     compile: bool = False,
     settings: Settings | None = None,
 ) -> Report:
-    """Resolve a target string, merge its declaration under ``given``, and inspect it
-    (the rules run once, with ``settings``: lint's thresholds, or the defaults).
+    """Inspect a target, resolved by :func:`jxinspect.resolve.resolve` (a target string is
+    resolved here under ``given``); the rules run once, with ``settings``: lint's
+    thresholds, or the defaults.
 
     Devices are prepared before the user's module is imported when the declaration can
     be read from the source; a declaration built at import time is applied after.
     """
-    target = parse_target(text)
-    if target.attribute is None:
-        raise UsageError(f"name the function: {text}:FUNCTION")
-    declared = declared_options(target)
-    options = given.merged_over(declared) if declared else given
-    mesh, notes = _prepare_devices(options)
-    module = load_module(target)
-    if declared is None:
-        runtime = _runtime_declaration(module, target)
-        if runtime is not None:
-            options = given.merged_over(runtime)
-            mesh, notes = _prepare_devices(options)
-    fun = resolve_attribute(module, target)
+    resolved = target if isinstance(target, Resolved) else resolve(target, given)
+    mesh, notes = _prepare_devices(resolved.options)
+    module = load_module(resolved.target)
+    if resolved.declared_at_import:
+        resolved = resolved.imported(module)
+        mesh, notes = _prepare_devices(resolved.options)
+    options = resolved.options
+    fun = resolve_attribute(module, resolved.target)
     # JAX and the user's module live as long as this process: move them to the collector's
     # permanent generation, or a full collection while tracing rescans them all (~50 ms).
     gc.freeze()
-    args, kwargs = _example_inputs(options, module, target, fun)
+    args, kwargs = _example_inputs(options, module, resolved.target, fun)
 
     from jxinspect.tracer import inputs
 
@@ -338,7 +303,7 @@ def inspect_target(
             options=stage_options,
             platform=platform,
             partitioner=options.partitioner,
-            target=text,
+            target=resolved.target.text,
             notes=tuple(notes),
             keep_texts=keep_texts,
             compile=compile,

@@ -46,7 +46,7 @@ from jxinspect.cliutil import (
 )
 from jxinspect.commands_diff import diff_debug
 from jxinspect.commands_lint import lint
-from jxinspect.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USER_CODE, UsageError
+from jxinspect.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_CODE, UsageError
 from jxinspect.targets import user_prints_to_stderr
 
 app = typer.Typer(
@@ -211,5 +211,5 @@ def main() -> None:
         sys.exit(int(getattr(err, "exit_code", 2)))
     except typer.Abort:
         typer.echo("error: aborted", err=True)
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     sys.exit(code if isinstance(code, int) else 0)

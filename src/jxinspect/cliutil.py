@@ -15,6 +15,8 @@ from typing import Annotated, Any, Optional
 import typer
 
 from jxinspect.errors import EXIT_INTERNAL, JxError, UsageError
+from jxinspect.files import write_atomically
+from jxinspect.interrupts import watch_terminal
 from jxinspect.model import at_or_above
 from jxinspect.options import TargetOptions
 from jxinspect.program import TextRequest
@@ -132,7 +134,7 @@ def emit(text: str, output: Path | None) -> None:
         sys.stdout.flush()
         return
     try:
-        output.write_text(text, encoding="utf-8")
+        write_atomically(output, text)
     except OSError as err:
         raise UsageError(f"cannot write {output}: {err.strerror}") from None
 
@@ -149,6 +151,7 @@ def fails(severities: Iterable[str], fail_on: FailOn) -> bool:
 
 def run_command(body: Callable[[], int], show_traceback: bool) -> None:
     """Run a command body; errors become one line on stderr and their exit code."""
+    watch_terminal()
     try:
         code = body()
     except JxError as err:

@@ -75,6 +75,14 @@ def lint(
         bool, typer.Option("--write-baseline", help="Record the current findings as accepted.")
     ] = False,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes.")] = 1,
+    timeout: Annotated[
+        Optional[float],
+        typer.Option(
+            min=0,
+            help="Seconds one target may take to stage; 0 for no limit "
+            "(default: as configured, or 300).",
+        ),
+    ] = None,
     compile: Annotated[
         Optional[bool],
         typer.Option("--compile/--no-compile", help="Also compile (XLA's shardings, memory)."),
@@ -84,7 +92,8 @@ def lint(
 ) -> None:
     """Stage every configured or declared target and fail when debug info, shardings or
     memory budgets regress. Exit 0 clean, 1 new findings at or above --fail-on, 2 usage
-    or configuration error, 3 a target failed to import or trace, 4 internal error."""
+    or configuration error, 3 a target failed (import, trace, exit, crash, timeout), 4
+    internal error, 130 interrupted. --exit-zero covers findings, never failed targets."""
 
     def body() -> int:
         from jxinspect.lint import LintRequest, run_lint
@@ -98,6 +107,7 @@ def lint(
             baseline=baseline,
             write_baseline=write_baseline,
             jobs=jobs,
+            timeout=timeout,
             compile=compile,
             progress=sys.stderr.isatty(),
             traceback=show_traceback,

@@ -12,6 +12,7 @@ Both hold one schema::
     compile: false               # also compile (XLA's shardings, aliasing and memory)
     baseline: jxinspect-baseline.json
     fail_on: error
+    timeout: 300                 # seconds one target may take to stage (0: no limit)
     targets:
       - target: models/mlp.py:predict       # same keys as the CLI flags and JXINSPECT
         args: "{w: f32[784,512]}, f32[32,784]"
@@ -43,7 +44,9 @@ from jxinspect.targets import parse_target
 YAML_NAMES = ("jxinspect.yaml", "jxinspect.yml")
 PYPROJECT = "pyproject.toml"
 POLICY_KEYS = ("select", "ignore", "severity", "budgets", "compile")
-TOP_KEYS = ("defaults", "targets", "paths", "exclude", "baseline", "fail_on", *POLICY_KEYS)
+TOP_KEYS = (
+    "defaults", "targets", "paths", "exclude", "baseline", "fail_on", "timeout", *POLICY_KEYS,
+)  # fmt: skip
 DEFAULT_KEYS = (
     "devices",
     "mesh",
@@ -136,6 +139,8 @@ class Config:
     policy: Policy = field(default_factory=Policy)
     baseline: str | None = None
     fail_on: str | None = None
+    timeout: float | None = None
+    """Seconds one target may take to stage (0: no limit); ``None``: not configured."""
 
 
 def find_config(start: Path) -> Path | None:
@@ -431,6 +436,11 @@ class _Reader:
         policy = base.apply(Policy())
         fail_on = top.get("fail_on")
         baseline = top.get("baseline")
+        timeout = top.get("timeout")
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0
+        ):
+            self.fail(("timeout",), f"must be seconds (0 for no limit), got {_kind(timeout)}")
         return Config(
             path=path,
             root=self.root,
@@ -441,6 +451,7 @@ class _Reader:
             policy=policy,
             baseline=self.string(baseline, ("baseline",)) if baseline is not None else None,
             fail_on=self.choice(fail_on, ("fail_on",), FAIL_ON) if fail_on is not None else None,
+            timeout=float(timeout) if timeout is not None else None,
         )
 
 

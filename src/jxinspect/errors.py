@@ -11,6 +11,8 @@ EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_USER_CODE = 3
 EXIT_INTERNAL = 4
+EXIT_INTERRUPTED = 130
+"""Ctrl-C (SIGINT) stopped the run."""
 
 
 class JxError(Exception):
@@ -29,3 +31,21 @@ class UserCodeError(JxError):
     """The user's module failed to import, or their function failed to trace or lower."""
 
     exit_code = EXIT_USER_CODE
+
+
+class TooFewDevices(UsageError):
+    """JAX's backend started with fewer CPU devices than a target needs; a fresh process
+    that simulates ``needed`` devices can stage it (``lint`` retries it in one)."""
+
+    def __init__(self, message: str, needed: int) -> None:
+        super().__init__(message)
+        self.needed = needed
+
+
+def error_kind(err: BaseException) -> str:
+    """How a report names whose fault an error is: ``usage``, ``user-code`` or ``internal``."""
+    if isinstance(err, UsageError):
+        return "usage"
+    if isinstance(err, UserCodeError):
+        return "user-code"
+    return "internal"

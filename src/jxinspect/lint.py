@@ -5,27 +5,26 @@
    gets its options (config entry over declaration over ``defaults``) and its policy
    (select/ignore/severity/budgets, per-target overrides over the global ones).
 2. **Devices**: JAX fixes the CPU device count when its backend starts, so the most any
-   target needs is simulated once, before any user module is imported.
-3. **Stage**: in this process (JAX imported once), or in ``jobs`` spawned workers that
-   each stage a share and send back ``Report.to_dict()``. A target that fails to import,
-   trace or build its inputs is reported; the others still run.
+   target needs is simulated once in each worker, before any user module is imported.
+3. **Stage**: never in this process. :mod:`jxinspect.workers` runs ``jobs`` worker
+   processes (one with ``--jobs 1``) that send back ``Report.to_dict()``. A target that
+   fails to import, trace or build its inputs, exits, crashes or times out is reported
+   as failed; the others still run, and a run with a failed target never exits 0.
 4. **Judge**: rules with each target's settings, then select/ignore/severity, then the
    baseline (keyed by target, code and leaf path, never by line).
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import fnmatch
-import gc
 import os
 import sys
-import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from jxinspect import __version__
 from jxinspect.baseline import Key, make_key, read_baseline, render_baseline
@@ -33,12 +32,14 @@ from jxinspect.checks import RULES
 from jxinspect.checks.settings import Settings
 from jxinspect.config import Config, Policy, TargetEntry, find_config, load_config
 from jxinspect.declarations import Declaration, definition_line, parse_module, static_declaration
-from jxinspect.errors import JxError, UsageError, UserCodeError
+from jxinspect.errors import JxError, UsageError, error_kind
+from jxinspect.files import write_atomically
 from jxinspect.lint_result import GoneEntry, LintFinding, LintResult, RuleInfo, TargetResult
 from jxinspect.model import Report
-from jxinspect.options import TargetOptions, options_from_mapping
-from jxinspect.spec import SpecError, parse_mesh
-from jxinspect.targets import DECLARATION, parse_target, user_prints_to_stderr
+from jxinspect.options import NO_OPTIONS
+from jxinspect.resolve import Resolved, resolve
+from jxinspect.targets import DECLARATION, parse_target
+from jxinspect.workers import DEFAULT_TIMEOUT_S, Interrupted, Outcome, Supervisor
 
 DEFAULT_BASELINE = "jxinspect-baseline.json"
 SKIP_DIRS = {"__pycache__", "node_modules", "site-packages"}
@@ -59,6 +60,8 @@ class LintRequest:
     compile: bool | None = None
     progress: bool = False
     traceback: bool = False
+    timeout: float | None = None
+    """Seconds one target may take (0: no limit); ``None``: as configured, or the default."""
 
 
 @dataclass(frozen=True)
@@ -66,13 +69,12 @@ class Job:
     """One target to stage; plain data, so it can be sent to a worker process."""
 
     name: str
-    text: str
-    """What :func:`jxinspect.api.inspect_target` gets (an absolute path for files)."""
-    options: TargetOptions
+    resolved: Resolved
+    """The target (an absolute path for files) and its layered options."""
     settings: Settings
     compile: bool
     group: str
-    """The module's source file: targets of one module are staged by one worker."""
+    """The module's source file: a worker that imported it gets its other targets."""
 
 
 @dataclass(frozen=True)
@@ -89,21 +91,13 @@ class Planned:
     error_kind: str = "usage"
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """What staging one target gave."""
-
-    report: Report | None
-    error: str | None = None
-    kind: str | None = None
-
-
 class _Planner:
     """Turns the configuration and the paths into :class:`Planned` targets."""
 
     def __init__(self, config: Config, request: LintRequest) -> None:
         self.config, self.request, self.root = config, request, config.root
-        self.modules: dict[Path, tuple[Any, Declaration | None] | JxError] = {}
+        self.trees: dict[Path, ast.Module | JxError] = {}
+        self.declarations: dict[Path, Declaration | None | JxError] = {}
 
     def display(self, path: Path) -> str:
         try:
@@ -111,16 +105,28 @@ class _Planner:
         except ValueError:
             return str(path.resolve())
 
-    def module(self, path: Path) -> tuple[Any, Declaration | None]:
-        """The module's syntax tree and declaration, read once."""
+    def tree(self, path: Path) -> ast.Module:
+        """The module's syntax tree, parsed once."""
         key = path.resolve()
-        if key not in self.modules:
+        if key not in self.trees:
             try:
-                tree = parse_module(key)
-                self.modules[key] = (tree, static_declaration(key, tree))
+                self.trees[key] = parse_module(key)
             except JxError as err:
-                self.modules[key] = err
-        found = self.modules[key]
+                self.trees[key] = err
+        found = self.trees[key]
+        if isinstance(found, JxError):
+            raise found
+        return found
+
+    def declaration(self, path: Path) -> Declaration | None:
+        """The module's declaration, read once from its source (the resolver's reader)."""
+        key = path.resolve()
+        if key not in self.declarations:
+            try:
+                self.declarations[key] = static_declaration(key, self.tree(key))
+            except JxError as err:
+                self.declarations[key] = err
+        found = self.declarations[key]
         if isinstance(found, JxError):
             raise found
         return found
@@ -210,24 +216,19 @@ class _Planner:
     ) -> list[Planned]:
         name = self.display(path)
         policy = self.policy(entry)
-        try:
-            _, declaration = self.module(path)
-        except JxError as err:
-            label = f"{name}:{attribute}" if attribute else name
-            return [Planned(label, policy, name, None, error=str(err), error_kind=_kind_of(err))]
-        attributes = (
-            [attribute] if attribute else list(declaration.functions if declaration else ())
-        )
-        if not attributes and entry is not None:
-            return [
-                Planned(
-                    name,
-                    policy,
-                    name,
-                    entry.line,
-                    error=f"{name} declares no {DECLARATION}; name the function: {name}:FUNCTION",
-                )
-            ]
+        if attribute is None:
+            try:
+                declaration = self.declaration(path)
+            except JxError as err:
+                return [
+                    Planned(name, policy, name, None, error=str(err), error_kind=error_kind(err))
+                ]
+            attributes = list(declaration.functions if declaration else ())
+            if not attributes and entry is not None:
+                error = f"{name} declares no {DECLARATION}; name the function: {name}:FUNCTION"
+                return [Planned(name, policy, name, entry.line, error=error)]
+        else:
+            attributes = [attribute]
         text = str(path.resolve())
         return [self.planned(f"{name}:{a}", f"{text}:{a}", path, a, entry) for a in attributes]
 
@@ -237,178 +238,31 @@ class _Planner:
         policy = self.policy(entry)
         file = self.display(source) if source else None
         line = None
-        declared: TargetOptions | None = None
         try:
             if source is not None and source.is_file():
-                tree, declaration = self.module(source)
-                line = definition_line(tree, attribute)
-                if declaration and declaration.entries.get(attribute) is not None:
-                    where = f"{file}:{declaration.line}: {attribute!r} in {DECLARATION}"
-                    declared = options_from_mapping(declaration.entries[attribute], where)
+                line = definition_line(self.tree(source), attribute)
+            resolved = resolve(
+                text,
+                entry.options if entry is not None else NO_OPTIONS,
+                self.config.defaults,
+                read=self.declaration,
+            )
         except JxError as err:
-            return Planned(name, policy, file, line, error=str(err), error_kind=_kind_of(err))
-        options = self.config.defaults
-        if declared is not None:
-            options = declared.merged_over(options)
-        if entry is not None:
-            options = entry.options.merged_over(options)
-        settings, compile = policy.settings, policy.compile
-        job = Job(name, text, options, settings, compile, str(source or text))
+            return Planned(name, policy, file, line, error=str(err), error_kind=error_kind(err))
+        job = Job(name, resolved, policy.settings, policy.compile, str(source or text))
         return Planned(name, policy, file, line, job=job)
 
 
-def _kind_of(err: BaseException) -> str:
-    if isinstance(err, UsageError):
-        return "usage"
-    if isinstance(err, UserCodeError):
-        return "user-code"
-    return "internal"
-
-
 def devices_needed(jobs: list[Job]) -> int | None:
-    """The most CPU devices any target asks for (``devices``, or a concrete mesh's size)."""
+    """The most CPU devices any target asks for (``devices``, or a concrete mesh's size);
+    a target with a bad mesh says so when it is staged."""
     most = None
     for job in jobs:
-        count = job.options.devices
-        if count is None and job.options.mesh and not job.options.abstract:
-            try:
-                count = 1
-                for _, size in parse_mesh(job.options.mesh):
-                    count *= size
-            except SpecError:
-                count = None
-        if count is not None and (most is None or count > most):
-            most = count
+        with contextlib.suppress(UsageError):
+            count = job.resolved.devices_needed
+            if count and (most is None or count > most):
+                most = count
     return most
-
-
-def prepare(devices: int | None, root: Path) -> None:
-    """Before any user module: make the root importable, simulate the devices, import JAX.
-
-    JAX's modules then move to the collector's permanent generation (``gc.freeze``): they
-    live as long as the process, and tracing 50 targets otherwise spends a tenth of its
-    time rescanning them.
-    """
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
-    from jxinspect.tracer import seam
-    from jxinspect.tracer.devices import prepare_devices
-
-    if devices is not None and devices > 1:
-        prepare_devices(None, devices)
-    seam.import_jax()  # what every target needs, loaded before the freeze
-
-    gc.freeze()
-
-
-def stage(job: Job, show_traceback: bool = False) -> Outcome:
-    """Stage one target and run the rules with its settings; never raises (but ^C)."""
-    from jxinspect.api import inspect_target
-    from jxinspect.targets import describe_exception
-
-    try:
-        with user_prints_to_stderr():
-            report = inspect_target(
-                job.text, job.options, compile=job.compile, settings=job.settings
-            )
-        return Outcome(report)
-    except KeyboardInterrupt:
-        raise
-    except JxError as err:
-        if show_traceback:
-            traceback.print_exc()
-        return Outcome(None, str(err), _kind_of(err))
-    except Exception as err:
-        if show_traceback:
-            traceback.print_exc()
-        return Outcome(
-            None,
-            f"internal error: {type(err).__name__}: {err} (rerun with --traceback and report it)",
-            "internal",
-        )
-    except BaseException as err:  # SystemExit or GeneratorExit raised by the user's code
-        return Outcome(None, f"the target raised {describe_exception(err)}", "user-code")
-
-
-def _worker_init(devices: int | None, root: str, show_traceback: bool) -> None:
-    os.dup2(2, 1)  # a worker's stdout is the parent's payload: send the user's prints to stderr
-    global _SHOW_TRACEBACK
-    _SHOW_TRACEBACK = show_traceback
-    prepare(devices, Path(root))
-
-
-_SHOW_TRACEBACK = False
-
-
-def _worker_stage(
-    jobs: list[Job],
-) -> list[tuple[str, dict[str, Any] | None, str | None, str | None]]:
-    """Stage a share of the targets in a worker: (name, report dict, error, kind) each."""
-    results = []
-    for job in jobs:
-        outcome = stage(job, _SHOW_TRACEBACK)
-        report = outcome.report.to_dict() if outcome.report is not None else None
-        results.append((job.name, report, outcome.error, outcome.kind))
-    return results
-
-
-def _stage_in_workers(
-    jobs: list[Job],
-    count: int,
-    devices: int | None,
-    root: Path,
-    show_traceback: bool,
-    done: Callable[[int], None],
-) -> dict[str, Outcome]:
-    """Stage the targets in ``count`` spawned workers, one module's targets per task.
-
-    If a worker process dies (a crash in XLA, ``os._exit`` in user code), the targets
-    it took down are staged again one by one in a fresh worker, so only the target
-    that ends the process is reported as failed.
-    """
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    def pool(workers: int) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(
-            max_workers=workers,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=_worker_init,
-            initargs=(devices, str(root), show_traceback),
-        )
-
-    def record(results: list[tuple[str, dict[str, Any] | None, str | None, str | None]]) -> None:
-        for name, report, error, kind in results:
-            outcomes[name] = Outcome(
-                Report.from_dict(report) if report is not None else None, error, kind
-            )
-
-    groups: dict[str, list[Job]] = {}
-    for job in jobs:
-        groups.setdefault(job.group, []).append(job)
-    outcomes: dict[str, Outcome] = {}
-    lost: list[Job] = []
-    with pool(min(count, len(groups))) as workers:
-        futures = {workers.submit(_worker_stage, share): share for share in groups.values()}
-        for future in as_completed(futures):
-            try:
-                record(future.result())
-                done(len(futures[future]))
-            except Exception:  # the worker process died; find out which target ended it
-                lost += futures[future]
-    while lost:
-        with pool(1) as worker:
-            while lost:
-                job = lost.pop(0)
-                try:
-                    record(worker.submit(_worker_stage, [job]).result())
-                except Exception as err:
-                    message = f"the process staging it ended abruptly ({type(err).__name__})"
-                    outcomes[job.name] = Outcome(None, message, "user-code")
-                    break
-                finally:
-                    done(1)
-    return outcomes
 
 
 @contextlib.contextmanager
@@ -465,8 +319,7 @@ class _Judge:
                 error_kind=planned.error_kind,
             )
         assert outcome is not None
-        report = outcome.report
-        if report is None:
+        if outcome.report is None:
             return TargetResult(
                 planned.name,
                 planned.file,
@@ -474,6 +327,7 @@ class _Judge:
                 error=self.text(outcome.error),
                 error_kind=outcome.kind,
             )
+        report = Report.from_dict(outcome.report)
         policy = planned.policy
         findings = tuple(
             LintFinding(
@@ -562,16 +416,16 @@ def run_lint(request: LintRequest) -> LintResult:
         raise UsageError(f"no such baseline: {request.baseline} (create it with --write-baseline)")
 
     jobs = [p.job for p in planned if p.job is not None]
-    devices = devices_needed(jobs)
-    outcomes: dict[str, Outcome] = {}
+    timeout = next(t for t in (request.timeout, config.timeout, DEFAULT_TIMEOUT_S) if t is not None)
+    interrupted = False
     with _progress(len(jobs), request.progress) as done:
-        if request.jobs > 1 and len(jobs) > 1:
-            outcomes = _stage_in_workers(jobs, request.jobs, devices, root, request.traceback, done)
-        else:
-            prepare(devices, root)
-            for job in jobs:
-                outcomes[job.name] = stage(job, request.traceback)
-                done(1)
+        supervisor = Supervisor(
+            request.jobs, devices_needed(jobs), root, timeout or None, request.traceback, done
+        )
+        try:
+            outcomes = supervisor.run(jobs)
+        except Interrupted as stop:
+            outcomes, interrupted = stop.outcomes, True
 
     targets = [judge.result(p, outcomes.get(p.name)) for p in planned]
     by_name = {p.name: p for p in planned}
@@ -587,7 +441,7 @@ def run_lint(request: LintRequest) -> LintResult:
             for finding in target.findings:
                 counts[make_key(target.name, finding.code, finding.path)] += 1
         try:
-            baseline_path.write_text(render_baseline(counts), encoding="utf-8")
+            write_atomically(baseline_path, render_baseline(counts))
         except OSError as err:
             raise UsageError(f"cannot write the baseline {baseline_name}: {err.strerror}") from None
         baseline = counts
@@ -602,4 +456,5 @@ def run_lint(request: LintRequest) -> LintResult:
         baseline_size=sum(baseline.values()),
         config=judge.path(str(config.path)) if config.path else None,
         version=__version__,
+        interrupted=interrupted,
     )

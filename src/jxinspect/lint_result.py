@@ -11,7 +11,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from jxinspect.errors import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, EXIT_USER_CODE
+from jxinspect.errors import (
+    EXIT_FINDINGS,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USER_CODE,
+)
 from jxinspect.model import Severity, at_or_above
 
 LINT_SCHEMA = "jxinspect.lint/1"
@@ -116,6 +122,8 @@ class LintResult:
     """Findings the baseline holds (after ``--write-baseline``: what was written)."""
     config: str | None = None
     version: str = ""
+    interrupted: bool = False
+    """Ctrl-C stopped the run: the targets it had not finished are failed."""
 
     def fails(self, finding: LintFinding) -> bool:
         """A new finding at or above ``fail_on``."""
@@ -150,8 +158,11 @@ class LintResult:
         return counts
 
     def exit_code(self, exit_zero: bool = False) -> int:
-        """4 a target hit an internal error, 3 a target failed, 1 failing findings, else 0;
-        ``exit_zero`` turns 1 into 0 (failures still count)."""
+        """130 interrupted, 4 a target hit an internal error, 3 a target failed (import,
+        trace, exit, crash, timeout), 1 failing findings, else 0. ``exit_zero`` turns 1
+        into 0: it covers findings, never targets that did not report."""
+        if self.interrupted:
+            return EXIT_INTERRUPTED
         if any(t.error_kind == "internal" for t in self.targets):
             return EXIT_INTERNAL
         if any(t.failed for t in self.targets):
@@ -166,6 +177,7 @@ class LintResult:
         parts = [
             f"{len(self.targets)} target{'s' if len(self.targets) != 1 else ''}"
             + (f" ({failed} failed)" if failed else "")
+            + (" (interrupted)" if self.interrupted else "")
         ]
         counts = self.new_counts()
         total = sum(counts.values())
@@ -197,6 +209,7 @@ class LintResult:
             "summary": {
                 "targets": len(self.targets),
                 "failed": sum(t.failed for t in self.targets),
+                "interrupted": self.interrupted,
                 "new": {sev: counts.get(sev, 0) for sev in ("error", "warning", "info")},
                 "baselined": sum(f.baselined for _, f in self.findings()),
                 "gone": sum(entry.count for entry in self.gone),

@@ -59,6 +59,9 @@ class TargetOptions:
         return self.stage or "jit"
 
 
+NO_OPTIONS = TargetOptions()
+"""Nothing given: every option as its staging API's default."""
+
 OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in fields(TargetOptions))
 
 _INT_TUPLES = {"static_argnums", "donate_argnums", "static_broadcasted_argnums"}

@@ -11,16 +11,14 @@ then the simulated device count both sides need is set, once, before either is s
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from jxinspect import spec as specs
-from jxinspect.declarations import OpaqueDeclaration, static_declaration
 from jxinspect.errors import UsageError
 from jxinspect.model import SCHEMA, Report
-from jxinspect.options import TargetOptions, options_from_mapping
+from jxinspect.options import TargetOptions
+from jxinspect.resolve import declared_functions, resolve
 from jxinspect.targets import DECLARATION, Target, load_module, parse_target
 
 SourceKind = Literal["python", "target", "json", "mlir"]
@@ -104,30 +102,10 @@ def _load_report(text: str) -> Report:
         raise UsageError(f"{text} is not a valid {SCHEMA} report: {what}") from None
 
 
-def declared_functions(path: Path) -> tuple[str, ...] | None:
-    """The functions the module's ``JXINSPECT`` declares, read from its source; ``None``
-    when only importing the module can tell, ``()`` when there is no declaration."""
-    try:
-        declaration = static_declaration(path)
-    except OpaqueDeclaration:
-        return None
-    return declaration.functions if declaration is not None else ()
-
-
-def _runtime_declaration(target: Target) -> dict[str, Any]:
-    declaration = getattr(load_module(target), DECLARATION, None)
-    return declaration if isinstance(declaration, dict) else {}
-
-
 def _python_functions(target: Target, text: str, functions: tuple[str, ...]) -> tuple[str, ...]:
     if target.is_file and not Path(target.module).is_file():
         raise UsageError(f"no such file: {target.module}")
-    if functions:
-        return functions
-    path = target.source_path
-    names = declared_functions(path) if path is not None and path.is_file() else None
-    if names is None:  # not a literal dict, or a module found only once imported
-        names = tuple(str(key) for key in _runtime_declaration(target))
+    names = functions or declared_functions(target)
     if not names:
         raise UsageError(
             f"{text} declares no functions in {DECLARATION}; name one with "
@@ -192,24 +170,10 @@ def pair_targets(before: Source, after: Source) -> list[Pair]:
 
 def _needed_devices(target_text: str, given: TargetOptions) -> int:
     """Devices a target asks for (``devices``, or a concrete mesh's size); 0 for none."""
-    from jxinspect.api import declared_options
-
-    target = parse_target(target_text)
-    declared = declared_options(target)
-    if declared is None and target.attribute is not None:
-        runtime = _runtime_declaration(target).get(target.attribute)
-        if runtime is not None:
-            where = f"{target.module}: {target.attribute!r} in {DECLARATION}"
-            declared = options_from_mapping(runtime, where)
-    options = given.merged_over(declared) if declared else given
-    if options.devices:
-        return options.devices
-    if options.mesh and not options.abstract:
-        try:
-            return math.prod(size for _, size in specs.parse_mesh(options.mesh))
-        except specs.SpecError as err:
-            raise UsageError(f"--mesh: {err}") from None
-    return 0
+    resolved = resolve(target_text, given)
+    if resolved.declared_at_import:
+        resolved = resolved.imported(load_module(resolved.target))
+    return resolved.devices_needed
 
 
 def load_reports(

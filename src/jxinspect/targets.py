@@ -21,6 +21,7 @@ from types import ModuleType
 from typing import Any
 
 from jxinspect.errors import JxError, UsageError, UserCodeError
+from jxinspect.interrupts import reraise_if_stopping
 
 DECLARATION = "JXINSPECT"
 
@@ -150,15 +151,19 @@ def _import_failure(where: str, err: BaseException) -> UserCodeError:
         return UserCodeError(
             f"syntax error in {err.filename}:{err.lineno}: {err.msg}; fix the file and run again"
         )
-    if isinstance(err, KeyboardInterrupt):
-        raise err
+    reraise_if_stopping(err)
     return UserCodeError(f"importing {where} failed: {describe_exception(err)}")
 
 
 def describe_exception(err: BaseException) -> str:
-    """``ValueError: msg (at file.py:12 in f)``, naming the innermost frame of user code."""
+    """``ValueError: msg (at file.py:12 in f)``, naming the innermost frame of user code;
+    ``called sys.exit(0) (at ...)`` for an exit, which is a failure too, whatever its code."""
     message = str(err).strip().splitlines()[0] if str(err).strip() else ""
     text = f"{type(err).__name__}: {message}" if message else type(err).__name__
+    if isinstance(err, SystemExit):
+        text = f"called sys.exit({err.code!r})"
+    elif isinstance(err, KeyboardInterrupt):
+        text = "raised KeyboardInterrupt"
     frame = user_frame(err)
     return f"{text} (at {frame})" if frame else text
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jxinspect.errors import UsageError
+from jxinspect.errors import TooFewDevices
 from jxinspect.tracer import seam
 
 
@@ -17,10 +17,12 @@ def prepare_devices(requested: int | None, needed: int | None) -> list[str]:
         return []
     if seam.backend_started():
         have = seam.device_count()
-        if requested is not None and have < requested and seam.default_backend() == "cpu":
-            raise UsageError(
-                f"--devices {requested}: JAX already started with {have} devices in this "
-                "process; set it before the first JAX computation"
+        if have < count and seam.default_backend() == "cpu":
+            what = f"--devices {requested}" if requested is not None else f"a mesh of {count}"
+            raise TooFewDevices(
+                f"{what}: JAX already started with {have} devices in this process (the "
+                "module ran a JAX computation at import); set the devices before it runs",
+                count,
             )
         return []
     platforms = seam.platforms_setting()

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from jxinspect.errors import UsageError, UserCodeError
-from jxinspect.targets import describe_exception, user_frame
+from jxinspect.interrupts import reraise_if_stopping
+from jxinspect.targets import describe_exception
 from jxinspect.tracer import seam
 
 SHARD_MAP_KEYS = ("mesh", "in_specs", "out_specs", "axis_names", "check_vma")
@@ -129,14 +130,10 @@ def stage_function(
             traced = staged.trace(*args, **kwargs)
             jaxpr = seam.jaxpr_of(traced)
             names_jaxpr = jaxpr
-    except (UsageError, KeyboardInterrupt):
+    except UsageError:
         raise
-    except SystemExit as err:
-        raise UserCodeError(
-            f"tracing failed: the function called sys.exit({err.code!r}) "
-            f"({user_frame(err) or 'in user code'})"
-        ) from err
     except BaseException as err:  # the user's code may raise anything while tracing
+        reraise_if_stopping(err)
         if problem is not None and isinstance(err, Exception):
             raise problem from None  # JAX refused the call too: say what to fix
         raise UserCodeError(f"tracing failed: {describe_exception(err)}") from err

@@ -1,0 +1,45 @@
+"""Who raised ``KeyboardInterrupt``: the person at the terminal (Ctrl-C), or user code.
+
+The commands call :func:`watch_terminal` once; a SIGINT then marks itself before it
+raises. A ``KeyboardInterrupt`` seen while no SIGINT arrived came from
+``raise KeyboardInterrupt`` in the user's code: that is the user's code failing (exit 3,
+or one target's failure in ``lint``), not a request to stop. ``lint`` workers ignore
+SIGINT altogether (the supervisor stops them), so there every ``KeyboardInterrupt`` is
+the user's code.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from types import FrameType
+
+_from_terminal = False
+
+
+def _on_sigint(signum: int, frame: FrameType | None) -> None:
+    global _from_terminal
+    _from_terminal = True
+    raise KeyboardInterrupt
+
+
+def watch_terminal() -> None:
+    """Mark SIGINTs (Ctrl-C) so that :func:`from_terminal` can tell them apart."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _on_sigint)
+
+
+def ignore_terminal() -> None:
+    """In a worker process: the supervisor handles Ctrl-C and stops the workers."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def from_terminal() -> bool:
+    """Whether a SIGINT (Ctrl-C) arrived."""
+    return _from_terminal
+
+
+def reraise_if_stopping(err: BaseException) -> None:
+    """Re-raise a ``KeyboardInterrupt`` that came from the terminal: the run stops."""
+    if isinstance(err, KeyboardInterrupt) and _from_terminal:
+        raise err

@@ -1,0 +1,358 @@
+"""Stage ``lint``'s targets in worker processes whose failures cannot take the run down.
+
+The supervisor (the process that judges the run) never imports the user's code. It
+starts up to ``count`` spawned workers; each imports JAX once and stages one target at a
+time, and is reused while it stays healthy. A worker that exits (``os._exit``), dies on a
+signal (a crash in XLA, an abort), or runs past the per-target timeout is killed and
+replaced: the target it was staging gets a result that says what happened, and the
+other targets go on. ``SystemExit``, ``KeyboardInterrupt``, recursion and memory errors
+raised by user code are caught inside the worker and are that target's failure.
+
+A worker keeps the modules it imported while it stages targets of one module; before a
+target of another module, the user's own modules (everything outside the installed
+packages and the standard library) are forgotten, so sibling folders that each hold a
+``models.py`` never see each other's. Targets of one module go to the worker that already
+imported it.
+
+Ctrl-C (in the supervisor only: workers ignore SIGINT) kills the workers and ends the
+run with what finished.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import sys
+import sysconfig
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from jxinspect.errors import JxError, TooFewDevices, error_kind
+
+if TYPE_CHECKING:
+    from multiprocessing.process import BaseProcess
+
+    from jxinspect.lint import Job
+
+DEFAULT_TIMEOUT_S = 300.0
+"""Per target, unless ``--timeout`` or the ``timeout`` config key says otherwise."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What staging one target gave: a report (as its JSON dict) or why there is none."""
+
+    report: dict[str, Any] | None
+    error: str | None = None
+    kind: str | None = None
+    """``user-code``, ``usage``, ``internal``, ``timeout`` or ``interrupted``."""
+    needs_devices: int | None = None
+    """The target needs more CPU devices than the worker's backend started with."""
+
+
+@dataclass
+class _Worker:
+    process: BaseProcess
+    conn: Connection
+    devices: int | None
+    job: Job | None = None
+    started: float = 0.0
+    group: str | None = None
+    ready: bool = False
+
+
+def _how_it_ended(process: BaseProcess) -> str:
+    """``signal 11 (SIGSEGV)``, or the exit code of a process that exited by itself."""
+    code = process.exitcode
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = "unknown signal"
+        hint = "; out of memory?" if -code == signal.SIGKILL else ""
+        return f"signal {-code} ({name}{hint})"
+    return f"exit code {code}: os._exit, or a crash in native code"
+
+
+class Supervisor:
+    """Hands jobs to workers and turns every way a worker can end into an outcome."""
+
+    def __init__(
+        self,
+        count: int,
+        devices: int | None,
+        root: Path,
+        timeout: float | None,
+        show_traceback: bool,
+        done: Callable[[int], None],
+    ) -> None:
+        self.count, self.devices, self.root = max(1, count), devices, root
+        self.timeout, self.show_traceback, self.done = timeout, show_traceback, done
+        self.workers: list[_Worker] = []
+        self.outcomes: dict[str, Outcome] = {}
+        self.pending: list[Job] = []
+        self.retried: set[str] = set()
+        self.failed_starts = 0
+
+    # ---- workers ----
+
+    def _start(self) -> _Worker:
+        import multiprocessing
+
+        context = multiprocessing.get_context("spawn")
+        parent, child = context.Pipe()
+        process = context.Process(
+            target=worker_main,
+            args=(child, self.devices, str(self.root), self.show_traceback),
+            daemon=True,
+            name="jxinspect-worker",
+        )
+        process.start()
+        child.close()
+        worker = _Worker(process, parent, self.devices)
+        self.workers.append(worker)
+        return worker
+
+    def _stop(self, worker: _Worker, kill: bool) -> None:
+        if kill and worker.process.is_alive():
+            worker.process.kill()
+        else:
+            try:
+                worker.conn.send(None)
+            except OSError:
+                pass
+        worker.process.join(5 if not kill else None)
+        if worker.process.is_alive():
+            worker.process.kill()
+            worker.process.join()
+        worker.conn.close()
+        self.workers.remove(worker)
+
+    def _next_job(self, worker: _Worker) -> Job | None:
+        for index, job in enumerate(self.pending):  # the module it already imported first
+            if job.group == worker.group:
+                return self.pending.pop(index)
+        return self.pending.pop(0) if self.pending else None
+
+    def _assign(self) -> None:
+        idle = [w for w in self.workers if w.job is None]
+        for worker in idle:
+            if (self.devices or 0) > (worker.devices or 0):
+                self._stop(worker, kill=False)
+        while self.pending:
+            idle = [w for w in self.workers if w.job is None]
+            if not idle:
+                if len(self.workers) >= min(self.count, len(self.pending) + self._busy()):
+                    return
+                idle = [self._start()]
+            worker = idle[0]
+            job = self._next_job(worker)
+            assert job is not None
+            worker.job, worker.started, worker.group = job, time.monotonic(), job.group
+            worker.conn.send(job)
+
+    def _busy(self) -> int:
+        return sum(w.job is not None for w in self.workers)
+
+    # ---- results ----
+
+    def _finish(self, worker: _Worker, outcome: Outcome) -> None:
+        job = worker.job
+        assert job is not None
+        worker.job = None
+        if outcome.needs_devices and job.name not in self.retried:
+            # a declaration read at import asks for more devices than the workers have
+            self.retried.add(job.name)
+            self.devices = max(self.devices or 0, outcome.needs_devices)
+            self.pending.insert(0, job)
+            return
+        self.outcomes[job.name] = outcome
+        self.done(1)
+
+    def _receive(self, worker: _Worker) -> None:
+        try:
+            message = worker.conn.recv()
+        except (EOFError, OSError):
+            self._died(worker)
+            return
+        if message == "ready":
+            worker.ready, self.failed_starts = True, 0
+            return
+        self._finish(worker, message)
+
+    def _died(self, worker: _Worker) -> None:
+        worker.process.join()
+        job = worker.job
+        ended = _how_it_ended(worker.process)
+        if job is not None and not worker.ready:
+            self.failed_starts += 1
+            self._finish(worker, Outcome(None, f"a worker could not start ({ended})", "internal"))
+        elif job is not None:
+            message = f"the process staging it ended abruptly ({ended})"
+            self._finish(worker, Outcome(None, message, "user-code"))
+        self._stop(worker, kill=True)
+        if self.failed_starts >= 2:  # workers cannot start at all: say so for every target
+            while self.pending:
+                job = self.pending.pop(0)
+                self.outcomes[job.name] = Outcome(
+                    None, "not staged: worker processes could not start", "internal"
+                )
+                self.done(1)
+
+    def _timed_out(self, worker: _Worker) -> None:
+        assert self.timeout is not None
+        self._finish(
+            worker,
+            Outcome(
+                None,
+                f"timed out after {self.timeout:g} s (raise the limit with --timeout "
+                "or the `timeout` configuration key)",
+                "timeout",
+            ),
+        )
+        self._stop(worker, kill=True)
+
+    def run(self, jobs: list[Job]) -> dict[str, Outcome]:
+        """Stage every job; on Ctrl-C, stop the workers and mark what did not finish."""
+        self.pending = list(jobs)
+        try:
+            while self.pending or self._busy():
+                self._assign()
+                self._wait()
+        except KeyboardInterrupt:
+            for job in [*(w.job for w in self.workers if w.job is not None), *self.pending]:
+                self.outcomes[job.name] = Outcome(
+                    None, "not staged: the run was interrupted (Ctrl-C)", "interrupted"
+                )
+            self.pending = []
+            raise Interrupted(self.outcomes) from None
+        finally:
+            for worker in list(self.workers):
+                self._stop(worker, kill=worker.job is not None)
+        return self.outcomes
+
+    def _wait(self) -> None:
+        busy = [w for w in self.workers if w.job is not None]
+        if not busy:
+            return
+        timeout = None
+        if self.timeout is not None:
+            now = time.monotonic()
+            timeout = max(0.0, min(w.started + self.timeout for w in busy) - now)
+        handles: list[Any] = [w.conn for w in busy] + [w.process.sentinel for w in busy]
+        ready = wait(handles, timeout)
+        for worker in busy:
+            if worker.conn in ready or worker.conn.poll():
+                self._receive(worker)
+            elif worker.process.sentinel in ready:
+                self._died(worker)
+        if self.timeout is not None:
+            now = time.monotonic()
+            for worker in [w for w in self.workers if w.job is not None]:
+                if now - worker.started >= self.timeout:
+                    self._timed_out(worker)
+
+
+class Interrupted(Exception):
+    """Ctrl-C: the outcomes so far, with every unfinished target marked."""
+
+    def __init__(self, outcomes: dict[str, Outcome]) -> None:
+        super().__init__("interrupted")
+        self.outcomes = outcomes
+
+
+# ---- inside a worker ----------------------------------------------------------------
+
+
+def _installed_roots() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    roots |= {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    return tuple(os.path.join(os.path.realpath(r), "") for r in roots)
+
+
+def _forget_user_modules(before: set[str], roots: tuple[str, ...]) -> None:
+    """Drop the modules imported since ``before`` that are the user's own."""
+    for name in [n for n in sys.modules if n not in before]:
+        if name == "jxinspect" or name.startswith("jxinspect."):
+            continue
+        file = getattr(sys.modules[name], "__file__", None)
+        if file is None or not os.path.realpath(file).startswith(roots):
+            del sys.modules[name]
+
+
+def prepare(devices: int | None, root: Path) -> None:
+    """Before any user module: make the root importable, simulate the devices, import JAX.
+
+    JAX's modules then move to the collector's permanent generation (``gc.freeze``): they
+    live as long as the process, and tracing 50 targets otherwise spends a tenth of its
+    time rescanning them.
+    """
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    from jxinspect.tracer import seam
+    from jxinspect.tracer.devices import prepare_devices
+
+    if devices is not None and devices > 1:
+        prepare_devices(None, devices)
+    seam.import_jax()  # what every target needs, loaded before the freeze
+    gc.freeze()
+
+
+def stage(job: Job, show_traceback: bool = False) -> Outcome:
+    """Stage one target and run the rules with its settings; never raises: whatever the
+    user's code does (exit, interrupt, recursion, memory) is this target's outcome."""
+    from jxinspect.api import inspect_target
+    from jxinspect.targets import describe_exception, user_prints_to_stderr
+
+    try:
+        with user_prints_to_stderr():
+            report = inspect_target(job.resolved, compile=job.compile, settings=job.settings)
+        return Outcome(report.to_dict())
+    except TooFewDevices as err:
+        return Outcome(None, str(err), "usage", needs_devices=err.needed)
+    except JxError as err:
+        if show_traceback:
+            traceback.print_exc()
+        return Outcome(None, str(err), error_kind(err))
+    except Exception as err:
+        if show_traceback:
+            traceback.print_exc()
+        return Outcome(
+            None,
+            f"internal error: {type(err).__name__}: {err} (rerun with --traceback and report it)",
+            "internal",
+        )
+    except BaseException as err:  # SystemExit, KeyboardInterrupt... raised by the user's code
+        return Outcome(None, f"the target {describe_exception(err)}", "user-code")
+
+
+def worker_main(conn: Connection, devices: int | None, root: str, show_traceback: bool) -> None:
+    """A worker: prepare JAX once, then stage jobs until told to stop."""
+    from jxinspect import interrupts
+
+    interrupts.ignore_terminal()
+    os.dup2(2, 1)  # the user's prints never reach the supervisor's payload
+    prepare(devices, Path(root))
+    conn.send("ready")
+    roots = _installed_roots()
+    path, modules = list(sys.path), set(sys.modules)
+    group: str | None = None
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        if job is None:
+            return
+        if group is not None and job.group != group:
+            sys.path[:] = path
+            _forget_user_modules(modules, roots)
+        group = job.group
+        conn.send(stage(job, show_traceback))

@@ -1,0 +1,85 @@
+"""One resolver for ``lower``, ``diff-debug`` and ``lint``: the same target gives the same
+options, whichever command stages it, whether its module's ``JXINSPECT`` is plain data or
+built when the module is imported.
+
+Layers, weakest first: configuration ``defaults``, the declaration, then the flags or the
+configuration's entry for the target.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from helpers import run_cli
+
+# A declaration only the import can read: its mesh (8 devices) must still be simulated,
+# and it must win over the configuration's defaults (mesh data=2).
+BUILT_AT_IMPORT = """\
+import jax
+
+def _entry(devices):
+    return {"args": "f32[8,4]", "mesh": f"data={devices}", "in_specs": "P('data')"}
+
+JXINSPECT = {name: _entry(8) for name in ("step",)}
+
+def step(x):
+    return x * 2
+"""
+
+PLAIN = """\
+JXINSPECT = {"step": {"args": "f32[8,4]", "mesh": "data=8", "in_specs": "P('data')"}}
+
+def step(x):
+    return x * 2
+"""
+
+
+def project(tmp_path: Path, module: str) -> Path:
+    (tmp_path / "model.py").write_text(module, encoding="utf-8")
+    (tmp_path / "jxinspect.yaml").write_text(
+        "defaults: {mesh: 'data=2'}\ntargets:\n  - target: model.py:step\n", encoding="utf-8"
+    )
+    return tmp_path
+
+
+def lowered_mesh(report: dict[str, object]) -> object:
+    return report["mesh"]
+
+
+def test_lower_diff_and_lint_agree_on_a_declaration_built_at_import(tmp_path: Path) -> None:
+    root = project(tmp_path, BUILT_AT_IMPORT)
+
+    lower = run_cli("lower", "model.py:step", "--format", "json", cwd=root)
+    assert lower.returncode == 0, lower.describe()
+    assert lowered_mesh(json.loads(lower.stdout)) == "data=8"
+
+    diff = run_cli("diff-debug", "model.py", "model.py", "--format", "json", cwd=root)
+    assert diff.returncode == 0, diff.describe()
+
+    lint = run_cli("lint", "--format", "json", cwd=root)
+    assert lint.returncode == 0, lint.describe()
+    (target,) = json.loads(lint.stdout)["targets"]
+    assert target["target"] == "model.py:step" and target["error"] is None, target
+    assert target["reached"] == "lowered"
+
+
+def test_lint_puts_the_declaration_over_the_configuration_defaults(tmp_path: Path) -> None:
+    for module in (PLAIN, BUILT_AT_IMPORT):
+        root = project(tmp_path, module)
+        lint = run_cli("lint", "--format", "json", cwd=root)
+        assert lint.returncode == 0, lint.describe()
+        (target,) = json.loads(lint.stdout)["targets"]
+        assert target["error"] is None, target
+        # sharded over the declared 8 devices, not the defaults' 2: no replicated input
+        lower = run_cli("lower", "model.py:step", "--format", "json", cwd=root)
+        report = json.loads(lower.stdout)
+        assert lowered_mesh(report) == "data=8"
+        assert report["inputs"][0]["sharding"]["spec"] == [["data"], []]
+
+
+def test_flags_win_over_a_declaration_built_at_import(tmp_path: Path) -> None:
+    root = project(tmp_path, BUILT_AT_IMPORT)
+    lower = run_cli("lower", "model.py:step", "--mesh", "data=4", "--format", "json", cwd=root)
+    assert lower.returncode == 0, lower.describe()
+    assert lowered_mesh(json.loads(lower.stdout)) == "data=4"
