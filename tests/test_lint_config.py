@@ -348,6 +348,7 @@ def test_discovery_skips_hidden_folders_and_excluded_files(project: Path) -> Non
     assert [p.name for p in planned] == ["models/a.py:f", "models/broken.py", "models/sub/d.py:f"]
     a, broken, _ = planned
     assert a.job is not None and a.line == 2
-    assert a.job.resolved.options.devices == 2 and a.job.resolved.options.mesh == "data=8"  # declared over defaults
+    options = a.job.resolved.options
+    assert options.devices == 2 and options.mesh == "data=8"  # declared over defaults
     assert broken.job is None and broken.error_kind == "user-code"
     assert broken.error is not None and broken.error.startswith("syntax error in ")

@@ -76,7 +76,7 @@ def _how_it_ended(process: BaseProcess) -> str:
         except ValueError:
             name = "unknown signal"
         hint = "; out of memory?" if -code == signal.SIGKILL else ""
-        return f"signal {-code} ({name}{hint})"
+        return f"signal {-code}, {name}{hint}"
     return f"exit code {code}: os._exit, or a crash in native code"
 
 
