@@ -83,3 +83,26 @@ def test_flags_win_over_a_declaration_built_at_import(tmp_path: Path) -> None:
     lower = run_cli("lower", "model.py:step", "--mesh", "data=4", "--format", "json", cwd=root)
     assert lower.returncode == 0, lower.describe()
     assert lowered_mesh(json.loads(lower.stdout)) == "data=4"
+
+
+def test_sibling_folders_each_import_their_own_helpers(tmp_path: Path) -> None:
+    """Example folders that each hold a ``models.py``: every target sees its own, with one
+    worker or two."""
+    for folder, helper in (("ex1", "def scale(x):\n    return x * 2\n"),
+                           ("ex2", "def shift(x):\n    return x + 1\n")):  # fmt: skip
+        name = helper.split()[1].partition("(")[0]
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "models.py").write_text(helper, encoding="utf-8")
+        (tmp_path / folder / "train.py").write_text(
+            f'import models\n\nJXINSPECT = {{"step": {{"args": "f32[4]"}}}}\n\n\n'
+            f"def step(x):\n    return models.{name}(x)\n",
+            encoding="utf-8",
+        )
+    for jobs in ("1", "2"):
+        lint = run_cli("lint", ".", "--jobs", jobs, "--format", "json", cwd=tmp_path)
+        assert lint.returncode == 0, lint.describe()
+        targets = json.loads(lint.stdout)["targets"]
+        assert [(t["target"], t["error"]) for t in targets] == [
+            ("ex1/train.py:step", None),
+            ("ex2/train.py:step", None),
+        ]
