@@ -102,7 +102,7 @@ def test_diff_of_reports_equals_what_the_cli_says(report: Report, tmp_path: Path
 
 
 def test_diff_says_what_it_cannot_take() -> None:
-    with pytest.raises(ValueError, match="fail_on='fatal': use one of info, warning, error"):
+    with pytest.raises(ValueError, match="fail_on='fatal': use one of error, warning, info"):
         jxinspect.diff(predict, predict, (PARAMS, X), fail_on="fatal")
     with pytest.raises(ValueError, match="allow: unknown change class 'names'"):
         jxinspect.diff(predict, predict, (PARAMS, X), allow=("names",))

@@ -88,10 +88,11 @@ def diff(
     ``info`` or ``None``) and ``allow`` (change classes) set the verdict, ``.failed``.
     """
     from jxinspect.diff import CHANGE_CLASSES, DiffReport, Policy, diff_reports
-    from jxinspect.model import SEVERITY_RANK, Report
+    from jxinspect.model import Report
+    from jxinspect.vocabulary import SEVERITIES
 
-    if fail_on is not None and fail_on not in SEVERITY_RANK:
-        raise ValueError(f"fail_on={fail_on!r}: use one of {', '.join(SEVERITY_RANK)} or None")
+    if fail_on is not None and fail_on not in SEVERITIES:
+        raise ValueError(f"fail_on={fail_on!r}: use one of {', '.join(SEVERITIES)} or None")
     unknown = sorted(set(allow) - set(CHANGE_CLASSES))
     if unknown:
         raise ValueError(

@@ -22,7 +22,6 @@ from jxinspect.cliutil import (
     DevicesOpt,
     Dialect,
     ExplicitOpt,
-    FailOn,
     Format,
     InAxesOpt,
     InSpecsOpt,
@@ -48,6 +47,7 @@ from jxinspect.commands_diff import diff_debug
 from jxinspect.commands_lint import lint
 from jxinspect.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_CODE, UsageError
 from jxinspect.targets import user_prints_to_stderr
+from jxinspect.vocabulary import FailOn
 
 app = typer.Typer(
     name="jxinspect",
@@ -118,7 +118,7 @@ def lower(
     compile: Annotated[
         bool, typer.Option("--compile", help="Also compile: chosen shardings, memory, collectives.")
     ] = False,
-    fail_on: Annotated[FailOn, typer.Option(help="Exit 1 on findings this severe.")] = FailOn.never,
+    fail_on: Annotated[FailOn, typer.Option(help="Exit 1 on findings this severe.")] = "never",
     color: Annotated[Color, typer.Option()] = Color.auto,
     show_traceback: TracebackOpt = False,
 ) -> None:

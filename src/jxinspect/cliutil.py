@@ -20,30 +20,13 @@ from jxinspect.interrupts import watch_terminal
 from jxinspect.model import at_or_above
 from jxinspect.options import TargetOptions
 from jxinspect.program import TextRequest
+from jxinspect.vocabulary import FailOn, Partitioner, Platform, Stage
 
 
 class Format(str, enum.Enum):
     text = "text"
     json = "json"
     html = "html"
-
-
-class Stage(str, enum.Enum):
-    jit = "jit"
-    pjit = "pjit"
-    pmap = "pmap"
-    shard_map = "shard_map"
-
-
-class Partitioner(str, enum.Enum):
-    shardy = "shardy"
-    gspmd = "gspmd"
-
-
-class Platform(str, enum.Enum):
-    cpu = "cpu"
-    gpu = "gpu"
-    tpu = "tpu"
 
 
 class Show(str, enum.Enum):
@@ -56,13 +39,6 @@ class Show(str, enum.Enum):
 class Dialect(str, enum.Enum):
     stablehlo = "stablehlo"
     hlo = "hlo"
-
-
-class FailOn(str, enum.Enum):
-    error = "error"
-    warning = "warning"
-    info = "info"
-    never = "never"
 
 
 class Color(str, enum.Enum):
@@ -146,7 +122,7 @@ def use_color(color: Color, output: Path | None) -> bool:
 
 
 def fails(severities: Iterable[str], fail_on: FailOn) -> bool:
-    return any(at_or_above(s, fail_on.value) for s in severities)
+    return any(at_or_above(s, fail_on) for s in severities)
 
 
 def run_command(body: Callable[[], int], show_traceback: bool) -> None:
@@ -222,6 +198,5 @@ def target_options(flags: dict[str, Any]) -> TargetOptions:
     for name in ("static_argnames", "donate_argnames"):
         values[name] = names(name.replace("_", "-"), flags.get(name))
     for name in ("stage", "platform", "partitioner"):
-        choice = flags.get(name)
-        values[name] = choice.value if choice is not None else None
+        values[name] = flags.get(name)
     return TargetOptions(**values)

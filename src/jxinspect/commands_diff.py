@@ -20,7 +20,6 @@ from jxinspect.cliutil import (
     Color,
     DevicesOpt,
     ExplicitOpt,
-    FailOn,
     InAxesOpt,
     InSpecsOpt,
     IntsOpt,
@@ -41,6 +40,7 @@ from jxinspect.cliutil import (
 from jxinspect.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from jxinspect.options import nearest
 from jxinspect.targets import user_prints_to_stderr
+from jxinspect.vocabulary import FailOn
 
 SIDE_HELP = "A .py file, module:function, file.py:function, a saved .json report or a .mlir file."
 
@@ -102,7 +102,7 @@ def diff_debug(
             help="Exit 1 on regressions this severe (lost or degraded names "
             "and paths, sharding changes and dropped donation are errors)."
         ),
-    ] = FailOn.error,
+    ] = "error",
     allow: Annotated[
         Optional[list[str]],
         typer.Option(
@@ -124,7 +124,7 @@ def diff_debug(
         from jxinspect.sources import load_reports
 
         policy = Policy(
-            fail_on=None if fail_on is FailOn.never else fail_on.value,
+            fail_on=None if fail_on == "never" else fail_on,
             allow=allowed_classes(allow),
         )
         given = target_options(flags)

@@ -13,8 +13,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from jxinspect.cliutil import Color, FailOn, TracebackOpt, emit, run_command, use_color
+from jxinspect.cliutil import Color, TracebackOpt, emit, run_command, use_color
 from jxinspect.errors import UsageError
+from jxinspect.vocabulary import FailOn
 
 
 class LintFormat(str, enum.Enum):
@@ -103,7 +104,7 @@ def lint(
             config=config,
             select=codes("select", select),
             ignore=codes("ignore", ignore) or (),
-            fail_on=fail_on.value if fail_on else None,
+            fail_on=fail_on,
             baseline=baseline,
             write_baseline=write_baseline,
             jobs=jobs,

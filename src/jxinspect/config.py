@@ -40,6 +40,7 @@ from jxinspect.errors import UsageError
 from jxinspect.model import Severity
 from jxinspect.options import OPTION_NAMES, TargetOptions, nearest, options_from_mapping
 from jxinspect.targets import parse_target
+from jxinspect.vocabulary import FAIL_ON, SEVERITIES
 
 YAML_NAMES = ("jxinspect.yaml", "jxinspect.yml")
 PYPROJECT = "pyproject.toml"
@@ -58,8 +59,6 @@ DEFAULT_KEYS = (
     "keep_unused",
 )
 ENTRY_KEYS = ("target", *POLICY_KEYS, *OPTION_NAMES)
-FAIL_ON = ("error", "warning", "info", "never")
-SEVERITIES = ("error", "warning", "info")
 _SPEC_PARSERS: dict[str, Callable[[str], object]] = {
     "args": specs.parse_args,
     "kwargs": specs.parse_kwargs,

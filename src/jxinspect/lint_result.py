@@ -19,6 +19,7 @@ from jxinspect.errors import (
     EXIT_USER_CODE,
 )
 from jxinspect.model import Severity, at_or_above
+from jxinspect.vocabulary import SEVERITIES
 
 LINT_SCHEMA = "jxinspect.lint/1"
 
@@ -183,9 +184,7 @@ class LintResult:
         total = sum(counts.values())
         if total:
             by = ", ".join(
-                f"{n} {sev}{'s' if n != 1 else ''}"
-                for sev in ("error", "warning", "info")
-                if (n := counts.get(sev))
+                f"{n} {sev}{'s' if n != 1 else ''}" for sev in SEVERITIES if (n := counts.get(sev))
             )
             parts.append(f"{total} new finding{'s' if total != 1 else ''}: {by}")
         else:
@@ -210,7 +209,7 @@ class LintResult:
                 "targets": len(self.targets),
                 "failed": sum(t.failed for t in self.targets),
                 "interrupted": self.interrupted,
-                "new": {sev: counts.get(sev, 0) for sev in ("error", "warning", "info")},
+                "new": {sev: counts.get(sev, 0) for sev in SEVERITIES},
                 "baselined": sum(f.baselined for _, f in self.findings()),
                 "gone": sum(entry.count for entry in self.gone),
             },

@@ -15,14 +15,11 @@ from typing import Any, Literal
 
 from jxinspect.dtypes import element_bytes
 from jxinspect.program import Program
+from jxinspect.vocabulary import SEVERITY_RANK, Reached, Severity, Status
+
+__all__ = ["Reached", "Severity", "Status"]  # the model's words, defined in the vocabulary
 
 SCHEMA = "jxinspect.report/1"
-
-Status = Literal["ok", "synthetic", "missing", "mismatch", "pruned"]
-Severity = Literal["error", "warning", "info"]
-Reached = Literal["failed", "traced", "lowered", "compiled"]
-
-SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 
 
 def at_or_above(severity: str, fail_on: str | None) -> bool:

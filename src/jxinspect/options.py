@@ -12,10 +12,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from jxinspect.errors import UsageError
-
-STAGES = ("jit", "pjit", "pmap", "shard_map")
-PARTITIONERS = ("shardy", "gspmd")
-PLATFORMS = ("cpu", "gpu", "tpu")
+from jxinspect.vocabulary import PARTITIONERS, PLATFORMS, STAGES
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,11 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from jxinspect.config import FAIL_ON, Policy
+from jxinspect.config import Policy
 from jxinspect.errors import UsageError
 from jxinspect.model import Finding, Input, Output, Report, at_or_above
-from jxinspect.options import STAGES, nearest
+from jxinspect.options import nearest
+from jxinspect.vocabulary import FAIL_ON, STAGES
 
 if TYPE_CHECKING:
     from jxinspect.model import Sharding

@@ -12,7 +12,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from jxinspect.model import SEVERITY_RANK, Finding
+from jxinspect.model import Finding
+from jxinspect.vocabulary import SEVERITY_RANK
 
 GROUP_FROM = 3
 """Findings of one code and shape shown one by one below this count."""

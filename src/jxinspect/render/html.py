@@ -40,8 +40,8 @@ from jxinspect.render.text import (
     output_rows,
     summary_line,
 )
+from jxinspect.vocabulary import STATUSES
 
-STATUSES = ("ok", "synthetic", "missing", "mismatch", "pruned")
 TEXT_TITLE = {"jaxpr": "jaxpr", "stablehlo": "StableHLO", "hlo": "HLO"}
 
 CSS = """

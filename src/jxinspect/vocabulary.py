@@ -1,0 +1,43 @@
+"""The words every part of jxinspect shares, in one place: the staging APIs, platforms,
+partitioners, severities, how far staging got, and a leaf's name status.
+
+The command line's choices (typer reads the ``Literal`` types), the configuration's
+checks, the data model's types, the rules and the HTML filters all read them from here.
+Imports nothing of jxinspect and no JAX.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+Stage = Literal["jit", "pjit", "pmap", "shard_map"]
+"""The staging API a target goes through."""
+STAGES: tuple[Stage, ...] = get_args(Stage)
+
+Platform = Literal["cpu", "gpu", "tpu"]
+"""The platform a program is lowered for."""
+PLATFORMS: tuple[Platform, ...] = get_args(Platform)
+
+Partitioner = Literal["shardy", "gspmd"]
+"""Who reads the shardings: Shardy (``sdy.sharding``) or GSPMD (``mhlo.sharding``)."""
+PARTITIONERS: tuple[Partitioner, ...] = get_args(Partitioner)
+
+Severity = Literal["error", "warning", "info"]
+"""How bad a finding is, most severe first."""
+SEVERITIES: tuple[Severity, ...] = get_args(Severity)
+
+FailOn = Literal["error", "warning", "info", "never"]
+"""The gate: fail on findings at or above a severity, or never."""
+FAIL_ON: tuple[FailOn, ...] = get_args(FailOn)
+
+Reached = Literal["failed", "traced", "lowered", "compiled"]
+"""How far staging got."""
+REACHED: tuple[Reached, ...] = get_args(Reached)
+
+Status = Literal["ok", "synthetic", "missing", "mismatch", "pruned"]
+"""What a leaf's name is: the user's path (``ok``), JAX's fallback (``synthetic``), none
+(``missing``), another leaf's (``mismatch``), or the argument was dropped (``pruned``)."""
+STATUSES: tuple[Status, ...] = get_args(Status)
+
+SEVERITY_RANK: dict[str, int] = {s: len(SEVERITIES) - i for i, s in enumerate(SEVERITIES)}
+"""``error`` ranks highest."""
