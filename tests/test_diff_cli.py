@@ -408,7 +408,7 @@ def test_mlir_pair_matches_lost_names_by_position(run_cli: Run, raw: Raw) -> Non
         run_cli, str(raw.folder / "jit.mlir"), str(raw.folder / "pmap.mlir"), rc=expected.rc
     ).stdout
     found = assert_text_diff(out, expected)
-    assert "stage | unknown → reached lowered | unknown → reached lowered" in found
+    assert "stage | not recorded → reached lowered | not recorded → reached lowered" in found
 
 
 def test_shardy_and_gspmd_text_read_the_same(run_cli: Run, mlir_files: Path) -> None:

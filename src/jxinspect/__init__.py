@@ -31,6 +31,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from jxinspect.diff import DiffReport
     from jxinspect.model import Report
+    from jxinspect.vocabulary import Stage
 
 __all__ = ["__version__", "diff", "inspect"]
 
@@ -40,7 +41,7 @@ def inspect(
     args: tuple[Any, ...] = (),
     kwargs: dict[str, Any] | None = None,
     *,
-    stage: str = "jit",
+    stage: Stage = "jit",
     options: dict[str, Any] | None = None,
     platform: str | None = None,
     texts: bool = True,
@@ -73,7 +74,7 @@ def diff(
     args: tuple[Any, ...] = (),
     kwargs: dict[str, Any] | None = None,
     *,
-    stage: str = "jit",
+    stage: Stage = "jit",
     options: dict[str, Any] | None = None,
     platform: str | None = None,
     fail_on: str | None = "error",
@@ -108,5 +109,5 @@ def diff(
         raise TypeError(f"expected a Report or a function, got {type(side).__name__}")
 
     old, new = report(before), report(after)
-    policy = Policy(fail_on=fail_on, allow=frozenset(allow))  # type: ignore[arg-type]
+    policy = Policy(fail_on=fail_on, allow=frozenset(allow))
     return DiffReport(old.target, new.target, (diff_reports(old, new),), policy)

@@ -32,6 +32,7 @@ from jxinspect.targets import (
     parse_target,
     resolve_attribute,
 )
+from jxinspect.vocabulary import Stage
 
 INPUT_HELP = (
     'give example inputs with --args "f32[8,128], 3" (and --kwargs "scale=2.0"), '
@@ -63,7 +64,7 @@ def inspect_function(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     *,
-    stage: str = "jit",
+    stage: Stage = "jit",
     options: dict[str, Any] | None = None,
     platform: str | None = None,
     partitioner: str | None = None,

@@ -34,8 +34,6 @@ from jxinspect.model import (
 from jxinspect.units import type_text
 
 DIFF_SCHEMA = "jxinspect.diff/1"
-UNKNOWN = "unknown"
-"""Stage, JAX version or platform that a side does not know (e.g. read from StableHLO)."""
 
 Verdict = Literal["regression", "improvement", "neutral"]
 ChangeClass = Literal[
@@ -112,10 +110,11 @@ class Side:
 
     target: str
     function: str | None
-    stage: str
+    stage: str | None
+    """``None``: not recorded (read from a program text)."""
     reached: str
-    jax_version: str
-    platform: str
+    jax_version: str | None
+    platform: str | None
     num_devices: int
     mesh: str | None
     partitioner: str
@@ -492,7 +491,7 @@ def _leaves(
 
 
 def _static_changes(before: Report, after: Report) -> Iterator[Change]:
-    if UNKNOWN in (before.stage, after.stage):
+    if None in (before.stage, after.stage):
         return  # StableHLO text does not say
     old = {s.path: s for s in before.static_args}
     new = {s.path: s for s in after.static_args}
@@ -559,7 +558,7 @@ def _paired_jaxprs(
 
 
 def _nested_changes(before: Report, after: Report) -> Iterator[Change]:
-    if UNKNOWN in (before.stage, after.stage) or before.jaxpr is None or after.jaxpr is None:
+    if None in (before.stage, after.stage) or before.jaxpr is None or after.jaxpr is None:
         return  # no jaxpr on one side: nothing to compare
     pairs, removed, added = _paired_jaxprs(before, after)
     for key, jaxpr, other in pairs:
@@ -592,7 +591,7 @@ def _finding_changes(before: Report, after: Report) -> Iterator[Change]:
 
 def _target_changes(before: Report, after: Report) -> Iterator[Change]:
     """Stage, how far staging got, and the mesh."""
-    if UNKNOWN not in (before.stage, after.stage) and before.stage != after.stage:
+    if None not in (before.stage, after.stage) and before.stage != after.stage:
         yield _At("target", "stage")("stage", "changed", NEUTRAL, before.stage, after.stage)
     rank_b, rank_a = _REACHED_RANK[before.reached], _REACHED_RANK[after.reached]
     reached = _At("target", "reached")

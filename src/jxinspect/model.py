@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from jxinspect.dtypes import element_bytes
 from jxinspect.program import Program
-from jxinspect.vocabulary import SEVERITY_RANK, Reached, Severity, Status
+from jxinspect.vocabulary import SEVERITY_RANK, Reached, Severity, Stage, Status
 
 __all__ = ["Reached", "Severity", "Status"]  # the model's words, defined in the vocabulary
 
@@ -27,6 +27,11 @@ def at_or_above(severity: str, fail_on: str | None) -> bool:
     if fail_on is None or fail_on == "never":
         return False
     return SEVERITY_RANK[severity] >= SEVERITY_RANK[fail_on]
+
+
+def _recorded(value: Any) -> Any:
+    """A fact read back from JSON; reports saved by earlier versions wrote ``"unknown"``."""
+    return None if value == "unknown" else value
 
 
 def shard_bytes(shape: tuple[int, ...], dtype: str) -> int | None:
@@ -331,12 +336,16 @@ class StaticArg:
         return cls(data["path"], data.get("position"), data["value"])
 
 
+ExtraKind = Literal["token", "constant", "dimension"]
+"""Why JAX added an argument: an effect token, a hoisted constant, a dimension variable."""
+
+
 @dataclass(frozen=True)
 class ExtraArg:
     """An argument JAX added to ``@main`` itself: a token, a hoisted constant, a dimension."""
 
     main_index: int
-    kind: Literal["token", "constant", "dimension", "unknown"]
+    kind: ExtraKind
     type: str
     name: str | None
 
@@ -535,10 +544,13 @@ class Report:
     """Everything jxinspect learned about one staged function."""
 
     target: str
-    stage: str
+    stage: Stage | None
+    """The staging API; ``None`` when read from a program text, which does not record it."""
     reached: Reached
-    jax_version: str
-    platform: str
+    jax_version: str | None
+    """``None`` when not recorded (read from a program text)."""
+    platform: str | None
+    """``None`` when not recorded (read from a program text)."""
     num_devices: int
     mesh: Mesh | None = None
     partitioner: str = "shardy"
@@ -625,10 +637,10 @@ class Report:
         mesh = data.get("mesh")
         return cls(
             target=data["target"],
-            stage=data["stage"],
+            stage=_recorded(data["stage"]),
             reached=data["reached"],
-            jax_version=data["jax_version"],
-            platform=data["platform"],
+            jax_version=_recorded(data["jax_version"]),
+            platform=_recorded(data["platform"]),
             num_devices=data["num_devices"],
             mesh=Mesh.parse(mesh, data.get("abstract_mesh", False)) if mesh else None,
             partitioner=data.get("partitioner", "shardy"),

@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from jxinspect.errors import UsageError
-from jxinspect.vocabulary import PARTITIONERS, PLATFORMS, STAGES
+from jxinspect.vocabulary import PARTITIONERS, PLATFORMS, STAGES, Partitioner, Platform, Stage
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class TargetOptions:
     """Keyword example inputs, ``"scale=2.0, x=f32[3]"``."""
     args_from: str | None = None
     """``module:function`` (or a name in the target's module) returning args or (args, kwargs)."""
-    stage: str | None = None
+    stage: Stage | None = None
     static_argnums: tuple[int, ...] | None = None
     static_argnames: tuple[str, ...] | None = None
     donate_argnums: tuple[int, ...] | None = None
@@ -41,8 +41,8 @@ class TargetOptions:
     axis_name: str | None = None
     in_axes: str | None = None
     static_broadcasted_argnums: tuple[int, ...] | None = None
-    partitioner: str | None = None
-    platform: str | None = None
+    partitioner: Partitioner | None = None
+    platform: Platform | None = None
     abstract: bool | None = None
     explicit: bool | None = None
 
@@ -52,7 +52,7 @@ class TargetOptions:
         return replace(base, **{k: v for k, v in given.items() if v is not None})
 
     @property
-    def stage_name(self) -> str:
+    def stage_name(self) -> Stage:
         return self.stage or "jit"
 
 

@@ -21,7 +21,8 @@ from jxinspect.config import Policy
 from jxinspect.errors import UsageError
 from jxinspect.model import Finding, Input, Output, Report, at_or_above
 from jxinspect.options import nearest
-from jxinspect.vocabulary import FAIL_ON, STAGES
+from jxinspect.units import recorded
+from jxinspect.vocabulary import FAIL_ON, STAGES, Stage
 
 if TYPE_CHECKING:
     from jxinspect.model import Sharding
@@ -34,7 +35,7 @@ def assert_debug_info(
     args: tuple[Any, ...] = (),
     kwargs: dict[str, Any] | None = None,
     *,
-    stage: str = "jit",
+    stage: Stage = "jit",
     options: dict[str, Any] | None = None,
     platform: str | None = None,
     fail_on: str = "warning",
@@ -233,7 +234,8 @@ def _message(
     if sharding_lines:
         what.append(f"{_count(len(sharding_lines), 'sharding')} not as expected")
     where = report.function or report.target
-    lines = [f"debug info of {where} ({report.stage}, JAX {report.jax_version}): {'; '.join(what)}"]
+    staged = f"{recorded(report.stage)}, JAX {recorded(report.jax_version)}"
+    lines = [f"debug info of {where} ({staged}): {'; '.join(what)}"]
     lines += [f"  {f.code} {f.severity} {f.message}" for f in failing]
     distinct = list(dict.fromkeys(f.code for f in failing))
     lines += [f"  see: jxinspect explain {code}" for code in distinct]

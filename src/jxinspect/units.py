@@ -4,6 +4,13 @@ from __future__ import annotations
 
 from jxinspect.dtypes import short_name
 
+NOT_RECORDED = "not recorded"
+
+
+def recorded(value: str | None) -> str:
+    """A fact as shown to a person: ``not recorded`` when the source did not say."""
+    return NOT_RECORDED if value is None else value
+
 
 def human_bytes(count: int | None) -> str:
     """``1536`` → ``1.5 KiB``; ``None`` (a symbolic size) → ``?``."""

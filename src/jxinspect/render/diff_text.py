@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from jxinspect.diff import Change, DiffReport, Policy, Side, TargetDiff, Verdict
 from jxinspect.render.console import ansi_console
+from jxinspect.units import recorded
 
 CHANGE_COLUMNS = ("severity", "class", "change", "where", "leaf", "before", "after", "matched")
 WHERE_TEXT = {"input": "argument", "output": "result", "static": "static", "nested": "nested",
@@ -28,9 +29,9 @@ def _side_rows(side: Side) -> list[str]:
     return [
         side.target,
         (side.function or "—").split(" at ")[0],
-        f"{side.stage} → reached {side.reached}",
-        side.jax_version,
-        f"{side.platform}, {devices}",
+        f"{recorded(side.stage)} → reached {side.reached}",
+        recorded(side.jax_version),
+        f"{recorded(side.platform)}, {devices}",
         f"{mesh}, partitioner {side.partitioner}",
         f"{side.named_inputs}/{side.inputs} arguments, {side.named_outputs}/{side.outputs} results",
     ]

@@ -40,6 +40,7 @@ from jxinspect.render.text import (
     output_rows,
     summary_line,
 )
+from jxinspect.units import recorded
 from jxinspect.vocabulary import STATUSES
 
 TEXT_TITLE = {"jaxpr": "jaxpr", "stablehlo": "StableHLO", "hlo": "HLO"}
@@ -519,6 +520,6 @@ def render(report: Report, max_lines: int | None = None) -> str:
         parts.append(_missing("module", "Module", program.module_error or "not kept"))
     elif report.reached == "traced":
         parts.append(_missing("module", "Module", f"lowering failed: {report.error}"))
-    footer = f"jxinspect {_e(__version__)} · jax {_e(report.jax_version)}"
+    footer = f"jxinspect {_e(__version__)} · jax {_e(recorded(report.jax_version))}"
     parts.append(f"</main><footer>{footer}</footer><script>{JS}</script></body></html>\n")
     return "".join(parts)

@@ -17,6 +17,8 @@ import html as html_lib
 import io
 from typing import TYPE_CHECKING, Any
 
+from jxinspect.units import recorded
+
 if TYPE_CHECKING:
     from jxinspect.diff import DiffReport
     from jxinspect.lint_result import LintResult
@@ -81,8 +83,8 @@ def report_repr(report: Report) -> str:
     from jxinspect.render.text import summary_line
 
     return (
-        f"<Report {report.target} · {report.stage} → {report.reached} · "
-        f"JAX {report.jax_version} · {summary_line(report)}>"
+        f"<Report {report.target} · {recorded(report.stage)} → {report.reached} · "
+        f"JAX {recorded(report.jax_version)} · {summary_line(report)}>"
     )
 
 

@@ -13,7 +13,7 @@ from jxinspect.model import Input, Output, Report
 from jxinspect.render.console import ansi_console
 from jxinspect.render.findings import grouped
 from jxinspect.render.table import plain_table
-from jxinspect.units import human_bytes, type_text
+from jxinspect.units import human_bytes, recorded, type_text
 
 INPUT_COLUMNS = ("#", "path", "name in program", "status", "type", "sharding", "compiled",
                  "per device", "donation")  # fmt: skip
@@ -94,11 +94,11 @@ def header_lines(report: Report) -> list[tuple[str, str]]:
     lines = [
         ("target", report.target),
         ("function", report.function or "—"),
-        ("stage", f"{report.stage} → reached {report.reached}"),
-        ("jax", report.jax_version),
+        ("stage", f"{recorded(report.stage)} → reached {report.reached}"),
+        ("jax", recorded(report.jax_version)),
         (
             "platform",
-            f"{report.platform}, {report.num_devices} device"
+            f"{recorded(report.platform)}, {report.num_devices} device"
             + ("s" if report.num_devices != 1 else ""),
         ),  # fmt: skip
         ("mesh", f"{mesh}, partitioner {report.partitioner}"),

@@ -22,8 +22,6 @@ from jxinspect.tracer import mlir, nested, seam, shardings
 from jxinspect.tracer.mlir import MainSignature, MainValue
 from jxinspect.tracer.stage import Staged
 
-UNKNOWN = "unknown"
-
 # JAX's names when it could not bind the call to the signature, or pmap's flat names.
 FALLBACK_ARG = re.compile(r"^(flat_args|args|kwargs)\[")
 FALLBACK_RESULT = re.compile(r"^(result)?(\[\d+\])*$")
@@ -130,7 +128,7 @@ def build_report(
     target: str,
     expected_args: list[str] | None = None,
     static_args: list[StaticArg] | None = None,
-    platform: str = UNKNOWN,
+    platform: str | None = None,
     num_devices: int = 1,
     mesh: Mesh | None = None,
     partitioner: str | None = None,
@@ -151,7 +149,7 @@ def build_report(
     user_args = [a for a in main.args if a.jax_kind is None] if main else []
     user_results = [r for r in main.results if r.jax_kind is None] if main else []
     extra = tuple(
-        ExtraArg(a.index, a.jax_kind or "unknown", a.type, a.name)  # type: ignore[arg-type]
+        ExtraArg(a.index, a.jax_kind, a.type, a.name)
         for a in (main.args if main else ())
         if a.jax_kind is not None
     )
@@ -164,15 +162,15 @@ def build_report(
     if staged is None:
         inputs = [_input_from_main(i, value) for i, value in enumerate(user_args)]
         outputs = [
-            _output(i, value.shape or (), value.dtype or UNKNOWN, value, None, None, prefixed)
+            _output(i, value.shape or (), value.dtype or value.type, value, None, None, prefixed)
             for i, value in enumerate(user_results)
         ]
         sources = {v.sharding.source for v in (*user_args, *user_results) if v.sharding}
         return Report(
             target=target,
-            stage=UNKNOWN,
+            stage=None,
             reached="lowered",
-            jax_version=UNKNOWN,
+            jax_version=None,
             platform=platform,
             num_devices=max(num_devices, 1),
             mesh=mesh,
@@ -296,7 +294,7 @@ def _input_from_main(i: int, value: MainValue) -> Input:
         name=value.name or None,
         status=status,
         shape=value.shape or (),
-        dtype=value.dtype or UNKNOWN,
+        dtype=value.dtype or value.type,
         sharding=value.sharding,
         donated=value.aliasing_output is not None or value.buffer_donor,
         aliased_output=value.aliasing_output,

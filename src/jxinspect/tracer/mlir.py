@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jxinspect import dtypes
-from jxinspect.model import Mesh, Sharding
+from jxinspect.model import ExtraKind, Mesh, Sharding
 from jxinspect.tracer import seam, shardings
 
 
@@ -31,7 +31,7 @@ class MainValue:
     aliasing_output: int | None = None
     buffer_donor: bool = False
     memory_kind: str | None = None
-    jax_kind: str | None = None
+    jax_kind: ExtraKind | None = None
     """``token``, ``constant`` or ``dimension`` when JAX added this value itself."""
 
 
@@ -85,7 +85,7 @@ def _value(
     elif "mhlo.sharding" in attrs:
         text = string_value(attrs["mhlo.sharding"])
         sharding = shardings.from_hlo_text(text, len(shape or ()), mesh_hint, device_ids)
-    jax_kind = None
+    jax_kind: ExtraKind | None = None
     if "jax.token" in attrs or str(type_) == "!stablehlo.token":
         jax_kind = "token"
     elif "jax.const" in attrs:

@@ -15,6 +15,7 @@ from jxinspect.errors import UsageError, UserCodeError
 from jxinspect.interrupts import reraise_if_stopping
 from jxinspect.targets import describe_exception
 from jxinspect.tracer import seam
+from jxinspect.vocabulary import STAGES, Stage
 
 SHARD_MAP_KEYS = ("mesh", "in_specs", "out_specs", "axis_names", "check_vma")
 
@@ -23,7 +24,7 @@ SHARD_MAP_KEYS = ("mesh", "in_specs", "out_specs", "axis_names", "check_vma")
 class Staged:
     """What staging produced; ``lowered`` is ``None`` when lowering failed."""
 
-    stage: str
+    stage: Stage
     jaxpr: Any
     """The top-level ``core.Jaxpr``."""
     names_jaxpr: Any
@@ -88,7 +89,7 @@ def _unhashable(value: Any, what: str) -> UsageError | None:
     return None
 
 
-def _wrap(fun: Any, stage: str, options: dict[str, Any]) -> Any:
+def _wrap(fun: Any, stage: Stage, options: dict[str, Any]) -> Any:
     if stage == "jit":
         return seam.jit(fun, options)
     if stage == "pjit":
@@ -101,14 +102,14 @@ def _wrap(fun: Any, stage: str, options: dict[str, Any]) -> Any:
         return seam.jit(seam.shard_map(fun, shard_opts), jit_opts)
     if stage == "pmap":
         return seam.pmap(fun, options)
-    raise UsageError(f"unknown stage {stage!r}: use jit, pjit, pmap or shard_map")
+    raise UsageError(f"unknown stage {stage!r}: use one of {', '.join(STAGES)}")
 
 
 def stage_function(
     fun: Any,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
-    stage: str,
+    stage: Stage,
     options: dict[str, Any],
     platform: str | None,
 ) -> Staged:
