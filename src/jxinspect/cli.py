@@ -46,6 +46,7 @@ from jxinspect.cliutil import (
 from jxinspect.commands_diff import diff_debug
 from jxinspect.commands_lint import lint
 from jxinspect.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_CODE, UsageError
+from jxinspect.render.escape import text as one_line
 from jxinspect.targets import user_prints_to_stderr
 from jxinspect.vocabulary import FailOn
 
@@ -164,7 +165,7 @@ def lower(
             # the report (what tracing gave) is out; the user's code still failed to lower
             if show_traceback and report.error_traceback:
                 typer.echo(report.error_traceback, err=True, nl=False)
-            typer.echo(f"error: lowering failed: {report.error}", err=True)
+            typer.echo(f"error: lowering failed: {one_line(report.error)}", err=True)
             return EXIT_USER_CODE
         severities = [f.severity for f in report.findings]
         return EXIT_FINDINGS if fails(severities, fail_on) else EXIT_OK
@@ -207,7 +208,8 @@ def main() -> None:
     except usage_error as err:
         context = getattr(err, "ctx", None)
         where = f" (see `{context.command_path} --help`)" if context is not None else ""
-        typer.echo(f"error: {getattr(err, 'format_message', err.__str__)()}{where}", err=True)
+        message = one_line(getattr(err, "format_message", err.__str__)())
+        typer.echo(f"error: {message}{where}", err=True)
         sys.exit(int(getattr(err, "exit_code", 2)))
     except typer.Abort:
         typer.echo("error: aborted", err=True)

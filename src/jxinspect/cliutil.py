@@ -20,6 +20,7 @@ from jxinspect.interrupts import watch_terminal
 from jxinspect.model import at_or_above
 from jxinspect.options import TargetOptions
 from jxinspect.program import TextRequest
+from jxinspect.render.escape import text as one_line
 from jxinspect.vocabulary import FailOn, Partitioner, Platform, Stage
 
 
@@ -126,14 +127,16 @@ def fails(severities: Iterable[str], fail_on: FailOn) -> bool:
 
 
 def run_command(body: Callable[[], int], show_traceback: bool) -> None:
-    """Run a command body; errors become one line on stderr and their exit code."""
+    """Run a command body; errors become one line on stderr and their exit code (what
+    they quote from the user escaped, so a newline or ESC in it cannot add a line or
+    colour the terminal)."""
     watch_terminal()
     try:
         code = body()
     except JxError as err:
         if show_traceback:
             traceback.print_exc()
-        typer.echo(f"error: {err}", err=True)
+        typer.echo(f"error: {one_line(err)}", err=True)
         raise typer.Exit(err.exit_code) from None
     except (typer.Exit, typer.Abort, KeyboardInterrupt):
         raise
@@ -141,7 +144,8 @@ def run_command(body: Callable[[], int], show_traceback: bool) -> None:
         if show_traceback:
             traceback.print_exc()
         typer.echo(
-            f"internal error: {type(err).__name__}: {err} (rerun with --traceback and report it)",
+            f"internal error: {type(err).__name__}: {one_line(err)} (rerun with --traceback and "
+            "report it)",
             err=True,
         )
         raise typer.Exit(EXIT_INTERNAL) from None

@@ -15,6 +15,7 @@ import typer
 
 from jxinspect.cliutil import Color, TracebackOpt, emit, run_command, use_color
 from jxinspect.errors import UsageError
+from jxinspect.render.escape import text as one_line
 from jxinspect.vocabulary import FailOn
 
 
@@ -138,7 +139,8 @@ def lint(
         if write_baseline:
             size = result.baseline_size
             typer.echo(
-                f"wrote {size} finding{'s' if size != 1 else ''} to the baseline {result.baseline}",
+                f"wrote {size} finding{'s' if size != 1 else ''} to the baseline "
+                f"{one_line(result.baseline)}",
                 err=True,
             )
         return result.exit_code(exit_zero)

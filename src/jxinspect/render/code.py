@@ -3,7 +3,9 @@
 A :class:`~jxinspect.program.ProgramText` says which line stands for which input,
 output or nested jaxpr; :func:`notes` turns those marks into the words drawn beside the
 lines, from the report's own leaves. :func:`tokens` splits a line into coloured pieces,
-drawn as ANSI escapes here and as ``<span>`` classes by the HTML report.
+drawn as ANSI escapes here and as ``<span>`` classes by the HTML report. The lines and
+notes of a :class:`Layout` are escaped (:mod:`jxinspect.render.escape`): a jaxpr prints a
+function's ``__name__`` as it is, and notes quote names and paths.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from dataclasses import dataclass
 
 from jxinspect.model import Input, NestedJaxpr, Output, Report
 from jxinspect.program import Mark, ProgramText
+from jxinspect.render.escape import program_text
+from jxinspect.render.escape import text as esc
 
 COMMENT = {"jaxpr": "#", "stablehlo": "//", "hlo": "//"}
 NOTE_COLUMN_MAX = 80
@@ -167,11 +171,12 @@ def nested_by_where(report: Report) -> dict[str, NestedJaxpr]:
 
 
 def notes(report: Report, text: ProgramText) -> dict[int, list[tuple[Mark, str]]]:
-    """Per line, each mark on it with its note."""
+    """Per line, each mark on it with its note (escaped)."""
     result: dict[int, list[tuple[Mark, str]]] = {}
     nested = nested_by_where(report)
     for mark in text.marks:
-        result.setdefault(mark.line, []).append((mark, mark_note(report, text, mark, nested)))
+        note = esc(mark_note(report, text, mark, nested))
+        result.setdefault(mark.line, []).append((mark, note))
     return result
 
 
@@ -237,7 +242,7 @@ class Layout:
 def layout(report: Report, text: ProgramText, max_lines: int | None = None) -> Layout:
     """The text's lines with their notes aligned: the notes of a run of noted lines start
     together, after its longest line (but not past :data:`NOTE_COLUMN_MAX`)."""
-    lines = text.text.rstrip("\n").split("\n")
+    lines = program_text(text.text).rstrip("\n").split("\n")
     cut = None
     if max_lines is not None and len(lines) > max_lines:
         cut_marks = [m for m in text.marks if m.line >= max_lines]

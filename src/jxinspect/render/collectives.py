@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from jxinspect.model import Report
+from jxinspect.render.escape import text as esc
 from jxinspect.render.table import plain_table
 from jxinspect.units import human_bytes, type_text
 
@@ -33,6 +34,8 @@ def render(report: Report) -> str:
         totals = report.compiled.bytes_by_axes()
         lines.append(
             "  per axis: "
-            + ", ".join(f"{axes or '—'} {human_bytes(total)}" for axes, total in totals.items())
+            + ", ".join(
+                f"{esc(axes or '—')} {human_bytes(total)}" for axes, total in totals.items()
+            )
         )
     return "\n".join(lines) + "\n"

@@ -1,6 +1,8 @@
 """A diff as GitHub-flavoured Markdown, for a pull-request comment.
 
-Regressions are shown; improvements and neutral changes fold into ``<details>``.
+Regressions are shown; improvements and neutral changes fold into ``<details>``. Names,
+paths and messages are escaped (:mod:`jxinspect.render.escape`): a pipe, backtick,
+newline or HTML tag in them cannot break a table or the comment.
 """
 
 from __future__ import annotations
@@ -15,31 +17,30 @@ from jxinspect.render.diff_text import (
     header_rows,
     summary_line,
 )
+from jxinspect.render.escape import markdown_code, markdown_text
 
 _CODE_COLUMNS = {4, 5, 6}
 """Leaf, before and after: names and paths, shown as code."""
 
 
-def code(text: str) -> str:
-    """Inline code that survives a table cell (pipes escaped, backticks fenced)."""
-    if text in ("", "—"):
-        return text
-    fence = "``" if "`" in text else "`"
-    pad = " " if fence == "``" else ""
-    return f"{fence}{pad}{text}{pad}{fence}".replace("|", "\\|")
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+code = markdown_code
+"""Inline code that survives a table cell (pipes escaped, backticks fenced)."""
 
 
 def _table(
-    columns: tuple[str, ...], rows: Sequence[tuple[str, ...]], as_code: set[int]
+    columns: tuple[str, ...],
+    rows: Sequence[tuple[str, ...]],
+    as_code: set[int],
+    bold: Sequence[bool] = (),
 ) -> list[str]:
+    """A table; ``as_code`` columns as inline code, the others as escaped text; the first
+    cell of the rows ``bold`` marks in bold."""
     keep = [i for i in range(len(columns)) if any(row[i] for row in rows)]
     lines = ["| " + " | ".join(columns[i] for i in keep) + " |", "|" + "---|" * len(keep)]
-    for row in rows:
-        cells = [code(row[i]) if i in as_code else _cell(row[i]) for i in keep]
+    for r, row in enumerate(rows):
+        cells = [code(row[i]) if i in as_code else markdown_text(row[i]) for i in keep]
+        if r < len(bold) and bold[r] and keep and keep[0] == 0:
+            cells[0] = f"**{cells[0]}**"
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -57,11 +58,8 @@ def _target(target: TargetDiff, diff: DiffReport) -> list[str]:
         if not changes:
             continue
         rows = change_rows(changes, diff.policy)
-        rows = [
-            (f"**{row[0]}**" if diff.policy.fails(c) else row[0], *row[1:])
-            for c, row in zip(changes, rows)
-        ]
-        table = _table(CHANGE_COLUMNS, rows, _CODE_COLUMNS)
+        bold = [diff.policy.fails(c) for c in changes]
+        table = _table(CHANGE_COLUMNS, rows, _CODE_COLUMNS, bold)
         if verdict == "regression":
             lines += ["", f"**{heading.capitalize()}**", "", *table]
         else:

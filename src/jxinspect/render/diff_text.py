@@ -2,7 +2,8 @@
 
 Plain text (stable: no colour, no box drawing) for logs, pipes and golden files; rich
 tables with colour for a terminal. Both show the rows :func:`header_rows` and
-:func:`change_rows` give.
+:func:`change_rows` give, escaped (:func:`escape.text`): names and paths come from the
+user's code or input files. The rows stay raw for the Markdown renderer.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 
 from jxinspect.diff import Change, DiffReport, Policy, Side, TargetDiff, Verdict
 from jxinspect.render.console import ansi_console
+from jxinspect.render.escape import text as esc
 from jxinspect.units import recorded
 
 CHANGE_COLUMNS = ("severity", "class", "change", "where", "leaf", "before", "after", "matched")
@@ -84,7 +86,7 @@ def summary_line(diff: DiffReport) -> str:
 
 def _plain_table(columns: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
     keep = [i for i in range(len(columns)) if any(row[i] for row in rows)]
-    table = [tuple(columns[i] for i in keep)] + [tuple(row[i] for i in keep) for row in rows]
+    table = [tuple(columns[i] for i in keep)] + [tuple(esc(row[i]) for i in keep) for row in rows]
     widths = [max(len(row[k]) for row in table) for k in range(len(keep))]
     return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
 
@@ -105,9 +107,9 @@ def _unchanged_line(target: TargetDiff) -> str:
 
 def render_plain(diff: DiffReport) -> str:
     """Stable plain text: per target a before | after header, then the changes by verdict."""
-    lines = [f"before: {diff.before}", f"after:  {diff.after}"]
+    lines = [f"before: {esc(diff.before)}", f"after:  {esc(diff.after)}"]
     for target in diff.targets:
-        lines += ["", f"== {target.name} =="]
+        lines += ["", f"== {esc(target.name)} =="]
         lines += [
             "  " + line for line in _plain_table(("", "before", "after"), header_rows(target))
         ]
@@ -134,15 +136,17 @@ def render_rich(diff: DiffReport, width: int = 120) -> str:
 
     buffer = io.StringIO()
     console = ansi_console(buffer, width)
-    console.print(Text(f"before: {diff.before}\nafter:  {diff.after}", style="bold"))
+    console.print(Text(f"before: {esc(diff.before)}\nafter:  {esc(diff.after)}", style="bold"))
     for target in diff.targets:
         console.print()
-        console.rule(Text(target.name, style="bold"), align="left")
+        console.rule(Text(esc(target.name), style="bold"), align="left")
         sides = Table(box=None, padding=(0, 2), show_edge=False)
         for column in ("", "before", "after"):
             sides.add_column(column, overflow="fold", style="bold" if not column else "")
         for key, old, new in header_rows(target):
-            sides.add_row(key, old, Text(new, style="yellow" if old != new else ""))
+            sides.add_row(
+                Text(key), Text(esc(old)), Text(esc(new), style="yellow" if old != new else "")
+            )
         console.print(sides)
         for verdict, title in VERDICT_TITLE.items():
             changes = target.of_verdict(verdict)
@@ -159,7 +163,7 @@ def render_rich(diff: DiffReport, width: int = 120) -> str:
                 table.add_column(CHANGE_COLUMNS[i], overflow="fold")
             for change, row in zip(changes, rows):
                 failing = diff.policy.fails(change)
-                cells = [Text(row[i]) for i in keep]
+                cells = [Text(esc(row[i])) for i in keep]
                 style = "bold red" if failing else VERDICT_STYLE[verdict]
                 cells[0].stylize(style)
                 if verdict == "regression" and 6 in keep:

@@ -1,23 +1,21 @@
 """A lint result as GitHub Actions workflow commands: one annotation per new finding.
 
 ``::error file=models/mlp.py,line=12,title=JX102::message``. Message data escapes
-``%``, CR and LF; property values also escape ``:`` and ``,`` (GitHub's own rules).
+``%``, CR and LF; property values also escape ``:`` and ``,`` (GitHub's own rules);
+other control characters are shown as ``\\xNN`` (:mod:`jxinspect.render.escape`).
 Baselined findings are left out; the summary is the last, plain line.
 """
 
 from __future__ import annotations
 
 from jxinspect.lint_result import LintResult
+from jxinspect.render.escape import github_data, github_property
 
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
 
 
-def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(text: str) -> str:
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+escape_data = github_data
+escape_property = github_property
 
 
 def command(

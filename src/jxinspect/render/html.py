@@ -10,7 +10,6 @@ sections whose notes link back to the table rows.
 from __future__ import annotations
 
 import re
-from html import escape
 
 from jxinspect import __version__
 from jxinspect.model import Report
@@ -23,6 +22,7 @@ from jxinspect.render.code import (
     nested_by_where,
     tokens,
 )
+from jxinspect.render.escape import html as _e
 from jxinspect.render.findings import grouped
 from jxinspect.render.jaxpr_view import static_lines
 from jxinspect.render.sharding_view import (
@@ -215,10 +215,6 @@ JS = """
   });
 })();
 """
-
-
-def _e(text: object) -> str:
-    return escape(str(text), quote=True)
 
 
 def _id(prefix: str, text: str) -> str:

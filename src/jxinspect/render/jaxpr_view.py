@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from jxinspect.model import Report
 from jxinspect.render.code import annotated_lines
+from jxinspect.render.escape import text as esc
 
 
 def static_lines(report: Report) -> list[str]:
-    """``# static n = 3 (position 1): baked into the program, not an input``."""
+    """``# static n = 3 (position 1): baked into the program, not an input`` (escaped)."""
     return [
-        f"# static {arg.path} = {arg.value} ("
+        f"# static {esc(arg.path)} = {esc(arg.value)} ("
         + (f"position {arg.position}" if arg.position is not None else "keyword")
         + "): baked into the program, not an input"
         for arg in report.static_args

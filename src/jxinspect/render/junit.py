@@ -2,21 +2,16 @@
 
 A target fails when it has a new finding at or above ``fail_on``; one that could not be
 staged is an error. Other findings go to ``system-out``. No timestamps or durations, so
-the file is the same from run to run.
+the file is the same from run to run. Text from the user is escaped
+(:func:`escape.xml`), so the file is well-formed XML 1.0 whatever a name holds.
 """
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 
 from jxinspect.lint_result import LintResult, TargetResult
-
-_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-
-
-def _clean(text: str) -> str:
-    return _INVALID_XML.sub("?", text)
+from jxinspect.render.escape import xml as _clean
 
 
 def _line(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from jxinspect.model import Report
 from jxinspect.render.code import annotated_lines
+from jxinspect.render.escape import text as esc
 
 
 def render(report: Report, color: bool = False, max_lines: int | None = None) -> str:
@@ -17,5 +18,5 @@ def render(report: Report, color: bool = False, max_lines: int | None = None) ->
             why = f"lowering failed: {report.error}" if report.error else "it was not lowered"
         else:
             why = (program.module_error if program is not None else None) or "it was not kept"
-        return f"// no module: {why}\n"
+        return f"// no module: {esc(why)}\n"
     return "\n".join(annotated_lines(report, text, color, max_lines)) + "\n"

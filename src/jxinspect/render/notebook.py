@@ -80,19 +80,22 @@ def as_rich(text: str) -> Any:
 def report_repr(report: Report) -> str:
     """``<Report mlp.py:predict · jit → lowered · JAX 0.10.2 · 7/7 arguments and 2/2
     results carry their names; 2 infos>``."""
+    from jxinspect.render.escape import text as esc
     from jxinspect.render.text import summary_line
 
     return (
-        f"<Report {report.target} · {recorded(report.stage)} → {report.reached} · "
+        f"<Report {esc(report.target)} · {recorded(report.stage)} → {report.reached} · "
         f"JAX {recorded(report.jax_version)} · {summary_line(report)}>"
     )
 
 
 def diff_repr(diff: DiffReport) -> str:
+    from jxinspect.render.escape import text as esc
+
     counts = diff.counts()
     verdict = "FAIL" if diff.failed else "ok"
     return (
-        f"<DiffReport {diff.before} → {diff.after} · {len(diff.targets)} target"
+        f"<DiffReport {esc(diff.before)} → {esc(diff.after)} · {len(diff.targets)} target"
         f"{'s' if len(diff.targets) != 1 else ''} · {verdict}: {counts['regressions']} "
         f"regressions ({counts['failing']} failing), {counts['improvements']} improvements, "
         f"{counts['neutral']} neutral>"

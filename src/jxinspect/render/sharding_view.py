@@ -8,7 +8,8 @@ grid of more than :data:`MAX_SIDE` blocks a side shows its first and last rows a
 columns, so an abstract mesh of thousands of devices stays readable. Devices are
 numbered by their position in the mesh (row-major over its axes), as ``jax.make_mesh``
 numbers a fresh mesh; GSPMD tile counts without a mesh are numbered in iota order.
-Leaves with the same shape and layout share one picture.
+Leaves with the same shape and layout share one picture. Text drawn from the report
+(paths, mesh axis names, raw sharding attributes) is escaped (:func:`escape.text`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 
 from jxinspect.model import Input, Output, Report, Sharding
 from jxinspect.render.console import ansi_console
+from jxinspect.render.escape import text as esc
 from jxinspect.units import human_bytes, type_text
 
 MAX_SIDE = 8
@@ -264,7 +266,7 @@ def leaf_list(leaves: tuple[tuple[str, int, str], ...], limit: int = LIST_MAX) -
     """``in: a, b · out: result``; past ``limit`` paths a side, ``… and N more``."""
     parts = []
     for kind in ("in", "out"):
-        paths = [path for k, _, path in leaves if k == kind]
+        paths = [esc(path) for k, _, path in leaves if k == kind]
         if paths:
             more = f", … and {len(paths) - limit} more" if len(paths) > limit else ""
             parts.append(f"{kind}: " + ", ".join(paths[:limit]) + more)
@@ -283,9 +285,9 @@ def mesh_line(report: Report) -> str:
 def leaf_table(pic: Picture, limit: int = 2 * LIST_MAX) -> list[str]:
     """One aligned line per leaf: direction, path, type and per-device share (the first
     ``limit``, then how many more)."""
-    shown = pic.leaves[:limit]
-    width = max(len(path) for _, _, path, _ in shown)
-    lines = [f"  {kind:<3} {path.ljust(width)}  {text}" for kind, _, path, text in shown]
+    shown = [(kind, esc(path), text) for kind, _, path, text in pic.leaves[:limit]]
+    width = max(len(path) for _, path, _ in shown)
+    lines = [f"  {kind:<3} {path.ljust(width)}  {text}" for kind, path, text in shown]
     if len(pic.leaves) > limit:
         lines.append(f"  … and {len(pic.leaves) - limit} more leaves with this layout")
     return lines
@@ -317,7 +319,7 @@ def render_plain(report: Report) -> str:
         lines.append("")
     for what, leaves in found.groups:
         lines.append(f"{what}: {leaf_list(leaves)}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(esc(line) for line in lines) + "\n"
 
 
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
@@ -334,14 +336,14 @@ def render_rich(report: Report, width: int = 120) -> str:
     buffer = io.StringIO()
     console = ansi_console(buffer, width)
     found = layouts(report)
-    console.print(Text(mesh_line(report), style="bold"))
+    console.print(Text(esc(mesh_line(report)), style="bold"))
     for pic in found.pictures:
         console.print()
-        console.print(Text(pic.layout, style="bold"))
+        console.print(Text(esc(pic.layout), style="bold"))
         for line in pic.lines:
-            console.print(Text("  " + line))
+            console.print(Text("  " + esc(line)))
         for line in leaf_table(pic):
-            console.print(Text(line))
+            console.print(Text(esc(line)))
         table = Table(box=box.SQUARE, show_lines=True, padding=(0, 1))
         table.add_column("")
         for label in pic.col_labels:
@@ -358,7 +360,7 @@ def render_rich(report: Report, width: int = 120) -> str:
             table.add_row(*cells)
         console.print(table)
     for what, leaves in found.groups:
-        console.print(Text(f"{what}: ", style="bold") + Text(leaf_list(leaves)))
+        console.print(Text(f"{esc(what)}: ", style="bold") + Text(leaf_list(leaves)))
     return buffer.getvalue()
 
 

@@ -2,7 +2,8 @@
 
 Both forms show the same rows from :func:`input_rows` / :func:`output_rows`; the plain
 one is stable (no colour, no box drawing, no terminal-width wrapping) for logs, pipes
-and golden files.
+and golden files. Both escape what came from the user (:func:`escape.text`): the rows
+stay raw for the HTML report, which escapes them its own way.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import io
 
 from jxinspect.model import Input, Output, Report
 from jxinspect.render.console import ansi_console
+from jxinspect.render.escape import text as esc
 from jxinspect.render.findings import grouped
 from jxinspect.render.table import plain_table
 from jxinspect.units import human_bytes, recorded, type_text
@@ -143,7 +145,7 @@ def summary_line(report: Report) -> str:
 
 def render_plain(report: Report) -> str:
     """Stable plain text: header, inputs, outputs, findings, summary."""
-    lines = [f"{key + ':':<14}{value}" for key, value in header_lines(report)]
+    lines = [f"{key + ':':<14}{esc(value)}" for key, value in header_lines(report)]
     lines += ["", f"inputs ({len(report.inputs)})"]
     lines += ["  " + line for line in plain_table(INPUT_COLUMNS, input_rows(report))]
     lines += ["", f"outputs ({len(report.outputs)})"]
@@ -151,7 +153,8 @@ def render_plain(report: Report) -> str:
     if report.findings:
         lines += ["", f"findings ({len(report.findings)})"]
         lines += [
-            f"  {g.first.code} {g.first.severity:<7} {g.text()}" for g in grouped(report.findings)
+            f"  {g.first.code} {g.first.severity:<7} {esc(g.text())}"
+            for g in grouped(report.findings)
         ]
     lines += ["", summary_line(report)]
     return "\n".join(lines) + "\n"
@@ -166,7 +169,9 @@ def render_rich(report: Report, width: int = 120) -> str:
     console = ansi_console(buffer, width)
     grid = Table.grid(padding=(0, 2))
     for key, value in header_lines(report):
-        grid.add_row(Text(key, style="bold"), Text(value, style="red" if key == "error" else ""))
+        grid.add_row(
+            Text(key, style="bold"), Text(esc(value), style="red" if key == "error" else "")
+        )
     console.print(grid)
 
     def table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> Table:
@@ -174,7 +179,7 @@ def render_rich(report: Report, width: int = 120) -> str:
         for column in columns:
             result.add_column(column, overflow="fold")
         for row in rows:
-            cells = [Text(cell) for cell in row]
+            cells = [Text(esc(cell)) for cell in row]
             cells[3].stylize(STATUS_STYLE.get(row[3], ""))
             result.add_row(*cells)
         return result
@@ -185,7 +190,7 @@ def render_rich(report: Report, width: int = 120) -> str:
         f = group.first
         line = Text(f"{f.code} ", style="bold")
         line.append(f"{f.severity:<7} ", style=SEVERITY_STYLE[f.severity])
-        line.append(group.text())
+        line.append(esc(group.text()))
         console.print(line)
     console.print(Text(summary_line(report), style="bold"))
     return buffer.getvalue()
