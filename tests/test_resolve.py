@@ -106,3 +106,21 @@ def test_sibling_folders_each_import_their_own_helpers(tmp_path: Path) -> None:
             ("ex1/train.py:step", None),
             ("ex2/train.py:step", None),
         ]
+
+
+def test_flags_giving_inputs_replace_a_declared_maker_and_back(tmp_path: Path) -> None:
+    """``--args`` over a declared ``args_from`` (and ``--args-from`` over declared
+    ``args``): the inputs the user gives are the ones staged."""
+    (tmp_path / "model.py").write_text(
+        'JXINSPECT = {"step": {"args_from": "make"}, "other": {"args": "f32[2]"}}\n\n\n'
+        "def make():\n    import jax\n    return (jax.ShapeDtypeStruct((3,), 'float32'),)\n\n\n"
+        "def step(x):\n    return x * 2\n\n\nother = step\n",
+        encoding="utf-8",
+    )
+    lower = run_cli("lower", "model.py:step", "--args", "f32[5]", "--format", "json", cwd=tmp_path)
+    assert lower.returncode == 0, lower.describe()
+    assert json.loads(lower.stdout)["inputs"][0]["shape"] == [5]
+    lower = run_cli("lower", "model.py:other", "--args-from", "make", "--format", "json",
+                    cwd=tmp_path)  # fmt: skip
+    assert lower.returncode == 0, lower.describe()
+    assert json.loads(lower.stdout)["inputs"][0]["shape"] == [3]

@@ -47,8 +47,13 @@ class TargetOptions:
     explicit: bool | None = None
 
     def merged_over(self, base: TargetOptions) -> TargetOptions:
-        """These options where given, ``base``'s elsewhere."""
+        """These options where given, ``base``'s elsewhere. ``args_from`` and
+        ``args``/``kwargs`` are alternatives: giving one set drops ``base``'s other."""
         given = {f.name: getattr(self, f.name) for f in fields(self)}
+        if self.args_from is not None:
+            base = replace(base, args=None, kwargs=None)
+        elif self.args is not None or self.kwargs is not None:
+            base = replace(base, args_from=None)
         return replace(base, **{k: v for k, v in given.items() if v is not None})
 
     @property
