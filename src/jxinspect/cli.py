@@ -44,7 +44,7 @@ from jxinspect.cliutil import (
     use_color,
 )
 from jxinspect.commands_diff import diff_debug
-from jxinspect.commands_lint import lint
+from jxinspect.commands_lint import lint, lint_merge
 from jxinspect.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_CODE, UsageError
 from jxinspect.render.escape import text as one_line
 from jxinspect.targets import user_prints_to_stderr
@@ -197,6 +197,7 @@ def explain(
 
 app.command("diff-debug")(diff_debug)
 app.command("lint")(lint)
+app.command("lint-merge")(lint_merge)
 
 
 def main() -> None:

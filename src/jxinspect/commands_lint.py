@@ -15,6 +15,7 @@ import typer
 
 from jxinspect.cliutil import Color, TracebackOpt, emit, run_command, use_color
 from jxinspect.errors import UsageError
+from jxinspect.lint_result import LintResult
 from jxinspect.render.escape import text as one_line
 from jxinspect.vocabulary import FailOn
 
@@ -43,6 +44,29 @@ def codes(flag: str, text: str | None) -> tuple[str, ...] | None:
             )
         result.append(item)
     return tuple(result)
+
+
+def render(result: LintResult, format: LintFormat, color: bool) -> str:
+    """The result in the chosen format."""
+    if format is LintFormat.json:
+        from jxinspect.render import lint_json
+
+        return lint_json.render(result)
+    if format is LintFormat.sarif:
+        from jxinspect.render import sarif
+
+        return sarif.render(result)
+    if format is LintFormat.github:
+        from jxinspect.render import github
+
+        return github.render(result)
+    if format is LintFormat.junit:
+        from jxinspect.render import junit
+
+        return junit.render(result)
+    from jxinspect.render import lint_text
+
+    return lint_text.render(result, color=color)
 
 
 def lint(
@@ -89,6 +113,20 @@ def lint(
         Optional[bool],
         typer.Option("--compile/--no-compile", help="Also compile (XLA's shardings, memory)."),
     ] = None,
+    cache: Annotated[
+        Optional[bool],
+        typer.Option(
+            "--cache/--no-cache",
+            help="Reuse the reports of unchanged targets (default: as configured, on).",
+        ),
+    ] = None,
+    shard: Annotated[
+        Optional[str],
+        typer.Option(help="Stage only part K of N (K/N), for a CI job matrix; see lint-merge."),
+    ] = None,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Say on stderr how each target was judged.")
+    ] = False,
     color: Annotated[Color, typer.Option()] = Color.auto,
     show_traceback: TracebackOpt = False,
 ) -> None:
@@ -99,6 +137,7 @@ def lint(
 
     def body() -> int:
         from jxinspect.lint import LintRequest, run_lint
+        from jxinspect.shards import parse_shard
 
         request = LintRequest(
             paths=tuple(paths or ()),
@@ -110,32 +149,23 @@ def lint(
             write_baseline=write_baseline,
             jobs=jobs,
             timeout=timeout,
+            cache=cache,
+            shard=parse_shard(shard) if shard is not None else None,
             compile=compile,
             progress=sys.stderr.isatty(),
             traceback=show_traceback,
         )
         result = run_lint(request)
-        if format is LintFormat.json:
-            from jxinspect.render import lint_json
-
-            text = lint_json.render(result)
-        elif format is LintFormat.sarif:
-            from jxinspect.render import sarif
-
-            text = sarif.render(result)
-        elif format is LintFormat.github:
-            from jxinspect.render import github
-
-            text = github.render(result)
-        elif format is LintFormat.junit:
-            from jxinspect.render import junit
-
-            text = junit.render(result)
-        else:
-            from jxinspect.render import lint_text
-
-            text = lint_text.render(result, color=use_color(color, output))
-        emit(text, output)
+        if verbose:
+            for target in result.targets:
+                how = (
+                    "cached" if target.cached
+                    else f"failed ({target.error_kind})" if target.failed
+                    else f"staged in {target.seconds:.2f} s" if target.seconds is not None
+                    else "staged"
+                )  # fmt: skip
+                typer.echo(f"{one_line(target.name)}: {how}", err=True)
+        emit(render(result, format, use_color(color, output)), output)
         if write_baseline:
             size = result.baseline_size
             typer.echo(
@@ -143,6 +173,32 @@ def lint(
                 f"{one_line(result.baseline)}",
                 err=True,
             )
+        return result.exit_code(exit_zero)
+
+    run_command(body, show_traceback)
+
+
+def lint_merge(
+    parts: Annotated[
+        list[Path], typer.Argument(help="The JSON results of every part (lint --shard K/N).")
+    ],
+    format: Annotated[LintFormat, typer.Option("--format", "-f")] = LintFormat.text,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o")] = None,
+    exit_zero: Annotated[
+        bool, typer.Option("--exit-zero", help="Exit 0 even with failing findings.")
+    ] = False,
+    color: Annotated[Color, typer.Option()] = Color.auto,
+    show_traceback: TracebackOpt = False,
+) -> None:
+    """Combine the parts of a lint run split with --shard K/N into one result, in any
+    format, with the exit code one run would have given; say which part is missing or
+    overlaps."""
+
+    def body() -> int:
+        from jxinspect.shards import merge, read_part
+
+        result = merge([(str(path), read_part(path)) for path in parts])
+        emit(render(result, format, use_color(color, output)), output)
         return result.exit_code(exit_zero)
 
     run_command(body, show_traceback)

@@ -13,6 +13,7 @@ Both hold one schema::
     baseline: jxinspect-baseline.json
     fail_on: error
     timeout: 300                 # seconds one target may take to stage (0: no limit)
+    cache: true                  # reuse reports of unchanged targets (.jxinspect_cache/)
     targets:
       - target: models/mlp.py:predict       # same keys as the CLI flags and JXINSPECT
         args: "{w: f32[784,512]}, f32[32,784]"
@@ -46,7 +47,8 @@ YAML_NAMES = ("jxinspect.yaml", "jxinspect.yml")
 PYPROJECT = "pyproject.toml"
 POLICY_KEYS = ("select", "ignore", "severity", "budgets", "compile")
 TOP_KEYS = (
-    "defaults", "targets", "paths", "exclude", "baseline", "fail_on", "timeout", *POLICY_KEYS,
+    "defaults", "targets", "paths", "exclude", "baseline", "fail_on", "timeout", "cache",
+    *POLICY_KEYS,
 )  # fmt: skip
 DEFAULT_KEYS = (
     "devices",
@@ -140,6 +142,8 @@ class Config:
     fail_on: str | None = None
     timeout: float | None = None
     """Seconds one target may take to stage (0: no limit); ``None``: not configured."""
+    cache: bool = True
+    """Reuse the reports of targets whose inputs did not change (``.jxinspect_cache/``)."""
 
 
 def find_config(start: Path) -> Path | None:
@@ -451,6 +455,7 @@ class _Reader:
             baseline=self.string(baseline, ("baseline",)) if baseline is not None else None,
             fail_on=self.choice(fail_on, ("fail_on",), FAIL_ON) if fail_on is not None else None,
             timeout=float(timeout) if timeout is not None else None,
+            cache=self.boolean(top.get("cache", True), ("cache",)),
         )
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from jxinspect import __version__
 from jxinspect.baseline import Key, make_key, read_baseline, render_baseline
+from jxinspect.cache import Cache
 from jxinspect.checks import RULES
 from jxinspect.checks.settings import Settings
 from jxinspect.config import Config, Policy, TargetEntry, find_config, load_config
@@ -38,6 +39,7 @@ from jxinspect.lint_result import GoneEntry, LintFinding, LintResult, RuleInfo, 
 from jxinspect.model import Report
 from jxinspect.options import NO_OPTIONS
 from jxinspect.resolve import Resolved, resolve
+from jxinspect.shards import Shard, partition, shard_info
 from jxinspect.targets import DECLARATION, parse_target
 from jxinspect.workers import DEFAULT_TIMEOUT_S, Interrupted, Outcome, Supervisor
 
@@ -62,6 +64,10 @@ class LintRequest:
     traceback: bool = False
     timeout: float | None = None
     """Seconds one target may take (0: no limit); ``None``: as configured, or the default."""
+    cache: bool | None = None
+    """Reuse unchanged targets' reports; ``None``: as configured (on by default)."""
+    shard: Shard | None = None
+    """Stage only this part of the targets (``--shard K/N``)."""
 
 
 @dataclass(frozen=True)
@@ -326,6 +332,7 @@ class _Judge:
                 planned.line,
                 error=self.text(outcome.error),
                 error_kind=outcome.kind,
+                seconds=outcome.seconds,
             )
         report = Report.from_dict(outcome.report)
         policy = planned.policy
@@ -348,6 +355,8 @@ class _Judge:
             function=self.text(report.function),
             reached=report.reached,
             findings=findings,
+            cached=outcome.cached,
+            seconds=outcome.seconds,
         )
 
 
@@ -415,17 +424,42 @@ def run_lint(request: LintRequest) -> LintResult:
     elif request.baseline is not None and not request.write_baseline:
         raise UsageError(f"no such baseline: {request.baseline} (create it with --write-baseline)")
 
+    # every part of a sharded run (and an unsharded one) simulates the same devices: the
+    # reports, and the cache keys, do not depend on how the run was split
+    devices = devices_needed([p.job for p in planned if p.job is not None])
+    cache = Cache(root, request.cache if request.cache is not None else config.cache)
+    shard = None
+    if request.shard is not None:
+        names = [p.name for p in planned]
+        chosen = partition(names, cache.costs(), request.shard.count)[request.shard.index - 1]
+        planned = [p for p in planned if p.name in set(chosen)]
+        shard = shard_info(request.shard, names)
     jobs = [p.job for p in planned if p.job is not None]
+    keys = {job.name: cache.key(job, devices) for job in jobs} if cache.folder else {}
+    outcomes: dict[str, Outcome] = {}
+    for job in jobs:
+        found = cache.get(keys[job.name]) if keys else None
+        if found is not None:
+            outcomes[job.name] = Outcome(found, cached=True)
+    stale = [job for job in jobs if job.name not in outcomes]
     timeout = next(t for t in (request.timeout, config.timeout, DEFAULT_TIMEOUT_S) if t is not None)
     interrupted = False
-    with _progress(len(jobs), request.progress) as done:
+    with _progress(len(stale), request.progress) as done:
         supervisor = Supervisor(
-            request.jobs, devices_needed(jobs), root, timeout or None, request.traceback, done
+            request.jobs, devices, root, timeout or None, request.traceback, done
         )
         try:
-            outcomes = supervisor.run(jobs)
+            outcomes.update(supervisor.run(stale))
         except Interrupted as stop:
-            outcomes, interrupted = stop.outcomes, True
+            outcomes.update(stop.outcomes)
+            interrupted = True
+    for job in stale:
+        outcome = outcomes.get(job.name)
+        if keys and outcome is not None and outcome.report is not None:
+            cache.put(keys[job.name], job.name, outcome.report, outcome.seconds or 0.0)
+    cache.record_costs(
+        {n: o.seconds for n, o in outcomes.items() if o.seconds is not None and not o.cached}
+    )
 
     targets = [judge.result(p, outcomes.get(p.name)) for p in planned]
     by_name = {p.name: p for p in planned}
@@ -457,4 +491,5 @@ def run_lint(request: LintRequest) -> LintResult:
         config=judge.path(str(config.path)) if config.path else None,
         version=__version__,
         interrupted=interrupted,
+        shard=shard,
     )

@@ -8,7 +8,7 @@ everything is sorted, so two runs give byte-identical output.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from jxinspect.errors import (
@@ -49,6 +49,18 @@ class LintFinding:
             "baselined": self.baselined,
         }
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LintFinding:
+        return cls(
+            code=data["code"],
+            severity=data["severity"],
+            message=data["message"],
+            path=data["path"],
+            file=data["file"],
+            line=data["line"],
+            baselined=bool(data["baselined"]),
+        )
+
 
 @dataclass(frozen=True)
 class TargetResult:
@@ -66,7 +78,11 @@ class TargetResult:
     error: str | None = None
     """Why it could not be staged (import, trace, inputs); ``None`` when it was."""
     error_kind: str | None = None
-    """``user-code``, ``usage`` or ``internal``."""
+    """``user-code``, ``usage``, ``internal``, ``timeout`` or ``interrupted``."""
+    cached: bool = field(default=False, compare=False)
+    """Its report came from the cache (not in the JSON: runs give identical output)."""
+    seconds: float | None = field(default=None, compare=False)
+    """How long staging took, when it was staged (not in the JSON)."""
 
     @property
     def failed(self) -> bool:
@@ -84,6 +100,19 @@ class TargetResult:
             "findings": [finding.to_dict() for finding in self.findings],
         }
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TargetResult:
+        return cls(
+            name=data["target"],
+            file=data["file"],
+            line=data["line"],
+            function=data["function"],
+            reached=data["reached"],
+            findings=tuple(LintFinding.from_dict(f) for f in data["findings"]),
+            error=data["error"],
+            error_kind=data["error_kind"],
+        )
+
 
 @dataclass(frozen=True)
 class GoneEntry:
@@ -96,6 +125,32 @@ class GoneEntry:
 
     def to_dict(self) -> dict[str, Any]:
         return {"target": self.target, "code": self.code, "path": self.path, "count": self.count}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GoneEntry:
+        return cls(data["target"], data["code"], data["path"], int(data["count"]))
+
+
+@dataclass(frozen=True)
+class ShardInfo:
+    """Which part of a run split across CI jobs (``--shard K/N``) this result is."""
+
+    index: int
+    """K, from 1."""
+    count: int
+    """N."""
+    targets: int
+    """Targets in the whole run, all parts together."""
+    plan: str
+    """A digest of every target name of the whole run: parts of one run share it."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "count": self.count, "targets": self.targets,
+                "plan": self.plan}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ShardInfo:
+        return cls(int(data["index"]), int(data["count"]), int(data["targets"]), str(data["plan"]))
 
 
 @dataclass(frozen=True)
@@ -125,6 +180,8 @@ class LintResult:
     version: str = ""
     interrupted: bool = False
     """Ctrl-C stopped the run: the targets it had not finished are failed."""
+    shard: ShardInfo | None = None
+    """Set when this is one part of a run split with ``--shard``."""
 
     def fails(self, finding: LintFinding) -> bool:
         """A new finding at or above ``fail_on``."""
@@ -175,8 +232,11 @@ class LintResult:
     def summary(self) -> str:
         """``5 targets (1 failed); 2 new findings: 1 error, 1 warning; 3 baselined``."""
         failed = sum(t.failed for t in self.targets)
+        shard = self.shard
         parts = [
-            f"{len(self.targets)} target{'s' if len(self.targets) != 1 else ''}"
+            (f"shard {shard.index}/{shard.count}, " if shard is not None else "")
+            + f"{len(self.targets)} target{'s' if len(self.targets) != 1 else ''}"
+            + (f" of {shard.targets}" if shard is not None else "")
             + (f" ({failed} failed)" if failed else "")
             + (" (interrupted)" if self.interrupted else "")
         ]
@@ -215,4 +275,31 @@ class LintResult:
             },
             "targets": [target.to_dict() for target in self.targets],
             "gone": [entry.to_dict() for entry in self.gone],
+            "baseline_size": self.baseline_size,
+            "rules": [{"code": r.code, "severity": r.severity} for r in self.rules],
+            **({"shard": self.shard.to_dict()} if self.shard is not None else {}),
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LintResult:
+        """Read back :meth:`to_dict`'s output (``KeyError``/``TypeError``/``ValueError`` if
+        it is not one); rule summaries and explanations come from this jxinspect."""
+        from jxinspect.checks import RULES_BY_CODE
+
+        rules = []
+        for rule in data["rules"]:
+            known = RULES_BY_CODE[rule["code"]]
+            rules.append(RuleInfo(known.code, rule["severity"], known.summary, known.explanation))
+        shard = data.get("shard")
+        return cls(
+            targets=tuple(TargetResult.from_dict(t) for t in data["targets"]),
+            rules=tuple(rules),
+            fail_on=data["fail_on"],
+            gone=tuple(GoneEntry.from_dict(g) for g in data["gone"]),
+            baseline=data["baseline"],
+            baseline_size=int(data.get("baseline_size", 0)),
+            config=data["config"],
+            version=data["version"],
+            interrupted=bool(data["summary"].get("interrupted", False)),
+            shard=ShardInfo.from_dict(shard) if shard is not None else None,
+        )

@@ -28,7 +28,7 @@ import sysconfig
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,6 +54,10 @@ class Outcome:
     """``user-code``, ``usage``, ``internal``, ``timeout`` or ``interrupted``."""
     needs_devices: int | None = None
     """The target needs more CPU devices than the worker's backend started with."""
+    seconds: float | None = None
+    """How long staging took in the worker (``None`` when it was not staged)."""
+    cached: bool = False
+    """Read from the cache of an earlier run, not staged."""
 
 
 @dataclass
@@ -166,6 +170,7 @@ class Supervisor:
         job = worker.job
         assert job is not None
         worker.job = None
+        outcome = replace(outcome, seconds=round(time.monotonic() - worker.started, 3))
         if outcome.needs_devices and job.name not in self.retried:
             # a declaration read at import asks for more devices than the workers have
             self.retried.add(job.name)

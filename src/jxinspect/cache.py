@@ -1,0 +1,250 @@
+"""``lint``'s incremental cache: a target is staged again only when something that can
+change its report changed.
+
+The key of a target hashes everything its report depends on that can be known without
+running it: the jxinspect, Python and installed package versions (JAX, jaxlib, flax…),
+the ``JAX_*`` and ``XLA_FLAGS`` environment, the resolved options (entry, declaration,
+defaults), the rule settings and ``compile``, the devices the workers simulate, and the
+sources of the target's module and of every module of the project it imports (found by
+reading ``import`` statements, transitively; installed packages are covered by their
+versions). What a module reads at import besides Python sources (a data file, a config
+server) is not in the key: use ``--no-cache`` when that changes.
+
+Entries live in ``.jxinspect_cache/`` at the project root (with its own ``.gitignore``),
+one JSON file per key, written atomically; an entry that is corrupt, of another format,
+or whose key or report does not check out is ignored, never trusted. The last staging
+time of each target is kept too, for balancing ``--shard``.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import hashlib
+import json
+import os
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from jxinspect import __version__
+from jxinspect.files import write_atomically
+from jxinspect.model import SCHEMA
+
+if TYPE_CHECKING:
+    from jxinspect.lint import Job
+
+FOLDER = ".jxinspect_cache"
+FORMAT = 1
+_ENV_PREFIXES = ("JAX_", "XLA_", "TF_CPP_")
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def installed_packages() -> str:
+    """A digest of every installed distribution's name and version."""
+    from importlib.metadata import distributions
+
+    names = sorted(f"{d.metadata['Name']}=={d.version}" for d in distributions())
+    return _digest("\n".join(names).encode())
+
+
+def _module_files(name: str, level: int, here: Path, folders: list[Path]) -> list[Path]:
+    """Files an import of ``name`` (``level`` dots) from a module in ``here`` may load."""
+    if level:
+        base = here
+        for _ in range(level - 1):
+            base = base.parent
+        roots = [base]
+    else:
+        roots = folders
+    parts = [p for p in name.split(".") if p]
+    found = []
+    for root in roots:
+        folder = root
+        for i, part in enumerate(parts):
+            package = folder / part / "__init__.py"
+            module = folder / f"{part}.py"
+            if package.is_file():
+                found.append(package)
+                folder = folder / part
+            elif module.is_file() and i == len(parts) - 1:
+                found.append(module)
+                break
+            else:
+                break
+        if found:
+            return found
+    return found
+
+
+def project_sources(start: Path, root: Path) -> list[Path]:
+    """``start`` and the project's own modules it imports, transitively (files under
+    ``root`` only), in a stable order."""
+    root = root.resolve()
+    seen: dict[Path, None] = {}
+    queue = [start.resolve()]
+    while queue:
+        path = queue.pop()
+        if path in seen or not path.is_file():
+            continue
+        seen[path] = None
+        try:
+            tree = ast.parse(path.read_bytes(), filename=str(path))
+        except (SyntaxError, ValueError, OSError):
+            continue  # the digest of its bytes still covers it
+        folders = [path.parent, root]
+        for node in ast.walk(tree):
+            names: list[tuple[str, int]] = []
+            if isinstance(node, ast.Import):
+                names = [(alias.name, 0) for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                names = [(module, node.level)]
+                names += [
+                    (f"{module}.{a.name}" if module else a.name, node.level) for a in node.names
+                ]
+            for name, level in names:
+                for file in _module_files(name, level, path.parent, folders):
+                    resolved = file.resolve()
+                    if resolved.is_relative_to(root) and resolved not in seen:
+                        queue.append(resolved)
+    return sorted(seen)
+
+
+class Cache:
+    """Reports of earlier runs, by key; ``None`` folder: caching is off."""
+
+    def __init__(self, root: Path, enabled: bool) -> None:
+        self.root = root.resolve()
+        self.folder = self.root / FOLDER if enabled else None
+        self._context: dict[str, Any] | None = None
+        self._sources: dict[Path, str] = {}
+        self._costs: dict[str, float] | None = None
+
+    def _file_digest(self, path: Path) -> str:
+        if path not in self._sources:
+            try:
+                self._sources[path] = _digest(path.read_bytes())
+            except OSError:
+                self._sources[path] = "unreadable"
+        return self._sources[path]
+
+    def context(self) -> dict[str, Any]:
+        """What every key shares: versions and the environment."""
+        if self._context is None:
+            env = {k: v for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES)}
+            self._context = {
+                "format": FORMAT,
+                "jxinspect": __version__,
+                "python": sys.version,
+                "packages": installed_packages(),
+                "env": dict(sorted(env.items())),
+            }
+        return self._context
+
+    def key(self, job: Job, devices: int | None) -> str:
+        """The key of one target: everything its report depends on."""
+        start = Path(job.group)
+        sources = project_sources(start, self.root) if start.is_file() else []
+        material = {
+            **self.context(),
+            "target": job.name,
+            "resolved": asdict(job.resolved),
+            "settings": asdict(job.settings),
+            "compile": job.compile,
+            "devices": devices,
+            "sources": [(self._display(p), self._file_digest(p)) for p in sources],  # fmt: skip
+        }
+        return _digest(json.dumps(material, sort_keys=True, default=str).encode())
+
+    def _display(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
+    def _entry(self, key: str) -> Path:
+        assert self.folder is not None
+        return self.folder / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The report stored under ``key``; ``None`` when absent or not trustworthy."""
+        if self.folder is None:
+            return None
+        try:
+            entry = json.loads(self._entry(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
+            return None
+        if not isinstance(entry, dict) or entry.get("format") != FORMAT:
+            return None
+        report = entry.get("report")
+        if entry.get("key") != key or not isinstance(report, dict):
+            return None
+        if report.get("schema") != SCHEMA:
+            return None
+        from jxinspect.model import Report
+
+        try:
+            Report.from_dict(report)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+            return None
+        return report
+
+    def put(self, key: str, name: str, report: dict[str, Any], seconds: float) -> None:
+        """Store a report; a cache that cannot be written is skipped, never fatal."""
+        if self.folder is None:
+            return
+        entry = {"format": FORMAT, "key": key, "name": name, "seconds": seconds,
+                 "report": report}  # fmt: skip
+        with contextlib.suppress(OSError):
+            self._prepare()
+            path = self._entry(key)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomically(path, json.dumps(entry, ensure_ascii=False))
+
+    def _prepare(self) -> None:
+        assert self.folder is not None
+        self.folder.mkdir(parents=True, exist_ok=True)
+        ignore = self.folder / ".gitignore"
+        if not ignore.is_file():
+            write_atomically(ignore, "# made by jxinspect lint\n*\n")
+        tag = self.folder / "CACHEDIR.TAG"
+        if not tag.is_file():
+            write_atomically(
+                tag,
+                "Signature: 8a477f597d28d172789f06886806bc55\n"
+                "# the jxinspect lint cache; see https://bford.info/cachedir/\n",
+            )
+
+    # ---- costs, for --shard ----
+
+    def costs(self) -> dict[str, float]:
+        """Seconds each target took when last staged (by target name)."""
+        if self._costs is None:
+            self._costs = {}
+            if self.folder is not None:
+                try:
+                    data = json.loads((self.folder / "costs.json").read_text(encoding="utf-8"))
+                except (OSError, ValueError, RecursionError):
+                    data = None
+                if isinstance(data, dict):
+                    self._costs = {
+                        str(k): float(v)
+                        for k, v in data.items()
+                        if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
+                    }
+        return self._costs
+
+    def record_costs(self, seconds: dict[str, float]) -> None:
+        if self.folder is None or not seconds:
+            return
+        costs = {**self.costs(), **seconds}
+        with contextlib.suppress(OSError):
+            self._prepare()
+            text = json.dumps(dict(sorted(costs.items())), indent=0)
+            write_atomically(self.folder / "costs.json", text + "\n")
+        self._costs = costs

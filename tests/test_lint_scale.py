@@ -1,0 +1,134 @@
+"""``lint`` at scale, end to end: the incremental cache, ``--shard K/N`` and
+``lint-merge``.
+
+The project: four targets in three modules, one of which imports a helper module of the
+project; one target leaves an argument unused (JX105, an error under the configuration),
+so a run exits 1.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import error_line, run_cli
+
+MODULES = {
+    "helpers.py": "def scale(x):\n    return x * 2\n",
+    "a.py": (
+        "import helpers\n\n"
+        "JXINSPECT = {'f': {'args': 'f32[4]'}, 'g': {'args': 'f32[4], f32[4]'}}\n\n\n"
+        "def f(x):\n    return helpers.scale(x)\n\n\ndef g(x, unused):\n    return x + 1\n"
+    ),
+    "b.py": "JXINSPECT = {'h': {'args': 'f32[8]'}}\n\n\ndef h(x):\n    return x.sum()\n",
+    "c.py": "JXINSPECT = {'k': {'args': 'f32[2,2]'}}\n\n\ndef k(x):\n    return x @ x\n",
+}
+TARGETS = ["a.py:f", "a.py:g", "b.py:h", "c.py:k"]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    for name, text in MODULES.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "jxinspect.yaml").write_text(
+        "paths: [.]\nseverity: {JX105: error}\n", encoding="utf-8"
+    )
+    return tmp_path
+
+
+def how(result_stderr: str) -> dict[str, str]:
+    """``--verbose`` lines: target → cached / staged / failed."""
+    found = {}
+    for line in result_stderr.splitlines():
+        name, _, what = line.partition(": ")
+        if name in TARGETS:
+            found[name] = what.split()[0]
+    return found
+
+
+def test_a_second_run_reuses_every_report_and_prints_the_same(project: Path) -> None:
+    first = run_cli("lint", "-v", "--format", "json", cwd=project)
+    assert first.returncode == 1, first.describe()
+    assert how(first.stderr) == dict.fromkeys(TARGETS, "staged")
+    second = run_cli("lint", "-v", "--format", "json", cwd=project)
+    assert second.returncode == 1
+    assert how(second.stderr) == dict.fromkeys(TARGETS, "cached")
+    assert second.stdout == first.stdout  # byte-identical, cached or not
+    cache = project / ".jxinspect_cache"
+    assert (cache / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
+    third = run_cli("lint", "-v", "--no-cache", "--format", "json", cwd=project)
+    assert how(third.stderr) == dict.fromkeys(TARGETS, "staged")
+    assert third.stdout == first.stdout
+
+
+def test_only_targets_whose_sources_changed_are_staged_again(project: Path) -> None:
+    run_cli("lint", cwd=project)
+    (project / "b.py").write_text(MODULES["b.py"].replace("x.sum()", "x.max()"), encoding="utf-8")
+    edited = run_cli("lint", "-v", cwd=project)
+    assert how(edited.stderr) == {"a.py:f": "cached", "a.py:g": "cached", "b.py:h": "staged",
+                                  "c.py:k": "cached"}  # fmt: skip
+    # a helper module of the project: every target of the module that imports it
+    (project / "helpers.py").write_text("def scale(x):\n    return x * 3\n", encoding="utf-8")
+    edited = run_cli("lint", "-v", cwd=project)
+    assert how(edited.stderr) == {"a.py:f": "staged", "a.py:g": "staged", "b.py:h": "cached",
+                                  "c.py:k": "cached"}  # fmt: skip
+    # the configuration's options are part of the key too
+    (project / "jxinspect.yaml").write_text(
+        "paths: [.]\nseverity: {JX105: error}\ndefaults: {partitioner: gspmd}\n", encoding="utf-8"
+    )
+    assert set(how(run_cli("lint", "-v", cwd=project).stderr).values()) == {"staged"}
+
+
+def test_a_corrupt_or_foreign_cache_entry_is_never_trusted(project: Path) -> None:
+    first = run_cli("lint", "--format", "json", cwd=project)
+    entries = sorted((project / ".jxinspect_cache").glob("*/*.json"))
+    assert len(entries) == len(TARGETS)
+    entries[0].write_text("{not json", encoding="utf-8")
+    foreign = json.loads(entries[1].read_text(encoding="utf-8"))
+    foreign["report"]["findings"] = []  # a report that says nothing, under another key
+    foreign["key"] = "0" * 64
+    entries[1].write_text(json.dumps(foreign), encoding="utf-8")
+    again = run_cli("lint", "-v", "--format", "json", cwd=project)
+    assert sorted(how(again.stderr).values()) == ["cached", "cached", "staged", "staged"]
+    assert again.stdout == first.stdout
+
+
+def test_shards_cover_every_target_once_and_merge_to_the_single_run(project: Path) -> None:
+    whole = run_cli("lint", "--no-cache", "--format", "json", cwd=project)
+    parts = []
+    for k in (1, 2, 3):
+        out = project / f"part{k}.json"
+        part = run_cli("lint", "--shard", f"{k}/3", "--format", "json", "-o", out, cwd=project)
+        assert part.returncode in (0, 1), part.describe()
+        parts.append(out)
+    held = [t["target"] for p in parts for t in json.loads(p.read_text())["targets"]]
+    assert sorted(held) == TARGETS  # each target in exactly one part
+    merged = run_cli("lint-merge", *parts, "--format", "json", cwd=project)
+    assert merged.returncode == whole.returncode == 1, merged.describe()
+    expected, got = json.loads(whole.stdout), json.loads(merged.stdout)
+    assert got == expected
+    text = run_cli("lint-merge", *parts, cwd=project)
+    assert text.stdout.splitlines()[-1] == "4 targets; 1 new finding: 1 error"
+    sarif = run_cli("lint-merge", *parts, "--format", "sarif", cwd=project)
+    assert sarif.returncode == 1 and json.loads(sarif.stdout)["version"] == "2.1.0"
+
+
+def test_lint_merge_names_a_missing_or_repeated_part(project: Path) -> None:
+    for k in (1, 2):
+        run_cli("lint", "--shard", f"{k}/2", "--format", "json", "-o", f"p{k}.json", cwd=project)
+    missing = run_cli("lint-merge", "p1.json", cwd=project)
+    assert missing.returncode == 2
+    assert error_line(missing) == "error: part 2 of 2 is missing; give every part's JSON result"
+    repeated = run_cli("lint-merge", "p1.json", "p1.json", cwd=project)
+    assert error_line(repeated) == "error: p1.json and p1.json are both part 1/2"
+    (project / "not.json").write_text("[]", encoding="utf-8")
+    wrong = run_cli("lint-merge", "p1.json", "not.json", cwd=project)
+    assert wrong.returncode == 2 and "not.json is not a jxinspect lint result" in error_line(wrong)
+
+
+@pytest.mark.parametrize("bad", ["0/3", "4/3", "three", "1/0"])
+def test_a_bad_shard_is_a_usage_error(project: Path, bad: str) -> None:
+    result = run_cli("lint", "--shard", bad, cwd=project)
+    assert result.returncode == 2
+    assert error_line(result).startswith(f"error: --shard {bad!r}: expected K/N")
