@@ -499,9 +499,8 @@ def test_a_failing_target_is_reported_and_the_others_still_run(
         "::error file=models/shapes.py,line=3,title=jxinspect%3A target failed::"
         "models/shapes.py:bad: tracing failed: TypeError: ",
     ]
-    by_target = [(e.target, annotation(e)) for e in expected]
-    by_target += [(line.rpartition("::")[2].partition(": ")[0], line) for line in failures]
-    want = [line for _, line in sorted(by_target, key=lambda pair: pair[0])]
+    # failed targets first, then the findings (per file and rule; none repeats here)
+    want = failures + [annotation(e) for e in expected]
     lines = github.stdout.splitlines()
     assert len(lines) == len(want) + 1, github.describe()
     for line, start in zip(lines, want, strict=False):

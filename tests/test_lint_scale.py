@@ -132,3 +132,25 @@ def test_a_bad_shard_is_a_usage_error(project: Path, bad: str) -> None:
     result = run_cli("lint", "--shard", bad, cwd=project)
     assert result.returncode == 2
     assert error_line(result).startswith(f"error: --shard {bad!r}: expected K/N")
+
+
+def test_github_annotations_group_repeats_of_one_rule_in_one_file(tmp_path: Path) -> None:
+    """GitHub shows only a few annotations per step: six JX105 in one file are one."""
+    names = [f"f{i}" for i in range(6)]
+    declaration = ", ".join(f"'{n}': {{'args': 'f32[2], f32[2]'}}" for n in names)
+    body = "".join(f"\n\ndef {n}(x, unused):\n    return x * {i}\n" for i, n in enumerate(names))
+    (tmp_path / "many.py").write_text(f"JXINSPECT = {{{declaration}}}\n{body}", encoding="utf-8")
+    (tmp_path / "one.py").write_text(
+        "JXINSPECT = {'g': {'args': 'f32[2], f32[2]'}}\n\n\ndef g(x, unused):\n    return x\n",
+        encoding="utf-8",
+    )
+    result = run_cli("lint", ".", "--format", "github", cwd=tmp_path)
+    lines = result.stdout.splitlines()
+    assert len(lines) == 3, result.describe()
+    assert lines[0].startswith("::notice file=many.py,line=4,title=JX105 (x6)::6 JX105 findings in "
+                               "many.py, e.g. many.py:f0: argument unused")  # fmt: skip
+    assert "also many.py:f1: unused, many.py:f2: unused, many.py:f3: unused and 2 more" in lines[0]
+    assert lines[1].startswith("::notice file=one.py,line=4,title=JX105::one.py:g: argument")
+    assert lines[2] == "7 targets; 7 new findings: 7 infos"
+    every = run_cli("lint", ".", "--format", "json", cwd=tmp_path)
+    assert sum(len(t["findings"]) for t in json.loads(every.stdout)["targets"]) == 7

@@ -1,4 +1,5 @@
-"""A lint result as GitHub Actions workflow commands: one annotation per new finding.
+"""A lint result as GitHub Actions workflow commands: an annotation per new finding, or
+one per file and rule where they repeat (GitHub shows only a few annotations per step).
 
 ``::error file=models/mlp.py,line=12,title=JX102::message``. Message data escapes
 ``%``, CR and LF; property values also escape ``:`` and ``,`` (GitHub's own rules);
@@ -8,10 +9,14 @@ Baselined findings are left out; the summary is the last, plain line.
 
 from __future__ import annotations
 
-from jxinspect.lint_result import LintResult
+from jxinspect.lint_result import LintFinding, LintResult
 from jxinspect.render.escape import github_data, github_property
 
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
+GROUP_FROM = 4
+"""New findings of one file, rule and level shown as one annotation from this many on."""
+EXAMPLES = 3
+"""Further findings a grouped annotation names."""
 
 
 escape_data = github_data
@@ -38,7 +43,11 @@ def command(
 
 
 def render(result: LintResult) -> str:
+    """Failed targets one by one; new findings grouped per file, rule and level (one
+    annotation for :data:`GROUP_FROM` or more: GitHub shows only a few per step); baseline
+    entries gone; the summary last."""
     lines = []
+    groups: dict[tuple[str | None, str, str], list[tuple[str, LintFinding]]] = {}
     for target in result.targets:
         if target.failed:
             lines.append(
@@ -52,15 +61,24 @@ def render(result: LintResult) -> str:
             )
         for finding in target.findings:
             if not finding.baselined:
-                lines.append(
-                    command(
-                        LEVELS[finding.severity],
-                        f"{target.name}: {finding.message}",
-                        finding.file,
-                        finding.line,
-                        finding.code,
-                    )
-                )
+                key = (finding.file, finding.code, finding.severity)
+                groups.setdefault(key, []).append((target.name, finding))
+    for (file, code, severity), members in groups.items():
+        level = LEVELS[severity]
+        if len(members) < GROUP_FROM:
+            for name, finding in members:
+                lines.append(command(level, f"{name}: {finding.message}", file, finding.line, code))
+            continue
+        name, first = members[0]
+        others = ", ".join(f"{n}: {f.path}" if f.path else n for n, f in members[1 : 1 + EXAMPLES])
+        rest = len(members) - 1 - EXAMPLES
+        more = f" and {rest} more" if rest > 0 else ""
+        message = (
+            f"{len(members)} {code} findings in {file or 'the project'}, e.g. {name}: "
+            f"{first.message}; also {others}{more} (every one is in the text, JSON and "
+            "SARIF output)"
+        )
+        lines.append(command(level, message, file, first.line, f"{code} (x{len(members)})"))
     for entry in result.gone:
         message = (
             f"baseline entry gone: {entry.target} {entry.code} {entry.path or '-'} "
