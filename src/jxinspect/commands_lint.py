@@ -100,7 +100,12 @@ def lint(
     write_baseline: Annotated[
         bool, typer.Option("--write-baseline", help="Record the current findings as accepted.")
     ] = False,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes.")] = 1,
+    jobs: Annotated[
+        Optional[int],
+        typer.Option(
+            "--jobs", "-j", min=1, help="Worker processes (default: the cores, at most 8)."
+        ),
+    ] = None,
     timeout: Annotated[
         Optional[float],
         typer.Option(
@@ -138,6 +143,7 @@ def lint(
     def body() -> int:
         from jxinspect.lint import LintRequest, run_lint
         from jxinspect.shards import parse_shard
+        from jxinspect.workers import default_jobs
 
         request = LintRequest(
             paths=tuple(paths or ()),
@@ -147,7 +153,7 @@ def lint(
             fail_on=fail_on,
             baseline=baseline,
             write_baseline=write_baseline,
-            jobs=jobs,
+            jobs=jobs or default_jobs(),
             timeout=timeout,
             cache=cache,
             shard=parse_shard(shard) if shard is not None else None,

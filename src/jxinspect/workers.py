@@ -42,6 +42,18 @@ if TYPE_CHECKING:
 
 DEFAULT_TIMEOUT_S = 300.0
 """Per target, unless ``--timeout`` or the ``timeout`` config key says otherwise."""
+MAX_DEFAULT_JOBS = 8
+"""Each worker holds its own JAX (several hundred MB): more only when asked."""
+
+
+def default_jobs() -> int:
+    """Workers when ``--jobs`` is not given: the cores this process may use, at most
+    :data:`MAX_DEFAULT_JOBS` (never more than there are targets to stage)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_DEFAULT_JOBS))
 
 
 @dataclass(frozen=True)
