@@ -81,9 +81,29 @@ def test_golden_json(entry: str, lower_json: Any) -> None:
     _compare(GOLDEN / f"{entry}.json", dump_json(normalize_json(report)))
 
 
+LINT_GOLDEN = ("lint.sample_repo.txt", "lint.sample_repo.github.txt")
+"""``jxinspect lint`` in a copy of ``sample_repo/`` (text and GitHub annotations): the
+lint-only rules (JX201; JX203 where the release leaks pmap's axis name) and the summary."""
+
+
+@pytest.mark.parametrize("name", LINT_GOLDEN)
+def test_golden_lint(name: str, tmp_path: Path) -> None:
+    import shutil
+
+    from helpers import run_cli
+
+    repo = Path(shutil.copytree(REPO / "sample_repo", tmp_path / "repo",
+                                ignore=shutil.ignore_patterns("__pycache__", "*.json")))  # fmt: skip
+    flags = ("--format", "github") if "github" in name else ()
+    result = run_cli("lint", "--no-cache", *flags, cwd=repo)
+    assert result.returncode == 1, result.describe()
+    _compare(GOLDEN / name, normalize_text(result.stdout))
+
+
 def test_no_stale_golden_files() -> None:
     """Every golden file belongs to a declared sample entry (update mode removes the rest)."""
     wanted = {f"{entry}.{kind}" for entry in ENTRIES for kind in ("txt", "json")}
+    wanted |= set(LINT_GOLDEN)
     stale = sorted(p for p in GOLDEN.glob("*") if p.is_file() and p.name not in wanted)
     if UPDATE:
         for path in stale:
