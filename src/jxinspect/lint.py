@@ -37,6 +37,7 @@ from jxinspect.errors import JxError, UsageError, UserCodeError
 from jxinspect.lint_result import GoneEntry, LintFinding, LintResult, RuleInfo, TargetResult
 from jxinspect.model import Report
 from jxinspect.options import TargetOptions, options_from_mapping
+from jxinspect.sourcefile import search_text
 from jxinspect.spec import SpecError, parse_mesh
 from jxinspect.targets import DECLARATION, parse_target, user_prints_to_stderr
 
@@ -168,11 +169,8 @@ class _Planner:
                 ):
                     continue
                 seen.add(resolved)
-                try:
-                    text = path.read_text(encoding="utf-8", errors="replace")
-                except OSError:
-                    continue
-                if DECLARATION in text:
+                text = search_text(path)  # as Python decodes it; planning says what is wrong
+                if text is not None and DECLARATION in text:
                     yield path
 
     def _walk(self, folder: Path) -> list[Path]:
@@ -557,7 +555,9 @@ def run_lint(request: LintRequest) -> LintResult:
     baseline_name = judge.path(str(baseline_path))
     baseline: Counter[Key] = Counter()
     if baseline_path.is_file():
-        baseline = read_baseline(baseline_path, baseline_name or str(baseline_path))
+        baseline = read_baseline(
+            baseline_path, baseline_name or str(baseline_path), replacing=request.write_baseline
+        )
     elif request.baseline is not None and not request.write_baseline:
         raise UsageError(f"no such baseline: {request.baseline} (create it with --write-baseline)")
 
