@@ -77,8 +77,8 @@ def _read(path: Path, name: str) -> Counter[Key]:
         ) from None
     if not isinstance(data, dict):
         raise UsageError(
-            f"{name}: not a jxinspect baseline (JSON {_json_kind(data)}, expected an object "
-            f'with "schema": "{SCHEMA}"); {REWRITE}'
+            f"{name}: not a jxinspect baseline (the file holds {_json_kind(data)}, expected an "
+            f'object with "schema": "{SCHEMA}"); {REWRITE}'
         )
     schema = data.get("schema")
     if schema != SCHEMA:

@@ -204,8 +204,11 @@ def _read_yaml(text: str, name: str) -> tuple[Any, dict[KeyPath, int]]:
     import yaml
 
     loader = _bounded_loader()(text)
+    lines: dict[KeyPath, int] = {}
     try:
         node = loader.get_single_node()  # composed once: aliases checked before expansion
+        if node is not None:  # lines first: constructing merges `<<` keys into the nodes
+            _yaml_lines(node, (), lines, name)
         data = loader.construct_document(node) if node is not None else None
     except _Refused as err:
         raise UsageError(f"{name}:{err.mark.line + 1}: {err.message}") from None
@@ -222,9 +225,6 @@ def _read_yaml(text: str, name: str) -> tuple[Any, dict[KeyPath, int]]:
         raise UsageError(f"{name}: YAML error: {err}") from None
     finally:
         loader.dispose()
-    lines: dict[KeyPath, int] = {}
-    if node is not None:
-        _yaml_lines(node, (), lines, name)
     return data, lines
 
 
