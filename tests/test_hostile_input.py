@@ -17,20 +17,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from helpers import (
-    CLI_TIMEOUT_S,
-    REPO,
-    CliResult,
-    cli_env,
-    error_line,
-    jxinspect_command,
-    run_cli,
-)
+from helpers import REPO, CliResult, error_line, jxinspect_command, run_cli
 
 from jxinspect.declarations import static_declaration
 
@@ -55,28 +46,14 @@ def project(
     return folder
 
 
-def _limit_memory() -> None:  # pragma: no cover - runs in the child
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
-
-
 def run_bounded(*args: str, cwd: Path) -> CliResult:
-    """``run_cli`` with an address-space limit (Linux), for inputs built to exhaust memory."""
-    argv = (*jxinspect_command(), *args)
-    proc = subprocess.run(
-        argv,
-        cwd=str(cwd),
-        env=cli_env(),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=CLI_TIMEOUT_S,
-        check=False,
-        preexec_fn=_limit_memory if sys.platform.startswith("linux") else None,
-    )
-    return CliResult(proc.returncode, proc.stdout, proc.stderr, argv)
+    """``run_cli`` under an address-space limit (``ulimit -v``, through the shell, so no
+    Python runs between fork and exec), for inputs built to exhaust memory."""
+    command = jxinspect_command()
+    if sys.platform.startswith("linux") and shutil.which("sh"):
+        limit = f'ulimit -v {MEMORY_LIMIT >> 10} && exec "$@"'
+        command = ("sh", "-c", limit, "sh", *command)
+    return run_cli(*args, cwd=cwd, command=command)
 
 
 # ---- configuration: YAML aliases and nesting, TOML nesting, bytes -------------------------
