@@ -111,17 +111,21 @@ FOLD_FAULTS = sorted(p.name for p in FAULTS.glob("fold_*.py"))
 def test_declarations_that_fold_to_huge_values_are_unknown_and_lint_goes_on(
     tmp_path: Path,
 ) -> None:
-    """Each module would fold to a value of 2**60 items (or 2**40 digits, or 5,000
-    levels): the value is unknown, the declaration still names ``f``, and staging ``f``
-    imports the module, which stops itself. The other target is still judged."""
+    """Each module would fold to a value of 2**60 items (or 2**40 digits, or 6,000
+    levels: written here, too long for the corpus): the value is unknown, the
+    declaration still names ``f``, and staging ``f`` imports the module, which stops
+    itself. The other target is still judged."""
     assert len(FOLD_FAULTS) >= 7
     folder = project(tmp_path, *FOLD_FAULTS)
+    deep = (FAULTS / "fold_string_doubling.py").read_text(encoding="utf-8")
+    deep = deep.replace('A = "x"\n', "A = 0\n").replace("A = A + A\n", "A = [A]\n" * 100)
+    (folder / "fold_deep_nesting.py").write_text(deep, encoding="utf-8")  # 6,000 levels
     result = run_bounded("lint", ".", cwd=folder)
     assert result.returncode == 3, result.describe()
     assert "good.py:g: ok" in result.stdout, result.describe()
-    for name in FOLD_FAULTS:
+    for name in (*FOLD_FAULTS, "fold_deep_nesting.py"):
         assert f"{name}:f: failed" in result.stdout, result.describe()
-    assert result.stdout.count("ImportError: a fault of the corpus") == len(FOLD_FAULTS)
+    assert result.stdout.count("ImportError: a fault of the corpus") == len(FOLD_FAULTS) + 1
     assert "internal error" not in result.stdout + result.stderr
 
 
