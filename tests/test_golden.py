@@ -92,8 +92,8 @@ def test_golden_lint(name: str, tmp_path: Path) -> None:
 
     from helpers import run_cli
 
-    repo = Path(shutil.copytree(REPO / "sample_repo", tmp_path / "repo",
-                                ignore=shutil.ignore_patterns("__pycache__", "*.json")))  # fmt: skip
+    ignore = shutil.ignore_patterns("__pycache__", "*.json")
+    repo = Path(shutil.copytree(REPO / "sample_repo", tmp_path / "repo", ignore=ignore))
     flags = ("--format", "github") if "github" in name else ()
     result = run_cli("lint", "--no-cache", *flags, cwd=repo)
     assert result.returncode == 1, result.describe()

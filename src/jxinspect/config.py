@@ -21,12 +21,16 @@ Both hold one schema::
 
 Everything is checked when read: an unknown key, a wrong type or a bad value is a
 :class:`~jxinspect.errors.UsageError` naming the file, the line, the key and the nearest
-valid key. YAML is read with ``yaml.safe_load`` only; its line numbers come from
-``yaml.compose`` (nodes, nothing constructed). Imports no JAX.
+valid key. YAML is read as ``yaml.safe_load`` reads it (the same types and tags), by a
+loader that first composes the nodes (their line numbers) and refuses, before anything is
+expanded, a document nested too deeply, aliases that stand for too many values ("billion
+laughs") and an alias inside the collection it names; each is one error naming the line.
+TOML cannot alias, but its nesting is bounded the same way. Imports no JAX.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from collections.abc import Callable
@@ -155,7 +159,9 @@ def find_config(start: Path) -> Path | None:
                 return folder / name
         pyproject = folder / PYPROJECT
         if pyproject.is_file() and re.search(
-            r"^\s*\[+\s*tool\.jxinspect\b", pyproject.read_text(encoding="utf-8"), re.MULTILINE
+            r"^\s*\[+\s*tool\.jxinspect\b",
+            pyproject.read_text(encoding="utf-8", errors="replace"),
+            re.MULTILINE,
         ):
             return pyproject
         if (folder / ".git").exists():
@@ -175,9 +181,17 @@ def load_config(path: Path) -> Config:
     """Read and validate a configuration file."""
     name = shown(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as err:
         raise UsageError(f"cannot read {name}: {err.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise UsageError(
+            f"{name}:{line}: not UTF-8 text (byte 0x{data[err.start]:02x}); "
+            "save the configuration as UTF-8"
+        ) from None
     if path.name == PYPROJECT or path.suffix == ".toml":
         data, lines = _read_toml(text, name)
     else:
@@ -188,12 +202,24 @@ def load_config(path: Path) -> Config:
 # ---- reading ----------------------------------------------------------------------------
 
 
+MAX_DEPTH = 64
+"""The deepest a configuration may nest (the schema itself needs four levels)."""
+MAX_VALUES = 100_000
+"""The most values a configuration may hold, every alias counted as the values it stands for."""
+
+
 def _read_yaml(text: str, name: str) -> tuple[Any, dict[KeyPath, int]]:
     import yaml
 
+    loader = _bounded_loader()(text)
+    lines: dict[KeyPath, int] = {}
     try:
-        data = yaml.safe_load(text)
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = loader.get_single_node()  # composed once: aliases checked before expansion
+        if node is not None:  # lines first: constructing merges `<<` keys into the nodes
+            _yaml_lines(node, (), lines, name)
+        data = loader.construct_document(node) if node is not None else None
+    except _Refused as err:
+        raise UsageError(f"{name}:{err.mark.line + 1}: {err.message}") from None
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         where = f"{name}:{mark.line + 1}" if mark is not None else name
@@ -205,10 +231,77 @@ def _read_yaml(text: str, name: str) -> tuple[Any, dict[KeyPath, int]]:
         raise UsageError(f"{where}: YAML syntax error: {problem}{column}{context}") from None
     except yaml.YAMLError as err:
         raise UsageError(f"{name}: YAML error: {err}") from None
-    lines: dict[KeyPath, int] = {}
-    if node is not None:
-        _yaml_lines(node, (), lines, name)
+    finally:
+        loader.dispose()
     return data, lines
+
+
+class _Refused(Exception):
+    """A YAML document refused before it is built: too deep, too big once its aliases
+    are expanded, or an alias inside the collection it names."""
+
+    def __init__(self, mark: Any, message: str) -> None:
+        super().__init__(message)
+        self.mark, self.message = mark, message
+
+
+@functools.cache
+def _bounded_loader() -> type[Any]:
+    """``yaml.SafeLoader`` (the same types, tags and merge keys as ``yaml.safe_load``)
+    whose composer refuses, before anything is expanded, a document nested deeper than
+    :data:`MAX_DEPTH`, one whose aliases stand for more than :data:`MAX_VALUES` values
+    ("billion laughs"), and an alias that refers to a collection that holds it."""
+    import yaml
+
+    class BoundedLoader(yaml.SafeLoader):  # type: ignore[misc]  # yaml has no stubs here
+        def __init__(self, stream: str) -> None:
+            super().__init__(stream)
+            self.depth = 0
+            self.open_anchors: set[str] = set()
+            self.sizes: dict[int, int] = {}
+            """id(node) → values it stands for, its aliases expanded."""
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            event = self.peek_event()
+            if isinstance(event, yaml.AliasEvent):
+                if event.anchor in self.open_anchors:
+                    raise _Refused(
+                        event.start_mark,
+                        f"the alias *{event.anchor} refers to the collection &{event.anchor} "
+                        "that contains it; a configuration cannot contain itself "
+                        "(write the values out)",
+                    )
+                return super().compose_node(parent, index)
+            if self.depth >= MAX_DEPTH:
+                raise _Refused(
+                    event.start_mark,
+                    f"nested more than {MAX_DEPTH} levels deep; a configuration needs a few",
+                )
+            anchor = event.anchor
+            collection = isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent))
+            if anchor is not None and collection:
+                self.open_anchors.add(anchor)
+            self.depth += 1
+            try:
+                node = super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+                self.open_anchors.discard(anchor)
+            size = 1
+            if isinstance(node, yaml.SequenceNode):
+                size += sum(self.sizes[id(item)] for item in node.value)
+            elif isinstance(node, yaml.MappingNode):
+                size += sum(self.sizes[id(k)] + self.sizes[id(v)] for k, v in node.value)
+            if size > MAX_VALUES:
+                raise _Refused(
+                    event.start_mark,
+                    f"this value's aliases expand to more than {MAX_VALUES:,} values; "
+                    "write the values out or use fewer aliases",
+                )
+            self.sizes[id(node)] = size
+            return node
+
+    return BoundedLoader
 
 
 def _yaml_lines(node: Any, path: KeyPath, lines: dict[KeyPath, int], name: str) -> None:
@@ -236,14 +329,58 @@ def _read_toml(text: str, name: str) -> tuple[Any, dict[KeyPath, int]]:
         import tomllib
     else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
+    deep = _too_deep_line(text)
+    if deep is not None:
+        raise UsageError(
+            f"{name}:{deep}: nested more than {MAX_DEPTH} levels deep; a configuration needs a few"
+        )
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise UsageError(f"{name}: TOML syntax error: {err}") from None
+    except RecursionError:  # pragma: no cover - _too_deep_line finds it first
+        raise UsageError(f"{name}: nested too deeply to read") from None
     tool = document.get("tool", {})
     if not isinstance(tool, dict) or "jxinspect" not in tool:
         raise UsageError(f"{name}: no [tool.jxinspect] table; add one or use jxinspect.yaml")
     return tool["jxinspect"], _toml_lines(text)
+
+
+def _too_deep_line(text: str) -> int | None:
+    """The first line where TOML arrays and inline tables nest deeper than
+    :data:`MAX_DEPTH` (brackets in strings and comments do not count), before a parser
+    recurses into them."""
+    depth, quote, line = 0, "", 1
+    index, end = 0, len(text)
+    while index < end:
+        char = text[index]
+        if char == "\n":
+            line += 1
+            if quote in ('"', "'"):
+                quote = ""  # a one-line string ends with its line (or is a syntax error)
+        elif quote:
+            if text.startswith(quote, index):
+                index += len(quote)
+                quote = ""
+                continue
+            if char == "\\" and quote[0] == '"':
+                index += 1
+        elif char == "#":
+            newline = text.find("\n", index)
+            index = end if newline < 0 else newline
+            continue
+        elif char in "\"'":
+            quote = char * 3 if text.startswith(char * 3, index) else char
+            index += len(quote)
+            continue
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return line
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+        index += 1
+    return None
 
 
 def _toml_lines(text: str) -> dict[KeyPath, int]:

@@ -4,8 +4,15 @@ A declaration written as one literal is read with :func:`ast.literal_eval`. Decl
 are often built from module constants (``_PARAMS + ", f32[32,784]"``, f-strings,
 ``dict(args=...)``), so
 :func:`static_declaration` also folds those: names bound at module level to literals,
-``+``/``*`` on strings, tuples and lists, f-strings of such names and ``dict(key=value)``.
-Anything else is left unknown; nothing is evaluated."""
+``+``/``*`` on strings, tuples, lists and numbers (``+=`` and ``*=`` too), f-strings of
+such names and ``dict(key=value)``. Anything else is left unknown; nothing is evaluated.
+
+Folding is bounded: the size a value would have (characters, items, digits, counted as
+if every shared part were written out) and its nesting depth are checked *before* it is
+built, so ``A = A + A`` sixty times, ``[A] * 10**6`` or ``[[...]]`` nested without end
+leave the value unknown (as if it were not plain data) instead of exhausting memory.
+A name rebound by any other statement (``for``, ``import``, ``def``, ``del``, an item
+assignment, one inside ``if``/``try``/``with``) is forgotten, not guessed."""
 
 from __future__ import annotations
 
@@ -15,14 +22,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jxinspect.errors import UsageError, UserCodeError
+from jxinspect.errors import UsageError
+from jxinspect.sourcefile import parse_source
 from jxinspect.targets import DECLARATION
 
-_MAX_LEN = 1_000_000
+MAX_SIZE = 1_000_000
+"""The most a folded value may hold: characters, items and digits, with every part an
+alias points to counted each time it is used."""
+MAX_DEPTH = 100
+"""The deepest a folded value or a folded expression may nest."""
+MAX_INT_BITS = 4096
+"""The biggest integer folded (about 1,200 digits)."""
 
 
 class _Unknown(Exception):
-    """A value that cannot be folded from the source alone."""
+    """A value that cannot be folded from the source alone (or is too big to)."""
 
 
 class OpaqueDeclaration(UsageError):
@@ -42,23 +56,15 @@ class Declaration:
 
 
 def parse_module(path: Path) -> ast.Module:
-    """The module's syntax tree; a syntax error is the user's (exit 3)."""
-    try:
-        source = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise UsageError(f"cannot read {path}: {err.strerror}") from None
-    try:
-        return ast.parse(source, filename=str(path))
-    except SyntaxError as err:
-        raise UserCodeError(
-            f"syntax error in {path}:{err.lineno}: {err.msg}; fix the file and run again"
-        ) from None
+    """The module's syntax tree, read as Python reads it (coding line, BOM); a file
+    Python cannot decode or parse is the user's (exit 3)."""
+    return parse_source(path)
 
 
 def static_declaration(path: Path, tree: ast.Module | None = None) -> Declaration | None:
     """The module's declaration, or ``None`` when it declares nothing."""
     tree = tree or parse_module(path)
-    env: dict[str, Any] = {}
+    folder = _Folder()
     for node in tree.body:
         targets: list[ast.expr] = []
         value: ast.expr | None = None
@@ -66,23 +72,29 @@ def static_declaration(path: Path, tree: ast.Module | None = None) -> Declaratio
             targets, value = node.targets, node.value
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
             targets, value = [node.target], node.value
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            target = ast.Name(id=node.target.id, ctx=ast.Load())
+            targets, value = [node.target], ast.BinOp(left=target, op=node.op, right=node.value)
         names = [t.id for t in targets if isinstance(t, ast.Name)]
-        if value is None or not names:
-            continue
-        if DECLARATION in names:
-            return _declaration(path, value, env, node.lineno)
-        try:
-            folded = _fold(value, env)
-        except (_Unknown, TypeError, ValueError, OverflowError, RecursionError):
+        if value is not None and DECLARATION in names:
+            return _declaration(path, value, folder, node.lineno)
+        folded: Any = _Unknown
+        if value is not None and names:
+            try:
+                folded = folder.fold(value)
+            except _FOLD_ERRORS:
+                folded = _Unknown
+        folder.forget(node)
+        if folded is not _Unknown:
             for name in names:
-                env.pop(name, None)
-            continue
-        for name in names:
-            env[name] = folded
+                folder.env[name] = folded
     return None
 
 
-def _declaration(path: Path, value: ast.expr, env: dict[str, Any], line: int) -> Declaration:
+_FOLD_ERRORS = (_Unknown, TypeError, ValueError, OverflowError, RecursionError, MemoryError)
+
+
+def _declaration(path: Path, value: ast.expr, folder: _Folder, line: int) -> Declaration:
     try:  # what jxinspect.targets.read_declaration accepts: one literal
         literal = ast.literal_eval(value)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -90,8 +102,8 @@ def _declaration(path: Path, value: ast.expr, env: dict[str, Any], line: int) ->
     if isinstance(literal, dict):
         return Declaration(tuple(str(k) for k in literal), literal, line)
     try:
-        folded = _fold(value, env)
-    except (_Unknown, TypeError, ValueError, OverflowError, RecursionError):
+        folded = folder.fold(value)
+    except _FOLD_ERRORS:
         folded = None
     if isinstance(folded, dict):
         return Declaration(tuple(str(k) for k in folded), folded, line)
@@ -102,8 +114,8 @@ def _declaration(path: Path, value: ast.expr, env: dict[str, Any], line: int) ->
         for key, item in zip(value.keys, value.values):
             assert isinstance(key, ast.Constant)
             try:
-                entries[str(key.value)] = _fold(item, env)
-            except (_Unknown, TypeError, ValueError, OverflowError, RecursionError):
+                entries[str(key.value)] = folder.fold(item)
+            except _FOLD_ERRORS:
                 entries[str(key.value)] = None
         return Declaration(tuple(entries), entries, line)
     raise OpaqueDeclaration(
@@ -112,72 +124,196 @@ def _declaration(path: Path, value: ast.expr, env: dict[str, Any], line: int) ->
     )
 
 
-def _fold(node: ast.expr, env: dict[str, Any]) -> Any:
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, (ast.Tuple, ast.List)):
-        if any(isinstance(e, ast.Starred) for e in node.elts):
+class _Folder:
+    """Folds expressions over the module-level names bound so far (``env``), refusing
+    (``_Unknown``) any value bigger than :data:`MAX_SIZE` or deeper than
+    :data:`MAX_DEPTH` before building it."""
+
+    def __init__(self) -> None:
+        self.env: dict[str, Any] = {}
+        self._measured: dict[int, tuple[Any, int, int]] = {}
+        """id → (the value, kept alive so its id is not reused; size; depth)."""
+
+    # ---- sizes ----------------------------------------------------------------------
+
+    def measure(self, value: Any) -> tuple[int, int]:
+        """(size, depth) of a folded value; shared parts counted each time they occur."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            return max(1, value.bit_length() * 3 // 10), 0
+        if isinstance(value, (str, bytes)):
+            return max(1, len(value)), 0
+        known = self._measured.get(id(value))
+        if known is not None and known[0] is value:
+            return known[1], known[2]
+        if isinstance(value, (list, tuple)):
+            parts: list[Any] = list(value)
+        elif isinstance(value, dict):
+            parts = [*value.keys(), *value.values()]
+        else:
+            return 1, 0  # None, True, a float, Ellipsis
+        size, depth = 1, 0
+        for part in parts:
+            part_size, part_depth = self.measure(part)
+            size, depth = size + part_size, max(depth, part_depth + 1)
+            if size > MAX_SIZE or depth > MAX_DEPTH:
+                raise _Unknown
+        self._measured[id(value)] = (value, size, depth)
+        return size, depth
+
+    def checked(self, value: Any) -> Any:
+        """``value``, if it is within bounds (it was built from references only)."""
+        self.measure(value)
+        return value
+
+    # ---- folding --------------------------------------------------------------------
+
+    def fold(self, node: ast.expr, depth: int = 0) -> Any:
+        if depth > MAX_DEPTH:
             raise _Unknown
-        items = [_fold(e, env) for e in node.elts]
-        return tuple(items) if isinstance(node, ast.Tuple) else items
-    if isinstance(node, ast.Dict):
-        result: dict[Any, Any] = {}
-        for key, value in zip(node.keys, node.values):
-            if key is None:
-                unpacked = _fold(value, env)
-                if not isinstance(unpacked, dict):
+        inner = depth + 1
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, int) and node.value.bit_length() > MAX_INT_BITS:
+                raise _Unknown
+            return self.checked(node.value)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            if any(isinstance(e, ast.Starred) for e in node.elts):
+                raise _Unknown
+            items = [self.fold(e, inner) for e in node.elts]
+            return self.checked(tuple(items) if isinstance(node, ast.Tuple) else items)
+        if isinstance(node, ast.Dict):
+            result: dict[Any, Any] = {}
+            for key, value in zip(node.keys, node.values):
+                if key is None:
+                    unpacked = self.fold(value, inner)
+                    if not isinstance(unpacked, dict):
+                        raise _Unknown
+                    result.update(unpacked)
+                else:
+                    result[self.fold(key, inner)] = self.fold(value, inner)
+            return self.checked(result)
+        if isinstance(node, ast.Name):
+            if node.id in self.env:
+                return self.env[node.id]
+            raise _Unknown
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mult)):
+            left, right = self.fold(node.left, inner), self.fold(node.right, inner)
+            return self.binary(node.op, left, right)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            operand = self.fold(node.operand, inner)
+            if isinstance(operand, (int, float)) and not isinstance(operand, bool):
+                return -operand
+            raise _Unknown
+        if isinstance(node, ast.JoinedStr):
+            return self.joined(node, inner)
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "dict"
+            and "dict" not in self.env
+            and not node.args
+        ):
+            if any(k.arg is None for k in node.keywords):
+                raise _Unknown
+            return self.checked({k.arg: self.fold(k.value, inner) for k in node.keywords})
+        raise _Unknown
+
+    def binary(self, op: ast.operator, left: Any, right: Any) -> Any:
+        """``+`` or ``*`` on strings, tuples, lists and numbers; the result's size is
+        worked out from the operands' before it is built."""
+        numbers = (int, float)
+        sequences = (str, tuple, list)
+        if not isinstance(left, numbers + sequences) or not isinstance(right, numbers + sequences):
+            raise _Unknown
+        if isinstance(left, numbers) and isinstance(right, numbers):
+            if isinstance(left, int) and isinstance(right, int):
+                bits = max(left.bit_length(), right.bit_length())
+                if isinstance(op, ast.Mult):
+                    bits = left.bit_length() + right.bit_length()
+                if bits > MAX_INT_BITS:
                     raise _Unknown
-                result.update(unpacked)
-            else:
-                result[_fold(key, env)] = _fold(value, env)
-        return result
-    if isinstance(node, ast.Name):
-        if node.id in env:
-            return env[node.id]
-        raise _Unknown
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mult)):
-        return _binary(node.op, _fold(node.left, env), _fold(node.right, env))
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        operand = _fold(node.operand, env)
-        if isinstance(operand, (int, float)) and not isinstance(operand, bool):
-            return -operand
-        raise _Unknown
-    if isinstance(node, ast.JoinedStr):
-        parts = []
+            return (
+                operator.add(left, right) if isinstance(op, ast.Add) else operator.mul(left, right)
+            )
+        if isinstance(op, ast.Add):
+            if type(left) is not type(right):
+                raise _Unknown  # str + list and the like: a TypeError at run time
+            size = self.measure(left)[0] + self.measure(right)[0]
+            if size > MAX_SIZE:
+                raise _Unknown
+            return self.checked(operator.add(left, right))
+        if isinstance(left, int) and isinstance(right, sequences):
+            left, right = right, left
+        if not isinstance(right, int) or isinstance(left, numbers):
+            raise _Unknown  # list * list, str * float: a TypeError at run time
+        if self.measure(left)[0] * max(right, 0) > MAX_SIZE:
+            raise _Unknown
+        return self.checked(operator.mul(left, right))
+
+    def joined(self, node: ast.JoinedStr, depth: int) -> str:
+        parts: list[str] = []
+        size = 0
         for part in node.values:
             if isinstance(part, ast.Constant) and isinstance(part.value, str):
-                parts.append(part.value)
+                text = part.value
             elif isinstance(part, ast.FormattedValue) and part.format_spec is None:
-                value = _fold(part.value, env)
-                parts.append(repr(value) if part.conversion == ord("r") else str(value))
+                value = self.fold(part.value, depth)
+                self.measure(value)
+                convert = {ord("r"): repr, ord("a"): ascii}.get(part.conversion, str)
+                text = convert(value)
             else:
                 raise _Unknown
+            size += len(text)
+            if size > MAX_SIZE:
+                raise _Unknown
+            parts.append(text)
         return "".join(parts)
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "dict"
-        and "dict" not in env
-        and not node.args
-    ):
-        if any(k.arg is None for k in node.keywords):
-            raise _Unknown
-        return {k.arg: _fold(k.value, env) for k in node.keywords}
-    raise _Unknown
+
+    # ---- names bound by other statements ------------------------------------------------
+
+    def forget(self, node: ast.stmt) -> None:
+        """Drop every name the statement may bind or change, other than by a plain
+        assignment (which :func:`static_declaration` then records again)."""
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            self.env.clear()
+            return
+        for name in _bound_names(node):
+            self.env.pop(name, None)
 
 
-def _binary(op: ast.operator, left: Any, right: Any) -> Any:
-    """``+`` or ``*`` on strings, tuples, lists and numbers, with a cap on the size."""
-    allowed = (str, tuple, list, int, float)
-    if not isinstance(left, allowed) or not isinstance(right, allowed):
-        raise _Unknown
-    if isinstance(op, ast.Mult):
-        count = right if isinstance(right, int) else left if isinstance(left, int) else 1
-        other = left if isinstance(right, int) else right
-        if isinstance(other, (str, tuple, list)) and len(other) * abs(count) > _MAX_LEN:
-            raise _Unknown
-        return operator.mul(left, right)
-    return operator.add(left, right)
+def _bound_names(node: ast.stmt) -> set[str]:
+    names: set[str] = set()
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+    stack: list[ast.AST] = [node]
+    while stack:
+        sub = stack.pop()
+        if isinstance(sub, ast.Global):
+            names.update(sub.names)
+        elif isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+            names.add(sub.id)
+        elif isinstance(sub, (ast.Subscript, ast.Attribute)) and isinstance(
+            sub.ctx, (ast.Store, ast.Del)
+        ):
+            base: ast.expr = sub
+            while isinstance(base, (ast.Subscript, ast.Attribute)):
+                base = base.value
+            if isinstance(base, ast.Name):
+                names.add(base.id)  # A[0] = 1, A.x = 1 change A
+        elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in sub.names)
+        elif isinstance(sub, (ast.MatchAs, ast.MatchStar)) and sub.name:
+            names.add(sub.name)
+        elif isinstance(sub, ast.MatchMapping) and sub.rest:
+            names.add(sub.rest)
+        elif isinstance(sub, ast.ExceptHandler) and sub.name:
+            names.add(sub.name)
+        if isinstance(sub, functions):
+            if not isinstance(sub, ast.Lambda):
+                names.add(sub.name)
+            # a function's own names are local; only its `global` statements reach here
+            stack.extend(n for n in ast.walk(sub) if isinstance(n, ast.Global))
+            continue
+        stack.extend(ast.iter_child_nodes(sub))
+    return names
 
 
 def definition_line(tree: ast.Module, attribute: str) -> int | None:

@@ -40,6 +40,7 @@ from jxinspect.model import Report
 from jxinspect.options import NO_OPTIONS
 from jxinspect.resolve import Resolved, resolve
 from jxinspect.shards import Shard, partition, shard_info
+from jxinspect.sourcefile import search_text
 from jxinspect.targets import DECLARATION, parse_target
 from jxinspect.workers import DEFAULT_TIMEOUT_S, Interrupted, Outcome, Supervisor
 
@@ -180,11 +181,8 @@ class _Planner:
                 ):
                     continue
                 seen.add(resolved)
-                try:
-                    text = path.read_text(encoding="utf-8", errors="replace")
-                except OSError:
-                    continue
-                if DECLARATION in text:
+                text = search_text(path)  # as Python decodes it; planning says what is wrong
+                if text is not None and DECLARATION in text:
                     yield path
 
     def _walk(self, folder: Path) -> list[Path]:
@@ -420,7 +418,9 @@ def run_lint(request: LintRequest) -> LintResult:
     baseline_name = judge.path(str(baseline_path))
     baseline: Counter[Key] = Counter()
     if baseline_path.is_file():
-        baseline = read_baseline(baseline_path, baseline_name or str(baseline_path))
+        baseline = read_baseline(
+            baseline_path, baseline_name or str(baseline_path), replacing=request.write_baseline
+        )
     elif request.baseline is not None and not request.write_baseline:
         raise UsageError(f"no such baseline: {request.baseline} (create it with --write-baseline)")
 

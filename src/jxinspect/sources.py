@@ -60,6 +60,8 @@ class Pair:
 
 
 def _read(path: Path, text: str) -> str:
+    if path.is_dir():
+        raise UsageError(_folder_given(path, text))
     if not path.is_file():
         raise UsageError(f"no such file: {text}")
     try:
@@ -70,9 +72,28 @@ def _read(path: Path, text: str) -> str:
         raise UsageError(f"cannot read {text}: {err.strerror}") from None
 
 
+def _folder_given(path: Path, text: str) -> str:
+    """The error for a folder given where diff-debug takes one program or module."""
+    try:
+        example = next((p for p in sorted(path.iterdir()) if p.suffix == ".py"), None)
+    except OSError:
+        example = None
+    shown = str(example) if example is not None else str(path / "model.py")
+    return (
+        f"{text} is a folder; diff-debug compares two programs: give a .py file in it "
+        f"(e.g. {shown}), module:function, a .json report or a .mlir file "
+        f"(`jxinspect lint {text}` checks every module in a folder)"
+    )
+
+
 def _kind_of(text: str) -> SourceKind:
     path = Path(text)
     suffix = path.suffix.lower()
+    package = (
+        all(part.isidentifier() for part in text.split(".")) and (path / "__init__.py").is_file()
+    )
+    if path.is_dir() and not package:  # a package given by its name is a module
+        raise UsageError(_folder_given(path, text))
     if suffix == ".json":
         return "json"
     if suffix in (".mlir", ".stablehlo"):
@@ -88,6 +109,10 @@ def _load_report(text: str) -> Report:
         data = json.loads(_read(Path(text), text))
     except json.JSONDecodeError as err:
         raise UsageError(f"{text} is not JSON (line {err.lineno}: {err.msg})") from None
+    except ValueError:  # an integer of more than 4,300 digits
+        raise UsageError(f"{text} holds a number too long to be a jxinspect report") from None
+    except RecursionError:
+        raise UsageError(f"{text} is nested too deeply to be a jxinspect report") from None
     schema = data.get("schema") if isinstance(data, dict) else None
     if schema != SCHEMA:
         found = f"its schema is {schema!r}" if schema else f'it has no "schema": "{SCHEMA}"'
@@ -97,6 +122,8 @@ def _load_report(text: str) -> Report:
         )
     try:
         return Report.from_dict(data)
+    except RecursionError:
+        raise UsageError(f"{text} is nested too deeply to be a {SCHEMA} report") from None
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
         what = f"missing {err}" if isinstance(err, KeyError) else str(err)
         raise UsageError(f"{text} is not a valid {SCHEMA} report: {what}") from None

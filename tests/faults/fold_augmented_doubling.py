@@ -1,0 +1,69 @@
+"""A string doubled with += sixty times."""
+
+raise ImportError("a fault of the corpus: folded from source only, never imported")
+A = "x"
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+A += A
+JXINSPECT = {"f": {"args": A}}
+
+
+def f(x):
+    return x
