@@ -93,7 +93,7 @@ def test_ctrl_c_stops_the_run_promptly_and_prints_what_finished(tmp_path: Path) 
     marker = tmp_path / "started"
     env = {**cli_env(), "JXINSPECT_FAULT_MARKER": str(marker)}
     process = subprocess.Popen(
-        [*jxinspect_command(), "lint", ".", "--format", "json", "--timeout", "0"],
+        [*jxinspect_command(), "lint", ".", "--format", "json", "--timeout", "0", "--jobs", "1"],
         cwd=folder,
         env=env,
         stdout=subprocess.PIPE,
