@@ -563,6 +563,10 @@ def run_lint(request: LintRequest) -> LintResult:
 
     jobs = [p.job for p in planned if p.job is not None]
     devices = devices_needed(jobs)
+    if devices is not None:
+        from jxinspect.tracer.devices import check_count
+
+        check_count(None, devices, "a target's `devices` or concrete `mesh`")  # not per worker
     outcomes: dict[str, Outcome] = {}
     with _progress(len(jobs), request.progress) as done:
         if request.jobs > 1 and len(jobs) > 1:
