@@ -20,8 +20,10 @@ from jxinspect.errors import UsageError
 from jxinspect.model import (
     Collective,
     CompiledInfo,
+    Input,
     MemoryStats,
     Mesh,
+    Output,
     Report,
     Sharding,
 )
@@ -280,7 +282,9 @@ def check_compilable(report: Report) -> None:
     """Refuse (:class:`UsageError`) to compile a program with an argument or result larger
     than XLA can size (:data:`XLA_MAX_BYTES`), before XLA aborts the process. Pure: the
     shapes come from the report; lowering such a program is fine (it allocates nothing)."""
-    leaves = [("input", leaf) for leaf in report.inputs if leaf.status != "pruned"]
+    leaves: list[tuple[str, Input | Output]] = [
+        ("input", leaf) for leaf in report.inputs if leaf.status != "pruned"
+    ]
     leaves += [("output", leaf) for leaf in report.outputs]
     for kind, leaf in leaves:
         if any(d < 0 for d in leaf.shape):
