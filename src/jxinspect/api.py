@@ -133,6 +133,7 @@ def _compiled(report: Report, lowered: Any) -> Report:
     from jxinspect.targets import describe_exception
     from jxinspect.tracer import compiled
 
+    compiled.check_compilable(report)
     try:
         executable = lowered.compile()
     except Exception as err:  # XLA's own error types

@@ -427,6 +427,10 @@ def run_lint(request: LintRequest) -> LintResult:
     # every part of a sharded run (and an unsharded one) simulates the same devices: the
     # reports, and the cache keys, do not depend on how the run was split
     devices = devices_needed([p.job for p in planned if p.job is not None])
+    if devices is not None:  # refused once, here, rather than by every worker
+        from jxinspect.tracer.devices import check_count
+
+        check_count(None, devices, "a target's `devices` or concrete `mesh`")
     cache = Cache(root, request.cache if request.cache is not None else config.cache)
     shard = None
     if request.shard is not None:

@@ -9,6 +9,7 @@ sections whose notes link back to the table rows.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from jxinspect import __version__
@@ -388,8 +389,9 @@ def svg(pic: Picture) -> str:
             else:
                 fill = PALETTE[colours[cell] % len(PALETTE)]
                 text = devices_text(cell)
+                first = ", ".join(map(str, itertools.islice(cell, 64)))
                 tip = (f"rows {pic.row_labels[r]} × columns {pic.col_labels[c]}: device"
-                       f"{'s' if len(cell) != 1 else ''} {', '.join(map(str, cell[:64]))}"
+                       f"{'s' if len(cell) != 1 else ''} {first}"
                        + (" …" if len(cell) > 64 else ""))  # fmt: skip
             parts.append(
                 f'<g class=cell><title>{_e(tip)}</title><rect x="{x:.1f}" y="{y}" '

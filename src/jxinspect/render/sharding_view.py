@@ -10,12 +10,20 @@ numbered by their position in the mesh (row-major over its axes), as ``jax.make_
 numbers a fresh mesh; GSPMD tile counts without a mesh are numbered in iota order.
 Leaves with the same shape and layout share one picture. Text drawn from the report
 (paths, mesh axis names, raw sharding attributes) is escaped (:func:`escape.text`).
+
+Pictures are drawn from blocks, never by going through the devices: a shown cell's
+devices are solved from its block index (the mesh coordinates that give it), so an
+abstract mesh of millions of devices draws as fast as a small one. A cell held by more
+than :data:`LIST_DEVICES_MAX` devices keeps them as a :class:`DeviceSet` (the allowed
+coordinates along each mesh axis) instead of a tuple.
 """
 
 from __future__ import annotations
 
 import io
+import itertools
 import math
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from jxinspect.model import Input, Output, Report, Sharding
@@ -30,6 +38,46 @@ HEAD, TAIL = 3, 1
 CELL_TEXT_MAX = 14
 LIST_MAX = 8
 """Leaves named per direction in a one-line group (the HTML report names them all)."""
+LIST_DEVICES_MAX = 4096
+"""A cell's devices are a tuple up to this many, a :class:`DeviceSet` past it."""
+
+
+@dataclass(frozen=True)
+class DeviceSet:
+    """The devices holding one block of a large mesh, described rather than listed: every
+    device whose coordinate along each mesh axis is in ``coords`` (devices numbered
+    row-major over the axes). Iterates in increasing order, like a cell's tuple."""
+
+    sizes: tuple[int, ...]
+    """The mesh's axis sizes, in order."""
+    coords: tuple[range | tuple[int, ...], ...]
+    """Per axis, the coordinates allowed (increasing)."""
+
+    def __len__(self) -> int:
+        return math.prod(len(c) for c in self.coords)
+
+    def _numbers(self, axes: int) -> Iterator[int]:
+        """Device numbers of the first ``axes`` axes' coordinates (the rest at 0)."""
+        strides = [math.prod(self.sizes[i + 1 :]) for i in range(len(self.sizes))]
+        for combo in itertools.product(*self.coords[:axes]):
+            yield sum(c * s for c, s in zip(combo, strides))
+
+    def __iter__(self) -> Iterator[int]:
+        return self._numbers(len(self.sizes))
+
+    def runs(self) -> Iterator[tuple[int, int]]:
+        """``(first, last)`` of each run of consecutive devices, in order; the trailing
+        axes that are not restricted make one run each, without listing them."""
+        free = len(self.sizes)
+        while free and self.coords[free - 1] == range(self.sizes[free - 1]):
+            free -= 1
+        block = math.prod(self.sizes[free:])
+        return _merged((start, start + block - 1) for start in self._numbers(free))
+
+
+Devices = tuple[int, ...] | DeviceSet
+"""The devices holding one cell's blocks: listed, or (past :data:`LIST_DEVICES_MAX`) a
+:class:`DeviceSet`."""
 
 
 @dataclass(frozen=True)
@@ -46,13 +94,13 @@ class Picture:
     row_labels: tuple[str | None, ...]
     """Element ranges of the rows shown (``None``: the rows left out)."""
     col_labels: tuple[str | None, ...]
-    cells: tuple[tuple[tuple[int, ...] | None, ...], ...]
+    cells: tuple[tuple[Devices | None, ...], ...]
     """Per shown row and column, the devices holding that block (``None``: left out)."""
 
     @property
-    def groups(self) -> dict[tuple[int, ...], int]:
+    def groups(self) -> dict[Devices, int]:
         """A colour number per distinct device set, in drawing order."""
-        result: dict[tuple[int, ...], int] = {}
+        result: dict[Devices, int] = {}
         for row in self.cells:
             for cell in row:
                 if cell is not None and cell not in result:
@@ -70,36 +118,59 @@ def _axis_coordinate(name: str, coords: dict[str, int], sizes: dict[str, int]) -
     return (coords.get(base, 0) // max(total // (pre * size), 1)) % size, size
 
 
-def device_blocks(sharding: Sharding, rank: int) -> list[tuple[int, ...]]:
-    """The block index along each dimension of every device, by device number."""
-    pieces = sharding.pieces()
+def _numbering(sharding: Sharding, rank: int) -> tuple[dict[str, int], list[tuple[str, ...]]]:
+    """The axes that number the devices (row-major, in order) and the axes that split each
+    dimension: the mesh and the spec, or for GSPMD tile counts one axis per dimension and
+    one for the copies (iota order)."""
     if sharding.mesh is None or sharding.tiles:
-        copies = max(sharding.replicas, 1)
-        count = math.prod(pieces) * copies
-        result = []
-        for device in range(count):
-            linear, index = device // copies, []
-            for n in reversed(pieces):
-                linear, block = divmod(linear, n)
-                index.append(block)
-            result.append(tuple(reversed(index)))
-        return result
-    names = [name for name, _ in sharding.mesh.axes]
-    sizes = dict(sharding.mesh.axes)
-    result = []
-    for device in range(sharding.mesh.size):
-        coords, rest = {}, device
-        for name in reversed(names):
-            rest, coords[name] = divmod(rest, sizes[name])
-        index = []
-        for dim in range(rank):
-            block = 0
-            for axis in sharding.spec[dim] if dim < len(sharding.spec) else ():
-                coordinate, size = _axis_coordinate(axis, coords, sizes)
-                block = block * size + coordinate
-            index.append(block)
-        result.append(tuple(index))
-    return result
+        pieces = sharding.pieces()
+        axes = {f"#{d}": n for d, n in enumerate(pieces)}
+        axes["#copies"] = max(sharding.replicas, 1)
+        return axes, [(f"#{d}",) if d < len(pieces) else () for d in range(rank)]
+    spec = sharding.spec
+    return dict(sharding.mesh.axes), [spec[d] if d < len(spec) else () for d in range(rank)]
+
+
+def _cell_devices(
+    axes: dict[str, int], split: list[tuple[str, ...]], blocks: Iterable[tuple[int, int]]
+) -> Devices:
+    """The devices holding block ``index`` along each ``(dim, index)`` of ``blocks``, any
+    block along the other dimensions: the block index is taken apart into coordinates
+    along the axes that split the dimension (a Shardy sub-axis ``x:(2)4`` is a digit of
+    ``x``'s coordinate), and every other coordinate is free."""
+    # per mesh axis, (step, size, value): (coordinate // step) % size == value
+    wanted: dict[str, list[tuple[int, int, int]]] = {}
+    for dim, index in blocks:
+        for name in reversed(split[dim]):
+            base, sub = name.split(":(", 1) if ":(" in name else (name, "")
+            total = axes.get(base, 1)
+            if sub:
+                pre, size = (int(part) for part in sub.split(")", 1))
+                step = max(total // (pre * size), 1)
+            else:
+                size, step = total, 1
+            index, value = divmod(index, size)
+            if base in axes:
+                wanted.setdefault(base, []).append((step, size, value))
+            elif value:
+                return ()  # an axis the mesh lacks: its coordinate is always 0
+        if index:
+            return ()
+    coords: list[range | tuple[int, ...]] = []
+    for name, total in axes.items():
+        rules = wanted.get(name, [])
+        if not rules:
+            coords.append(range(total))
+        elif all(step == 1 and size == total for step, size, _ in rules):
+            values = {value for _, _, value in rules}
+            only = values.pop()
+            coords.append(range(only, only + 1) if not values and 0 <= only < total else ())
+        else:
+            allowed = tuple(c for c in range(total) if all((c // t) % n == v for t, n, v in rules))
+            contiguous = allowed and allowed[-1] - allowed[0] == len(allowed) - 1
+            coords.append(range(allowed[0], allowed[-1] + 1) if contiguous else allowed)
+    found = DeviceSet(tuple(axes.values()), tuple(coords))
+    return tuple(found) if len(found) <= LIST_DEVICES_MAX else found
 
 
 def _shown(count: int) -> list[int | None]:
@@ -113,19 +184,37 @@ def _range(dim_size: int, pieces: int, block: int) -> str:
     return f"{block * step}:{min((block + 1) * step, dim_size)}"
 
 
-def devices_text(devices: tuple[int, ...]) -> str:
-    """``(0, 1, 2, 3, 8)`` → ``0-3,8``; long lists keep their start and count."""
-    runs: list[list[int]] = []
-    for device in devices:
-        if runs and device == runs[-1][1] + 1:
-            runs[-1][1] = device
-        else:
-            runs.append([device, device])
-    text = ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
+def _merged(runs: Iterable[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    """Runs in increasing order with touching ones joined; each yielded once complete."""
+    current: tuple[int, int] | None = None
+    for first, last in runs:
+        if current is not None and first == current[1] + 1:
+            current = (current[0], last)
+            continue
+        if current is not None:
+            yield current
+        current = (first, last)
+    if current is not None:
+        yield current
+
+
+def _runs_text(runs: list[tuple[int, int]]) -> str:
+    return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def devices_text(devices: Devices) -> str:
+    """``(0, 1, 2, 3, 8)`` → ``0-3,8``; long lists keep their start and count (reading
+    only as many runs as that takes)."""
+    found = devices.runs() if isinstance(devices, DeviceSet) else _merged((d, d) for d in devices)
+    runs: list[tuple[int, int]] = []
+    for run in found:
+        runs.append(run)
+        if len(runs) > 2 and len(_runs_text(runs)) > CELL_TEXT_MAX:
+            break  # the text only grows with more runs
+    text = _runs_text(runs)
     if len(text) <= CELL_TEXT_MAX:
         return text
-    head = ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs[:2])
-    return f"{head},… ({len(devices)})"
+    return f"{_runs_text(runs[:2])},… ({len(devices)})"
 
 
 def _axes_text(axes: tuple[str, ...]) -> str:
@@ -167,11 +256,11 @@ def picture(leaves: list[tuple[str, Input | Output]]) -> Picture:
     folded = [d for d in split if d not in grid]
     rows = pieces[row_dim] if row_dim is not None else 1
     cols = pieces[col_dim] if col_dim is not None else 1
-    cells: dict[tuple[int, int], list[int]] = {}
-    for device, index in enumerate(device_blocks(sharding, rank)):
-        key = (index[row_dim] if row_dim is not None else 0,
-               index[col_dim] if col_dim is not None else 0)  # fmt: skip
-        cells.setdefault(key, []).append(device)
+    axes, by_dim = _numbering(sharding, rank)
+
+    def cell(row: int, col: int) -> Devices:
+        blocks = [(d, b) for d, b in ((row_dim, row), (col_dim, col)) if d is not None]
+        return _cell_devices(axes, by_dim, blocks)
 
     def label(dim: int | None, block: int | None) -> str | None:
         if block is None:
@@ -211,10 +300,7 @@ def picture(leaves: list[tuple[str, Input | Output]]) -> Picture:
         row_labels=tuple(label(row_dim, r) for r in shown_rows),
         col_labels=tuple(label(col_dim, c) for c in shown_cols),
         cells=tuple(
-            tuple(
-                tuple(cells.get((r, c), ())) if r is not None and c is not None else None
-                for c in shown_cols
-            )
+            tuple(cell(r, c) if r is not None and c is not None else None for c in shown_cols)
             for r in shown_rows
         ),
     )

@@ -236,9 +236,23 @@ def use_mesh(jax_mesh: Any) -> Any:
     return jax.set_mesh(jax_mesh)
 
 
+MAX_SHARDING_DEVICES = 2**31 - 1
+"""The largest mesh a ``NamedSharding`` can be made over: jaxlib counts its devices in 32
+bits and throws ``std::bad_cast`` past it (measured with jax 0.10.2 on abstract meshes:
+``a=2147483647`` works, ``a=2147483648`` and ``a=65536,b=32768`` do not)."""
+
+
 def named_sharding(jax_mesh: Any, entries: Sequence[Any]) -> Any:
     from jax.sharding import NamedSharding, PartitionSpec
 
+    size = 1
+    for axis_size in dict(jax_mesh.shape).values():
+        size *= int(axis_size)
+    if size > MAX_SHARDING_DEVICES:
+        raise UsageError(
+            f"a sharding over a mesh of {size} devices: JAX counts a sharding's devices in "
+            f"32 bits (at most {MAX_SHARDING_DEVICES}); use a smaller mesh"
+        )
     return NamedSharding(jax_mesh, PartitionSpec(*entries))
 
 
