@@ -164,6 +164,36 @@ def test_report_in_chromium(browser: Any, report_file: Path, lower_json: Any) ->
     assert refused == [], f"the page asked for more than its own file: {refused}"
 
 
+def test_a_large_program_is_packed_and_unpacked_in_chromium(browser: Any, tmp_path: Path,
+                                                           run_cli: Any) -> None:  # fmt: skip
+    """A program text over ``PACK_FROM`` is embedded gzip-compressed: the file is smaller,
+    and the page unpacks it into the same lines, searchable and linkable."""
+    import base64
+    import gzip
+    import re
+
+    out = tmp_path / "big.html"
+    result = run_cli("lower", "sample_programs/big_mlp.py:forward", "--format", "html", "-o", out)
+    assert result.returncode == 0, result.describe()
+    html = out.read_text(encoding="utf-8")
+    (payload,) = re.findall(r"<script type=application/octet-stream class=packed "
+                            r"data-for=module-code>([^<]*)</script>", html)  # fmt: skip
+    code = gzip.decompress(base64.b64decode(payload)).decode()
+    lines = code.count("<span class=l") + code.count("<span class='l")
+    assert len(html) < len(code) / 2  # the page is smaller than its module text alone
+    page, problems, refused = open_offline(browser, out, 1280, 900)
+    page.wait_for_selector("#module pre.code:not(.packing) .l", timeout=20_000)
+    assert page.locator("#module pre.code .l").count() == lines
+    count = page.inner_text("#module summary .count")
+    assert count == f"{lines} lines" or lines == int(count.split()[0]) + 1, count
+    page.fill("#module .codebar input", "func.func public @main")
+    page.wait_for_function("document.querySelector('#module .hits').textContent.includes('of')")
+    assert "@main" in page.locator("#module .l.current").inner_text()
+    page.close()
+    assert problems == [], problems
+    assert refused == [], refused
+
+
 def test_notebook_cell_html_in_chromium(browser: Any, tmp_path: Path) -> None:
     """``Report._repr_html_``, as a notebook cell shows it: the report in a sandboxed
     frame that fetches nothing, every leaf in its table, no console errors."""

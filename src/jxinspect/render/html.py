@@ -9,6 +9,8 @@ sections whose notes link back to the table rows.
 
 from __future__ import annotations
 
+import base64
+import gzip
 import itertools
 import re
 
@@ -45,6 +47,10 @@ from jxinspect.units import recorded
 from jxinspect.vocabulary import STATUSES
 
 TEXT_TITLE = {"jaxpr": "jaxpr", "stablehlo": "StableHLO", "hlo": "HLO"}
+
+PACK_FROM = 256 * 1024
+"""A program text whose HTML is larger is embedded gzip-compressed and unpacked by the
+page's script once the rest is shown: the file stays small, and opens on the summary."""
 
 CSS = """
 :root{--bg:#fff;--fg:#1d2330;--muted:#5d6778;--line:#dde2ea;--panel:#f6f8fb;--ok:#1f7a3a;
@@ -119,6 +125,7 @@ pre.code .l:target,pre.code .l.flash{background:var(--cur)}
 .note{color:var(--ok)}.note.warn{color:var(--warn)}.note a{color:inherit;text-decoration:underline
 dotted}
 .cut{color:var(--warn)}
+pre.code.packing::after{content:"unpacking…";padding:0 10px;color:var(--dim)}
 .t-kw{color:#3b5bdb;font-weight:600}.t-type{color:#a23bbf}.t-op{font-weight:600}
 .t-str{color:#2b8a3e}.t-value{color:#0b7285}.t-sym{color:#b35900}.t-loc{color:var(--dim)}
 @media (prefers-color-scheme:dark){.t-kw{color:#8da2ff}.t-type{color:#e08cf5}
@@ -128,6 +135,22 @@ footer{color:var(--muted);padding:20px;border-top:1px solid var(--line);margin-t
 
 JS = """
 (function () {
+  // Large program texts come gzip-compressed (base64) and are unpacked here, after the
+  // page (its summary, findings and tables) is shown.
+  var unpacked = Promise.all(Array.prototype.map.call(
+    document.querySelectorAll('script.packed'), function (packed) {
+      var bytes = Uint8Array.from(atob(packed.textContent), function (c) {
+        return c.charCodeAt(0);
+      });
+      var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+      return new Response(stream).text().then(function (html) {
+        var pre = document.getElementById(packed.dataset.for);
+        pre.innerHTML = html;
+        pre.classList.remove('packing');
+        pre.dispatchEvent(new Event('unpacked'));
+      });
+    }));
+
   'use strict';
   function applyFilter(box) {
     var table = document.getElementById(box.dataset.table);
@@ -168,17 +191,24 @@ JS = """
     void el.offsetWidth;
     el.classList.add('flash');
   }
-  window.addEventListener('hashchange', function () { reveal(location.hash.slice(1)); });
+  function revealSoon(id) {
+    if (document.getElementById(id)) reveal(id);
+    else unpacked.then(function () { reveal(id); });
+  }
+  window.addEventListener('hashchange', function () { revealSoon(location.hash.slice(1)); });
   document.addEventListener('click', function (e) {
     var a = e.target.closest('a[href^="#"]');
-    if (a) reveal(a.getAttribute('href').slice(1));
+    if (a) revealSoon(a.getAttribute('href').slice(1));
   });
-  if (location.hash) reveal(location.hash.slice(1));
+  if (location.hash) revealSoon(location.hash.slice(1));
 
   document.querySelectorAll('.code-section').forEach(function (section) {
     var input = section.querySelector('.codebar input');
     var count = section.querySelector('.hits');
     var lines = section.querySelectorAll('pre.code .l');
+    section.querySelector('pre.code').addEventListener('unpacked', function () {
+      lines = section.querySelectorAll('pre.code .l'); lower = null; search();
+    });
     var lower = null, hits = [], current = -1, timer = null;
     function clear() {
       hits.forEach(function (l) { l.classList.remove('hit', 'current'); });
@@ -467,14 +497,20 @@ def _code(report: Report, anchor: str, text: ProgramText, max_lines: int | None)
     if view.cut is not None:
         out.append(f"<span class='l cut'>{_e(view.cut.note(comment))}</span>")
     title = TEXT_TITLE[text.kind] + (" with locations" if text.debug_info else "")
+    code = "".join(out)
+    pre = f"<pre class=code>{code}</pre>"
+    if len(code) > PACK_FROM:
+        packed = base64.b64encode(gzip.compress(code.encode(), mtime=0)).decode()
+        pre = (f"<pre class='code packing' id={anchor}-code></pre>"
+               f"<script type=application/octet-stream class=packed data-for={anchor}-code>"
+               f"{packed}</script>")  # fmt: skip
     return (
         f"<section id={anchor} class=code-section><details open><summary><h2>{_e(title)}</h2>"
         f"<span class=count>{len(view.lines)} lines</span></summary><div class=codebar>"
         f'<input type=search placeholder="Search the {_e(TEXT_TITLE[text.kind])}…" '
         f'aria-label="Search the {_e(TEXT_TITLE[text.kind])}"><button class=prev type=button '
         'title="Previous match">↑</button><button class=next type=button title="Next match">'
-        f"↓</button><span class=hits></span></div><pre class=code>{''.join(out)}</pre>"
-        "</details></section>"
+        f"↓</button><span class=hits></span></div>{pre}</details></section>"
     )
 
 
