@@ -71,6 +71,22 @@ def real_function(fun: Any) -> Any:
     return fun
 
 
+def _function_line(fun: Any, staged: Any) -> str | None:
+    """``step at train.py:12``, JAX's way, for the user's function when JAX names another
+    (a library wrapper's inner function) or none (``functools.partial`` inside ``pmap``)."""
+    from jxinspect.tracer import extract
+
+    said = extract.function_name(staged)
+    if staged.wrapper is None and said and "<unknown>" not in said:
+        return None
+    real = real_function(fun)
+    file, line = _source(real)
+    name = getattr(real, "__name__", None)
+    if not isinstance(name, str) or file is None:
+        return None
+    return f"{name} at {file}:{line}"
+
+
 def _source(fun: Any) -> tuple[str | None, int | None]:
     """File and first line of the user's function (``def`` line, decorators excluded)."""
     code = getattr(real_function(fun), "__code__", None)
@@ -132,6 +148,7 @@ def inspect_function(
             staged,
             extract.read_lowered(staged, mesh, device_ids),
             target=target or callable_name(real_function(fun)),
+            function=_function_line(fun, staged),
             expected_args=expected,
             static_args=static_args,
             platform=platform or seam.default_backend(),
@@ -236,6 +253,8 @@ def _staging_options(options: TargetOptions, jax_mesh: Any) -> dict[str, Any]:
             result["axis_name"] = options.axis_name
         if options.in_axes is not None:
             result["in_axes"] = _parse("in-axes", specs.parse_in_axes, options.in_axes)
+        if options.out_axes is not None:
+            result["out_axes"] = _parse("out-axes", specs.parse_in_axes, options.out_axes)
         if options.static_broadcasted_argnums:
             result["static_broadcasted_argnums"] = options.static_broadcasted_argnums
         if options.donate_argnums:

@@ -76,7 +76,7 @@ def _program(staged: Staged, request: TextRequest, main: Any, inputs: Any) -> An
     return annotate.program(staged, request, main, inputs)
 
 
-def _function_name(staged: Staged) -> str | None:
+def function_name(staged: Staged) -> str | None:
     """``f at file.py:12`` of the user's function (pmap's inner jaxpr names only ``_fun``)."""
     for jaxpr in (staged.jaxpr, staged.names_jaxpr):
         info = seam.debug_info(jaxpr)
@@ -278,7 +278,7 @@ def build_report(
         num_devices=num_devices,
         mesh=mesh,
         partitioner=partitioner or "shardy",
-        function=function or _function_name(staged),
+        function=function or function_name(staged),
         file=file,
         line=line,
         inputs=tuple(inputs),
