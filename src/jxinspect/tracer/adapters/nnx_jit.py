@@ -71,4 +71,21 @@ def stage(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Adapted:
         pure_args, pure_kwargs = split()
         traced = inner.trace(*pure_args, **pure_kwargs)
     leaves, _ = seam.tree_flatten((pure_args, pure_kwargs))
-    return Adapted(WRAPPER, user_fun, traced, leaves, args, kwargs)
+    named_args, named_kwargs = _as_state((args, kwargs))
+    return Adapted(WRAPPER, user_fun, traced, leaves, named_args, named_kwargs)
+
+
+def _as_state(call: Any) -> Any:
+    """The call with each graph node that is not a JAX pytree (flax 0.10's modules) given
+    as its ``nnx.state``, whose leaves are the arrays the wrapper hands the program:
+    ``model['linear1']['kernel'].value``. Flax 0.11 on, modules are pytrees already."""
+    is_node = getattr(_graphlib, "is_graph_node", None)
+    if is_node is None:
+        return call
+
+    def state(value: Any) -> Any:
+        if is_node(value) and seam.tree_leaves(value) == [value]:
+            return nnx.state(value)
+        return value
+
+    return seam.tree_map(state, call, is_leaf=lambda x: is_node(x))
