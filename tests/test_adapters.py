@@ -45,7 +45,7 @@ def test_function_leaves_are_static_and_arrays_keep_their_paths() -> None:
     acts = [layer["act"] for layer in model["layers"]]
 
     def raw(model, x):  # type: ignore[no-untyped-def]
-        full = {"layers": [dict(w=l["w"], act=a) for l, a in zip(model["layers"], acts)]}
+        full = {"layers": [dict(w=layer["w"], act=a) for layer, a in zip(model["layers"], acts)]}
         return module.loss(full, x)
 
     assert _main_names(jax.jit(raw).lower(weights, x)) == names
