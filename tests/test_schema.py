@@ -191,7 +191,7 @@ def _broken(change: Any) -> dict[str, Any]:
         ("bad stage", lambda d: d.update(stage="vmap")),
         ("bad mesh text", lambda d: d.update(mesh="data:4")),
         ("zero devices", lambda d: d.update(num_devices=0)),
-        ("bad status", lambda d: d["inputs"][0].update(status="renamed")),
+        ("bad status", lambda d: d["inputs"][0].update(status="degraded")),
         ("extra input key", lambda d: d["inputs"][0].update(color="red")),
         ("missing input key", lambda d: d["inputs"][0].pop("main_index")),
         ("shape of strings", lambda d: d["inputs"][0].update(shape=["8"])),

@@ -9,6 +9,7 @@ importing the user's module, builds example inputs from specs, and calls the for
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import inspect as pyinspect
 import warnings
@@ -51,9 +52,44 @@ def callable_name(fun: Any) -> str:
     return "<callable>"
 
 
+def real_function(fun: Any) -> Any:
+    """The user's function inside ``functools.partial``, ``jax.jit``/``jax.pmap`` objects
+    and library wrappers (each keeps it in ``__wrapped__`` or ``func``)."""
+    seen: set[int] = set()
+    while id(fun) not in seen:
+        seen.add(id(fun))
+        if isinstance(fun, functools.partial):
+            fun = fun.func
+            continue
+        try:
+            inner = getattr(fun, "__wrapped__", None)
+        except Exception:  # a property of the user's object
+            inner = None
+        if inner is None or inner is fun:
+            break
+        fun = inner
+    return fun
+
+
+def _function_line(fun: Any, staged: Any) -> str | None:
+    """``step at train.py:12``, JAX's way, for the user's function when JAX names another
+    (a library wrapper's inner function) or none (``functools.partial`` inside ``pmap``)."""
+    from jxinspect.tracer import extract
+
+    said = extract.function_name(staged)
+    if staged.wrapper is None and said and "<unknown>" not in said:
+        return None
+    real = real_function(fun)
+    file, line = _source(real)
+    name = getattr(real, "__name__", None)
+    if not isinstance(name, str) or file is None:
+        return None
+    return f"{name} at {file}:{line}"
+
+
 def _source(fun: Any) -> tuple[str | None, int | None]:
     """File and first line of the user's function (``def`` line, decorators excluded)."""
-    code = getattr(pyinspect.unwrap(fun), "__code__", None)
+    code = getattr(real_function(fun), "__code__", None)
     if code is None:
         return None, None
     return code.co_filename, code.co_firstlineno
@@ -90,17 +126,29 @@ def inspect_function(
     device_ids = seam.mesh_device_ids(jax_mesh) if jax_mesh is not None else None
     statics = options.get("static_broadcasted_argnums" if stage == "pmap" else "static_argnums")
     unwrapped = getattr(fun, "__wrapped__", fun)
-    expected, static_args = paths.argument_paths(
+    expected: list[str | None] | None
+    expected, static_args = paths.argument_paths(  # type: ignore[assignment]
         unwrapped, tuple(args), kwargs, statics or (), options.get("static_argnames") or ()
     )
     file, line = _source(fun)
     with warnings.catch_warnings(record=True) as caught, seam.partitioner(partitioner) as used:
         warnings.simplefilter("always")
         staged = staging.stage_function(fun, tuple(args), kwargs, stage, options, platform)
+        if staged.leaves is not None and staged.call is not None:
+            inner, call_args, call_kwargs = staged.call
+            if staged.wrapper is not None:  # the wrapper took every argument as it was
+                statics, argnames = (), ()
+            else:
+                argnames = options.get("static_argnames") or ()
+            expected, more = paths.mapped_paths(
+                inner, call_args, call_kwargs, staged.leaves, statics or (), argnames
+            )
+            static_args = [*static_args, *more]
         report = extract.build_report(
             staged,
             extract.read_lowered(staged, mesh, device_ids),
-            target=target or callable_name(unwrapped),
+            target=target or callable_name(real_function(fun)),
+            function=_function_line(fun, staged),
             expected_args=expected,
             static_args=static_args,
             platform=platform or seam.default_backend(),
@@ -206,6 +254,8 @@ def _staging_options(options: TargetOptions, jax_mesh: Any) -> dict[str, Any]:
             result["axis_name"] = options.axis_name
         if options.in_axes is not None:
             result["in_axes"] = _parse("in-axes", specs.parse_in_axes, options.in_axes)
+        if options.out_axes is not None:
+            result["out_axes"] = _parse("out-axes", specs.parse_in_axes, options.out_axes)
         if options.static_broadcasted_argnums:
             result["static_broadcasted_argnums"] = options.static_broadcasted_argnums
         if options.donate_argnums:

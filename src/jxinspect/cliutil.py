@@ -178,6 +178,7 @@ InSpecsOpt = Annotated[
 OutSpecsOpt = Annotated[Optional[str], typer.Option(help="Output shardings or specs.")]
 AxisNameOpt = Annotated[Optional[str], typer.Option(help="pmap axis name.")]
 InAxesOpt = Annotated[Optional[str], typer.Option(help='pmap in_axes: "0, None".')]
+OutAxesOpt = Annotated[Optional[str], typer.Option(help='pmap out_axes: "None, 0".')]
 AbstractOpt = Annotated[
     Optional[bool], typer.Option("--abstract", help="Use an AbstractMesh (no devices).")
 ]
@@ -194,7 +195,7 @@ def target_options(flags: dict[str, Any]) -> TargetOptions:
     values: dict[str, Any] = {}
     for name in (
         "args", "kwargs", "args_from", "keep_unused", "devices", "mesh", "in_specs",
-        "out_specs", "axis_name", "in_axes", "abstract", "explicit",
+        "out_specs", "axis_name", "in_axes", "out_axes", "abstract", "explicit",
     ):  # fmt: skip
         values[name] = flags.get(name)
     for name in ("static_argnums", "donate_argnums", "static_broadcasted_argnums"):

@@ -72,6 +72,7 @@ _SPEC_PARSERS: dict[str, Callable[[str], object]] = {
     "in_specs": specs.parse_specs,
     "out_specs": specs.parse_specs,
     "in_axes": specs.parse_in_axes,
+    "out_axes": specs.parse_in_axes,
 }
 
 KeyPath = tuple[str | int, ...]

@@ -49,7 +49,7 @@ Where = Literal["target", "input", "output", "static", "nested", "finding"]
 MatchedBy = Literal["path", "position"]
 
 VERDICT_ORDER: dict[str, int] = {"regression": 0, "improvement": 1, "neutral": 2}
-_NAME_RANK: dict[str, int] = {"ok": 2, "synthetic": 1, "mismatch": 1, "missing": 0}
+_NAME_RANK: dict[str, int] = {"ok": 2, "synthetic": 1, "mismatch": 1, "renamed": 1, "missing": 0}
 _QUALITY_RANK: dict[str, int] = {"ok": 0, "partial": 1, "count_mismatch": 2, "missing": 3}
 _REACHED_RANK: dict[str, int] = {"failed": 0, "traced": 1, "lowered": 2, "compiled": 2}
 

@@ -40,6 +40,8 @@ class TargetOptions:
     out_specs: str | None = None
     axis_name: str | None = None
     in_axes: str | None = None
+    out_axes: str | None = None
+    """pmap's out_axes: ``"None, 0"`` (a prefix of the result pytree)."""
     static_broadcasted_argnums: tuple[int, ...] | None = None
     partitioner: Partitioner | None = None
     platform: Platform | None = None

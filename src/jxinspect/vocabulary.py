@@ -34,9 +34,11 @@ Reached = Literal["failed", "traced", "lowered", "compiled"]
 """How far staging got."""
 REACHED: tuple[Reached, ...] = get_args(Reached)
 
-Status = Literal["ok", "synthetic", "missing", "mismatch", "pruned"]
+Status = Literal["ok", "synthetic", "missing", "mismatch", "pruned", "renamed"]
 """What a leaf's name is: the user's path (``ok``), JAX's fallback (``synthetic``), none
-(``missing``), another leaf's (``mismatch``), or the argument was dropped (``pruned``)."""
+(``missing``), another leaf's (``mismatch``), the argument was dropped (``pruned``), or
+the name a library's wrapper gave it (``renamed``: ``model.states[0][3]`` for
+``model.linear1.kernel.value``)."""
 STATUSES: tuple[Status, ...] = get_args(Status)
 
 SEVERITY_RANK: dict[str, int] = {s: len(SEVERITIES) - i for i, s in enumerate(SEVERITIES)}

@@ -134,7 +134,7 @@ def _jaxpr_leaf_note(leaf: Input | Output) -> str:
 def module_leaf_note(leaf: Input | Output) -> str:
     """``params['w'] · ok · P('data', None) · aliased → out 0``."""
     status: str = leaf.status
-    if status in ("synthetic", "mismatch") and leaf.name:
+    if status in ("synthetic", "mismatch", "renamed") and leaf.name:
         status = f"{WARN} {status}: carries {leaf.name}"
     elif status == "missing":
         status = f"{WARN} missing: no name"

@@ -99,7 +99,7 @@ table.leaves th{background:var(--panel);position:sticky;top:0}
 table.leaves tr:target,table.leaves tr.flash{outline:2px solid var(--cur)}
 .badge{display:inline-block;padding:0 6px;border-radius:9px;font-size:12px;font-weight:600;
 color:#fff}
-.st-ok{background:var(--ok)}.st-synthetic{background:var(--warn)}
+.st-ok{background:var(--ok)}.st-synthetic,.st-renamed{background:var(--warn)}
 .st-missing,.st-mismatch{background:var(--bad)}.st-pruned{background:var(--dim)}
 td.links a{margin-right:8px}
 .picture{margin:14px 0;padding:10px;background:var(--panel);border-radius:6px}

@@ -22,7 +22,7 @@ INPUT_COLUMNS = ("#", "path", "name in program", "status", "type", "sharding", "
 OUTPUT_COLUMNS = ("#", "path", "name in program", "status", "type", "sharding", "compiled",
                   "per device")  # fmt: skip
 STATUS_STYLE = {"ok": "green", "synthetic": "yellow", "missing": "red", "mismatch": "red",
-                "pruned": "dim"}  # fmt: skip
+                "pruned": "dim", "renamed": "yellow"}  # fmt: skip
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 

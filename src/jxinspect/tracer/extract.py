@@ -76,7 +76,7 @@ def _program(staged: Staged, request: TextRequest, main: Any, inputs: Any) -> An
     return annotate.program(staged, request, main, inputs)
 
 
-def _function_name(staged: Staged) -> str | None:
+def function_name(staged: Staged) -> str | None:
     """``f at file.py:12`` of the user's function (pmap's inner jaxpr names only ``_fun``)."""
     for jaxpr in (staged.jaxpr, staged.names_jaxpr):
         info = seam.debug_info(jaxpr)
@@ -126,7 +126,7 @@ def build_report(
     main: MainSignature | None,
     *,
     target: str,
-    expected_args: list[str] | None = None,
+    expected_args: list[str | None] | None = None,
     static_args: list[StaticArg] | None = None,
     platform: str | None = None,
     num_devices: int = 1,
@@ -142,6 +142,13 @@ def build_report(
     from it, or ``None`` when lowering failed) or for ``@main`` alone (a ``.mlir`` file).
     Findings are added by ``jxinspect.checks``."""
     notes = list(notes or ())
+    if staged is not None:
+        notes.extend(staged.notes)
+        if staged.wrapper is not None:
+            notes.append(
+                f"staged through {staged.wrapper}, as the library does: each argument's "
+                "path is yours, its name the one the wrapper gave it in the program"
+            )
     if main is not None:
         declared = [m for m in main.meshes.values() if m.axes]
         if mesh is None and len(declared) == 1:
@@ -210,16 +217,19 @@ def build_report(
     for i, aval in enumerate(seam.in_avals(jaxpr)):
         shape, dtype = _aval(aval)
         jaxpr_name = arg_names[i] if arg_names is not None else None
-        expected = expected_args[i] if expected_args is not None else (jaxpr_name or f"#{i}")
+        path = expected_args[i] if expected_args is not None else None
+        expected = path or jaxpr_name or f"#{i}"
         value = by_input.get(i)
         if main is not None and value is None:
             status: Status = "pruned"
             carried = None
         else:
             carried = value.name if value is not None else jaxpr_name
-            known = expected if expected_args is not None else None  # None: no signature
+            known = path if expected_args is not None else None  # None: no signature
             spelled = seam.newer_spelling(carried) if carried else carried
             status = classify_name(spelled, known, FALLBACK_ARG)
+            if staged.wrapper is not None and status != "missing" and spelled != known:
+                status = "renamed"  # the wrapper's own name, mapped back to the user's path
         sharding = value.sharding if value is not None else _jax_sharding(aval, mesh)
         if sharding is None and value is not None and staged.stage == "pmap":
             sharding = _pmap_sharding(shape, value.shape, mesh)
@@ -268,7 +278,7 @@ def build_report(
         num_devices=num_devices,
         mesh=mesh,
         partitioner=partitioner or "shardy",
-        function=function or _function_name(staged),
+        function=function or function_name(staged),
         file=file,
         line=line,
         inputs=tuple(inputs),

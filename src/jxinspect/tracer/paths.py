@@ -47,6 +47,43 @@ def _normalize(nums: Any, count: int) -> set[int]:
     return {n + count if n < 0 else n for n in items}
 
 
+def argument_leaves(
+    fun: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    static_argnums: Any = (),
+    static_argnames: Any = (),
+) -> list[tuple[str, Any]]:
+    """``(path, leaf)`` of every dynamic leaf of the call, in JAX's order; paths by
+    position (``args[0]``) when the callable has no signature."""
+    paths, _, leaves = _named_leaves(fun, args, kwargs, static_argnums, static_argnames)
+    return list(zip(paths, leaves))
+
+
+def mapped_paths(
+    fun: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    program_leaves: list[Any],
+    static_argnums: Any = (),
+    static_argnames: Any = (),
+) -> tuple[list[str | None], list[StaticArg]]:
+    """The user's path of each leaf a wrapper hands the program (``None`` where the leaf
+    is not one of the call's, e.g. an array inside the wrapped function itself), found
+    by identity; the call's leaves that are not arrays are static."""
+    named = argument_leaves(fun, args, kwargs, static_argnums, static_argnames)
+    by_id: dict[int, str] = {}
+    for path, leaf in named:
+        by_id.setdefault(id(leaf), path)
+    program_ids = {id(leaf) for leaf in program_leaves}
+    statics = [
+        StaticArg(path, None, _short_repr(leaf))
+        for path, leaf in named
+        if id(leaf) not in program_ids and not seam.is_array_leaf(leaf)
+    ]
+    return [by_id.get(id(leaf)) for leaf in program_leaves], statics
+
+
 def argument_paths(
     fun: Any,
     args: tuple[Any, ...],
@@ -56,6 +93,22 @@ def argument_paths(
 ) -> tuple[list[str] | None, list[StaticArg]]:
     """Expected names of the flat dynamic leaves (``None`` when the callable has no
     signature to name them by), and the static arguments apart."""
+    paths, static_args, _ = _named_leaves(fun, args, kwargs, static_argnums, static_argnames)
+    try:
+        has_signature = inspect.signature(fun) is not None
+    except (TypeError, ValueError):
+        has_signature = False
+    # without a signature JAX names leaves by position (args[0]): a fallback, not a name
+    return (paths if has_signature else None), static_args
+
+
+def _named_leaves(
+    fun: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    static_argnums: Any = (),
+    static_argnames: Any = (),
+) -> tuple[list[str], list[StaticArg], list[Any]]:
     statics = _normalize(static_argnums, len(args))
     static_names = (
         {static_argnames} if isinstance(static_argnames, str) else set(static_argnames or ())
@@ -102,13 +155,12 @@ def argument_paths(
             static_args.append(StaticArg(keyword_name(key), None, _short_repr(kwargs[key])))
         else:
             named.append((keyword_name(key), kwargs[key]))
-    paths = [
-        name + seam.keystr(path)
+    flat = [
+        (name + seam.keystr(path), leaf)
         for name, value in named
-        for path, _ in seam.tree_leaves_with_path(value)
+        for path, leaf in seam.tree_leaves_with_path(value)
     ]
-    # without a signature JAX names leaves by position (args[0]): a fallback, not a name
-    return (paths if signature is not None else None), static_args
+    return [p for p, _ in flat], static_args, [leaf for _, leaf in flat]
 
 
 def result_paths(out_info: Any) -> list[str]:

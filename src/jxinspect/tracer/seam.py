@@ -338,6 +338,59 @@ def shape_dtype_struct(shape: tuple[int, ...], dtype: str, sharding: Any = None)
 # ---- staging ----------------------------------------------------------------------------
 
 
+def is_array_leaf(leaf: Any) -> bool:
+    """An array the program receives: a JAX or NumPy array, a NumPy scalar, or a
+    ``ShapeDtypeStruct`` standing for one (what ``eqx.is_array`` accepts, plus the
+    abstract values jxinspect builds)."""
+    import jax
+    import numpy as np
+
+    return isinstance(leaf, (jax.Array, np.ndarray, np.generic, jax.ShapeDtypeStruct))
+
+
+def is_jax_value(leaf: Any) -> bool:
+    """A leaf plain ``jax.jit`` accepts: an array (:func:`is_array_leaf`), a Python number,
+    or an object that converts itself (``__jax_array__``)."""
+    return (
+        is_array_leaf(leaf)
+        or isinstance(leaf, (bool, int, float, complex))
+        or hasattr(leaf, "__jax_array__")
+    )
+
+
+def stand_in_array(leaf: Any) -> Any:
+    """A NumPy array of a ``ShapeDtypeStruct``'s shape and dtype that allocates nothing
+    (one zero, broadcast with zero strides): for wrappers that stage only real arrays
+    (``eqx.filter_jit`` treats any other leaf as static). Other leaves are returned as
+    they are."""
+    import jax
+    import numpy as np
+
+    if not isinstance(leaf, jax.ShapeDtypeStruct):
+        return leaf
+    return np.broadcast_to(np.zeros((), dtype=leaf.dtype), tuple(leaf.shape))
+
+
+def tree_flatten(tree: Any) -> tuple[list[Any], Any]:
+    import jax
+
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    return list(leaves), treedef
+
+
+def tree_unflatten(treedef: Any, leaves: Sequence[Any]) -> Any:
+    import jax
+
+    return jax.tree_util.tree_unflatten(treedef, list(leaves))
+
+
+def inner_traced(staged: Any) -> Any:
+    """JAX's ``Traced`` inside a library's own (``flax.nnx``'s ``Traced`` keeps it in
+    ``.traced``); JAX's own is returned as it is."""
+    inner = getattr(staged, "traced", None)
+    return inner if inner is not None and hasattr(inner, "jaxpr") else staged
+
+
 def is_jit_wrapped(fun: Any) -> bool:
     """A ``jax.jit``/``pjit`` object (not pmap, which some releases also give ``trace``)."""
     if is_pmap_wrapped(fun):

@@ -6,9 +6,10 @@ function the user already wrapped (``jax.jit(f)``, ``jax.pmap(f)``) is staged as
 
 from __future__ import annotations
 
+import functools
 import inspect
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from jxinspect.errors import UsageError, UserCodeError
@@ -37,6 +38,14 @@ class Staged:
     """The target was already a staged function; options were not applied."""
     lower_traceback: str | None = None
     """The lowering error's formatted traceback, for ``--traceback``."""
+    wrapper: str | None = None
+    """The library wrapper that staged the target (``nnx.jit``, ``eqx.filter_jit``)."""
+    leaves: list[Any] | None = None
+    """The objects the program receives, in order, when staging rearranged the call (a
+    wrapper, or the array leaves split from the rest); ``None``: the call's own leaves."""
+    call: tuple[Any, tuple[Any, ...], dict[str, Any]] | None = None
+    """``(function, args, kwargs)`` whose leaves ``leaves`` are, to name them by."""
+    notes: tuple[str, ...] = field(default=())
 
 
 def call_problem(
@@ -114,13 +123,24 @@ def stage_function(
     platform: str | None,
 ) -> Staged:
     """Trace and lower ``fun``; a tracing error is the user's, a lowering error is reported."""
+    from jxinspect.tracer import adapters
+
+    adapter = adapters.find(fun)
+    if adapter is not None:
+        return _stage_adapted(adapter, fun, args, kwargs, platform)
     wrapped = seam.is_jit_wrapped(fun) or seam.is_pmap_wrapped(fun)
+    call_args, call_kwargs = args, kwargs
+    split = None
+    if not wrapped and stage in ("jit", "pjit") and "in_shardings" not in options:
+        split = _split_non_arrays(fun, args, kwargs, options)
     if seam.is_pmap_wrapped(fun):
         stage = "pmap"
     problem = None if wrapped else call_problem(fun, args, kwargs, options, stage)
     shapes: Any = None
     try:
-        staged = fun if wrapped else _wrap(fun, stage, options)
+        staged = fun if wrapped else _wrap(split.fun if split else fun, stage, options)
+        if split is not None:
+            args, kwargs = split.args, split.kwargs
         if stage == "pmap" and not seam.is_jit_wrapped(staged):
             statics = options.get("static_broadcasted_argnums", ())
             closed, shapes = seam.make_jaxpr(staged, args, kwargs, statics)
@@ -137,6 +157,14 @@ def stage_function(
         reraise_if_stopping(err)
         if problem is not None and isinstance(err, Exception):
             raise problem from None  # JAX refused the call too: say what to fix
+        leaf = None if wrapped else _first_non_array(fun, args, kwargs, options, stage)
+        if leaf is not None and isinstance(err, (TypeError, ValueError)):
+            path, value = leaf
+            raise UserCodeError(
+                f"tracing failed: argument {path} is {_kind(value)}, not an array, and "
+                f"{stage} stages only arrays ({describe_exception(err)}); pass it as a "
+                "static argument or stage with --stage jit, which splits arrays from the rest"
+            ) from err
         raise UserCodeError(f"tracing failed: {describe_exception(err)}") from err
     lowered, error, lower_traceback = None, None, None
     try:
@@ -158,8 +186,158 @@ def stage_function(
         out_info = None
     if out_info is None:
         out_info = shapes
-    return Staged(
+    result = Staged(
         stage, jaxpr, names_jaxpr, donated, out_info, lowered, error, wrapped, lower_traceback
+    )
+    if split is not None:
+        result.leaves = split.leaves
+        result.call = (fun, call_args, call_kwargs)
+        result.notes = (
+            f"{split.static} argument leaves are not arrays ({split.example}); staged as "
+            "eqx.filter_jit does: array leaves traced, the rest static",
+        )
+    return result
+
+
+def _stage_adapted(
+    adapter: Any, fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], platform: str | None
+) -> Staged:
+    """Stage through a library's wrapper (:mod:`jxinspect.tracer.adapters`)."""
+    try:
+        adapted = adapter.stage(fun, args, kwargs)
+        traced = seam.inner_traced(adapted.traced)
+        jaxpr = seam.jaxpr_of(traced)
+    except UsageError:
+        raise
+    except BaseException as err:  # the user's code may raise anything while tracing
+        reraise_if_stopping(err)
+        raise UserCodeError(
+            f"tracing through {getattr(adapter, 'WRAPPER', 'its wrapper')} failed: "
+            f"{describe_exception(err)}"
+        ) from err
+    lowered, error, lower_traceback = None, None, None
+    try:
+        lowered = seam.lower(traced, None, None, platform)
+    except Exception as err:
+        error = describe_exception(err)
+        lower_traceback = "".join(traceback.format_exception(err))
+    donated = seam.donated_flags(traced, adapted.args, adapted.kwargs, None)
+    return Staged(
+        "jit", jaxpr, jaxpr, donated, seam.out_info(traced), lowered, error, True,
+        lower_traceback, wrapper=adapted.wrapper, leaves=adapted.leaves,
+        call=(adapted.fun, adapted.args, adapted.kwargs), notes=adapted.notes,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Split:
+    fun: Any
+    """Takes the call with every non-array leaf replaced by ``None``: ``args``, ``kwargs``."""
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    leaves: list[Any]
+    static: int
+    example: str
+
+
+def _kind(value: Any) -> str:
+    """``a function (relu)``, ``a str``: what a leaf is, without its ``repr``."""
+    name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    kind = "a function" if callable(value) and name else f"a {type(value).__name__}"
+    return f"{kind} ({name})" if callable(value) and name else kind
+
+
+def _leaf_paths(
+    fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], options: dict[str, Any], stage: str
+) -> list[tuple[str, Any]]:
+    from jxinspect.tracer import paths
+
+    key = "static_broadcasted_argnums" if stage == "pmap" else "static_argnums"
+    return paths.argument_leaves(
+        fun, args, kwargs, options.get(key) or (), options.get("static_argnames") or ()
+    )
+
+
+def _first_non_array(
+    fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], options: dict[str, Any], stage: str
+) -> tuple[str, Any] | None:
+    """The first dynamic leaf that JAX cannot stage, with its path."""
+    try:
+        leaves = _leaf_paths(fun, args, kwargs, options, stage)
+    except Exception:  # the user's pytree nodes may refuse to flatten
+        return None
+    return next(((p, v) for p, v in leaves if not seam.is_jax_value(v)), None)
+
+
+def _split_non_arrays(
+    fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], options: dict[str, Any]
+) -> _Split | None:
+    """When a dynamic argument holds leaves plain ``jit`` refuses (an activation function
+    in an Equinox module, a string), a function that takes the arrays alone, closing over
+    the rest, the way ``eqx.filter_jit`` partitions a call; ``None`` when every leaf is a
+    JAX value. The parameters keep their names, so the arrays keep their paths."""
+    try:
+        named = _leaf_paths(fun, args, kwargs, options, "jit")
+    except Exception:  # the user's pytree nodes may refuse to flatten
+        return None
+    others = [(p, v) for p, v in named if not seam.is_jax_value(v)]
+    if not others:
+        return None
+    statics = {n + len(args) if n < 0 else n for n in _ints(options.get("static_argnums"))}
+    names = options.get("static_argnames") or ()
+    static_names = {names} if isinstance(names, str) else set(names)
+    leaves: list[Any] = []
+    layout: dict[Any, tuple[Any, list[Any]]] = {}
+    new_args = list(args)
+    for i, value in enumerate(args):
+        if i not in statics:
+            new_args[i] = _hollow(value, ("arg", i), layout, leaves)
+    new_kwargs = {
+        k: v if k in static_names else _hollow(v, ("kw", k), layout, leaves)
+        for k, v in kwargs.items()
+    }
+
+    @functools.wraps(fun)
+    def arrays_only(*call_args: Any, **call_kwargs: Any) -> Any:
+        full = list(call_args)
+        for i in range(len(full)):
+            if ("arg", i) in layout:
+                full[i] = _refill(full[i], layout[("arg", i)])
+        full_kwargs = {
+            k: _refill(v, layout[("kw", k)]) if ("kw", k) in layout else v
+            for k, v in call_kwargs.items()
+        }
+        return fun(*full, **full_kwargs)
+
+    example = ", ".join(f"{p}: {_kind(v)}" for p, v in others[:2])
+    more = ", …" if len(others) > 2 else ""
+    return _Split(arrays_only, tuple(new_args), new_kwargs, leaves, len(others), example + more)
+
+
+def _ints(nums: Any) -> tuple[int, ...]:
+    return (nums,) if isinstance(nums, int) else tuple(nums or ())
+
+
+def _hollow(
+    value: Any, key: Any, layout: dict[Any, tuple[Any, list[Any]]], arrays: list[Any]
+) -> Any:
+    """``value`` with its non-array leaves replaced by ``None`` (recorded in ``layout``
+    to be put back); its array leaves are appended to ``arrays``."""
+    flat, treedef = seam.tree_flatten(value)
+    if all(seam.is_array_leaf(leaf) for leaf in flat):
+        arrays.extend(flat)
+        return value
+    kept = [leaf if seam.is_array_leaf(leaf) else None for leaf in flat]
+    arrays.extend(leaf for leaf in kept if leaf is not None)
+    layout[key] = (treedef, [None if seam.is_array_leaf(leaf) else leaf for leaf in flat])
+    return seam.tree_unflatten(treedef, kept)
+
+
+def _refill(hollow: Any, layout: tuple[Any, list[Any]]) -> Any:
+    treedef, statics = layout
+    arrays = iter(seam.tree_leaves(hollow))
+    return seam.tree_unflatten(
+        treedef, [next(arrays) if static is None else static for static in statics]
     )
 
 

@@ -1,0 +1,54 @@
+"""Adapters: stage a target wrapped by a model library exactly as that library does.
+
+One small module per wrapper (``nnx_jit``: Flax NNX's ``nnx.jit``; ``eqx_jit``:
+Equinox's ``eqx.filter_jit``). Each is chosen by what the target *is* (an ``isinstance``
+or code-object check after importing the library), and the library is imported only when
+the user's program already loaded it: a target that does not use Flax never imports it.
+
+An adapter runs the library's own preprocessing of the call (the pytree the library hands
+to its inner ``jax.jit``) and traces that inner ``jax.jit`` with it, so the program is the
+one the library builds. It also returns the leaves of that pytree, in the program's order:
+the same objects as the leaves of the user's call, which is how each program argument is
+mapped back to the user's own path (``model.linear1.kernel.value``).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Adapted:
+    """A target staged through its library's wrapper."""
+
+    wrapper: str
+    """The wrapper, as users write it: ``nnx.jit``, ``eqx.filter_jit``."""
+    fun: Any
+    """The user's function inside the wrapper (its signature names the call's leaves)."""
+    traced: Any
+    """JAX's ``Traced`` of the wrapper's inner ``jax.jit``."""
+    leaves: list[Any] | None
+    """The objects the program receives, in ``@main`` order (``None``: not known)."""
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    """The call as the adapter made it (stand-ins for abstract arrays where the library
+    stages only real arrays); ``leaves`` are leaves of these."""
+    notes: tuple[str, ...] = field(default=())
+
+
+def find(fun: Any) -> Any | None:
+    """The adapter module for ``fun``, or ``None`` when no library wrapper staged it.
+    A library is looked at only when the user's program imported it."""
+    if "flax.nnx" in sys.modules:
+        from jxinspect.tracer.adapters import nnx_jit
+
+        if nnx_jit.matches(fun):
+            return nnx_jit
+    if "equinox" in sys.modules:
+        from jxinspect.tracer.adapters import eqx_jit
+
+        if eqx_jit.matches(fun):
+            return eqx_jit
+    return None

@@ -1,0 +1,155 @@
+"""Targets wrapped by Flax NNX (``@nnx.jit``) and Equinox (``eqx.filter_jit``), and a plain
+function over an ``eqx.nn.MLP``, through the installed command. The oracle is the library
+itself: the names the report says the program carries are the argument names of the
+library's own lowering (``.lower(...)`` through its wrapper). Each test skips, saying why,
+where its library is not installed (the ``test`` extra installs both)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import pytest
+from helpers import GOLDEN, REPO, normalize_text, run_cli
+
+from jxinspect.tracer import mlir, seam
+
+LIBS = REPO / "sample_programs" / "libraries"
+UPDATE = os.environ.get("JXINSPECT_UPDATE_GOLDEN", "") not in ("", "0")
+
+
+def _needs(name: str) -> None:
+    pytest.importorskip(name, reason=f"{name} is not installed (pip install -e '.[test]')")
+
+
+def _load(stem: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"jx_{stem}", LIBS / f"{stem}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _lower(target: str, fmt: str = "json") -> Any:
+    result = run_cli("lower", f"sample_programs/libraries/{target}", "--args-from", "make",
+                     "--format", fmt)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout) if fmt == "json" else result.stdout
+
+
+def _main_names(lowered: Any) -> list[str | None]:
+    module = seam.stablehlo_module(lowered)
+    with module.context:
+        return seam.block_argument_names(mlir.find_main(module))
+
+
+def _carried(report: Any) -> list[str | None]:
+    kept = [leaf for leaf in report["inputs"] if leaf["status"] != "pruned"]
+    return [leaf["name"] for leaf in sorted(kept, key=lambda leaf: leaf["main_index"])]
+
+
+def _golden(name: str, text: str) -> None:
+    """The text report, per JAX series; a series without the file skips, saying how to
+    make it (the libraries' releases differ between series)."""
+    path = GOLDEN / "libraries" / f"{name}.txt"
+    actual = normalize_text(text)
+    if UPDATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(actual, encoding="utf-8")
+        return
+    if not path.exists():
+        pytest.skip(f"no {path.relative_to(REPO)}; make it with JXINSPECT_UPDATE_GOLDEN=1 "
+                    "python -m pytest tests/test_adapters_libraries.py")  # fmt: skip
+    assert actual == path.read_text(encoding="utf-8")
+
+
+def _real(tree: Any) -> Any:
+    """Zeros for each abstract leaf (Equinox stages only real arrays)."""
+    return jax.tree_util.tree_map(
+        lambda s: jnp.zeros(s.shape, s.dtype) if isinstance(s, jax.ShapeDtypeStruct) else s, tree
+    )
+
+
+def test_nnx_jit_names_equal_flax_lowering_and_paths_are_the_users() -> None:
+    _needs("flax.nnx")
+    report = _lower("nnx_mnist.py:train_step")
+    statuses = {leaf["status"] for leaf in report["inputs"]}
+    assert statuses == {"renamed", "ok"}
+    by_path = {leaf["path"]: leaf for leaf in report["inputs"]}
+    # flax 0.11 on: modules are pytrees; flax 0.10: the path through nnx.state
+    kernel = by_path.get("model.linear1.kernel.value") or by_path[
+        "model['linear1']['kernel'].value"
+    ]
+    assert kernel["name"].startswith("model.states[0][") and kernel["shape"] == [16, 32]
+    assert by_path["batch['image']"]["status"] == "ok"
+    assert [f["code"] for f in report["findings"]].count("JX111") == 1
+    _golden("nnx_mnist.train_step", _lower("nnx_mnist.py:train_step", "text"))
+    module = _load("nnx_mnist")
+    if not callable(getattr(module.train_step, "lower", None)):
+        pytest.skip("this flax release's nnx.jit has no .lower() to compare with")
+    lowered = module.train_step.lower(*module.make())
+    assert _carried(report) == _main_names(getattr(lowered, "lowered", lowered))
+
+
+def test_eqx_filter_jit_names_equal_equinox_lowering() -> None:
+    _needs("equinox")
+    report = _lower("eqx_parallel.py:train_step")
+    module = _load("eqx_parallel")
+    lowered = module.train_step.lower(*_real(module.make()))
+    assert _carried(report) == _main_names(getattr(lowered, "lowered", lowered))
+    first = report["inputs"][0]
+    assert first["path"] == "model.layers[0].weight" and first["status"] == "renamed"
+    assert first["name"] == "dynamic_donate['first'][0]" and first["donated"]
+    assert report["function"].startswith("train_step at ")
+    assert "eqx_parallel.py:" in report["function"]
+    statics = {s["path"] for s in report["static_args"]}
+    assert {"model.activation", "model.final_activation"} <= statics
+    _golden("eqx_parallel.train_step", _lower("eqx_parallel.py:train_step", "text"))
+
+
+def test_plain_function_over_an_eqx_mlp_keeps_paths() -> None:
+    _needs("equinox")
+    report = _lower("eqx_loss.py:loss")
+    assert all(leaf["status"] == "ok" for leaf in report["inputs"])
+    assert report["inputs"][0]["name"] == "model.layers[0].weight"
+    import equinox as eqx
+
+    module = _load("eqx_loss")
+    model, x = module.make()
+    params, static = eqx.partition(_real(model), eqx.is_array)
+
+    def raw(model: Any, x: Any) -> Any:
+        return module.loss(eqx.combine(model, static), x)
+
+    assert _carried(report) == _main_names(jax.jit(raw).lower(params, _real(x)))
+    assert any("staged as eqx.filter_jit does" in n for n in report["notes"])
+
+
+def test_linen_with_optax_under_plain_jit_is_named_by_path() -> None:
+    _needs("flax.linen")
+    _needs("optax")
+    report = _lower("linen_optax.py:train_step")
+    assert {leaf["status"] for leaf in report["inputs"]} == {"ok"}
+    module = _load("linen_optax")
+    assert _carried(report) == _main_names(module.train_step.lower(*module.make()))
+
+
+def test_nnx_under_plain_jit_says_why_nothing_is_staged(tmp_path: Path) -> None:
+    _needs("flax.nnx")
+    model = _load("nnx_mnist").make()[0]
+    if jax.tree_util.tree_leaves(model) == [model]:
+        pytest.skip("this flax release's modules are not pytrees: plain jax.jit refuses them")
+    source = (LIBS / "nnx_mnist.py").read_text(encoding="utf-8")
+    plain = tmp_path / "nnx_plain.py"
+    plain.write_text(source.replace("@nnx.jit\n", "@jax.jit\n"), encoding="utf-8")
+    result = run_cli("lower", f"{plain}:train_step", "--args-from", "make", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["outputs"] == []
+    assert "JX112" in [f["code"] for f in report["findings"]]
