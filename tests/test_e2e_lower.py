@@ -108,7 +108,8 @@ def test_sample_json_report(entry: str, lower_json: Any) -> None:
         assert report["reached"] == "lowered" and report["error"] is None
         assert report["platform"] == "cpu"
     assert report["file"] == str(REPO / "sample_programs" / f"{entry.split('.')[0]}.py")
-    assert report["inputs"] and report["outputs"]
+    assert report["inputs"]
+    assert report["outputs"] or "JX112" in codes(report)  # nothing staged: said so
     assert [leaf["index"] for leaf in report["inputs"]] == list(range(len(report["inputs"])))
     assert [leaf["index"] for leaf in report["outputs"]] == list(range(len(report["outputs"])))
     for leaf in report["inputs"]:
