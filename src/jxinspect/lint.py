@@ -404,8 +404,19 @@ def run_lint(request: LintRequest) -> LintResult:
     """Plan, stage, judge; with ``write_baseline``, record every finding as accepted."""
     config = load(request)
     root = config.root
+    timeout = next(t for t in (request.timeout, config.timeout, DEFAULT_TIMEOUT_S) if t is not None)
+    supervisor = Supervisor(request.jobs, root, timeout or None, request.traceback)
+    supervisor.prestart()  # it imports JAX while the targets are planned
     if str(root) not in sys.path:  # module targets (pkg.module:function) resolve from the root
         sys.path.insert(0, str(root))
+    try:
+        return _run(request, config, supervisor)
+    finally:
+        supervisor.close()
+
+
+def _run(request: LintRequest, config: Config, supervisor: Supervisor) -> LintResult:
+    root = config.root
     planned = _Planner(config, request).plan()
     if not planned:
         where = " or ".join(request.paths) if request.paths else "the configuration or " + str(root)
@@ -446,14 +457,10 @@ def run_lint(request: LintRequest) -> LintResult:
         if found is not None:
             outcomes[job.name] = Outcome(found, cached=True)
     stale = [job for job in jobs if job.name not in outcomes]
-    timeout = next(t for t in (request.timeout, config.timeout, DEFAULT_TIMEOUT_S) if t is not None)
     interrupted = False
     with _progress(len(stale), request.progress) as done:
-        supervisor = Supervisor(
-            request.jobs, devices, root, timeout or None, request.traceback, done
-        )
         try:
-            outcomes.update(supervisor.run(stale))
+            outcomes.update(supervisor.run(stale, devices, done))
         except Interrupted as stop:
             outcomes.update(stop.outcomes)
             interrupted = True

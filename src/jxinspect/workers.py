@@ -76,7 +76,9 @@ class Outcome:
 class _Worker:
     process: BaseProcess
     conn: Connection
-    devices: int | None
+    devices: int | None = None
+    """The devices it simulates: fixed by its first job."""
+    assigned: bool = False
     job: Job | None = None
     started: float = 0.0
     group: str | None = None
@@ -99,17 +101,11 @@ def _how_it_ended(process: BaseProcess) -> str:
 class Supervisor:
     """Hands jobs to workers and turns every way a worker can end into an outcome."""
 
-    def __init__(
-        self,
-        count: int,
-        devices: int | None,
-        root: Path,
-        timeout: float | None,
-        show_traceback: bool,
-        done: Callable[[int], None],
-    ) -> None:
-        self.count, self.devices, self.root = max(1, count), devices, root
-        self.timeout, self.show_traceback, self.done = timeout, show_traceback, done
+    def __init__(self, count: int, root: Path, timeout: float | None, show_traceback: bool) -> None:
+        self.count, self.root = max(1, count), root
+        self.timeout, self.show_traceback = timeout, show_traceback
+        self.devices: int | None = None
+        self.done: Callable[[int], None] = lambda _: None
         self.workers: list[_Worker] = []
         self.outcomes: dict[str, Outcome] = {}
         self.pending: list[Job] = []
@@ -118,20 +114,31 @@ class Supervisor:
 
     # ---- workers ----
 
+    def prestart(self) -> None:
+        """Start one worker now, so that it imports JAX while the run is planned."""
+        if not self.workers:
+            self._start()
+
     def _start(self) -> _Worker:
         import multiprocessing
+        import threading
 
-        context = multiprocessing.get_context("spawn")
+        # fork is cheaper, and safe while this process runs no other thread and has not
+        # imported JAX (which starts threads); spawn otherwise, and off Linux
+        forkable = (
+            sys.platform == "linux" and "jax" not in sys.modules and threading.active_count() == 1
+        )
+        context: Any = multiprocessing.get_context("fork" if forkable else "spawn")
         parent, child = context.Pipe()
         process = context.Process(
             target=worker_main,
-            args=(child, self.devices, str(self.root), self.show_traceback),
+            args=(child, str(self.root), self.show_traceback),
             daemon=True,
             name="jxinspect-worker",
         )
         process.start()
         child.close()
-        worker = _Worker(process, parent, self.devices)
+        worker = _Worker(process, parent)
         self.workers.append(worker)
         return worker
 
@@ -159,7 +166,7 @@ class Supervisor:
     def _assign(self) -> None:
         idle = [w for w in self.workers if w.job is None]
         for worker in idle:
-            if (self.devices or 0) > (worker.devices or 0):
+            if worker.assigned and (self.devices or 0) > (worker.devices or 0):
                 self._stop(worker, kill=False)
         while self.pending:
             idle = [w for w in self.workers if w.job is None]
@@ -170,8 +177,10 @@ class Supervisor:
             worker = idle[0]
             job = self._next_job(worker)
             assert job is not None
+            if not worker.assigned:
+                worker.devices, worker.assigned = self.devices, True
             worker.job, worker.started, worker.group = job, time.monotonic(), job.group
-            worker.conn.send(job)
+            worker.conn.send((job, worker.devices))
 
     def _busy(self) -> int:
         return sum(w.job is not None for w in self.workers)
@@ -235,9 +244,12 @@ class Supervisor:
         )
         self._stop(worker, kill=True)
 
-    def run(self, jobs: list[Job]) -> dict[str, Outcome]:
-        """Stage every job; on Ctrl-C, stop the workers and mark what did not finish."""
-        self.pending = list(jobs)
+    def run(
+        self, jobs: list[Job], devices: int | None, done: Callable[[int], None]
+    ) -> dict[str, Outcome]:
+        """Stage every job in workers that simulate ``devices`` CPU devices, calling
+        ``done`` as they finish; on Ctrl-C, stop the workers and mark what did not finish."""
+        self.pending, self.devices, self.done = list(jobs), devices, done
         try:
             while self.pending or self._busy():
                 self._assign()
@@ -250,9 +262,13 @@ class Supervisor:
             self.pending = []
             raise Interrupted(self.outcomes) from None
         finally:
-            for worker in list(self.workers):
-                self._stop(worker, kill=worker.job is not None)
+            self.close()
         return self.outcomes
+
+    def close(self) -> None:
+        """Stop every worker: a busy one, or one started early and never used, is killed."""
+        for worker in list(self.workers):
+            self._stop(worker, kill=worker.job is not None or not worker.assigned)
 
     def _wait(self) -> None:
         busy = [w for w in self.workers if w.job is not None]
@@ -304,8 +320,9 @@ def _forget_user_modules(before: set[str], roots: tuple[str, ...]) -> None:
             del sys.modules[name]
 
 
-def prepare(devices: int | None, root: Path) -> None:
-    """Before any user module: make the root importable, simulate the devices, import JAX.
+def prepare(root: Path) -> None:
+    """Before any user module: make the root importable and import JAX (its backend, and
+    so the device count, starts with the first target).
 
     JAX's modules then move to the collector's permanent generation (``gc.freeze``): they
     live as long as the process, and tracing 50 targets otherwise spends a tenth of its
@@ -314,10 +331,7 @@ def prepare(devices: int | None, root: Path) -> None:
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
     from jxinspect.tracer import seam
-    from jxinspect.tracer.devices import prepare_devices
 
-    if devices is not None and devices > 1:
-        prepare_devices(None, devices)
     seam.import_jax()  # what every target needs, loaded before the freeze
     gc.freeze()
 
@@ -350,24 +364,44 @@ def stage(job: Job, show_traceback: bool = False) -> Outcome:
         return Outcome(None, f"the target {describe_exception(err)}", "user-code")
 
 
-def worker_main(conn: Connection, devices: int | None, root: str, show_traceback: bool) -> None:
-    """A worker: prepare JAX once, then stage jobs until told to stop."""
+def _simulate(devices: int | None) -> Outcome | None:
+    """Simulate the run's devices before the first target; an outcome if that fails."""
+    from jxinspect.tracer.devices import prepare_devices
+
+    try:
+        if devices is not None and devices > 1:
+            prepare_devices(None, devices)
+    except JxError as err:
+        return Outcome(None, str(err), error_kind(err))
+    return None
+
+
+def worker_main(conn: Connection, root: str, show_traceback: bool) -> None:
+    """A worker: import JAX once, then stage jobs until told to stop."""
     from jxinspect import interrupts
 
     interrupts.ignore_terminal()
     os.dup2(2, 1)  # the user's prints never reach the supervisor's payload
-    prepare(devices, Path(root))
+    prepare(Path(root))
     conn.send("ready")
+    simulated = False
     roots = _installed_roots()
     path, modules = list(sys.path), set(sys.modules)
     group: str | None = None
     while True:
         try:
-            job = conn.recv()
+            message = conn.recv()
         except (EOFError, OSError):
             return
-        if job is None:
+        if message is None:
             return
+        job, devices = message
+        if not simulated:
+            failed = _simulate(devices)
+            if failed is not None:
+                conn.send(failed)
+                continue
+            simulated = True
         if group is not None and job.group != group:
             sys.path[:] = path
             _forget_user_modules(modules, roots)
