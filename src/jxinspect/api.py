@@ -309,10 +309,13 @@ def inspect_target(
     keep_texts: TextRequest | None = None,
     compile: bool = False,
     settings: Settings | None = None,
+    freeze: bool = True,
 ) -> Report:
     """Inspect a target, resolved by :func:`jxinspect.resolve.resolve` (a target string is
     resolved here under ``given``); the rules run once, with ``settings``: lint's
-    thresholds, or the defaults.
+    thresholds, or the defaults. ``freeze``: the process ends after this target, so what
+    is loaded may move to the collector's permanent generation (never in a worker that
+    stages many: frozen objects are never collected).
 
     Devices are prepared before the user's module is imported when the declaration can
     be read from the source; a declaration built at import time is applied after.
@@ -325,9 +328,11 @@ def inspect_target(
         mesh, notes = _prepare_devices(resolved.options)
     options = resolved.options
     fun = resolve_attribute(module, resolved.target)
-    # JAX and the user's module live as long as this process: move them to the collector's
-    # permanent generation, or a full collection while tracing rescans them all (~50 ms).
-    gc.freeze()
+    if freeze:
+        # JAX and the user's module live as long as this process: move them to the
+        # collector's permanent generation, or a full collection while tracing rescans
+        # them all (~50 ms).
+        gc.freeze()
     args, kwargs = _example_inputs(options, module, resolved.target, fun)
 
     from jxinspect.tracer import inputs

@@ -344,7 +344,9 @@ def stage(job: Job, show_traceback: bool = False) -> Outcome:
 
     try:
         with user_prints_to_stderr():
-            report = inspect_target(job.resolved, compile=job.compile, settings=job.settings)
+            report = inspect_target(
+                job.resolved, compile=job.compile, settings=job.settings, freeze=False
+            )
         return Outcome(report.to_dict())
     except TooFewDevices as err:
         return Outcome(None, str(err), "usage", needs_devices=err.needed)
