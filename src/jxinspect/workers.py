@@ -386,7 +386,7 @@ def worker_main(conn: Connection, root: str, show_traceback: bool) -> None:
     os.dup2(2, 1)  # the user's prints never reach the supervisor's payload
     prepare(Path(root))
     conn.send("ready")
-    simulated = False
+    simulated = warmed = False
     roots = _installed_roots()
     path, modules = list(sys.path), set(sys.modules)
     group: str | None = None
@@ -409,3 +409,8 @@ def worker_main(conn: Connection, root: str, show_traceback: bool) -> None:
             _forget_user_modules(modules, roots)
         group = job.group
         conn.send(stage(job, show_traceback))
+        if not warmed:
+            # what JAX set up for its first program lives as long as the worker: out of
+            # the collector's way (only this first target's own objects stay with it)
+            gc.freeze()
+            warmed = True
