@@ -14,7 +14,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from jxinspect.errors import EXIT_INTERNAL, JxError, UsageError
+from jxinspect.errors import EXIT_INTERNAL, JxError, UsageError, internal_error
 from jxinspect.files import write_atomically
 from jxinspect.interrupts import watch_terminal
 from jxinspect.model import at_or_above
@@ -143,11 +143,7 @@ def run_command(body: Callable[[], int], show_traceback: bool) -> None:
     except Exception as err:  # a bug in jxinspect: say so, briefly
         if show_traceback:
             traceback.print_exc()
-        typer.echo(
-            f"internal error: {type(err).__name__}: {one_line(err)} (rerun with --traceback and "
-            "report it)",
-            err=True,
-        )
+        typer.echo(one_line(internal_error(err)), err=True)
         raise typer.Exit(EXIT_INTERNAL) from None
     raise typer.Exit(code)
 

@@ -42,6 +42,11 @@ class TooFewDevices(UsageError):
         self.needed = needed
 
 
+def internal_error(err: BaseException) -> str:
+    """How a bug in jxinspect is reported: briefly, asking for ``--traceback``."""
+    return f"internal error: {type(err).__name__}: {err} (rerun with --traceback and report it)"
+
+
 def error_kind(err: BaseException) -> str:
     """How a report names whose fault an error is: ``usage``, ``user-code`` or ``internal``."""
     if isinstance(err, UsageError):

@@ -33,7 +33,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jxinspect.errors import JxError, TooFewDevices, error_kind
+from jxinspect.errors import JxError, TooFewDevices, error_kind, internal_error
 
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
@@ -357,11 +357,7 @@ def stage(job: Job, show_traceback: bool = False) -> Outcome:
     except Exception as err:
         if show_traceback:
             traceback.print_exc()
-        return Outcome(
-            None,
-            f"internal error: {type(err).__name__}: {err} (rerun with --traceback and report it)",
-            "internal",
-        )
+        return Outcome(None, internal_error(err), "internal")
     except BaseException as err:  # SystemExit, KeyboardInterrupt... raised by the user's code
         return Outcome(None, f"the target {describe_exception(err)}", "user-code")
 
