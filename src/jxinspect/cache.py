@@ -123,6 +123,7 @@ class Cache:
         self.folder = self.root / FOLDER if enabled else None
         self._context: dict[str, Any] | None = None
         self._sources: dict[Path, str] = {}
+        self._modules: dict[Path, list[tuple[str, str]]] = {}
         self._costs: dict[str, float] | None = None
 
     def _file_digest(self, path: Path) -> str:
@@ -146,10 +147,16 @@ class Cache:
             }
         return self._context
 
+    def _module_sources(self, start: Path) -> list[tuple[str, str]]:
+        """The module's and its project imports' digests, found once per module (its
+        targets share them)."""
+        if start not in self._modules:
+            sources = project_sources(start, self.root) if start.is_file() else []
+            self._modules[start] = [(self._display(p), self._file_digest(p)) for p in sources]
+        return self._modules[start]
+
     def key(self, job: Job, devices: int | None) -> str:
         """The key of one target: everything its report depends on."""
-        start = Path(job.group)
-        sources = project_sources(start, self.root) if start.is_file() else []
         material = {
             **self.context(),
             "target": job.name,
@@ -157,7 +164,7 @@ class Cache:
             "settings": asdict(job.settings),
             "compile": job.compile,
             "devices": devices,
-            "sources": [(self._display(p), self._file_digest(p)) for p in sources],  # fmt: skip
+            "sources": self._module_sources(Path(job.group)),
         }
         return _digest(json.dumps(material, sort_keys=True, default=str).encode())
 

@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 from jxinspect import __version__
 from jxinspect.baseline import Key, make_key, read_baseline, render_baseline
@@ -45,6 +46,7 @@ from jxinspect.targets import DECLARATION, parse_target
 from jxinspect.workers import DEFAULT_TIMEOUT_S, Interrupted, Outcome, Supervisor
 
 DEFAULT_BASELINE = "jxinspect-baseline.json"
+T = TypeVar("T")
 SKIP_DIRS = {"__pycache__", "node_modules", "site-packages"}
 
 
@@ -98,6 +100,19 @@ class Planned:
     error_kind: str = "usage"
 
 
+def _once(store: dict[Path, T | JxError], key: Path, make: Callable[[Path], T]) -> T:
+    """``make(key)``, or the same error again, computed once per key."""
+    if key not in store:
+        try:
+            store[key] = make(key)
+        except JxError as err:
+            store[key] = err
+    found = store[key]
+    if isinstance(found, JxError):
+        raise found
+    return found
+
+
 class _Planner:
     """Turns the configuration and the paths into :class:`Planned` targets."""
 
@@ -114,29 +129,12 @@ class _Planner:
 
     def tree(self, path: Path) -> ast.Module:
         """The module's syntax tree, parsed once."""
-        key = path.resolve()
-        if key not in self.trees:
-            try:
-                self.trees[key] = parse_module(key)
-            except JxError as err:
-                self.trees[key] = err
-        found = self.trees[key]
-        if isinstance(found, JxError):
-            raise found
-        return found
+        return _once(self.trees, path.resolve(), parse_module)
 
     def declaration(self, path: Path) -> Declaration | None:
         """The module's declaration, read once from its source (the resolver's reader)."""
-        key = path.resolve()
-        if key not in self.declarations:
-            try:
-                self.declarations[key] = static_declaration(key, self.tree(key))
-            except JxError as err:
-                self.declarations[key] = err
-        found = self.declarations[key]
-        if isinstance(found, JxError):
-            raise found
-        return found
+        return _once(self.declarations, path.resolve(),
+                     lambda key: static_declaration(key, self.tree(key)))  # fmt: skip
 
     def policy(self, entry: TargetEntry | None) -> Policy:
         policy = entry.override.apply(self.config.policy) if entry else self.config.policy
@@ -446,8 +444,8 @@ def _run(request: LintRequest, config: Config, supervisor: Supervisor) -> LintRe
     shard = None
     if request.shard is not None:
         names = [p.name for p in planned]
-        chosen = partition(names, cache.costs(), request.shard.count)[request.shard.index - 1]
-        planned = [p for p in planned if p.name in set(chosen)]
+        chosen = set(partition(names, cache.costs(), request.shard.count)[request.shard.index - 1])
+        planned = [p for p in planned if p.name in chosen]
         shard = shard_info(request.shard, names)
     jobs = [p.job for p in planned if p.job is not None]
     keys = {job.name: cache.key(job, devices) for job in jobs} if cache.folder else {}
@@ -475,13 +473,8 @@ def _run(request: LintRequest, config: Config, supervisor: Supervisor) -> LintRe
     targets = [judge.result(p, outcomes.get(p.name)) for p in planned]
     by_name = {p.name: p for p in planned}
     if request.write_baseline:
-        counts: Counter[Key] = Counter(
-            {
-                key: n
-                for key, n in baseline.items()
-                if key[0] not in {t.name for t in targets if not t.failed}
-            }
-        )
+        ran = {t.name for t in targets if not t.failed}
+        counts: Counter[Key] = Counter({key: n for key, n in baseline.items() if key[0] not in ran})
         for target in targets:
             for finding in target.findings:
                 counts[make_key(target.name, finding.code, finding.path)] += 1
