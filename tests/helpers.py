@@ -94,8 +94,10 @@ def cli_env() -> dict[str, str]:
 
 
 def run_cli(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None,
-            command: tuple[str, ...] | None = None) -> CliResult:  # fmt: skip
-    """Run ``jxinspect ARGS`` (or ``command ARGS``) in ``cwd`` (default: the repository)."""
+            command: tuple[str, ...] | None = None,
+            timeout: float = CLI_TIMEOUT_S) -> CliResult:  # fmt: skip
+    """Run ``jxinspect ARGS`` (or ``command ARGS``) in ``cwd`` (default: the repository),
+    killed after ``timeout`` seconds."""
     argv = (*(command or jxinspect_command()), *(str(a) for a in args))
     proc = subprocess.run(
         argv,
@@ -105,7 +107,7 @@ def run_cli(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = 
         capture_output=True,
         text=True,
         encoding="utf-8",
-        timeout=CLI_TIMEOUT_S,
+        timeout=timeout,
         check=False,
     )
     return CliResult(proc.returncode, proc.stdout, proc.stderr, argv)

@@ -17,12 +17,11 @@ import itertools
 import math
 import random
 import re
-import subprocess
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, REPO, CliResult, cli_env, error_line, jxinspect_command, run_cli
+from helpers import FIXTURES, CliResult, error_line, run_cli
 
 from jxinspect.model import Input, Mesh, Report, Sharding
 from jxinspect.render import sharding_view
@@ -144,19 +143,7 @@ device they took 65 s (``--show sharding``) and 117 s (HTML) at 6.4 GB."""
 
 
 def run_huge(*extra: str) -> CliResult:
-    argv = (*jxinspect_command(), *HUGE, *extra)
-    proc = subprocess.run(
-        argv,
-        cwd=REPO,
-        env=cli_env(),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=HUGE_TIMEOUT_S,
-        check=False,
-    )
-    return CliResult(proc.returncode, proc.stdout, proc.stderr, argv)
+    return run_cli(*HUGE, *extra, timeout=HUGE_TIMEOUT_S)
 
 
 @abstract
