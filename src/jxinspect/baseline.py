@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from jxinspect.errors import UsageError
+from jxinspect.sourcefile import undecodable
 
 SCHEMA = "jxinspect.baseline/1"
 
@@ -56,10 +57,9 @@ def _read(path: Path, name: str) -> Counter[Key]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        line = raw.count(b"\n", 0, err.start) + 1
+        line, byte = undecodable(raw, err)
         raise UsageError(
-            f"{name}:{line}: the baseline is not JSON text (byte 0x{raw[err.start]:02x} "
-            f"is not UTF-8); {REWRITE}"
+            f"{name}:{line}: the baseline is not JSON text (byte {byte} is not UTF-8); {REWRITE}"
         ) from None
     try:
         data: Any = json.loads(text)

@@ -44,6 +44,7 @@ from jxinspect.checks.settings import BUDGET_KEYS, DEFAULT_SETTINGS, Settings, p
 from jxinspect.errors import UsageError
 from jxinspect.model import Severity
 from jxinspect.options import OPTION_NAMES, TargetOptions, nearest, options_from_mapping
+from jxinspect.sourcefile import undecodable
 from jxinspect.targets import parse_target
 from jxinspect.vocabulary import FAIL_ON, SEVERITIES
 
@@ -188,10 +189,9 @@ def load_config(path: Path) -> Config:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
+        line, byte = undecodable(data, err)
         raise UsageError(
-            f"{name}:{line}: not UTF-8 text (byte 0x{data[err.start]:02x}); "
-            "save the configuration as UTF-8"
+            f"{name}:{line}: not UTF-8 text (byte {byte}); save the configuration as UTF-8"
         ) from None
     if path.name == PYPROJECT or path.suffix == ".toml":
         data, lines = _read_toml(text, name)

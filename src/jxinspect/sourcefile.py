@@ -28,6 +28,12 @@ def read_bytes(path: Path, name: str | None = None) -> bytes:
         raise UsageError(f"cannot read {name or path}: {err.strerror}") from None
 
 
+def undecodable(data: bytes, err: UnicodeDecodeError) -> tuple[int, str]:
+    """Where ``data`` stops decoding (any file, not only Python): its line, and the
+    byte, ``0x80``."""
+    return data.count(b"\n", 0, err.start) + 1, f"0x{data[err.start]:02x}"
+
+
 def decode_source(data: bytes, name: str) -> str:
     """``data`` decoded as Python decodes a module (BOM, coding line, else UTF-8), with
     universal newlines. :class:`UserCodeError` (exit 3) names the line Python would
@@ -43,11 +49,10 @@ def decode_source(data: bytes, name: str) -> str:
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
-        byte = data[err.start : err.start + 1].hex()
+        line, byte = undecodable(data, err)
         shown = "utf-8" if encoding == "utf-8-sig" else encoding
         raise UserCodeError(
-            f"{name}:{line}: cannot decode byte 0x{byte} as {shown} ({err.reason}); save the "
+            f"{name}:{line}: cannot decode byte {byte} as {shown} ({err.reason}); save the "
             f"file as {shown} or declare its encoding on line 1 or 2 "
             "(e.g. `# -*- coding: latin-1 -*-`)"
         ) from None
