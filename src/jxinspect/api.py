@@ -168,7 +168,7 @@ def inspect_function(
             keep_texts=keep_texts,
         )
         if compile and staged.lowered is not None:
-            report = _compiled(report, staged.lowered)
+            report = compiled_report(report, staged.lowered)
     said = [str(w.message).strip().splitlines()[0] for w in caught if str(w.message).strip()]
     if said:
         report = replace(
@@ -177,7 +177,8 @@ def inspect_function(
     return report.with_findings(run_checks(report, settings))
 
 
-def _compiled(report: Report, lowered: Any) -> Report:
+def compiled_report(report: Report, lowered: Any) -> Report:
+    """``report`` with what XLA chose when compiling ``lowered``."""
     from jxinspect.targets import describe_exception
     from jxinspect.tracer import compiled
 

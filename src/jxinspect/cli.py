@@ -39,6 +39,7 @@ from jxinspect.cliutil import (
     TracebackOpt,
     emit,
     fails,
+    render_report,
     run_command,
     target_options,
     text_request,
@@ -46,6 +47,7 @@ from jxinspect.cliutil import (
 )
 from jxinspect.commands_diff import diff_debug
 from jxinspect.commands_lint import lint, lint_merge
+from jxinspect.commands_record import record, show
 from jxinspect.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_CODE, UsageError
 from jxinspect.render.escape import text as one_line
 from jxinspect.targets import user_prints_to_stderr
@@ -138,30 +140,7 @@ def lower(
         request = text_request(show or [], format, dialect, debug_info, source, max_lines)
         with user_prints_to_stderr():
             report = inspect_target(target, given, keep_texts=request, compile=wants_compiled)
-        if format is Format.json:
-            from jxinspect.render import json as json_render
-
-            text = json_render.render(report)
-        elif format is Format.html:
-            from jxinspect.render import html
-
-            text = html.render(report, max_lines)
-        else:
-            from jxinspect.render import text as text_render
-
-            text = text_render.render(report, color=use_color(color, output))
-        if show and format is Format.text:
-            from jxinspect.render import views
-
-            for what in show:
-                if what is Show.collectives:
-                    from jxinspect.render import collectives
-
-                    text += "\n" + collectives.render(report)
-                    continue
-                text += f"\n── {what.value} ──\n" + views.render(
-                    report, what.value, use_color(color, output), max_lines
-                )
+        text = render_report(report, format, show or [], use_color(color, output), max_lines)
         emit(text, output)
         if report.reached == "traced" and report.error:
             # the report (what tracing gave) is out; the user's code still failed to lower
@@ -200,6 +179,8 @@ def explain(
 app.command("diff-debug")(diff_debug)
 app.command("lint")(lint)
 app.command("lint-merge")(lint_merge)
+app.command("record", context_settings={"allow_interspersed_args": False})(record)
+app.command("show")(show)
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ import typer
 from jxinspect.errors import EXIT_INTERNAL, JxError, UsageError, internal_error
 from jxinspect.files import write_atomically
 from jxinspect.interrupts import watch_terminal
-from jxinspect.model import at_or_above
+from jxinspect.model import Report, at_or_above
 from jxinspect.options import TargetOptions
 from jxinspect.program import TextRequest
 from jxinspect.render.escape import text as one_line
@@ -103,6 +103,34 @@ def names(flag: str, text: str | None) -> tuple[str, ...] | None:
         return parse_name_tuple(text)
     except SpecError as err:
         raise UsageError(f"--{flag}: {err}") from None
+
+
+def render_report(
+    report: Report, format: Format, show: list[Show], color: bool, max_lines: int | None
+) -> str:
+    """A report as ``lower`` prints it: the format asked for, and in text its views."""
+    if format is Format.json:
+        from jxinspect.render import json as json_render
+
+        return json_render.render(report)
+    if format is Format.html:
+        from jxinspect.render import html
+
+        return html.render(report, max_lines)
+    from jxinspect.render import text as text_render
+
+    text = text_render.render(report, color=color)
+    if show:
+        from jxinspect.render import views
+
+        for what in show:
+            if what is Show.collectives:
+                from jxinspect.render import collectives
+
+                text += "\n" + collectives.render(report)
+                continue
+            text += f"\n── {what.value} ──\n" + views.render(report, what.value, color, max_lines)
+    return text
 
 
 def emit(text: str, output: Path | None) -> None:

@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Literal
 
 from jxinspect.errors import UsageError
-from jxinspect.model import SCHEMA, Report
+from jxinspect.model import Report
 from jxinspect.options import TargetOptions
+from jxinspect.records import KINDS_HELP, read_report
 from jxinspect.resolve import declared_functions, resolve
 from jxinspect.targets import DECLARATION, Target, load_module, parse_target
 
 SourceKind = Literal["python", "target", "json", "mlir"]
 
-KINDS_HELP = "give a .py file, module:function, a .json report or a .mlir file"
 
 
 @dataclass(frozen=True)
@@ -104,31 +104,6 @@ def _kind_of(text: str) -> SourceKind:
     return "target" if parse_target(text).attribute else "python"
 
 
-def _load_report(text: str) -> Report:
-    try:
-        data = json.loads(_read(Path(text), text))
-    except json.JSONDecodeError as err:
-        raise UsageError(f"{text} is not JSON (line {err.lineno}: {err.msg})") from None
-    except ValueError:  # an integer of more than 4,300 digits
-        raise UsageError(f"{text} holds a number too long to be a jxinspect report") from None
-    except RecursionError:
-        raise UsageError(f"{text} is nested too deeply to be a jxinspect report") from None
-    schema = data.get("schema") if isinstance(data, dict) else None
-    if schema != SCHEMA:
-        found = f"its schema is {schema!r}" if schema else f'it has no "schema": "{SCHEMA}"'
-        raise UsageError(
-            f"{text} is not a jxinspect report ({found}); save one with "
-            "`jxinspect lower TARGET --format json -o FILE`"
-        )
-    try:
-        return Report.from_dict(data)
-    except RecursionError:
-        raise UsageError(f"{text} is nested too deeply to be a {SCHEMA} report") from None
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
-        what = f"missing {err}" if isinstance(err, KeyError) else str(err)
-        raise UsageError(f"{text} is not a valid {SCHEMA} report: {what}") from None
-
-
 def _python_functions(target: Target, text: str, functions: tuple[str, ...]) -> tuple[str, ...]:
     if target.is_file and not Path(target.module).is_file():
         raise UsageError(f"no such file: {target.module}")
@@ -145,7 +120,7 @@ def open_source(text: str, functions: tuple[str, ...] = ()) -> Source:
     """Check one input and read what can be read without JAX."""
     kind = _kind_of(text)
     if kind == "json":
-        report = _load_report(text)
+        report = read_report(text)
         name = report.target.rpartition(":")[2] or report.target
         return Source(text, kind, (name,), report=report)
     if kind == "mlir":

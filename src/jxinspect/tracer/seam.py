@@ -417,6 +417,12 @@ def pmap_axis_default() -> str:
     return "_internal_pmap_axis_name"
 
 
+def pmap_global_shapes() -> bool:
+    """Whether pmap lowers one global program (0.10, built on shard_map) rather than one
+    replica's, with per-device shapes."""
+    return pmap_axis_default() != "(unnamed)"
+
+
 _ARGNAMES = ("static_argnames", "donate_argnames")
 
 
@@ -882,3 +888,178 @@ def _hlo_to_module(hlo: Any) -> Any:
         return parse_module(convert(computation))
     except Exception:  # XlaRuntimeError: MHLO => StableHLO failed
         return parse_module(convert(computation, emit_stable_hlo=False))
+
+
+# ---- recording a real run -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Lowering:
+    """One computation that a real run lowered, as JAX lowered it (``jxinspect record``)."""
+
+    stage: str
+    """``jit`` (which ``pjit``, ``shard_map`` and library wrappers go through) or ``pmap``
+    (0.10's pmap, a jit around shard_map; the older pmap, which lowers one replica's
+    program with per-device shapes)."""
+    jaxpr: Any
+    """The lowered ``Jaxpr``."""
+    names_jaxpr: Any
+    """The jaxpr whose debug info names the arguments."""
+    name: str
+    """The function's name, as JAX gave it to the lowering."""
+    source: str | None
+    """``step at train.py:12``: JAX's debug info, or for pmap built on shard_map (which
+    names only its own ``_fun``) the user's function and line that its first operation
+    came from; ``None`` where JAX kept neither (the older pmap)."""
+    lowered: Any
+    """A ``jax.stages.Lowered`` around JAX's own lowering of it (``None`` if internal)."""
+    donated: tuple[bool, ...]
+    signature: str
+    """Input types and shardings: two lowerings of one function with equal signatures
+    are the same program traced again."""
+    internal: bool
+    """JAX's own computation (an eager operation, a ``jnp`` function), not the user's."""
+
+
+def _lowered(computation: Any, jaxpr: Any, donated: Sequence[bool]) -> Any:
+    import jax
+    from jax._src import stages
+
+    infos = tuple(stages.ArgInfo(v.aval, bool(d)) for v, d in zip(jaxpr.invars, donated))
+    out_tree = jax.tree_util.tree_structure([0] * len(jaxpr.outvars))
+    return stages.Lowered(computation, infos, out_tree)
+
+
+def _source(jaxpr: Any) -> str:
+    info = debug_info(jaxpr)
+    return (info.func_src_info or "") if info is not None else ""
+
+
+def _inside_jax(source: str) -> bool:
+    import jax
+
+    return f" at {os.path.dirname(jax.__file__)}{os.sep}" in source
+
+
+def _user_frame(jaxpr: Any) -> str | None:
+    """``step at train.py:6``: the user's function and line of a jaxpr's first operation."""
+    from jax._src import source_info_util
+
+    for eqn in jaxpr.eqns:
+        try:
+            frame = source_info_util.user_frame(eqn.source_info.traceback)
+        except AttributeError:  # 0.4.35 takes the SourceInfo itself
+            frame = source_info_util.user_frame(eqn.source_info)
+        if frame is not None:
+            return f"{frame.function_name} at {frame.file_name}:{frame.start_line}"
+        for _, inner in sub_jaxprs(eqn.params):
+            found = _user_frame(inner)
+            if found is not None:
+                return found
+    return None
+
+
+def _lowering(stage: str, name: str, jaxpr: Any, computation: Any, donated: tuple[bool, ...],
+              in_shardings: Any) -> Lowering:  # fmt: skip
+    source: str | None = _source(jaxpr)
+    internal = _inside_jax(source or "")
+    if internal and f"{os.sep}pmap.py:" in (source or ""):  # 0.10's pmap around the user's body
+        stage, internal, source = "pmap", False, _user_frame(jaxpr)
+        name = function_name_of(source) or name
+    if internal:
+        return Lowering(stage, jaxpr, jaxpr, name, source, None, donated, "", True)
+    types = ", ".join(str(v.aval) for v in jaxpr.invars)
+    shardings = ", ".join(str(s) for s in in_shardings or ())
+    signature = f"({types}) donated={[i for i, d in enumerate(donated) if d]} [{shardings}]"
+    return Lowering(stage, jaxpr, jaxpr, name, source or None,
+                    _lowered(computation, jaxpr, donated), donated, signature, internal)  # fmt: skip
+
+
+def function_name_of(source: str | None) -> str | None:
+    """``step`` of ``step at train.py:12``."""
+    return source.rpartition(" at ")[0] or None if source and " at " in source else None
+
+
+_HOOK = {"installed": False, "warned": False}
+
+
+def install_lowering_hook(callback: Any) -> None:
+    """Call ``callback(Lowering)`` after each computation JAX lowers in this process.
+
+    It wraps ``pxla.lower_sharding_computation``, the one lowering step that ``jit``,
+    ``pjit``, ``shard_map``, the 0.10 ``pmap`` and every wrapper built on them share, and
+    ``pxla.lower_parallel_callable`` of the older pmap; what JAX returns is returned
+    unchanged. ``callback`` runs only when JAX lowers (a cache miss), never per call.
+    An ``Exception`` from it is reported once and dropped: recording never breaks the run.
+    """
+    from jax._src.interpreters import pxla
+
+    if _HOOK["installed"]:
+        return
+    _HOOK["installed"] = True
+    sharding_original = pxla.lower_sharding_computation
+
+    def _report(stage: str, original: Any, computation: Any, args: Any, kwargs: Any) -> None:
+        try:
+            bound = inspect.signature(original).bind(*args, **kwargs).arguments
+            closed = bound.get("closed_jaxpr")
+            if closed is None:
+                return
+            donated = tuple(bool(d) for d in bound["donated_invars"])
+            shardings = bound.get("in_shardings", bound.get("in_axes"))
+            name = str(bound.get("fun_name", bound.get("name")))
+            callback(_lowering(stage, name, closed.jaxpr, computation, donated, shardings))
+        except Exception as err:  # recording must never break the user's program
+            if not _HOOK["warned"]:
+                _HOOK["warned"] = True
+                print(f"jxinspect record: could not record a computation: {err!r}",
+                      file=sys.stderr)  # fmt: skip
+
+    @functools.wraps(sharding_original)
+    def lower_sharding_computation(*args: Any, **kwargs: Any) -> Any:
+        computation = sharding_original(*args, **kwargs)
+        _report("jit", sharding_original, computation, args, kwargs)
+        return computation
+
+    pxla.lower_sharding_computation = lower_sharding_computation
+    parallel_original = getattr(pxla, "lower_parallel_callable", None)
+    if parallel_original is None:
+        return
+
+    @functools.wraps(parallel_original)
+    def lower_parallel_callable(*args: Any, **kwargs: Any) -> Any:
+        computation = parallel_original(*args, **kwargs)
+        _report("pmap", parallel_original, computation, args, kwargs)
+        return computation
+
+    pxla.lower_parallel_callable = lower_parallel_callable
+
+
+def when_jax_imported(action: Any) -> None:
+    """Run ``action()`` once JAX has been imported: now, or right after ``import jax``
+    finishes (a finder that steps aside for every other module)."""
+    if "jax" in sys.modules and hasattr(sys.modules["jax"], "jit"):
+        action()
+        return
+    import importlib.abc
+    import importlib.machinery
+
+    class _AfterJax(importlib.abc.MetaPathFinder):
+        def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+            if name != "jax":
+                return None
+            sys.meta_path.remove(self)
+            spec = importlib.machinery.PathFinder.find_spec(name, path)
+            if spec is None or spec.loader is None:
+                return spec
+            loader = spec.loader
+            run = loader.exec_module
+
+            def exec_module(module: Any) -> None:
+                run(module)
+                action()
+
+            loader.exec_module = exec_module  # type: ignore[method-assign]
+            return spec
+
+    sys.meta_path.insert(0, _AfterJax())
