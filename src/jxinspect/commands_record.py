@@ -118,7 +118,7 @@ def show(
         else:
             report = records.read_report(path)
         views = show or []
-        kept = [v for v in views if v is Show.sharding]
+        kept: list[Show] = [v for v in views if v is Show.sharding]
         if len(kept) != len(views):
             raise UsageError(
                 "a saved report keeps no program text: --show sharding only "

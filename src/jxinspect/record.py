@@ -55,7 +55,9 @@ def environment(folder: Path, settings: records.RecordSettings) -> dict[str, str
     return env
 
 
-def run(command: list[str], folder: Path, settings: records.RecordSettings) -> tuple[int, records.Index]:
+def run(
+    command: list[str], folder: Path, settings: records.RecordSettings
+) -> tuple[int, records.Index]:
     """Run ``command`` recording into ``folder``; its exit status (``128 + N`` for
     signal N, as a shell says) and the final index."""
     if not command:

@@ -27,7 +27,7 @@ def _load_hidden() -> None:
     saved = list(sys.path)
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
     try:
-        import sitecustomize  # noqa: F401  (the environment's own, if any)
+        import sitecustomize  # type: ignore[import-not-found]  # noqa: F401
     except ImportError:
         if ours is not None:
             sys.modules["sitecustomize"] = ours

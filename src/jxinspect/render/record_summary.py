@@ -75,7 +75,7 @@ def render(folder: str, index: Index, reports: list[tuple[Entry, Report]]) -> st
         f"run:       {run_line(index)}",
         "",
     ]
-    rows = [
+    rows: list[tuple[str, ...]] = [
         (
             entry.name,
             entry.folder,

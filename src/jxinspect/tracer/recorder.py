@@ -103,11 +103,11 @@ class Recorder:
 def _report(lowering: seam.Lowering, entry: records.Entry, compile: bool) -> Any:
     from jxinspect.api import compiled_report
     from jxinspect.checks import run_checks
-    from jxinspect.tracer import extract
+    from jxinspect.tracer import extract, inputs
     from jxinspect.tracer.stage import Staged
 
     staged = Staged(
-        stage="pmap" if lowering.stage == "pmap" else "jit",  # type: ignore[arg-type]
+        stage="pmap" if lowering.stage == "pmap" else "jit",
         jaxpr=lowering.jaxpr,
         names_jaxpr=lowering.names_jaxpr,
         donated=lowering.donated,
@@ -123,15 +123,19 @@ def _report(lowering: seam.Lowering, entry: records.Entry, compile: bool) -> Any
             "the layout over pmap's axis is not recorded"
         )
     file, _, line = (entry.source or "").rpartition(" at ")[2].rpartition(":")
+    jax_mesh = inputs.find_jax_mesh(lowering.shardings)
+    mesh = inputs.mesh_of(jax_mesh) if jax_mesh is not None else None
+    device_ids = seam.mesh_device_ids(jax_mesh) if jax_mesh is not None else None
     with seam.partitioner(None) as used:
-        main = extract.read_lowered(staged, None, None)
+        main = extract.read_lowered(staged, mesh, device_ids)
         report = extract.build_report(
             staged,
             main,
             target=records.target_name(entry),
             function=entry.source,
             platform=seam.default_backend(),
-            num_devices=seam.device_count(),
+            num_devices=mesh.size if mesh is not None else seam.device_count(),
+            mesh=mesh,
             partitioner=used,
             file=file or None,
             line=int(line) if line.isdigit() else None,

@@ -914,6 +914,8 @@ class Lowering:
     lowered: Any
     """A ``jax.stages.Lowered`` around JAX's own lowering of it (``None`` if internal)."""
     donated: tuple[bool, ...]
+    shardings: tuple[Any, ...]
+    """The input shardings JAX lowered with (``NamedSharding``s name their mesh)."""
     signature: str
     """Input types and shardings: two lowerings of one function with equal signatures
     are the same program traced again."""
@@ -967,12 +969,15 @@ def _lowering(stage: str, name: str, jaxpr: Any, computation: Any, donated: tupl
         stage, internal, source = "pmap", False, _user_frame(jaxpr)
         name = function_name_of(source) or name
     if internal:
-        return Lowering(stage, jaxpr, jaxpr, name, source, None, donated, "", True)
+        return Lowering(stage, jaxpr, jaxpr, name, source, None, donated, (), "", True)
+    shardings = tuple(in_shardings or ())
     types = ", ".join(str(v.aval) for v in jaxpr.invars)
-    shardings = ", ".join(str(s) for s in in_shardings or ())
-    signature = f"({types}) donated={[i for i, d in enumerate(donated) if d]} [{shardings}]"
-    return Lowering(stage, jaxpr, jaxpr, name, source or None,
-                    _lowered(computation, jaxpr, donated), donated, signature, internal)  # fmt: skip
+    said = ", ".join(str(s) for s in shardings)
+    signature = f"({types}) donated={[i for i, d in enumerate(donated) if d]} [{said}]"
+    lowered = _lowered(computation, jaxpr, donated)
+    return Lowering(
+        stage, jaxpr, jaxpr, name, source or None, lowered, donated, shardings, signature, False
+    )
 
 
 def function_name_of(source: str | None) -> str | None:
