@@ -37,7 +37,11 @@ def _load(stem: str) -> ModuleType:
 
 
 def _lower(target: str, fmt: str = "json") -> Any:
-    result = run_cli("lower", f"sample_programs/libraries/{target}", "--args-from", "make",
+    return _lower_with(target, "make", fmt)
+
+
+def _lower_with(target: str, maker: str, fmt: str = "json") -> Any:
+    result = run_cli("lower", f"sample_programs/libraries/{target}", "--args-from", maker,
                      "--format", fmt)  # fmt: skip
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout) if fmt == "json" else result.stdout
@@ -47,6 +51,12 @@ def _main_names(lowered: Any) -> list[str | None]:
     module = seam.stablehlo_module(lowered)
     with module.context:
         return seam.block_argument_names(mlir.find_main(module))
+
+
+def _result_names(lowered: Any) -> list[str | None]:
+    """``jax.result_info`` of each result of the library's own lowering."""
+    main = mlir.read_main(seam.stablehlo_module(lowered), None, None)
+    return [result.name for result in main.results if result.jax_kind is None]
 
 
 def _carried(report: Any) -> list[str | None]:
@@ -153,3 +163,53 @@ def test_nnx_under_plain_jit_says_why_nothing_is_staged(tmp_path: Path) -> None:
     report = json.loads(result.stdout)
     assert report["outputs"] == []
     assert "JX112" in [f["code"] for f in report["findings"]]
+
+
+def test_nnx_jit_results_are_the_updated_states_and_the_users_result() -> None:
+    _needs("flax.nnx")
+    report = _lower_with("nnx_mnist.py:loss_step", "make_loss")
+    outputs = report["outputs"]
+    assert {o["status"] for o in outputs} == {"renamed"}
+    # the state nnx.jit writes back into `model`, named as the argument it updates
+    model_inputs = [i for i in report["inputs"] if i["path"].startswith("model")]
+    updates = outputs[: len(model_inputs)]
+    assert [(o["path"], o["shape"]) for o in updates] == [
+        (i["path"], i["shape"]) for i in model_inputs
+    ]
+    assert all(o["name"].removeprefix("result").startswith("[0][0].states[0][") for o in updates)
+    # then the user's own result, under the wrapper's result[2]
+    rest = {o["path"]: o for o in outputs[len(model_inputs) :]}
+    assert set(rest) == {"result['loss']", "result['logits']"}
+    assert rest["result['loss']"]["name"].endswith("[2]['loss']")
+    assert rest["result['logits']"]["shape"] == [8, 10]
+    train = _lower("nnx_mnist.py:train_step")
+    renamed = [i for i in train["inputs"] if i["status"] == "renamed"]
+    assert [o["path"] for o in train["outputs"]] == [i["path"] for i in renamed]
+    module = _load("nnx_mnist")
+    if not callable(getattr(module.loss_step, "lower", None)):
+        pytest.skip("this flax release's nnx.jit has no .lower() to compare with")
+    lowered = module.loss_step.lower(*module.make_loss())
+    assert [o["name"] for o in outputs] == _result_names(getattr(lowered, "lowered", lowered))
+
+
+def test_eqx_filter_jit_results_map_to_the_users_result() -> None:
+    _needs("equinox")
+    report = _lower("eqx_parallel.py:train_step")
+    marker, *outputs = report["outputs"]
+    assert marker["path"] == "<eqx.filter_jit marker>" and marker["shape"] == []
+    assert any("eqx.filter_jit's own marker" in note for note in report["notes"])
+    # train_step returns (model, opt_state): each array leaf under result[0] / result[1]
+    inputs = report["inputs"][:-2]  # x and y are not returned
+    expected = [
+        ("result[0]" if i["path"].startswith("model") else "result[1]")
+        + i["path"].removeprefix("model").removeprefix("opt_state")
+        for i in inputs
+    ]
+    assert sorted(o["path"] for o in outputs) == sorted(expected)
+    assert outputs[0]["path"] == "result[0].layers[0].weight"
+    assert outputs[0]["name"].endswith("[1][0].layers[0].weight")
+    assert {o["status"] for o in report["outputs"]} == {"renamed"}
+    module = _load("eqx_parallel")
+    lowered = module.train_step.lower(*_real(module.make()))
+    names = _result_names(getattr(lowered, "lowered", lowered))
+    assert [o["name"] for o in report["outputs"]] == names

@@ -46,6 +46,9 @@ class Staged:
     call: tuple[Any, tuple[Any, ...], dict[str, Any]] | None = None
     """``(function, args, kwargs)`` whose leaves ``leaves`` are, to name them by."""
     notes: tuple[str, ...] = field(default=())
+    results: list[str | None] | None = None
+    """The user's path of each result when a wrapper rearranged them (``None``: read
+    them from ``out_info``); see :attr:`jxinspect.tracer.adapters.Adapted.results`."""
 
 
 def call_problem(
@@ -226,6 +229,7 @@ def _stage_adapted(
         "jit", jaxpr, jaxpr, donated, seam.out_info(traced), lowered, error, True,
         lower_traceback, wrapper=adapted.wrapper, leaves=adapted.leaves,
         call=(adapted.fun, adapted.args, adapted.kwargs), notes=adapted.notes,
+        results=adapted.results,
     )  # fmt: skip
 
 

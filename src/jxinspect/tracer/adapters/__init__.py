@@ -9,7 +9,10 @@ An adapter runs the library's own preprocessing of the call (the pytree the libr
 to its inner ``jax.jit``) and traces that inner ``jax.jit`` with it, so the program is the
 one the library builds. It also returns the leaves of that pytree, in the program's order:
 the same objects as the leaves of the user's call, which is how each program argument is
-mapped back to the user's own path (``model.linear1.kernel.value``).
+mapped back to the user's own path (``model.linear1.kernel.value``). The program's results
+are mapped back the same way, from what the library does with them: the user's result path
+(``result['loss']``), or for a state the wrapper writes back into an argument, that
+argument's path (``model.linear1.kernel.value``).
 """
 
 from __future__ import annotations
@@ -36,6 +39,19 @@ class Adapted:
     """The call as the adapter made it (stand-ins for abstract arrays where the library
     stages only real arrays); ``leaves`` are leaves of these."""
     notes: tuple[str, ...] = field(default=())
+    results: list[str | None] | None = None
+    """Each program result's path as the user knows it, in ``@main`` order: a path of the
+    user's return value (``result[0].layers[0].weight``), the path of the argument whose
+    state the wrapper writes back (``model.linear1.kernel.value``), or a label for the
+    wrapper's own result (``<eqx.filter_jit marker>``); ``None`` where not known."""
+
+
+def unmapped(wrapper: str, library: str) -> str:
+    """The note for a release whose results an adapter cannot map back to the user."""
+    return (
+        f"{wrapper} of this {library} release returns its results in a way jxinspect "
+        "cannot map back to your paths: each result is shown by the name it carries"
+    )
 
 
 def find(fun: Any) -> Any | None:
