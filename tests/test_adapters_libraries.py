@@ -16,7 +16,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import pytest
-from helpers import GOLDEN, REPO, normalize_text, run_cli
+from helpers import GOLDEN, REPO, normalize_text, run_cli, run_python
 
 from jxinspect.tracer import mlir, seam
 
@@ -213,3 +213,47 @@ def test_eqx_filter_jit_results_map_to_the_users_result() -> None:
     lowered = module.train_step.lower(*_real(module.make()))
     names = _result_names(getattr(lowered, "lowered", lowered))
     assert [o["name"] for o in report["outputs"]] == names
+
+
+EQX_PMAP_ORACLE = r"""
+import importlib.util, json
+import jax, jax.numpy as jnp
+from jxinspect.tracer import mlir, seam
+
+seam.simulate_cpu_devices(2)
+spec = importlib.util.spec_from_file_location("eqx_pmap", {path!r})
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+real = jax.tree_util.tree_map(
+    lambda s: jnp.zeros(s.shape, s.dtype) if isinstance(s, jax.ShapeDtypeStruct) else s,
+    module.make(),
+)
+lowered = module.train_step.lower(*real)
+ir = seam.stablehlo_module(getattr(lowered, "lowered", lowered))
+with ir.context:
+    args = seam.block_argument_names(mlir.find_main(ir))
+main = mlir.read_main(ir, None, None)
+print(json.dumps({{"args": args, "results": [r.name for r in main.results if r.jax_kind is None]}}))
+"""
+
+
+def test_eqx_filter_pmap_names_equal_equinox_lowering_and_paths_are_the_users() -> None:
+    _needs("equinox")
+    report = _lower("eqx_pmap.py:train_step")
+    assert report["stage"] == "pmap" and report["num_devices"] == 2
+    first = report["inputs"][0]
+    assert first["path"] == "model.layers[0].weight" and first["status"] == "renamed"
+    assert [i["path"] for i in report["inputs"][-2:]] == ["x", "y"]
+    paths = [o["path"] for o in report["outputs"]]
+    # the loss, mapped over the devices, then the new model, returned once (out_axes None)
+    assert paths == ["result[1]['loss']", "result[0].layers[0].weight",
+                     "result[0].layers[0].bias", "result[0].layers[1].weight",
+                     "result[0].layers[1].bias"]  # fmt: skip
+    assert report["outputs"][0]["shape"] == [2]
+    assert {o["status"] for o in report["outputs"]} == {"renamed"}
+    assert report["function"].startswith("train_step at ")
+    oracle = run_python(EQX_PMAP_ORACLE.format(path=str(LIBS / "eqx_pmap.py")))
+    assert oracle.returncode == 0, oracle.describe()
+    said = json.loads(oracle.stdout.strip().splitlines()[-1])
+    assert _carried(report) == said["args"]
+    assert [o["name"] for o in report["outputs"]] == said["results"]

@@ -1,9 +1,10 @@
 """Adapters: stage a target wrapped by a model library exactly as that library does.
 
 One small module per wrapper (``nnx_jit``: Flax NNX's ``nnx.jit``; ``eqx_jit``:
-Equinox's ``eqx.filter_jit``). Each is chosen by what the target *is* (an ``isinstance``
-or code-object check after importing the library), and the library is imported only when
-the user's program already loaded it: a target that does not use Flax never imports it.
+Equinox's ``eqx.filter_jit``; ``eqx_pmap``: Equinox's ``eqx.filter_pmap``). Each is chosen
+by what the target *is* (an ``isinstance`` or code-object check after importing the
+library), and the library is imported only when the user's program already loaded it: a
+target that does not use Flax never imports it.
 
 An adapter runs the library's own preprocessing of the call (the pytree the library hands
 to its inner ``jax.jit``) and traces that inner ``jax.jit`` with it, so the program is the
@@ -44,6 +45,10 @@ class Adapted:
     user's return value (``result[0].layers[0].weight``), the path of the argument whose
     state the wrapper writes back (``model.linear1.kernel.value``), or a label for the
     wrapper's own result (``<eqx.filter_jit marker>``); ``None`` where not known."""
+    pmap: tuple[Any, tuple[Any, ...]] | None = None
+    """For a wrapper built on ``jax.pmap`` (``traced`` is ``None``): its inner ``jax.pmap``
+    and the arguments the wrapper calls it with, staged as a ``jax.pmap`` object is; the
+    adapter's ``result_paths(out_info)`` then maps the results."""
 
 
 def unmapped(wrapper: str, library: str) -> str:
@@ -63,8 +68,10 @@ def find(fun: Any) -> Any | None:
         if nnx_jit.matches(fun):
             return nnx_jit
     if "equinox" in sys.modules:
-        from jxinspect.tracer.adapters import eqx_jit
+        from jxinspect.tracer.adapters import eqx_jit, eqx_pmap
 
         if eqx_jit.matches(fun):
             return eqx_jit
+        if eqx_pmap.matches(fun):
+            return eqx_pmap
     return None
