@@ -16,7 +16,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import pytest
-from helpers import GOLDEN, REPO, normalize_text, run_cli
+from helpers import GOLDEN, REPO, normalize_text, run_cli, run_python
 
 from jxinspect.tracer import mlir, seam
 
@@ -37,7 +37,11 @@ def _load(stem: str) -> ModuleType:
 
 
 def _lower(target: str, fmt: str = "json") -> Any:
-    result = run_cli("lower", f"sample_programs/libraries/{target}", "--args-from", "make",
+    return _lower_with(target, "make", fmt)
+
+
+def _lower_with(target: str, maker: str, fmt: str = "json") -> Any:
+    result = run_cli("lower", f"sample_programs/libraries/{target}", "--args-from", maker,
                      "--format", fmt)  # fmt: skip
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout) if fmt == "json" else result.stdout
@@ -47,6 +51,12 @@ def _main_names(lowered: Any) -> list[str | None]:
     module = seam.stablehlo_module(lowered)
     with module.context:
         return seam.block_argument_names(mlir.find_main(module))
+
+
+def _result_names(lowered: Any) -> list[str | None]:
+    """``jax.result_info`` of each result of the library's own lowering."""
+    main = mlir.read_main(seam.stablehlo_module(lowered), None, None)
+    return [result.name for result in main.results if result.jax_kind is None]
 
 
 def _carried(report: Any) -> list[str | None]:
@@ -153,3 +163,97 @@ def test_nnx_under_plain_jit_says_why_nothing_is_staged(tmp_path: Path) -> None:
     report = json.loads(result.stdout)
     assert report["outputs"] == []
     assert "JX112" in [f["code"] for f in report["findings"]]
+
+
+def test_nnx_jit_results_are_the_updated_states_and_the_users_result() -> None:
+    _needs("flax.nnx")
+    report = _lower_with("nnx_mnist.py:loss_step", "make_loss")
+    outputs = report["outputs"]
+    assert {o["status"] for o in outputs} == {"renamed"}
+    # the state nnx.jit writes back into `model`, named as the argument it updates
+    model_inputs = [i for i in report["inputs"] if i["path"].startswith("model")]
+    updates = outputs[: len(model_inputs)]
+    assert [(o["path"], o["shape"]) for o in updates] == [
+        (i["path"], i["shape"]) for i in model_inputs
+    ]
+    assert all(o["name"].removeprefix("result").startswith("[0][0].states[0][") for o in updates)
+    # then the user's own result, under the wrapper's result[2]
+    rest = {o["path"]: o for o in outputs[len(model_inputs) :]}
+    assert set(rest) == {"result['loss']", "result['logits']"}
+    assert rest["result['loss']"]["name"].endswith("[2]['loss']")
+    assert rest["result['logits']"]["shape"] == [8, 10]
+    train = _lower("nnx_mnist.py:train_step")
+    renamed = [i for i in train["inputs"] if i["status"] == "renamed"]
+    assert [o["path"] for o in train["outputs"]] == [i["path"] for i in renamed]
+    module = _load("nnx_mnist")
+    if not callable(getattr(module.loss_step, "lower", None)):
+        pytest.skip("this flax release's nnx.jit has no .lower() to compare with")
+    lowered = module.loss_step.lower(*module.make_loss())
+    assert [o["name"] for o in outputs] == _result_names(getattr(lowered, "lowered", lowered))
+
+
+def test_eqx_filter_jit_results_map_to_the_users_result() -> None:
+    _needs("equinox")
+    report = _lower("eqx_parallel.py:train_step")
+    marker, *outputs = report["outputs"]
+    assert marker["path"] == "<eqx.filter_jit marker>" and marker["shape"] == []
+    assert any("eqx.filter_jit's own marker" in note for note in report["notes"])
+    # train_step returns (model, opt_state): each array leaf under result[0] / result[1]
+    inputs = report["inputs"][:-2]  # x and y are not returned
+    expected = [
+        ("result[0]" if i["path"].startswith("model") else "result[1]")
+        + i["path"].removeprefix("model").removeprefix("opt_state")
+        for i in inputs
+    ]
+    assert sorted(o["path"] for o in outputs) == sorted(expected)
+    assert outputs[0]["path"] == "result[0].layers[0].weight"
+    assert outputs[0]["name"].endswith("[1][0].layers[0].weight")
+    assert {o["status"] for o in report["outputs"]} == {"renamed"}
+    module = _load("eqx_parallel")
+    lowered = module.train_step.lower(*_real(module.make()))
+    names = _result_names(getattr(lowered, "lowered", lowered))
+    assert [o["name"] for o in report["outputs"]] == names
+
+
+EQX_PMAP_ORACLE = r"""
+import importlib.util, json
+import jax, jax.numpy as jnp
+from jxinspect.tracer import mlir, seam
+
+seam.simulate_cpu_devices(2)
+spec = importlib.util.spec_from_file_location("eqx_pmap", {path!r})
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+real = jax.tree_util.tree_map(
+    lambda s: jnp.zeros(s.shape, s.dtype) if isinstance(s, jax.ShapeDtypeStruct) else s,
+    module.make(),
+)
+lowered = module.train_step.lower(*real)
+ir = seam.stablehlo_module(getattr(lowered, "lowered", lowered))
+with ir.context:
+    args = seam.block_argument_names(mlir.find_main(ir))
+main = mlir.read_main(ir, None, None)
+print(json.dumps({{"args": args, "results": [r.name for r in main.results if r.jax_kind is None]}}))
+"""
+
+
+def test_eqx_filter_pmap_names_equal_equinox_lowering_and_paths_are_the_users() -> None:
+    _needs("equinox")
+    report = _lower("eqx_pmap.py:train_step")
+    assert report["stage"] == "pmap" and report["num_devices"] == 2
+    first = report["inputs"][0]
+    assert first["path"] == "model.layers[0].weight" and first["status"] == "renamed"
+    assert [i["path"] for i in report["inputs"][-2:]] == ["x", "y"]
+    paths = [o["path"] for o in report["outputs"]]
+    # the loss, mapped over the devices, then the new model, returned once (out_axes None)
+    assert paths == ["result[1]['loss']", "result[0].layers[0].weight",
+                     "result[0].layers[0].bias", "result[0].layers[1].weight",
+                     "result[0].layers[1].bias"]  # fmt: skip
+    assert report["outputs"][0]["shape"] == [2]
+    assert {o["status"] for o in report["outputs"]} == {"renamed"}
+    assert report["function"].startswith("train_step at ")
+    oracle = run_python(EQX_PMAP_ORACLE.format(path=str(LIBS / "eqx_pmap.py")))
+    assert oracle.returncode == 0, oracle.describe()
+    said = json.loads(oracle.stdout.strip().splitlines()[-1])
+    assert _carried(report) == said["args"]
+    assert [o["name"] for o in report["outputs"]] == said["results"]

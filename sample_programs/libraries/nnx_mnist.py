@@ -1,7 +1,9 @@
 """The Flax NNX MNIST example's ``train_step``, small: ``@nnx.jit`` over a model, an
 ``nnx.Optimizer`` and ``nnx.MultiMetric``, updated in place.
 
-``make`` builds the inputs with ``nnx.eval_shape``: nothing is allocated.
+``make`` builds the inputs with ``nnx.eval_shape``: nothing is allocated. ``loss_step``
+(inputs from ``make_loss``) returns the loss and logits while the batch statistics are
+written back into the model.
 """
 
 import inspect
@@ -53,6 +55,14 @@ def train_step(model, optimizer, metrics, batch):
     _update(optimizer, model, grads)
 
 
+@nnx.jit
+def loss_step(model, batch):
+    """A forward pass in training mode: returns ``{'loss', 'logits'}`` and updates the
+    batch norm's running statistics in ``model``."""
+    loss, logits = loss_fn(model, batch)
+    return {"loss": loss, "logits": logits}
+
+
 def make():
     model = nnx.eval_shape(lambda: CNN(nnx.Rngs(0)))
     optimizer = nnx.eval_shape(lambda: _optimizer(CNN(nnx.Rngs(0))))
@@ -62,3 +72,8 @@ def make():
         "label": jax.ShapeDtypeStruct((8,), jnp.int32),
     }
     return model, optimizer, metrics, batch
+
+
+def make_loss():
+    model, _, _, batch = make()
+    return model, batch

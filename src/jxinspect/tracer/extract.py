@@ -143,12 +143,13 @@ def build_report(
     Findings are added by ``jxinspect.checks``."""
     notes = list(notes or ())
     if staged is not None:
-        notes.extend(staged.notes)
         if staged.wrapper is not None:
             notes.append(
                 f"staged through {staged.wrapper}, as the library does: each argument's "
-                "path is yours, its name the one the wrapper gave it in the program"
+                "and result's path is yours, its name the one the wrapper gave it in the "
+                "program"
             )
+        notes.extend(staged.notes)
     if main is not None:
         declared = [m for m in main.meshes.values() if m.axes]
         if mesh is None and len(declared) == 1:
@@ -202,13 +203,15 @@ def build_report(
         notes.append(f"the call has {len(expected_args)} array leaves but the jaxpr "
                      f"{n_in} inputs; expected names are unknown")  # fmt: skip
         expected_args = None
-    expected_results = None
-    if staged.out_info is not None:
+    expected_results: list[str | None] | None = None
+    if staged.wrapper is not None:  # the wrapper's mapping to the user's paths, or none
+        expected_results = staged.results
+    elif staged.out_info is not None:
         from jxinspect.tracer.paths import result_paths
 
-        expected_results = result_paths(staged.out_info)
-        if len(expected_results) != n_out:
-            expected_results = None
+        expected_results = list(result_paths(staged.out_info))
+    if expected_results is not None and len(expected_results) != n_out:
+        expected_results = None
 
     kept = kept_inputs(staged, user_args, n_in) if main else list(range(n_in))
     by_input = dict(zip(kept, user_args))
@@ -255,8 +258,11 @@ def build_report(
     for i, aval in enumerate(seam.out_avals(jaxpr)):
         shape, dtype = _aval(aval)
         jaxpr_path = res_paths[i] if res_paths is not None else None
+        wanted: str | None
         if expected_results:
-            wanted = expected_results[i]
+            wanted = expected_results[i]  # None: a wrapper's result it could not map
+        elif staged.wrapper is not None:
+            wanted = None  # the wrapper's name is all there is: kept, and renamed
         elif jaxpr_path is not None:
             wanted = seam.normalize_result_path(jaxpr_path, prefixed)
         else:
@@ -265,7 +271,8 @@ def build_report(
         if result is not None and result.sharding is None and staged.stage == "pmap":
             result = replace(result, sharding=_pmap_sharding(shape, result.shape, mesh))
         outputs.append(_output(i, shape, dtype, result, jaxpr_path, wanted, prefixed,
-                               lowered=main is not None))  # fmt: skip
+                               lowered=main is not None,
+                               wrapped=staged.wrapper is not None))  # fmt: skip
 
     top = nested.grade(staged.names_jaxpr, "top", staged.stage)
     nested_list: list[NestedJaxpr] = list(nested.walk(jaxpr))
@@ -323,8 +330,11 @@ def _output(
     expected: str | None,
     prefixed: bool,
     lowered: bool = True,
+    wrapped: bool = False,
 ) -> Output:
-    """One output; the carried name stays as written, its path in the newer spelling."""
+    """One output; the carried name stays as written, its path in the newer spelling.
+    ``wrapped``: a library's wrapper named it (``renamed`` unless it carries ``expected``,
+    the user's path)."""
     carried = result.name if result is not None else (None if lowered else jaxpr_path)
     # "" is a lone result's path in 0.4.x, and an unknown one in newer releases
     known = carried is not None and (carried != "" or not prefixed)
@@ -335,6 +345,8 @@ def _output(
     else:
         path = expected
         status = classify_name(normalized, expected, FALLBACK_RESULT)
+    if wrapped and status != "missing" and normalized != expected:
+        status = "renamed"  # the wrapper's own name, mapped back to the user's path
     return Output(
         index=i,
         path=path,

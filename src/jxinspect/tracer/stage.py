@@ -46,6 +46,9 @@ class Staged:
     call: tuple[Any, tuple[Any, ...], dict[str, Any]] | None = None
     """``(function, args, kwargs)`` whose leaves ``leaves`` are, to name them by."""
     notes: tuple[str, ...] = field(default=())
+    results: list[str | None] | None = None
+    """The user's path of each result when a wrapper rearranged them (``None``: read
+    them from ``out_info``); see :attr:`jxinspect.tracer.adapters.Adapted.results`."""
 
 
 def call_problem(
@@ -205,8 +208,9 @@ def _stage_adapted(
     """Stage through a library's wrapper (:mod:`jxinspect.tracer.adapters`)."""
     try:
         adapted = adapter.stage(fun, args, kwargs)
-        traced = seam.inner_traced(adapted.traced)
-        jaxpr = seam.jaxpr_of(traced)
+        if adapted.pmap is None:
+            traced = seam.inner_traced(adapted.traced)
+            jaxpr = seam.jaxpr_of(traced)
     except UsageError:
         raise
     except BaseException as err:  # the user's code may raise anything while tracing
@@ -215,6 +219,8 @@ def _stage_adapted(
             f"tracing through {getattr(adapter, 'WRAPPER', 'its wrapper')} failed: "
             f"{describe_exception(err)}"
         ) from err
+    if adapted.pmap is not None:  # built on jax.pmap: staged as a pmap object is
+        return _stage_adapted_pmap(adapter, adapted, platform)
     lowered, error, lower_traceback = None, None, None
     try:
         lowered = seam.lower(traced, None, None, platform)
@@ -226,7 +232,18 @@ def _stage_adapted(
         "jit", jaxpr, jaxpr, donated, seam.out_info(traced), lowered, error, True,
         lower_traceback, wrapper=adapted.wrapper, leaves=adapted.leaves,
         call=(adapted.fun, adapted.args, adapted.kwargs), notes=adapted.notes,
+        results=adapted.results,
     )  # fmt: skip
+
+
+def _stage_adapted_pmap(adapter: Any, adapted: Any, platform: str | None) -> Staged:
+    inner, inner_args = adapted.pmap
+    staged = stage_function(inner, inner_args, {}, "pmap", {}, platform)
+    staged.results, notes = adapter.result_paths(staged.out_info)
+    staged.wrapper, staged.leaves = adapted.wrapper, adapted.leaves
+    staged.call = (adapted.fun, adapted.args, adapted.kwargs)
+    staged.notes = (*adapted.notes, *notes)
+    return staged
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,19 @@
 """Adapters: stage a target wrapped by a model library exactly as that library does.
 
 One small module per wrapper (``nnx_jit``: Flax NNX's ``nnx.jit``; ``eqx_jit``:
-Equinox's ``eqx.filter_jit``). Each is chosen by what the target *is* (an ``isinstance``
-or code-object check after importing the library), and the library is imported only when
-the user's program already loaded it: a target that does not use Flax never imports it.
+Equinox's ``eqx.filter_jit``; ``eqx_pmap``: Equinox's ``eqx.filter_pmap``). Each is chosen
+by what the target *is* (an ``isinstance`` or code-object check after importing the
+library), and the library is imported only when the user's program already loaded it: a
+target that does not use Flax never imports it.
 
 An adapter runs the library's own preprocessing of the call (the pytree the library hands
 to its inner ``jax.jit``) and traces that inner ``jax.jit`` with it, so the program is the
 one the library builds. It also returns the leaves of that pytree, in the program's order:
 the same objects as the leaves of the user's call, which is how each program argument is
-mapped back to the user's own path (``model.linear1.kernel.value``).
+mapped back to the user's own path (``model.linear1.kernel.value``). The program's results
+are mapped back the same way, from what the library does with them: the user's result path
+(``result['loss']``), or for a state the wrapper writes back into an argument, that
+argument's path (``model.linear1.kernel.value``).
 """
 
 from __future__ import annotations
@@ -36,6 +40,23 @@ class Adapted:
     """The call as the adapter made it (stand-ins for abstract arrays where the library
     stages only real arrays); ``leaves`` are leaves of these."""
     notes: tuple[str, ...] = field(default=())
+    results: list[str | None] | None = None
+    """Each program result's path as the user knows it, in ``@main`` order: a path of the
+    user's return value (``result[0].layers[0].weight``), the path of the argument whose
+    state the wrapper writes back (``model.linear1.kernel.value``), or a label for the
+    wrapper's own result (``<eqx.filter_jit marker>``); ``None`` where not known."""
+    pmap: tuple[Any, tuple[Any, ...]] | None = None
+    """For a wrapper built on ``jax.pmap`` (``traced`` is ``None``): its inner ``jax.pmap``
+    and the arguments the wrapper calls it with, staged as a ``jax.pmap`` object is; the
+    adapter's ``result_paths(out_info)`` then maps the results."""
+
+
+def unmapped(wrapper: str, library: str) -> str:
+    """The note for a release whose results an adapter cannot map back to the user."""
+    return (
+        f"{wrapper} of this {library} release returns its results in a way jxinspect "
+        "cannot map back to your paths: each result is shown by the name it carries"
+    )
 
 
 def find(fun: Any) -> Any | None:
@@ -47,8 +68,10 @@ def find(fun: Any) -> Any | None:
         if nnx_jit.matches(fun):
             return nnx_jit
     if "equinox" in sys.modules:
-        from jxinspect.tracer.adapters import eqx_jit
+        from jxinspect.tracer.adapters import eqx_jit, eqx_pmap
 
         if eqx_jit.matches(fun):
             return eqx_jit
+        if eqx_pmap.matches(fun):
+            return eqx_pmap
     return None

@@ -3,7 +3,10 @@
 The wrapper binds the call to the function's signature, splits the first argument and the
 rest into dynamic leaves (``None`` for static ones) and a static part, and calls its
 inner ``jax.jit`` with ``(dynamic_donate, dynamic_nodonate, static)``: JAX names the
-leaves ``dynamic_donate['rest'][3]`` (flat positions, not paths).
+leaves ``dynamic_donate['rest'][3]`` (flat positions, not paths). The inner function
+returns ``(marker, dynamic_out, Static(static_out))``: a scalar of its own, then the
+user's result with its non-array leaves taken out, so the program's ``result[1][0].w`` is
+the user's ``result[0].w``.
 
 Equinox treats only real arrays as dynamic; jxinspect's abstract inputs
 (``ShapeDtypeStruct``) are given as NumPy arrays that allocate nothing
@@ -18,9 +21,14 @@ from equinox import _jit
 
 from jxinspect.errors import UsageError
 from jxinspect.tracer import seam
-from jxinspect.tracer.adapters import Adapted
+from jxinspect.tracer.adapters import Adapted, unmapped
 
 WRAPPER = "eqx.filter_jit"
+MARKER = f"<{WRAPPER} marker>"
+MARKER_NOTE = (
+    f"result[0] of the program is {WRAPPER}'s own marker (a scalar it returns to wait on), "
+    "not one of your results"
+)
 
 
 def matches(fun: Any) -> bool:
@@ -43,4 +51,19 @@ def stage(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Adapted:
     dynamic_donate, dynamic_nodonate, static = preprocess(info, args, kwargs, return_static=True)
     traced = inner.trace(dynamic_donate, dynamic_nodonate, static)
     leaves, _ = seam.tree_flatten((dynamic_donate, dynamic_nodonate))
-    return Adapted(WRAPPER, fun.__wrapped__, traced, leaves, args, kwargs)
+    results = _result_paths(seam.out_info(traced))
+    notes = (MARKER_NOTE if results is not None else unmapped(WRAPPER, "equinox"),)
+    return Adapted(WRAPPER, fun.__wrapped__, traced, leaves, args, kwargs, notes, results)
+
+
+def _result_paths(out_info: Any) -> list[str | None] | None:
+    """The user's path of each result of ``(marker, dynamic_out, Static(static_out))``:
+    ``dynamic_out`` is the user's result with ``None`` for each non-array leaf, so a leaf
+    keeps its key path below it; ``None`` when the program returns something else."""
+    if not isinstance(out_info, tuple) or len(out_info) != 3:
+        return None
+    if seam.tree_leaves(out_info[2]) or len(seam.tree_leaves(out_info[0])) != 1:
+        return None
+    results: list[str | None] = [MARKER]
+    results += ["result" + seam.keystr(p) for p, _ in seam.tree_leaves_with_path(out_info[1])]
+    return results

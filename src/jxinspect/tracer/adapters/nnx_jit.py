@@ -5,6 +5,13 @@ static graph definition and their state, which the inner ``jax.jit`` receives as
 Flax 0.11 on: a ``JitWrapped`` object (``_get_pure_args_kwargs`` splits the call).
 Flax 0.10: a function whose ``inner`` is the ``jax.jit`` and whose closure splits the
 call with ``extract.to_tree``, recognized by its code object.
+
+The inner function returns ``(args_out, kwargs_out, out)``: each graph node of the call
+split again after the user's function ran (the state the wrapper writes back into it,
+``result[0][0].states[0][5]``), then the user's result (``result[2]``). Results are
+mapped back by rebuilding those graph nodes from the traced result tree with the wrapper's
+own merge (new objects: the user's are never updated) and naming their leaves the way the
+call's leaves are named: ``model.linear1.kernel.value``, ``result['loss']``.
 """
 
 from __future__ import annotations
@@ -16,8 +23,8 @@ from flax.nnx import extract
 from flax.nnx.transforms import compilation
 
 from jxinspect.errors import UsageError
-from jxinspect.tracer import seam
-from jxinspect.tracer.adapters import Adapted
+from jxinspect.tracer import paths, seam
+from jxinspect.tracer.adapters import Adapted, unmapped
 
 WRAPPER = "nnx.jit"
 
@@ -72,7 +79,30 @@ def stage(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Adapted:
         traced = inner.trace(*pure_args, **pure_kwargs)
     leaves, _ = seam.tree_flatten((pure_args, pure_kwargs))
     named_args, named_kwargs = _as_state((args, kwargs))
-    return Adapted(WRAPPER, user_fun, traced, leaves, named_args, named_kwargs)
+    results = _result_paths(user_fun, seam.out_info(traced))
+    notes = () if results is not None else (unmapped(WRAPPER, "flax"),)
+    return Adapted(WRAPPER, user_fun, traced, leaves, named_args, named_kwargs, notes, results)
+
+
+def _result_paths(user_fun: Any, out_info: Any) -> list[str | None] | None:
+    """The user's path of each result of ``(args_out, kwargs_out, out)``: the graph nodes
+    are rebuilt with ``nnx.jit``'s own merge (in one context, so a node shared between
+    them is one node, as the wrapper sees it) around the traced result's leaves, then
+    named as the call's arguments and as the user's result; ``None`` when the program
+    returns something else or a node cannot be rebuilt."""
+    if not isinstance(out_info, tuple) or len(out_info) != 3:
+        return None
+    try:
+        merged = extract.from_tree(out_info, merge_fn=compilation._jit_merge_fn)
+        args_out, kwargs_out, out = _as_state(merged)
+        named = paths.argument_leaves(user_fun, tuple(args_out), dict(kwargs_out))
+        named += [("result" + seam.keystr(p), leaf) for p, leaf in seam.tree_leaves_with_path(out)]
+    except Exception:  # a flax release whose graph definitions do not rebuild alone
+        return None
+    by_id: dict[int, str] = {}
+    for path, leaf in named:
+        by_id.setdefault(id(leaf), path)  # a shared state: named where it is first seen
+    return [by_id.get(id(leaf)) for leaf in seam.tree_leaves(out_info)]
 
 
 def _as_state(call: Any) -> Any:
