@@ -12,7 +12,6 @@ then the simulated device count both sides need is set, once, before either is s
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -34,6 +33,7 @@ from jxinspect.resolve import declared_functions, resolve
 from jxinspect.targets import DECLARATION, Target, load_module, parse_target
 
 SourceKind = Literal["python", "target", "json", "mlir", "record"]
+
 
 @dataclass(frozen=True)
 class Source:
