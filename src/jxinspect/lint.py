@@ -36,12 +36,19 @@ from jxinspect.config import Config, Policy, TargetEntry, find_config, load_conf
 from jxinspect.declarations import Declaration, definition_line, parse_module, static_declaration
 from jxinspect.errors import JxError, UsageError, error_kind
 from jxinspect.files import write_atomically
-from jxinspect.lint_result import GoneEntry, LintFinding, LintResult, RuleInfo, TargetResult
+from jxinspect.lint_result import (
+    GoneEntry,
+    LintFinding,
+    LintResult,
+    RuleInfo,
+    ShardInfo,
+    TargetResult,
+)
 from jxinspect.model import Report
 from jxinspect.options import NO_OPTIONS
 from jxinspect.records import Entry, read_index, read_record, target_name
 from jxinspect.resolve import Resolved, resolve
-from jxinspect.shards import Shard, ShardInfo, partition, shard_info
+from jxinspect.shards import Shard, partition, shard_info
 from jxinspect.sourcefile import search_text
 from jxinspect.targets import DECLARATION, parse_target
 from jxinspect.workers import DEFAULT_TIMEOUT_S, Interrupted, Outcome, Supervisor
