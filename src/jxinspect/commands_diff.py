@@ -40,10 +40,14 @@ from jxinspect.cliutil import (
 )
 from jxinspect.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from jxinspect.options import nearest
+from jxinspect.render.escape import text as one_line
 from jxinspect.targets import user_prints_to_stderr
 from jxinspect.vocabulary import FailOn
 
-SIDE_HELP = "A .py file, module:function, file.py:function, a saved .json report or a .mlir file."
+SIDE_HELP = (
+    "A .py file, module:function, file.py:function, a saved .json report, a .mlir file, "
+    "or a record folder (jxinspect record; compared function by function with another)."
+)
 
 
 class DiffFormat(str, enum.Enum):
@@ -123,7 +127,7 @@ def diff_debug(
 
     def body() -> int:
         from jxinspect.diff import DiffReport, Policy, diff_reports
-        from jxinspect.sources import load_reports
+        from jxinspect.sources import load_sides
 
         policy = Policy(
             fail_on=None if fail_on == "never" else fail_on,
@@ -131,12 +135,20 @@ def diff_debug(
         )
         given = target_options(flags)
         with user_prints_to_stderr():
-            pairs = load_reports(before, after, given, tuple(function or ()))
+            loaded = load_sides(before, after, given, tuple(function or ()))
+        for folder in loaded.incomplete:
+            typer.echo(
+                f"warning: {one_line(folder)}: the recorded run did not complete; "
+                "functions it had not lowered yet show as missing",
+                err=True,
+            )
         diff = DiffReport(
             before=before,
             after=after,
-            targets=tuple(diff_reports(old, new, pair.name) for pair, old, new in pairs),
+            targets=tuple(diff_reports(old, new, pair.name) for pair, old, new in loaded.reports),
             policy=policy,
+            only_before=loaded.only_before,
+            only_after=loaded.only_after,
         )
         if format is DiffFormat.json:
             from jxinspect.render import diff_json

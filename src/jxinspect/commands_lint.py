@@ -129,6 +129,14 @@ def lint(
         Optional[str],
         typer.Option(help="Stage only part K of N (K/N), for a CI job matrix; see lint-merge."),
     ] = None,
+    records: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--records",
+            help="Judge the functions a record folder holds (jxinspect record) instead of "
+            "staging targets; a recording whose run did not complete fails (exit 3).",
+        ),
+    ] = None,
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Say on stderr how each target was judged.")
     ] = False,
@@ -160,8 +168,19 @@ def lint(
             compile=compile,
             progress=sys.stderr.isatty(),
             traceback=show_traceback,
+            records=records,
         )
         result = run_lint(request)
+        if records is not None:
+            from jxinspect.records import read_index
+
+            if not read_index(records).complete:
+                typer.echo(
+                    f"error: {one_line(str(records))}: the recorded run did not complete; "
+                    "its functions were judged, those it had not lowered yet were not "
+                    "(exit 3); record a run that completes",
+                    err=True,
+                )
         if verbose:
             for target in result.targets:
                 how = (

@@ -207,6 +207,11 @@ class DiffReport:
     after: str
     targets: tuple[TargetDiff, ...]
     policy: Policy = field(default_factory=Policy)
+    only_before: tuple[str, ...] = ()
+    """Record folders: functions recorded before and not after (listed, never failing:
+    a function the run no longer lowers lost no debug info)."""
+    only_after: tuple[str, ...] = ()
+    """Record folders: functions recorded after and not before."""
 
     @property
     def failing(self) -> list[Change]:
@@ -252,6 +257,8 @@ class DiffReport:
             "failed": self.failed,
             "summary": self.counts(),
             "targets": [t.to_dict(self.policy) for t in self.targets],
+            "only_before": list(self.only_before),
+            "only_after": list(self.only_after),
         }
 
 

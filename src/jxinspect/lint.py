@@ -30,15 +30,23 @@ from typing import TypeVar
 from jxinspect import __version__
 from jxinspect.baseline import Key, make_key, read_baseline, render_baseline
 from jxinspect.cache import Cache
-from jxinspect.checks import RULES
+from jxinspect.checks import RULES, run_checks
 from jxinspect.checks.settings import Settings
 from jxinspect.config import Config, Policy, TargetEntry, find_config, load_config
 from jxinspect.declarations import Declaration, definition_line, parse_module, static_declaration
 from jxinspect.errors import JxError, UsageError, error_kind
 from jxinspect.files import write_atomically
-from jxinspect.lint_result import GoneEntry, LintFinding, LintResult, RuleInfo, TargetResult
+from jxinspect.lint_result import (
+    GoneEntry,
+    LintFinding,
+    LintResult,
+    RuleInfo,
+    ShardInfo,
+    TargetResult,
+)
 from jxinspect.model import Report
 from jxinspect.options import NO_OPTIONS
+from jxinspect.records import Entry, read_index, read_record, target_name
 from jxinspect.resolve import Resolved, resolve
 from jxinspect.shards import Shard, partition, shard_info
 from jxinspect.sourcefile import search_text
@@ -71,6 +79,8 @@ class LintRequest:
     """Reuse unchanged targets' reports; ``None``: as configured (on by default)."""
     shard: Shard | None = None
     """Stage only this part of the targets (``--shard K/N``)."""
+    records: Path | None = None
+    """Judge the reports of this record folder (``jxinspect record``) instead of staging."""
 
 
 @dataclass(frozen=True)
@@ -401,6 +411,8 @@ def load(request: LintRequest) -> Config:
 def run_lint(request: LintRequest) -> LintResult:
     """Plan, stage, judge; with ``write_baseline``, record every finding as accepted."""
     config = load(request)
+    if request.records is not None:
+        return _run_records(request, config, request.records)
     root = config.root
     timeout = next(t for t in (request.timeout, config.timeout, DEFAULT_TIMEOUT_S) if t is not None)
     supervisor = Supervisor(request.jobs, root, timeout or None, request.traceback)
@@ -413,6 +425,76 @@ def run_lint(request: LintRequest) -> LintResult:
         supervisor.close()
 
 
+@dataclass(frozen=True)
+class _Baseline:
+    path: Path
+    name: str | None
+    counts: Counter[Key]
+
+
+def _read_baseline(request: LintRequest, config: Config, judge: _Judge) -> _Baseline:
+    path = request.baseline or (config.root / (config.baseline or DEFAULT_BASELINE))
+    name = judge.path(str(path))
+    counts: Counter[Key] = Counter()
+    if path.is_file():
+        counts = read_baseline(path, name or str(path), replacing=request.write_baseline)
+    elif request.baseline is not None and not request.write_baseline:
+        raise UsageError(f"no such baseline: {request.baseline} (create it with --write-baseline)")
+    return _Baseline(path, name, counts)
+
+
+def _record_names(entries: list[Entry]) -> list[str]:
+    """Each recorded function's lint target name: ``train.py:step``, with its input
+    signature when the run recorded the name with several."""
+    names = [target_name(e) for e in entries]
+    return [
+        f"{name} [{e.signature}]" if names.count(name) > 1 else name
+        for name, e in zip(names, entries)
+    ]
+
+
+def _run_records(request: LintRequest, config: Config, folder: Path) -> LintResult:
+    """Judge every function of a record folder: its saved report, the rules run again
+    with the configured settings; nothing staged. A run that did not complete is a failed
+    target (the functions it had not lowered yet were never judged)."""
+    given = [f for f, on in (("paths", request.paths), ("--shard", request.shard)) if on]
+    if given:
+        raise UsageError(f"--records judges a record folder; drop {' and '.join(given)}")
+    index = read_index(folder)
+    if not index.functions and index.complete:
+        raise UsageError(f"no targets: the record folder {folder} holds no recorded function")
+    judge = _Judge(config.root)
+    baseline = _read_baseline(request, config, judge)
+    policy = _Planner(config, request).policy(None)
+    planned: list[Planned] = []
+    outcomes: dict[str, Outcome] = {}
+    for name, entry in zip(_record_names(index.functions), index.functions):
+        report = read_record(folder, entry)
+        report = report.with_findings(run_checks(report, policy.settings))
+        planned.append(Planned(name, policy, None, None))
+        outcomes[name] = Outcome(report.to_dict())
+    failed = []
+    if not index.complete:
+        ended = (
+            "is still running or was killed"
+            if index.exit_code is None
+            else f"ended with signal {-index.exit_code}"
+            if index.exit_code < 0
+            else f"exited with code {index.exit_code}"
+        )
+        failed.append(
+            TargetResult(
+                str(folder),
+                None,
+                None,
+                error=f"the recorded run did not complete (it {ended}): the functions it "
+                "had not lowered yet were not judged; record a run that completes",
+                error_kind="user-code",
+            )
+        )
+    return _finish(request, config, judge, baseline, planned, outcomes, failed=failed)
+
+
 def _run(request: LintRequest, config: Config, supervisor: Supervisor) -> LintResult:
     root = config.root
     planned = _Planner(config, request).plan()
@@ -422,16 +504,8 @@ def _run(request: LintRequest, config: Config, supervisor: Supervisor) -> LintRe
             f"no targets: nothing in {where} declares {DECLARATION}; list targets "
             "in jxinspect.yaml or give a folder of modules that declare them"
         )
-    baseline_path = request.baseline or (root / (config.baseline or DEFAULT_BASELINE))
     judge = _Judge(root)
-    baseline_name = judge.path(str(baseline_path))
-    baseline: Counter[Key] = Counter()
-    if baseline_path.is_file():
-        baseline = read_baseline(
-            baseline_path, baseline_name or str(baseline_path), replacing=request.write_baseline
-        )
-    elif request.baseline is not None and not request.write_baseline:
-        raise UsageError(f"no such baseline: {request.baseline} (create it with --write-baseline)")
+    baseline = _read_baseline(request, config, judge)
 
     # every part of a sharded run (and an unsharded one) simulates the same devices: the
     # reports, and the cache keys, do not depend on how the run was split
@@ -469,8 +543,25 @@ def _run(request: LintRequest, config: Config, supervisor: Supervisor) -> LintRe
     cache.record_costs(
         {n: o.seconds for n, o in outcomes.items() if o.seconds is not None and not o.cached}
     )
+    return _finish(
+        request, config, judge, baseline, planned, outcomes, interrupted=interrupted, shard=shard
+    )
 
-    targets = [judge.result(p, outcomes.get(p.name)) for p in planned]
+
+def _finish(
+    request: LintRequest,
+    config: Config,
+    judge: _Judge,
+    read: _Baseline,
+    planned: list[Planned],
+    outcomes: dict[str, Outcome],
+    failed: list[TargetResult] | None = None,
+    interrupted: bool = False,
+    shard: ShardInfo | None = None,
+) -> LintResult:
+    """Judge the outcomes; write and apply the baseline."""
+    baseline_path, baseline_name, baseline = read.path, read.name, read.counts
+    targets = [judge.result(p, outcomes.get(p.name)) for p in planned] + (failed or [])
     by_name = {p.name: p for p in planned}
     if request.write_baseline:
         ran = {t.name for t in targets if not t.failed}

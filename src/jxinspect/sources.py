@@ -3,7 +3,9 @@ reports, staged in one process.
 
 An input is a ``.py`` file or module (every function its ``JXINSPECT`` declares, or
 those named with ``--function``), a ``file.py:function`` / ``module:function`` target,
-a saved JSON report (``jxinspect lower --format json``), or StableHLO text (``.mlir``).
+a saved JSON report (``jxinspect lower --format json``, or one recorded function's
+folder), StableHLO text (``.mlir``), or a record folder (``jxinspect record``; compared
+with another, function by function).
 Everything that can be checked without JAX is checked first (files, JSON, pairing);
 then the simulated device count both sides need is set, once, before either is staged.
 """
@@ -17,12 +19,20 @@ from typing import Literal
 from jxinspect.errors import UsageError
 from jxinspect.model import Report
 from jxinspect.options import TargetOptions
-from jxinspect.records import KINDS_HELP, read_report
+from jxinspect.records import (
+    KINDS_HELP,
+    REPORT,
+    Entry,
+    is_record,
+    is_record_folder,
+    read_index,
+    read_record,
+    read_report,
+)
 from jxinspect.resolve import declared_functions, resolve
 from jxinspect.targets import DECLARATION, Target, load_module, parse_target
 
-SourceKind = Literal["python", "target", "json", "mlir"]
-
+SourceKind = Literal["python", "target", "json", "mlir", "record"]
 
 @dataclass(frozen=True)
 class Source:
@@ -39,6 +49,16 @@ class Source:
     """``json`` inputs: the saved report."""
     mlir_text: str | None = None
     """``mlir`` inputs: the StableHLO text."""
+    folder: Path | None = None
+    """``record`` inputs: the record folder."""
+    entries: tuple[Entry, ...] = ()
+    """``record`` inputs: its recorded functions; ``functions`` holds their folders."""
+    complete: bool = True
+    """``record`` inputs: the recorded run ended by itself with exit 0."""
+
+    def entry(self, function: str | None) -> Entry:
+        """The recorded function whose folder is ``function``."""
+        return next(e for e in self.entries if e.folder == function)
 
     def target_text(self, function: str | None) -> str:
         """``file.py:function`` to stage."""
@@ -79,13 +99,17 @@ def _folder_given(path: Path, text: str) -> str:
     shown = str(example) if example is not None else str(path / "model.py")
     return (
         f"{text} is a folder; diff-debug compares two programs: give a .py file in it "
-        f"(e.g. {shown}), module:function, a .json report or a .mlir file "
+        f"(e.g. {shown}), module:function, a .json report, a .mlir file or a record folder "
         f"(`jxinspect lint {text}` checks every module in a folder)"
     )
 
 
 def _kind_of(text: str) -> SourceKind:
     path = Path(text)
+    if is_record_folder(path):
+        return "record"
+    if is_record(path):  # one recorded function: its saved report
+        return "json"
     suffix = path.suffix.lower()
     package = (
         all(part.isidentifier() for part in text.split(".")) and (path / "__init__.py").is_file()
@@ -117,8 +141,19 @@ def _python_functions(target: Target, text: str, functions: tuple[str, ...]) -> 
 def open_source(text: str, functions: tuple[str, ...] = ()) -> Source:
     """Check one input and read what can be read without JAX."""
     kind = _kind_of(text)
+    if kind == "record":
+        index = read_index(Path(text))
+        entries = tuple(index.functions)
+        return Source(
+            text,
+            kind,
+            tuple(e.folder for e in entries),
+            folder=Path(text),
+            entries=entries,
+            complete=index.complete,
+        )
     if kind == "json":
-        report = read_report(text)
+        report = read_report(str(Path(text) / REPORT) if Path(text).is_dir() else text)
         name = report.target.rpartition(":")[2] or report.target
         return Source(text, kind, (name,), report=report)
     if kind == "mlir":
@@ -129,6 +164,57 @@ def open_source(text: str, functions: tuple[str, ...] = ()) -> Source:
             raise UsageError(f"no such file: {target.module}")
         return Source(text, kind, (target.attribute,), target=target)
     return Source(text, kind, _python_functions(target, text, functions), target=target)
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """The pairs to compare, and (record folders) the functions recorded on one side only."""
+
+    pairs: list[Pair]
+    only_before: tuple[str, ...] = ()
+    only_after: tuple[str, ...] = ()
+
+
+def _label(entry: Entry, entries: tuple[Entry, ...]) -> str:
+    """``step``, or ``step (f32[8], f32[8])`` when the run recorded it with several
+    input signatures."""
+    if sum(1 for e in entries if e.name == entry.name) > 1:
+        return f"{entry.name} ({entry.signature})"
+    return entry.name
+
+
+def pair_records(before: Source, after: Source) -> Pairing:
+    """Two record folders: each function by name and input signature; a name recorded
+    once on each side pairs even if its signature changed. The rest is listed."""
+    if before.kind != "record" or after.kind != "record":
+        folder, other = (before, after) if before.kind == "record" else (after, before)
+        raise UsageError(
+            f"{folder.text} is a record folder and {other.text} is not: compare two record "
+            f"folders, or one recorded function's folder (e.g. {folder.text}/"
+            f"{folder.functions[0] if folder.functions else 'NAME'}) with {other.text}"
+        )
+    old, new = list(before.entries), list(after.entries)
+    pairs: list[Pair] = []
+    for entry in list(old):
+        match = next(
+            (e for e in new if (e.name, e.signature) == (entry.name, entry.signature)), None
+        )
+        if match is not None:
+            pairs.append(Pair(_label(entry, before.entries), entry.folder, match.folder))
+            old.remove(entry)
+            new.remove(match)
+    for entry in list(old):
+        same = [e for e in new if e.name == entry.name]
+        once = [e for e in (*before.entries, *after.entries) if e.name == entry.name]
+        if len(same) == 1 and len(once) == 2:  # one entry of this name on each side
+            pairs.append(Pair(entry.name, entry.folder, same[0].folder))
+            old.remove(entry)
+            new.remove(same[0])
+    return Pairing(
+        pairs,
+        tuple(_label(e, before.entries) for e in old),
+        tuple(_label(e, after.entries) for e in new),
+    )
 
 
 def pair_targets(before: Source, after: Source) -> list[Pair]:
@@ -176,6 +262,17 @@ def _needed_devices(target_text: str, given: TargetOptions) -> int:
     return resolved.devices_needed
 
 
+@dataclass(frozen=True)
+class Loaded:
+    """Each pair's before and after report, and what only one side recorded."""
+
+    reports: list[tuple[Pair, Report, Report]]
+    only_before: tuple[str, ...] = ()
+    only_after: tuple[str, ...] = ()
+    incomplete: tuple[str, ...] = ()
+    """The record folders whose run did not end by itself with exit 0."""
+
+
 def load_reports(
     before_text: str,
     after_text: str,
@@ -183,13 +280,28 @@ def load_reports(
     functions: tuple[str, ...] = (),
 ) -> list[tuple[Pair, Report, Report]]:
     """Each pair's before and after report; both sides staged in this process."""
+    return load_sides(before_text, after_text, given, functions).reports
+
+
+def load_sides(
+    before_text: str,
+    after_text: str,
+    given: TargetOptions,
+    functions: tuple[str, ...] = (),
+) -> Loaded:
+    """:func:`load_reports`, with the functions one record folder holds and the other
+    does not."""
     before, after = open_source(before_text, functions), open_source(after_text, functions)
     if functions and "python" not in (before.kind, after.kind):
         raise UsageError(
             "--function picks functions from .py files or modules; "
             f"{before_text} and {after_text} already name theirs"
         )
-    pairs = pair_targets(before, after)
+    if "record" in (before.kind, after.kind):
+        pairing = pair_records(before, after)
+    else:
+        pairing = Pairing(pair_targets(before, after))
+    pairs = pairing.pairs
     staged = [
         source.target_text(function)
         for pair in pairs
@@ -204,6 +316,8 @@ def load_reports(
     def report(source: Source, function: str | None) -> Report:
         if source.report is not None:
             return source.report
+        if source.folder is not None:
+            return read_record(source.folder, source.entry(function))
         if source.mlir_text is not None:
             from jxinspect.checks import run_checks
             from jxinspect.tracer.stablehlo import report_from_text
@@ -214,4 +328,9 @@ def load_reports(
 
         return inspect_target(source.target_text(function), given)
 
-    return [(pair, report(before, pair.before), report(after, pair.after)) for pair in pairs]
+    return Loaded(
+        [(pair, report(before, pair.before), report(after, pair.after)) for pair in pairs],
+        pairing.only_before,
+        pairing.only_after,
+        tuple(s.text for s in (before, after) if not s.complete),
+    )

@@ -82,4 +82,11 @@ def render(diff: DiffReport) -> str:
     ]
     for target in diff.targets:
         lines += ["", *_target(target, diff)]
+    if diff.only_before or diff.only_after:
+        lines += ["", "### Functions recorded on one side only (not compared)", ""]
+        lines += [
+            f"- {title}: {code(name)}"
+            for title, names in (("only before", diff.only_before), ("only after", diff.only_after))
+            for name in names
+        ]
     return "\n".join(lines) + "\n"

@@ -105,6 +105,16 @@ def _unchanged_line(target: TargetDiff) -> str:
     )
 
 
+def unpaired_lines(diff: DiffReport) -> list[str]:
+    """``only before: step (f32[8])`` lines for the functions one record folder holds and
+    the other does not (raw: the caller escapes)."""
+    return [
+        f"{title}: {name}"
+        for title, names in (("only before", diff.only_before), ("only after", diff.only_after))
+        for name in names
+    ]
+
+
 def render_plain(diff: DiffReport) -> str:
     """Stable plain text: per target a before | after header, then the changes by verdict."""
     lines = [f"before: {esc(diff.before)}", f"after:  {esc(diff.after)}"]
@@ -125,6 +135,9 @@ def render_plain(diff: DiffReport) -> str:
         if not target.changes:
             lines += ["", "no changes"]
         lines += ["", _unchanged_line(target)]
+    if diff.only_before or diff.only_after:
+        lines += ["", "functions recorded on one side only (not compared)"]
+        lines += ["  " + esc(line) for line in unpaired_lines(diff)]
     lines += ["", summary_line(diff)]
     return "\n".join(lines) + "\n"
 
@@ -175,6 +188,11 @@ def render_rich(diff: DiffReport, width: int = 120) -> str:
         if not target.changes:
             console.print(Text("no changes", style="green"))
         console.print(Text(_unchanged_line(target), style="dim"))
+    if diff.only_before or diff.only_after:
+        console.print()
+        console.print(Text("functions recorded on one side only (not compared)", style="bold"))
+        for line in unpaired_lines(diff):
+            console.print(Text("  " + esc(line), style="yellow"))
     console.print()
     console.print(Text(summary_line(diff), style="bold red" if diff.failed else "bold green"))
     return buffer.getvalue()
