@@ -34,6 +34,7 @@ from jxinspect.targets import DECLARATION, Target, load_module, parse_target
 
 SourceKind = Literal["python", "target", "json", "mlir", "record"]
 
+
 @dataclass(frozen=True)
 class Source:
     """One input of ``diff-debug``, checked but not staged."""
