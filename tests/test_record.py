@@ -234,3 +234,66 @@ def test_pmap_is_recorded(tmp_path: Path) -> None:
     assert entry["name"] == "step" and entry["stage"] == "pmap"
     report = report_of(tmp_path / "runs" / entry["folder"])
     assert report["stage"] == "pmap" and report["num_devices"] == 4
+
+
+LIBRARY_RUNS = {
+    "nnx_mnist": (
+        "flax",
+        "train_step",
+        """
+        model = mod.CNN(nnx.Rngs(0))
+        optimizer = mod._optimizer(mod.CNN(nnx.Rngs(0)))  # as `make` builds it
+        metrics = nnx.MultiMetric(accuracy=nnx.metrics.Accuracy(),
+                                  loss=nnx.metrics.Average("loss"))
+        batch = {"image": jnp.ones((8, 16)), "label": jnp.zeros((8,), jnp.int32)}
+        for _ in range(2):
+            mod.train_step(model, optimizer, metrics, batch)
+        """,
+    ),
+    "eqx_parallel": (
+        "equinox",
+        "train_step",
+        """
+        model = eqx.nn.MLP(4, 2, 16, 2, key=jax.random.PRNGKey(0))
+        opt_state = mod.optim.init(eqx.filter(model, eqx.is_array))
+        x, y = jnp.ones((32, 4)), jnp.zeros((32, 2))
+        for _ in range(2):
+            model, opt_state = mod.train_step(model, opt_state, x, y)
+        """,
+    ),
+}
+
+
+@pytest.mark.parametrize("sample", sorted(LIBRARY_RUNS))
+def test_library_wrappers_are_recorded_with_the_names_they_carry(
+    sample: str, tmp_path: Path
+) -> None:
+    """A real run through ``nnx.jit`` / ``eqx.filter_jit`` records the names the library's
+    lowering carries: the same as `lower` reports as the program's (checked there against
+    the library's own `.lower`)."""
+    library, function, body = LIBRARY_RUNS[sample]
+    pytest.importorskip(library, reason=f"{library} is not installed (pip install -e '.[test]')")
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import importlib.util, sys\n"
+        "import jax, jax.numpy as jnp\n"
+        + ("from flax import nnx\n" if library == "flax" else "import equinox as eqx\n")
+        + f"spec = importlib.util.spec_from_file_location('m', {str(REPO / 'sample_programs' / 'libraries' / (sample + '.py'))!r})\n"  # noqa: E501
+        "mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)\n"
+        + textwrap.dedent(body),
+        encoding="utf-8",
+    )
+    result = record(tmp_path / "runs", "--only", function, "--", PYTHON, script.name, cwd=tmp_path)
+    assert result.returncode == 0, result.describe()
+    (entry,) = index_of(tmp_path / "runs")["functions"]
+    assert entry["name"] == function and entry["lowerings"] == 1  # the second call is cached
+    recorded = report_of(tmp_path / "runs" / entry["folder"])
+    lowered = run_cli("lower", f"sample_programs/libraries/{sample}.py:{function}",
+                      "--args-from", "make", "--format", "json")  # fmt: skip
+    assert lowered.returncode == 0, lowered.describe()
+    expected = json.loads(lowered.stdout)
+    carried = [leaf["name"] for leaf in expected["inputs"] if leaf["status"] != "pruned"]
+    assert [leaf["name"] for leaf in recorded["inputs"] if leaf["status"] != "pruned"] == carried
+    assert [leaf["shape"] for leaf in recorded["inputs"]] == [
+        leaf["shape"] for leaf in expected["inputs"]
+    ]
