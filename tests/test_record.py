@@ -297,3 +297,55 @@ def test_library_wrappers_are_recorded_with_the_names_they_carry(
     assert [leaf["shape"] for leaf in recorded["inputs"]] == [
         leaf["shape"] for leaf in expected["inputs"]
     ]
+
+
+def test_a_recorded_call_replays_without_the_run(project: Path) -> None:
+    runs = project / "runs"
+    assert record(runs, "--", PYTHON, "run.py", cwd=project).returncode == 0
+    call = json.loads((runs / "step" / "call.json").read_text(encoding="utf-8"))
+    assert call["options"]["args"] == (
+        "{'w': f32[16,8@model], 'b': f32[8@model]}, f32[32@data,16]"
+    )
+    assert call["options"]["donate_argnums"] == [0] and call["options"]["devices"] == 8
+    (project / "steps.py").write_text(STEPS.split("JXINSPECT")[0], encoding="utf-8")  # no inputs
+    replayed = run_cli("lower", "steps.py:step", "--args-from-record", runs / "step",
+                       "--format", "json", cwd=project)  # fmt: skip
+    assert replayed.returncode == 0, replayed.describe()
+    again = json.loads(replayed.stdout)
+    assert leaf_facts(again, "inputs") == leaf_facts(report_of(runs / "step"), "inputs")
+    assert again["mesh"] == "data=4,model=2"
+    # a new jit of a lambda each time: replayable; the flags still win over the record
+    lam = run_cli("lower", "steps.py:step", "--args-from-record", runs / "step",
+                  "--args", "{'w': f32[4,2], 'b': f32[2]}, f32[3,4]", "--format", "json",
+                  cwd=project)  # fmt: skip
+    assert lam.returncode == 0, lam.describe()
+    assert [leaf["shape"] for leaf in json.loads(lam.stdout)["inputs"]] == [[2], [4, 2], [3, 4]]
+
+
+def test_a_call_that_cannot_be_written_says_why(tmp_path: Path) -> None:
+    script = tmp_path / "odd.py"
+    script.write_text(textwrap.dedent("""
+        import functools
+        import jax, jax.numpy as jnp
+
+        class Box:
+            pass
+
+        def scaled(x, scale):
+            return x * scale
+
+        jax.jit(functools.partial(scaled, scale=2.0))(jnp.ones(3))
+        jax.jit(lambda x, box: x, static_argnums=1)(jnp.ones(2), Box())
+    """), encoding="utf-8")  # fmt: skip
+    runs = tmp_path / "runs"
+    assert record(runs, "--", PYTHON, script.name, cwd=tmp_path).returncode == 0
+    folders = [e["folder"] for e in index_of(runs)["functions"]]
+    assert folders == ["scaled", "lambda"]
+    partial = run_cli("lower", "odd.py:scaled", "--args-from-record", runs / "scaled",
+                      cwd=tmp_path)  # fmt: skip
+    assert partial.returncode == 2
+    assert "functools.partial that binds values" in error_line(partial)
+    box = json.loads((runs / "lambda" / "call.json").read_text(encoding="utf-8"))
+    assert box["options"] is None and "argument 1 is a Box" in box["why"]
+    nowhere = run_cli("lower", "odd.py:scaled", "--args-from-record", runs, cwd=tmp_path)
+    assert nowhere.returncode == 2 and "not a recorded function's folder" in error_line(nowhere)

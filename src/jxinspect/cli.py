@@ -16,6 +16,7 @@ from jxinspect import __version__
 from jxinspect.cliutil import (
     AbstractOpt,
     ArgsFromOpt,
+    ArgsFromRecordOpt,
     ArgsOpt,
     AxisNameOpt,
     Color,
@@ -84,6 +85,7 @@ def lower(
     args: ArgsOpt = None,
     kwargs: KwargsOpt = None,
     args_from: ArgsFromOpt = None,
+    args_from_record: ArgsFromRecordOpt = None,
     stage: StageOpt = None,
     static_argnums: IntsOpt = None,
     static_argnames: NamesOpt = None,

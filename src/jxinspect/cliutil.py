@@ -188,6 +188,10 @@ KwargsOpt = Annotated[Optional[str], typer.Option(help='Keyword inputs: "scale=2
 ArgsFromOpt = Annotated[
     Optional[str], typer.Option(help="module:function returning args or (args, kwargs).")
 ]
+ArgsFromRecordOpt = Annotated[
+    Optional[str],
+    typer.Option(help="FOLDER/NAME of `jxinspect record`: the inputs that run gave it."),
+]
 StageOpt = Annotated[Optional[Stage], typer.Option(help="Staging API (default jit).")]
 IntsOpt = Annotated[Optional[str], typer.Option(help='Argument positions: "1" or "0,2".')]
 NamesOpt = Annotated[Optional[str], typer.Option(help='Argument names: "n,mode".')]
@@ -228,4 +232,9 @@ def target_options(flags: dict[str, Any]) -> TargetOptions:
         values[name] = names(name.replace("_", "-"), flags.get(name))
     for name in ("stage", "platform", "partitioner"):
         values[name] = flags.get(name)
-    return TargetOptions(**values)
+    given = TargetOptions(**values)
+    if flags.get("args_from_record"):
+        from jxinspect.records import read_call
+
+        return given.merged_over(read_call(flags["args_from_record"]))
+    return given

@@ -21,10 +21,13 @@ from jxinspect.errors import UsageError
 from jxinspect.files import write_atomically
 from jxinspect.model import SCHEMA as REPORT_SCHEMA
 from jxinspect.model import Report
+from jxinspect.options import TargetOptions, options_from_mapping
 
 SCHEMA = "jxinspect.record/1"
 INDEX = "index.json"
 REPORT = "report.json"
+CALL = "call.json"
+CALL_SCHEMA = "jxinspect.call/1"
 OWNER = ".owner"
 ENV_FOLDER = "JXINSPECT_RECORD_DIR"
 ENV_SETTINGS = "JXINSPECT_RECORD_SETTINGS"
@@ -213,6 +216,33 @@ def read_index(folder: Path) -> Index:
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         what = f"missing {err}" if isinstance(err, KeyError) else str(err)
         raise UsageError(f"{text}/{INDEX} is not a valid {SCHEMA} index: {what}") from None
+
+
+def call_data(options: dict[str, Any] | None, why: str | None) -> dict[str, Any]:
+    """A record's ``call.json``: the call as a declaration's options, or why it has none."""
+    return {"schema": CALL_SCHEMA, "options": options, "why": why}
+
+
+def read_call(text: str) -> TargetOptions:
+    """The options of a recorded call (``lower --args-from-record FOLDER/NAME``)."""
+    folder = Path(text)
+    if not is_record(folder):
+        raise UsageError(
+            f"--args-from-record {text}: not a recorded function's folder; give "
+            "FOLDER/NAME as `jxinspect show FOLDER` lists them"
+        )
+    where = f"{text}/{CALL}"
+    data = _read_json(folder / CALL, where)
+    if not isinstance(data, dict) or data.get("schema") != CALL_SCHEMA:
+        raise UsageError(f"{where} is not a {CALL_SCHEMA} file")
+    options = data.get("options")
+    if options is None:
+        why = data.get("why") or "the run did not say why"
+        raise UsageError(
+            f"--args-from-record {text}: the recorded call cannot be replayed ({why}); "
+            "give the inputs with --args or --args-from"
+        )
+    return options_from_mapping(options, where)
 
 
 def read_record(folder: Path, entry: Entry) -> Report:

@@ -67,6 +67,7 @@ class Recorder:
         where = self.folder / entry.folder
         where.mkdir(exist_ok=True)
         records.write_json(where / records.REPORT, report.to_dict())
+        records.write_json(where / records.CALL, _call(lowering))
         self.by_key[key] = entry
         self.index.functions.append(entry)
         if self.settings.stop_after is not None and name == self.settings.stop_after:
@@ -98,6 +99,19 @@ class Recorder:
         if self.owner is None and (self.index.internal or self.index.not_selected):
             self.owner = records.claim(self.folder, os.getpid())
         self._write_index()
+
+
+def _call(lowering: seam.Lowering) -> dict[str, Any]:
+    """The call to replay it with (``lower --args-from-record``), or why there is none."""
+    from jxinspect.tracer import replay
+
+    if lowering.call is None:
+        why = "JAX lowered it outside a jit call (from .lower() or .trace(), or pmap)"
+        return records.call_data(None, why)
+    try:
+        return records.call_data(replay.call_options(lowering.call), None)
+    except replay.Unwritable as err:
+        return records.call_data(None, str(err))
 
 
 def _report(lowering: seam.Lowering, entry: records.Entry, compile: bool) -> Any:

@@ -44,6 +44,7 @@ the ones where it was observed (0.4.35, 0.7.2 and 0.10.2 are tested in CI):
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import inspect
 import os
@@ -921,6 +922,46 @@ class Lowering:
     are the same program traced again."""
     internal: bool
     """JAX's own computation (an eager operation, a ``jnp`` function), not the user's."""
+    call: Call | None = None
+    """The call that made JAX lower it, where a ``jit`` call did (not ``.lower()``)."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """A ``jit`` call as the user made it: the function, its arguments as given (static
+    values included) and the ``jit`` options that say which are static or donated."""
+
+    fun: Any
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    static_argnums: tuple[int, ...]
+    static_argnames: tuple[str, ...]
+    donate_argnums: tuple[int, ...]
+
+
+def _call_site() -> Call | None:
+    """The ``jit`` call being lowered: ``pjit``'s ``cache_miss`` frame holds it (its own
+    locals ``args``/``kwargs``, its closure's ``fun``/``jit_info``) in every release."""
+    frame: Any = sys._getframe(2)
+    for _ in range(40):
+        if frame is None:
+            return None
+        code = frame.f_code
+        if code.co_name == "cache_miss" and code.co_filename.endswith("pjit.py"):
+            found = frame.f_locals
+            info = found.get("jit_info")
+            if info is None or not isinstance(found.get("args"), tuple):
+                return None
+            return Call(
+                found.get("fun"),
+                found["args"],
+                dict(found.get("kwargs") or {}),
+                tuple(getattr(info, "static_argnums", ()) or ()),
+                tuple(getattr(info, "static_argnames", ()) or ()),
+                tuple(getattr(info, "donate_argnums", ()) or ()),
+            )
+        frame = frame.f_back
+    return None
 
 
 def _lowered(computation: Any, jaxpr: Any, donated: Sequence[bool]) -> Any:
@@ -1013,7 +1054,10 @@ def install_lowering_hook(callback: Any) -> None:
             donated = tuple(bool(d) for d in bound["donated_invars"])
             shardings = bound.get("in_shardings", bound.get("in_axes"))
             name = str(bound.get("fun_name", bound.get("name")))
-            callback(_lowering(stage, name, closed.jaxpr, computation, donated, shardings))
+            lowering = _lowering(stage, name, closed.jaxpr, computation, donated, shardings)
+            if not lowering.internal and stage == "jit":
+                lowering = dataclasses.replace(lowering, call=_call_site())
+            callback(lowering)
         except Exception as err:  # recording must never break the user's program
             if not _HOOK["warned"]:
                 _HOOK["warned"] = True
