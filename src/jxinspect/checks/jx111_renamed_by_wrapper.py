@@ -1,4 +1,5 @@
-"""JX111: a library's wrapper renamed the arguments (``nnx.jit``, ``eqx.filter_jit``)."""
+"""JX111: a library's wrapper renamed the arguments or results (``nnx.jit``,
+``eqx.filter_jit``, ``eqx.filter_pmap``)."""
 
 from __future__ import annotations
 
@@ -11,15 +12,23 @@ SHOWN = 2
 
 
 def check(report: Report) -> Iterator[Finding]:
-    renamed = [leaf for leaf in report.inputs if leaf.status == "renamed"]
+    arguments = [leaf for leaf in report.inputs if leaf.status == "renamed"]
+    results = [leaf for leaf in report.outputs if leaf.status == "renamed"]
+    renamed = [*arguments, *results]
     if not renamed:
         return
     examples = ", ".join(f"{leaf.path} is carried as {leaf.name!r}" for leaf in renamed[:SHOWN])
     more = f" and {len(renamed) - SHOWN} more" if len(renamed) > SHOWN else ""
+    counts = [
+        f"{len(leaves)} of {len(every)} {what}"
+        for leaves, every, what in ((arguments, report.inputs, "arguments"),
+                                    (results, report.outputs, "results"))
+        if leaves
+    ]  # fmt: skip
     yield RULE.finding(
         report,
-        f"the wrapper that staged {report.target} renamed {len(renamed)} of "
-        f"{len(report.inputs)} arguments: {examples}{more}",
+        f"the wrapper that staged {report.target} renamed {' and '.join(counts)}: "
+        f"{examples}{more}",
         renamed[0].path,
     )
 
@@ -27,13 +36,14 @@ def check(report: Report) -> Iterator[Finding]:
 RULE = Rule(
     code="JX111",
     severity="warning",
-    summary="a library's wrapper renamed the arguments (nnx.jit, eqx.filter_jit)",
+    summary="a library's wrapper renamed the arguments or results (nnx.jit, eqx.filter_jit)",
     explanation="""\
 The target is staged by a model library's own wrapper, which hands its inner jax.jit a
-rearranged pytree: the program names each argument after that pytree, not after your
-parameters. jxinspect stages the target as the library does and maps every argument back
-to your path (the `path` column); the `name in program` column is what the StableHLO,
-profiles and compiler dumps carry.
+rearranged pytree and returns one of its own: the program names each argument and result
+after those pytrees, not after your parameters and return value. jxinspect stages the
+target as the library does and maps every argument and result back to your path (the
+`path` column); the `name in program` column is what the StableHLO, profiles and compiler
+dumps carry.
 
 * Flax NNX (`nnx.jit`): modules, optimizers and metrics are split into a graph definition
   and their state; arguments are named `model.states[0][3]` (the position in the module's
@@ -45,7 +55,10 @@ profiles and compiler dumps carry.
   for the others (positions among the leaves, non-arrays included). To carry the paths,
   split with `params, static = eqx.partition(model, eqx.is_array)` and stage a function
   of `params` with `jax.jit` (static via a closure or static_argnums); jxinspect stages a
-  plain function this way by itself.
+  plain function this way by itself. Results come back as `result[1][0]...` (the dynamic
+  part of the return value), after a marker `result[0]` of Equinox's own.
+* Equinox (`eqx.filter_pmap`): arguments are carried as `_dynamic[1][0]` (as
+  `flat_args[0]` where pmap is built on shard_map); the same partitioning keeps the paths.
 
 Silence: `ignore: [JX111]`.""",
     check=check,
