@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from jxinspect.checks.base import Rule
-from jxinspect.model import Finding, Report
+from jxinspect.model import Finding, Input, Output, Report
 
 SHOWN = 2
 
@@ -14,17 +14,14 @@ SHOWN = 2
 def check(report: Report) -> Iterator[Finding]:
     arguments = [leaf for leaf in report.inputs if leaf.status == "renamed"]
     results = [leaf for leaf in report.outputs if leaf.status == "renamed"]
-    renamed = [*arguments, *results]
+    renamed: list[Input | Output] = [*arguments, *results]
     if not renamed:
         return
     examples = ", ".join(f"{leaf.path} is carried as {leaf.name!r}" for leaf in renamed[:SHOWN])
     more = f" and {len(renamed) - SHOWN} more" if len(renamed) > SHOWN else ""
-    counts = [
-        f"{len(leaves)} of {len(every)} {what}"
-        for leaves, every, what in ((arguments, report.inputs, "arguments"),
-                                    (results, report.outputs, "results"))
-        if leaves
-    ]  # fmt: skip
+    counts = [f"{len(arguments)} of {len(report.inputs)} arguments"] if arguments else []
+    if results:
+        counts.append(f"{len(results)} of {len(report.outputs)} results")
     yield RULE.finding(
         report,
         f"the wrapper that staged {report.target} renamed {' and '.join(counts)}: "
