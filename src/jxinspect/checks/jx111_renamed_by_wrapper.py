@@ -24,8 +24,7 @@ def check(report: Report) -> Iterator[Finding]:
         counts.append(f"{len(results)} of {len(report.outputs)} results")
     yield RULE.finding(
         report,
-        f"the wrapper that staged {report.target} renamed {' and '.join(counts)}: "
-        f"{examples}{more}",
+        f"the wrapper that staged {report.target} renamed {' and '.join(counts)}: {examples}{more}",
         renamed[0].path,
     )
 
