@@ -118,6 +118,7 @@ def test_show_summarizes_the_folder_and_each_function(project: Path) -> None:
     as_json = json.loads(run_cli("show", runs, "--format", "json", cwd=project).stdout)
     assert [f["folder"] for f in as_json["functions"]] == ["step", "lambda", "lambda.2"]
     assert as_json["functions"][0]["inputs"] == {"ok": 3}
+    assert [f["replay"] for f in as_json["functions"]] == [True, True, True]
     one = run_cli("show", runs / "step", cwd=project)
     assert one.returncode == 0 and "params['w']" in one.stdout and "P(None, 'model')" in one.stdout
     report = json.loads(run_cli("show", runs / "step", "-f", "json", cwd=project).stdout)
@@ -347,5 +348,8 @@ def test_a_call_that_cannot_be_written_says_why(tmp_path: Path) -> None:
     assert "functools.partial that binds values" in error_line(partial)
     box = json.loads((runs / "lambda" / "call.json").read_text(encoding="utf-8"))
     assert box["options"] is None and "argument 1 is a Box" in box["why"]
+    shown = json.loads(run_cli("show", runs, "--format", "json", cwd=tmp_path).stdout)
+    assert [f["replay"] for f in shown["functions"]] == [False, False]
+    assert "functools.partial" in shown["functions"][0]["replay_problem"]
     nowhere = run_cli("lower", "odd.py:scaled", "--args-from-record", runs, cwd=tmp_path)
     assert nowhere.returncode == 2 and "not a recorded function's folder" in error_line(nowhere)

@@ -139,8 +139,11 @@ def _show_folder(folder: Path, format: Format, output: Optional[Path], fail_on: 
             f"{folder}` for their folders)"
         )
     index = records.read_index(folder)
-    reports = [(entry, records.read_record(folder, entry)) for entry in index.functions]
+    reports = [
+        (entry, records.read_record(folder, entry), records.replay_problem(folder, entry))
+        for entry in index.functions
+    ]
     render = record_summary.render_json if format is Format.json else record_summary.render
     emit(render(str(folder), index, reports), output)
-    severities = [f.severity for _, report in reports for f in report.findings]
+    severities = [f.severity for _, report, _ in reports for f in report.findings]
     return EXIT_FINDINGS if fails(severities, fail_on) else EXIT_OK

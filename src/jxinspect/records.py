@@ -223,6 +223,18 @@ def call_data(options: dict[str, Any] | None, why: str | None) -> dict[str, Any]
     return {"schema": CALL_SCHEMA, "options": options, "why": why}
 
 
+def replay_problem(folder: Path, entry: Entry) -> str | None:
+    """Why an entry's call cannot be replayed (``None``: it can)."""
+    try:
+        data = json.loads((folder / entry.folder / CALL).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return f"no readable {CALL}"
+    if not isinstance(data, dict) or data.get("options") is None:
+        why = data.get("why") if isinstance(data, dict) else None
+        return str(why or f"no call in {CALL}")
+    return None
+
+
 def read_call(text: str) -> TargetOptions:
     """The options of a recorded call (``lower --args-from-record FOLDER/NAME``)."""
     folder = Path(text)

@@ -14,7 +14,8 @@ from jxinspect.render.escape import text as esc
 from jxinspect.render.table import plain_table
 from jxinspect.vocabulary import STATUSES
 
-COLUMNS = ("function", "folder", "stage", "inputs", "outputs", "findings", "lowered", "source")
+COLUMNS = ("function", "folder", "stage", "inputs", "outputs", "findings", "lowered", "replay",
+           "source")  # fmt: skip
 
 
 def _statuses(leaves: Any) -> str:
@@ -65,7 +66,11 @@ def not_recorded(index: Index) -> list[str]:
     return lines
 
 
-def render(folder: str, index: Index, reports: list[tuple[Entry, Report]]) -> str:
+Recorded = tuple[Entry, Report, "str | None"]
+"""An entry, its report, and why its call cannot be replayed (``None``: it can)."""
+
+
+def render(folder: str, index: Index, reports: list[Recorded]) -> str:
     """The summary as plain text."""
     command = shlex.join(index.command)
     head = [
@@ -84,21 +89,27 @@ def render(folder: str, index: Index, reports: list[tuple[Entry, Report]]) -> st
             _statuses(report.outputs),
             _findings(report),
             f"{entry.lowerings}×",
+            "yes" if problem is None else "no",
             entry.source or "",
         )
-        for entry, report in reports
+        for entry, report, problem in reports
     ]
     body = plain_table(COLUMNS, rows) if rows else ["no functions recorded"]
     notes = not_recorded(index)
+    if any(problem is not None for _, _, problem in reports):
+        notes.append("replay: `jxinspect lower FILE:FUNCTION --args-from-record FOLDER/NAME`; "
+                     "a `no` says why in NAME/call.json")  # fmt: skip
     tail = ["", *(f"note: {line}" for line in notes)] if notes else []
     return "\n".join([*head, *body, *tail]) + "\n"
 
 
-def render_json(folder: str, index: Index, reports: list[tuple[Entry, Report]]) -> str:
+def render_json(folder: str, index: Index, reports: list[Recorded]) -> str:
     data = index.to_dict()
     data["folder"] = folder
     data["notes"] = not_recorded(index)
-    for item, (_, report) in zip(data["functions"], reports):
+    for item, (_, report, problem) in zip(data["functions"], reports):
+        item["replay"] = problem is None
+        item["replay_problem"] = problem
         item["inputs"] = dict(Counter(leaf.status for leaf in report.inputs))
         item["outputs"] = dict(Counter(leaf.status for leaf in report.outputs))
         item["finding_codes"] = sorted({f.code for f in report.findings})
