@@ -397,3 +397,26 @@ def test_nnx_pmap_tree_mode_maps_the_updates_it_returns(target: str) -> None:
     said = _nnx_oracle("nnx_tree_mode.py", target)
     assert _carried(report) == said["args"]
     assert [o["name"] for o in report["outputs"]] == said["results"]
+
+
+@pytest.mark.parametrize("target", ["jit_graph_step", "jit_tree_step"])
+def test_nnx_jit_tree_mode_names_equal_flax_lowering(target: str) -> None:
+    _needs("flax.nnx")
+    _flax_tree_mode()
+    report = _lower_with(f"nnx_tree_mode.py:{target}", "make_jit")
+    assert report["stage"] == "jit"
+    params = ["model.linear1.bias.value", "model.linear1.kernel.value",
+              "model.linear2.bias.value", "model.linear2.kernel.value"]  # fmt: skip
+    assert [i["path"] for i in report["inputs"]] == [*params, "x", "y"]
+    # graph mode converts the module (`model.__state__[...]`); tree mode keeps its paths
+    expected = "renamed" if target == "jit_graph_step" else "ok"
+    assert {i["status"] for i in report["inputs"][:4]} == {expected}
+    outputs = report["outputs"]
+    assert outputs[0]["path"] == "result['loss']" and outputs[0]["name"] == "result[0]['loss']"
+    assert sorted(o["path"] for o in outputs[1:]) == params
+    assert {o["status"] for o in outputs} == {"renamed"}
+    assert report["function"].startswith("_jit_step at ")
+    module = _load("nnx_tree_mode")
+    lowered = getattr(module, target).lower(*module.make_jit())
+    assert _carried(report) == _main_names(lowered.lowered)
+    assert [o["name"] for o in outputs] == _result_names(lowered.lowered)
