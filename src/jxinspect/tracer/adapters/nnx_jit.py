@@ -106,7 +106,7 @@ def _stage_simple(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Ad
     arguments) converted with ``to_tree2`` in graph mode, checked for aliases in tree
     mode, handed to the inner ``jax.jit``."""
     convert = getattr(fun, "_maybe_to_tree", None)
-    inner = getattr(fun, "jitted_fn", None)
+    inner: Any = getattr(fun, "jitted_fn", None)
     if convert is None or not callable(getattr(inner, "trace", None)):
         raise UsageError(
             f"{WRAPPER} (tree mode) of this flax release is not supported; "
