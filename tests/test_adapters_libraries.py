@@ -420,3 +420,25 @@ def test_nnx_jit_tree_mode_names_equal_flax_lowering(target: str) -> None:
     lowered = getattr(module, target).lower(*module.make_jit())
     assert _carried(report) == _main_names(lowered.lowered)
     assert [o["name"] for o in outputs] == _result_names(lowered.lowered)
+
+
+def test_nnx_shard_map_on_its_own_names_equal_flax_call() -> None:
+    _needs("flax.nnx")
+    report = _lower("nnx_shard_map.py:train_step")
+    inputs = [i["path"] for i in report["inputs"]]
+    kernel = "model.linear1.kernel.value"
+    if kernel not in inputs:  # flax 0.10: the path through nnx.state
+        kernel = "model['linear1']['kernel'].value"
+    assert kernel in inputs and inputs[-2:] == ["x", "y"]
+    by_path = {i["path"]: i for i in report["inputs"]}
+    assert by_path[kernel]["name"].startswith("model.states[0][")
+    assert by_path[kernel]["status"] == "renamed" and by_path["x"]["status"] == "ok"
+    outputs = [o["path"] for o in report["outputs"]]
+    assert outputs[-1] == "result['loss']" and outputs[:-1] == inputs[:-2]
+    assert report["function"].startswith("train_step at ")
+    # flax runs a shard_map called outside jit as one program: jit of its inner shard_map
+    said = _nnx_oracle("nnx_shard_map.py", "train_step", inner=("shard_map_fn",),
+                       lower="jax.jit(library_inner).lower")  # fmt: skip
+    assert _carried(report) == said["args"]
+    assert [o["name"] for o in report["outputs"]] == said["results"]
+    _golden("nnx_shard_map.train_step", _lower("nnx_shard_map.py:train_step", "text"))

@@ -1,7 +1,7 @@
 """Adapters: stage a target wrapped by a model library exactly as that library does.
 
 One small module per wrapper (``nnx_jit``: Flax NNX's ``nnx.jit``; ``nnx_pmap``:
-``nnx.pmap``; ``eqx_jit``:
+``nnx.pmap``; ``nnx_shard_map``: ``nnx.shard_map``; ``eqx_jit``:
 Equinox's ``eqx.filter_jit``; ``eqx_pmap``: Equinox's ``eqx.filter_pmap``). Each is chosen
 by what the target *is* (an ``isinstance`` or code-object check after importing the
 library), and the library is imported only when the user's program already loaded it: a
@@ -77,6 +77,10 @@ def find(fun: Any) -> Any | None:
 
         if nnx_pmap.matches(fun):
             return nnx_pmap
+        from jxinspect.tracer.adapters import nnx_shard_map
+
+        if nnx_shard_map.matches(fun):
+            return nnx_shard_map
     if "equinox" in sys.modules:
         from jxinspect.tracer.adapters import eqx_jit, eqx_pmap
 
