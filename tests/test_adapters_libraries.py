@@ -344,7 +344,8 @@ def _flax_tree_mode() -> None:
     if "graph_updates" not in inspect.signature(nnx.jit).parameters:
         import flax
 
-        pytest.skip(f"flax {flax.__version__} has no tree mode (graph_updates=, flax 0.12.x)")
+        version = flax.__version__
+        pytest.skip(f"flax {version} has no tree-mode wrappers (graph_updates=); newer 0.12 do")
 
 
 def _assert_statuses_follow(report: Any, said: Any) -> None:
@@ -371,7 +372,9 @@ def test_nnx_pmap_names_equal_flax_lowering_and_paths_are_the_users() -> None:
     assert (kernel, [4, 8]) in outputs[:-1]
     assert [p for p, _ in outputs[:-1]] == inputs[:-2]
     assert report["function"].startswith("train_step at ")
-    assert "JX111" in [f["code"] for f in report["findings"]]
+    # JX111 where flax's program carries names (JAX 0.7's pmap carries none: missing)
+    renamed = [i for i in report["inputs"] + report["outputs"] if i["status"] == "renamed"]
+    assert ("JX111" in [f["code"] for f in report["findings"]]) == bool(renamed)
     said = _nnx_oracle("nnx_pmap.py", "train_step")
     assert _carried(report) == said["args"]
     assert [o["name"] for o in report["outputs"]] == said["results"]
