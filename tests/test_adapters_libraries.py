@@ -262,3 +262,186 @@ def test_eqx_filter_pmap_names_equal_equinox_lowering_and_paths_are_the_users() 
         assert leaf["status"] == ("renamed" if carried else "missing"), leaf
     for leaf, carried in zip(report["outputs"], said["results"]):
         assert leaf["status"] == ("renamed" if carried else "missing"), leaf
+
+
+NNX_ORACLE = r"""
+import importlib.util, json
+import jax, jax.numpy as jnp
+from flax import nnx
+from jxinspect.tracer import mlir, seam
+
+seam.simulate_cpu_devices({devices})
+spec = importlib.util.spec_from_file_location("sample", {path!r})
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+wrapped = getattr(module, {target!r})
+
+
+def zeros(tree):
+    return jax.tree_util.tree_map(
+        lambda s: jnp.zeros(s.shape, s.dtype) if isinstance(s, jax.ShapeDtypeStruct) else s,
+        tree,
+    )
+
+
+def real(value):
+    if isinstance(value, nnx.Module):
+        graphdef, state = nnx.split(value)
+        return nnx.merge(graphdef, zeros(state))
+    return zeros(value)
+
+
+def cells(fun):
+    code, closure = getattr(fun, "__code__", None), getattr(fun, "__closure__", None)
+    return dict(zip(code.co_freevars, closure or ())) if code is not None else {{}}
+
+
+# the inner jax.pmap / jax.jit / jax.shard_map the library's wrapper calls, spied on: the
+# library runs its own call with real values, and the spy lowers what the library hands it
+found = cells(wrapped)
+if "f" in found:  # flax's update context around the wrapper
+    found = cells(found["f"].cell_contents)
+cell = next(found[name] for name in {inner!r} if name in found)
+library_inner = cell.cell_contents
+said = {{}}
+
+
+def spy(*args, **kwargs):
+    said["lowered"] = {lower}(*args, **kwargs)
+    return library_inner(*args, **kwargs)
+
+
+cell.cell_contents = spy
+wrapped(*[real(value) for value in module.{maker}()])
+lowered = said["lowered"]
+ir = seam.stablehlo_module(getattr(lowered, "lowered", lowered))
+with ir.context:
+    args = seam.block_argument_names(mlir.find_main(ir))
+main = mlir.read_main(ir, None, None)
+print(json.dumps({{"args": args, "results": [r.name for r in main.results if r.jax_kind is None]}}))
+"""
+
+
+def _nnx_oracle(sample: str, target: str, maker: str = "make", devices: int = 2,
+                inner: tuple[str, ...] = ("pmapped_fn",),
+                lower: str = "library_inner.lower") -> Any:  # fmt: skip
+    """The argument and result names of the library's own call of its inner function,
+    lowered with exactly the arguments the library gives it (a subprocess: simulated
+    devices must be set before JAX starts)."""
+    script = NNX_ORACLE.format(path=str(LIBS / sample), target=target, maker=maker,
+                               devices=devices, inner=inner, lower=lower)  # fmt: skip
+    oracle = run_python(script)
+    assert oracle.returncode == 0, oracle.describe()
+    return json.loads(oracle.stdout.strip().splitlines()[-1])
+
+
+def _flax_tree_mode() -> None:
+    """Skips where flax has no tree mode (``graph=``/``graph_updates=``, flax 0.12.x)."""
+    import inspect
+
+    from flax import nnx
+
+    if "graph_updates" not in inspect.signature(nnx.jit).parameters:
+        import flax
+
+        version = flax.__version__
+        pytest.skip(f"flax {version} has no tree-mode wrappers (graph_updates=); newer 0.12 do")
+
+
+def _assert_statuses_follow(report: Any, said: Any) -> None:
+    kept = [leaf for leaf in report["inputs"] if leaf["status"] != "pruned"]
+    for leaf, carried in zip(sorted(kept, key=lambda leaf: leaf["main_index"]), said["args"]):
+        assert leaf["status"] in (("renamed", "ok") if carried else ("missing",)), leaf
+        assert leaf["status"] != "ok" or leaf["path"] == carried, leaf
+
+
+def test_nnx_pmap_names_equal_flax_lowering_and_paths_are_the_users() -> None:
+    _needs("flax.nnx")
+    report = _lower("nnx_pmap.py:train_step")
+    assert report["stage"] == "pmap" and report["num_devices"] == 2
+    inputs = [i["path"] for i in report["inputs"]]
+    # flax 0.11 on: modules are pytrees; flax 0.10: the path through nnx.state
+    kernel = "model.linear1.kernel.value"
+    if kernel not in inputs:
+        kernel = "model['linear1']['kernel'].value"
+    assert kernel in inputs and inputs[-2:] == ["x", "y"]
+    outputs = [(o["path"], o["shape"]) for o in report["outputs"]]
+    # the state nnx.pmap writes back into `model` (broadcast: in_axes None), then the loss
+    # once per device
+    assert outputs[-1] == ("result['loss']", [2])
+    assert (kernel, [4, 8]) in outputs[:-1]
+    assert [p for p, _ in outputs[:-1]] == inputs[:-2]
+    assert report["function"].startswith("train_step at ")
+    # JX111 where flax's program carries names (JAX 0.7's pmap carries none: missing)
+    renamed = [i for i in report["inputs"] + report["outputs"] if i["status"] == "renamed"]
+    assert ("JX111" in [f["code"] for f in report["findings"]]) == bool(renamed)
+    said = _nnx_oracle("nnx_pmap.py", "train_step")
+    assert _carried(report) == said["args"]
+    assert [o["name"] for o in report["outputs"]] == said["results"]
+    _assert_statuses_follow(report, said)
+    _golden("nnx_pmap.train_step", _lower("nnx_pmap.py:train_step", "text"))
+
+
+@pytest.mark.parametrize("target", ["pmap_graph_step", "pmap_tree_step"])
+def test_nnx_pmap_tree_mode_maps_the_updates_it_returns(target: str) -> None:
+    _needs("flax.nnx")
+    _flax_tree_mode()
+    report = _lower(f"nnx_tree_mode.py:{target}")
+    assert report["stage"] == "pmap"
+    assert [i["path"] for i in report["inputs"]] == [
+        "model.linear1.bias.value", "model.linear1.kernel.value",
+        "model.linear2.bias.value", "model.linear2.kernel.value", "x", "y",
+    ]  # fmt: skip
+    # the user's result first, then the variables the step changed (flax's Updates)
+    outputs = [o["path"] for o in report["outputs"]]
+    assert outputs[0] == "result['loss']"
+    assert sorted(outputs[1:]) == sorted(i["path"] for i in report["inputs"][:4])
+    assert all("_values[" in o["name"] for o in report["outputs"][1:])
+    said = _nnx_oracle("nnx_tree_mode.py", target)
+    assert _carried(report) == said["args"]
+    assert [o["name"] for o in report["outputs"]] == said["results"]
+
+
+@pytest.mark.parametrize("target", ["jit_graph_step", "jit_tree_step"])
+def test_nnx_jit_tree_mode_names_equal_flax_lowering(target: str) -> None:
+    _needs("flax.nnx")
+    _flax_tree_mode()
+    report = _lower_with(f"nnx_tree_mode.py:{target}", "make_jit")
+    assert report["stage"] == "jit"
+    params = ["model.linear1.bias.value", "model.linear1.kernel.value",
+              "model.linear2.bias.value", "model.linear2.kernel.value"]  # fmt: skip
+    assert [i["path"] for i in report["inputs"]] == [*params, "x", "y"]
+    # graph mode converts the module (`model.__state__[...]`); tree mode keeps its paths
+    expected = "renamed" if target == "jit_graph_step" else "ok"
+    assert {i["status"] for i in report["inputs"][:4]} == {expected}
+    outputs = report["outputs"]
+    assert outputs[0]["path"] == "result['loss']" and outputs[0]["name"] == "result[0]['loss']"
+    assert sorted(o["path"] for o in outputs[1:]) == params
+    assert {o["status"] for o in outputs} == {"renamed"}
+    assert report["function"].startswith("_jit_step at ")
+    module = _load("nnx_tree_mode")
+    lowered = getattr(module, target).lower(*module.make_jit())
+    assert _carried(report) == _main_names(lowered.lowered)
+    assert [o["name"] for o in outputs] == _result_names(lowered.lowered)
+
+
+def test_nnx_shard_map_on_its_own_names_equal_flax_call() -> None:
+    _needs("flax.nnx")
+    report = _lower("nnx_shard_map.py:train_step")
+    inputs = [i["path"] for i in report["inputs"]]
+    kernel = "model.linear1.kernel.value"
+    if kernel not in inputs:  # flax 0.10: the path through nnx.state
+        kernel = "model['linear1']['kernel'].value"
+    assert kernel in inputs and inputs[-2:] == ["x", "y"]
+    by_path = {i["path"]: i for i in report["inputs"]}
+    assert by_path[kernel]["name"].startswith("model.states[0][")
+    assert by_path[kernel]["status"] == "renamed" and by_path["x"]["status"] == "ok"
+    outputs = [o["path"] for o in report["outputs"]]
+    assert outputs[-1] == "result['loss']" and outputs[:-1] == inputs[:-2]
+    assert report["function"].startswith("train_step at ")
+    # flax runs a shard_map called outside jit as one program: jit of its inner shard_map
+    said = _nnx_oracle("nnx_shard_map.py", "train_step", inner=("shard_map_fn",),
+                       lower="jax.jit(library_inner).lower")  # fmt: skip
+    assert _carried(report) == said["args"]
+    assert [o["name"] for o in report["outputs"]] == said["results"]
+    _golden("nnx_shard_map.train_step", _lower("nnx_shard_map.py:train_step", "text"))

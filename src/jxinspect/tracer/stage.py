@@ -6,6 +6,7 @@ function the user already wrapped (``jax.jit(f)``, ``jax.pmap(f)``) is staged as
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import traceback
@@ -237,9 +238,10 @@ def _stage_adapted(
 
 
 def _stage_adapted_pmap(adapter: Any, adapted: Any, platform: str | None) -> Staged:
-    inner, inner_args = adapted.pmap
-    staged = stage_function(inner, inner_args, {}, "pmap", {}, platform)
-    staged.results, notes = adapter.result_paths(staged.out_info)
+    inner, inner_args, inner_kwargs = adapted.pmap
+    with adapted.context or contextlib.nullcontext():
+        staged = stage_function(inner, inner_args, inner_kwargs, "pmap", {}, platform)
+    staged.results, notes = adapter.result_paths(adapted, staged.out_info)
     staged.wrapper, staged.leaves = adapted.wrapper, adapted.leaves
     staged.call = (adapted.fun, adapted.args, adapted.kwargs)
     staged.notes = (*adapted.notes, *notes)

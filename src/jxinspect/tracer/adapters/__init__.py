@@ -1,6 +1,7 @@
 """Adapters: stage a target wrapped by a model library exactly as that library does.
 
-One small module per wrapper (``nnx_jit``: Flax NNX's ``nnx.jit``; ``eqx_jit``:
+One small module per wrapper (``nnx_jit``: Flax NNX's ``nnx.jit``; ``nnx_pmap``:
+``nnx.pmap``; ``nnx_shard_map``: ``nnx.shard_map``; ``eqx_jit``:
 Equinox's ``eqx.filter_jit``; ``eqx_pmap``: Equinox's ``eqx.filter_pmap``). Each is chosen
 by what the target *is* (an ``isinstance`` or code-object check after importing the
 library), and the library is imported only when the user's program already loaded it: a
@@ -19,6 +20,7 @@ argument's path (``model.linear1.kernel.value``).
 from __future__ import annotations
 
 import sys
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,10 +47,14 @@ class Adapted:
     user's return value (``result[0].layers[0].weight``), the path of the argument whose
     state the wrapper writes back (``model.linear1.kernel.value``), or a label for the
     wrapper's own result (``<eqx.filter_jit marker>``); ``None`` where not known."""
-    pmap: tuple[Any, tuple[Any, ...]] | None = None
+    pmap: tuple[Any, tuple[Any, ...], dict[str, Any]] | None = None
     """For a wrapper built on ``jax.pmap`` (``traced`` is ``None``): its inner ``jax.pmap``
-    and the arguments the wrapper calls it with, staged as a ``jax.pmap`` object is; the
-    adapter's ``result_paths(out_info)`` then maps the results."""
+    and the arguments and keyword arguments the wrapper calls it with, staged as a
+    ``jax.pmap`` object is; the adapter's ``result_paths(adapted, out_info)`` then maps
+    the results."""
+    context: AbstractContextManager[Any] | None = None
+    """Entered already: the library's context the inner ``jax.pmap`` is traced in (flax's
+    update context), exited once it is staged."""
 
 
 def unmapped(wrapper: str, library: str) -> str:
@@ -67,6 +73,14 @@ def find(fun: Any) -> Any | None:
 
         if nnx_jit.matches(fun):
             return nnx_jit
+        from jxinspect.tracer.adapters import nnx_pmap
+
+        if nnx_pmap.matches(fun):
+            return nnx_pmap
+        from jxinspect.tracer.adapters import nnx_shard_map
+
+        if nnx_shard_map.matches(fun):
+            return nnx_shard_map
     if "equinox" in sys.modules:
         from jxinspect.tracer.adapters import eqx_jit, eqx_pmap
 

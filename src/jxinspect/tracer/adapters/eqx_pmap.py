@@ -54,10 +54,12 @@ def stage(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Adapted:
     inner = cache(fun._fun, static, struct, in_axes, fun._axis_name, fun._axis_size,
                   fun._pmapkwargs)  # fmt: skip
     leaves, _ = seam.tree_flatten(dynamic)
-    return Adapted(WRAPPER, fun._fun, None, leaves, args, {}, pmap=(inner, (dynamic,)))
+    return Adapted(WRAPPER, fun._fun, None, leaves, args, {}, pmap=(inner, (dynamic,), {}))
 
 
-def result_paths(out_info: Any) -> tuple[list[str | None] | None, tuple[str, ...]]:
+def result_paths(
+    adapted: Adapted, out_info: Any
+) -> tuple[list[str | None] | None, tuple[str, ...]]:
     """The user's path of each result of ``(pmapd, dynamic_nonpmapd, Static(...))``, and
     the notes to add (one when the results cannot be mapped). ``pmapd`` keeps the user's
     tree below each axis; ``dynamic_nonpmapd`` is flat (one entry per leaf of the

@@ -5,6 +5,11 @@ static graph definition and their state, which the inner ``jax.jit`` receives as
 Flax 0.11 on: a ``JitWrapped`` object (``_get_pure_args_kwargs`` splits the call).
 Flax 0.10: a function whose ``inner`` is the ``jax.jit`` and whose closure splits the
 call with ``extract.to_tree``, recognized by its code object.
+Flax 0.12 in tree mode (``graph=False``) or without graph updates
+(``graph_updates=False``): a ``SimpleJitWrapped`` object; the call is converted with
+``extract.to_tree2`` (graph mode) or passed as it is (modules are pytrees), and the inner
+function returns ``(out, updates)``: the user's result, then the variables it changed,
+keyed by their path in the call (mapped as for ``nnx.pmap``'s tree mode).
 
 The inner function returns ``(args_out, kwargs_out, out)``: each graph node of the call
 split again after the user's function ran (the state the wrapper writes back into it,
@@ -16,6 +21,7 @@ call's leaves are named: ``model.linear1.kernel.value``, ``result['loss']``.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from flax import nnx
@@ -34,6 +40,7 @@ except ImportError:  # flax 0.10
     from flax.nnx import graph as _graphlib
 
 _JIT_WRAPPED = getattr(compilation, "JitWrapped", None)
+_SIMPLE = getattr(compilation, "SimpleJitWrapped", None)
 _OLD_CODE = None if _JIT_WRAPPED is not None else getattr(nnx.jit(lambda: None), "__code__", None)
 
 
@@ -45,12 +52,22 @@ def _old_style(fun: Any) -> bool:
     )
 
 
+def _simple(fun: Any) -> bool:
+    return _SIMPLE is not None and isinstance(fun, _SIMPLE)
+
+
 def matches(fun: Any) -> bool:
-    return (_JIT_WRAPPED is not None and isinstance(fun, _JIT_WRAPPED)) or _old_style(fun)
+    return (
+        (_JIT_WRAPPED is not None and isinstance(fun, _JIT_WRAPPED))
+        or _old_style(fun)
+        or (_simple(fun))
+    )
 
 
 def stage(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Adapted:
     """Split the call as ``nnx.jit`` does and trace its inner ``jax.jit``."""
+    if _simple(fun):
+        return _stage_simple(fun, args, kwargs)
     if _JIT_WRAPPED is not None and isinstance(fun, _JIT_WRAPPED):
         user_fun, inner = fun.fun, fun.jitted_fn
 
@@ -82,6 +99,50 @@ def stage(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Adapted:
     results = _result_paths(user_fun, seam.out_info(traced))
     notes = () if results is not None else (unmapped(WRAPPER, "flax"),)
     return Adapted(WRAPPER, user_fun, traced, leaves, named_args, named_kwargs, notes, results)
+
+
+def _stage_simple(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Adapted:
+    """``SimpleJitWrapped.trace`` as flax writes it: the call (after any bound partial
+    arguments) converted with ``to_tree2`` in graph mode, checked for aliases in tree
+    mode, handed to the inner ``jax.jit``."""
+    convert = getattr(fun, "_maybe_to_tree", None)
+    inner: Any = getattr(fun, "jitted_fn", None)
+    if convert is None or not callable(getattr(inner, "trace", None)):
+        raise UsageError(
+            f"{WRAPPER} (tree mode) of this flax release is not supported; "
+            "stage the undecorated function with plain jit (modules are pytrees)"
+        )
+    full = (*fun.partial_args, *args)
+    call_args, call_kwargs = convert(full, kwargs)
+    if not fun.graph:
+        extract.check_no_aliases("jit", args=call_args, kwargs=call_kwargs)
+    traced = inner.trace(*call_args, **call_kwargs)
+    leaves, _ = seam.tree_flatten((call_args, call_kwargs))
+    adapted = Adapted(WRAPPER, fun.fun, traced, leaves, full, kwargs)
+    results = _simple_result_paths(adapted, seam.out_info(traced), call_args, call_kwargs)
+    notes = () if results is not None else (unmapped(WRAPPER, "flax"),)
+    return dataclasses.replace(adapted, notes=notes, results=results)
+
+
+def _simple_result_paths(
+    adapted: Adapted, out_info: Any, call_args: Any, call_kwargs: Any
+) -> list[str | None] | None:
+    """``(out, updates)``: the user's result (graph nodes in it rebuilt), then each
+    changed variable, named by the user's path to it."""
+    from jxinspect.tracer.adapters import nnx_pmap
+
+    if not isinstance(out_info, tuple) or len(out_info) != 2:
+        return None
+    try:
+        out = extract.from_tree2(out_info[0])
+        named = [("result" + seam.keystr(p), x) for p, x in seam.tree_leaves_with_path(out)]
+        named += nnx_pmap.update_paths(adapted, out_info[1], call_args, call_kwargs)
+    except Exception:  # a flax release whose results do not rebuild alone
+        return None
+    by_id: dict[int, str] = {}
+    for path, leaf in named:
+        by_id.setdefault(id(leaf), path)
+    return [by_id.get(id(leaf)) for leaf in seam.tree_leaves(out_info)]
 
 
 def _result_paths(user_fun: Any, out_info: Any) -> list[str | None] | None:

@@ -1,0 +1,231 @@
+"""Flax NNX's ``nnx.pmap``: graph nodes (modules) are split into a graph definition and
+their state, which an inner ``jax.pmap`` maps; JAX names those leaves ``flat_args[i]``
+(pmap built on ``shard_map``) or ``model.states[0][3]``.
+
+``nnx.pmap`` returns a plain function that closes over its inner ``jax.pmap``
+(``pmapped_fn``) and its ``in_axes``; it is recognized by its code object (the one
+``nnx.pmap`` builds for any function), never by its name.
+
+Graph mode with graph updates (flax's default): the call is split with ``extract.to_tree``
+inside an update context tagged ``'pmap'``, and the inner function returns
+``(args_out, out)``: each graph node of the call split again after the user's function ran
+(the state written back into it), then the user's result. Tree mode or graph mode without
+graph updates (flax 0.12 on, ``graph=False`` / ``graph_updates=False``): the call is
+converted with ``extract.to_tree2`` (graph mode) or passed as it is, and the inner function
+returns ``(out, updates)``: the user's result, then the variables it changed, keyed by
+their path in the call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from typing import Any
+
+from flax import nnx
+from flax.nnx import extract
+from flax.nnx.transforms import iteration
+
+from jxinspect.errors import UsageError
+from jxinspect.tracer import paths, seam
+from jxinspect.tracer.adapters import Adapted, unmapped
+
+WRAPPER = "nnx.pmap"
+
+try:  # flax 0.11 on
+    from flax.nnx import graphlib as _graphlib
+except ImportError:  # flax 0.10
+    from flax.nnx import graph as _graphlib
+
+
+def _probe(x: Any) -> Any:
+    return x
+
+
+def _cell(fun: Any, name: str) -> Any:
+    """The value ``fun`` closes over under ``name`` (``None`` when it does not)."""
+    code = getattr(fun, "__code__", None)
+    closure = getattr(fun, "__closure__", None)
+    if code is None or closure is None or name not in code.co_freevars:
+        return None
+    try:
+        return closure[code.co_freevars.index(name)].cell_contents
+    except ValueError:  # an empty cell
+        return None
+
+
+_MODES = "graph_updates" in inspect.signature(nnx.pmap).parameters
+_GRAPH = nnx.pmap(_probe, graph=True, graph_updates=True) if _MODES else nnx.pmap(_probe)
+_CONTEXT_CODE = getattr(_GRAPH, "__code__", None)
+"""The update context's wrapper: the same for every function flax runs in one."""
+_GRAPH_CODE = getattr(_cell(_GRAPH, "f"), "__code__", None)
+"""``nnx.pmap``'s own wrapper inside it."""
+_SIMPLE_CODE = (
+    getattr(nnx.pmap(_probe, graph=True, graph_updates=False), "__code__", None) if _MODES else None
+)
+
+
+def _graph_wrapper(fun: Any) -> Any:
+    """``nnx.pmap``'s graph-mode wrapper inside ``fun``, or ``None``."""
+    if _GRAPH_CODE is None or getattr(fun, "__code__", None) is not _CONTEXT_CODE:
+        return None
+    inner = _cell(fun, "f")
+    return inner if getattr(inner, "__code__", None) is _GRAPH_CODE else None
+
+
+def _simple(fun: Any) -> bool:
+    return _SIMPLE_CODE is not None and getattr(fun, "__code__", None) is _SIMPLE_CODE
+
+
+def matches(fun: Any) -> bool:
+    return _graph_wrapper(fun) is not None or _simple(fun)
+
+
+def _unsupported() -> UsageError:
+    return UsageError(
+        f"{WRAPPER} of this flax release is not supported; stage the undecorated "
+        "function over nnx.split state with --stage pmap"
+    )
+
+
+def stage(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Adapted:
+    """Split the call as ``nnx.pmap`` does; the inner ``jax.pmap`` and its arguments come
+    back in ``pmap`` for the caller to stage, inside ``context`` (the update context
+    the wrapper's inner function merges and splits in)."""
+    user_fun = getattr(fun, "__wrapped__", None)
+    graph_wrapper = _graph_wrapper(fun)
+    wrapper = graph_wrapper if graph_wrapper is not None else fun
+    inner, in_axes = _cell(wrapper, "pmapped_fn"), _cell(wrapper, "in_axes")
+    if user_fun is None or not seam.is_pmap_wrapped(inner):
+        raise _unsupported()
+    named_args, named_kwargs = _as_state((args, kwargs))
+    if graph_wrapper is not None:
+        if kwargs:
+            raise UsageError(
+                f"{WRAPPER} takes positional arguments only ({', '.join(kwargs)} given "
+                "by keyword); pass them positionally"
+            )
+        stack = contextlib.ExitStack()
+        stack.enter_context(_graphlib.update_context("pmap"))
+        try:
+            pure_args = extract.to_tree(
+                args, prefix=in_axes, split_fn=iteration._vmap_split_fn, ctxtag="pmap"
+            )
+        except BaseException:
+            stack.close()
+            raise
+        leaves, _ = seam.tree_flatten(pure_args)
+        return Adapted(
+            WRAPPER, user_fun, None, leaves, named_args, named_kwargs,
+            pmap=(inner, tuple(pure_args), {}), context=stack,
+        )  # fmt: skip
+    graph = _cell(fun, "graph")
+    call_args, call_kwargs = args, kwargs
+    if graph:
+        call_args, call_kwargs = extract.to_tree2((args, kwargs), prefix=(in_axes, 0))
+    extract.check_no_aliases("pmap", args=call_args, kwargs=call_kwargs)
+    leaves, _ = seam.tree_flatten((call_args, call_kwargs))
+    return Adapted(
+        WRAPPER, user_fun, None, leaves, named_args, named_kwargs,
+        pmap=(inner, tuple(call_args), dict(call_kwargs)),
+    )  # fmt: skip
+
+
+def result_paths(
+    adapted: Adapted, out_info: Any
+) -> tuple[list[str | None] | None, tuple[str, ...]]:
+    """The user's path of each program result, and the notes to add (one when the results
+    cannot be mapped)."""
+    try:
+        if _graph_wrapper_result(out_info):
+            named: list[tuple[str, Any]] | None = _graph_results(adapted, out_info)
+        else:
+            named = _simple_results(adapted, out_info)
+    except Exception:  # a flax release whose results do not rebuild alone
+        named = None
+    if named is None:
+        return None, (unmapped(WRAPPER, "flax"),)
+    by_id: dict[int, str] = {}
+    for path, leaf in named:
+        by_id.setdefault(id(leaf), path)  # a shared state: named where it is first seen
+    return [by_id.get(id(leaf)) for leaf in seam.tree_leaves(out_info)], ()
+
+
+def _graph_wrapper_result(out_info: Any) -> bool:
+    return isinstance(out_info, tuple) and len(out_info) == 2 and isinstance(out_info[0], tuple)
+
+
+def _graph_results(adapted: Adapted, out_info: Any) -> list[tuple[str, Any]]:
+    """``(args_out, out)``: the graph nodes rebuilt (new objects) around the traced result
+    leaves and named as the call's arguments, then the user's result."""
+    args_out, out = extract.from_tree(out_info)
+    args_out = _as_state(tuple(args_out))
+    named = paths.argument_leaves(adapted.fun, args_out, {})
+    named += [("result" + seam.keystr(p), leaf) for p, leaf in seam.tree_leaves_with_path(out)]
+    return named
+
+
+def _simple_results(adapted: Adapted, out_info: Any) -> list[tuple[str, Any]] | None:
+    """``(out, updates)``: the user's result (graph nodes in it rebuilt), then each
+    changed variable, found by its key path in the call the inner ``jax.pmap`` received
+    and named by the user's path to its value."""
+    if adapted.pmap is None or not isinstance(out_info, tuple) or len(out_info) != 2:
+        return None
+    out, updates = out_info
+    out = extract.from_tree2(out)  # graph nodes in the result; the rest as it is
+    named = [("result" + seam.keystr(p), leaf) for p, leaf in seam.tree_leaves_with_path(out)]
+    return named + update_paths(adapted, updates, adapted.pmap[1], adapted.pmap[2])
+
+
+def update_paths(
+    adapted: Adapted, updates: Any, call_args: Any, call_kwargs: Any
+) -> list[tuple[str, Any]]:
+    """Each leaf of the ``Updates`` groups flax's tree-mode wrappers return, named by the
+    user's path to the variable it updates: its key in ``labeled(args, kwargs)`` of the
+    call the inner function received leads to that variable, whose value is one of the
+    user's call's leaves."""
+    user = {id(leaf): path for path, leaf in paths.argument_leaves(
+        adapted.fun, adapted.args, adapted.kwargs)}  # fmt: skip
+    container = extract.labeled(args=tuple(call_args), kwargs=dict(call_kwargs))
+    named: list[tuple[str, Any]] = []
+    for group in updates:
+        for key, value in zip(group._keys, group._values, strict=True):
+            variable = _follow(container, key)
+            targets = seam.tree_leaves(variable) if variable is not None else []
+            path = user.get(id(targets[0])) if len(targets) == 1 else None
+            if path is not None:
+                named += [(path, leaf) for leaf in seam.tree_leaves(value)]
+    return named
+
+
+def _follow(tree: Any, keys: Any) -> Any:
+    """The node of ``tree`` at a JAX key path (``None`` when it leads nowhere)."""
+    node = tree
+    for key in keys:
+        try:
+            if hasattr(key, "name"):  # GetAttrKey
+                node = getattr(node, key.name)
+            elif hasattr(key, "idx"):  # SequenceKey
+                node = node[key.idx]
+            elif hasattr(key, "key"):  # DictKey
+                node = node[key.key]
+            else:
+                return None
+        except (AttributeError, IndexError, KeyError, TypeError):
+            return None
+    return node
+
+
+def _as_state(call: Any) -> Any:
+    """The call with each graph node that is not a JAX pytree (flax 0.10's modules) given
+    as its ``nnx.state``. Flax 0.11 on, modules are pytrees already."""
+    is_node = getattr(_graphlib, "is_graph_node", None)
+    if is_node is None:
+        return call
+
+    def state(value: Any) -> Any:
+        if is_node(value) and seam.tree_leaves(value) == [value]:
+            return nnx.state(value)
+        return value
+
+    return seam.tree_map(state, call, is_leaf=lambda x: is_node(x))
