@@ -46,6 +46,12 @@ dumps carry.
   flattened state). Nothing in nnx.jit keeps the variable paths. To carry them, stage a
   pure function with `graphdef, state = nnx.split(model)` and `nnx.merge(graphdef, state)`
   inside a plain `jax.jit`: then `state['linear1']['kernel'].value` is the name.
+* Flax NNX (`nnx.pmap`, `nnx.shard_map`): the same split state under pmap or shard_map;
+  where pmap is built on shard_map (JAX 0.10) the program carries `flat_args[0]`, and the
+  older pmap of JAX 0.7 carries no names at all (status missing, JX101).
+* Flax NNX tree mode (`graph=False` / `graph_updates=False`): arguments keep their tree
+  paths, and the variables the step changes come back as extra results
+  (`result[1][0]._values[0].value`), mapped back to the variable's path in your call.
 * Equinox (`eqx.filter_jit`): array leaves are passed as flat lists,
   `dynamic_donate['first'][0]` for the first argument and `dynamic_nodonate['rest'][3]`
   for the others (positions among the leaves, non-arrays included). To carry the paths,
