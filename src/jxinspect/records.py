@@ -22,6 +22,7 @@ from jxinspect.files import write_atomically
 from jxinspect.model import SCHEMA as REPORT_SCHEMA
 from jxinspect.model import Report
 from jxinspect.options import TargetOptions, options_from_mapping
+from jxinspect.units import source_parts
 
 SCHEMA = "jxinspect.record/1"
 INDEX = "index.json"
@@ -131,11 +132,6 @@ class Index:
     def write(self, folder: Path) -> None:
         write_json(folder / INDEX, self.to_dict())
 
-    @classmethod
-    def started(cls, folder: Path) -> Index:
-        """The index ``jxinspect record`` wrote before starting the run."""
-        return read_index(folder)
-
     def signatures(self, name: str) -> int:
         """How many input signatures the run lowered ``name`` with."""
         return sum(1 for e in self.functions if e.name == name)
@@ -164,7 +160,7 @@ def free_folder_name(name: str, taken: set[str]) -> str:
 def target_name(entry: Entry) -> str:
     """``train.py:step``: the function's file (relative to the working folder when under
     it) and name, as a target is written."""
-    where = (entry.source or "").rpartition(" at ")[2].rpartition(":")[0]
+    where = source_parts(entry.source)[1]
     if not where:
         return entry.name
     try:

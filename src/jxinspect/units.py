@@ -27,3 +27,13 @@ def human_bytes(count: int | None) -> str:
 def type_text(shape: tuple[int, ...], dtype: str) -> str:
     """``f32[8,128]``, as a jaxpr prints it."""
     return f"{short_name(dtype)}[{','.join(str(d) for d in shape)}]"
+
+
+def source_parts(source: str | None) -> tuple[str | None, str | None, int | None]:
+    """``(name, file, line)`` of JAX's ``step at /path/train.py:12``; ``None`` for each
+    part it does not say."""
+    name, sep, where = (source or "").rpartition(" at ")
+    if not sep:
+        return None, None, None
+    file, _, line = where.rpartition(":")
+    return name or None, file or None, int(line) if line.isdigit() else None

@@ -18,6 +18,7 @@ from typing import Any
 
 from jxinspect import records
 from jxinspect.tracer import seam
+from jxinspect.units import source_parts
 
 
 @dataclass
@@ -36,7 +37,7 @@ class Recorder:
             self.index.internal += 1
             return
         source = lowering.source
-        name = seam.function_name_of(source) or lowering.name
+        name = source_parts(source)[0] or lowering.name
         if self.settings.only and name not in self.settings.only:
             self.index.not_selected += 1
             return
@@ -136,7 +137,7 @@ def _report(lowering: seam.Lowering, entry: records.Entry, compile: bool) -> Any
             "this release's pmap lowers one replica's program: shapes are per device, and "
             "the layout over pmap's axis is not recorded"
         )
-    file, _, line = (entry.source or "").rpartition(" at ")[2].rpartition(":")
+    _, file, line = source_parts(entry.source)
     jax_mesh = inputs.find_jax_mesh(lowering.shardings)
     mesh = inputs.mesh_of(jax_mesh) if jax_mesh is not None else None
     device_ids = seam.mesh_device_ids(jax_mesh) if jax_mesh is not None else None
@@ -151,8 +152,8 @@ def _report(lowering: seam.Lowering, entry: records.Entry, compile: bool) -> Any
             num_devices=mesh.size if mesh is not None else seam.device_count(),
             mesh=mesh,
             partitioner=used,
-            file=file or None,
-            line=int(line) if line.isdigit() else None,
+            file=file,
+            line=line,
             notes=notes,
         )
     if compile:
@@ -164,7 +165,7 @@ def start() -> None:
     """Begin recording into the folder named by the environment (from ``sitecustomize``)."""
     folder = Path(os.environ[records.ENV_FOLDER])
     settings = records.RecordSettings.from_json(os.environ.get(records.ENV_SETTINGS, "{}"))
-    recorder = Recorder(folder, settings, records.Index.started(folder))
+    recorder = Recorder(folder, settings, records.read_index(folder))
 
     def install() -> None:
         recorder.index.jax_version = seam.jax_version()

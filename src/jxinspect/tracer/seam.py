@@ -55,6 +55,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jxinspect.errors import UsageError
+from jxinspect.units import source_parts
 
 # ---- the release ------------------------------------------------------------------------
 
@@ -1008,7 +1009,7 @@ def _lowering(stage: str, name: str, jaxpr: Any, computation: Any, donated: tupl
     internal = _inside_jax(source or "")
     if internal and f"{os.sep}pmap.py:" in (source or ""):  # 0.10's pmap around the user's body
         stage, internal, source = "pmap", False, _user_frame(jaxpr)
-        name = function_name_of(source) or name
+        name = source_parts(source)[0] or name
     if internal:
         return Lowering(stage, jaxpr, jaxpr, name, source, None, donated, (), "", True)
     shardings = tuple(in_shardings or ())
@@ -1019,11 +1020,6 @@ def _lowering(stage: str, name: str, jaxpr: Any, computation: Any, donated: tupl
     return Lowering(
         stage, jaxpr, jaxpr, name, source or None, lowered, donated, shardings, signature, False
     )
-
-
-def function_name_of(source: str | None) -> str | None:
-    """``step`` of ``step at train.py:12``."""
-    return source.rpartition(" at ")[0] or None if source and " at " in source else None
 
 
 _HOOK = {"installed": False, "warned": False}
@@ -1043,11 +1039,10 @@ def install_lowering_hook(callback: Any) -> None:
     if _HOOK["installed"]:
         return
     _HOOK["installed"] = True
-    sharding_original = pxla.lower_sharding_computation
 
-    def _report(stage: str, original: Any, computation: Any, args: Any, kwargs: Any) -> None:
+    def _report(stage: str, signature: Any, computation: Any, args: Any, kwargs: Any) -> None:
         try:
-            bound = inspect.signature(original).bind(*args, **kwargs).arguments
+            bound = signature.bind(*args, **kwargs).arguments
             closed = bound.get("closed_jaxpr")
             if closed is None:
                 return
@@ -1064,24 +1059,20 @@ def install_lowering_hook(callback: Any) -> None:
                 print(f"jxinspect record: could not record a computation: {err!r}",
                       file=sys.stderr)  # fmt: skip
 
-    @functools.wraps(sharding_original)
-    def lower_sharding_computation(*args: Any, **kwargs: Any) -> Any:
-        computation = sharding_original(*args, **kwargs)
-        _report("jit", sharding_original, computation, args, kwargs)
-        return computation
+    def hooked(stage: str, original: Any) -> Any:
+        signature = inspect.signature(original)
 
-    pxla.lower_sharding_computation = lower_sharding_computation
-    parallel_original = getattr(pxla, "lower_parallel_callable", None)
-    if parallel_original is None:
-        return
+        @functools.wraps(original)
+        def lower(*args: Any, **kwargs: Any) -> Any:
+            computation = original(*args, **kwargs)
+            _report(stage, signature, computation, args, kwargs)
+            return computation
 
-    @functools.wraps(parallel_original)
-    def lower_parallel_callable(*args: Any, **kwargs: Any) -> Any:
-        computation = parallel_original(*args, **kwargs)
-        _report("pmap", parallel_original, computation, args, kwargs)
-        return computation
+        return lower
 
-    pxla.lower_parallel_callable = lower_parallel_callable
+    pxla.lower_sharding_computation = hooked("jit", pxla.lower_sharding_computation)
+    if hasattr(pxla, "lower_parallel_callable"):  # the older pmap
+        pxla.lower_parallel_callable = hooked("pmap", pxla.lower_parallel_callable)
 
 
 def when_jax_imported(action: Any) -> None:

@@ -28,7 +28,7 @@ from flax.nnx.transforms import iteration
 
 from jxinspect.errors import UsageError
 from jxinspect.tracer import paths, seam
-from jxinspect.tracer.adapters import Adapted, unmapped
+from jxinspect.tracer.adapters import Adapted, nnx_jit, unmapped
 
 WRAPPER = "nnx.pmap"
 
@@ -98,7 +98,7 @@ def stage(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Adapted:
     inner, in_axes = _cell(wrapper, "pmapped_fn"), _cell(wrapper, "in_axes")
     if user_fun is None or not seam.is_pmap_wrapped(inner):
         raise _unsupported()
-    named_args, named_kwargs = _as_state((args, kwargs))
+    named_args, named_kwargs = nnx_jit._as_state((args, kwargs))
     if graph_wrapper is not None:
         if kwargs:
             raise UsageError(
@@ -159,7 +159,7 @@ def _graph_results(adapted: Adapted, out_info: Any) -> list[tuple[str, Any]]:
     """``(args_out, out)``: the graph nodes rebuilt (new objects) around the traced result
     leaves and named as the call's arguments, then the user's result."""
     args_out, out = extract.from_tree(out_info)
-    args_out = _as_state(tuple(args_out))
+    args_out = nnx_jit._as_state(tuple(args_out))
     named = paths.argument_leaves(adapted.fun, args_out, {})
     named += [("result" + seam.keystr(p), leaf) for p, leaf in seam.tree_leaves_with_path(out)]
     return named
@@ -214,18 +214,3 @@ def _follow(tree: Any, keys: Any) -> Any:
         except (AttributeError, IndexError, KeyError, TypeError):
             return None
     return node
-
-
-def _as_state(call: Any) -> Any:
-    """The call with each graph node that is not a JAX pytree (flax 0.10's modules) given
-    as its ``nnx.state``. Flax 0.11 on, modules are pytrees already."""
-    is_node = getattr(_graphlib, "is_graph_node", None)
-    if is_node is None:
-        return call
-
-    def state(value: Any) -> Any:
-        if is_node(value) and seam.tree_leaves(value) == [value]:
-            return nnx.state(value)
-        return value
-
-    return seam.tree_map(state, call, is_leaf=lambda x: is_node(x))
