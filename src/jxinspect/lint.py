@@ -37,7 +37,7 @@ from jxinspect.declarations import Declaration, definition_line, parse_module, s
 from jxinspect.errors import JxError, UsageError, error_kind
 from jxinspect.files import write_atomically
 from jxinspect.lint_result import GoneEntry, LintFinding, LintResult, RuleInfo, TargetResult
-from jxinspect.model import Report
+from jxinspect.model import Finding
 from jxinspect.options import NO_OPTIONS
 from jxinspect.resolve import Resolved, resolve
 from jxinspect.shards import Shard, partition, shard_info
@@ -330,7 +330,9 @@ class _Judge:
                 error_kind=outcome.kind,
                 seconds=outcome.seconds,
             )
-        report = Report.from_dict(outcome.report)
+        # what judging reads of the report, as Report.from_dict reads it (the report's
+        # inputs, outputs and jaxprs, thousands of leaves in a large model, are not read)
+        report = outcome.report
         policy = planned.policy
         findings = tuple(
             LintFinding(
@@ -341,15 +343,15 @@ class _Judge:
                 file=self.path(f.file) or planned.file,
                 line=f.line or planned.line,
             )
-            for f in report.findings
+            for f in map(Finding.from_dict, report.get("findings", []))
             if policy.enabled(f.code)
         )
         return TargetResult(
             name=planned.name,
-            file=self.path(report.file) or planned.file,
-            line=report.line or planned.line,
-            function=self.text(report.function),
-            reached=report.reached,
+            file=self.path(report.get("file")) or planned.file,
+            line=report.get("line") or planned.line,
+            function=self.text(report.get("function")),
+            reached=report["reached"],
             findings=findings,
             cached=outcome.cached,
             seconds=outcome.seconds,
