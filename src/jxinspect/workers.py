@@ -245,12 +245,21 @@ class Supervisor:
         self._stop(worker, kill=True)
 
     def run(
-        self, jobs: list[Job], devices: int | None, done: Callable[[int], None]
+        self,
+        jobs: list[Job],
+        devices: int | None,
+        done: Callable[[int], None],
+        meanwhile: Callable[[], list[Job]] | None = None,
     ) -> dict[str, Outcome]:
         """Stage every job in workers that simulate ``devices`` CPU devices, calling
-        ``done`` as they finish; on Ctrl-C, stop the workers and mark what did not finish."""
+        ``done`` as they finish; on Ctrl-C, stop the workers and mark what did not finish.
+        ``meanwhile`` runs here once the first jobs are handed out, and returns more jobs
+        to stage."""
         self.pending, self.devices, self.done = list(jobs), devices, done
         try:
+            if meanwhile is not None:
+                self._assign()
+                self.pending += meanwhile()
             while self.pending or self._busy():
                 self._assign()
                 self._wait()
