@@ -18,7 +18,10 @@ times, (a) `jxinspect lint FOLDER --format json` and (b) one plain Python proces
 imports JAX, simulates the same 8 devices, imports the modules and does
 `jax.jit(f, ...).trace(*args).lower().as_text(debug_info=True)` for each. Prints the
 medians and their ratio. Usage: python bench/lint.py [--mode M] [--size S] [--runs N]
-[--count N] [--jobs N]
+[--count N] [--jobs N] [--frozen-gc]
+
+The plain loop does not freeze the collector, so over 50 large programs it rescans JAX's
+objects again and again; ``--frozen-gc`` makes it freeze them, as lint's workers do.
 """
 
 from __future__ import annotations
@@ -301,13 +304,17 @@ def cold(tool: list[str], folder: Path, description: Path, options: argparse.Nam
     commands = [_lint(tool, options.count, jobs, "--no-cache") for jobs in variants]
     for command in commands:
         _check(command, folder, options.count)
+    plain = PLAIN
+    if options.frozen_gc:  # as jxinspect's workers do once JAX is loaded
+        plain = PLAIN.replace("\nmesh = ", "\nimport gc; gc.freeze()\nmesh = ", 1)
     compare_many(
-        [sys.executable, "-c", PLAIN, str(description)],
+        [sys.executable, "-c", plain, str(description)],
         [
-            (f"jxinspect lint, {options.count} targets ({_jobs_label(jobs)}, no cache):", command)
+            (f"jxinspect lint --no-cache, {_jobs_label(jobs)}:", command)
             for jobs, command in zip(variants, commands)
         ],
-        plain_label=f"plain jax, {options.count} functions trace+lower+as_text:",
+        plain_label=f"plain jax, {options.count} x trace+lower+as_text"
+        + (" (gc frozen):" if options.frozen_gc else ":"),
         aim=1.0,
         runs=options.runs,
         cwd=folder,
@@ -386,6 +393,11 @@ def main() -> None:
     parser.add_argument("--size", choices=sorted(SIZES), default="tiny", help="of the targets")
     parser.add_argument(
         "--jobs", type=int, default=None, help="--jobs for jxinspect lint (default: lint's own)"
+    )
+    parser.add_argument(
+        "--frozen-gc",
+        action="store_true",
+        help="cold: the plain loop also gc.freeze()s once JAX is loaded, as lint's workers do",
     )
     options = parser.parse_args()
     tool = tool_base()
