@@ -48,14 +48,42 @@ def compare(
 ) -> float:
     """Run both commands alternately ``runs`` times (after one warm-up each), print the
     medians and their ratio, and return the ratio."""
-    timed(plain, cwd), timed(tool, cwd, tool_ok)  # warm the file cache
-    plain_times, tool_times = [], []
+    return compare_many(
+        plain, [(labels[1], tool)], plain_label=labels[0], aim=aim, runs=runs, cwd=cwd,
+        tool_ok=tool_ok,
+    )[0]  # fmt: skip
+
+
+def compare_many(
+    plain: list[str],
+    tools: list[tuple[str, list[str]]],
+    *,
+    plain_label: str,
+    aim: float,
+    runs: int,
+    cwd: Path = ROOT,
+    tool_ok: tuple[int, ...] = (0,),
+) -> list[float]:
+    """:func:`compare` for several ``(label, command)`` against one plain command: all run
+    in turn ``runs`` times (after one warm-up each); prints every median and each
+    command's ratio to the plain one, and returns the ratios."""
+    timed(plain, cwd)  # warm the file cache
+    for _, command in tools:
+        timed(command, cwd, tool_ok)
+    plain_times: list[float] = []
+    tool_times: list[list[float]] = [[] for _ in tools]
     for _ in range(runs):
         plain_times.append(timed(plain, cwd))
-        tool_times.append(timed(tool, cwd, tool_ok))
-    p, t = statistics.median(plain_times), statistics.median(tool_times)
-    width = max(len(label) for label in labels)
-    print(f"{labels[0]:<{width}}  median {p:.3f} s over {runs} runs")
-    print(f"{labels[1]:<{width}}  median {t:.3f} s over {runs} runs")
-    print(f"ratio: {t / p:.3f} (aim <= {aim})")
-    return t / p
+        for times, (_, command) in zip(tool_times, tools):
+            times.append(timed(command, cwd, tool_ok))
+    p = statistics.median(plain_times)
+    medians = [statistics.median(times) for times in tool_times]
+    width = max(len(label) for label in [plain_label, *(label for label, _ in tools)])
+    print(f"{plain_label:<{width}}  median {p:.3f} s over {runs} runs")
+    for (label, _), t in zip(tools, medians):
+        print(f"{label:<{width}}  median {t:.3f} s over {runs} runs")
+    ratios = [t / p for t in medians]
+    for (label, _), ratio in zip(tools, ratios):
+        name = label.rstrip(":") if len(tools) > 1 else ""
+        print(f"ratio{' (' + name + ')' if name else ''}: {ratio:.3f} (aim <= {aim})")
+    return ratios

@@ -178,6 +178,10 @@ class Cache:
         assert self.folder is not None
         return self.folder / key[:2] / f"{key}.json"
 
+    def has(self, key: str) -> bool:
+        """Whether an entry is stored under ``key`` (:meth:`get` reads and checks it)."""
+        return self.folder is not None and self._entry(key).is_file()
+
     def get(self, key: str) -> dict[str, Any] | None:
         """The report stored under ``key``; ``None`` when absent or not trustworthy."""
         if self.folder is None:

@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from jxinspect import __version__
 from jxinspect.baseline import Key, make_key, read_baseline, render_baseline
@@ -44,7 +44,7 @@ from jxinspect.lint_result import (
     ShardInfo,
     TargetResult,
 )
-from jxinspect.model import Report
+from jxinspect.model import Finding
 from jxinspect.options import NO_OPTIONS
 from jxinspect.records import Entry, read_index, read_record, target_name
 from jxinspect.resolve import Resolved, resolve
@@ -277,24 +277,47 @@ def devices_needed(jobs: list[Job]) -> int | None:
     return most
 
 
-@contextlib.contextmanager
-def _progress(total: int, enabled: bool) -> Iterator[Callable[[int], None]]:
-    """A transient progress bar on stderr (only when asked: stderr is a terminal)."""
-    if not enabled or total == 0:
-        yield lambda _: None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+class _Progress:
+    """A transient progress bar on stderr (only when asked: stderr is a terminal), shown
+    while there is something to stage; targets can be added once it runs."""
 
-    with Progress(
-        TextColumn("staging"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as bar:
-        task = bar.add_task("staging", total=total)
-        yield lambda n: bar.advance(task, n)
+    def __init__(self, enabled: bool, stack: contextlib.ExitStack) -> None:
+        self.enabled, self.stack = enabled, stack
+        self.bar: Any = None
+        self.task: Any = None
+
+    def more(self, count: int) -> None:
+        """``count`` more targets to stage."""
+        if not self.enabled or count == 0:
+            return
+        if self.bar is None:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+            self.bar = self.stack.enter_context(
+                Progress(
+                    TextColumn("staging"),
+                    BarColumn(),
+                    MofNCompleteColumn(),
+                    console=Console(stderr=True),
+                    transient=True,
+                )
+            )
+            self.task = self.bar.add_task("staging", total=count)
+        else:
+            self.bar.update(self.task, total=self.bar.tasks[0].total + count)
+
+    def done(self, count: int) -> None:
+        if self.bar is not None:
+            self.bar.advance(self.task, count)
+
+
+@contextlib.contextmanager
+def _progress(total: int, enabled: bool) -> Iterator[_Progress]:
+    with contextlib.ExitStack() as stack:
+        progress = _Progress(enabled, stack)
+        progress.more(total)
+        yield progress
 
 
 class _Judge:
@@ -340,7 +363,9 @@ class _Judge:
                 error_kind=outcome.kind,
                 seconds=outcome.seconds,
             )
-        report = Report.from_dict(outcome.report)
+        # what judging reads of the report, as Report.from_dict reads it (the report's
+        # inputs, outputs and jaxprs, thousands of leaves in a large model, are not read)
+        report = outcome.report
         policy = planned.policy
         findings = tuple(
             LintFinding(
@@ -351,15 +376,15 @@ class _Judge:
                 file=self.path(f.file) or planned.file,
                 line=f.line or planned.line,
             )
-            for f in report.findings
+            for f in map(Finding.from_dict, report.get("findings", []))
             if policy.enabled(f.code)
         )
         return TargetResult(
             name=planned.name,
-            file=self.path(report.file) or planned.file,
-            line=report.line or planned.line,
-            function=self.text(report.function),
-            reached=report.reached,
+            file=self.path(report.get("file")) or planned.file,
+            line=report.get("line") or planned.line,
+            function=self.text(report.get("function")),
+            reached=report["reached"],
             findings=findings,
             cached=outcome.cached,
             seconds=outcome.seconds,
@@ -524,18 +549,35 @@ def _run(request: LintRequest, config: Config, supervisor: Supervisor) -> LintRe
     jobs = [p.job for p in planned if p.job is not None]
     keys = {job.name: cache.key(job, devices) for job in jobs} if cache.folder else {}
     outcomes: dict[str, Outcome] = {}
-    for job in jobs:
-        found = cache.get(keys[job.name]) if keys else None
-        if found is not None:
-            outcomes[job.name] = Outcome(found, cached=True)
-    stale = [job for job in jobs if job.name not in outcomes]
+    # targets with no entry go to the workers first; the stored entries are read and
+    # checked while they stage (a large model's report takes milliseconds to check)
+    stored = [job for job in jobs if keys and cache.has(keys[job.name])]
+    stale = [job for job in jobs if not (keys and cache.has(keys[job.name]))]
     interrupted = False
-    with _progress(len(stale), request.progress) as done:
+    with _progress(len(stale), request.progress) as progress:
+
+        def read_stored() -> list[Job]:
+            untrusted = []
+            for job in stored:
+                found = cache.get(keys[job.name])
+                if found is not None:
+                    outcomes[job.name] = Outcome(found, cached=True)
+                else:
+                    untrusted.append(job)
+            progress.more(len(untrusted))
+            stale.extend(untrusted)
+            return untrusted
+
         try:
-            outcomes.update(supervisor.run(stale, devices, done))
+            outcomes.update(supervisor.run(stale, devices, progress.done, read_stored))
         except Interrupted as stop:
             outcomes.update(stop.outcomes)
             interrupted = True
+    for job in jobs:  # interrupted before its entry was read: it did not report
+        if job.name not in outcomes:
+            outcomes[job.name] = Outcome(
+                None, "not staged: the run was interrupted (Ctrl-C)", "interrupted"
+            )
     for job in stale:
         outcome = outcomes.get(job.name)
         if keys and outcome is not None and outcome.report is not None:

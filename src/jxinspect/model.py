@@ -215,6 +215,7 @@ class Input:
         return shard_bytes(self.shard_shape, self.dtype)
 
     def to_dict(self) -> dict[str, Any]:
+        shard = self.shard_shape  # once: bytes_per_device would work it out again
         return {
             "index": self.index,
             "path": self.path,
@@ -224,8 +225,8 @@ class Input:
             "shape": list(self.shape),
             "dtype": self.dtype,
             "sharding": _sharding_dict(self.sharding),
-            "shard_shape": list(self.shard_shape),
-            "bytes_per_device": self.bytes_per_device,
+            "shard_shape": list(shard),
+            "bytes_per_device": shard_bytes(shard, self.dtype),
             "donated": self.donated,
             "aliased_output": self.aliased_output,
             "buffer_donor": self.buffer_donor,
@@ -287,6 +288,7 @@ class Output:
         return shard_bytes(self.shard_shape, self.dtype)
 
     def to_dict(self) -> dict[str, Any]:
+        shard = self.shard_shape  # once: bytes_per_device would work it out again
         return {
             "index": self.index,
             "path": self.path,
@@ -296,8 +298,8 @@ class Output:
             "shape": list(self.shape),
             "dtype": self.dtype,
             "sharding": _sharding_dict(self.sharding),
-            "shard_shape": list(self.shard_shape),
-            "bytes_per_device": self.bytes_per_device,
+            "shard_shape": list(shard),
+            "bytes_per_device": shard_bytes(shard, self.dtype),
             "memory_kind": self.memory_kind,
             "compiled_sharding": _sharding_dict(self.compiled_sharding),
         }

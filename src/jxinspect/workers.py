@@ -245,12 +245,21 @@ class Supervisor:
         self._stop(worker, kill=True)
 
     def run(
-        self, jobs: list[Job], devices: int | None, done: Callable[[int], None]
+        self,
+        jobs: list[Job],
+        devices: int | None,
+        done: Callable[[int], None],
+        meanwhile: Callable[[], list[Job]] | None = None,
     ) -> dict[str, Outcome]:
         """Stage every job in workers that simulate ``devices`` CPU devices, calling
-        ``done`` as they finish; on Ctrl-C, stop the workers and mark what did not finish."""
+        ``done`` as they finish; on Ctrl-C, stop the workers and mark what did not finish.
+        ``meanwhile`` runs here once the first jobs are handed out, and returns more jobs
+        to stage."""
         self.pending, self.devices, self.done = list(jobs), devices, done
         try:
+            if meanwhile is not None:
+                self._assign()
+                self.pending += meanwhile()
             while self.pending or self._busy():
                 self._assign()
                 self._wait()
@@ -326,14 +335,20 @@ def prepare(root: Path) -> None:
 
     JAX's modules then move to the collector's permanent generation (``gc.freeze``): they
     live as long as the process, and tracing 50 targets otherwise spends a tenth of its
-    time rescanning them.
+    time rescanning them. The collector is off while they load: importing JAX makes
+    hundreds of thousands of objects that all stay, and collecting while it does costs
+    an eighth of the import (every run waits for it).
     """
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
-    from jxinspect.tracer import seam
+    gc.disable()
+    try:
+        from jxinspect.tracer import seam
 
-    seam.import_jax()  # what every target needs, loaded before the freeze
-    gc.freeze()
+        seam.import_jax()  # what every target needs, loaded before the freeze
+    finally:
+        gc.freeze()
+        gc.enable()
 
 
 def stage(job: Job, show_traceback: bool = False) -> Outcome:

@@ -56,9 +56,21 @@ def kept_inputs(staged: Staged, main_args: list[MainValue], n_inputs: int) -> li
     return result
 
 
+_DTYPE_NAMES: dict[Any, str] = {}
+"""``str(dtype)`` by dtype: NumPy spells a dtype slowly, and a model has thousands of
+leaves of a few dtypes."""
+
+
 def _aval(aval: Any) -> tuple[tuple[int, ...], str]:
     shape = tuple(int(d) if isinstance(d, int) else -1 for d in getattr(aval, "shape", ()))
-    return shape, str(getattr(aval, "dtype", "unknown"))
+    dtype = getattr(aval, "dtype", "unknown")
+    try:
+        name = _DTYPE_NAMES.get(dtype)
+    except TypeError:  # an unhashable stand-in
+        return shape, str(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype)
+    return shape, name
 
 
 def _jax_sharding(value: Any, mesh: Mesh | None) -> Sharding | None:

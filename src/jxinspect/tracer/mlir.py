@@ -68,44 +68,72 @@ def _tensor(type_: Any) -> tuple[tuple[int, ...] | None, str | None]:
     return tuple(int(d) for d in tensor.shape), dtypes.from_mlir(str(tensor.element_type))
 
 
-def _value(
-    index: int,
-    type_: Any,
-    attrs: dict[str, Any],
-    name: str | None,
-    meshes: dict[str, Mesh],
-    mesh_hint: Mesh | None,
-    device_ids: Any,
-    maximal: frozenset[str] = frozenset(),
-) -> MainValue:
-    shape, dtype = _tensor(type_)
-    sharding: Sharding | None = None
-    if "sdy.sharding" in attrs:
-        sharding = shardings.from_sdy(attrs["sdy.sharding"], meshes, maximal)
-    elif "mhlo.sharding" in attrs:
-        text = string_value(attrs["mhlo.sharding"])
-        sharding = shardings.from_hlo_text(text, len(shape or ()), mesh_hint, device_ids)
-    jax_kind: ExtraKind | None = None
-    if "jax.token" in attrs or str(type_) == "!stablehlo.token":
-        jax_kind = "token"
-    elif "jax.const" in attrs:
-        jax_kind = "constant"
-    elif "jax.global_constant" in attrs:
-        jax_kind = "dimension"
-    alias = attrs.get("tf.aliasing_output")
-    memory = attrs.get("mhlo.memory_kind")
-    return MainValue(
-        index=index,
-        type=str(type_),
-        shape=shape,
-        dtype=dtype,
-        name=name,
-        sharding=sharding,
-        aliasing_output=int(str(alias).split(":")[0]) if alias is not None else None,
-        buffer_donor="jax.buffer_donor" in attrs and str(attrs["jax.buffer_donor"]) == "true",
-        memory_kind=string_value(memory) if memory is not None else None,
-        jax_kind=jax_kind,
-    )
+class _Reader:
+    """Reads the values of one module. A program's values repeat few types and
+    shardings (every layer's weights alike), so each distinct one is read once: by its
+    printed form, which is all that reading it looks at."""
+
+    def __init__(
+        self,
+        meshes: dict[str, Mesh],
+        mesh_hint: Mesh | None,
+        device_ids: Any,
+        maximal: frozenset[str] = frozenset(),
+    ) -> None:
+        self.meshes, self.mesh_hint, self.device_ids = meshes, mesh_hint, device_ids
+        self.maximal = maximal
+        self.tensors: dict[str, tuple[tuple[int, ...] | None, str | None]] = {}
+        self.sdy: dict[str, Sharding] = {}
+        self.hlo: dict[tuple[str, int], Sharding] = {}
+
+    def tensor(self, type_: Any, text: str) -> tuple[tuple[int, ...] | None, str | None]:
+        """:func:`_tensor` of ``type_``, whose printed form is ``text``."""
+        if text not in self.tensors:
+            self.tensors[text] = _tensor(type_)
+        return self.tensors[text]
+
+    def from_sdy(self, attr: Any) -> Sharding:
+        text = str(attr)
+        if text not in self.sdy:
+            self.sdy[text] = shardings.from_sdy(attr, self.meshes, self.maximal)
+        return self.sdy[text]
+
+    def from_hlo(self, text: str, rank: int) -> Sharding:
+        if (text, rank) not in self.hlo:
+            self.hlo[text, rank] = shardings.from_hlo_text(
+                text, rank, self.mesh_hint, self.device_ids
+            )
+        return self.hlo[text, rank]
+
+    def value(self, index: int, type_: Any, attrs: dict[str, Any], name: str | None) -> MainValue:
+        type_text = str(type_)
+        shape, dtype = self.tensor(type_, type_text)
+        sharding: Sharding | None = None
+        if "sdy.sharding" in attrs:
+            sharding = self.from_sdy(attrs["sdy.sharding"])
+        elif "mhlo.sharding" in attrs:
+            sharding = self.from_hlo(string_value(attrs["mhlo.sharding"]), len(shape or ()))
+        jax_kind: ExtraKind | None = None
+        if "jax.token" in attrs or type_text == "!stablehlo.token":
+            jax_kind = "token"
+        elif "jax.const" in attrs:
+            jax_kind = "constant"
+        elif "jax.global_constant" in attrs:
+            jax_kind = "dimension"
+        alias = attrs.get("tf.aliasing_output")
+        memory = attrs.get("mhlo.memory_kind")
+        return MainValue(
+            index=index,
+            type=type_text,
+            shape=shape,
+            dtype=dtype,
+            name=name,
+            sharding=sharding,
+            aliasing_output=int(str(alias).split(":")[0]) if alias is not None else None,
+            buffer_donor="jax.buffer_donor" in attrs and str(attrs["jax.buffer_donor"]) == "true",
+            memory_kind=string_value(memory) if memory is not None else None,
+            jax_kind=jax_kind,
+        )
 
 
 def find_main(module: Any) -> Any:
@@ -141,27 +169,17 @@ def read_main(module: Any, mesh_hint: Mesh | None = None, device_ids: Any = None
         function_type = ir.FunctionType(ir.TypeAttr(attrs["function_type"]).value)
         block = main.regions[0].blocks[0]
         names = seam.block_argument_names(main)
+        reader = _Reader(meshes, mesh_hint, device_ids, maximal)
         args = tuple(
-            _value(
-                i,
-                arg.type,
-                _attr_dict(arg_attrs, i),
-                names[i],
-                meshes,
-                mesh_hint,
-                device_ids,
-                maximal,
-            )  # fmt: skip
+            reader.value(i, arg.type, _attr_dict(arg_attrs, i), names[i])
             for i, arg in enumerate(block.arguments)
         )
         results = tuple(
-            _value(i, type_, res, _result_name(res), meshes, mesh_hint, device_ids, maximal)
+            reader.value(i, type_, res, _result_name(res))
             for i, type_ in enumerate(function_type.results)
             for res in (_attr_dict(res_attrs, i),)
         )
-        args, results = _with_manual_specs(
-            block, args, results, meshes, mesh_hint, device_ids, maximal
-        )
+        args, results = _with_manual_specs(block, args, results, reader)
     return MainSignature(args, results, meshes)
 
 
@@ -173,16 +191,15 @@ def _with_manual_specs(
     block: Any,
     args: tuple[MainValue, ...],
     results: tuple[MainValue, ...],
-    meshes: dict[str, Mesh],
-    mesh_hint: Mesh | None,
-    device_ids: Any,
-    maximal: frozenset[str] = frozenset(),
+    reader: _Reader,
 ) -> tuple[tuple[MainValue, ...], tuple[MainValue, ...]]:
     """Give the arguments and results of a top-level shard_map its in/out specs when
     ``@main`` itself declares none: Shardy's ``sdy.manual_computation``, or GSPMD's
     ``@Sharding`` (into the shard_map) and ``@SPMDShardToFullShape`` (out of it)."""
     from dataclasses import replace
 
+    if all(value.sharding is not None for value in (*args, *results)):
+        return args, results  # nothing left to fill in: skip reading every operation
     sdy = seam.sdy()
 
     arg_specs: dict[int, Sharding] = {}
@@ -202,28 +219,30 @@ def _with_manual_specs(
 
     def gspmd(op: Any, value: Any) -> Sharding:
         shape, _ = _tensor(value.type)
-        text = string_value(op.attributes["mhlo.sharding"])
-        return shardings.from_hlo_text(text, len(shape or ()), mesh_hint, device_ids)
+        return reader.from_hlo(string_value(op.attributes["mhlo.sharding"]), len(shape or ()))
 
-    def target(op: Any) -> str | None:
-        if op.operation.name != "stablehlo.custom_call" or "mhlo.sharding" not in op.attributes:
-            return None
-        return string_value(op.attributes["call_target_name"])
-
-    # GSPMD enters a shard_map as @Sharding then @SPMDFullToShardShape on its result
-    entering = [op.operands[0] for op in operations if target(op) == "SPMDFullToShardShape"]
+    # each operation's name read once: among the many operations of a large program,
+    # only shard_maps and GSPMD's sharding custom calls matter
+    found: list[tuple[Any, str | None]] = []  # (operation, custom call target), in order
     for op in operations:
         name = op.operation.name
         if name == "sdy.manual_computation":
+            found.append((op, None))
+        elif name == "stablehlo.custom_call" and "mhlo.sharding" in op.attributes:
+            found.append((op, string_value(op.attributes["call_target_name"])))
+    # GSPMD enters a shard_map as @Sharding then @SPMDFullToShardShape on its result
+    entering = [op.operands[0] for op, target in found if target == "SPMDFullToShardShape"]
+    for op, target in found:
+        if target is None:
             ins = sdy.TensorShardingPerValueAttr(op.attributes["in_shardings"]).shardings
             outs = sdy.TensorShardingPerValueAttr(op.attributes["out_shardings"]).shardings
             for operand, attr in zip(op.operands, ins):
-                feeds_in(operand, shardings.from_sdy(attr, meshes, maximal))
+                feeds_in(operand, reader.from_sdy(attr))
             for result, attr in zip(op.results, outs):
-                comes_out(result, shardings.from_sdy(attr, meshes, maximal))
-        elif target(op) == "Sharding" and any(op.results[0] == v for v in entering):
+                comes_out(result, reader.from_sdy(attr))
+        elif target == "Sharding" and any(op.results[0] == v for v in entering):
             feeds_in(op.operands[0], gspmd(op, op.operands[0]))
-        elif target(op) == "SPMDShardToFullShape":
+        elif target == "SPMDShardToFullShape":
             comes_out(op.results[0], gspmd(op, op.results[0]))
     if not arg_specs and not result_specs:
         return args, results
