@@ -24,11 +24,13 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jxinspect import __version__
+from jxinspect.errors import JxError
 from jxinspect.files import write_atomically
 from jxinspect.model import SCHEMA
 
@@ -45,11 +47,20 @@ def _digest(data: bytes) -> str:
 
 
 def installed_packages() -> str:
-    """A digest of every installed distribution's name and version."""
-    from importlib.metadata import distributions
-
-    names = sorted(f"{d.metadata['Name']}=={d.version}" for d in distributions())
-    return _digest("\n".join(names).encode())
+    """A digest of every installed distribution on the import path: the name of its
+    metadata folder (``jax-0.10.2.dist-info`` holds name and version) and when that
+    folder was written, so a reinstall of the same version counts as a change too.
+    (Reading each distribution's metadata instead costs a run tens of milliseconds.)"""
+    found = []
+    for folder in sys.path:
+        try:
+            with os.scandir(folder or ".") as entries:
+                for entry in entries:
+                    if entry.name.endswith((".dist-info", ".egg-info")):
+                        found.append(f"{folder}\0{entry.name}\0{entry.stat().st_mtime_ns}")
+        except OSError:
+            continue
+    return _digest("\n".join(sorted(found)).encode())
 
 
 def _module_files(name: str, level: int, here: Path, folders: list[Path]) -> list[Path]:
@@ -81,9 +92,34 @@ def _module_files(name: str, level: int, here: Path, folders: list[Path]) -> lis
     return found
 
 
-def project_sources(start: Path, root: Path) -> list[Path]:
+def _imports(statements: list[ast.stmt]) -> Iterator[tuple[str, int]]:
+    """``(name, level)`` of every import statement, at any depth (imports are
+    statements: expressions are never walked)."""
+    for node in statements:
+        if isinstance(node, ast.Import):
+            yield from ((alias.name, 0) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            yield module, node.level
+            for alias in node.names:
+                yield (f"{module}.{alias.name}" if module else alias.name), node.level
+        else:
+            for field in ("body", "orelse", "finalbody"):
+                yield from _imports(getattr(node, field, []))
+            for block in [*getattr(node, "handlers", []), *getattr(node, "cases", [])]:
+                yield from _imports(block.body)
+
+
+def _parse(path: Path) -> ast.Module:
+    return ast.parse(path.read_bytes(), filename=str(path))
+
+
+def project_sources(
+    start: Path, root: Path, parse: Callable[[Path], ast.Module] = _parse
+) -> list[Path]:
     """``start`` and the project's own modules it imports, transitively (files under
-    ``root`` only), in a stable order."""
+    ``root`` only), in a stable order; ``parse`` reads a module (one the caller has
+    parsed already is not parsed again)."""
     root = root.resolve()
     seen: dict[Path, None] = {}
     queue = [start.resolve()]
@@ -93,33 +129,56 @@ def project_sources(start: Path, root: Path) -> list[Path]:
             continue
         seen[path] = None
         try:
-            tree = ast.parse(path.read_bytes(), filename=str(path))
-        except (SyntaxError, ValueError, OSError):
+            tree = parse(path)
+        except (SyntaxError, ValueError, OSError, JxError):
             continue  # the digest of its bytes still covers it
         folders = [path.parent, root]
-        for node in ast.walk(tree):
-            names: list[tuple[str, int]] = []
-            if isinstance(node, ast.Import):
-                names = [(alias.name, 0) for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                module = node.module or ""
-                names = [(module, node.level)]
-                names += [
-                    (f"{module}.{a.name}" if module else a.name, node.level) for a in node.names
-                ]
-            for name, level in names:
-                for file in _module_files(name, level, path.parent, folders):
-                    resolved = file.resolve()
-                    if resolved.is_relative_to(root) and resolved not in seen:
-                        queue.append(resolved)
+        for name, level in _imports(tree.body):
+            for file in _module_files(name, level, path.parent, folders):
+                resolved = file.resolve()
+                if resolved.is_relative_to(root) and resolved not in seen:
+                    queue.append(resolved)
     return sorted(seen)
+
+
+def environment() -> dict[str, Any]:
+    """The versions (jxinspect, Python, installed distributions) and the ``JAX_*`` and
+    ``XLA_*`` environment of this process: what every target's report depends on."""
+    env = {k: v for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES)}
+    return {
+        "format": FORMAT,
+        "jxinspect": __version__,
+        "python": sys.version,
+        "packages": installed_packages(),
+        "env": dict(sorted(env.items())),
+    }
+
+
+def prepare_folder(root: Path) -> Path:
+    """The cache folder at ``root``, made with its ``.gitignore`` and ``CACHEDIR.TAG``
+    when missing; raises ``OSError``."""
+    folder = root / FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    ignore = folder / ".gitignore"
+    if not ignore.is_file():
+        write_atomically(ignore, "# made by jxinspect lint\n*\n")
+    tag = folder / "CACHEDIR.TAG"
+    if not tag.is_file():
+        write_atomically(
+            tag,
+            "Signature: 8a477f597d28d172789f06886806bc55\n"
+            "# the jxinspect lint cache; see https://bford.info/cachedir/\n",
+        )
+    return folder
 
 
 class Cache:
     """Reports of earlier runs, by key; ``None`` folder: caching is off."""
 
-    def __init__(self, root: Path, enabled: bool) -> None:
-        self.root = root.resolve()
+    def __init__(
+        self, root: Path, enabled: bool, parse: Callable[[Path], ast.Module] = _parse
+    ) -> None:
+        self.root, self.parse = root.resolve(), parse
         self.folder = self.root / FOLDER if enabled else None
         self._context: dict[str, Any] | None = None
         self._sources: dict[Path, str] = {}
@@ -137,21 +196,14 @@ class Cache:
     def context(self) -> dict[str, Any]:
         """What every key shares: versions and the environment."""
         if self._context is None:
-            env = {k: v for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES)}
-            self._context = {
-                "format": FORMAT,
-                "jxinspect": __version__,
-                "python": sys.version,
-                "packages": installed_packages(),
-                "env": dict(sorted(env.items())),
-            }
+            self._context = environment()
         return self._context
 
     def _module_sources(self, start: Path) -> list[tuple[str, str]]:
         """The module's and its project imports' digests, found once per module (its
         targets share them)."""
         if start not in self._modules:
-            sources = project_sources(start, self.root) if start.is_file() else []
+            sources = project_sources(start, self.root, self.parse) if start.is_file() else []
             self._modules[start] = [(self._display(p), self._file_digest(p)) for p in sources]
         return self._modules[start]
 
@@ -218,18 +270,7 @@ class Cache:
             write_atomically(path, json.dumps(entry, ensure_ascii=False))
 
     def _prepare(self) -> None:
-        assert self.folder is not None
-        self.folder.mkdir(parents=True, exist_ok=True)
-        ignore = self.folder / ".gitignore"
-        if not ignore.is_file():
-            write_atomically(ignore, "# made by jxinspect lint\n*\n")
-        tag = self.folder / "CACHEDIR.TAG"
-        if not tag.is_file():
-            write_atomically(
-                tag,
-                "Signature: 8a477f597d28d172789f06886806bc55\n"
-                "# the jxinspect lint cache; see https://bford.info/cachedir/\n",
-            )
+        prepare_folder(self.root)
 
     # ---- costs, for --shard ----
 

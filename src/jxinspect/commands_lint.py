@@ -125,6 +125,14 @@ def lint(
             help="Reuse the reports of unchanged targets (default: as configured, on).",
         ),
     ] = None,
+    keep_workers: Annotated[
+        Optional[bool],
+        typer.Option(
+            "--keep-workers/--no-keep-workers",
+            help="Keep the workers, with JAX loaded, for the next run (they exit after 10 "
+            "idle minutes; default: as configured, off).",
+        ),
+    ] = None,
     shard: Annotated[
         Optional[str],
         typer.Option(help="Stage only part K of N (K/N), for a CI job matrix; see lint-merge."),
@@ -164,6 +172,7 @@ def lint(
             jobs=jobs or default_jobs(),
             timeout=timeout,
             cache=cache,
+            keep_workers=keep_workers,
             shard=parse_shard(shard) if shard is not None else None,
             compile=compile,
             progress=sys.stderr.isatty(),

@@ -14,6 +14,7 @@ Both hold one schema::
     fail_on: error
     timeout: 300                 # seconds one target may take to stage (0: no limit)
     cache: true                  # reuse reports of unchanged targets (.jxinspect_cache/)
+    keep_workers: false          # true, or idle seconds: workers wait for the next run
     targets:
       - target: models/mlp.py:predict       # same keys as the CLI flags and JXINSPECT
         args: "{w: f32[784,512]}, f32[32,784]"
@@ -53,7 +54,7 @@ PYPROJECT = "pyproject.toml"
 POLICY_KEYS = ("select", "ignore", "severity", "budgets", "compile")
 TOP_KEYS = (
     "defaults", "targets", "paths", "exclude", "baseline", "fail_on", "timeout", "cache",
-    *POLICY_KEYS,
+    "keep_workers", *POLICY_KEYS,
 )  # fmt: skip
 DEFAULT_KEYS = (
     "devices",
@@ -150,6 +151,9 @@ class Config:
     """Seconds one target may take to stage (0: no limit); ``None``: not configured."""
     cache: bool = True
     """Reuse the reports of targets whose inputs did not change (``.jxinspect_cache/``)."""
+    keep_workers: bool | float = False
+    """Keep the workers for the next run: ``True`` (for the default idle time) or the
+    seconds they wait."""
 
 
 def find_config(start: Path) -> Path | None:
@@ -582,6 +586,9 @@ class _Reader:
             isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0
         ):
             self.fail(("timeout",), f"must be seconds (0 for no limit), got {_kind(timeout)}")
+        keep = top.get("keep_workers", False)
+        if not isinstance(keep, (bool, int, float)) or (not isinstance(keep, bool) and keep <= 0):
+            self.fail(("keep_workers",), f"must be true, false or idle seconds, got {_kind(keep)}")
         return Config(
             path=path,
             root=self.root,
@@ -594,6 +601,7 @@ class _Reader:
             fail_on=self.choice(fail_on, ("fail_on",), FAIL_ON) if fail_on is not None else None,
             timeout=float(timeout) if timeout is not None else None,
             cache=self.boolean(top.get("cache", True), ("cache",)),
+            keep_workers=keep if isinstance(keep, bool) else float(keep),
         )
 
 

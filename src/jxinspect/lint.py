@@ -51,7 +51,7 @@ from jxinspect.resolve import Resolved, resolve
 from jxinspect.shards import Shard, partition, shard_info
 from jxinspect.sourcefile import search_text
 from jxinspect.targets import DECLARATION, parse_target
-from jxinspect.workers import DEFAULT_TIMEOUT_S, Interrupted, Outcome, Supervisor
+from jxinspect.workers import DEFAULT_TIMEOUT_S, Interrupted, KeepWorkers, Outcome, Supervisor
 
 DEFAULT_BASELINE = "jxinspect-baseline.json"
 T = TypeVar("T")
@@ -81,6 +81,8 @@ class LintRequest:
     """Stage only this part of the targets (``--shard K/N``)."""
     records: Path | None = None
     """Judge the reports of this record folder (``jxinspect record``) instead of staging."""
+    keep_workers: bool | None = None
+    """Keep the workers for the next run; ``None``: as configured (off by default)."""
 
 
 @dataclass(frozen=True)
@@ -440,7 +442,9 @@ def run_lint(request: LintRequest) -> LintResult:
         return _run_records(request, config, request.records)
     root = config.root
     timeout = next(t for t in (request.timeout, config.timeout, DEFAULT_TIMEOUT_S) if t is not None)
-    supervisor = Supervisor(request.jobs, root, timeout or None, request.traceback)
+    supervisor = Supervisor(
+        request.jobs, root, timeout or None, request.traceback, _keep_workers(request, config)
+    )
     supervisor.prestart()  # it imports JAX while the targets are planned
     if str(root) not in sys.path:  # module targets (pkg.module:function) resolve from the root
         sys.path.insert(0, str(root))
@@ -448,6 +452,26 @@ def run_lint(request: LintRequest) -> LintResult:
         return _run(request, config, supervisor)
     finally:
         supervisor.close()
+
+
+def _keep_workers(request: LintRequest, config: Config) -> KeepWorkers | None:
+    """Where kept workers of this environment wait, and for how long; ``None`` when off
+    (or where they cannot be kept: off Linux, or the cache folder cannot be made)."""
+    keep = config.keep_workers if request.keep_workers is None else request.keep_workers
+    if not keep:
+        return None
+    from jxinspect import kept_workers
+    from jxinspect.cache import environment, prepare_folder
+
+    if not kept_workers.available():
+        return None
+    try:
+        folder = prepare_folder(config.root) / "workers"
+    except OSError:
+        return None
+    configured = config.keep_workers  # the flag turns it on; the idle time is configured
+    idle = configured if not isinstance(configured, bool) else kept_workers.DEFAULT_IDLE_S
+    return KeepWorkers(folder / kept_workers.environment_key(environment()), idle)
 
 
 @dataclass(frozen=True)
@@ -522,7 +546,8 @@ def _run_records(request: LintRequest, config: Config, folder: Path) -> LintResu
 
 def _run(request: LintRequest, config: Config, supervisor: Supervisor) -> LintResult:
     root = config.root
-    planned = _Planner(config, request).plan()
+    planner = _Planner(config, request)
+    planned = planner.plan()
     if not planned:
         where = " or ".join(request.paths) if request.paths else "the configuration or " + str(root)
         raise UsageError(
@@ -539,7 +564,8 @@ def _run(request: LintRequest, config: Config, supervisor: Supervisor) -> LintRe
         from jxinspect.tracer.devices import check_count
 
         check_count(None, devices, "a target's `devices` or concrete `mesh`")
-    cache = Cache(root, request.cache if request.cache is not None else config.cache)
+    enabled = request.cache if request.cache is not None else config.cache
+    cache = Cache(root, enabled, planner.tree)  # modules the planner read are not read again
     shard = None
     if request.shard is not None:
         names = [p.name for p in planned]

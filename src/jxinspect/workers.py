@@ -20,6 +20,7 @@ run with what finished.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import signal
@@ -38,6 +39,7 @@ from jxinspect.errors import JxError, TooFewDevices, error_kind, internal_error
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
 
+    from jxinspect.kept_workers import Kept, KeptProcess
     from jxinspect.lint import Job
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -72,9 +74,18 @@ class Outcome:
     """Read from the cache of an earlier run, not staged."""
 
 
+@dataclass(frozen=True)
+class KeepWorkers:
+    """Keep the workers for later runs (``--keep-workers``): where they are found, and
+    how long they wait for the next run."""
+
+    folder: Path
+    idle: float
+
+
 @dataclass
 class _Worker:
-    process: BaseProcess
+    process: BaseProcess | KeptProcess
     conn: Connection
     devices: int | None = None
     """The devices it simulates: fixed by its first job."""
@@ -83,9 +94,11 @@ class _Worker:
     started: float = 0.0
     group: str | None = None
     ready: bool = False
+    kept: Kept | None = None
+    """A kept worker (``--keep-workers``): it lives on after this run."""
 
 
-def _how_it_ended(process: BaseProcess) -> str:
+def _how_it_ended(process: BaseProcess | KeptProcess) -> str:
     """``signal 11 (SIGSEGV)``, or the exit code of a process that exited by itself."""
     code = process.exitcode
     if code is not None and code < 0:
@@ -95,14 +108,23 @@ def _how_it_ended(process: BaseProcess) -> str:
             name = "unknown signal"
         hint = "; out of memory?" if -code == signal.SIGKILL else ""
         return f"signal {-code}, {name}{hint}"
+    if code is None:  # a kept worker that an earlier run started
+        return "a kept worker; its exit status is not known here"
     return f"exit code {code}: os._exit, or a crash in native code"
 
 
 class Supervisor:
     """Hands jobs to workers and turns every way a worker can end into an outcome."""
 
-    def __init__(self, count: int, root: Path, timeout: float | None, show_traceback: bool) -> None:
-        self.count, self.root = max(1, count), root
+    def __init__(
+        self,
+        count: int,
+        root: Path,
+        timeout: float | None,
+        show_traceback: bool,
+        keep: KeepWorkers | None = None,
+    ) -> None:
+        self.count, self.root, self.keep = max(1, count), root, keep
         self.timeout, self.show_traceback = timeout, show_traceback
         self.devices: int | None = None
         self.done: Callable[[int], None] = lambda _: None
@@ -120,6 +142,8 @@ class Supervisor:
             self._start()
 
     def _start(self) -> _Worker:
+        if self.keep is not None:
+            return self._start_kept(self.keep)
         import multiprocessing
         import threading
 
@@ -142,7 +166,28 @@ class Supervisor:
         self.workers.append(worker)
         return worker
 
+    def _start_kept(self, keep: KeepWorkers) -> _Worker:
+        """An idle kept worker of an earlier run, or a new one that stays after this."""
+        from jxinspect import kept_workers
+
+        kept = kept_workers.adopt(keep.folder) or kept_workers.spawn(
+            keep.folder, self.root, keep.idle, self.show_traceback
+        )
+        worker = _Worker(kept.process, kept.conn, kept.devices, kept.simulated, kept=kept)
+        self.workers.append(worker)
+        return worker
+
     def _stop(self, worker: _Worker, kill: bool) -> None:
+        if worker.kept is not None:
+            if kill:  # it is staging: it does not go back to the pool
+                worker.process.kill()
+            else:
+                with contextlib.suppress(OSError):
+                    worker.conn.send(None)  # this run is over: it waits for the next
+            worker.conn.close()
+            worker.kept.release()
+            self.workers.remove(worker)
+            return
         if kill and worker.process.is_alive():
             worker.process.kill()
         else:
@@ -165,8 +210,8 @@ class Supervisor:
 
     def _assign(self) -> None:
         idle = [w for w in self.workers if w.job is None]
-        for worker in idle:
-            if worker.assigned and (self.devices or 0) > (worker.devices or 0):
+        for worker in idle:  # its backend simulates other devices than the run needs
+            if worker.assigned and (self.devices or 0) != (worker.devices or 0):
                 self._stop(worker, kill=False)
         while self.pending:
             idle = [w for w in self.workers if w.job is None]
@@ -213,8 +258,14 @@ class Supervisor:
         self._finish(worker, message)
 
     def _died(self, worker: _Worker) -> None:
-        worker.process.join()
         job = worker.job
+        if job is not None and not worker.ready and worker.kept and worker.kept.claim:
+            # an earlier run's kept worker that ended before it took this run's first job
+            worker.job = None
+            self.pending.insert(0, job)
+            self._stop(worker, kill=True)
+            return
+        worker.process.join()
         ended = _how_it_ended(worker.process)
         if job is not None and not worker.ready:
             self.failed_starts += 1
@@ -275,9 +326,11 @@ class Supervisor:
         return self.outcomes
 
     def close(self) -> None:
-        """Stop every worker: a busy one, or one started early and never used, is killed."""
+        """Stop every worker: a busy one, or one started early and never used, is killed
+        (a kept one that is not busy waits for the next run)."""
         for worker in list(self.workers):
-            self._stop(worker, kill=worker.job is not None or not worker.assigned)
+            unused = not worker.assigned and worker.kept is None
+            self._stop(worker, kill=worker.job is not None or unused)
 
     def _wait(self) -> None:
         busy = [w for w in self.workers if w.job is not None]
@@ -389,39 +442,67 @@ def _simulate(devices: int | None) -> Outcome | None:
     return None
 
 
+class WorkerState:
+    """What a worker keeps from target to target, and how it stages the jobs of a run."""
+
+    def __init__(self, show_traceback: bool) -> None:
+        self.show_traceback = show_traceback
+        self.simulated = self.warmed = False
+        self.devices: int | None = None
+        """The CPU devices its backend simulates (fixed by the first job)."""
+        self.roots = _installed_roots()
+        self.path, self.modules = list(sys.path), set(sys.modules)
+        self.group: str | None = None
+        self.config: dict[str, Any] | None = None
+
+    def reset(self) -> None:
+        """Before another module's targets: forget the user's own modules and put back
+        ``sys.path`` and JAX's configuration as they were before any target."""
+        from jxinspect.tracer import seam
+
+        sys.path[:] = self.path
+        _forget_user_modules(self.modules, self.roots)
+        if self.config is not None:
+            seam.restore_config(self.config)
+        self.group = None
+
+    def session(self, conn: Connection) -> None:
+        """Stage the jobs ``conn`` sends until it ends (``None``, or closed)."""
+        from jxinspect.tracer import seam
+
+        while True:
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):
+                return
+            if message is None:
+                return
+            job, devices = message
+            if not self.simulated:
+                failed = _simulate(devices)
+                if failed is not None:
+                    conn.send(failed)
+                    continue
+                self.simulated, self.devices = True, devices
+                self.config = seam.config_values()
+            if self.group is not None and job.group != self.group:
+                self.reset()
+            self.group = job.group
+            conn.send(stage(job, self.show_traceback))
+            if not self.warmed:
+                # what JAX set up for its first program lives as long as the worker: out
+                # of the collector's way (only this first target's own objects stay with it)
+                gc.freeze()
+                self.warmed = True
+
+
 def worker_main(conn: Connection, root: str, show_traceback: bool) -> None:
-    """A worker: import JAX once, then stage jobs until told to stop."""
+    """A worker of one run: import JAX once, then stage jobs until told to stop."""
     from jxinspect import interrupts
 
     interrupts.ignore_terminal()
     os.dup2(2, 1)  # the user's prints never reach the supervisor's payload
     prepare(Path(root))
+    state = WorkerState(show_traceback)
     conn.send("ready")
-    simulated = warmed = False
-    roots = _installed_roots()
-    path, modules = list(sys.path), set(sys.modules)
-    group: str | None = None
-    while True:
-        try:
-            message = conn.recv()
-        except (EOFError, OSError):
-            return
-        if message is None:
-            return
-        job, devices = message
-        if not simulated:
-            failed = _simulate(devices)
-            if failed is not None:
-                conn.send(failed)
-                continue
-            simulated = True
-        if group is not None and job.group != group:
-            sys.path[:] = path
-            _forget_user_modules(modules, roots)
-        group = job.group
-        conn.send(stage(job, show_traceback))
-        if not warmed:
-            # what JAX set up for its first program lives as long as the worker: out of
-            # the collector's way (only this first target's own objects stay with it)
-            gc.freeze()
-            warmed = True
+    state.session(conn)

@@ -85,6 +85,26 @@ def _config_has(option: str) -> bool:
     return option in jax.config.values
 
 
+def config_values() -> dict[str, Any]:
+    """JAX's configuration now (``jax.config.values``, public in every supported
+    release), to put back with :func:`restore_config`."""
+    import jax
+
+    return dict(jax.config.values)
+
+
+def restore_config(values: dict[str, Any]) -> None:
+    """Put back what user code changed (``jax.config.update`` at import) since
+    :func:`config_values`; an option that cannot change once the backend started is
+    left as it is."""
+    import jax
+
+    for name, value in jax.config.values.items():
+        if name in values and values[name] != value:
+            with contextlib.suppress(Exception):
+                jax.config.update(name, values[name])
+
+
 # ---- devices and the backend ----------------------------------------------------------
 
 _DEVICE_FLAG = "--xla_force_host_platform_device_count"

@@ -1,0 +1,165 @@
+"""``lint --keep-workers``, end to end: a worker kept from one run serves the next as a
+fresh worker would (the user's modules imported again, JAX's configuration as it was, the
+user's prints on that run's stderr), and stops when idle or when its folder is removed.
+
+Each test stops the workers it kept (the ``project`` fixture kills every process
+registered under its cache folder).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers import error_line, run_cli
+
+pytestmark = pytest.mark.skipif(
+    sys.platform != "linux", reason="kept workers need Linux (abstract sockets, pidfds)"
+)
+
+MODULE = """\
+import os
+import sys
+
+print("imported m from", os.getpid(), file=sys.stderr)
+
+JXINSPECT = {"f": {"args": "f32[4]"}}
+
+
+def f(x):
+    return x * 2
+"""
+
+
+def workers_of(project: Path) -> list[int]:
+    """The pids of the kept workers registered under the project's cache folder."""
+    return [int(p.stem) for p in project.glob(".jxinspect_cache/workers/*/*.json")]
+
+
+def gone(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
+    except OSError:
+        return True
+    return bool(re.search(r"^State:\s+Z", status, re.M))  # exited, not yet reaped
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Iterator[Path]:
+    (tmp_path / "m.py").write_text(MODULE, encoding="utf-8")
+    (tmp_path / "jxinspect.yaml").write_text("paths: [.]\n", encoding="utf-8")
+    yield tmp_path
+    for pid in workers_of(tmp_path):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def lint(project: Path, *extra: str) -> tuple[int, dict[str, object], str]:
+    result = run_cli("lint", "--keep-workers", "--jobs", "1", "--format", "json", *extra,
+                     cwd=project)  # fmt: skip
+    return result.returncode, json.loads(result.stdout or "null"), result.stderr
+
+
+def importers(stderr: str) -> list[int]:
+    return [int(pid) for pid in re.findall(r"^imported m from (\d+)$", stderr, re.M)]
+
+
+def test_a_kept_worker_serves_the_next_run_as_a_fresh_one_would(project: Path) -> None:
+    code, first, stderr = lint(project, "--no-cache")
+    assert code == 0, stderr
+    (pid,) = importers(stderr)
+    assert workers_of(project) == [pid]  # it stayed, and waits for the next run
+    # the next run: the same process, which imports the user's module again (its print
+    # reaches this run's stderr) and reports the same
+    code, second, stderr = lint(project, "--no-cache")
+    assert (code, importers(stderr), second) == (0, [pid], first)
+    # an edit is seen: the module is not the one the worker imported before
+    (project / "m.py").write_text(MODULE.replace("def f(x):", "def f(x, unused):")
+                                  .replace('"f32[4]"', '"f32[4], f32[4]"'), encoding="utf-8")  # fmt: skip
+    code, edited, stderr = lint(project, "--no-cache")
+    assert importers(stderr) == [pid]
+    codes = [f["code"] for t in edited["targets"] for f in t["findings"]]  # type: ignore[index]
+    assert "JX105" in codes, edited  # the argument the edit added is unused
+
+
+def test_jax_configuration_set_by_one_module_does_not_reach_the_next(project: Path) -> None:
+    # a.py turns on 64-bit types at import; m.py, staged after it by the same worker (and
+    # in the next run), must see JAX as a fresh process does
+    (project / "a.py").write_text(
+        "import sys\n\nimport jax\n\njax.config.update('jax_enable_x64', True)\n"
+        "print('imported a', file=sys.stderr)\n"
+        "JXINSPECT = {'g': {'args': 'f32[2]'}}\n\n\ndef g(x):\n    return x\n",
+        encoding="utf-8",
+    )
+    (project / "m.py").write_text(
+        MODULE.replace(
+            'print("imported m from", os.getpid(), file=sys.stderr)',
+            'import jax\nprint("imported m from", os.getpid(), file=sys.stderr)\n'
+            'print("x64", jax.config.jax_enable_x64, file=sys.stderr)',
+        ),
+        encoding="utf-8",
+    )
+    code, _, stderr = lint(project, "--no-cache")
+    assert code == 0, stderr
+    # one worker staged a.py's target, then m.py's
+    assert 0 <= stderr.find("imported a") < stderr.find("x64 False"), stderr
+    assert "x64 True" not in stderr
+    (project / "a.py").unlink()
+    code, _, stderr = lint(project, "--no-cache")
+    assert (code, "x64 False" in stderr, "x64 True" in stderr) == (0, True, False), stderr
+
+
+def test_a_kept_worker_that_died_is_replaced(project: Path) -> None:
+    code, first, _ = lint(project, "--no-cache")
+    (pid,) = workers_of(project)
+    os.kill(pid, signal.SIGKILL)
+    code, again, stderr = lint(project, "--no-cache")
+    assert (code, again) == (0, first), stderr
+    (new,) = importers(stderr)
+    assert new != pid and workers_of(project) == [new]
+
+
+def test_kept_workers_exit_when_idle_or_when_their_folder_is_removed(project: Path) -> None:
+    (project / "jxinspect.yaml").write_text("paths: [.]\nkeep_workers: 1\n", encoding="utf-8")
+    code, _, stderr = lint(project, "--no-cache")
+    assert code == 0, stderr
+    (pid,) = workers_of(project)
+    deadline = time.monotonic() + 30
+    while not gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert gone(pid) and workers_of(project) == []
+    # the default idle time is minutes: removing the cache folder stops it sooner
+    (project / "jxinspect.yaml").write_text("paths: [.]\n", encoding="utf-8")
+    lint(project, "--no-cache")
+    (pid,) = workers_of(project)
+    for path in sorted(project.glob(".jxinspect_cache/**/*"), reverse=True):
+        path.unlink() if path.is_file() else path.rmdir()
+    deadline = time.monotonic() + 30
+    while not gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert gone(pid)
+
+
+def test_without_keep_workers_no_worker_outlives_the_run(project: Path) -> None:
+    result = run_cli("lint", "--no-cache", "--format", "json", cwd=project)
+    assert result.returncode == 0, result.stderr
+    (pid,) = importers(result.stderr)
+    assert gone(pid) and workers_of(project) == []
+
+
+@pytest.mark.parametrize("value", ["'yes'", "0", "-5", "[1]"])
+def test_a_bad_keep_workers_value_is_a_usage_error(project: Path, value: str) -> None:
+    (project / "jxinspect.yaml").write_text(f"paths: [.]\nkeep_workers: {value}\n",
+                                            encoding="utf-8")  # fmt: skip
+    result = run_cli("lint", cwd=project)
+    assert result.returncode == 2
+    assert "keep_workers" in error_line(result) and "idle seconds" in error_line(result)
