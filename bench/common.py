@@ -16,7 +16,16 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def tool_base() -> list[str]:
     """The console script beside this interpreter (not a version manager's shim, which
-    starts a shell and resolves Python again), else on PATH, else ``python -m jxinspect``."""
+    starts a shell and resolves Python again), else on PATH, else ``python -m jxinspect``.
+
+    jxinspect's bytecode is compiled first, as ``pip install`` does: an editable checkout
+    run with ``PYTHONDONTWRITEBYTECODE`` would otherwise compile every edited module on
+    every run (tens of milliseconds that no installed copy pays)."""
+    import compileall
+
+    import jxinspect
+
+    compileall.compile_dir(str(Path(jxinspect.__file__).parent), quiet=1)
     for folder in (Path(sys.executable).parent, Path(sysconfig.get_path("scripts"))):
         if (folder / "jxinspect").is_file():
             return [str(folder / "jxinspect")]

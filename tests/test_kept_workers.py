@@ -83,8 +83,8 @@ def test_a_kept_worker_serves_the_next_run_as_a_fresh_one_would(project: Path) -
     code, second, stderr = lint(project, "--no-cache")
     assert (code, importers(stderr), second) == (0, [pid], first)
     # an edit is seen: the module is not the one the worker imported before
-    (project / "m.py").write_text(MODULE.replace("def f(x):", "def f(x, unused):")
-                                  .replace('"f32[4]"', '"f32[4], f32[4]"'), encoding="utf-8")  # fmt: skip
+    edit = MODULE.replace("def f(x):", "def f(x, unused):").replace('"f32[4]"', '"f32[4], f32[4]"')
+    (project / "m.py").write_text(edit, encoding="utf-8")
     code, edited, stderr = lint(project, "--no-cache")
     assert importers(stderr) == [pid]
     codes = [f["code"] for t in edited["targets"] for f in t["findings"]]  # type: ignore[index]

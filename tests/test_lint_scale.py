@@ -82,15 +82,17 @@ def test_only_targets_whose_sources_changed_are_staged_again(project: Path) -> N
 
 def test_a_corrupt_or_foreign_cache_entry_is_never_trusted(project: Path) -> None:
     first = run_cli("lint", "--format", "json", cwd=project)
-    entries = sorted((project / ".jxinspect_cache").glob("*/*.json"))
+    entries = sorted((project / ".jxinspect_cache").glob("*/*.jsonl"))
     assert len(entries) == len(TARGETS)
     entries[0].write_text("{not json", encoding="utf-8")
-    foreign = json.loads(entries[1].read_text(encoding="utf-8"))
-    foreign["report"]["findings"] = []  # a report that says nothing, under another key
-    foreign["key"] = "0" * 64
-    entries[1].write_text(json.dumps(foreign), encoding="utf-8")
+    header, report = map(json.loads, entries[1].read_text(encoding="utf-8").splitlines())
+    header["key"] = "0" * 64  # an entry of another key
+    entries[1].write_text(f"{json.dumps(header)}\n{json.dumps(report)}", encoding="utf-8")
+    header, report = map(json.loads, entries[2].read_text(encoding="utf-8").splitlines())
+    report["function"] += "_edited"  # a report edited after it was written
+    entries[2].write_text(f"{json.dumps(header)}\n{json.dumps(report)}", encoding="utf-8")
     again = run_cli("lint", "-v", "--format", "json", cwd=project)
-    assert sorted(how(again.stderr).values()) == ["cached", "cached", "staged", "staged"]
+    assert sorted(how(again.stderr).values()) == ["cached", "staged", "staged", "staged"]
     assert again.stdout == first.stdout
 
 

@@ -6,6 +6,7 @@ terminal. Importing this module does not import JAX, so ``--help`` stays fast.
 
 from __future__ import annotations
 
+import gc
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -187,6 +188,16 @@ app.command("show")(show)
 
 def main() -> None:
     """Console-script entry point: usage errors become one ``error:`` line and exit 2."""
+    try:
+        _main()
+    finally:
+        # what the run made lives until the process ends: out of the collector's way,
+        # so the collections of the interpreter's shutdown do not walk it (15 ms of a
+        # lint run)
+        gc.freeze()
+
+
+def _main() -> None:
     usage_error: type[Exception] = typer.BadParameter.__mro__[1]  # click's UsageError
     argv = sys.argv[1:] or ["--help"]
     try:

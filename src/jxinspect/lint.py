@@ -132,20 +132,27 @@ class _Planner:
         self.config, self.request, self.root = config, request, config.root
         self.trees: dict[Path, ast.Module | JxError] = {}
         self.declarations: dict[Path, Declaration | None | JxError] = {}
+        self.real: dict[Path, Path] = {}
+
+    def resolved(self, path: Path) -> Path:
+        """``path.resolve()``, once per path (planning asks for each several times)."""
+        if path not in self.real:
+            self.real[path] = path.resolve()
+        return self.real[path]
 
     def display(self, path: Path) -> str:
         try:
-            return path.resolve().relative_to(self.root).as_posix()
+            return self.resolved(path).relative_to(self.root).as_posix()
         except ValueError:
-            return str(path.resolve())
+            return str(self.resolved(path))
 
     def tree(self, path: Path) -> ast.Module:
         """The module's syntax tree, parsed once."""
-        return _once(self.trees, path.resolve(), parse_module)
+        return _once(self.trees, self.resolved(path), parse_module)
 
     def declaration(self, path: Path) -> Declaration | None:
         """The module's declaration, read once from its source (the resolver's reader)."""
-        return _once(self.declarations, path.resolve(),
+        return _once(self.declarations, self.resolved(path),
                      lambda key: static_declaration(key, self.tree(key)))  # fmt: skip
 
     def policy(self, entry: TargetEntry | None) -> Policy:
@@ -185,7 +192,7 @@ class _Planner:
                 raise UsageError(f"no such file or folder: {start}")
             files = [start] if start.is_file() else self._walk(start)
             for path in files:
-                resolved = path.resolve()
+                resolved = self.resolved(path)
                 if resolved in seen or any(
                     fnmatch.fnmatch(self.display(path), pattern) for pattern in config.exclude
                 ):
@@ -243,7 +250,7 @@ class _Planner:
                 return [Planned(name, policy, name, entry.line, error=error)]
         else:
             attributes = [attribute]
-        text = str(path.resolve())
+        text = str(self.resolved(path))
         return [self.planned(f"{name}:{a}", f"{text}:{a}", path, a, entry) for a in attributes]
 
     def planned(
