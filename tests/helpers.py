@@ -95,14 +95,15 @@ def cli_env() -> dict[str, str]:
 
 def run_cli(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None,
             command: tuple[str, ...] | None = None,
-            timeout: float = CLI_TIMEOUT_S) -> CliResult:  # fmt: skip
+            timeout: float = CLI_TIMEOUT_S,
+            env: dict[str, str] | None = None) -> CliResult:  # fmt: skip
     """Run ``jxinspect ARGS`` (or ``command ARGS``) in ``cwd`` (default: the repository),
-    killed after ``timeout`` seconds."""
+    with ``env`` added to the environment, killed after ``timeout`` seconds."""
     argv = (*(command or jxinspect_command()), *(str(a) for a in args))
     proc = subprocess.run(
         argv,
         cwd=str(cwd or REPO),
-        env=cli_env(),
+        env={**cli_env(), **(env or {})},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,

@@ -29,6 +29,7 @@ import os
 import sys
 
 print("imported m from", os.getpid(), file=sys.stderr)
+print("note", os.environ.get("JXT_NOTE"), os.getcwd(), file=sys.stderr)
 
 JXINSPECT = {"f": {"args": "f32[4]"}}
 
@@ -55,6 +56,9 @@ def gone(pid: int) -> bool:
 def project(tmp_path: Path) -> Iterator[Path]:
     (tmp_path / "m.py").write_text(MODULE, encoding="utf-8")
     (tmp_path / "jxinspect.yaml").write_text("paths: [.]\n", encoding="utf-8")
+    # a project module that shadows the standard library's for whoever puts the project
+    # first on the import path: a kept worker starts with the run's own path
+    (tmp_path / "json.py").write_text("raise ImportError('the project json')\n", encoding="utf-8")
     yield tmp_path
     for pid in workers_of(tmp_path):
         try:
@@ -63,9 +67,9 @@ def project(tmp_path: Path) -> Iterator[Path]:
             pass
 
 
-def lint(project: Path, *extra: str) -> tuple[int, dict[str, object], str]:
+def lint(project: Path, *extra: str, note: str = "") -> tuple[int, dict[str, object], str]:
     result = run_cli("lint", "--keep-workers", "--jobs", "1", "--format", "json", *extra,
-                     cwd=project)  # fmt: skip
+                     cwd=project, env={"JXT_NOTE": note})  # fmt: skip
     return result.returncode, json.loads(result.stdout or "null"), result.stderr
 
 
@@ -79,9 +83,10 @@ def test_a_kept_worker_serves_the_next_run_as_a_fresh_one_would(project: Path) -
     (pid,) = importers(stderr)
     assert workers_of(project) == [pid]  # it stayed, and waits for the next run
     # the next run: the same process, which imports the user's module again (its print
-    # reaches this run's stderr) and reports the same
-    code, second, stderr = lint(project, "--no-cache")
+    # reaches this run's stderr, and it reads this run's environment) and reports the same
+    code, second, stderr = lint(project, "--no-cache", note="second")
     assert (code, importers(stderr), second) == (0, [pid], first)
+    assert f"note second {project.resolve()}" in stderr
     # an edit is seen: the module is not the one the worker imported before
     edit = MODULE.replace("def f(x):", "def f(x, unused):").replace('"f32[4]"', '"f32[4], f32[4]"')
     (project / "m.py").write_text(edit, encoding="utf-8")

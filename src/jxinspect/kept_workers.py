@@ -1,7 +1,7 @@
 """Workers kept between ``lint`` runs (``--keep-workers``), so an edit loop pays for
 JAX's import and the first program's warm-up once, not on every run.
 
-A kept worker is a process of its own session (``python -m jxinspect.kept_workers``)
+A kept worker is a process of its own session (:func:`main`, started by :func:`spawn`)
 that stages one run's targets at a time, exactly as a worker of one run does, then waits
 for the next run on a Unix socket until it has been idle for ``idle`` seconds. Between
 runs, and between modules, it forgets the user's own modules, resets ``sys.path`` and
@@ -17,8 +17,10 @@ it uses the worker) and ``PID.json`` (its socket address and the devices it simu
 Removing the folder (``rm -r .jxinspect_cache``) stops them.
 
 The socket is in Linux's abstract namespace; a worker serves only its own user (the
-peer's uid is checked) and takes the run's stderr over the socket (``SCM_RIGHTS``), so
-what user code prints reaches the run that staged it. Linux only.
+peer's uid is checked). Each run hands it its stderr (``SCM_RIGHTS``), so what user code
+prints reaches the run that staged it, and its environment, working folder and
+``sys.argv``, which user code may read at import as it would in a worker of that run.
+Linux only.
 """
 
 from __future__ import annotations
@@ -129,17 +131,28 @@ class Kept:
 
 
 def _hello(sock: socket.socket) -> Connection:
-    """Hand the worker this run's stderr, then talk over ``sock``."""
+    """Hand the worker this run's stderr, environment, working folder and arguments
+    (what user code may read at import), then talk over ``sock``."""
     sys.stderr.flush()
     socket.send_fds(sock, [_HELLO], [2])
-    return Connection(sock.detach())
+    conn = Connection(sock.detach())
+    conn.send((dict(os.environ), os.getcwd(), list(sys.argv)))
+    return conn
+
+
+_BOOT = (
+    "import sys; del sys.path[0]; import json; sys.path[:] = json.loads(sys.argv[1]); "
+    "from jxinspect.kept_workers import main; main(sys.argv[2:])"
+)
+"""A kept worker's start: with this run's import path (``python -c`` would put the
+working folder first, where a project's ``json.py`` would shadow the standard library's)."""
 
 
 def spawn(folder: Path, root: Path, idle: float, show_traceback: bool) -> Kept:
     """Start a kept worker for this run (and later ones) in ``folder``."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     name = f"jxinspect-worker-{uuid.uuid4().hex}"  # in the abstract namespace: \0 first
-    argv = [sys.executable, "-m", "jxinspect.kept_workers", str(theirs.fileno()), name,
+    argv = [sys.executable, "-c", _BOOT, json.dumps(sys.path), str(theirs.fileno()), name,
             str(folder), str(root), repr(idle), "1" if show_traceback else "0"]  # fmt: skip
     with theirs:
         popen = subprocess.Popen(
@@ -203,7 +216,8 @@ def _connect(lock: Path, claim: IO[bytes]) -> Kept | None:
 
 
 def _session_socket(sock: socket.socket) -> Connection | None:
-    """Take a run's stderr and wrap its socket; ``None`` when it is not one of ours."""
+    """Take on a run's stderr, environment, working folder and arguments, as a worker
+    forked by the run would have them; ``None`` when it is not one of ours."""
     try:
         message, fds, _, _ = socket.recv_fds(sock, len(_HELLO), 1)
     except OSError:
@@ -217,7 +231,17 @@ def _session_socket(sock: socket.socket) -> Connection | None:
     os.dup2(fds[0], 2)
     os.dup2(fds[0], 1)  # the user's prints never reach the run's payload
     os.close(fds[0])
-    return Connection(sock.detach())
+    conn = Connection(sock.detach())
+    try:
+        environ, cwd, argv = conn.recv()
+        os.environ.clear()
+        os.environ.update(environ)
+        os.chdir(cwd)
+    except (EOFError, OSError, ValueError, TypeError):
+        conn.close()
+        return None
+    sys.argv[:] = argv
+    return conn
 
 
 def _same_user(sock: socket.socket) -> bool:
@@ -319,7 +343,3 @@ def main(argv: list[str]) -> None:
     fd, name, folder, root, idle, show_traceback = argv
     first = socket.socket(fileno=int(fd))
     serve(first, "\0" + name, Path(folder), Path(root), float(idle), show_traceback == "1")
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])
