@@ -1,68 +1,37 @@
 """The ``jxinspect`` command: a thin layer over :mod:`jxinspect.api`.
 
 Payload goes to stdout (or ``-o FILE``), diagnostics to stderr, colour only on a
-terminal. Importing this module does not import JAX, so ``--help`` stays fast.
+terminal. Importing this module does not import JAX, so ``--help`` stays fast; a run of
+one command imports and builds that command only (``--help`` and an unknown name build
+them all).
 """
 
 from __future__ import annotations
 
 import gc
+import importlib
 import sys
-from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any
 
 import typer
 
 from jxinspect import __version__
-from jxinspect.cliutil import (
-    AbstractOpt,
-    ArgsFromOpt,
-    ArgsFromRecordOpt,
-    ArgsOpt,
-    AxisNameOpt,
-    Color,
-    DevicesOpt,
-    Dialect,
-    ExplicitOpt,
-    Format,
-    InAxesOpt,
-    InSpecsOpt,
-    IntsOpt,
-    KeepUnusedOpt,
-    KwargsOpt,
-    MeshOpt,
-    NamesOpt,
-    OutAxesOpt,
-    OutSpecsOpt,
-    PartitionerOpt,
-    PlatformOpt,
-    Show,
-    StageOpt,
-    TracebackOpt,
-    emit,
-    fails,
-    render_report,
-    run_command,
-    target_options,
-    text_request,
-    use_color,
-)
-from jxinspect.commands_diff import diff_debug
-from jxinspect.commands_lint import lint, lint_merge
-from jxinspect.commands_record import record, show
-from jxinspect.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_CODE, UsageError
+from jxinspect.cliutil import run_command
+from jxinspect.errors import EXIT_INTERRUPTED, EXIT_OK, UsageError
 from jxinspect.render.escape import text as one_line
-from jxinspect.targets import user_prints_to_stderr
-from jxinspect.vocabulary import FailOn
 
-app = typer.Typer(
-    name="jxinspect",
-    help="See what a JAX program became: parameter names, result paths, shardings, "
-    "and where JAX dropped them.",
-    pretty_exceptions_enable=False,
-    add_completion=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+COMMANDS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "lower": ("jxinspect.commands_lower", "lower", {}),
+    "explain": ("jxinspect.cli", "explain", {}),
+    "diff-debug": ("jxinspect.commands_diff", "diff_debug", {}),
+    "lint": ("jxinspect.commands_lint", "lint", {}),
+    "lint-merge": ("jxinspect.commands_lint", "lint_merge", {}),
+    "record": ("jxinspect.commands_record", "record",
+               {"context_settings": {"allow_interspersed_args": False}}),
+    "show": ("jxinspect.commands_record", "show", {}),
+}  # fmt: skip
+"""Each command's name, where its function is, and how it is registered, in ``--help``'s
+order."""
 
 
 def _version(value: bool) -> None:
@@ -71,7 +40,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
@@ -80,84 +48,6 @@ def _root(
     """See what a JAX program became."""
 
 
-@app.command()
-def lower(
-    target: Annotated[str, typer.Argument(help="module:function or path/to/file.py:function")],
-    args: ArgsOpt = None,
-    kwargs: KwargsOpt = None,
-    args_from: ArgsFromOpt = None,
-    args_from_record: ArgsFromRecordOpt = None,
-    stage: StageOpt = None,
-    static_argnums: IntsOpt = None,
-    static_argnames: NamesOpt = None,
-    donate_argnums: IntsOpt = None,
-    donate_argnames: NamesOpt = None,
-    keep_unused: KeepUnusedOpt = None,
-    devices: DevicesOpt = None,
-    mesh: MeshOpt = None,
-    in_specs: InSpecsOpt = None,
-    out_specs: OutSpecsOpt = None,
-    axis_name: AxisNameOpt = None,
-    in_axes: InAxesOpt = None,
-    out_axes: OutAxesOpt = None,
-    static_broadcasted_argnums: IntsOpt = None,
-    abstract: AbstractOpt = None,
-    platform: PlatformOpt = None,
-    partitioner: PartitionerOpt = None,
-    explicit: ExplicitOpt = None,
-    format: Annotated[Format, typer.Option("--format", "-f")] = Format.text,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o")] = None,
-    show: Annotated[
-        Optional[list[Show]],
-        typer.Option(help="Also print the annotated jaxpr, module, or sharding pictures."),
-    ] = None,
-    dialect: Annotated[
-        Optional[Dialect], typer.Option(help="Module text: stablehlo (default) or hlo.")
-    ] = None,
-    debug_info: Annotated[
-        bool, typer.Option("--debug-info", help="Keep source locations in the module text.")
-    ] = False,
-    source: Annotated[
-        bool, typer.Option("--source", help="Show the user's file:line per jaxpr equation.")
-    ] = False,
-    max_lines: Annotated[
-        Optional[int], typer.Option(help="Cut the jaxpr and module texts to N lines.")
-    ] = None,
-    compile: Annotated[
-        bool, typer.Option("--compile", help="Also compile: chosen shardings, memory, collectives.")
-    ] = False,
-    fail_on: Annotated[FailOn, typer.Option(help="Exit 1 on findings this severe.")] = "never",
-    color: Annotated[Color, typer.Option()] = Color.auto,
-    show_traceback: TracebackOpt = False,
-) -> None:
-    """Stage a function and report each argument's name, each result's path, the shardings,
-    and every place JAX dropped or degraded that debug info."""
-
-    flags = dict(locals())
-
-    def body() -> int:
-        given = target_options(flags)
-        from jxinspect.api import inspect_target
-
-        wants_compiled = compile or Show.collectives in (show or [])
-        request = text_request(show or [], format, dialect, debug_info, source, max_lines)
-        with user_prints_to_stderr():
-            report = inspect_target(target, given, keep_texts=request, compile=wants_compiled)
-        text = render_report(report, format, show or [], use_color(color, output), max_lines)
-        emit(text, output)
-        if report.reached == "traced" and report.error:
-            # the report (what tracing gave) is out; the user's code still failed to lower
-            if show_traceback and report.error_traceback:
-                typer.echo(report.error_traceback, err=True, nl=False)
-            typer.echo(f"error: lowering failed: {one_line(report.error)}", err=True)
-            return EXIT_USER_CODE
-        severities = [f.severity for f in report.findings]
-        return EXIT_FINDINGS if fails(severities, fail_on) else EXIT_OK
-
-    run_command(body, show_traceback)
-
-
-@app.command()
 def explain(
     code: Annotated[str, typer.Argument(help="A finding code such as JX102.")],
 ) -> None:
@@ -179,11 +69,21 @@ def explain(
     run_command(body, False)
 
 
-app.command("diff-debug")(diff_debug)
-app.command("lint")(lint)
-app.command("lint-merge")(lint_merge)
-app.command("record", context_settings={"allow_interspersed_args": False})(record)
-app.command("show")(show)
+def make_app(names: list[str] | None = None) -> typer.Typer:
+    """The command line with the ``names`` commands (default: all)."""
+    app = typer.Typer(
+        name="jxinspect",
+        help="See what a JAX program became: parameter names, result paths, shardings, "
+        "and where JAX dropped them.",
+        pretty_exceptions_enable=False,
+        add_completion=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    app.callback()(_root)
+    for name in names or list(COMMANDS):
+        module, function, settings = COMMANDS[name]
+        app.command(name, **settings)(getattr(importlib.import_module(module), function))
+    return app
 
 
 def main() -> None:
@@ -201,7 +101,8 @@ def _main() -> None:
     usage_error: type[Exception] = typer.BadParameter.__mro__[1]  # click's UsageError
     argv = sys.argv[1:] or ["--help"]
     try:
-        code = app(args=argv, standalone_mode=False)
+        named = [argv[0]] if argv[0] in COMMANDS else None
+        code = make_app(named)(args=argv, standalone_mode=False)
     except usage_error as err:
         context = getattr(err, "ctx", None)
         where = f" (see `{context.command_path} --help`)" if context is not None else ""
