@@ -352,3 +352,32 @@ def test_discovery_skips_hidden_folders_and_excluded_files(project: Path) -> Non
     assert options.devices == 2 and options.mesh == "data=8"  # declared over defaults
     assert broken.job is None and broken.error_kind == "user-code"
     assert broken.error is not None and broken.error.startswith("syntax error in ")
+
+
+def test_a_name_a_function_may_rebind_with_global_is_not_folded(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "m.py",
+        """
+        N = 4
+        M = 2
+
+        def grow():
+            for _ in range(2):
+                try:
+                    pass
+                except ValueError:
+                    global N
+                    N = 8
+
+        class Config:
+            def shrink(self):
+                return lambda: M
+
+        JXINSPECT = {"f": {"devices": N}, "g": {"devices": M}}
+    """,
+    )
+    declaration = static_declaration(path)
+    assert declaration is not None and declaration.entries is not None
+    assert declaration.entries["f"] is None  # grow() may change N: read at import time
+    assert declaration.entries["g"] == {"devices": 2}

@@ -34,6 +34,7 @@ from jxinspect import __version__
 from jxinspect.errors import JxError
 from jxinspect.files import write_atomically
 from jxinspect.model import SCHEMA
+from jxinspect.sourcefile import statements
 
 if TYPE_CHECKING:
     from jxinspect.lint import Job
@@ -93,10 +94,9 @@ def _module_files(name: str, level: int, here: Path, folders: list[Path]) -> lis
     return found
 
 
-def _imports(statements: list[ast.stmt]) -> Iterator[tuple[str, int]]:
-    """``(name, level)`` of every import statement, at any depth (imports are
-    statements: expressions are never walked)."""
-    for node in statements:
+def _imports(tree: ast.Module) -> Iterator[tuple[str, int]]:
+    """``(name, level)`` of every import statement, at any depth."""
+    for node in statements(tree.body):
         if isinstance(node, ast.Import):
             yield from ((alias.name, 0) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -104,11 +104,6 @@ def _imports(statements: list[ast.stmt]) -> Iterator[tuple[str, int]]:
             yield module, node.level
             for alias in node.names:
                 yield (f"{module}.{alias.name}" if module else alias.name), node.level
-        else:
-            for field in ("body", "orelse", "finalbody"):
-                yield from _imports(getattr(node, field, []))
-            for block in [*getattr(node, "handlers", []), *getattr(node, "cases", [])]:
-                yield from _imports(block.body)
 
 
 def _parse(path: Path) -> ast.Module:
@@ -133,7 +128,7 @@ def project_sources(
         except (SyntaxError, ValueError, OSError, JxError):
             continue  # the digest of its bytes still covers it
         folders = [path.parent, root]
-        for name, level in _imports(tree.body):
+        for name, level in _imports(tree):
             for file in _module_files(name, level, path.parent, folders):
                 resolved = file.resolve()
                 if resolved.is_relative_to(root) and resolved not in seen:

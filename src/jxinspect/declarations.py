@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from jxinspect.errors import UsageError
-from jxinspect.sourcefile import parse_source
+from jxinspect.sourcefile import parse_source, statements
 from jxinspect.targets import DECLARATION
 
 MAX_SIZE = 1_000_000
@@ -310,7 +310,8 @@ def _bound_names(node: ast.stmt) -> set[str]:
             if not isinstance(sub, ast.Lambda):
                 names.add(sub.name)
             # a function's own names are local; only its `global` statements reach here
-            stack.extend(n for n in ast.walk(sub) if isinstance(n, ast.Global))
+            if not isinstance(sub, ast.Lambda):
+                stack.extend(n for n in statements(sub.body) if isinstance(n, ast.Global))
             continue
         stack.extend(ast.iter_child_nodes(sub))
     return names

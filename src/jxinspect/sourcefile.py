@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from jxinspect.errors import UsageError, UserCodeError
@@ -100,3 +101,17 @@ def search_text(path: Path) -> str | None:
         return decode_source(data, str(path))
     except UserCodeError:
         return data.decode("utf-8", errors="replace")
+
+
+def statements(nodes: Iterable[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement in ``nodes`` and in their bodies, at any depth (functions and
+    classes included); expressions are never walked, so finding the imports or ``global``
+    statements of a module costs a fraction of ``ast.walk``."""
+    for node in nodes:
+        yield node
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                yield from statements(block)
+        for part in [*getattr(node, "handlers", ()), *getattr(node, "cases", ())]:
+            yield from statements(part.body)
