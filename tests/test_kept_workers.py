@@ -168,3 +168,19 @@ def test_a_bad_keep_workers_value_is_a_usage_error(project: Path, value: str) ->
     result = run_cli("lint", cwd=project)
     assert result.returncode == 2
     assert "keep_workers" in error_line(result) and "idle seconds" in error_line(result)
+
+
+def test_a_run_with_every_target_cached_leaves_its_kept_worker_warmed(project: Path) -> None:
+    (project / "m.py").write_text(MODULE.replace('"f32[4]"}', '"f32[4]", "devices": 2}'),
+                                  encoding="utf-8")  # fmt: skip
+    assert run_cli("lint", cwd=project).returncode == 0  # fills the cache
+    code, _, stderr = lint(project)  # nothing to stage: the worker it starts is not used
+    assert (code, importers(stderr)) == (0, []), stderr
+    deadline = time.monotonic() + 60  # it goes on after the run: JAX's import, the warm-up
+    while not workers_of(project) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    (entry,) = project.glob(".jxinspect_cache/workers/*/*.json")
+    # its backend started for the run's devices, so the next run's first target does not
+    # wait for it
+    assert json.loads(entry.read_text(encoding="utf-8"))["devices"] == 2
+    assert json.loads(entry.read_text(encoding="utf-8"))["simulated"] is True

@@ -31,6 +31,7 @@ import hashlib
 import json
 import os
 import select
+import signal
 import socket
 import struct
 import subprocess
@@ -53,7 +54,12 @@ _HELLO = b"jxinspect-worker/1"
 
 def available() -> bool:
     """Whether this platform can keep workers (Linux: abstract sockets and pidfds)."""
-    return sys.platform == "linux" and hasattr(os, "pidfd_open") and hasattr(socket, "send_fds")
+    return (
+        sys.platform == "linux"
+        and hasattr(os, "pidfd_open")
+        and hasattr(signal, "pidfd_send_signal")
+        and hasattr(socket, "send_fds")
+    )
 
 
 def environment_key(context: dict[str, Any]) -> str:
@@ -98,8 +104,8 @@ class KeptProcess:
         return not select.select([self.sentinel], [], [], 0)[0]
 
     def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError, OSError):
-            os.kill(self.pid, 9)
+        with contextlib.suppress(OSError):  # by pidfd: never another process with its pid
+            signal.pidfd_send_signal(self.sentinel, signal.SIGKILL)
 
     def join(self, timeout: float | None = None) -> None:
         select.select([self.sentinel], [], [], timeout)
@@ -199,6 +205,8 @@ def _connect(lock: Path, claim: IO[bytes]) -> Kept | None:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.connect(address)
+            if _peer(sock) != (pid, os.getuid()):  # not the worker the entry names
+                raise OSError("another process")
         except OSError:
             sock.close()
             process.release()
@@ -244,10 +252,11 @@ def _session_socket(sock: socket.socket) -> Connection | None:
     return conn
 
 
-def _same_user(sock: socket.socket) -> bool:
+def _peer(sock: socket.socket) -> tuple[int, int]:
+    """The pid and uid of the process at the other end of ``sock``."""
     credentials = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    _, uid, _ = struct.unpack("3i", credentials)
-    return bool(uid == os.getuid())
+    pid, uid, _ = struct.unpack("3i", credentials)
+    return pid, uid
 
 
 class _Registration:
@@ -292,7 +301,7 @@ def _accept(listener: socket.socket, registration: _Registration, idle: float) -
         ready, _, _ = select.select([listener], [], [], min(_TICK_S, idle))
         if ready:
             sock, _ = listener.accept()
-            if _same_user(sock):
+            if _peer(sock)[1] == os.getuid():  # only this user's runs
                 return sock
             sock.close()
             continue
@@ -325,8 +334,9 @@ def serve(first: socket.socket, address: str, folder: Path, root: Path, idle: fl
             state = workers.WorkerState(show_traceback)
         else:
             state.reset()
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):  # the run may be over: what it sent still counts
             conn.send("ready")
+        with contextlib.suppress(OSError):
             state.session(conn)
         conn.close()
         for stream in (sys.stdout, sys.stderr):

@@ -327,8 +327,13 @@ class Supervisor:
 
     def close(self) -> None:
         """Stop every worker: a busy one, or one started early and never used, is killed
-        (a kept one that is not busy waits for the next run)."""
+        (a kept one that is not busy waits for the next run; one this run did not use
+        first starts JAX's backend for the run's devices, so that the next run's first
+        target does not pay for it)."""
         for worker in list(self.workers):
+            if worker.kept is not None and not worker.assigned and worker.job is None:
+                with contextlib.suppress(OSError):
+                    worker.conn.send((None, self.devices))
             unused = not worker.assigned and worker.kept is None
             self._stop(worker, kill=worker.job is not None or unused)
 
@@ -481,10 +486,17 @@ class WorkerState:
             if not self.simulated:
                 failed = _simulate(devices)
                 if failed is not None:
-                    conn.send(failed)
+                    if job is not None:
+                        conn.send(failed)
                     continue
                 self.simulated, self.devices = True, devices
                 self.config = seam.config_values()
+            if job is None:  # warm up for the next run (a kept worker): nothing to send
+                if not self.warmed:
+                    seam.warm_up()
+                    gc.freeze()
+                    self.warmed = True
+                continue
             if self.group is not None and job.group != self.group:
                 self.reset()
             self.group = job.group

@@ -85,6 +85,15 @@ def _config_has(option: str) -> bool:
     return option in jax.config.values
 
 
+def warm_up() -> None:
+    """Lower one tiny program: what JAX sets up for its first lowering (a second or so
+    of a fresh process) is then done before a target needs it."""
+    import jax
+    import jax.numpy as jnp
+
+    jax.jit(lambda x: x + 1).lower(jax.ShapeDtypeStruct((), jnp.float32)).as_text()
+
+
 def config_values() -> dict[str, Any]:
     """JAX's configuration now (``jax.config.values``, public in every supported
     release), to put back with :func:`restore_config`."""
