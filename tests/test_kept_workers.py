@@ -184,3 +184,22 @@ def test_a_run_with_every_target_cached_leaves_its_kept_worker_warmed(project: P
     # wait for it
     assert json.loads(entry.read_text(encoding="utf-8"))["devices"] == 2
     assert json.loads(entry.read_text(encoding="utf-8"))["simulated"] is True
+
+
+def test_a_run_never_uses_a_kept_worker_that_simulates_other_devices(project: Path) -> None:
+    counting = MODULE.replace(
+        'print("imported m from", os.getpid(), file=sys.stderr)',
+        'import jax\nprint("imported m from", os.getpid(), file=sys.stderr)\n'
+        'print("devices", len(jax.devices()), file=sys.stderr)',
+    )
+    two = counting.replace('"f32[4]"}', '"f32[4]", "devices": 2}')
+    (project / "m.py").write_text(two, encoding="utf-8")
+    code, _, stderr = lint(project, "--no-cache")
+    assert (code, "devices 2" in stderr) == (0, True), stderr
+    (pid,) = importers(stderr)
+    # the next run needs one device: the kept two-device worker is not the one that
+    # stages it (it stays for runs that need two)
+    (project / "m.py").write_text(counting, encoding="utf-8")
+    code, _, stderr = lint(project, "--no-cache")
+    assert (code, "devices 1" in stderr, "devices 2" in stderr) == (0, True, False), stderr
+    assert pid not in importers(stderr) and pid in workers_of(project)

@@ -173,9 +173,13 @@ def spawn(folder: Path, root: Path, idle: float, show_traceback: bool) -> Kept:
     return Kept(KeptProcess(popen.pid, popen), _hello(ours))
 
 
-def adopt(folder: Path) -> Kept | None:
-    """Claim an idle kept worker of this environment, or ``None``; entries of workers
-    that are gone are removed."""
+ANY_DEVICES = -1
+"""For :func:`adopt`: a worker whatever devices its backend simulates."""
+
+
+def adopt(folder: Path, devices: int | None = ANY_DEVICES) -> Kept | None:
+    """Claim an idle kept worker of this environment whose backend simulates ``devices``
+    (or has not started), or ``None``; entries of workers that are gone are removed."""
     try:
         locks = sorted(folder.glob("*.lock"))
     except OSError:
@@ -190,18 +194,21 @@ def adopt(folder: Path) -> Kept | None:
         except OSError:
             claim.close()  # another run is using it
             continue
-        kept = _connect(lock, claim)
+        kept = _connect(lock, claim, devices)
         if kept is not None:
             return kept
     return None
 
 
-def _connect(lock: Path, claim: IO[bytes]) -> Kept | None:
+def _connect(lock: Path, claim: IO[bytes], wanted: int | None) -> Kept | None:
     entry = lock.with_suffix(".json")
     try:
         data = json.loads(entry.read_text(encoding="utf-8"))
         pid, address = int(data["pid"]), str(data["address"])
-        devices = data.get("devices")
+        devices, simulated = data.get("devices"), bool(data.get("simulated"))
+        if simulated and wanted != ANY_DEVICES and devices != wanted:
+            claim.close()  # its backend simulates other devices: for another run
+            return None
         process = KeptProcess(pid)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -218,7 +225,7 @@ def _connect(lock: Path, claim: IO[bytes]) -> Kept | None:
                 gone.unlink()
         claim.close()
         return None
-    return Kept(process, _hello(sock), devices, bool(data.get("simulated")), claim)
+    return Kept(process, _hello(sock), devices, simulated, claim)
 
 
 # ---- the worker's side ------------------------------------------------------------------
@@ -339,7 +346,6 @@ def serve(first: socket.socket, address: str, folder: Path, root: Path, idle: fl
             conn.send("ready")
         with contextlib.suppress(OSError):
             state.session(conn)
-        conn.close()
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()
@@ -347,12 +353,15 @@ def serve(first: socket.socket, address: str, folder: Path, root: Path, idle: fl
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
         os.close(devnull)
+        registration.publish(state.devices, state.simulated)
+        with contextlib.suppress(OSError):
+            conn.send("parked")  # the run may end: the next one finds this worker
+        conn.close()
         # while no run waits: drop this run's modules and collect what they leave (a
         # collection over the programs of a whole run costs the next run's first target
         # a third of a second otherwise)
         state.reset()
         gc.collect()
-        registration.publish(state.devices, state.simulated)
 
 
 def main(argv: list[str]) -> None:

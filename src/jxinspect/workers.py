@@ -127,6 +127,8 @@ class Supervisor:
         self.count, self.root, self.keep = max(1, count), root, keep
         self.timeout, self.show_traceback = timeout, show_traceback
         self.devices: int | None = None
+        self.planned = False
+        """Whether :meth:`run` set ``devices`` (a prestarted worker came before)."""
         self.done: Callable[[int], None] = lambda _: None
         self.workers: list[_Worker] = []
         self.outcomes: dict[str, Outcome] = {}
@@ -170,20 +172,22 @@ class Supervisor:
         """An idle kept worker of an earlier run, or a new one that stays after this."""
         from jxinspect import kept_workers
 
-        kept = kept_workers.adopt(keep.folder) or kept_workers.spawn(
+        # before the run is planned (prestart) any idle worker will do; after, one whose
+        # backend simulates the run's devices (or has not started)
+        wanted = self.devices if self.planned else kept_workers.ANY_DEVICES
+        kept = kept_workers.adopt(keep.folder, wanted) or kept_workers.spawn(
             keep.folder, self.root, keep.idle, self.show_traceback
         )
         worker = _Worker(kept.process, kept.conn, kept.devices, kept.simulated, kept=kept)
         self.workers.append(worker)
         return worker
 
-    def _stop(self, worker: _Worker, kill: bool) -> None:
+    def _stop(self, worker: _Worker, kill: bool, wait: bool = True) -> None:
         if worker.kept is not None:
             if kill:  # it is staging: it does not go back to the pool
                 worker.process.kill()
             else:
-                with contextlib.suppress(OSError):
-                    worker.conn.send(None)  # this run is over: it waits for the next
+                self._park(worker, wait)
             worker.conn.close()
             worker.kept.release()
             self.workers.remove(worker)
@@ -201,6 +205,17 @@ class Supervisor:
             worker.process.join()
         worker.conn.close()
         self.workers.remove(worker)
+
+    def _park(self, worker: _Worker, wait: bool) -> None:
+        """End this run's session with a kept worker; with ``wait``, return once it is
+        back in the pool (so a run right after this one finds it), unless it is still
+        importing JAX (started for this run and never used)."""
+        assert worker.kept is not None
+        with contextlib.suppress(OSError, EOFError):
+            worker.conn.send(None)
+            if wait and (worker.ready or worker.kept.claim is not None):
+                while worker.conn.poll(5) and worker.conn.recv() != "parked":
+                    pass
 
     def _next_job(self, worker: _Worker) -> Job | None:
         for index, job in enumerate(self.pending):  # the module it already imported first
@@ -307,6 +322,7 @@ class Supervisor:
         ``meanwhile`` runs here once the first jobs are handed out, and returns more jobs
         to stage."""
         self.pending, self.devices, self.done = list(jobs), devices, done
+        self.planned = True
         try:
             if meanwhile is not None:
                 self._assign()
@@ -331,11 +347,12 @@ class Supervisor:
         first starts JAX's backend for the run's devices, so that the next run's first
         target does not pay for it)."""
         for worker in list(self.workers):
-            if worker.kept is not None and not worker.assigned and worker.job is None:
+            warm = worker.kept is not None and not worker.assigned and worker.job is None
+            if warm:  # not waited for: it warms up after this run
                 with contextlib.suppress(OSError):
                     worker.conn.send((None, self.devices))
             unused = not worker.assigned and worker.kept is None
-            self._stop(worker, kill=worker.job is not None or unused)
+            self._stop(worker, kill=worker.job is not None or unused, wait=not warm)
 
     def _wait(self) -> None:
         busy = [w for w in self.workers if w.job is not None]
