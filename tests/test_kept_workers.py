@@ -142,6 +142,7 @@ def test_kept_workers_exit_when_idle_or_when_their_folder_is_removed(project: Pa
     while not gone(pid) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert gone(pid) and workers_of(project) == []
+    assert list((project / ".jxinspect_cache" / "workers").iterdir()) == []  # nothing left
     # the default idle time is minutes: removing the cache folder stops it sooner
     (project / "jxinspect.yaml").write_text("paths: [.]\n", encoding="utf-8")
     lint(project, "--no-cache")

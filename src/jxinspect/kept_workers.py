@@ -294,6 +294,8 @@ class _Registration:
                 fcntl.flock(claim, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 for path in (self.entry, self.lock):
                     path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # the environment's last worker
+                self.folder.rmdir()
         except FileNotFoundError:
             return True  # the folder was removed: stop
         except OSError:
