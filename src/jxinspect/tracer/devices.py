@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from jxinspect.errors import TooFewDevices, UsageError
-from jxinspect.tracer import seam
 
 MAX_SIMULATED_DEVICES = 4096
 """The most CPU devices one process simulates. Measured with jax 0.10.2 on a 2-core
@@ -27,6 +26,8 @@ def check_count(requested: int | None, needed: int | None, source: str | None = 
     count = requested or needed
     if count is None or count <= MAX_SIMULATED_DEVICES:
         return
+    from jxinspect.tracer import seam  # here: a count within the limit needs none of it
+
     if seam.backend_started():
         return
     platforms = seam.platforms_setting()
@@ -55,6 +56,8 @@ def prepare_devices(requested: int | None, needed: int | None) -> list[str]:
     ``requested`` comes from ``--devices``; ``needed`` is the size of a concrete mesh,
     simulated on CPU when nothing was requested and the default would be too few.
     """
+    from jxinspect.tracer import seam
+
     check_count(requested, needed)
     count = requested or needed
     if count is None:
