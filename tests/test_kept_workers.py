@@ -204,3 +204,23 @@ def test_a_run_never_uses_a_kept_worker_that_simulates_other_devices(project: Pa
     code, _, stderr = lint(project, "--no-cache")
     assert (code, "devices 1" in stderr, "devices 2" in stderr) == (0, True, False), stderr
     assert pid not in importers(stderr) and pid in workers_of(project)
+
+
+def test_a_target_that_kills_its_kept_worker_fails_alone(project: Path) -> None:
+    code, first, _ = lint(project, "--no-cache")
+    (pid,) = workers_of(project)
+    (project / "z.py").write_text(
+        "import os\n\nJXINSPECT = {'boom': {'args': 'f32[2]'}}\n\n\n"
+        "def boom(x):\n    os._exit(7)\n",
+        encoding="utf-8",
+    )
+    code, result, stderr = lint(project, "--no-cache")
+    assert code == 3, stderr  # a target that did not report: never exit 0
+    failed = {t["target"]: t for t in result["targets"]}  # type: ignore[index]
+    assert "ended abruptly" in failed["z.py:boom"]["error"], failed
+    assert not failed["m.py:f"].get("error"), failed
+    assert gone(pid)  # the worker that staged it is gone; the next run starts another
+    (project / "z.py").unlink()
+    code, again, stderr = lint(project, "--no-cache")
+    assert (code, again) == (0, first), stderr
+    assert workers_of(project) and pid not in workers_of(project)
