@@ -26,7 +26,6 @@ Linux only.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import gc
 import hashlib
 import json
@@ -51,6 +50,13 @@ DEFAULT_IDLE_S = 600.0
 _TICK_S = 5.0
 """How often an idle worker checks that its folder still exists."""
 _HELLO = b"jxinspect-worker/1"
+
+
+def _lock(file: IO[bytes]) -> None:
+    """Lock ``file`` for this process, or raise ``OSError`` when another holds it."""
+    import fcntl  # here: this module is imported off Linux too, where available() is False
+
+    fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
 def available() -> bool:
@@ -190,7 +196,7 @@ def adopt(folder: Path, devices: int | None = ANY_DEVICES) -> Kept | None:
         except OSError:
             continue
         try:
-            fcntl.flock(claim, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _lock(claim)
         except OSError:
             claim.close()  # another run is using it
             continue
@@ -291,7 +297,7 @@ class _Registration:
         """Remove the entry unless a run has just claimed this worker."""
         try:
             with open(self.lock, "rb") as claim:
-                fcntl.flock(claim, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                _lock(claim)
                 for path in (self.entry, self.lock):
                     path.unlink(missing_ok=True)
             with contextlib.suppress(OSError):  # the environment's last worker
