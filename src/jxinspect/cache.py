@@ -34,7 +34,7 @@ from jxinspect import __version__
 from jxinspect.errors import JxError
 from jxinspect.files import write_atomically
 from jxinspect.model import SCHEMA
-from jxinspect.sourcefile import statements
+from jxinspect.sourcefile import parse_source, statements
 
 if TYPE_CHECKING:
     from jxinspect.lint import Job
@@ -106,12 +106,8 @@ def _imports(tree: ast.Module) -> Iterator[tuple[str, int]]:
                 yield (f"{module}.{alias.name}" if module else alias.name), node.level
 
 
-def _parse(path: Path) -> ast.Module:
-    return ast.parse(path.read_bytes(), filename=str(path))
-
-
 def project_sources(
-    start: Path, root: Path, parse: Callable[[Path], ast.Module] = _parse
+    start: Path, root: Path, parse: Callable[[Path], ast.Module] = parse_source
 ) -> list[Path]:
     """``start`` and the project's own modules it imports, transitively (files under
     ``root``, a resolved path, only), in a stable order; ``parse`` reads a module (one
@@ -191,7 +187,7 @@ class Cache:
     """Reports of earlier runs, by key; ``None`` folder: caching is off."""
 
     def __init__(
-        self, root: Path, enabled: bool, parse: Callable[[Path], ast.Module] = _parse
+        self, root: Path, enabled: bool, parse: Callable[[Path], ast.Module] = parse_source
     ) -> None:
         self.root, self.parse = root.resolve(), parse
         self.folder = self.root / FOLDER if enabled else None

@@ -221,6 +221,7 @@ def _connect(lock: Path, claim: IO[bytes], wanted: int | None) -> Kept | None:
             sock.connect(address)
             if _peer(sock) != (pid, os.getuid()):  # not the worker the entry names
                 raise OSError("another process")
+            conn = _hello(sock)  # it may have exited since it was listed
         except OSError:
             sock.close()
             process.release()
@@ -231,7 +232,7 @@ def _connect(lock: Path, claim: IO[bytes], wanted: int | None) -> Kept | None:
                 gone.unlink()
         claim.close()
         return None
-    return Kept(process, _hello(sock), devices, simulated, claim)
+    return Kept(process, conn, devices, simulated, claim)
 
 
 # ---- the worker's side ------------------------------------------------------------------

@@ -584,8 +584,10 @@ def _run(request: LintRequest, config: Config, supervisor: Supervisor) -> LintRe
     outcomes: dict[str, Outcome] = {}
     # targets with no entry go to the workers first; the stored entries are read and
     # checked while they stage (a large model's report takes milliseconds to check)
-    stored = [job for job in jobs if keys and cache.has(keys[job.name])]
-    stale = [job for job in jobs if not (keys and cache.has(keys[job.name]))]
+    stored: list[Job] = []
+    stale: list[Job] = []
+    for job in jobs:
+        (stored if keys and cache.has(keys[job.name]) else stale).append(job)
     interrupted = False
     with _progress(len(stale), request.progress) as progress:
 
