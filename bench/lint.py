@@ -287,7 +287,7 @@ def _jobs_label(jobs: int | None) -> str:
 
 
 def _default_jobs() -> int:
-    from jxinspect.workers import default_jobs
+    from jxinspect.lint.workers.supervisor import default_jobs
 
     return default_jobs()
 

@@ -33,10 +33,12 @@ def main() -> None:
     import jax
     import jax.numpy as jnp
 
-    from jxinspect.model import Report
-    from jxinspect.program import Program
-    from jxinspect.render import mlir_view
-    from jxinspect.tracer import annotate, extract, mlir, stage
+    from jxinspect.core.model import Report
+    from jxinspect.core.program import Program
+    from jxinspect.render.report import mlir_view
+    from jxinspect.tracer import stage
+    from jxinspect.tracer.read import annotate, mlir
+    from jxinspect.tracer.read import report as extract
 
     def chain(x: Any, y: Any) -> Any:
         for _ in range(options.ops // 3):

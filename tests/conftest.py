@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-# tests/ has no __init__.py, so pytest puts tests/ on sys.path for this conftest and
-# for the test modules: `helpers` imports as a top-level module.
+# tests/ is on sys.path (pyproject's pythonpath), so
+# `helpers` imports as a top-level module in every test folder.
 from helpers import REPO, CliResult, assert_valid_report
 from helpers import run_cli as _run_cli
 

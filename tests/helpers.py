@@ -314,3 +314,27 @@ def load(stem):
 """
 """The start of a ``run_python`` script that stages samples with plain JAX (8 simulated
 CPU devices, ``load("mlp")``); a ``str.format`` template with ``repo``."""
+
+
+VIEW_ENTRIES: dict[str, tuple[str, ...]] = {
+    "big_mlp.forward": ("--max-lines", "40"),  # 512 inputs; the cut and its note
+    "compiled.tp_mlp": (),  # three layouts on a data=2,model=4 mesh
+    "custom_pytree.apply_seq": (),  # attribute paths
+    "data_parallel.step": (),  # pmap: synthetic names, a shared jaxpr
+    "mlp.predict": (),  # nested parameter paths, dict results
+    "nested.model": ("--source",),  # scan, cond, while, remat, custom_jvp/vjp, inner jit
+    "nested.model_grad": (),  # transposed scan: shared jaxprs
+    "sharded.update": (),  # shardings, partial replication, donation
+    "static_arg.f": (),  # static arguments
+    "tp.layer_rs": (),  # shard_map
+    "unused_arg.f": (),  # a pruned argument
+}
+"""Entries whose views have golden files, and the extra flags of their run."""
+
+
+def view_run(lower_text: Any, entry: str) -> dict[str, str]:
+    """The views of ``entry``'s golden run (cached: ``test_views.py`` reads it too)."""
+    result = lower_text(sample_target(entry), *SHOW_VIEWS, *VIEW_ENTRIES[entry])
+    views = split_views(result.stdout)
+    assert sorted(views) == sorted(VIEWS), result.describe()
+    return views

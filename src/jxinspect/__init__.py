@@ -12,7 +12,7 @@ with a finding wherever JAX dropped or degraded that debug info.
     d = jxinspect.diff(before_report, after_report)   # or two functions and their args
     d.failed, d.regressions
 
-    from jxinspect.testing import assert_debug_info   # in the user's own tests
+    from jxinspect.testing import assert_debug_info  # in the user's own tests
 
 The public surface is ``__all__`` here and in :mod:`jxinspect.testing`; the JSON schemas
 are the contract. Importing this package does not import JAX; :func:`inspect` does.
@@ -22,16 +22,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-# The submodule first: importing it later would bind ``jxinspect.diff`` to the module and
-# hide the function below (it imports the data model only, not JAX).
-import jxinspect.diff as _diff_module  # noqa: F401
-
-__version__ = "0.1.0"
+from jxinspect._version import __version__
 
 if TYPE_CHECKING:
-    from jxinspect.diff import DiffReport
-    from jxinspect.model import Report
-    from jxinspect.vocabulary import Stage
+    from jxinspect.compare.diff import DiffReport
+    from jxinspect.core.model import Report
+    from jxinspect.core.vocabulary import Stage
 
 __all__ = ["__version__", "diff", "inspect"]
 
@@ -46,7 +42,7 @@ def inspect(
     platform: str | None = None,
     texts: bool = True,
 ) -> Report:
-    """Stage ``fun`` on ``args``/``kwargs`` and return its :class:`~jxinspect.model.Report`.
+    """Stage ``fun`` on ``args``/``kwargs`` and return its :class:`~jxinspect.core.model.Report`.
 
     ``options`` are passed as given to the staging API (``jax.jit``, ``pjit``,
     ``jax.pmap`` or ``jax.shard_map``); ``args`` may hold arrays or ``ShapeDtypeStruct``s.
@@ -54,8 +50,8 @@ def inspect(
     ``texts`` keeps the annotated jaxpr and module for ``show("jaxpr")``/``show("mlir")``
     and the HTML report (``False`` for a leaner report).
     """
-    from jxinspect.api import inspect_function
-    from jxinspect.program import TextRequest
+    from jxinspect.core.program import TextRequest
+    from jxinspect.pipeline import inspect_function
 
     return inspect_function(
         fun,
@@ -88,9 +84,9 @@ def diff(
     same ``args``/``kwargs`` with the same options. ``fail_on`` (``error``, ``warning``,
     ``info`` or ``None``) and ``allow`` (change classes) set the verdict, ``.failed``.
     """
-    from jxinspect.diff import CHANGE_CLASSES, DiffReport, Policy, diff_reports
-    from jxinspect.model import Report
-    from jxinspect.vocabulary import SEVERITIES
+    from jxinspect.compare.diff import CHANGE_CLASSES, DiffReport, Policy, diff_reports
+    from jxinspect.core.model import Report
+    from jxinspect.core.vocabulary import SEVERITIES
 
     if fail_on is not None and fail_on not in SEVERITIES:
         raise ValueError(f"fail_on={fail_on!r}: use one of {', '.join(SEVERITIES)} or None")

@@ -1,5 +1,5 @@
 """``python -m jxinspect``."""
 
-from jxinspect.cli import main
+from jxinspect.cli.app import main
 
 main()

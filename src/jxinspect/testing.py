@@ -17,15 +17,15 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from jxinspect.config import Policy
-from jxinspect.errors import UsageError
-from jxinspect.model import Finding, Input, Output, Report, at_or_above
-from jxinspect.options import nearest
-from jxinspect.units import recorded
-from jxinspect.vocabulary import FAIL_ON, STAGES, Stage
+from jxinspect.core.errors import UsageError
+from jxinspect.core.model import Finding, Input, Output, Report, at_or_above
+from jxinspect.core.units import recorded
+from jxinspect.core.vocabulary import FAIL_ON, STAGES, Stage
+from jxinspect.project.config import Policy
+from jxinspect.project.options import nearest
 
 if TYPE_CHECKING:
-    from jxinspect.model import Sharding
+    from jxinspect.core.model import Sharding
 
 __all__ = ["assert_debug_info"]
 
@@ -54,7 +54,7 @@ def assert_debug_info(
     ``shardings`` (leaf path → ``"P('data', None)"``, ``"replicated"``; ``None``: no
     sharding) that differ. ``devices=N`` first checks that JAX has at least ``N``
     devices (it cannot add them once started: raises :class:`RuntimeError`).
-    Returns the :class:`~jxinspect.model.Report` when everything holds.
+    Returns the :class:`~jxinspect.core.model.Report` when everything holds.
     """
     policy = Policy(
         select=_codes("select", select) if select is not None else None,
@@ -100,7 +100,7 @@ def assert_debug_info(
 
 def _codes(what: str, items: Iterable[str]) -> tuple[str, ...]:
     """Code prefixes, checked against the known rules as the CLI's ``--select/--ignore``."""
-    from jxinspect.commands_lint import codes
+    from jxinspect.cli.lint import codes
 
     given = (items,) if isinstance(items, str) else tuple(items)
     if not all(isinstance(item, str) for item in given):

@@ -17,12 +17,12 @@ import html as html_lib
 import io
 from typing import TYPE_CHECKING, Any
 
-from jxinspect.units import recorded
+from jxinspect.core.units import recorded
 
 if TYPE_CHECKING:
-    from jxinspect.diff import DiffReport
-    from jxinspect.lint_result import LintResult
-    from jxinspect.model import Report
+    from jxinspect.compare.diff import DiffReport
+    from jxinspect.core.model import Report
+    from jxinspect.lint.result import LintResult
 
 CELL_HEIGHT_PX = 640
 """The report's frame in a notebook cell; the page scrolls inside it."""
@@ -30,7 +30,7 @@ CELL_HEIGHT_PX = 640
 
 def report_html(report: Report) -> str:
     """The HTML report, framed for a notebook cell."""
-    from jxinspect.render import html
+    from jxinspect.render.report import html
 
     page = html.render(report)
     return (
@@ -44,7 +44,7 @@ def ansi_html(text: str) -> str:
     """Coloured terminal text as a self-contained HTML fragment (inline styles)."""
     from rich.text import Text
 
-    from jxinspect.render.console import ansi_console
+    from jxinspect.render.common.console import ansi_console
 
     console = ansi_console(io.StringIO(), width=160, record=True)
     console.print(Text.from_ansi(text), soft_wrap=True)
@@ -53,19 +53,19 @@ def ansi_html(text: str) -> str:
 
 
 def report_text(report: Report) -> str:
-    from jxinspect.render import text
+    from jxinspect.render.report import text
 
     return text.render(report, color=True)
 
 
 def diff_text(diff: DiffReport) -> str:
-    from jxinspect.render import diff_text as renderer
+    from jxinspect.render.compare import text as renderer
 
     return renderer.render(diff, color=True)
 
 
 def lint_text(result: LintResult) -> str:
-    from jxinspect.render import lint_text as renderer
+    from jxinspect.render.lint import text as renderer
 
     return renderer.render(result, color=True)
 
@@ -80,8 +80,8 @@ def as_rich(text: str) -> Any:
 def report_repr(report: Report) -> str:
     """``<Report mlp.py:predict · jit → lowered · JAX 0.10.2 · 7/7 arguments and 2/2
     results carry their names; 2 infos>``."""
-    from jxinspect.render.escape import text as esc
-    from jxinspect.render.text import summary_line
+    from jxinspect.render.common.escape import text as esc
+    from jxinspect.render.report.text import summary_line
 
     return (
         f"<Report {esc(report.target)} · {recorded(report.stage)} → {report.reached} · "
@@ -90,7 +90,7 @@ def report_repr(report: Report) -> str:
 
 
 def diff_repr(diff: DiffReport) -> str:
-    from jxinspect.render.escape import text as esc
+    from jxinspect.render.common.escape import text as esc
 
     counts = diff.counts()
     verdict = "FAIL" if diff.failed else "ok"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jxinspect.errors import TooFewDevices, UsageError
+from jxinspect.core.errors import TooFewDevices, UsageError
 
 MAX_SIMULATED_DEVICES = 4096
 """The most CPU devices one process simulates. Measured with jax 0.10.2 on a 2-core

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from jxinspect.errors import UsageError
-from jxinspect.model import Mesh
-from jxinspect.spec import ArraySpec, PSpec
+from jxinspect.core.errors import UsageError
+from jxinspect.core.model import Mesh
+from jxinspect.project.spec import ArraySpec, PSpec
 from jxinspect.tracer import seam
 
 
@@ -30,7 +30,7 @@ def build_mesh(mesh: Mesh, *, abstract: bool, explicit: bool) -> Any:
 
 
 def mesh_of(jax_mesh: Any) -> Mesh:
-    """A JAX ``Mesh`` or ``AbstractMesh`` as :class:`~jxinspect.model.Mesh`."""
+    """A JAX ``Mesh`` or ``AbstractMesh`` as :class:`~jxinspect.core.model.Mesh`."""
     return Mesh(seam.mesh_axes(jax_mesh), abstract=seam.is_abstract_mesh(jax_mesh))
 
 

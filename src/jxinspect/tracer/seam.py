@@ -54,8 +54,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jxinspect.errors import UsageError
-from jxinspect.units import source_parts
+from jxinspect.core.errors import UsageError
+from jxinspect.core.units import source_parts
 
 # ---- the release ------------------------------------------------------------------------
 

@@ -13,11 +13,11 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from jxinspect.errors import UsageError, UserCodeError
-from jxinspect.interrupts import reraise_if_stopping
-from jxinspect.targets import describe_exception
+from jxinspect.core.errors import UsageError, UserCodeError
+from jxinspect.core.interrupts import reraise_if_stopping
+from jxinspect.core.vocabulary import STAGES, Stage
+from jxinspect.project.targets import describe_exception
 from jxinspect.tracer import seam
-from jxinspect.vocabulary import STAGES, Stage
 
 SHARD_MAP_KEYS = ("mesh", "in_specs", "out_specs", "axis_names", "check_vma")
 
@@ -269,7 +269,7 @@ def _kind(value: Any) -> str:
 def _leaf_paths(
     fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], options: dict[str, Any], stage: str
 ) -> list[tuple[str, Any]]:
-    from jxinspect.tracer import paths
+    from jxinspect.tracer.read import paths
 
     key = "static_broadcasted_argnums" if stage == "pmap" else "static_argnums"
     return paths.argument_leaves(

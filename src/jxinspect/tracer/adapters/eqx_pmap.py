@@ -19,7 +19,7 @@ from typing import Any
 
 from equinox import _vmap_pmap
 
-from jxinspect.errors import UsageError
+from jxinspect.core.errors import UsageError
 from jxinspect.tracer import seam
 from jxinspect.tracer.adapters import Adapted, unmapped
 

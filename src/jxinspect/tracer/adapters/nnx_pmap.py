@@ -26,9 +26,10 @@ from flax import nnx
 from flax.nnx import extract
 from flax.nnx.transforms import iteration
 
-from jxinspect.errors import UsageError
-from jxinspect.tracer import paths, seam
+from jxinspect.core.errors import UsageError
+from jxinspect.tracer import seam
 from jxinspect.tracer.adapters import Adapted, nnx_jit, unmapped
+from jxinspect.tracer.read import paths
 
 WRAPPER = "nnx.pmap"
 

@@ -23,7 +23,7 @@ from typing import Any
 from flax.nnx import extract
 from flax.nnx.transforms import compilation
 
-from jxinspect.errors import UsageError
+from jxinspect.core.errors import UsageError
 from jxinspect.tracer import seam
 from jxinspect.tracer.adapters import Adapted, nnx_jit, unmapped
 from jxinspect.tracer.adapters.nnx_pmap import _cell

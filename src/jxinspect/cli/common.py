@@ -1,0 +1,240 @@
+"""Plumbing shared by the command modules: output enums, where text goes, exit codes.
+
+Nothing here imports JAX.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+import traceback
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from jxinspect.core.errors import EXIT_INTERNAL, JxError, UsageError, internal_error
+from jxinspect.core.files import write_atomically
+from jxinspect.core.interrupts import watch_terminal
+from jxinspect.core.model import Report, at_or_above
+from jxinspect.core.program import TextRequest
+from jxinspect.core.vocabulary import FailOn, Partitioner, Platform, Stage
+from jxinspect.project.options import TargetOptions
+from jxinspect.render.common.escape import text as one_line
+
+
+class Format(str, enum.Enum):
+    text = "text"
+    json = "json"
+    html = "html"
+
+
+class Show(str, enum.Enum):
+    jaxpr = "jaxpr"
+    mlir = "mlir"
+    sharding = "sharding"
+    collectives = "collectives"
+
+
+class Dialect(str, enum.Enum):
+    stablehlo = "stablehlo"
+    hlo = "hlo"
+
+
+class Color(str, enum.Enum):
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
+def text_request(
+    show: list[Show],
+    format: Format,
+    dialect: Dialect | None,
+    debug_info: bool,
+    source: bool,
+    max_lines: int | None,
+) -> TextRequest | None:
+    """The program texts ``lower`` must keep for its views (``None``: none); the view
+    flags must come with a view that uses them."""
+    html = format is Format.html
+    jaxpr = html or (format is Format.text and Show.jaxpr in show)
+    module = html or (format is Format.text and Show.mlir in show)
+    if source and not jaxpr:
+        raise UsageError("--source labels jaxpr equations: add --show jaxpr or --format html")
+    for flag, given in (("--dialect", dialect is not None), ("--debug-info", debug_info)):
+        if given and not module:
+            raise UsageError(f"{flag} is about the module text: add --show mlir or --format html")
+    if max_lines is not None and max_lines < 1:
+        raise UsageError(f"--max-lines {max_lines}: give a number of lines, 1 or more")
+    if max_lines is not None and not (jaxpr or module):
+        raise UsageError(
+            "--max-lines cuts the jaxpr and module texts: add --show jaxpr, --show mlir or "
+            "--format html"
+        )
+    if not (jaxpr or module):
+        return None
+    return TextRequest(
+        jaxpr=jaxpr,
+        module=("hlo" if dialect is Dialect.hlo else "stablehlo") if module else None,
+        debug_info=debug_info,
+        source=source,
+    )
+
+
+def ints(flag: str, text: str | None) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    from jxinspect.project.spec import SpecError, parse_int_tuple
+
+    try:
+        return parse_int_tuple(text)
+    except SpecError as err:
+        raise UsageError(f"--{flag}: {err}") from None
+
+
+def names(flag: str, text: str | None) -> tuple[str, ...] | None:
+    if text is None:
+        return None
+    from jxinspect.project.spec import SpecError, parse_name_tuple
+
+    try:
+        return parse_name_tuple(text)
+    except SpecError as err:
+        raise UsageError(f"--{flag}: {err}") from None
+
+
+def render_report(
+    report: Report, format: Format, show: list[Show], color: bool, max_lines: int | None
+) -> str:
+    """A report as ``lower`` prints it: the format asked for, and in text its views."""
+    if format is Format.json:
+        from jxinspect.render.report import json as json_render
+
+        return json_render.render(report)
+    if format is Format.html:
+        from jxinspect.render.report import html
+
+        return html.render(report, max_lines)
+    from jxinspect.render.report import text as text_render
+
+    text = text_render.render(report, color=color)
+    if show:
+        from jxinspect.render.report import views
+
+        for what in show:
+            if what is Show.collectives:
+                from jxinspect.render.report import collectives
+
+                text += "\n" + collectives.render(report)
+                continue
+            text += f"\n── {what.value} ──\n" + views.render(report, what.value, color, max_lines)
+    return text
+
+
+def emit(text: str, output: Path | None) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        write_atomically(output, text)
+    except OSError as err:
+        raise UsageError(f"cannot write {output}: {err.strerror}") from None
+
+
+def use_color(color: Color, output: Path | None) -> bool:
+    if color is Color.always:
+        return True
+    return color is Color.auto and output is None and sys.stdout.isatty()
+
+
+def fails(severities: Iterable[str], fail_on: FailOn) -> bool:
+    return any(at_or_above(s, fail_on) for s in severities)
+
+
+def run_command(body: Callable[[], int], show_traceback: bool) -> None:
+    """Run a command body; errors become one line on stderr and their exit code (what
+    they quote from the user escaped, so a newline or ESC in it cannot add a line or
+    colour the terminal)."""
+    watch_terminal()
+    try:
+        code = body()
+    except JxError as err:
+        if show_traceback:
+            traceback.print_exc()
+        typer.echo(f"error: {one_line(err)}", err=True)
+        raise typer.Exit(err.exit_code) from None
+    except (typer.Exit, typer.Abort, KeyboardInterrupt):
+        raise
+    except Exception as err:  # a bug in jxinspect: say so, briefly
+        if show_traceback:
+            traceback.print_exc()
+        typer.echo(one_line(internal_error(err)), err=True)
+        raise typer.Exit(EXIT_INTERNAL) from None
+    raise typer.Exit(code)
+
+
+TracebackOpt = Annotated[
+    bool, typer.Option("--traceback", help="Show the full Python traceback on errors.")
+]
+
+
+# ---- the staging flags shared by `lower` and `diff-debug` ------------------------------
+
+ArgsOpt = Annotated[Optional[str], typer.Option(help='Example inputs: "f32[8,128], 3".')]
+KwargsOpt = Annotated[Optional[str], typer.Option(help='Keyword inputs: "scale=2.0".')]
+ArgsFromOpt = Annotated[
+    Optional[str], typer.Option(help="module:function returning args or (args, kwargs).")
+]
+ArgsFromRecordOpt = Annotated[
+    Optional[str],
+    typer.Option(help="FOLDER/NAME of `jxinspect record`: the inputs that run gave it."),
+]
+StageOpt = Annotated[Optional[Stage], typer.Option(help="Staging API (default jit).")]
+IntsOpt = Annotated[Optional[str], typer.Option(help='Argument positions: "1" or "0,2".')]
+NamesOpt = Annotated[Optional[str], typer.Option(help='Argument names: "n,mode".')]
+KeepUnusedOpt = Annotated[
+    Optional[bool], typer.Option("--keep-unused", help="Keep unused arguments in @main.")
+]
+DevicesOpt = Annotated[Optional[int], typer.Option(min=1, help="Simulate N CPU devices.")]
+MeshOpt = Annotated[Optional[str], typer.Option(help='Mesh axes: "data=2,model=4".')]
+InSpecsOpt = Annotated[
+    Optional[str], typer.Option(help="Input shardings (jit/pjit) or shard_map in_specs.")
+]
+OutSpecsOpt = Annotated[Optional[str], typer.Option(help="Output shardings or specs.")]
+AxisNameOpt = Annotated[Optional[str], typer.Option(help="pmap axis name.")]
+InAxesOpt = Annotated[Optional[str], typer.Option(help='pmap in_axes: "0, None".')]
+OutAxesOpt = Annotated[Optional[str], typer.Option(help='pmap out_axes: "None, 0".')]
+AbstractOpt = Annotated[
+    Optional[bool], typer.Option("--abstract", help="Use an AbstractMesh (no devices).")
+]
+PlatformOpt = Annotated[Optional[Platform], typer.Option(help="Lower for this platform.")]
+PartitionerOpt = Annotated[Optional[Partitioner], typer.Option()]
+ExplicitOpt = Annotated[
+    Optional[bool], typer.Option("--explicit", help="Explicit-sharding mesh axes.")
+]
+
+
+def target_options(flags: dict[str, Any]) -> TargetOptions:
+    """The staging flags among a command's parameters (``locals()``) as TargetOptions:
+    argnum lists and name lists parsed, choices turned into their values."""
+    values: dict[str, Any] = {}
+    for name in (
+        "args", "kwargs", "args_from", "keep_unused", "devices", "mesh", "in_specs",
+        "out_specs", "axis_name", "in_axes", "out_axes", "abstract", "explicit",
+    ):  # fmt: skip
+        values[name] = flags.get(name)
+    for name in ("static_argnums", "donate_argnums", "static_broadcasted_argnums"):
+        values[name] = ints(name.replace("_", "-"), flags.get(name))
+    for name in ("static_argnames", "donate_argnames"):
+        values[name] = names(name.replace("_", "-"), flags.get(name))
+    for name in ("stage", "platform", "partitioner"):
+        values[name] = flags.get(name)
+    given = TargetOptions(**values)
+    if flags.get("args_from_record"):
+        from jxinspect.record.folder import read_call
+
+        return given.merged_over(read_call(flags["args_from_record"]))
+    return given

@@ -1,0 +1,168 @@
+"""``jxinspect diff-debug BEFORE AFTER``: what changed in names, result paths, shardings and
+donation between two versions of a program, and exit 1 when it got worse.
+
+Importing this module does not import JAX; staging (both sides, one process) does.
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from jxinspect.cli.common import (
+    AbstractOpt,
+    ArgsFromOpt,
+    ArgsOpt,
+    AxisNameOpt,
+    Color,
+    DevicesOpt,
+    ExplicitOpt,
+    InAxesOpt,
+    InSpecsOpt,
+    IntsOpt,
+    KeepUnusedOpt,
+    KwargsOpt,
+    MeshOpt,
+    NamesOpt,
+    OutAxesOpt,
+    OutSpecsOpt,
+    PartitionerOpt,
+    PlatformOpt,
+    StageOpt,
+    TracebackOpt,
+    emit,
+    run_command,
+    target_options,
+    use_color,
+)
+from jxinspect.core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from jxinspect.core.vocabulary import FailOn
+from jxinspect.project.options import nearest
+from jxinspect.project.targets import user_prints_to_stderr
+from jxinspect.render.common.escape import text as one_line
+
+SIDE_HELP = (
+    "A .py file, module:function, file.py:function, a saved .json report, a .mlir file, "
+    "or a record folder (jxinspect record; compared function by function with another)."
+)
+
+
+class DiffFormat(str, enum.Enum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+def allowed_classes(values: list[str] | None) -> frozenset[str]:
+    """``--allow sharding --allow donation,pruned`` → the change classes, checked."""
+    from jxinspect.compare.diff import CHANGE_CLASSES
+
+    result = set()
+    for value in values or ():
+        for item in filter(None, (part.strip() for part in value.split(","))):
+            if item not in CHANGE_CLASSES:
+                raise UsageError(
+                    f"--allow: unknown class `{item}`{nearest(item, CHANGE_CLASSES)}; "
+                    f"known: {', '.join(CHANGE_CLASSES)}"
+                )
+            result.add(item)
+    return frozenset(result)
+
+
+def diff_debug(
+    before: Annotated[str, typer.Argument(help=SIDE_HELP)],
+    after: Annotated[str, typer.Argument(help=SIDE_HELP)],
+    function: Annotated[
+        Optional[list[str]],
+        typer.Option("--function", help="Compare this function of the .py files (repeatable)."),
+    ] = None,
+    args: ArgsOpt = None,
+    kwargs: KwargsOpt = None,
+    args_from: ArgsFromOpt = None,
+    stage: StageOpt = None,
+    static_argnums: IntsOpt = None,
+    static_argnames: NamesOpt = None,
+    donate_argnums: IntsOpt = None,
+    donate_argnames: NamesOpt = None,
+    keep_unused: KeepUnusedOpt = None,
+    devices: DevicesOpt = None,
+    mesh: MeshOpt = None,
+    in_specs: InSpecsOpt = None,
+    out_specs: OutSpecsOpt = None,
+    axis_name: AxisNameOpt = None,
+    in_axes: InAxesOpt = None,
+    out_axes: OutAxesOpt = None,
+    static_broadcasted_argnums: IntsOpt = None,
+    abstract: AbstractOpt = None,
+    platform: PlatformOpt = None,
+    partitioner: PartitionerOpt = None,
+    explicit: ExplicitOpt = None,
+    format: Annotated[DiffFormat, typer.Option("--format", "-f")] = DiffFormat.text,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o")] = None,
+    fail_on: Annotated[
+        FailOn,
+        typer.Option(
+            help="Exit 1 on regressions this severe (lost or degraded names "
+            "and paths, sharding changes and dropped donation are errors)."
+        ),
+    ] = "error",
+    allow: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            help="Accept a class of change: name, path, sharding, donation, pruned, "
+            "nested, finding, stage... (repeatable, or comma-separated)."
+        ),
+    ] = None,
+    color: Annotated[Color, typer.Option()] = Color.auto,
+    show_traceback: TracebackOpt = False,
+) -> None:
+    """Compare two versions of a program (Python, target, saved report or StableHLO): names
+    lost or degraded, result paths, shardings, donation, pruning and findings; exit 1 on a
+    regression at or above --fail-on."""
+
+    flags = dict(locals())
+
+    def body() -> int:
+        from jxinspect.compare.diff import DiffReport, Policy, diff_reports
+        from jxinspect.compare.sources import load_sides
+
+        policy = Policy(
+            fail_on=None if fail_on == "never" else fail_on,
+            allow=allowed_classes(allow),
+        )
+        given = target_options(flags)
+        with user_prints_to_stderr():
+            loaded = load_sides(before, after, given, tuple(function or ()))
+        for folder in loaded.incomplete:
+            typer.echo(
+                f"warning: {one_line(folder)}: the recorded run did not complete; "
+                "functions it had not lowered yet show as missing",
+                err=True,
+            )
+        diff = DiffReport(
+            before=before,
+            after=after,
+            targets=tuple(diff_reports(old, new, pair.name) for pair, old, new in loaded.reports),
+            policy=policy,
+            only_before=loaded.only_before,
+            only_after=loaded.only_after,
+        )
+        if format is DiffFormat.json:
+            from jxinspect.render.compare import json as diff_json
+
+            text = diff_json.render(diff)
+        elif format is DiffFormat.markdown:
+            from jxinspect.render.compare import markdown as diff_markdown
+
+            text = diff_markdown.render(diff)
+        else:
+            from jxinspect.render.compare import text as diff_text
+
+            text = diff_text.render(diff, color=use_color(color, output))
+        emit(text, output)
+        return EXIT_FINDINGS if diff.failed else EXIT_OK
+
+    run_command(body, show_traceback)

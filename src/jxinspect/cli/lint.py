@@ -1,0 +1,238 @@
+"""``jxinspect lint``: the CI gate. A thin layer over :func:`jxinspect.lint.run.run_lint`.
+
+The payload (in the chosen format) goes to stdout or ``-o FILE``; a progress bar and
+diagnostics go to stderr, the bar only when stderr is a terminal. Imports no JAX.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from jxinspect.cli.common import Color, TracebackOpt, emit, run_command, use_color
+from jxinspect.core.errors import UsageError
+from jxinspect.core.vocabulary import FailOn
+from jxinspect.lint.result import LintResult
+from jxinspect.render.common.escape import text as one_line
+
+
+class LintFormat(str, enum.Enum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+    junit = "junit"
+
+
+def codes(flag: str, text: str | None) -> tuple[str, ...] | None:
+    """``"JX102,JX2"`` → code prefixes, each checked against the known rules."""
+    if text is None:
+        return None
+    from jxinspect.project.options import nearest
+    from jxinspect.rules import RULES
+
+    known = tuple(rule.code for rule in RULES)
+    result = []
+    for item in filter(None, (part.strip().upper() for part in text.split(","))):
+        if not item.startswith("JX") or not any(code.startswith(item) for code in known):
+            raise UsageError(
+                f"--{flag}: unknown code {item!r}{nearest(item, known)}; known: " + ", ".join(known)
+            )
+        result.append(item)
+    return tuple(result)
+
+
+def render(result: LintResult, format: LintFormat, color: bool) -> str:
+    """The result in the chosen format."""
+    if format is LintFormat.json:
+        from jxinspect.render.lint import json as lint_json
+
+        return lint_json.render(result)
+    if format is LintFormat.sarif:
+        from jxinspect.render.lint import sarif
+
+        return sarif.render(result)
+    if format is LintFormat.github:
+        from jxinspect.render.lint import github
+
+        return github.render(result)
+    if format is LintFormat.junit:
+        from jxinspect.render.lint import junit
+
+        return junit.render(result)
+    from jxinspect.render.lint import text as lint_text
+
+    return lint_text.render(result, color=color)
+
+
+def lint(
+    paths: Annotated[
+        Optional[list[str]],
+        typer.Argument(
+            help="Files or folders to search for modules that declare JXINSPECT "
+            "(added to the configured targets)."
+        ),
+    ] = None,
+    config: Annotated[
+        Optional[Path],
+        typer.Option(help="jxinspect.yaml or pyproject.toml (default: found from here upward)."),
+    ] = None,
+    format: Annotated[LintFormat, typer.Option("--format", "-f")] = LintFormat.text,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o")] = None,
+    select: Annotated[
+        Optional[str], typer.Option(help='Run only these codes or prefixes: "JX1,JX201".')
+    ] = None,
+    ignore: Annotated[Optional[str], typer.Option(help='Skip these codes: "JX105".')] = None,
+    fail_on: Annotated[
+        Optional[FailOn], typer.Option(help="Exit 1 on new findings this severe (default error).")
+    ] = None,
+    exit_zero: Annotated[
+        bool, typer.Option("--exit-zero", help="Exit 0 even with failing findings.")
+    ] = False,
+    baseline: Annotated[
+        Optional[Path],
+        typer.Option(help="Baseline file (default: as configured, or jxinspect-baseline.json)."),
+    ] = None,
+    write_baseline: Annotated[
+        bool, typer.Option("--write-baseline", help="Record the current findings as accepted.")
+    ] = False,
+    jobs: Annotated[
+        Optional[int],
+        typer.Option(
+            "--jobs", "-j", min=1, help="Worker processes (default: the cores, at most 8)."
+        ),
+    ] = None,
+    timeout: Annotated[
+        Optional[float],
+        typer.Option(
+            min=0,
+            help="Seconds one target may take to stage; 0 for no limit "
+            "(default: as configured, or 300).",
+        ),
+    ] = None,
+    compile: Annotated[
+        Optional[bool],
+        typer.Option("--compile/--no-compile", help="Also compile (XLA's shardings, memory)."),
+    ] = None,
+    cache: Annotated[
+        Optional[bool],
+        typer.Option(
+            "--cache/--no-cache",
+            help="Reuse the reports of unchanged targets (default: as configured, on).",
+        ),
+    ] = None,
+    keep_workers: Annotated[
+        Optional[bool],
+        typer.Option(
+            "--keep-workers/--no-keep-workers",
+            help="Keep the workers, with JAX loaded, for the next run (they exit after 10 "
+            "idle minutes; default: as configured, off).",
+        ),
+    ] = None,
+    shard: Annotated[
+        Optional[str],
+        typer.Option(help="Stage only part K of N (K/N), for a CI job matrix; see lint-merge."),
+    ] = None,
+    records: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--records",
+            help="Judge the functions a record folder holds (jxinspect record) instead of "
+            "staging targets; a recording whose run did not complete fails (exit 3).",
+        ),
+    ] = None,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Say on stderr how each target was judged.")
+    ] = False,
+    color: Annotated[Color, typer.Option()] = Color.auto,
+    show_traceback: TracebackOpt = False,
+) -> None:
+    """Stage every configured or declared target and fail when debug info, shardings or
+    memory budgets regress. Exit 0 clean, 1 new findings at or above --fail-on, 2 usage
+    or configuration error, 3 a target failed (import, trace, exit, crash, timeout), 4
+    internal error, 130 interrupted. --exit-zero covers findings, never failed targets."""
+
+    def body() -> int:
+        from jxinspect.lint.run import LintRequest, run_lint
+        from jxinspect.lint.shards import parse_shard
+        from jxinspect.lint.workers.supervisor import default_jobs
+
+        request = LintRequest(
+            paths=tuple(paths or ()),
+            config=config,
+            select=codes("select", select),
+            ignore=codes("ignore", ignore) or (),
+            fail_on=fail_on,
+            baseline=baseline,
+            write_baseline=write_baseline,
+            jobs=jobs or default_jobs(),
+            timeout=timeout,
+            cache=cache,
+            keep_workers=keep_workers,
+            shard=parse_shard(shard) if shard is not None else None,
+            compile=compile,
+            progress=sys.stderr.isatty(),
+            traceback=show_traceback,
+            records=records,
+        )
+        result = run_lint(request)
+        if records is not None:
+            from jxinspect.record.folder import read_index
+
+            if not read_index(records).complete:
+                typer.echo(
+                    f"error: {one_line(str(records))}: the recorded run did not complete; "
+                    "its functions were judged, those it had not lowered yet were not "
+                    "(exit 3); record a run that completes",
+                    err=True,
+                )
+        if verbose:
+            for target in result.targets:
+                how = (
+                    "cached" if target.cached
+                    else f"failed ({target.error_kind})" if target.failed
+                    else f"staged in {target.seconds:.2f} s" if target.seconds is not None
+                    else "staged"
+                )  # fmt: skip
+                typer.echo(f"{one_line(target.name)}: {how}", err=True)
+        emit(render(result, format, use_color(color, output)), output)
+        if write_baseline:
+            size = result.baseline_size
+            typer.echo(
+                f"wrote {size} finding{'s' if size != 1 else ''} to the baseline "
+                f"{one_line(result.baseline)}",
+                err=True,
+            )
+        return result.exit_code(exit_zero)
+
+    run_command(body, show_traceback)
+
+
+def lint_merge(
+    parts: Annotated[
+        list[Path], typer.Argument(help="The JSON results of every part (lint --shard K/N).")
+    ],
+    format: Annotated[LintFormat, typer.Option("--format", "-f")] = LintFormat.text,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o")] = None,
+    exit_zero: Annotated[
+        bool, typer.Option("--exit-zero", help="Exit 0 even with failing findings.")
+    ] = False,
+    color: Annotated[Color, typer.Option()] = Color.auto,
+    show_traceback: TracebackOpt = False,
+) -> None:
+    """Combine the parts of a lint run split with --shard K/N into one result, in any
+    format, with the exit code one run would have given; say which part is missing or
+    overlaps."""
+
+    def body() -> int:
+        from jxinspect.lint.shards import merge, read_part
+
+        result = merge([(str(path), read_part(path)) for path in parts])
+        emit(render(result, format, use_color(color, output)), output)
+        return result.exit_code(exit_zero)
+
+    run_command(body, show_traceback)

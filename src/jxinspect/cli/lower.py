@@ -1,0 +1,122 @@
+"""``jxinspect lower``: stage one function and print its report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from jxinspect.cli.common import (
+    AbstractOpt,
+    ArgsFromOpt,
+    ArgsFromRecordOpt,
+    ArgsOpt,
+    AxisNameOpt,
+    Color,
+    DevicesOpt,
+    Dialect,
+    ExplicitOpt,
+    Format,
+    InAxesOpt,
+    InSpecsOpt,
+    IntsOpt,
+    KeepUnusedOpt,
+    KwargsOpt,
+    MeshOpt,
+    NamesOpt,
+    OutAxesOpt,
+    OutSpecsOpt,
+    PartitionerOpt,
+    PlatformOpt,
+    Show,
+    StageOpt,
+    TracebackOpt,
+    emit,
+    fails,
+    render_report,
+    run_command,
+    target_options,
+    text_request,
+    use_color,
+)
+from jxinspect.core.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USER_CODE
+from jxinspect.core.vocabulary import FailOn
+from jxinspect.project.targets import user_prints_to_stderr
+from jxinspect.render.common.escape import text as one_line
+
+
+def lower(
+    target: Annotated[str, typer.Argument(help="module:function or path/to/file.py:function")],
+    args: ArgsOpt = None,
+    kwargs: KwargsOpt = None,
+    args_from: ArgsFromOpt = None,
+    args_from_record: ArgsFromRecordOpt = None,
+    stage: StageOpt = None,
+    static_argnums: IntsOpt = None,
+    static_argnames: NamesOpt = None,
+    donate_argnums: IntsOpt = None,
+    donate_argnames: NamesOpt = None,
+    keep_unused: KeepUnusedOpt = None,
+    devices: DevicesOpt = None,
+    mesh: MeshOpt = None,
+    in_specs: InSpecsOpt = None,
+    out_specs: OutSpecsOpt = None,
+    axis_name: AxisNameOpt = None,
+    in_axes: InAxesOpt = None,
+    out_axes: OutAxesOpt = None,
+    static_broadcasted_argnums: IntsOpt = None,
+    abstract: AbstractOpt = None,
+    platform: PlatformOpt = None,
+    partitioner: PartitionerOpt = None,
+    explicit: ExplicitOpt = None,
+    format: Annotated[Format, typer.Option("--format", "-f")] = Format.text,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o")] = None,
+    show: Annotated[
+        Optional[list[Show]],
+        typer.Option(help="Also print the annotated jaxpr, module, or sharding pictures."),
+    ] = None,
+    dialect: Annotated[
+        Optional[Dialect], typer.Option(help="Module text: stablehlo (default) or hlo.")
+    ] = None,
+    debug_info: Annotated[
+        bool, typer.Option("--debug-info", help="Keep source locations in the module text.")
+    ] = False,
+    source: Annotated[
+        bool, typer.Option("--source", help="Show the user's file:line per jaxpr equation.")
+    ] = False,
+    max_lines: Annotated[
+        Optional[int], typer.Option(help="Cut the jaxpr and module texts to N lines.")
+    ] = None,
+    compile: Annotated[
+        bool, typer.Option("--compile", help="Also compile: chosen shardings, memory, collectives.")
+    ] = False,
+    fail_on: Annotated[FailOn, typer.Option(help="Exit 1 on findings this severe.")] = "never",
+    color: Annotated[Color, typer.Option()] = Color.auto,
+    show_traceback: TracebackOpt = False,
+) -> None:
+    """Stage a function and report each argument's name, each result's path, the shardings,
+    and every place JAX dropped or degraded that debug info."""
+
+    flags = dict(locals())
+
+    def body() -> int:
+        given = target_options(flags)
+        from jxinspect.pipeline import inspect_target
+
+        wants_compiled = compile or Show.collectives in (show or [])
+        request = text_request(show or [], format, dialect, debug_info, source, max_lines)
+        with user_prints_to_stderr():
+            report = inspect_target(target, given, keep_texts=request, compile=wants_compiled)
+        text = render_report(report, format, show or [], use_color(color, output), max_lines)
+        emit(text, output)
+        if report.reached == "traced" and report.error:
+            # the report (what tracing gave) is out; the user's code still failed to lower
+            if show_traceback and report.error_traceback:
+                typer.echo(report.error_traceback, err=True, nl=False)
+            typer.echo(f"error: lowering failed: {one_line(report.error)}", err=True)
+            return EXIT_USER_CODE
+        severities = [f.severity for f in report.findings]
+        return EXIT_FINDINGS if fails(severities, fail_on) else EXIT_OK
+
+    run_command(body, show_traceback)

@@ -1,0 +1,149 @@
+"""``jxinspect record -o FOLDER -- COMMAND`` and ``jxinspect show PATH``.
+
+Importing this module does not import JAX; ``record`` never does (the run does), and
+``show`` reads saved reports.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from jxinspect.cli.common import (
+    Color,
+    Format,
+    Show,
+    emit,
+    fails,
+    render_report,
+    run_command,
+    use_color,
+)
+from jxinspect.core.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USER_CODE, UsageError
+from jxinspect.core.vocabulary import FailOn
+from jxinspect.record import folder as records
+
+
+def record(
+    command: Annotated[
+        Optional[list[str]],
+        typer.Argument(help="The command to run, after --: python train.py --steps 2"),
+    ] = None,
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Folder for the records (replaced if one).")
+    ] = Path("jxinspect-record"),
+    only: Annotated[
+        Optional[list[str]], typer.Option("--only", help="Record only this function (repeat).")
+    ] = None,
+    stop_after: Annotated[
+        Optional[str],
+        typer.Option("--stop-after", help="End the run once this function is recorded."),
+    ] = None,
+    max_functions: Annotated[
+        Optional[int], typer.Option("--max-functions", min=1, help="Record at most N.")
+    ] = None,
+    compile: Annotated[
+        bool, typer.Option("--compile", help="Also compile each: what XLA chose.")
+    ] = False,
+) -> None:
+    """Run a command unchanged and record every function of yours that JAX lowers in it,
+    each as a report in FOLDER. The run's output and exit code are its own."""
+
+    def body() -> int:
+        from jxinspect.record import run as recording
+        from jxinspect.render.record import summary as record_summary
+
+        settings = records.RecordSettings(
+            only=tuple(only or ()),
+            stop_after=stop_after,
+            max_functions=max_functions,
+            compile=compile,
+        )
+        status, index = recording.run(list(command or ()), output, settings)
+        count = len(index.functions)
+        typer.echo(
+            f"jxinspect record: {count} function{'s' if count != 1 else ''} recorded in "
+            f"{output}; {record_summary.run_line(index)} (see `jxinspect show {output}`)",
+            err=True,
+        )
+        for line in record_summary.not_recorded(index):
+            typer.echo(f"note: {line}", err=True)
+        if count == 0 and status == 0:
+            raise_no_records(index, output)
+        return status
+
+    run_command(body, False)
+
+
+def raise_no_records(index: records.Index, output: Path) -> None:
+    """A run that succeeded without recording anything is not a recording."""
+    why = (
+        f"every function was left out by --only ({index.not_selected} lowerings)"
+        if index.not_selected
+        else "the run lowered no function of its own: is it a Python program that "
+        "imports JAX and calls a jit-compiled function?"
+    )
+    typer.echo(f"error: nothing recorded in {output}: {why}", err=True)
+    raise typer.Exit(EXIT_USER_CODE)
+
+
+def show(
+    path: Annotated[
+        str,
+        typer.Argument(help="A record folder, one function's folder in it, or a .json report."),
+    ],
+    format: Annotated[Format, typer.Option("--format", "-f")] = Format.text,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o")] = None,
+    show: Annotated[
+        Optional[list[Show]], typer.Option(help="Also draw sharding pictures (one function).")
+    ] = None,
+    fail_on: Annotated[FailOn, typer.Option(help="Exit 1 on findings this severe.")] = "never",
+    color: Annotated[Color, typer.Option()] = Color.auto,
+) -> None:
+    """Show a recording: a table of every recorded function, or one function's report."""
+
+    def body() -> int:
+        given = Path(path)
+        if records.is_record_folder(given):
+            return _show_folder(given, format, output, fail_on)
+        if records.is_record(given):
+            report = records.read_report(str(given / records.REPORT))
+        elif given.is_dir():
+            raise UsageError(
+                f"{path} is neither a record folder nor a recorded function's folder; "
+                f"make one with `jxinspect record -o {path} -- python your_script.py`"
+            )
+        else:
+            report = records.read_report(path)
+        views = show or []
+        kept: list[Show] = [v for v in views if v is Show.sharding]
+        if len(kept) != len(views):
+            raise UsageError(
+                "a saved report keeps no program text: --show sharding only "
+                "(stage it with `jxinspect lower` for --show jaxpr, mlir or collectives)"
+            )
+        emit(render_report(report, format, kept, use_color(color, output), None), output)
+        return EXIT_FINDINGS if fails([f.severity for f in report.findings], fail_on) else EXIT_OK
+
+    run_command(body, False)
+
+
+def _show_folder(folder: Path, format: Format, output: Optional[Path], fail_on: FailOn) -> int:
+    from jxinspect.render.record import summary as record_summary
+
+    if format is Format.html:
+        raise UsageError(
+            f"--format html shows one function: give {folder}/FUNCTION (see `jxinspect show "
+            f"{folder}` for their folders)"
+        )
+    index = records.read_index(folder)
+    reports = [
+        (entry, records.read_record(folder, entry), records.replay_problem(folder, entry))
+        for entry in index.functions
+    ]
+    render = record_summary.render_json if format is Format.json else record_summary.render
+    emit(render(str(folder), index, reports), output)
+    severities = [f.severity for _, report, _ in reports for f in report.findings]
+    return EXIT_FINDINGS if fails(severities, fail_on) else EXIT_OK

@@ -1,0 +1,337 @@
+"""The two sides of ``diff-debug``: what each input is, which targets pair up, and their
+reports, staged in one process.
+
+An input is a ``.py`` file or module (every function its ``JXINSPECT`` declares, or
+those named with ``--function``), a ``file.py:function`` / ``module:function`` target,
+a saved JSON report (``jxinspect lower --format json``, or one recorded function's
+folder), StableHLO text (``.mlir``), or a record folder (``jxinspect record``; compared
+with another, function by function).
+Everything that can be checked without JAX is checked first (files, JSON, pairing);
+then the simulated device count both sides need is set, once, before either is staged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from jxinspect.core.errors import UsageError
+from jxinspect.core.model import Report
+from jxinspect.project.options import TargetOptions
+from jxinspect.project.resolve import declared_functions, resolve
+from jxinspect.project.targets import DECLARATION, Target, load_module, parse_target
+from jxinspect.record.folder import (
+    KINDS_HELP,
+    REPORT,
+    Entry,
+    is_record,
+    is_record_folder,
+    read_index,
+    read_record,
+    read_report,
+)
+
+SourceKind = Literal["python", "target", "json", "mlir", "record"]
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input of ``diff-debug``, checked but not staged."""
+
+    text: str
+    """As given on the command line."""
+    kind: SourceKind
+    functions: tuple[str | None, ...]
+    """The functions it holds; ``(None,)`` for one program whose function is unnamed."""
+    target: Target | None = None
+    """``python`` and ``target`` inputs."""
+    report: Report | None = None
+    """``json`` inputs: the saved report."""
+    mlir_text: str | None = None
+    """``mlir`` inputs: the StableHLO text."""
+    folder: Path | None = None
+    """``record`` inputs: the record folder."""
+    entries: tuple[Entry, ...] = ()
+    """``record`` inputs: its recorded functions; ``functions`` holds their folders."""
+    complete: bool = True
+    """``record`` inputs: the recorded run ended by itself with exit 0."""
+
+    def entry(self, function: str | None) -> Entry:
+        """The recorded function whose folder is ``function``."""
+        return next(e for e in self.entries if e.folder == function)
+
+    def target_text(self, function: str | None) -> str:
+        """``file.py:function`` to stage."""
+        if self.kind == "target":
+            return self.text
+        assert self.target is not None and function is not None
+        return f"{self.target.module}:{function}"
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A target to compare: its label and the function on each side."""
+
+    name: str
+    before: str | None
+    after: str | None
+
+
+def _read(path: Path, text: str) -> str:
+    if path.is_dir():
+        raise UsageError(_folder_given(path, text))
+    if not path.is_file():
+        raise UsageError(f"no such file: {text}")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{text} is not a text file; {KINDS_HELP}") from None
+    except OSError as err:
+        raise UsageError(f"cannot read {text}: {err.strerror}") from None
+
+
+def _folder_given(path: Path, text: str) -> str:
+    """The error for a folder given where diff-debug takes one program or module."""
+    try:
+        example = next((p for p in sorted(path.iterdir()) if p.suffix == ".py"), None)
+    except OSError:
+        example = None
+    shown = str(example) if example is not None else str(path / "model.py")
+    return (
+        f"{text} is a folder; diff-debug compares two programs: give a .py file in it "
+        f"(e.g. {shown}), module:function, a .json report, a .mlir file or a record folder "
+        f"(`jxinspect lint {text}` checks every module in a folder)"
+    )
+
+
+def _kind_of(text: str) -> SourceKind:
+    path = Path(text)
+    if is_record_folder(path):
+        return "record"
+    if is_record(path):  # one recorded function: its saved report
+        return "json"
+    suffix = path.suffix.lower()
+    package = (
+        all(part.isidentifier() for part in text.split(".")) and (path / "__init__.py").is_file()
+    )
+    if path.is_dir() and not package:  # a package given by its name is a module
+        raise UsageError(_folder_given(path, text))
+    if suffix == ".json":
+        return "json"
+    if suffix in (".mlir", ".stablehlo"):
+        return "mlir"
+    if suffix != ".py" and path.is_file():
+        head = _read(path, text).lstrip()[:1]
+        return "json" if head in ("{", "[") else "mlir"
+    return "target" if parse_target(text).attribute else "python"
+
+
+def _python_functions(target: Target, text: str, functions: tuple[str, ...]) -> tuple[str, ...]:
+    if target.is_file and not Path(target.module).is_file():
+        raise UsageError(f"no such file: {target.module}")
+    names = functions or declared_functions(target)
+    if not names:
+        raise UsageError(
+            f"{text} declares no functions in {DECLARATION}; name one with "
+            f"{text}:FUNCTION or --function NAME"
+        )
+    return names
+
+
+def open_source(text: str, functions: tuple[str, ...] = ()) -> Source:
+    """Check one input and read what can be read without JAX."""
+    kind = _kind_of(text)
+    if kind == "record":
+        index = read_index(Path(text))
+        entries = tuple(index.functions)
+        return Source(
+            text,
+            kind,
+            tuple(e.folder for e in entries),
+            folder=Path(text),
+            entries=entries,
+            complete=index.complete,
+        )
+    if kind == "json":
+        report = read_report(str(Path(text) / REPORT) if Path(text).is_dir() else text)
+        name = report.target.rpartition(":")[2] or report.target
+        return Source(text, kind, (name,), report=report)
+    if kind == "mlir":
+        return Source(text, kind, (None,), mlir_text=_read(Path(text), text))
+    target = parse_target(text)
+    if kind == "target":
+        if target.is_file and not Path(target.module).is_file():
+            raise UsageError(f"no such file: {target.module}")
+        return Source(text, kind, (target.attribute,), target=target)
+    return Source(text, kind, _python_functions(target, text, functions), target=target)
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """The pairs to compare, and (record folders) the functions recorded on one side only."""
+
+    pairs: list[Pair]
+    only_before: tuple[str, ...] = ()
+    only_after: tuple[str, ...] = ()
+
+
+def _label(entry: Entry, entries: tuple[Entry, ...]) -> str:
+    """``step``, or ``step (f32[8], f32[8])`` when the run recorded it with several
+    input signatures."""
+    if sum(1 for e in entries if e.name == entry.name) > 1:
+        return f"{entry.name} ({entry.signature})"
+    return entry.name
+
+
+def pair_records(before: Source, after: Source) -> Pairing:
+    """Two record folders: each function by name and input signature; a name recorded
+    once on each side pairs even if its signature changed. The rest is listed."""
+    if before.kind != "record" or after.kind != "record":
+        folder, other = (before, after) if before.kind == "record" else (after, before)
+        raise UsageError(
+            f"{folder.text} is a record folder and {other.text} is not: compare two record "
+            f"folders, or one recorded function's folder (e.g. {folder.text}/"
+            f"{folder.functions[0] if folder.functions else 'NAME'}) with {other.text}"
+        )
+    old, new = list(before.entries), list(after.entries)
+    pairs: list[Pair] = []
+    for entry in list(old):
+        match = next(
+            (e for e in new if (e.name, e.signature) == (entry.name, entry.signature)), None
+        )
+        if match is not None:
+            pairs.append(Pair(_label(entry, before.entries), entry.folder, match.folder))
+            old.remove(entry)
+            new.remove(match)
+    for entry in list(old):
+        same = [e for e in new if e.name == entry.name]
+        once = [e for e in (*before.entries, *after.entries) if e.name == entry.name]
+        if len(same) == 1 and len(once) == 2:  # one entry of this name on each side
+            pairs.append(Pair(entry.name, entry.folder, same[0].folder))
+            old.remove(entry)
+            new.remove(same[0])
+    return Pairing(
+        pairs,
+        tuple(_label(e, before.entries) for e in old),
+        tuple(_label(e, after.entries) for e in new),
+    )
+
+
+def pair_targets(before: Source, after: Source) -> list[Pair]:
+    """Pair the targets: two single programs with each other; a single program with the
+    function of its name (or the only one) in a ``.py`` file; two ``.py`` files by name."""
+    old, new = before.functions, after.functions
+    if before.kind != "python" and after.kind != "python":
+        names = [n for n in (old[0], new[0]) if n]
+        label = " → ".join(dict.fromkeys(names)) if names else "@main"
+        return [Pair(label, old[0], new[0])]
+    if before.kind != "python" or after.kind != "python":
+        single, one, many = (
+            (old[0], before, after) if before.kind != "python" else (new[0], after, before)
+        )
+        listed = ", ".join(str(n) for n in many.functions)
+        if single is None and len(many.functions) == 1:
+            return [Pair(str(many.functions[0]), old[0], new[0])]
+        if single is None:
+            raise UsageError(
+                f"{one.text} holds one program but {many.text} declares "
+                f"{len(many.functions)} functions ({listed}); pick one with --function NAME"
+            )
+        if single not in many.functions:
+            raise UsageError(
+                f"`{single}` ({one.text}) is not among the functions {many.text} declares "
+                f"({listed}); pick one with --function NAME"
+            )
+        return [Pair(single, single, single)]
+    only_before = [n for n in old if n not in new]
+    only_after = [n for n in new if n not in old]
+    if only_before or only_after:
+        name, text = (only_before[0], before.text) if only_before else (only_after[0], after.text)
+        raise UsageError(
+            f"`{name}` is declared only in {text}: declare it on both sides, "
+            "or compare one function with --function NAME"
+        )
+    return [Pair(str(n), n, n) for n in old]
+
+
+def _needed_devices(target_text: str, given: TargetOptions) -> int:
+    """Devices a target asks for (``devices``, or a concrete mesh's size); 0 for none."""
+    resolved = resolve(target_text, given)
+    if resolved.declared_at_import:
+        resolved = resolved.imported(load_module(resolved.target))
+    return resolved.devices_needed
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """Each pair's before and after report, and what only one side recorded."""
+
+    reports: list[tuple[Pair, Report, Report]]
+    only_before: tuple[str, ...] = ()
+    only_after: tuple[str, ...] = ()
+    incomplete: tuple[str, ...] = ()
+    """The record folders whose run did not end by itself with exit 0."""
+
+
+def load_reports(
+    before_text: str,
+    after_text: str,
+    given: TargetOptions,
+    functions: tuple[str, ...] = (),
+) -> list[tuple[Pair, Report, Report]]:
+    """Each pair's before and after report; both sides staged in this process."""
+    return load_sides(before_text, after_text, given, functions).reports
+
+
+def load_sides(
+    before_text: str,
+    after_text: str,
+    given: TargetOptions,
+    functions: tuple[str, ...] = (),
+) -> Loaded:
+    """:func:`load_reports`, with the functions one record folder holds and the other
+    does not."""
+    before, after = open_source(before_text, functions), open_source(after_text, functions)
+    if functions and "python" not in (before.kind, after.kind):
+        raise UsageError(
+            "--function picks functions from .py files or modules; "
+            f"{before_text} and {after_text} already name theirs"
+        )
+    if "record" in (before.kind, after.kind):
+        pairing = pair_records(before, after)
+    else:
+        pairing = Pairing(pair_targets(before, after))
+    pairs = pairing.pairs
+    staged = [
+        source.target_text(function)
+        for pair in pairs
+        for source, function in ((before, pair.before), (after, pair.after))
+        if source.kind in ("python", "target")
+    ]
+    if staged:
+        devices = given.devices or max(_needed_devices(t, given) for t in staged)
+        if devices > 1:
+            given = replace(given, devices=devices)
+
+    def report(source: Source, function: str | None) -> Report:
+        if source.report is not None:
+            return source.report
+        if source.folder is not None:
+            return read_record(source.folder, source.entry(function))
+        if source.mlir_text is not None:
+            from jxinspect.rules import run_checks
+            from jxinspect.tracer.read.stablehlo import report_from_text
+
+            made = report_from_text(source.mlir_text, source.text)
+            return made.with_findings(run_checks(made))
+        from jxinspect.pipeline import inspect_target
+
+        return inspect_target(source.target_text(function), given)
+
+    return Loaded(
+        [(pair, report(before, pair.before), report(after, pair.after)) for pair in pairs],
+        pairing.only_before,
+        pairing.only_after,
+        tuple(s.text for s in (before, after) if not s.complete),
+    )

@@ -1,0 +1,39 @@
+"""Sizes and array types as people read them: for renderers, rules and diffs alike."""
+
+from __future__ import annotations
+
+from jxinspect.core.dtypes import short_name
+
+NOT_RECORDED = "not recorded"
+
+
+def recorded(value: str | None) -> str:
+    """A fact as shown to a person: ``not recorded`` when the source did not say."""
+    return NOT_RECORDED if value is None else value
+
+
+def human_bytes(count: int | None) -> str:
+    """``1536`` → ``1.5 KiB``; ``None`` (a symbolic size) → ``?``."""
+    if count is None:
+        return "? B"
+    size = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{count} B"
+
+
+def type_text(shape: tuple[int, ...], dtype: str) -> str:
+    """``f32[8,128]``, as a jaxpr prints it."""
+    return f"{short_name(dtype)}[{','.join(str(d) for d in shape)}]"
+
+
+def source_parts(source: str | None) -> tuple[str | None, str | None, int | None]:
+    """``(name, file, line)`` of JAX's ``step at /path/train.py:12``; ``None`` for each
+    part it does not say."""
+    name, sep, where = (source or "").rpartition(" at ")
+    if not sep:
+        return None, None, None
+    file, _, line = where.rpartition(":")
+    return name or None, file or None, int(line) if line.isdigit() else None

@@ -1,0 +1,139 @@
+"""The lint baseline: findings a project has accepted, so only new ones fail the build.
+
+Entries are keyed by target, code and leaf path, never by line number, so an edit above
+a function does not churn the file; a count covers findings that share a key (several
+nested jaxprs, say). The file is sorted JSON::
+
+    {"schema": "jxinspect.baseline/1",
+     "findings": [{"target": "models/mlp.py:predict", "code": "JX102",
+                   "path": "params['w']", "count": 1}]}
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from jxinspect.core.errors import UsageError
+from jxinspect.project.sourcefile import undecodable
+
+SCHEMA = "jxinspect.baseline/1"
+
+Key = tuple[str, str, str]
+"""(target, code, leaf path or ``""``)."""
+
+
+def make_key(target: str, code: str, path: str | None) -> Key:
+    return (target, code, path or "")
+
+
+REWRITE = "rerun the same `jxinspect lint` command with --write-baseline to replace it"
+"""What fixes an unreadable baseline: ``--write-baseline`` does not read the old file
+when it cannot (see :func:`read_baseline`), so this works for every error below."""
+
+
+def read_baseline(path: Path, name: str, replacing: bool = False) -> Counter[Key]:
+    """The entries of a baseline file (``name`` is how errors show its path).
+
+    Anything but a baseline this version wrote is a :class:`UsageError` (exit 2) of one
+    line saying what is wrong. With ``replacing`` (``--write-baseline``), a file that
+    cannot be read as a baseline is no error: it is about to be replaced, so it holds
+    nothing to keep."""
+    try:
+        return _read(path, name)
+    except UsageError:
+        if replacing and path.is_file():
+            return Counter()
+        raise
+
+
+def _read(path: Path, name: str) -> Counter[Key]:
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        raise UsageError(f"cannot read the baseline {name}: {err.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line, byte = undecodable(raw, err)
+        raise UsageError(
+            f"{name}:{line}: the baseline is not JSON text (byte {byte} is not UTF-8); {REWRITE}"
+        ) from None
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise UsageError(
+            f"{name}:{err.lineno}: the baseline is not JSON: {err.msg}; {REWRITE}"
+        ) from None
+    except ValueError:  # an integer of more than 4,300 digits
+        raise UsageError(
+            f"{name}: the baseline holds a number too long to read; {REWRITE}"
+        ) from None
+    except RecursionError:
+        raise UsageError(
+            f"{name}: the baseline is nested too deeply to be one; {REWRITE}"
+        ) from None
+    if not isinstance(data, dict):
+        raise UsageError(
+            f"{name}: not a jxinspect baseline (the file holds {_json_kind(data)}, expected an "
+            f'object with "schema": "{SCHEMA}"); {REWRITE}'
+        )
+    schema = data.get("schema")
+    if schema != SCHEMA:
+        found = f"its schema is {_short(schema)}" if "schema" in data else "it has no schema"
+        newer = isinstance(schema, str) and schema.startswith(SCHEMA.rpartition("/")[0] + "/")
+        hint = "; another version of jxinspect wrote it: use that one, or " if newer else "; "
+        raise UsageError(
+            f'{name}: not a jxinspect baseline this version reads ({found}, expected "{SCHEMA}")'
+            f"{hint}{REWRITE}"
+        )
+    findings = data.get("findings", [])
+    if not isinstance(findings, list):
+        raise UsageError(f"{name}: findings must be a list, got {_json_kind(findings)}; {REWRITE}")
+    counts: Counter[Key] = Counter()
+    for index, entry in enumerate(findings):
+        where = f"{name}: findings[{index}]"
+        if not isinstance(entry, dict):
+            raise UsageError(f"{where} must be an object, got {_json_kind(entry)}; {REWRITE}")
+        for field in ("target", "code"):
+            if not isinstance(entry.get(field), str):
+                got = f"got {_json_kind(entry[field])}" if field in entry else "missing"
+                raise UsageError(f"{where}.{field} must be a string ({got}); {REWRITE}")
+        leaf = entry.get("path")
+        if leaf is not None and not isinstance(leaf, str):
+            raise UsageError(
+                f"{where}.path must be a string or null, got {_json_kind(leaf)}; {REWRITE}"
+            )
+        count = entry.get("count", 1)
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            raise UsageError(
+                f"{where}.count must be a whole number of at least 1, got {_short(count)}; "
+                f"{REWRITE}"
+            )
+        counts[make_key(entry["target"], entry["code"], leaf)] += count
+    return counts
+
+
+def _json_kind(value: Any) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "true or false"}
+    return "null" if value is None else names.get(type(value), "a number")
+
+
+def _short(value: Any) -> str:
+    kind = _json_kind(value)
+    text = {"an object": "{...}", "a list": "[...]"}.get(kind) or json.dumps(
+        value, ensure_ascii=False
+    )
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def render_baseline(counts: Counter[Key]) -> str:
+    """The baseline file's text: entries sorted, no timestamps, so it diffs cleanly."""
+    findings = [
+        {"target": target, "code": code, "path": path or None, "count": count}
+        for (target, code, path), count in sorted(counts.items())
+        if count > 0
+    ]
+    return json.dumps({"schema": SCHEMA, "findings": findings}, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,678 @@
+"""``jxinspect lint``: stage every target of a project, judge them, compare with a baseline.
+
+1. **Plan** (no JAX): targets come from the configuration and from modules under the
+   given paths that declare ``JXINSPECT`` (read from the source, nothing imported). Each
+   gets its options (config entry over declaration over ``defaults``) and its policy
+   (select/ignore/severity/budgets, per-target overrides over the global ones).
+2. **Devices**: JAX fixes the CPU device count when its backend starts, so the most any
+   target needs is simulated once in each worker, before any user module is imported.
+3. **Stage**: never in this process. :mod:`jxinspect.lint.workers.supervisor` runs ``jobs`` worker
+   processes (one with ``--jobs 1``) that send back ``Report.to_dict()``. A target that
+   fails to import, trace or build its inputs, exits, crashes or times out is reported
+   as failed; the others still run, and a run with a failed target never exits 0.
+4. **Judge**: rules with each target's settings, then select/ignore/severity, then the
+   baseline (keyed by target, code and leaf path, never by line).
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import fnmatch
+import os
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+from jxinspect._version import __version__
+from jxinspect.core.errors import JxError, UsageError, error_kind
+from jxinspect.core.files import write_atomically
+from jxinspect.core.model import Finding
+from jxinspect.core.settings import Settings
+from jxinspect.lint.baseline import Key, make_key, read_baseline, render_baseline
+from jxinspect.lint.cache import Cache
+from jxinspect.lint.result import (
+    GoneEntry,
+    LintFinding,
+    LintResult,
+    RuleInfo,
+    ShardInfo,
+    TargetResult,
+)
+from jxinspect.lint.shards import Shard, partition, shard_info
+from jxinspect.lint.workers.supervisor import (
+    DEFAULT_TIMEOUT_S,
+    Interrupted,
+    KeepWorkers,
+    Outcome,
+    Supervisor,
+)
+from jxinspect.project.config import Config, Policy, TargetEntry, find_config, load_config
+from jxinspect.project.declarations import (
+    Declaration,
+    definition_line,
+    parse_module,
+    static_declaration,
+)
+from jxinspect.project.options import NO_OPTIONS
+from jxinspect.project.resolve import Resolved, resolve
+from jxinspect.project.sourcefile import search_text
+from jxinspect.project.targets import DECLARATION, parse_target
+from jxinspect.record.folder import Entry, read_index, read_record, target_name
+from jxinspect.rules import RULES, run_checks
+
+DEFAULT_BASELINE = "jxinspect-baseline.json"
+T = TypeVar("T")
+SKIP_DIRS = {"__pycache__", "node_modules", "site-packages"}
+
+
+@dataclass(frozen=True)
+class LintRequest:
+    """What the command line asks for; ``None`` means "as configured"."""
+
+    paths: tuple[str, ...] = ()
+    config: Path | None = None
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
+    fail_on: str | None = None
+    baseline: Path | None = None
+    write_baseline: bool = False
+    jobs: int = 1
+    compile: bool | None = None
+    progress: bool = False
+    traceback: bool = False
+    timeout: float | None = None
+    """Seconds one target may take (0: no limit); ``None``: as configured, or the default."""
+    cache: bool | None = None
+    """Reuse unchanged targets' reports; ``None``: as configured (on by default)."""
+    shard: Shard | None = None
+    """Stage only this part of the targets (``--shard K/N``)."""
+    records: Path | None = None
+    """Judge the reports of this record folder (``jxinspect record``) instead of staging."""
+    keep_workers: bool | None = None
+    """Keep the workers for the next run; ``None``: as configured (off by default)."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """One target to stage; plain data, so it can be sent to a worker process."""
+
+    name: str
+    resolved: Resolved
+    """The target (an absolute path for files) and its layered options."""
+    settings: Settings
+    compile: bool
+    group: str
+    """The module's source file: a worker that imported it gets its other targets."""
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A target with everything needed to stage and judge it."""
+
+    name: str
+    policy: Policy
+    file: str | None
+    line: int | None
+    job: Job | None = None
+    error: str | None = None
+    """Why it cannot be staged at all (a bad declaration); then ``job`` is ``None``."""
+    error_kind: str = "usage"
+
+
+def _once(store: dict[Path, T | JxError], key: Path, make: Callable[[Path], T]) -> T:
+    """``make(key)``, or the same error again, computed once per key."""
+    if key not in store:
+        try:
+            store[key] = make(key)
+        except JxError as err:
+            store[key] = err
+    found = store[key]
+    if isinstance(found, JxError):
+        raise found
+    return found
+
+
+class _Planner:
+    """Turns the configuration and the paths into :class:`Planned` targets."""
+
+    def __init__(self, config: Config, request: LintRequest) -> None:
+        self.config, self.request, self.root = config, request, config.root
+        self.trees: dict[Path, ast.Module | JxError] = {}
+        self.declarations: dict[Path, Declaration | None | JxError] = {}
+        self.real: dict[Path, Path] = {}
+
+    def resolved(self, path: Path) -> Path:
+        """``path.resolve()``, once per path (planning asks for each several times)."""
+        if path not in self.real:
+            self.real[path] = path.resolve()
+        return self.real[path]
+
+    def display(self, path: Path) -> str:
+        try:
+            return self.resolved(path).relative_to(self.root).as_posix()
+        except ValueError:
+            return str(self.resolved(path))
+
+    def tree(self, path: Path) -> ast.Module:
+        """The module's syntax tree, parsed once."""
+        return _once(self.trees, self.resolved(path), parse_module)
+
+    def declaration(self, path: Path) -> Declaration | None:
+        """The module's declaration, read once from its source (the resolver's reader)."""
+        return _once(self.declarations, self.resolved(path),
+                     lambda key: static_declaration(key, self.tree(key)))  # fmt: skip
+
+    def policy(self, entry: TargetEntry | None) -> Policy:
+        policy = entry.override.apply(self.config.policy) if entry else self.config.policy
+        request = self.request
+        return replace(
+            policy,
+            select=request.select if request.select is not None else policy.select,
+            ignore=policy.ignore + request.ignore,
+            compile=request.compile if request.compile is not None else policy.compile,
+        )
+
+    def plan(self) -> list[Planned]:
+        planned: dict[str, Planned] = {}
+        for entry in self.config.targets:
+            for item in self.from_entry(entry):
+                planned[item.name] = item
+        for path in self.discover():
+            for item in self.from_file(path, None, None):
+                planned.setdefault(item.name, item)
+        return [planned[name] for name in sorted(planned)]
+
+    def discover(self) -> Iterator[Path]:
+        """Modules that mention JXINSPECT under the given (or configured) paths."""
+        request, config = self.request, self.config
+        if request.paths:
+            roots = [Path(p) for p in request.paths]
+        elif config.paths:
+            roots = [self.root / p for p in config.paths]
+        elif config.targets:
+            return
+        else:
+            roots = [self.root]
+        seen: set[Path] = set()
+        for start in roots:
+            if not start.exists():
+                raise UsageError(f"no such file or folder: {start}")
+            files = [start] if start.is_file() else self._walk(start)
+            for path in files:
+                resolved = self.resolved(path)
+                if resolved in seen or any(
+                    fnmatch.fnmatch(self.display(path), pattern) for pattern in config.exclude
+                ):
+                    continue
+                seen.add(resolved)
+                text = search_text(path)  # as Python decodes it; planning says what is wrong
+                if text is not None and DECLARATION in text:
+                    yield path
+
+    def _walk(self, folder: Path) -> list[Path]:
+        found = []
+        for current, dirs, files in os.walk(folder):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
+            found += [Path(current) / f for f in sorted(files) if f.endswith(".py")]
+        return found
+
+    def from_entry(self, entry: TargetEntry) -> list[Planned]:
+        target = parse_target(entry.target)
+        if target.is_file:
+            return self.from_file(self.root / target.module, target.attribute, entry)
+        policy = self.policy(entry)
+        if target.attribute is None:
+            return [
+                Planned(
+                    entry.target,
+                    policy,
+                    None,
+                    entry.line,
+                    error="name the function: module:function",
+                    error_kind="usage",
+                )
+            ]
+        try:
+            source = target.source_path
+        except Exception as err:  # importing a parent package can fail in any way
+            error = f"cannot find module {target.module}: {type(err).__name__}: {err}"
+            return [Planned(target.text, policy, None, None, error=error, error_kind="user-code")]
+        return [self.planned(target.text, target.text, source, target.attribute, entry)]
+
+    def from_file(
+        self, path: Path, attribute: str | None, entry: TargetEntry | None
+    ) -> list[Planned]:
+        name = self.display(path)
+        policy = self.policy(entry)
+        if attribute is None:
+            try:
+                declaration = self.declaration(path)
+            except JxError as err:
+                return [
+                    Planned(name, policy, name, None, error=str(err), error_kind=error_kind(err))
+                ]
+            attributes = list(declaration.functions if declaration else ())
+            if not attributes and entry is not None:
+                error = f"{name} declares no {DECLARATION}; name the function: {name}:FUNCTION"
+                return [Planned(name, policy, name, entry.line, error=error)]
+        else:
+            attributes = [attribute]
+        text = str(self.resolved(path))
+        return [self.planned(f"{name}:{a}", f"{text}:{a}", path, a, entry) for a in attributes]
+
+    def planned(
+        self, name: str, text: str, source: Path | None, attribute: str, entry: TargetEntry | None
+    ) -> Planned:
+        policy = self.policy(entry)
+        file = self.display(source) if source else None
+        line = None
+        try:
+            if source is not None and source.is_file():
+                line = definition_line(self.tree(source), attribute)
+            resolved = resolve(
+                text,
+                entry.options if entry is not None else NO_OPTIONS,
+                self.config.defaults,
+                read=self.declaration,
+            )
+        except JxError as err:
+            return Planned(name, policy, file, line, error=str(err), error_kind=error_kind(err))
+        job = Job(name, resolved, policy.settings, policy.compile, str(source or text))
+        return Planned(name, policy, file, line, job=job)
+
+
+def devices_needed(jobs: list[Job]) -> int | None:
+    """The most CPU devices any target asks for (``devices``, or a concrete mesh's size);
+    a target with a bad mesh says so when it is staged."""
+    most = None
+    for job in jobs:
+        with contextlib.suppress(UsageError):
+            count = job.resolved.devices_needed
+            if count and (most is None or count > most):
+                most = count
+    return most
+
+
+class _Progress:
+    """A transient progress bar on stderr (only when asked: stderr is a terminal), shown
+    while there is something to stage; targets can be added once it runs."""
+
+    def __init__(self, enabled: bool, stack: contextlib.ExitStack) -> None:
+        self.enabled, self.stack = enabled, stack
+        self.bar: Any = None
+        self.task: Any = None
+
+    def more(self, count: int) -> None:
+        """``count`` more targets to stage."""
+        if not self.enabled or count == 0:
+            return
+        if self.bar is None:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+            self.bar = self.stack.enter_context(
+                Progress(
+                    TextColumn("staging"),
+                    BarColumn(),
+                    MofNCompleteColumn(),
+                    console=Console(stderr=True),
+                    transient=True,
+                )
+            )
+            self.task = self.bar.add_task("staging", total=count)
+        else:
+            self.bar.update(self.task, total=self.bar.tasks[0].total + count)
+
+    def done(self, count: int) -> None:
+        if self.bar is not None:
+            self.bar.advance(self.task, count)
+
+
+@contextlib.contextmanager
+def _progress(total: int, enabled: bool) -> Iterator[_Progress]:
+    with contextlib.ExitStack() as stack:
+        progress = _Progress(enabled, stack)
+        progress.more(total)
+        yield progress
+
+
+class _Judge:
+    """Findings → :class:`TargetResult`: policy, relative paths, the baseline."""
+
+    def __init__(self, root: Path) -> None:
+        self.prefixes = sorted(
+            {f"{root}{os.sep}", f"{root.resolve()}{os.sep}"}, key=len, reverse=True
+        )
+        self.root = root
+
+    def text(self, value: str | None) -> str | None:
+        if value is None:
+            return None
+        for prefix in self.prefixes:
+            value = value.replace(prefix, "")
+        return value
+
+    def path(self, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            return Path(value).resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return value
+
+    def result(self, planned: Planned, outcome: Outcome | None) -> TargetResult:
+        if planned.error is not None:
+            return TargetResult(
+                planned.name,
+                planned.file,
+                planned.line,
+                error=self.text(planned.error),
+                error_kind=planned.error_kind,
+            )
+        assert outcome is not None
+        if outcome.report is None:
+            return TargetResult(
+                planned.name,
+                planned.file,
+                planned.line,
+                error=self.text(outcome.error),
+                error_kind=outcome.kind,
+                seconds=outcome.seconds,
+            )
+        # what judging reads of the report, as Report.from_dict reads it (the report's
+        # inputs, outputs and jaxprs, thousands of leaves in a large model, are not read)
+        report = outcome.report
+        policy = planned.policy
+        findings = tuple(
+            LintFinding(
+                code=f.code,
+                severity=policy.severity_of(f.code, f.severity),
+                message=self.text(f.message) or "",
+                path=f.path,
+                file=self.path(f.file) or planned.file,
+                line=f.line or planned.line,
+            )
+            for f in map(Finding.from_dict, report.get("findings", []))
+            if policy.enabled(f.code)
+        )
+        return TargetResult(
+            name=planned.name,
+            file=self.path(report.get("file")) or planned.file,
+            line=report.get("line") or planned.line,
+            function=self.text(report.get("function")),
+            reached=report["reached"],
+            findings=findings,
+            cached=outcome.cached,
+            seconds=outcome.seconds,
+        )
+
+
+def _apply_baseline(
+    targets: list[TargetResult], planned: dict[str, Planned], baseline: Counter[Key]
+) -> tuple[list[TargetResult], list[GoneEntry]]:
+    remaining = Counter(baseline)
+    judged = []
+    for target in targets:
+        findings = []
+        for finding in target.findings:
+            key = make_key(target.name, finding.code, finding.path)
+            seen = remaining[key] > 0
+            if seen:
+                remaining[key] -= 1
+            findings.append(replace(finding, baselined=seen))
+        judged.append(replace(target, findings=tuple(findings)))
+    ran = {t.name for t in targets if not t.failed}
+    gone = [
+        GoneEntry(name, code, path or None, count)
+        for (name, code, path), count in sorted(remaining.items())
+        if count > 0 and name in ran and planned[name].policy.enabled(code)
+    ]
+    return judged, gone
+
+
+def _rules(policy: Policy) -> tuple[RuleInfo, ...]:
+    return tuple(
+        RuleInfo(
+            rule.code, policy.severity_of(rule.code, rule.severity), rule.summary, rule.explanation
+        )
+        for rule in RULES
+    )
+
+
+def load(request: LintRequest) -> Config:
+    """The configuration asked for, found, or an empty one rooted at the working folder."""
+    path = request.config or find_config(Path.cwd())
+    if request.config is not None and not request.config.is_file():
+        raise UsageError(f"no such configuration file: {request.config}")
+    if path is None:
+        return Config(path=None, root=Path.cwd().resolve())
+    return load_config(path)
+
+
+def run_lint(request: LintRequest) -> LintResult:
+    """Plan, stage, judge; with ``write_baseline``, record every finding as accepted."""
+    config = load(request)
+    if request.records is not None:
+        return _run_records(request, config, request.records)
+    root = config.root
+    timeout = next(t for t in (request.timeout, config.timeout, DEFAULT_TIMEOUT_S) if t is not None)
+    supervisor = Supervisor(
+        request.jobs, root, timeout or None, request.traceback, _keep_workers(request, config)
+    )
+    supervisor.prestart()  # it imports JAX while the targets are planned
+    if str(root) not in sys.path:  # module targets (pkg.module:function) resolve from the root
+        sys.path.insert(0, str(root))
+    try:
+        return _run(request, config, supervisor)
+    finally:
+        supervisor.close()
+
+
+def _keep_workers(request: LintRequest, config: Config) -> KeepWorkers | None:
+    """Where kept workers of this environment wait, and for how long; ``None`` when off
+    (or where they cannot be kept: off Linux, or the cache folder cannot be made)."""
+    keep = config.keep_workers if request.keep_workers is None else request.keep_workers
+    if not keep:
+        return None
+    from jxinspect.lint.cache import environment, prepare_folder
+    from jxinspect.lint.workers import kept as kept_workers
+
+    if not kept_workers.available():
+        return None
+    try:
+        folder = prepare_folder(config.root) / "workers"
+    except OSError:
+        return None
+    configured = config.keep_workers  # the flag turns it on; the idle time is configured
+    idle = configured if not isinstance(configured, bool) else kept_workers.DEFAULT_IDLE_S
+    return KeepWorkers(folder / kept_workers.environment_key(environment()), idle)
+
+
+@dataclass(frozen=True)
+class _Baseline:
+    path: Path
+    name: str | None
+    counts: Counter[Key]
+
+
+def _read_baseline(request: LintRequest, config: Config, judge: _Judge) -> _Baseline:
+    path = request.baseline or (config.root / (config.baseline or DEFAULT_BASELINE))
+    name = judge.path(str(path))
+    counts: Counter[Key] = Counter()
+    if path.is_file():
+        counts = read_baseline(path, name or str(path), replacing=request.write_baseline)
+    elif request.baseline is not None and not request.write_baseline:
+        raise UsageError(f"no such baseline: {request.baseline} (create it with --write-baseline)")
+    return _Baseline(path, name, counts)
+
+
+def _record_names(entries: list[Entry]) -> list[str]:
+    """Each recorded function's lint target name: ``train.py:step``, with its input
+    signature when the run recorded the name with several."""
+    names = [target_name(e) for e in entries]
+    return [
+        f"{name} [{e.signature}]" if names.count(name) > 1 else name
+        for name, e in zip(names, entries)
+    ]
+
+
+def _run_records(request: LintRequest, config: Config, folder: Path) -> LintResult:
+    """Judge every function of a record folder: its saved report, the rules run again
+    with the configured settings; nothing staged. A run that did not complete is a failed
+    target (the functions it had not lowered yet were never judged)."""
+    given = [f for f, on in (("paths", request.paths), ("--shard", request.shard)) if on]
+    if given:
+        raise UsageError(f"--records judges a record folder; drop {' and '.join(given)}")
+    index = read_index(folder)
+    if not index.functions and index.complete:
+        raise UsageError(f"no targets: the record folder {folder} holds no recorded function")
+    judge = _Judge(config.root)
+    baseline = _read_baseline(request, config, judge)
+    policy = _Planner(config, request).policy(None)
+    planned: list[Planned] = []
+    outcomes: dict[str, Outcome] = {}
+    for name, entry in zip(_record_names(index.functions), index.functions):
+        report = read_record(folder, entry)
+        report = report.with_findings(run_checks(report, policy.settings))
+        planned.append(Planned(name, policy, None, None))
+        outcomes[name] = Outcome(report.to_dict())
+    failed = []
+    if not index.complete:
+        ended = (
+            "is still running or was killed"
+            if index.exit_code is None
+            else f"ended with signal {-index.exit_code}"
+            if index.exit_code < 0
+            else f"exited with code {index.exit_code}"
+        )
+        failed.append(
+            TargetResult(
+                str(folder),
+                None,
+                None,
+                error=f"the recorded run did not complete (it {ended}): the functions it "
+                "had not lowered yet were not judged; record a run that completes",
+                error_kind="user-code",
+            )
+        )
+    return _finish(request, config, judge, baseline, planned, outcomes, failed=failed)
+
+
+def _run(request: LintRequest, config: Config, supervisor: Supervisor) -> LintResult:
+    root = config.root
+    planner = _Planner(config, request)
+    planned = planner.plan()
+    if not planned:
+        where = " or ".join(request.paths) if request.paths else "the configuration or " + str(root)
+        raise UsageError(
+            f"no targets: nothing in {where} declares {DECLARATION}; list targets "
+            "in jxinspect.yaml or give a folder of modules that declare them"
+        )
+    judge = _Judge(root)
+    baseline = _read_baseline(request, config, judge)
+
+    # every part of a sharded run (and an unsharded one) simulates the same devices: the
+    # reports, and the cache keys, do not depend on how the run was split
+    devices = devices_needed([p.job for p in planned if p.job is not None])
+    if devices is not None:  # refused once, here, rather than by every worker
+        from jxinspect.tracer.devices import check_count
+
+        check_count(None, devices, "a target's `devices` or concrete `mesh`")
+    enabled = request.cache if request.cache is not None else config.cache
+    cache = Cache(root, enabled, planner.tree)  # modules the planner read are not read again
+    shard = None
+    if request.shard is not None:
+        names = [p.name for p in planned]
+        chosen = set(partition(names, cache.costs(), request.shard.count)[request.shard.index - 1])
+        planned = [p for p in planned if p.name in chosen]
+        shard = shard_info(request.shard, names)
+    jobs = [p.job for p in planned if p.job is not None]
+    keys = {job.name: cache.key(job, devices) for job in jobs} if cache.folder else {}
+    outcomes: dict[str, Outcome] = {}
+    # targets with no entry go to the workers first; the stored entries are read and
+    # checked while they stage (a large model's report takes milliseconds to check)
+    stored: list[Job] = []
+    stale: list[Job] = []
+    for job in jobs:
+        (stored if keys and cache.has(keys[job.name]) else stale).append(job)
+    interrupted = False
+    with _progress(len(stale), request.progress) as progress:
+
+        def read_stored() -> list[Job]:
+            untrusted = []
+            for job in stored:
+                found = cache.get(keys[job.name])
+                if found is not None:
+                    outcomes[job.name] = Outcome(found, cached=True)
+                else:
+                    untrusted.append(job)
+            progress.more(len(untrusted))
+            stale.extend(untrusted)
+            return untrusted
+
+        try:
+            outcomes.update(supervisor.run(stale, devices, progress.done, read_stored))
+        except Interrupted as stop:
+            outcomes.update(stop.outcomes)
+            interrupted = True
+    for job in jobs:  # interrupted before its entry was read: it did not report
+        if job.name not in outcomes:
+            outcomes[job.name] = Outcome(
+                None, "not staged: the run was interrupted (Ctrl-C)", "interrupted"
+            )
+    for job in stale:
+        outcome = outcomes.get(job.name)
+        if keys and outcome is not None and outcome.report is not None:
+            cache.put(keys[job.name], job.name, outcome.report, outcome.seconds or 0.0)
+    cache.record_costs(
+        {n: o.seconds for n, o in outcomes.items() if o.seconds is not None and not o.cached}
+    )
+    return _finish(
+        request, config, judge, baseline, planned, outcomes, interrupted=interrupted, shard=shard
+    )
+
+
+def _finish(
+    request: LintRequest,
+    config: Config,
+    judge: _Judge,
+    read: _Baseline,
+    planned: list[Planned],
+    outcomes: dict[str, Outcome],
+    failed: list[TargetResult] | None = None,
+    interrupted: bool = False,
+    shard: ShardInfo | None = None,
+) -> LintResult:
+    """Judge the outcomes; write and apply the baseline."""
+    baseline_path, baseline_name, baseline = read.path, read.name, read.counts
+    targets = [judge.result(p, outcomes.get(p.name)) for p in planned] + (failed or [])
+    by_name = {p.name: p for p in planned}
+    if request.write_baseline:
+        ran = {t.name for t in targets if not t.failed}
+        counts: Counter[Key] = Counter({key: n for key, n in baseline.items() if key[0] not in ran})
+        for target in targets:
+            for finding in target.findings:
+                counts[make_key(target.name, finding.code, finding.path)] += 1
+        try:
+            write_atomically(baseline_path, render_baseline(counts))
+        except OSError as err:
+            raise UsageError(f"cannot write the baseline {baseline_name}: {err.strerror}") from None
+        baseline = counts
+    judged, gone = _apply_baseline(targets, by_name, baseline)
+    fail_on = request.fail_on or config.fail_on or "error"
+    return LintResult(
+        targets=tuple(judged),
+        rules=_rules(config.policy),
+        fail_on=fail_on,
+        gone=tuple(gone),
+        baseline=baseline_name if baseline_path.is_file() else None,
+        baseline_size=sum(baseline.values()),
+        config=judge.path(str(config.path)) if config.path else None,
+        version=__version__,
+        interrupted=interrupted,
+        shard=shard,
+    )

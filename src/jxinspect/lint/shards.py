@@ -1,0 +1,153 @@
+"""Splitting one ``lint`` run across the jobs of a CI matrix, and merging the parts.
+
+``--shard K/N`` picks a deterministic, balanced part of the targets: by the seconds each
+took when last staged when the cache knows them all (longest first, each to the part
+with the least so far), else by count (every N-th name). Each part's JSON result says
+which part it is, how many targets the whole run has and a digest of their names, so
+that :func:`merge` can check that the parts belong to one run, none is missing and none
+overlaps, and then give the verdict (and exit code) a single run would have given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from jxinspect.core.errors import UsageError
+from jxinspect.lint.result import LINT_SCHEMA, LintResult, ShardInfo
+
+
+@dataclass(frozen=True)
+class Shard:
+    """``--shard K/N``."""
+
+    index: int
+    count: int
+
+
+def parse_shard(text: str) -> Shard:
+    """``3/8`` → ``Shard(3, 8)``; anything else is a usage error."""
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not match or not 1 <= int(match[1]) <= int(match[2]):
+        raise UsageError(f"--shard {text!r}: expected K/N with 1 <= K <= N, e.g. --shard 3/8")
+    return Shard(int(match[1]), int(match[2]))
+
+
+def plan_digest(names: list[str]) -> str:
+    """What every part of one run shares: a digest of all target names."""
+    return hashlib.sha256("\n".join(sorted(names)).encode()).hexdigest()[:16]
+
+
+def partition(names: list[str], costs: dict[str, float], count: int) -> list[list[str]]:
+    """The targets of each part, in name order."""
+    ordered = sorted(names)
+    parts: list[list[str]] = [[] for _ in range(count)]
+    if ordered and all(name in costs for name in ordered):
+        totals = [0.0] * count
+        for name in sorted(ordered, key=lambda n: (-costs[n], n)):
+            lightest = min(range(count), key=lambda i: (totals[i], i))
+            parts[lightest].append(name)
+            totals[lightest] += costs[name]
+    else:
+        for i, name in enumerate(ordered):
+            parts[i % count].append(name)
+    return [sorted(part) for part in parts]
+
+
+def shard_info(shard: Shard, names: list[str]) -> ShardInfo:
+    return ShardInfo(shard.index, shard.count, len(names), plan_digest(names))
+
+
+def read_part(path: Path) -> LintResult:
+    """One part: a ``lint --format json`` result."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"no such file: {path}") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path} is a folder; give the JSON files of the parts") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise UsageError(f"cannot read {path}: {err}") from None
+    except (ValueError, RecursionError):
+        raise UsageError(
+            f"{path} is not JSON; save each part with `jxinspect lint --shard K/N "
+            "--format json -o FILE`"
+        ) from None
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if schema != LINT_SCHEMA:
+        raise UsageError(
+            f"{path} is not a jxinspect lint result (schema {schema!r}); save each part "
+            "with `jxinspect lint --shard K/N --format json -o FILE`"
+        )
+    try:
+        return LintResult.from_dict(data)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise UsageError(
+            f"{path} is not a complete {LINT_SCHEMA} result; save it again with "
+            "`jxinspect lint --shard K/N --format json -o FILE`"
+        ) from None
+
+
+def merge(parts: list[tuple[str, LintResult]]) -> LintResult:
+    """One result from the parts of one run; says which part is missing, duplicated or
+    from another run."""
+    if not parts:
+        raise UsageError("give the JSON result of every part")
+    first_name, first = parts[0]
+    sharded = [(name, part) for name, part in parts if part.shard is not None]
+    if sharded and len(sharded) != len(parts):
+        plain = next(name for name, part in parts if part.shard is None)
+        raise UsageError(f"{plain} is a whole run, not a part of one made with --shard K/N")
+    if sharded:
+        info = first.shard
+        assert info is not None
+        seen: dict[int, str] = {}
+        for name, part in parts:
+            assert part.shard is not None
+            if (part.shard.count, part.shard.plan) != (info.count, info.plan):
+                raise UsageError(
+                    f"{name} and {first_name} are parts of different runs (other targets, "
+                    "or another N); merge the parts of one run, made with the same cache"
+                )
+            if part.shard.index in seen:
+                raise UsageError(
+                    f"{seen[part.shard.index]} and {name} are both part "
+                    f"{part.shard.index}/{info.count}"
+                )
+            seen[part.shard.index] = name
+        missing = [str(i) for i in range(1, info.count + 1) if i not in seen]
+        if missing:
+            raise UsageError(
+                f"part {', '.join(missing)} of {info.count} is missing; give every part's "
+                "JSON result"
+            )
+    owner: dict[str, str] = {}
+    for name, part in parts:
+        for target in part.targets:
+            if target.name in owner:
+                raise UsageError(
+                    f"{owner[target.name]} and {name} both hold {target.name}: the parts overlap"
+                )
+            owner[target.name] = name
+        if part.fail_on != first.fail_on:
+            raise UsageError(f"{name} fails on {part.fail_on}, {first_name} on {first.fail_on}")
+    if sharded and first.shard is not None and len(owner) != first.shard.targets:
+        raise UsageError(
+            f"the parts hold {len(owner)} targets but the run has {first.shard.targets}; "
+            "the parts come from runs that planned different targets"
+        )
+    return replace(
+        first,
+        targets=tuple(sorted((t for _, p in parts for t in p.targets), key=lambda t: t.name)),
+        gone=tuple(
+            sorted(
+                (g for _, p in parts for g in p.gone),
+                key=lambda g: (g.target, g.code, g.path or ""),
+            )
+        ),  # fmt: skip
+        interrupted=any(p.interrupted for _, p in parts),
+        shard=None,
+    )

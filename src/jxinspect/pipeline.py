@@ -1,0 +1,371 @@
+"""The core behind the CLI and :func:`jxinspect.inspect`: target → staged → Report.
+
+``inspect_function`` takes a live function and the staging API's own options.
+``inspect_target`` takes a target string and :class:`~jxinspect.project.options.TargetOptions`
+(from flags, a ``JXINSPECT`` declaration or a config file), prepares devices *before*
+importing the user's module, builds example inputs from specs, and calls the former.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gc
+import inspect as pyinspect
+import warnings
+from dataclasses import replace
+from typing import Any
+
+from jxinspect.core.errors import UsageError, UserCodeError
+from jxinspect.core.interrupts import reraise_if_stopping
+from jxinspect.core.model import Mesh, Report
+from jxinspect.core.program import TextRequest
+from jxinspect.core.settings import Settings
+from jxinspect.core.vocabulary import Stage
+from jxinspect.project import spec as specs
+from jxinspect.project.options import NO_OPTIONS, TargetOptions
+from jxinspect.project.resolve import Resolved, mesh_axes, resolve
+from jxinspect.project.spec import SpecError
+from jxinspect.project.targets import (
+    Target,
+    describe_exception,
+    load_module,
+    parse_target,
+    resolve_attribute,
+)
+from jxinspect.rules import run_checks
+
+INPUT_HELP = (
+    'give example inputs with --args "f32[8,128], 3" (and --kwargs "scale=2.0"), '
+    "--args-from module:make_args, or a module-level "
+    'JXINSPECT = {"%s": {"args": "..."}} declaration'
+)
+
+
+def callable_name(fun: Any) -> str:
+    """``Model.apply`` for a function, ``Model`` for a callable object; never its
+    ``repr``, which user code may make slow, huge or raising."""
+    for candidate in (fun, type(fun)):
+        name = getattr(candidate, "__qualname__", None) or getattr(candidate, "__name__", None)
+        if isinstance(name, str) and name:
+            return name
+    return "<callable>"
+
+
+def real_function(fun: Any) -> Any:
+    """The user's function inside ``functools.partial``, ``jax.jit``/``jax.pmap`` objects
+    and library wrappers (each keeps it in ``__wrapped__`` or ``func``)."""
+    seen: set[int] = set()
+    while id(fun) not in seen:
+        seen.add(id(fun))
+        if isinstance(fun, functools.partial):
+            fun = fun.func
+            continue
+        try:
+            inner = getattr(fun, "__wrapped__", None)
+        except Exception:  # a property of the user's object
+            inner = None
+        if inner is None or inner is fun:
+            break
+        fun = inner
+    return fun
+
+
+def _function_line(fun: Any, staged: Any) -> str | None:
+    """``step at train.py:12``, JAX's way, for the user's function when JAX names another
+    (a library wrapper's inner function) or none (``functools.partial`` inside ``pmap``)."""
+    from jxinspect.tracer.read import report as extract
+
+    said = extract.function_name(staged)
+    if staged.wrapper is None and said and "<unknown>" not in said:
+        return None
+    real = real_function(fun)
+    file, line = _source(real)
+    name = getattr(real, "__name__", None)
+    if not isinstance(name, str) or file is None:
+        return None
+    return f"{name} at {file}:{line}"
+
+
+def _source(fun: Any) -> tuple[str | None, int | None]:
+    """File and first line of the user's function (``def`` line, decorators excluded)."""
+    code = getattr(real_function(fun), "__code__", None)
+    if code is None:
+        return None, None
+    return code.co_filename, code.co_firstlineno
+
+
+def inspect_function(
+    fun: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    *,
+    stage: Stage = "jit",
+    options: dict[str, Any] | None = None,
+    platform: str | None = None,
+    partitioner: str | None = None,
+    target: str | None = None,
+    notes: tuple[str, ...] = (),
+    keep_texts: TextRequest | None = None,
+    compile: bool = False,
+    settings: Settings | None = None,
+) -> Report:
+    """Stage ``fun`` with ``options`` passed to the staging API as given; return its Report.
+
+    With ``compile``, also compile it and record what XLA chose."""
+    from jxinspect.tracer import inputs, seam
+    from jxinspect.tracer import stage as staging
+    from jxinspect.tracer.read import paths
+    from jxinspect.tracer.read import report as extract
+
+    options = dict(options or {})
+    jax_mesh = inputs.find_jax_mesh(
+        options.get("mesh"), options.get("in_shardings"), options.get("out_shardings"), args
+    )
+    mesh = inputs.mesh_of(jax_mesh) if jax_mesh is not None else None
+    if mesh is None and stage == "pmap":
+        mesh = inputs.pmap_mesh(args, options)
+    device_ids = seam.mesh_device_ids(jax_mesh) if jax_mesh is not None else None
+    statics = options.get("static_broadcasted_argnums" if stage == "pmap" else "static_argnums")
+    unwrapped = getattr(fun, "__wrapped__", fun)
+    expected: list[str | None] | None
+    expected, static_args = paths.argument_paths(  # type: ignore[assignment]
+        unwrapped, tuple(args), kwargs, statics or (), options.get("static_argnames") or ()
+    )
+    file, line = _source(fun)
+    with warnings.catch_warnings(record=True) as caught, seam.partitioner(partitioner) as used:
+        warnings.simplefilter("always")
+        staged = staging.stage_function(fun, tuple(args), kwargs, stage, options, platform)
+        if staged.leaves is not None and staged.call is not None:
+            inner, call_args, call_kwargs = staged.call
+            if staged.wrapper is not None:  # the wrapper took every argument as it was
+                statics, argnames = (), ()
+            else:
+                argnames = options.get("static_argnames") or ()
+            expected, more = paths.mapped_paths(
+                inner, call_args, call_kwargs, staged.leaves, statics or (), argnames
+            )
+            static_args = [*static_args, *more]
+        report = extract.build_report(
+            staged,
+            extract.read_lowered(staged, mesh, device_ids),
+            target=target or callable_name(real_function(fun)),
+            function=_function_line(fun, staged),
+            expected_args=expected,
+            static_args=static_args,
+            platform=platform or seam.default_backend(),
+            num_devices=mesh.size if mesh is not None else seam.device_count(),
+            mesh=mesh,
+            partitioner=used,
+            file=file,
+            line=line,
+            notes=[
+                *notes,
+                *(
+                    ["the target is already staged; staging options were not applied"]
+                    if staged.wrapped and options
+                    else []
+                ),
+            ],  # fmt: skip
+            keep_texts=keep_texts,
+        )
+        if compile and staged.lowered is not None:
+            report = compiled_report(report, staged.lowered)
+    said = [str(w.message).strip().splitlines()[0] for w in caught if str(w.message).strip()]
+    if said:
+        report = replace(
+            report, notes=(*report.notes, *dict.fromkeys(f"JAX warned: {m}" for m in said))
+        )
+    return report.with_findings(run_checks(report, settings))
+
+
+def compiled_report(report: Report, lowered: Any) -> Report:
+    """``report`` with what XLA chose when compiling ``lowered``."""
+    from jxinspect.project.targets import describe_exception
+    from jxinspect.tracer.read import compiled
+
+    compiled.check_compilable(report)
+    try:
+        executable = lowered.compile()
+    except Exception as err:  # XLA's own error types
+        return replace(report, error=f"compilation failed: {describe_exception(err)}")
+    return compiled.attach(report, executable)
+
+
+def _parse(flag: str, parser: Any, text: str) -> Any:
+    try:
+        return parser(text)
+    except SpecError as err:
+        raise UsageError(f"--{flag}: {err}") from None
+
+
+def _example_inputs(
+    options: TargetOptions, module: Any, target: Target, fun: Any
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    if options.args_from:
+        ref = options.args_from
+        if ":" in ref:
+            source = parse_target(ref)
+            maker = resolve_attribute(load_module(source), source)
+        else:
+            maker = resolve_attribute(module, target.with_attribute(ref))
+        try:
+            made = maker()
+        except BaseException as err:  # the user's code may raise anything, sys.exit too
+            reraise_if_stopping(err)
+            raise UserCodeError(f"--args-from {ref} failed: {describe_exception(err)}") from None
+        if (
+            isinstance(made, tuple)
+            and len(made) == 2
+            and isinstance(made[0], (tuple, list))
+            and isinstance(made[1], dict)
+        ):
+            return tuple(made[0]), dict(made[1])
+        if isinstance(made, (tuple, list)):
+            return tuple(made), {}
+        raise UsageError(
+            f"--args-from {ref} returned {type(made).__name__}; return args or (args, kwargs)"
+        )
+    if options.args is None and options.kwargs is None:
+        try:
+            needs = any(
+                p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                for p in pyinspect.signature(fun).parameters.values()
+            )
+        except (TypeError, ValueError):
+            needs = True
+        if needs:
+            raise UsageError(
+                f"no example inputs for {target.text}: " + INPUT_HELP % target.attribute
+            )
+    args = _parse("args", specs.parse_args, options.args or "")
+    kwargs = _parse("kwargs", specs.parse_kwargs, options.kwargs or "")
+    return args, kwargs
+
+
+def _single_or_tuple(values: tuple[Any, ...]) -> Any:
+    return values[0] if len(values) == 1 else values
+
+
+def _staging_options(options: TargetOptions, jax_mesh: Any) -> dict[str, Any]:
+    from jxinspect.tracer import inputs
+
+    stage = options.stage_name
+    result: dict[str, Any] = {}
+    if stage == "pmap":
+        if options.axis_name:
+            result["axis_name"] = options.axis_name
+        if options.in_axes is not None:
+            result["in_axes"] = _parse("in-axes", specs.parse_in_axes, options.in_axes)
+        if options.out_axes is not None:
+            result["out_axes"] = _parse("out-axes", specs.parse_in_axes, options.out_axes)
+        if options.static_broadcasted_argnums:
+            result["static_broadcasted_argnums"] = options.static_broadcasted_argnums
+        if options.donate_argnums:
+            result["donate_argnums"] = options.donate_argnums
+        return result
+    for key in ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames"):
+        value = getattr(options, key)
+        if value:
+            result[key] = value
+    if options.keep_unused:
+        result["keep_unused"] = True
+    in_specs = _parse("in-specs", specs.parse_specs, options.in_specs) if options.in_specs else None
+    out_specs = (
+        _parse("out-specs", specs.parse_specs, options.out_specs) if options.out_specs else None
+    )
+    if (in_specs or out_specs) and jax_mesh is None:
+        raise UsageError("--in-specs/--out-specs need a mesh: add --mesh, e.g. --mesh data=8")
+    if stage == "shard_map":
+        if jax_mesh is None:
+            raise UsageError("shard_map needs a mesh: add --mesh, e.g. --mesh data=2,model=4")
+        result["mesh"] = jax_mesh
+        if in_specs is not None:
+            result["in_specs"] = inputs.to_pspec_tree(in_specs, jax_mesh, "--in-specs")
+        if out_specs is not None:
+            result["out_specs"] = _single_or_tuple(
+                inputs.to_pspec_tree(out_specs, jax_mesh, "--out-specs")
+            )
+        return result
+    if in_specs is not None:
+        result["in_shardings"] = inputs.to_sharding_tree(in_specs, jax_mesh, "--in-specs")
+    if out_specs is not None:
+        result["out_shardings"] = _single_or_tuple(
+            inputs.to_sharding_tree(out_specs, jax_mesh, "--out-specs")
+        )
+    return result
+
+
+def _prepare_devices(options: TargetOptions) -> tuple[Mesh | None, list[str]]:
+    from jxinspect.tracer import devices
+
+    axes = mesh_axes(options.mesh) if options.mesh else None
+    mesh = Mesh(axes, abstract=bool(options.abstract)) if axes else None
+    needed = mesh.size if mesh and not mesh.abstract else None
+    return mesh, devices.prepare_devices(options.devices, needed)
+
+
+def inspect_target(
+    target: Resolved | str,
+    given: TargetOptions = NO_OPTIONS,
+    *,
+    keep_texts: TextRequest | None = None,
+    compile: bool = False,
+    settings: Settings | None = None,
+    freeze: bool = True,
+) -> Report:
+    """Inspect a target, resolved by :func:`jxinspect.project.resolve.resolve` (a target string is
+    resolved here under ``given``); the rules run once, with ``settings``: lint's
+    thresholds, or the defaults. ``freeze``: the process ends after this target, so what
+    is loaded may move to the collector's permanent generation (never in a worker that
+    stages many: frozen objects are never collected).
+
+    Devices are prepared before the user's module is imported when the declaration can
+    be read from the source; a declaration built at import time is applied after.
+    """
+    resolved = target if isinstance(target, Resolved) else resolve(target, given)
+    mesh, notes = _prepare_devices(resolved.options)
+    module = load_module(resolved.target)
+    if resolved.declared_at_import:
+        resolved = resolved.imported(module)
+        mesh, notes = _prepare_devices(resolved.options)
+    options = resolved.options
+    fun = resolve_attribute(module, resolved.target)
+    if freeze:
+        # JAX and the user's module live as long as this process: move them to the
+        # collector's permanent generation, or a full collection while tracing rescans
+        # them all (~50 ms).
+        gc.freeze()
+    args, kwargs = _example_inputs(options, module, resolved.target, fun)
+
+    from jxinspect.tracer import inputs
+
+    jax_mesh = (
+        inputs.build_mesh(mesh, abstract=mesh.abstract, explicit=bool(options.explicit))
+        if mesh
+        else None
+    )
+    args = tuple(inputs.to_abstract(a, jax_mesh) for a in args)
+    kwargs = {k: inputs.to_abstract(v, jax_mesh) for k, v in kwargs.items()}
+    stage_options = _staging_options(options, jax_mesh)
+    platform = options.platform or ("cpu" if options.abstract else None)
+    context: Any = contextlib.nullcontext()
+    if options.explicit and jax_mesh is not None:
+        from jxinspect.tracer import seam
+
+        context = seam.use_mesh(jax_mesh)
+    with context:
+        return inspect_function(
+            fun,
+            args,
+            kwargs,
+            stage=options.stage_name,
+            options=stage_options,
+            platform=platform,
+            partitioner=options.partitioner,
+            target=resolved.target.text,
+            notes=tuple(notes),
+            keep_texts=keep_texts,
+            compile=compile,
+            settings=settings,
+        )

@@ -1,0 +1,123 @@
+"""One resolver: a target → its options and device plan, for ``lower``, ``diff-debug``
+and ``lint`` alike.
+
+Options come in three layers, weakest first: the configuration's ``defaults``, the
+module's ``JXINSPECT`` entry for the function, then what the user gave for this target
+(command-line flags, or the configuration's entry). The declaration is read from the
+source when it is plain data, so the devices it asks for are simulated before the
+module is imported; a declaration only the imported module can tell (built at import
+time) is applied by :meth:`Resolved.imported`, and its devices then too.
+Nothing here imports JAX or the user's module.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import ModuleType
+
+from jxinspect.core.errors import UsageError
+from jxinspect.project import spec as specs
+from jxinspect.project.declarations import Declaration, OpaqueDeclaration, static_declaration
+from jxinspect.project.options import NO_OPTIONS, TargetOptions, options_from_mapping
+from jxinspect.project.targets import DECLARATION, Target, load_module, parse_target
+
+DeclarationReader = Callable[[Path], "Declaration | None"]
+"""Reads a module's declaration from its source (``lint`` passes one that caches)."""
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A target with its options, resolved without importing its module; plain data,
+    so ``lint`` can send it to a worker process."""
+
+    target: Target
+    given: TargetOptions = NO_OPTIONS
+    """Flags, or the configuration's entry for this target: these win."""
+    defaults: TargetOptions = NO_OPTIONS
+    """The configuration's ``defaults``: the declaration wins over them."""
+    declared: TargetOptions | None = None
+    """The module's ``JXINSPECT`` entry for the function, when there is one."""
+    declared_at_import: bool = False
+    """The declaration is not plain data: :meth:`imported` reads it from the module."""
+
+    @property
+    def options(self) -> TargetOptions:
+        """The three layers merged: given over declared over defaults."""
+        base = self.declared.merged_over(self.defaults) if self.declared else self.defaults
+        return self.given.merged_over(base)
+
+    def imported(self, module: ModuleType) -> Resolved:
+        """Apply a declaration that only the imported module can tell."""
+        if not self.declared_at_import:
+            return self
+        entries = getattr(module, DECLARATION, None)
+        entry = entries.get(self.target.attribute) if isinstance(entries, dict) else None
+        where = f"{self.target.module}: {self.target.attribute!r} in {DECLARATION}"
+        declared = options_from_mapping(entry, where) if entry is not None else None
+        return replace(self, declared=declared, declared_at_import=False)
+
+    @property
+    def devices_needed(self) -> int:
+        """CPU devices the target asks for: ``devices``, or a concrete mesh's size; 0 for
+        none."""
+        options = self.options
+        if options.devices:
+            return options.devices
+        if options.mesh and not options.abstract:
+            return math.prod(size for _, size in mesh_axes(options.mesh))
+        return 0
+
+
+def mesh_axes(text: str) -> tuple[tuple[str, int], ...]:
+    """``data=2,model=4`` → its axes; a bad spec is the user's (exit 2)."""
+    try:
+        return tuple(specs.parse_mesh(text))
+    except specs.SpecError as err:
+        raise UsageError(f"--mesh: {err}") from None
+
+
+def resolve(
+    target: Target | str,
+    given: TargetOptions = NO_OPTIONS,
+    defaults: TargetOptions = NO_OPTIONS,
+    read: DeclarationReader = static_declaration,
+) -> Resolved:
+    """Resolve one function: its declaration read from the module's source (never by
+    importing it), under ``given`` and over ``defaults``."""
+    if isinstance(target, str):
+        target = parse_target(target)
+    if target.attribute is None:
+        raise UsageError(f"name the function: {target.text}:FUNCTION")
+    path = target.source_path
+    if path is None or not path.is_file():
+        # a module found only once imported (or a missing file: the import says so)
+        return Resolved(target, given, defaults, declared_at_import=True)
+    try:
+        declaration = read(path)
+    except OpaqueDeclaration:
+        return Resolved(target, given, defaults, declared_at_import=True)
+    if declaration is None or declaration.entries.get(target.attribute) is None:
+        return Resolved(target, given, defaults)
+    where = f"{path}:{declaration.line}: {target.attribute!r} in {DECLARATION}"
+    declared = options_from_mapping(declaration.entries[target.attribute], where)
+    return Resolved(target, given, defaults, declared)
+
+
+def declared_functions(
+    target: Target, read: DeclarationReader = static_declaration
+) -> tuple[str, ...]:
+    """The functions a module's ``JXINSPECT`` declares, in order: read from its source, or
+    from the imported module when only the import can tell; ``()`` for none."""
+    path = target.source_path
+    if path is not None and path.is_file():
+        try:
+            declaration = read(path)
+        except OpaqueDeclaration:
+            pass  # built at import time
+        else:
+            return declaration.functions if declaration is not None else ()
+    entries = getattr(load_module(target), DECLARATION, None)
+    return tuple(str(key) for key in entries) if isinstance(entries, dict) else ()

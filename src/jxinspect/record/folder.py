@@ -1,0 +1,294 @@
+"""Record folders: what ``jxinspect record`` writes and ``show``, ``diff-debug`` and
+``lint --records`` read. No JAX here.
+
+A record folder holds ``index.json`` (``jxinspect.record/1``: the command, how the run
+ended, and one entry per recorded function) and, per entry, a folder with the
+function's ``report.json`` (an ordinary ``jxinspect.report/1`` report). Each distinct
+(function, input signature) is one entry; the same signature lowered again is counted
+in its entry. Every file is written to a temporary file and renamed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jxinspect.core.errors import UsageError
+from jxinspect.core.files import write_atomically
+from jxinspect.core.model import SCHEMA as REPORT_SCHEMA
+from jxinspect.core.model import Report
+from jxinspect.core.units import source_parts
+from jxinspect.project.options import TargetOptions, options_from_mapping
+
+SCHEMA = "jxinspect.record/1"
+INDEX = "index.json"
+REPORT = "report.json"
+CALL = "call.json"
+CALL_SCHEMA = "jxinspect.call/1"
+OWNER = ".owner"
+ENV_FOLDER = "JXINSPECT_RECORD_DIR"
+ENV_SETTINGS = "JXINSPECT_RECORD_SETTINGS"
+KINDS_HELP = "give a .py file, module:function, a .json report, a .mlir file or a record folder"
+
+
+@dataclass(frozen=True)
+class RecordSettings:
+    """What to record, from ``jxinspect record``'s flags."""
+
+    only: tuple[str, ...] = ()
+    stop_after: str | None = None
+    max_functions: int | None = None
+    compile: bool = False
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> RecordSettings:
+        data = json.loads(text)
+        return cls(
+            only=tuple(data.get("only", ())),
+            stop_after=data.get("stop_after"),
+            max_functions=data.get("max_functions"),
+            compile=bool(data.get("compile", False)),
+        )
+
+
+@dataclass
+class Entry:
+    """One recorded function with one input signature."""
+
+    name: str
+    folder: str
+    """Its folder in the record folder (the name, made unique and safe)."""
+    source: str | None
+    """``step at train.py:12``, as JAX names the function."""
+    signature: str
+    stage: str
+    lowerings: int
+    """How many times the run lowered this same signature (1: never traced again)."""
+    findings: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Entry:
+        return cls(
+            name=str(data["name"]),
+            folder=str(data["folder"]),
+            source=data.get("source"),
+            signature=str(data["signature"]),
+            stage=str(data["stage"]),
+            lowerings=int(data["lowerings"]),
+            findings=int(data.get("findings", 0)),
+        )
+
+
+@dataclass
+class Index:
+    """A record folder's ``index.json``."""
+
+    command: list[str]
+    functions: list[Entry] = field(default_factory=list)
+    internal: int = 0
+    """Computations of JAX's own (eager operations, ``jnp`` functions), not recorded."""
+    not_selected: int = 0
+    """Lowerings of functions left out by ``--only``."""
+    over_limit: int = 0
+    """Lowerings of new functions after ``--max-functions`` was reached."""
+    stopped_after: str | None = None
+    exit_code: int | None = None
+    """How the run ended: its exit code, ``-N`` for signal N; ``None`` while it runs."""
+    jax_version: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        """The run ended by itself with exit 0, or stopped where ``--stop-after`` asked."""
+        return self.exit_code == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["functions"] = [e.to_dict() for e in self.functions]
+        return {"schema": SCHEMA, "complete": self.complete, **data}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Index:
+        return cls(
+            command=[str(c) for c in data["command"]],
+            functions=[Entry.from_dict(e) for e in data["functions"]],
+            internal=int(data.get("internal", 0)),
+            not_selected=int(data.get("not_selected", 0)),
+            over_limit=int(data.get("over_limit", 0)),
+            stopped_after=data.get("stopped_after"),
+            exit_code=data.get("exit_code"),
+            jax_version=data.get("jax_version"),
+        )
+
+    def write(self, folder: Path) -> None:
+        write_json(folder / INDEX, self.to_dict())
+
+    def signatures(self, name: str) -> int:
+        """How many input signatures the run lowered ``name`` with."""
+        return sum(1 for e in self.functions if e.name == name)
+
+
+def write_json(path: Path, data: Any) -> None:
+    write_atomically(path, json.dumps(data, indent=1, sort_keys=False) + "\n")
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def free_folder_name(name: str, taken: set[str]) -> str:
+    """A folder name for ``name``: safe characters only, and not yet ``taken``
+    (``step``, ``step.2``, ...)."""
+    base = _UNSAFE.sub("_", name).strip("._")[:80] or "function"
+    if base in (INDEX, REPORT) or base.startswith("."):
+        base = f"function_{base}"
+    candidate, n = base, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{base}.{n}"
+    return candidate
+
+
+def target_name(entry: Entry) -> str:
+    """``train.py:step``: the function's file (relative to the working folder when under
+    it) and name, as a target is written."""
+    where = source_parts(entry.source)[1]
+    if not where:
+        return entry.name
+    try:
+        where = os.path.relpath(where)
+    except ValueError:  # another drive
+        pass
+    if where.startswith(".."):
+        where = os.path.basename(where)
+    return f"{where}:{entry.name}"
+
+
+def claim(folder: Path, pid: int) -> bool:
+    """Make ``pid`` the one process that writes ``folder``; ``False`` if another has."""
+    path = folder / OWNER
+    try:
+        handle = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        try:
+            return path.read_text(encoding="utf-8").strip() == str(pid)
+        except OSError:
+            return False
+    with os.fdopen(handle, "w", encoding="utf-8") as file:
+        file.write(str(pid))
+    return True
+
+
+def is_record_folder(path: Path) -> bool:
+    return path.is_dir() and (path / INDEX).is_file()
+
+
+def is_record(path: Path) -> bool:
+    """One recorded function's folder."""
+    return path.is_dir() and (path / REPORT).is_file() and is_record_folder(path.parent)
+
+
+def read_index(folder: Path) -> Index:
+    """The index of a record folder; a one-line error when it is not one."""
+    text = str(folder)
+    if not is_record_folder(folder):
+        raise UsageError(
+            f"{text} is not a record folder (no {INDEX}); make one with "
+            f"`jxinspect record -o {text} -- python your_script.py`"
+        )
+    data = _read_json(folder / INDEX, f"{text}/{INDEX}")
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise UsageError(f"{text}/{INDEX} is not a {SCHEMA} index")
+    try:
+        return Index.from_dict(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        what = f"missing {err}" if isinstance(err, KeyError) else str(err)
+        raise UsageError(f"{text}/{INDEX} is not a valid {SCHEMA} index: {what}") from None
+
+
+def call_data(options: dict[str, Any] | None, why: str | None) -> dict[str, Any]:
+    """A record's ``call.json``: the call as a declaration's options, or why it has none."""
+    return {"schema": CALL_SCHEMA, "options": options, "why": why}
+
+
+def replay_problem(folder: Path, entry: Entry) -> str | None:
+    """Why an entry's call cannot be replayed (``None``: it can)."""
+    try:
+        data = json.loads((folder / entry.folder / CALL).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return f"no readable {CALL}"
+    if not isinstance(data, dict) or data.get("options") is None:
+        why = data.get("why") if isinstance(data, dict) else None
+        return str(why or f"no call in {CALL}")
+    return None
+
+
+def read_call(text: str) -> TargetOptions:
+    """The options of a recorded call (``lower --args-from-record FOLDER/NAME``)."""
+    folder = Path(text)
+    if not is_record(folder):
+        raise UsageError(
+            f"--args-from-record {text}: not a recorded function's folder; give "
+            "FOLDER/NAME as `jxinspect show FOLDER` lists them"
+        )
+    where = f"{text}/{CALL}"
+    data = _read_json(folder / CALL, where)
+    if not isinstance(data, dict) or data.get("schema") != CALL_SCHEMA:
+        raise UsageError(f"{where} is not a {CALL_SCHEMA} file")
+    options = data.get("options")
+    if options is None:
+        why = data.get("why") or "the run did not say why"
+        raise UsageError(
+            f"--args-from-record {text}: the recorded call cannot be replayed ({why}); "
+            "give the inputs with --args or --args-from"
+        )
+    return options_from_mapping(options, where)
+
+
+def read_record(folder: Path, entry: Entry) -> Report:
+    """The report of one entry of a record folder."""
+    return read_report(str(folder / entry.folder / REPORT))
+
+
+def _read_json(path: Path, text: str, what: str = "read") -> Any:
+    if not path.is_file():
+        raise UsageError(f"no such file: {text}")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise UsageError(f"{text} is not a text file; {KINDS_HELP}") from None
+    except json.JSONDecodeError as err:
+        raise UsageError(f"{text} is not JSON (line {err.lineno}: {err.msg})") from None
+    except ValueError:  # an integer of more than 4,300 digits
+        raise UsageError(f"{text} holds a number too long to be {what}") from None
+    except RecursionError:
+        raise UsageError(f"{text} is nested too deeply to be {what}") from None
+    except OSError as err:
+        raise UsageError(f"cannot read {text}: {err.strerror}") from None
+
+
+def read_report(text: str) -> Report:
+    """A saved ``jxinspect.report/1`` report; a one-line error when it is not one."""
+    data = _read_json(Path(text), text, "a jxinspect report")
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if schema != REPORT_SCHEMA:
+        found = f"its schema is {schema!r}" if schema else f'it has no "schema": "{REPORT_SCHEMA}"'
+        raise UsageError(
+            f"{text} is not a jxinspect report ({found}); save one with "
+            "`jxinspect lower TARGET --format json -o FILE`"
+        )
+    try:
+        return Report.from_dict(data)
+    except RecursionError:
+        raise UsageError(f"{text} is nested too deeply to be a {REPORT_SCHEMA} report") from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
+        what = f"missing {err}" if isinstance(err, KeyError) else str(err)
+        raise UsageError(f"{text} is not a valid {REPORT_SCHEMA} report: {what}") from None

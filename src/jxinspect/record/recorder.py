@@ -1,0 +1,176 @@
+"""The recording side of ``jxinspect record``: inside the user's own run, turn each of
+their functions that JAX lowers into a report, written into the record folder as it
+happens (the folder's layout is :mod:`jxinspect.record.folder`).
+
+Started by the ``sitecustomize`` that ``jxinspect record`` puts first on the run's
+``PYTHONPATH``; it waits for ``import jax``, then hooks JAX's lowering through the seam.
+Nothing here runs per call of a staged function: only when JAX lowers (a cache miss).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jxinspect.core.units import source_parts
+from jxinspect.record import folder as records
+from jxinspect.tracer import seam
+
+
+@dataclass
+class Recorder:
+    """What this process has recorded so far, mirrored in the folder's index."""
+
+    folder: Path
+    settings: records.RecordSettings
+    index: records.Index
+    owner: bool | None = None
+    """This process owns the folder (the first of the run to stage a function of its own)."""
+    by_key: dict[tuple[str, str], records.Entry] = field(default_factory=dict)
+
+    def on_lowering(self, lowering: seam.Lowering) -> None:
+        if lowering.internal:
+            self.index.internal += 1
+            return
+        source = lowering.source
+        name = source_parts(source)[0] or lowering.name
+        if self.settings.only and name not in self.settings.only:
+            self.index.not_selected += 1
+            return
+        if not self._own():
+            return
+        key = (source or name, lowering.signature)
+        entry = self.by_key.get(key)
+        if entry is not None:
+            entry.lowerings += 1
+            self._write_index()
+            return
+        if self.settings.max_functions is not None and (
+            len(self.index.functions) >= self.settings.max_functions
+        ):
+            self.index.over_limit += 1
+            self._write_index()
+            return
+        entry = records.Entry(
+            name=name,
+            folder=records.free_folder_name(name, {e.folder for e in self.index.functions}),
+            source=source,
+            signature=lowering.signature,
+            stage=lowering.stage,
+            lowerings=1,
+        )
+        report = _report(lowering, entry, self.settings.compile)
+        entry.findings = len(report.findings)
+        where = self.folder / entry.folder
+        where.mkdir(exist_ok=True)
+        records.write_json(where / records.REPORT, report.to_dict())
+        records.write_json(where / records.CALL, _call(lowering))
+        self.by_key[key] = entry
+        self.index.functions.append(entry)
+        if self.settings.stop_after is not None and name == self.settings.stop_after:
+            self.index.stopped_after = name
+            self._write_index()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            raise SystemExit(0)  # ends the run as an exit at that point would
+        self._write_index()
+
+    def _own(self) -> bool:
+        """Claim the folder for this process, or learn that another process has it: one
+        process writes a record folder (a run's helper processes are not recorded)."""
+        if self.owner is None:
+            self.owner = records.claim(self.folder, os.getpid())
+            if not self.owner:
+                print(f"jxinspect record: process {os.getpid()} staged functions too; only "
+                      "the first process of the run that stages one is recorded",
+                      file=sys.stderr)  # fmt: skip
+        return self.owner
+
+    def _write_index(self) -> None:
+        if self.owner:
+            self.index.write(self.folder)
+
+    def at_exit(self) -> None:
+        """Write what was counted but not recorded (JAX's own computations, functions
+        left out), claiming the folder if no process of the run has."""
+        if self.owner is None and (self.index.internal or self.index.not_selected):
+            self.owner = records.claim(self.folder, os.getpid())
+        self._write_index()
+
+
+def _call(lowering: seam.Lowering) -> dict[str, Any]:
+    """The call to replay it with (``lower --args-from-record``), or why there is none."""
+    from jxinspect.record import replay
+
+    if lowering.call is None:
+        why = "JAX lowered it outside a jit call (from .lower() or .trace(), or pmap)"
+        return records.call_data(None, why)
+    try:
+        return records.call_data(replay.call_options(lowering.call), None)
+    except replay.Unwritable as err:
+        return records.call_data(None, str(err))
+
+
+def _report(lowering: seam.Lowering, entry: records.Entry, compile: bool) -> Any:
+    from jxinspect.pipeline import compiled_report
+    from jxinspect.rules import run_checks
+    from jxinspect.tracer import inputs
+    from jxinspect.tracer.read import report as extract
+    from jxinspect.tracer.stage import Staged
+
+    staged = Staged(
+        stage="pmap" if lowering.stage == "pmap" else "jit",
+        jaxpr=lowering.jaxpr,
+        names_jaxpr=lowering.names_jaxpr,
+        donated=lowering.donated,
+        out_info=None,
+        lowered=lowering.lowered,
+        lower_error=None,
+        wrapped=True,
+    )
+    notes = ["recorded from a real run: names and shardings are those the run lowered"]
+    if lowering.stage == "pmap" and not seam.pmap_global_shapes():
+        notes.append(
+            "this release's pmap lowers one replica's program: shapes are per device, and "
+            "the layout over pmap's axis is not recorded"
+        )
+    _, file, line = source_parts(entry.source)
+    jax_mesh = inputs.find_jax_mesh(lowering.shardings)
+    mesh = inputs.mesh_of(jax_mesh) if jax_mesh is not None else None
+    device_ids = seam.mesh_device_ids(jax_mesh) if jax_mesh is not None else None
+    with seam.partitioner(None) as used:
+        main = extract.read_lowered(staged, mesh, device_ids)
+        report = extract.build_report(
+            staged,
+            main,
+            target=records.target_name(entry),
+            function=entry.source,
+            platform=seam.default_backend(),
+            num_devices=mesh.size if mesh is not None else seam.device_count(),
+            mesh=mesh,
+            partitioner=used,
+            file=file,
+            line=line,
+            notes=notes,
+        )
+    if compile:
+        report = compiled_report(report, staged.lowered)
+    return report.with_findings(run_checks(report))
+
+
+def start() -> None:
+    """Begin recording into the folder named by the environment (from ``sitecustomize``)."""
+    folder = Path(os.environ[records.ENV_FOLDER])
+    settings = records.RecordSettings.from_json(os.environ.get(records.ENV_SETTINGS, "{}"))
+    recorder = Recorder(folder, settings, records.read_index(folder))
+
+    def install() -> None:
+        recorder.index.jax_version = seam.jax_version()
+        seam.install_lowering_hook(recorder.on_lowering)
+
+    seam.when_jax_imported(install)
+    atexit.register(recorder.at_exit)

@@ -1,0 +1,92 @@
+"""A diff as GitHub-flavoured Markdown, for a pull-request comment.
+
+Regressions are shown; improvements and neutral changes fold into ``<details>``. Names,
+paths and messages are escaped (:mod:`jxinspect.render.common.escape`): a pipe, backtick,
+newline or HTML tag in them cannot break a table or the comment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from jxinspect.compare.diff import DiffReport, TargetDiff
+from jxinspect.render.common.escape import markdown_code, markdown_text
+from jxinspect.render.compare.text import (
+    CHANGE_COLUMNS,
+    VERDICT_TITLE,
+    change_rows,
+    header_rows,
+    summary_line,
+)
+
+_CODE_COLUMNS = {4, 5, 6}
+"""Leaf, before and after: names and paths, shown as code."""
+
+
+code = markdown_code
+"""Inline code that survives a table cell (pipes escaped, backticks fenced)."""
+
+
+def _table(
+    columns: tuple[str, ...],
+    rows: Sequence[tuple[str, ...]],
+    as_code: set[int],
+    bold: Sequence[bool] = (),
+) -> list[str]:
+    """A table; ``as_code`` columns as inline code, the others as escaped text; the first
+    cell of the rows ``bold`` marks in bold."""
+    keep = [i for i in range(len(columns)) if any(row[i] for row in rows)]
+    lines = ["| " + " | ".join(columns[i] for i in keep) + " |", "|" + "---|" * len(keep)]
+    for r, row in enumerate(rows):
+        cells = [code(row[i]) if i in as_code else markdown_text(row[i]) for i in keep]
+        if r < len(bold) and bold[r] and keep and keep[0] == 0:
+            cells[0] = f"**{cells[0]}**"
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _target(target: TargetDiff, diff: DiffReport) -> list[str]:
+    counts = target.counts(diff.policy)
+    title = f"### {code(target.name)}: {counts['regressions']} regressions"
+    if counts["regressions"]:
+        title += f" ({counts['failing']} failing)"
+    title += f", {counts['improvements']} improvements, {counts['neutral']} neutral"
+    lines = [title, ""]
+    lines += _table(("", "before", "after"), header_rows(target), set())
+    for verdict, heading in VERDICT_TITLE.items():
+        changes = target.of_verdict(verdict)
+        if not changes:
+            continue
+        rows = change_rows(changes, diff.policy)
+        bold = [diff.policy.fails(c) for c in changes]
+        table = _table(CHANGE_COLUMNS, rows, _CODE_COLUMNS, bold)
+        if verdict == "regression":
+            lines += ["", f"**{heading.capitalize()}**", "", *table]
+        else:
+            summary = f"{heading.capitalize()} ({len(changes)})"
+            lines += ["", f"<details><summary>{summary}</summary>", "", *table, "", "</details>"]
+    if not target.changes:
+        lines += ["", "No changes."]
+    return lines
+
+
+def render(diff: DiffReport) -> str:
+    """The diff as a Markdown comment: verdict first, one section per target."""
+    icon = "❌" if diff.failed else "✅"
+    lines = [
+        f"## {icon} jxinspect diff-debug",
+        "",
+        f"{code(diff.before)} → {code(diff.after)}",
+        "",
+        f"**{summary_line(diff)}**",
+    ]
+    for target in diff.targets:
+        lines += ["", *_target(target, diff)]
+    if diff.only_before or diff.only_after:
+        lines += ["", "### Functions recorded on one side only (not compared)", ""]
+        lines += [
+            f"- {title}: {code(name)}"
+            for title, names in (("only before", diff.only_before), ("only after", diff.only_after))
+            for name in names
+        ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,203 @@
+"""A diff as text: before | after side by side, regressions first.
+
+Plain text (stable: no colour, no box drawing) for logs, pipes and golden files; rich
+tables with colour for a terminal. Both show the rows :func:`header_rows` and
+:func:`change_rows` give, escaped (:func:`escape.text`): names and paths come from the
+user's code or input files. The rows stay raw for the Markdown renderer.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+from jxinspect.compare.diff import Change, DiffReport, Policy, Side, TargetDiff, Verdict
+from jxinspect.core.units import recorded
+from jxinspect.render.common.console import ansi_console
+from jxinspect.render.common.escape import text as esc
+
+CHANGE_COLUMNS = ("severity", "class", "change", "where", "leaf", "before", "after", "matched")
+WHERE_TEXT = {"input": "argument", "output": "result", "static": "static", "nested": "nested",
+              "finding": "finding", "target": "target"}  # fmt: skip
+VERDICT_TITLE: dict[Verdict, str] = {
+    "regression": "regressions", "improvement": "improvements", "neutral": "neutral",
+}  # fmt: skip
+VERDICT_STYLE = {"regression": "red", "improvement": "green", "neutral": "dim"}
+
+
+def _side_rows(side: Side) -> list[str]:
+    mesh = side.mesh or "—"
+    devices = f"{side.num_devices} device" + ("s" if side.num_devices != 1 else "")
+    return [
+        side.target,
+        (side.function or "—").split(" at ")[0],
+        f"{recorded(side.stage)} → reached {side.reached}",
+        recorded(side.jax_version),
+        f"{recorded(side.platform)}, {devices}",
+        f"{mesh}, partitioner {side.partitioner}",
+        f"{side.named_inputs}/{side.inputs} arguments, {side.named_outputs}/{side.outputs} results",
+    ]
+
+
+def header_rows(target: TargetDiff) -> list[tuple[str, str, str]]:
+    """``(field, before, after)`` for the side-by-side header."""
+    keys = ("target", "function", "stage", "jax", "platform", "mesh", "named")
+    rows = list(zip(keys, _side_rows(target.before), _side_rows(target.after)))
+    if target.before.error or target.after.error:
+        rows.append(("error", target.before.error or "—", target.after.error or "—"))
+    return rows
+
+
+def severity_text(change: Change, policy: Policy) -> str:
+    """``error``, ``error (allowed)``, or empty for improvements and neutral changes."""
+    if change.severity is None:
+        return ""
+    return change.severity + (" (allowed)" if change.category in policy.allow else "")
+
+
+def change_rows(changes: list[Change], policy: Policy) -> list[tuple[str, ...]]:
+    return [
+        (
+            severity_text(c, policy),
+            c.category,
+            c.kind,
+            WHERE_TEXT[c.where],
+            c.path,
+            c.before if c.before is not None else "—",
+            c.after if c.after is not None else "—",
+            "by position" if c.matched_by == "position" else "",
+        )
+        for c in changes
+    ]
+
+
+def summary_line(diff: DiffReport) -> str:
+    """``FAIL: 3 regressions (3 failing at --fail-on error), 0 improvements, 1 neutral``."""
+    counts = diff.counts()
+    regressions = counts["regressions"]
+    gate = diff.policy.fail_on or "never"
+    text = f"{regressions} regression{'s' if regressions != 1 else ''}"
+    if regressions:
+        text += f" ({counts['failing']} failing at --fail-on {gate})"
+    text += f", {counts['improvements']} improvement{'s' if counts['improvements'] != 1 else ''}"
+    text += f", {counts['neutral']} neutral"
+    return ("FAIL: " if diff.failed else "ok: ") + text
+
+
+def _plain_table(columns: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
+    keep = [i for i in range(len(columns)) if any(row[i] for row in rows)]
+    table = [tuple(columns[i] for i in keep)] + [tuple(esc(row[i]) for i in keep) for row in rows]
+    widths = [max(len(row[k]) for row in table) for k in range(len(keep))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
+
+
+def _count(changes: list[Change], policy: Policy) -> str:
+    """``3`` or, for regressions, ``3, 2 failing``."""
+    if changes[0].verdict != "regression":
+        return str(len(changes))
+    return f"{len(changes)}, {sum(policy.fails(c) for c in changes)} failing"
+
+
+def _unchanged_line(target: TargetDiff) -> str:
+    return (
+        f"unchanged: {target.unchanged_inputs} of {target.after.inputs} arguments, "
+        f"{target.unchanged_outputs} of {target.after.outputs} results"
+    )
+
+
+def unpaired_lines(diff: DiffReport) -> list[str]:
+    """``only before: step (f32[8])`` lines for the functions one record folder holds and
+    the other does not (raw: the caller escapes)."""
+    return [
+        f"{title}: {name}"
+        for title, names in (("only before", diff.only_before), ("only after", diff.only_after))
+        for name in names
+    ]
+
+
+def render_plain(diff: DiffReport) -> str:
+    """Stable plain text: per target a before | after header, then the changes by verdict."""
+    lines = [f"before: {esc(diff.before)}", f"after:  {esc(diff.after)}"]
+    for target in diff.targets:
+        lines += ["", f"== {esc(target.name)} =="]
+        lines += [
+            "  " + line for line in _plain_table(("", "before", "after"), header_rows(target))
+        ]
+        for verdict, title in VERDICT_TITLE.items():
+            changes = target.of_verdict(verdict)
+            if not changes:
+                continue
+            lines += ["", f"{title} ({_count(changes, diff.policy)})"]
+            lines += [
+                "  " + line
+                for line in _plain_table(CHANGE_COLUMNS, change_rows(changes, diff.policy))
+            ]
+        if not target.changes:
+            lines += ["", "no changes"]
+        lines += ["", _unchanged_line(target)]
+    if diff.only_before or diff.only_after:
+        lines += ["", "functions recorded on one side only (not compared)"]
+        lines += ["  " + esc(line) for line in unpaired_lines(diff)]
+    lines += ["", summary_line(diff)]
+    return "\n".join(lines) + "\n"
+
+
+def render_rich(diff: DiffReport, width: int = 120) -> str:
+    """Coloured side-by-side tables for a terminal (ANSI escapes in the returned string)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    buffer = io.StringIO()
+    console = ansi_console(buffer, width)
+    console.print(Text(f"before: {esc(diff.before)}\nafter:  {esc(diff.after)}", style="bold"))
+    for target in diff.targets:
+        console.print()
+        console.rule(Text(esc(target.name), style="bold"), align="left")
+        sides = Table(box=None, padding=(0, 2), show_edge=False)
+        for column in ("", "before", "after"):
+            sides.add_column(column, overflow="fold", style="bold" if not column else "")
+        for key, old, new in header_rows(target):
+            sides.add_row(
+                Text(key), Text(esc(old)), Text(esc(new), style="yellow" if old != new else "")
+            )
+        console.print(sides)
+        for verdict, title in VERDICT_TITLE.items():
+            changes = target.of_verdict(verdict)
+            if not changes:
+                continue
+            table = Table(
+                title=f"{title} ({_count(changes, diff.policy)})",
+                title_justify="left",
+                title_style=f"bold {VERDICT_STYLE[verdict]}",
+            )
+            rows = change_rows(changes, diff.policy)
+            keep = [i for i in range(len(CHANGE_COLUMNS)) if any(row[i] for row in rows)]
+            for i in keep:
+                table.add_column(CHANGE_COLUMNS[i], overflow="fold")
+            for change, row in zip(changes, rows):
+                failing = diff.policy.fails(change)
+                cells = [Text(esc(row[i])) for i in keep]
+                style = "bold red" if failing else VERDICT_STYLE[verdict]
+                cells[0].stylize(style)
+                if verdict == "regression" and 6 in keep:
+                    cells[keep.index(6)].stylize("red")
+                elif verdict == "improvement" and 6 in keep:
+                    cells[keep.index(6)].stylize("green")
+                table.add_row(*cells)
+            console.print(table)
+        if not target.changes:
+            console.print(Text("no changes", style="green"))
+        console.print(Text(_unchanged_line(target), style="dim"))
+    if diff.only_before or diff.only_after:
+        console.print()
+        console.print(Text("functions recorded on one side only (not compared)", style="bold"))
+        for line in unpaired_lines(diff):
+            console.print(Text("  " + esc(line), style="yellow"))
+    console.print()
+    console.print(Text(summary_line(diff), style="bold red" if diff.failed else "bold green"))
+    return buffer.getvalue()
+
+
+def render(diff: DiffReport, color: bool = False, width: int = 120) -> str:
+    """The diff as text; ``color`` for a terminal."""
+    return render_rich(diff, width) if color else render_plain(diff)

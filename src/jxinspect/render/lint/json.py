@@ -1,0 +1,12 @@
+"""A lint result as JSON (schema ``jxinspect.lint/1``)."""
+
+from __future__ import annotations
+
+import json
+
+from jxinspect.lint.result import LintResult
+
+
+def render(result: LintResult) -> str:
+    """:meth:`LintResult.to_dict` as indented JSON, keys in a fixed order."""
+    return json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,62 @@
+"""A lint result as text: each target with its new findings, then a summary line.
+
+Findings read ``file:line: CODE severity message`` (editors and terminals link the
+location). Baselined findings are counted, not listed. Colour only when asked. Names,
+paths and messages are escaped (:func:`escape.text`): they cannot colour the terminal or
+start a line of their own.
+"""
+
+from __future__ import annotations
+
+from jxinspect.lint.result import LintFinding, LintResult
+from jxinspect.render.common.escape import text as esc
+
+_STYLES = {
+    "error": "\033[1;31m",
+    "warning": "\033[33m",
+    "info": "\033[36m",
+    "bold": "\033[1m",
+    "ok": "\033[32m",
+}
+_RESET = "\033[0m"
+
+
+def _location(finding: LintFinding) -> str:
+    if finding.file is None:
+        return ""
+    file = esc(finding.file)
+    return f"{file}:{finding.line}: " if finding.line else f"{file}: "
+
+
+def render(result: LintResult, color: bool = False) -> str:
+    """Targets in name order; the last line is :meth:`LintResult.summary`."""
+
+    def paint(text: str, style: str) -> str:
+        return f"{_STYLES[style]}{text}{_RESET}" if color else text
+
+    lines: list[str] = []
+    for target in result.targets:
+        new = [f for f in target.findings if not f.baselined]
+        kept = len(target.findings) - len(new)
+        tail = f" ({kept} baselined)" if kept else ""
+        name = esc(target.name)
+        if target.failed:
+            lines.append(f"{paint(name, 'bold')}: {paint('failed', 'error')}")
+            where = f"{esc(target.file)}:{target.line}: " if target.file and target.line else ""
+            lines.append(f"  {where}{esc(target.error)}")
+        elif new:
+            count = f"{len(new)} finding{'s' if len(new) != 1 else ''}"
+            lines.append(f"{paint(name, 'bold')}: {count}{tail}")
+            for f in new:
+                severity = paint(f"{f.severity:<7}", f.severity)
+                lines.append(f"  {_location(f)}{f.code} {severity} {esc(f.message)}")
+        else:
+            lines.append(f"{name}: {paint('ok', 'ok')}{tail}")
+    if result.gone:
+        lines += ["", "gone from the baseline (fixed; drop them with --write-baseline):"]
+        for entry in result.gone:
+            times = f" x{entry.count}" if entry.count > 1 else ""
+            where = f"{entry.target} {entry.code} {entry.path or '-'}"
+            lines.append(f"  {esc(where)}{times}")
+    lines += ["", paint(result.summary(), "bold")]
+    return "\n".join(lines) + "\n"

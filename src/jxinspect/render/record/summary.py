@@ -1,0 +1,116 @@
+"""A record folder at a glance (``jxinspect show FOLDER``): one row per recorded function,
+then what the run lowered but did not record. Plain aligned text, or JSON."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections import Counter
+from typing import Any
+
+from jxinspect.core.model import Report
+from jxinspect.core.vocabulary import STATUSES
+from jxinspect.record.folder import Entry, Index
+from jxinspect.render.common.escape import text as esc
+from jxinspect.render.common.table import plain_table
+
+COLUMNS = ("function", "folder", "stage", "inputs", "outputs", "findings", "lowered", "replay",
+           "source")  # fmt: skip
+
+
+def _statuses(leaves: Any) -> str:
+    counts = Counter(leaf.status for leaf in leaves)
+    return ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s]) or "none"
+
+
+def _findings(report: Report) -> str:
+    codes = Counter(f.code for f in report.findings)
+    return ", ".join(f"{code}×{n}" if n > 1 else code for code, n in sorted(codes.items()))
+
+
+def run_line(index: Index) -> str:
+    """How the run ended, in words."""
+    if index.stopped_after is not None:
+        return f"stopped after `{index.stopped_after}` was recorded, as asked"
+    if index.exit_code is None:
+        return "the run did not finish (it is running, or jxinspect record was killed)"
+    if index.exit_code < 0:
+        return f"the run was killed by signal {-index.exit_code}: the recording is incomplete"
+    if index.exit_code:
+        return f"the run exited with {index.exit_code}: the recording may be incomplete"
+    return "the run exited with 0"
+
+
+def not_recorded(index: Index) -> list[str]:
+    """What the run lowered that is not in the folder, and retracing worth a look."""
+    lines = []
+    if index.internal:
+        lines.append(f"{index.internal} computations of JAX's own (eager operations, jnp "
+                     "functions) were lowered and not recorded")  # fmt: skip
+    if index.not_selected:
+        lines.append(f"{index.not_selected} lowerings of functions left out by --only")
+    if index.over_limit:
+        lines.append(f"{index.over_limit} lowerings after --max-functions was reached "
+                     "were not recorded")  # fmt: skip
+    for entry in index.functions:
+        if entry.lowerings > 1:
+            lines.append(f"`{esc(entry.name)}` ({entry.folder}) was traced and lowered "
+                         f"{entry.lowerings} times with the same signature: a new jit "
+                         "object or function each call defeats JAX's cache")  # fmt: skip
+    names = Counter(e.name for e in index.functions)
+    for name, count in names.items():
+        if count > 1:
+            folders = ", ".join(e.folder for e in index.functions if e.name == name)
+            lines.append(f"`{esc(name)}` was lowered with {count} input signatures "
+                         f"({folders}): each new signature is a new trace and compile")  # fmt: skip
+    return lines
+
+
+Recorded = tuple[Entry, Report, "str | None"]
+"""An entry, its report, and why its call cannot be replayed (``None``: it can)."""
+
+
+def render(folder: str, index: Index, reports: list[Recorded]) -> str:
+    """The summary as plain text."""
+    command = shlex.join(index.command)
+    head = [
+        f"recording: {esc(folder)}",
+        f"command:   {esc(command)}",
+        f"jax:       {index.jax_version or 'not recorded'}",
+        f"run:       {run_line(index)}",
+        "",
+    ]
+    rows: list[tuple[str, ...]] = [
+        (
+            entry.name,
+            entry.folder,
+            entry.stage,
+            _statuses(report.inputs),
+            _statuses(report.outputs),
+            _findings(report),
+            f"{entry.lowerings}×",
+            "yes" if problem is None else "no",
+            entry.source or "",
+        )
+        for entry, report, problem in reports
+    ]
+    body = plain_table(COLUMNS, rows) if rows else ["no functions recorded"]
+    notes = not_recorded(index)
+    if any(problem is not None for _, _, problem in reports):
+        notes.append("replay: `jxinspect lower FILE:FUNCTION --args-from-record FOLDER/NAME`; "
+                     "a `no` says why in NAME/call.json")  # fmt: skip
+    tail = ["", *(f"note: {line}" for line in notes)] if notes else []
+    return "\n".join([*head, *body, *tail]) + "\n"
+
+
+def render_json(folder: str, index: Index, reports: list[Recorded]) -> str:
+    data = index.to_dict()
+    data["folder"] = folder
+    data["notes"] = not_recorded(index)
+    for item, (_, report, problem) in zip(data["functions"], reports):
+        item["replay"] = problem is None
+        item["replay_problem"] = problem
+        item["inputs"] = dict(Counter(leaf.status for leaf in report.inputs))
+        item["outputs"] = dict(Counter(leaf.status for leaf in report.outputs))
+        item["finding_codes"] = sorted({f.code for f in report.findings})
+    return json.dumps(data, indent=2) + "\n"

@@ -1,0 +1,201 @@
+"""A report as text: rich tables on a terminal, plain aligned columns otherwise.
+
+Both forms show the same rows from :func:`input_rows` / :func:`output_rows`; the plain
+one is stable (no colour, no box drawing, no terminal-width wrapping) for logs, pipes
+and golden files. Both escape what came from the user (:func:`escape.text`): the rows
+stay raw for the HTML report, which escapes them its own way.
+"""
+
+from __future__ import annotations
+
+import io
+
+from jxinspect.core.model import Input, Output, Report
+from jxinspect.core.units import human_bytes, recorded, type_text
+from jxinspect.render.common.console import ansi_console
+from jxinspect.render.common.escape import text as esc
+from jxinspect.render.common.findings import grouped
+from jxinspect.render.common.table import plain_table
+
+INPUT_COLUMNS = ("#", "path", "name in program", "status", "type", "sharding", "compiled",
+                 "per device", "donation")  # fmt: skip
+OUTPUT_COLUMNS = ("#", "path", "name in program", "status", "type", "sharding", "compiled",
+                  "per device")  # fmt: skip
+STATUS_STYLE = {"ok": "green", "synthetic": "yellow", "missing": "red", "mismatch": "red",
+                "pruned": "dim", "renamed": "yellow"}  # fmt: skip
+SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def compiled_text(leaf: Input | Output) -> str:
+    """The sharding XLA chose, marked where it chose one or changed the declared one."""
+    chosen = leaf.compiled_sharding
+    if chosen is None:
+        return ""
+    if leaf.sharding is None:
+        return chosen.readable + ("" if chosen.is_replicated else " (chosen)")
+    if chosen.readable != leaf.sharding.readable:
+        return chosen.readable + " (changed)"
+    return chosen.readable
+
+
+def _per_device(leaf: Input | Output) -> str:
+    if leaf.shard_shape == leaf.shape:
+        return human_bytes(leaf.bytes_per_device)
+    return f"{type_text(leaf.shard_shape, leaf.dtype)} {human_bytes(leaf.bytes_per_device)}"
+
+
+def _donation(leaf: Input, compiled: bool) -> str:
+    if leaf.compiled_alias is not None:
+        return f"aliased → out {leaf.compiled_alias} (compiled)"
+    if compiled and leaf.donated:
+        return "donated, not aliased (compiled)"
+    if leaf.aliased_output is not None:
+        return f"aliased → out {leaf.aliased_output}"
+    if leaf.buffer_donor:
+        return "donor"
+    return "requested, unused" if leaf.donated else ""
+
+
+def input_rows(report: Report) -> list[tuple[str, ...]]:
+    return [
+        (
+            str(leaf.index),
+            leaf.path,
+            leaf.name if leaf.name is not None else "—",
+            leaf.status,
+            type_text(leaf.shape, leaf.dtype),
+            leaf.sharding.readable if leaf.sharding else "",
+            compiled_text(leaf),
+            _per_device(leaf),
+            _donation(leaf, report.compiled is not None),
+        )
+        for leaf in report.inputs
+    ]
+
+
+def output_rows(report: Report) -> list[tuple[str, ...]]:
+    return [
+        (
+            str(leaf.index),
+            leaf.path,
+            leaf.name if leaf.name is not None else "—",
+            leaf.status,
+            type_text(leaf.shape, leaf.dtype),
+            leaf.sharding.readable if leaf.sharding else "",
+            compiled_text(leaf),
+            _per_device(leaf),
+        )
+        for leaf in report.outputs
+    ]
+
+
+def header_lines(report: Report) -> list[tuple[str, str]]:
+    mesh = str(report.mesh) if report.mesh else "—"
+    if report.mesh and report.mesh.abstract:
+        mesh += " (abstract)"
+    lines = [
+        ("target", report.target),
+        ("function", report.function or "—"),
+        ("stage", f"{recorded(report.stage)} → reached {report.reached}"),
+        ("jax", recorded(report.jax_version)),
+        (
+            "platform",
+            f"{recorded(report.platform)}, {report.num_devices} device"
+            + ("s" if report.num_devices != 1 else ""),
+        ),  # fmt: skip
+        ("mesh", f"{mesh}, partitioner {report.partitioner}"),
+    ]
+    if report.static_args:
+        lines.append(("static", ", ".join(f"{s.path}={s.value}" for s in report.static_args)))
+    if report.extra_args:
+        lines.append(("added by JAX", ", ".join(f"%arg{e.main_index} {e.kind}"
+                                                for e in report.extra_args)))  # fmt: skip
+    if report.compiled is not None:
+        memory = report.compiled.memory
+        parts = [f"{label} {human_bytes(value)}" for label, value in (
+            ("arguments", memory.arguments), ("outputs", memory.outputs),
+            ("temporaries", memory.temporaries), ("code", memory.generated_code),
+            ("aliased", memory.aliased)) if value is not None]  # fmt: skip
+        source = (
+            "per device, XLA memory_analysis" if memory.source == "xla" else "per device, estimated"
+        )
+        lines.append(("memory", ", ".join(parts) + f" ({source})"))
+        if memory.note:
+            lines.append(("note", memory.note))
+        for note in report.compiled.notes:
+            lines.append(("note", note))
+    for note in report.notes:
+        lines.append(("note", note))
+    if report.error:
+        lines.append(("error", report.error))
+    return lines
+
+
+def summary_line(report: Report) -> str:
+    counts: dict[str, int] = {}
+    for finding in report.findings:
+        counts[finding.severity] = counts.get(finding.severity, 0) + 1
+    ok_in = sum(leaf.status == "ok" for leaf in report.inputs)
+    ok_out = sum(leaf.status == "ok" for leaf in report.outputs)
+    parts = [f"{ok_in}/{len(report.inputs)} arguments and {ok_out}/{len(report.outputs)} "
+             "results carry their names"]  # fmt: skip
+    parts += [f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in sorted(counts.items())]
+    return "; ".join(parts)
+
+
+def render_plain(report: Report) -> str:
+    """Stable plain text: header, inputs, outputs, findings, summary."""
+    lines = [f"{key + ':':<14}{esc(value)}" for key, value in header_lines(report)]
+    lines += ["", f"inputs ({len(report.inputs)})"]
+    lines += ["  " + line for line in plain_table(INPUT_COLUMNS, input_rows(report))]
+    lines += ["", f"outputs ({len(report.outputs)})"]
+    lines += ["  " + line for line in plain_table(OUTPUT_COLUMNS, output_rows(report))]
+    if report.findings:
+        lines += ["", f"findings ({len(report.findings)})"]
+        lines += [
+            f"  {g.first.code} {g.first.severity:<7} {esc(g.text())}"
+            for g in grouped(report.findings)
+        ]
+    lines += ["", summary_line(report)]
+    return "\n".join(lines) + "\n"
+
+
+def render_rich(report: Report, width: int = 120) -> str:
+    """Coloured tables for a terminal (ANSI escapes in the returned string)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    buffer = io.StringIO()
+    console = ansi_console(buffer, width)
+    grid = Table.grid(padding=(0, 2))
+    for key, value in header_lines(report):
+        grid.add_row(
+            Text(key, style="bold"), Text(esc(value), style="red" if key == "error" else "")
+        )
+    console.print(grid)
+
+    def table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> Table:
+        result = Table(title=title, title_justify="left", title_style="bold")
+        for column in columns:
+            result.add_column(column, overflow="fold")
+        for row in rows:
+            cells = [Text(esc(cell)) for cell in row]
+            cells[3].stylize(STATUS_STYLE.get(row[3], ""))
+            result.add_row(*cells)
+        return result
+
+    console.print(table(f"inputs ({len(report.inputs)})", INPUT_COLUMNS, input_rows(report)))
+    console.print(table(f"outputs ({len(report.outputs)})", OUTPUT_COLUMNS, output_rows(report)))
+    for group in grouped(report.findings):
+        f = group.first
+        line = Text(f"{f.code} ", style="bold")
+        line.append(f"{f.severity:<7} ", style=SEVERITY_STYLE[f.severity])
+        line.append(esc(group.text()))
+        console.print(line)
+    console.print(Text(summary_line(report), style="bold"))
+    return buffer.getvalue()
+
+
+def render(report: Report, color: bool = False, width: int = 120) -> str:
+    """The report as text; ``color`` for a terminal."""
+    return render_rich(report, width) if color else render_plain(report)

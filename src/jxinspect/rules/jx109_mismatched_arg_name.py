@@ -1,0 +1,31 @@
+"""JX109: an argument carries a name other than its own."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from jxinspect.core.model import Finding, Report
+from jxinspect.rules.base import Rule
+
+
+def check(report: Report) -> Iterator[Finding]:
+    for leaf in report.inputs:
+        if leaf.status == "mismatch":
+            yield RULE.finding(
+                report, f"argument {leaf.path} carries the name {leaf.name!r}", leaf.path
+            )
+
+
+RULE = Rule(
+    code="JX109",
+    severity="warning",
+    summary="argument carries another argument's name",
+    explanation="""\
+The name the program carries for this argument is not the path the call gives it, and
+not a positional fallback either: e.g. `params['b']` where `params['w']` was expected.
+Names shifted (a wrapper reordered or dropped arguments) and now mislead anyone reading
+the StableHLO.
+
+Fix: stage the function with the signature the callers use. Silence: `ignore: [JX109]`.""",
+    check=check,
+)

@@ -1,0 +1,42 @@
+"""JX202: an output's sharding is left to the compiler although the inputs declare theirs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from jxinspect.core.model import Finding, Report
+from jxinspect.rules.base import Rule
+
+
+def check(report: Report) -> Iterator[Finding]:
+    if report.reached == "traced" or report.mesh is None or report.mesh.size <= 1:
+        return
+    if not any(leaf.sharding is not None for leaf in report.inputs):
+        return
+    for leaf in report.outputs:
+        if leaf.sharding is None:
+            chosen = leaf.compiled_sharding
+            tail = f"; XLA chose {chosen.readable}" if chosen is not None else ""
+            yield RULE.finding(
+                report,
+                f"output {leaf.path} has no declared sharding although the inputs declare "
+                f"theirs: the compiler picks its layout{tail}",
+                leaf.path,
+            )
+
+
+RULE = Rule(
+    code="JX202",
+    severity="warning",
+    summary="output sharding left to the compiler where input shardings are declared",
+    explanation="""\
+The inputs carry declared shardings, but a result of @main has none: XLA's sharding
+propagation decides its layout. The choice can change with an unrelated edit or a new
+XLA version, silently adding a reshard (and its communication) at the next step, or
+replicating a large result on every device. Lint with `compile: true` to see the layout
+XLA chose.
+
+Fix: declare out_shardings (--out-specs, out_specs in JXINSPECT or jxinspect.yaml) for
+every result. Silence: `ignore: [JX202]`.""",
+    check=check,
+)

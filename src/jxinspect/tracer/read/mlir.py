@@ -1,0 +1,262 @@
+"""Read ``func.func @main`` of a StableHLO module through jaxlib's MLIR bindings.
+
+What each argument and result carries: its name (the block argument's location),
+its type, its sharding (``sdy.sharding`` or ``mhlo.sharding``), donation
+(``tf.aliasing_output``, ``jax.buffer_donor``), memory kind, and whether JAX added it
+itself (``jax.token``, ``jax.const``, ``jax.global_constant``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from jxinspect.core import dtypes
+from jxinspect.core.model import ExtraKind, Mesh, Sharding
+from jxinspect.tracer import seam
+from jxinspect.tracer.read import shardings
+
+
+@dataclass(frozen=True)
+class MainValue:
+    """One argument or result of ``@main``."""
+
+    index: int
+    type: str
+    shape: tuple[int, ...] | None
+    """``None`` for a non-tensor (a token)."""
+    dtype: str | None
+    name: str | None
+    """Argument: its location's name; result: ``jax.result_info``."""
+    sharding: Sharding | None
+    aliasing_output: int | None = None
+    buffer_donor: bool = False
+    memory_kind: str | None = None
+    jax_kind: ExtraKind | None = None
+    """``token``, ``constant`` or ``dimension`` when JAX added this value itself."""
+
+
+@dataclass(frozen=True)
+class MainSignature:
+    """``@main``'s arguments and results, and the meshes the module declares."""
+
+    args: tuple[MainValue, ...]
+    results: tuple[MainValue, ...]
+    meshes: dict[str, Mesh]
+
+
+def _attr_dict(array: Any, i: int) -> dict[str, Any]:
+    ir = seam.ir()
+
+    if array is None or i >= len(array):
+        return {}
+    return {named.name: named.attr for named in ir.DictAttr(array[i])}
+
+
+def string_value(attr: Any) -> str:
+    ir = seam.ir()
+
+    return str(ir.StringAttr(attr).value) if isinstance(attr, ir.StringAttr) else str(attr)
+
+
+def _tensor(type_: Any) -> tuple[tuple[int, ...] | None, str | None]:
+    ir = seam.ir()
+
+    try:
+        tensor = ir.RankedTensorType(type_)
+    except (ValueError, TypeError):
+        return None, None
+    return tuple(int(d) for d in tensor.shape), dtypes.from_mlir(str(tensor.element_type))
+
+
+class _Reader:
+    """Reads the values of one module. A program's values repeat few types and
+    shardings (every layer's weights alike), so each distinct one is read once: by its
+    printed form, which is all that reading it looks at."""
+
+    def __init__(
+        self,
+        meshes: dict[str, Mesh],
+        mesh_hint: Mesh | None,
+        device_ids: Any,
+        maximal: frozenset[str] = frozenset(),
+    ) -> None:
+        self.meshes, self.mesh_hint, self.device_ids = meshes, mesh_hint, device_ids
+        self.maximal = maximal
+        self.tensors: dict[str, tuple[tuple[int, ...] | None, str | None]] = {}
+        self.sdy: dict[str, Sharding] = {}
+        self.hlo: dict[tuple[str, int], Sharding] = {}
+
+    def tensor(self, type_: Any, text: str) -> tuple[tuple[int, ...] | None, str | None]:
+        """:func:`_tensor` of ``type_``, whose printed form is ``text``."""
+        if text not in self.tensors:
+            self.tensors[text] = _tensor(type_)
+        return self.tensors[text]
+
+    def from_sdy(self, attr: Any) -> Sharding:
+        text = str(attr)
+        if text not in self.sdy:
+            self.sdy[text] = shardings.from_sdy(attr, self.meshes, self.maximal)
+        return self.sdy[text]
+
+    def from_hlo(self, text: str, rank: int) -> Sharding:
+        if (text, rank) not in self.hlo:
+            self.hlo[text, rank] = shardings.from_hlo_text(
+                text, rank, self.mesh_hint, self.device_ids
+            )
+        return self.hlo[text, rank]
+
+    def value(self, index: int, type_: Any, attrs: dict[str, Any], name: str | None) -> MainValue:
+        type_text = str(type_)
+        shape, dtype = self.tensor(type_, type_text)
+        sharding: Sharding | None = None
+        if "sdy.sharding" in attrs:
+            sharding = self.from_sdy(attrs["sdy.sharding"])
+        elif "mhlo.sharding" in attrs:
+            sharding = self.from_hlo(string_value(attrs["mhlo.sharding"]), len(shape or ()))
+        jax_kind: ExtraKind | None = None
+        if "jax.token" in attrs or type_text == "!stablehlo.token":
+            jax_kind = "token"
+        elif "jax.const" in attrs:
+            jax_kind = "constant"
+        elif "jax.global_constant" in attrs:
+            jax_kind = "dimension"
+        alias = attrs.get("tf.aliasing_output")
+        memory = attrs.get("mhlo.memory_kind")
+        return MainValue(
+            index=index,
+            type=type_text,
+            shape=shape,
+            dtype=dtype,
+            name=name,
+            sharding=sharding,
+            aliasing_output=int(str(alias).split(":")[0]) if alias is not None else None,
+            buffer_donor="jax.buffer_donor" in attrs and str(attrs["jax.buffer_donor"]) == "true",
+            memory_kind=string_value(memory) if memory is not None else None,
+            jax_kind=jax_kind,
+        )
+
+
+def find_main(module: Any) -> Any:
+    """The public entry function (``@main``) of a module."""
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and string_value(op.attributes["sym_name"]) == "main":
+            return op
+    raise ValueError("the module has no func.func @main")
+
+
+def read_main(module: Any, mesh_hint: Mesh | None = None, device_ids: Any = None) -> MainSignature:
+    """Read ``@main``; ``mesh_hint`` names GSPMD tile assignments (Shardy names its own)."""
+    ir = seam.ir()
+
+    with module.context:
+        abstract = bool(mesh_hint and mesh_hint.abstract)
+        declared = [op for op in module.body.operations if op.operation.name == "sdy.mesh"]
+        meshes = {
+            string_value(op.attributes["sym_name"]): shardings.mesh_from_sdy(
+                op.attributes["mesh"], abstract
+            )
+            for op in declared
+        }
+        maximal = frozenset(
+            string_value(op.attributes["sym_name"])
+            for op in declared
+            if shardings.is_maximal_mesh(op.attributes["mesh"])
+        )
+        main = find_main(module)
+        attrs = main.attributes
+        arg_attrs = attrs["arg_attrs"] if "arg_attrs" in attrs else None
+        res_attrs = attrs["res_attrs"] if "res_attrs" in attrs else None
+        function_type = ir.FunctionType(ir.TypeAttr(attrs["function_type"]).value)
+        block = main.regions[0].blocks[0]
+        names = seam.block_argument_names(main)
+        reader = _Reader(meshes, mesh_hint, device_ids, maximal)
+        args = tuple(
+            reader.value(i, arg.type, _attr_dict(arg_attrs, i), names[i])
+            for i, arg in enumerate(block.arguments)
+        )
+        results = tuple(
+            reader.value(i, type_, res, _result_name(res))
+            for i, type_ in enumerate(function_type.results)
+            for res in (_attr_dict(res_attrs, i),)
+        )
+        args, results = _with_manual_specs(block, args, results, reader)
+    return MainSignature(args, results, meshes)
+
+
+def _result_name(attrs: dict[str, Any]) -> str | None:
+    return string_value(attrs["jax.result_info"]) if "jax.result_info" in attrs else None
+
+
+def _with_manual_specs(
+    block: Any,
+    args: tuple[MainValue, ...],
+    results: tuple[MainValue, ...],
+    reader: _Reader,
+) -> tuple[tuple[MainValue, ...], tuple[MainValue, ...]]:
+    """Give the arguments and results of a top-level shard_map its in/out specs when
+    ``@main`` itself declares none: Shardy's ``sdy.manual_computation``, or GSPMD's
+    ``@Sharding`` (into the shard_map) and ``@SPMDShardToFullShape`` (out of it)."""
+    from dataclasses import replace
+
+    if all(value.sharding is not None for value in (*args, *results)):
+        return args, results  # nothing left to fill in: skip reading every operation
+    sdy = seam.sdy()
+
+    arg_specs: dict[int, Sharding] = {}
+    result_specs: dict[int, Sharding] = {}
+    operations = list(block.operations)
+    returned = list(operations[-1].operands) if operations else []
+
+    def feeds_in(operand: Any, sharding: Sharding) -> None:
+        number = seam.block_argument_number(operand, block)
+        if number is not None:
+            arg_specs.setdefault(number, sharding)
+
+    def comes_out(result: Any, sharding: Sharding) -> None:
+        for i, value in enumerate(returned):
+            if value == result:
+                result_specs.setdefault(i, sharding)
+
+    def gspmd(op: Any, value: Any) -> Sharding:
+        shape, _ = _tensor(value.type)
+        return reader.from_hlo(string_value(op.attributes["mhlo.sharding"]), len(shape or ()))
+
+    # each operation's name read once: among the many operations of a large program,
+    # only shard_maps and GSPMD's sharding custom calls matter
+    found: list[tuple[Any, str | None]] = []  # (operation, custom call target), in order
+    for op in operations:
+        name = op.operation.name
+        if name == "sdy.manual_computation":
+            found.append((op, None))
+        elif name == "stablehlo.custom_call" and "mhlo.sharding" in op.attributes:
+            found.append((op, string_value(op.attributes["call_target_name"])))
+    # GSPMD enters a shard_map as @Sharding then @SPMDFullToShardShape on its result
+    entering = [op.operands[0] for op, target in found if target == "SPMDFullToShardShape"]
+    for op, target in found:
+        if target is None:
+            ins = sdy.TensorShardingPerValueAttr(op.attributes["in_shardings"]).shardings
+            outs = sdy.TensorShardingPerValueAttr(op.attributes["out_shardings"]).shardings
+            for operand, attr in zip(op.operands, ins):
+                feeds_in(operand, reader.from_sdy(attr))
+            for result, attr in zip(op.results, outs):
+                comes_out(result, reader.from_sdy(attr))
+        elif target == "Sharding" and any(op.results[0] == v for v in entering):
+            feeds_in(op.operands[0], gspmd(op, op.operands[0]))
+        elif target == "SPMDShardToFullShape":
+            comes_out(op.results[0], gspmd(op, op.results[0]))
+    if not arg_specs and not result_specs:
+        return args, results
+    args = tuple(
+        replace(a, sharding=arg_specs[a.index])
+        if a.sharding is None and a.index in arg_specs
+        else a
+        for a in args
+    )
+    results = tuple(
+        replace(r, sharding=result_specs[r.index])
+        if r.sharding is None and r.index in result_specs
+        else r
+        for r in results
+    )
+    return args, results

@@ -1,0 +1,275 @@
+"""``jxinspect.testing.assert_debug_info`` on real functions staged by real JAX.
+
+JAX runs here on 8 simulated CPU devices when this module is the first to start its
+backend (otherwise the mesh tests skip and say so), as in test_lint_rules.py.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import unittest
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import pytest
+from helpers import REPO
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from jxinspect.core.model import Report
+from jxinspect.project import spec
+from jxinspect.project.targets import load_module, parse_target
+from jxinspect.testing import assert_debug_info
+from jxinspect.tracer import seam
+
+if not seam.backend_started():
+    seam.simulate_cpu_devices(8)
+
+
+def sds(*shape: int) -> jax.ShapeDtypeStruct:
+    return jax.ShapeDtypeStruct(shape, jnp.float32)
+
+
+def model(params: Any, x: Any) -> Any:
+    return {"y": x @ params["w"], "z": jnp.tanh(x)}
+
+
+def drops_an_argument(x: Any, unused: Any, y: Any) -> Any:
+    return x @ y
+
+
+MODEL_ARGS = ({"w": sds(8, 2)}, sds(8, 8))
+
+
+@pytest.fixture(scope="module")
+def mesh() -> Any:
+    if seam.device_count() < 8:
+        pytest.skip(f"needs 8 CPU devices; JAX started in this process with {seam.device_count()}")
+    return seam.make_mesh((4, 2), ("data", "model"), seam.devices(), explicit=False)
+
+
+def sharded_options(mesh: Any) -> dict[str, Any]:
+    """Input shardings declared, output shardings left to the compiler (JX202 warnings)."""
+    return {
+        "in_shardings": (
+            {"w": NamedSharding(mesh, P(None, "model"))},
+            NamedSharding(mesh, P("data", None)),
+        )
+    }
+
+
+def failure(*args: Any, **kwargs: Any) -> str:
+    with pytest.raises(AssertionError) as caught:
+        assert_debug_info(*args, **kwargs)
+    return str(caught.value)
+
+
+# ---- passing ------------------------------------------------------------------------------
+
+
+def test_good_names_return_the_report() -> None:
+    report = assert_debug_info(
+        model,
+        MODEL_ARGS,
+        names={"params['w']": "params['w']", "x": "x", "result['y']": "result['y']"},
+    )
+    assert isinstance(report, Report)
+    assert [leaf.path for leaf in report.inputs] == ["params['w']", "x"]
+    assert [leaf.status for leaf in report.inputs] == ["ok", "ok"]
+
+
+def test_result_names_match_in_either_spelling() -> None:
+    # JAX 0.4.x writes ['y'] where newer releases write result['y']: both are accepted
+    assert_debug_info(
+        model, MODEL_ARGS, names={"result['y']": "['y']", "result['z']": "result['z']"}
+    )
+
+
+def test_info_findings_pass_the_default_threshold() -> None:
+    report = assert_debug_info(drops_an_argument, (sds(4, 8), sds(100), sds(8, 2)))
+    assert [(f.code, f.severity) for f in report.findings] == [("JX105", "info")]
+
+
+def test_sample_program_predict_keeps_its_names() -> None:
+    target = parse_target(str(REPO / "sample_programs" / "mlp.py") + ":predict")
+    module = load_module(target)
+    args = spec.parse_args(module.JXINSPECT["predict"]["args"])
+    params = jax.tree_util.tree_map(
+        lambda leaf: jax.ShapeDtypeStruct(leaf.shape, leaf.dtype), args[0],
+        is_leaf=lambda leaf: isinstance(leaf, spec.ArraySpec),
+    )  # fmt: skip
+    x = jax.ShapeDtypeStruct(args[1].shape, args[1].dtype)
+    report = assert_debug_info(
+        module.predict,
+        (params, x),
+        fail_on="info",
+        # jax.nn's custom_jvp functions: nested jaxprs without (0.4.x) or with partial
+        # (0.7 on) debug info; the top level is what this test is about
+        ignore=["JX107", "JX110"],
+        names={
+            "params['layers'][0]['w']": "params['layers'][0]['w']",
+            "x": "x",
+            "result['logits']": "result['logits']",
+        },
+    )
+    assert len(report.inputs) == 7 and len(report.outputs) == 2
+
+
+# ---- failing ------------------------------------------------------------------------------
+
+
+def test_info_finding_fails_at_info() -> None:
+    message = failure(drops_an_argument, (sds(4, 8), sds(100), sds(8, 2)), fail_on="info")
+    lines = message.splitlines()
+    assert lines[0].startswith("debug info of drops_an_argument at ")
+    assert "1 finding at or above info" in lines[0]
+    assert lines[1] == "  JX105 info argument unused is unused and was pruned from @main"
+    assert "  see: jxinspect explain JX105" in lines
+
+
+def test_findings_message_has_one_line_per_finding_and_one_hint_per_code(mesh: Any) -> None:
+    message = failure(model, MODEL_ARGS, options=sharded_options(mesh))
+    lines = message.splitlines()
+    assert "2 findings at or above warning" in lines[0] and "(jit, JAX " in lines[0]
+    found = [line for line in lines if line.startswith("  JX202 warning ")]
+    assert len(found) == 2
+    assert any("result['y']" in line for line in found)
+    assert any("result['z']" in line for line in found)
+    assert lines.count("  see: jxinspect explain JX202") == 1
+    assert "  to accept them: ignore=['JX202']" in lines
+
+
+def test_ignore_select_and_fail_on_accept_findings(mesh: Any) -> None:
+    options = sharded_options(mesh)
+    assert_debug_info(model, MODEL_ARGS, options=options, ignore=["JX202"])
+    assert_debug_info(model, MODEL_ARGS, options=options, ignore="jx2")
+    assert_debug_info(model, MODEL_ARGS, options=options, select=["JX1"])
+    assert_debug_info(model, MODEL_ARGS, options=options, fail_on="error")
+    report = assert_debug_info(model, MODEL_ARGS, options=options, fail_on="never")
+    assert {f.code for f in report.findings} == {"JX202"}
+    failure(model, MODEL_ARGS, options=options, select=["JX2"], ignore=["JX201"])
+
+
+def test_pmap_fails_on_every_release() -> None:
+    # 0.4.35: JX107 (nested jaxpr without debug info); 0.7.2: JX101 (no names);
+    # 0.10+: JX102 (flat_args[i] names) — each a warning
+    def step(params: Any, batch: Any) -> Any:
+        return params["w"] * batch["x"]
+
+    n = seam.device_count()
+    args = ({"w": jnp.ones((n, 4))}, {"x": jnp.ones((n, 4))})
+    message = failure(step, args, stage="pmap")
+    assert "(pmap, JAX " in message.splitlines()[0]
+    assert "see: jxinspect explain JX1" in message
+
+
+def test_wrong_names_are_listed_with_what_is_carried() -> None:
+    message = failure(
+        model,
+        MODEL_ARGS,
+        names={"params['w']": "w", "x": "x", "result['z']": "result['out']"},
+    )
+    lines = message.splitlines()
+    assert "2 names not as expected" in lines[0]
+    assert "  name params['w']: expected 'w', carries \"params['w']\" (ok)" in lines
+    assert any(line.startswith("  name result['z']: expected \"result['out']\", carries ")
+               for line in lines)  # fmt: skip
+    assert not any(line.startswith("  name x:") for line in lines)
+
+
+def test_pruned_argument_carries_no_name() -> None:
+    args = (sds(4, 8), sds(100), sds(8, 2))
+    assert_debug_info(drops_an_argument, args, names={"unused": None})
+    message = failure(drops_an_argument, args, names={"unused": "unused"})
+    assert "  name unused: expected 'unused', carries no name (pruned)" in message.splitlines()
+
+
+def test_shardings_on_a_mesh(mesh: Any) -> None:
+    options = sharded_options(mesh)
+    report = assert_debug_info(
+        model,
+        MODEL_ARGS,
+        options=options,
+        fail_on="error",
+        devices=8,
+        shardings={"x": "P('data', None)", "params['w']": 'P(None,"model")', "result['y']": None},
+    )
+    assert report.num_devices == 8
+    message = failure(
+        model,
+        MODEL_ARGS,
+        options=options,
+        fail_on="never",
+        shardings={"x": "replicated", "params['w']": "P(None, 'model')", "result['z']": "P()"},
+    )
+    lines = message.splitlines()
+    assert "2 shardings not as expected" in lines[0]
+    assert "  sharding x: expected replicated, declared P('data', None)" in lines
+    assert "  sharding result['z']: expected P(), declared no sharding" in lines
+    assert len(lines) == 3
+
+
+def test_unknown_leaf_lists_the_known_paths() -> None:
+    known = "params['w'], x, result['y'], result['z']"
+    expected = f"names: \"params['v']\" is not a leaf of model; known: {known}"
+    with pytest.raises(ValueError, match=f"^{re.escape(expected)}$"):
+        assert_debug_info(model, MODEL_ARGS, names={"params['v']": "params['v']"})
+    with pytest.raises(ValueError, match="shardings: 'y' is not a leaf"):
+        assert_debug_info(model, MODEL_ARGS, shardings={"y": "replicated"})
+
+
+def test_works_under_unittest() -> None:
+    class Case(unittest.TestCase):
+        def test_passes(self) -> None:
+            assert_debug_info(model, MODEL_ARGS)
+
+        def test_fails(self) -> None:
+            assert_debug_info(model, MODEL_ARGS, names={"x": "inputs"})
+
+    suite = unittest.TestSuite([Case("test_passes"), Case("test_fails")])
+    stream = io.StringIO()
+    result = unittest.TextTestRunner(stream=stream, verbosity=0).run(suite)
+    assert result.testsRun == 2
+    assert not result.errors
+    assert [str(test) for test, _ in result.failures] == [str(Case("test_fails"))]
+    assert "name x: expected 'inputs', carries 'x' (ok)" in result.failures[0][1]
+
+
+def test_leaves_jax_configuration_as_found(mesh: Any) -> None:
+    before = dict(jax.config.values)
+    failure(model, MODEL_ARGS, options=sharded_options(mesh))
+    assert_debug_info(model, MODEL_ARGS)
+    assert dict(jax.config.values) == before
+
+
+# ---- devices and bad arguments ------------------------------------------------------------
+
+
+def test_too_few_devices_says_how_to_get_them() -> None:
+    want = seam.device_count() + 1
+    with pytest.raises(RuntimeError) as caught:
+        assert_debug_info(model, MODEL_ARGS, devices=want)
+    message = str(caught.value)
+    assert f"--xla_force_host_platform_device_count={want}" in message
+    assert f'jax.config.update("jax_num_cpu_devices", {want})' in message
+    assert "conftest.py" in message
+
+
+@pytest.mark.parametrize(
+    ("given", "match"),
+    [
+        ({"fail_on": "warn"}, r"fail_on='warn': use one of error, warning, info, never"),
+        ({"stage": "vmap"}, r"stage='vmap': use one of jit, pjit, pmap, shard_map"),
+        ({"ignore": ["JX999"]}, r"^ignore: unknown code 'JX999'"),
+        ({"select": ["XX1"]}, r"^select: unknown code 'XX1'"),
+        ({"devices": 0}, r"devices=0: give a number of devices"),
+        ({"names": ["x"]}, r"names: expected a mapping"),
+        ({"shardings": {"x": 3}}, r"shardings: expected leaf path"),
+    ],
+)
+def test_bad_arguments_raise_value_error(given: dict[str, Any], match: str) -> None:
+    with pytest.raises(ValueError, match=match) as caught:
+        assert_debug_info(model, MODEL_ARGS, **given)
+    assert "\n" not in str(caught.value)

@@ -1,0 +1,271 @@
+"""Hostile and malformed input files, through the installed command.
+
+Every file under ``tests/faults/`` is one fault: a YAML alias bomb, a self-referencing
+alias, configurations nested a thousand levels deep, module-level ``JXINSPECT``
+declarations whose static folding would build values of 2**60 items, Python sources in
+latin-1, with a byte-order mark or not decodable at all, and baselines and reports of the
+wrong shape. Inputs too large for the corpus are written to ``tmp_path``.
+
+Each must end in its documented exit code with one ``error:`` line naming the file (and
+the line, where there is one), or, for ``lint``, as one target's failure while the other
+targets are still judged; never an internal error, never memory exhausted. The runs that
+could exhaust memory if a bound regressed get an address-space limit, so a regression
+fails the test instead of the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import REPO, CliResult, error_line, jxinspect_command, run_cli
+
+from jxinspect.project.declarations import static_declaration
+
+FAULTS = REPO / "tests" / "faults"
+GOOD = 'JXINSPECT = {"g": {"args": "f32[3]"}}\n\n\ndef g(x):\n    return x\n'
+MEMORY_LIMIT = 4 << 30
+"""Bytes of address space a run that could blow up may use (JAX needs well under it)."""
+
+
+def project(
+    folder: Path, *faults: str, good: bool = True, renamed: dict[str, str] | None = None
+) -> Path:
+    """``folder`` holding the named corpus files (``renamed``: corpus file → its name
+    there) and, with ``good``, a module whose target stages cleanly."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in faults:
+        shutil.copyfile(FAULTS / name, folder / name)
+    for name, new in (renamed or {}).items():
+        shutil.copyfile(FAULTS / name, folder / new)
+    if good:
+        (folder / "good.py").write_text(GOOD, encoding="utf-8")
+    return folder
+
+
+def run_bounded(*args: str, cwd: Path) -> CliResult:
+    """``run_cli`` under an address-space limit (``ulimit -v``, through the shell, so no
+    Python runs between fork and exec), for inputs built to exhaust memory."""
+    command = jxinspect_command()
+    if sys.platform.startswith("linux") and shutil.which("sh"):
+        limit = f'ulimit -v {MEMORY_LIMIT >> 10} && exec "$@"'
+        command = ("sh", "-c", limit, "sh", *command)
+    return run_cli(*args, cwd=cwd, command=command)
+
+
+# ---- configuration: YAML aliases and nesting, TOML nesting, bytes -------------------------
+
+
+@pytest.mark.parametrize(
+    ("fault", "config", "expected"),
+    [
+        ("yaml_alias_bomb.yaml", "jxinspect.yaml", "jxinspect.yaml:7: this value's aliases "
+         "expand to more than 100,000 values; write the values out or use fewer aliases"),
+        ("yaml_self_alias.yaml", "jxinspect.yaml", "jxinspect.yaml:2: the alias *x refers to "
+         "the collection &x that contains it"),
+        ("yaml_deep_nesting.yaml", "jxinspect.yaml", "jxinspect.yaml:2: nested more than 64 "
+         "levels deep"),
+        ("yaml_not_utf8.yaml", "jxinspect.yaml", "jxinspect.yaml:2: not UTF-8 text (byte "
+         "0xe9); save the configuration as UTF-8"),
+        ("toml_deep_nesting.toml", "pyproject.toml", "pyproject.toml:3: nested more than 64 "
+         "levels deep"),
+    ],
+)  # fmt: skip
+def test_a_hostile_configuration_is_refused_before_it_is_expanded(
+    tmp_path: Path, fault: str, config: str, expected: str
+) -> None:
+    folder = project(tmp_path, renamed={fault: config})
+    result = run_bounded("lint", cwd=folder)
+    assert result.returncode == 2, result.describe()
+    assert error_line(result).startswith(f"error: {expected}")
+
+
+def test_aliases_and_merge_keys_within_bounds_read_as_safe_load_reads_them(
+    tmp_path: Path,
+) -> None:
+    folder = project(tmp_path)
+    other = "def h(x):\n    return x + 1\n\n\ndef k(x):\n    return x - 1\n"
+    (folder / "other.py").write_text(other, encoding="utf-8")
+    (folder / "jxinspect.yaml").write_text(
+        "targets:\n"
+        '  - &first {target: good.py:g, args: &spec "f32[3]"}\n'
+        "  - {<<: *first, target: other.py:h}\n"
+        "  - {target: other.py:k, args: *spec, ignore: [JX105]}\n",
+        encoding="utf-8",
+    )
+    result = run_cli("lint", "--format", "json", cwd=folder)
+    assert result.returncode == 0, result.describe()
+    targets = {t["target"]: t for t in json.loads(result.stdout)["targets"]}
+    assert set(targets) == {"good.py:g", "other.py:h", "other.py:k"}
+    assert all(t["error"] is None for t in targets.values()), result.describe()
+
+
+# ---- static folding of JXINSPECT ---------------------------------------------------------
+
+FOLD_FAULTS = sorted(p.name for p in FAULTS.glob("fold_*.py"))
+
+
+def test_declarations_that_fold_to_huge_values_are_unknown_and_lint_goes_on(
+    tmp_path: Path,
+) -> None:
+    """Each module would fold to a value of 2**60 items (or 2**40 digits, or 6,000
+    levels: written here, too long for the corpus): the value is unknown, the
+    declaration still names ``f``, and staging ``f`` imports the module, which stops
+    itself. The other target is still judged."""
+    assert len(FOLD_FAULTS) >= 7
+    folder = project(tmp_path, *FOLD_FAULTS)
+    deep = (FAULTS / "fold_string_doubling.py").read_text(encoding="utf-8")
+    deep = deep.replace('A = "x"\n', "A = 0\n").replace("A = A + A\n", "A = [A]\n" * 100)
+    (folder / "fold_deep_nesting.py").write_text(deep, encoding="utf-8")  # 6,000 levels
+    result = run_bounded("lint", ".", cwd=folder)
+    assert result.returncode == 3, result.describe()
+    assert "good.py:g: ok" in result.stdout, result.describe()
+    for name in (*FOLD_FAULTS, "fold_deep_nesting.py"):
+        assert f"{name}:f: failed" in result.stdout, result.describe()
+    assert result.stdout.count("ImportError: a fault of the corpus") == len(FOLD_FAULTS) + 1
+    assert "internal error" not in result.stdout + result.stderr
+
+
+def test_folding_follows_augmented_assignments_and_forgets_names_rebound_elsewhere(
+    tmp_path: Path,
+) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        'A = "f32[3]"\n'
+        'A += ", f32[4]"\n'
+        'B = "f32[5]"\n'
+        "try:\n"
+        '    B = "f32[6]"\n'
+        "except ImportError:\n"
+        "    pass\n"
+        'C = ["f32[7]"]\n'
+        'C[0] = "f32[8]"\n'
+        'JXINSPECT = {"a": {"args": A}, "b": {"args": B}, "c": {"args": C[0]}}\n',
+        encoding="utf-8",
+    )
+    declaration = static_declaration(module)
+    assert declaration is not None
+    assert declaration.entries == {"a": {"args": "f32[3], f32[4]"}, "b": None, "c": None}
+    doubled = static_declaration(FAULTS / "fold_augmented_doubling.py")
+    assert doubled is not None and doubled.entries == {"f": None}
+
+
+# ---- Python sources: coding lines, byte-order marks, undecodable bytes -------------------
+
+
+@pytest.mark.parametrize("module", ["latin1_module.py", "bom_module.py"])
+def test_a_module_python_decodes_is_read_as_python_reads_it(tmp_path: Path, module: str) -> None:
+    folder = project(tmp_path, module, good=False)
+    lowered = run_cli("lower", f"{module}:f", cwd=folder)
+    assert lowered.returncode == 0, lowered.describe()
+    assert f"target:       {module}:f" in lowered.stdout
+    linted = run_cli("lint", ".", cwd=folder)
+    assert linted.returncode == 0, linted.describe()
+    assert f"{module}:f: ok" in linted.stdout
+
+
+def test_an_undecodable_module_fails_its_target_and_lint_judges_the_others(
+    tmp_path: Path,
+) -> None:
+    folder = project(tmp_path, "invalid_utf8_module.py")
+    why = (
+        "invalid_utf8_module.py:4: cannot decode byte 0xe9 as utf-8 (invalid continuation "
+        "byte); save the file as utf-8 or declare its encoding on line 1 or 2"
+    )
+    linted = run_cli("lint", ".", cwd=folder)
+    assert linted.returncode == 3, linted.describe()  # a target failed (README: exit 3)
+    assert "good.py:g: ok" in linted.stdout
+    assert "invalid_utf8_module.py: failed" in linted.stdout and why in linted.stdout
+    lowered = run_cli("lower", "invalid_utf8_module.py:f", cwd=folder)
+    assert lowered.returncode == 3, lowered.describe()
+    assert error_line(lowered).startswith(f"error: {why}")
+
+
+# ---- baselines -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fault", "expected"),
+    [
+        ("baseline_list.json", 'not a jxinspect baseline (the file holds a list, expected an '
+         'object with "schema": "jxinspect.baseline/1")'),
+        ("baseline_count_string.json", 'findings[0].count must be a whole number of at least '
+         '1, got "3"'),
+        ("baseline_findings_number.json", "findings must be a list, got a number"),
+        ("baseline_path_list.json", "findings[0].path must be a string or null, got a list"),
+        ("baseline_entry_string.json", "findings[0] must be an object, got a string"),
+        ("baseline_binary.json", "b.json:2: the baseline is not JSON text (byte 0x80 is not "
+         "UTF-8)"),
+        ("baseline_deep_nesting.json", "the baseline is nested too deeply"),
+        ("baseline_future_schema.json", 'not a jxinspect baseline this version reads (its '
+         'schema is "jxinspect.baseline/2", expected "jxinspect.baseline/1"); another version '
+         "of jxinspect wrote it"),
+    ],
+)  # fmt: skip
+def test_a_malformed_baseline_is_one_line_and_the_command_it_recommends_works(
+    tmp_path: Path, fault: str, expected: str
+) -> None:
+    folder = project(tmp_path, renamed={fault: "b.json"})
+    command = ("lint", "good.py", "--baseline", "b.json")
+    refused = run_cli(*command, cwd=folder)
+    assert refused.returncode == 2, refused.describe()
+    line = error_line(refused)
+    assert line.startswith("error: b.json") and expected in line, line
+    assert line.endswith(
+        "rerun the same `jxinspect lint` command with --write-baseline to replace it"
+    )
+    rewritten = run_cli(*command, "--write-baseline", cwd=folder)
+    assert rewritten.returncode == 0, rewritten.describe()
+    written = json.loads((folder / "b.json").read_text(encoding="utf-8"))
+    assert written["schema"] == "jxinspect.baseline/1"
+    again = run_cli(*command, cwd=folder)
+    assert again.returncode == 0, again.describe()
+
+
+def test_write_baseline_replaces_a_configured_baseline_it_cannot_read(tmp_path: Path) -> None:
+    folder = project(tmp_path, renamed={"baseline_future_schema.json": "jxinspect-baseline.json"})
+    refused = run_cli("lint", "good.py", cwd=folder)
+    assert refused.returncode == 2 and "--write-baseline" in error_line(refused)
+    assert run_cli("lint", "good.py", "--write-baseline", cwd=folder).returncode == 0
+    assert run_cli("lint", "good.py", cwd=folder).returncode == 0
+
+
+# ---- diff-debug inputs: reports and folders ----------------------------------------------
+
+
+def test_a_report_too_deep_or_with_too_long_a_number_is_one_line(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    result = run_cli("diff-debug", deep, deep, cwd=tmp_path)
+    assert result.returncode == 2, result.describe()
+    assert error_line(result) == f"error: {deep} is nested too deeply to be a jxinspect report"
+    huge = FAULTS / "report_huge_number.json"
+    result = run_cli("diff-debug", huge, huge, cwd=tmp_path)
+    assert result.returncode == 2, result.describe()
+    assert error_line(result) == f"error: {huge} holds a number too long to be a jxinspect report"
+
+
+def test_a_folder_given_to_diff_debug_says_so_and_what_to_give(tmp_path: Path) -> None:
+    folder = project(tmp_path / "models")
+    result = run_cli("diff-debug", "models", "models/good.py", cwd=tmp_path)
+    assert result.returncode == 2, result.describe()
+    line = error_line(result)
+    assert line.startswith("error: models is a folder; diff-debug compares two programs: "), line
+    assert "give a .py file in it (e.g. models/good.py)" in line
+    assert "`jxinspect lint models` checks every module in a folder" in line
+    here = run_cli("diff-debug", ".", "good.py", cwd=folder)
+    assert here.returncode == 2 and "error: . is a folder" in error_line(here)
+    suggested = run_cli("diff-debug", "models/good.py", "models/good.py", cwd=tmp_path)
+    assert suggested.returncode == 0, suggested.describe()
+    assert run_cli("lint", "models", cwd=tmp_path).returncode == 0
+
+
+def test_a_package_named_like_its_folder_is_still_a_module(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text(GOOD, encoding="utf-8")
+    result = run_cli("diff-debug", "pkg", "pkg", cwd=tmp_path)
+    assert result.returncode == 0, result.describe()

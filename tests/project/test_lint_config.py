@@ -1,0 +1,383 @@
+"""Lint configuration, declarations read from source, baseline and escaping: in-process
+unit tests (no JAX). The same errors through the command are in test_lint_cli.py."""
+
+from __future__ import annotations
+
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from jxinspect.core.errors import UsageError, UserCodeError
+from jxinspect.core.settings import Settings, parse_bytes
+from jxinspect.lint.baseline import make_key, read_baseline, render_baseline
+from jxinspect.project.config import Config, Policy, find_config, load_config
+from jxinspect.project.declarations import definition_line, parse_module, static_declaration
+from jxinspect.render.lint.github import command, escape_data, escape_property
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "models/mlp.py", "def predict(params, x):\n    return x\n")
+    return tmp_path
+
+
+def config_error(folder: Path, text: str, name: str = "jxinspect.yaml") -> str:
+    path = write(folder, name, text)
+    with pytest.raises(UsageError) as info:
+        load_config(path)
+    return str(info.value)
+
+
+FULL = """
+defaults: {devices: 8, mesh: "data=8", partitioner: gspmd, platform: cpu}
+paths: [models]
+exclude: ["models/old_*"]
+select: [JX1, jx2]
+ignore: JX105
+severity: {JX102: error, JX1: info}
+budgets: {replicated_bytes: 4MiB, bytes_per_device: "1.5 GB"}
+baseline: ci/baseline.json
+fail_on: warning
+compile: true
+targets:
+  - target: models/mlp.py:predict
+    args: "{w: f32[3,2]}, f32[8,3]"
+    static-argnums: 1
+    donate_argnums: [0]
+    ignore: [JX203]
+    severity: {JX201: error}
+    budgets: {bytes_per_device: 2GiB}
+    compile: false
+"""
+
+
+def test_a_full_configuration_reads_back(project: Path) -> None:
+    config = load_config(write(project, "jxinspect.yaml", FULL))
+    assert config.root == project.resolve() and config.paths == ("models",)
+    assert config.defaults.devices == 8 and config.defaults.partitioner == "gspmd"
+    assert config.fail_on == "warning" and config.baseline == "ci/baseline.json"
+    policy = config.policy
+    assert policy.select == ("JX1", "JX2") and policy.ignore == ("JX105",)
+    assert policy.settings == Settings(4 << 20, 1_500_000_000) and policy.compile
+    assert not policy.enabled("JX105") and not policy.enabled("JX302") and policy.enabled("JX201")
+    assert policy.severity_of("JX102", "warning") == "error"  # the longest prefix wins
+    assert policy.severity_of("JX101", "warning") == "info"
+    (entry,) = config.targets
+    assert entry.line == 12
+    assert entry.options.static_argnums == (1,) and entry.options.donate_argnums == (0,)
+    own = entry.override.apply(policy)
+    assert own.ignore == ("JX105", "JX203") and own.severity_of("JX201", "warning") == "error"
+    assert own.settings == Settings(4 << 20, 2 << 30) and not own.compile
+
+
+def test_pyproject_holds_the_same_schema(project: Path) -> None:
+    write(
+        project,
+        "pyproject.toml",
+        """
+        [project]
+        name = "demo"
+
+        [tool.jxinspect]
+        select = ["JX2"]
+        budgets = { bytes_per_device = "64 MiB" }
+
+        [tool.jxinspect.defaults]
+        devices = 4
+
+        [[tool.jxinspect.targets]]
+        target = "models/mlp.py:predict"
+        args = "f32[3]"
+    """,
+    )
+    found = find_config(project / "models")
+    assert found == project / "pyproject.toml"
+    config = load_config(found)
+    assert config.defaults.devices == 4 and config.policy.select == ("JX2",)
+    assert config.policy.settings.bytes_per_device == 64 << 20
+    assert config.targets[0].options.args == "f32[3]"
+
+
+def test_pyproject_errors_name_the_line(project: Path) -> None:
+    message = config_error(
+        project,
+        """
+        [tool.jxinspect]
+        select = ["JX2"]
+
+        [[tool.jxinspect.targets]]
+        target = "models/mlp.py:predict"
+
+        [[tool.jxinspect.targets]]
+        target = "models/mlp.py:predict"
+        static_argnum = 1
+    """,
+        "pyproject.toml",
+    )
+    assert message == (
+        "pyproject.toml:9: targets[1].static_argnum: unknown key (did you mean `static_argnums`?)"
+    )
+    assert "TOML syntax error" in config_error(project, "[tool.jxinspect\n", "pyproject.toml")
+    assert "no [tool.jxinspect] table" in config_error(project, "[project]\n", "pyproject.toml")
+
+
+def test_find_config_prefers_yaml_and_stops_at_the_repository_root(project: Path) -> None:
+    assert find_config(project) is None
+    write(project, "pyproject.toml", "[project]\nname = 'x'\n")
+    assert find_config(project) is None  # no [tool.jxinspect] table
+    write(project, "jxinspect.yaml", "paths: [models]\n")
+    assert find_config(project / "models") == project / "jxinspect.yaml"
+    (project / "models" / ".git").mkdir()
+    assert find_config(project / "models") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "targets:\n  - target: models/mlp.py:predict\n    args: [f32[3]\n",
+            "jxinspect.yaml:3: YAML syntax error: expected ',' or ']'",
+        ),
+        (
+            "paths: [models]\ntarget:\n  - target: models/mlp.py:predict\n",
+            "jxinspect.yaml:2: target: unknown key (did you mean `targets`?)",
+        ),
+        (
+            "targets:\n  - target: models/mlp.py:predict\n    static_argnum: 1\n",
+            "jxinspect.yaml:3: targets[0].static_argnum: unknown key "
+            "(did you mean `static_argnums`?)",
+        ),
+        (
+            "defaults:\n  device: 8\n",
+            "jxinspect.yaml:2: defaults.device: unknown key (did you mean `devices`?)",
+        ),
+        ("defaults:\n  args: f32[3]\n", "jxinspect.yaml:2: defaults.args: unknown key"),
+        (
+            "defaults:\n  devices: '8'\n",
+            "jxinspect.yaml:2: defaults: `devices` must be a positive int, got '8'",
+        ),
+        (
+            "targets:\n  - target: models/mlp.py:predict\n    stage: jitt\n",
+            "jxinspect.yaml:3: targets[0]: `stage` must be one of jit, pjit, pmap, shard_map",
+        ),
+        (
+            "targets: models/mlp.py:predict\n",
+            "jxinspect.yaml:1: targets: must be a list of mappings, "
+            "got str 'models/mlp.py:predict'",
+        ),
+        ("targets:\n  - args: f32[3]\n", "jxinspect.yaml:2: targets[0]: missing `target`"),
+        (
+            "targets:\n  - target: models/nope.py:predict\n",
+            "jxinspect.yaml:2: targets[0].target: no such file: models/nope.py",
+        ),
+        (
+            "targets:\n  - target: models/mlp.py:predict\n    args: 'f32[3,,2]'\n",
+            "jxinspect.yaml:3: targets[0].args: bad spec at column 6",
+        ),
+        ("ignore: [JX999]\n", "jxinspect.yaml:1: ignore[0]: unknown code `JX999`"),
+        (
+            "select: 5\n",
+            "jxinspect.yaml:1: select: must be a string or a list of strings, got int 5",
+        ),
+        (
+            "severity: {JX102: fatal}\n",
+            "jxinspect.yaml:1: severity.JX102: must be one of error, warning, info, got 'fatal'",
+        ),
+        (
+            "budgets: {replicated_bytes: 4 MeB}\n",
+            "jxinspect.yaml:1: budgets.replicated_bytes: expected a size such as",
+        ),
+        (
+            "budgets: {bytes_per_devices: 4GiB}\n",
+            "jxinspect.yaml:1: budgets.bytes_per_devices: unknown key "
+            "(did you mean `bytes_per_device`?)",
+        ),
+        (
+            "fail_on: warn\n",
+            "jxinspect.yaml:1: fail_on: must be one of error, warning, info, never, "
+            "got 'warn' (did you mean `warning`?)",
+        ),
+        (
+            "paths: [models]\npaths: [src]\n",
+            "jxinspect.yaml:2: paths: duplicate key (first on line 1)",
+        ),
+        ("- models\n", "jxinspect.yaml: <top level>: must be a mapping, got a list"),
+    ],
+)
+def test_config_errors_name_file_line_and_key(project: Path, text: str, expected: str) -> None:
+    assert config_error(project, text).startswith(expected)
+
+
+def test_an_empty_file_is_an_empty_configuration(project: Path) -> None:
+    config = load_config(write(project, "jxinspect.yaml", "# nothing yet\n"))
+    assert config == Config(path=project / "jxinspect.yaml", root=project.resolve())
+
+
+def test_parse_bytes() -> None:
+    assert parse_bytes(4096) == 4096 and parse_bytes("64 MiB") == 64 << 20
+    assert parse_bytes("1.5GB") == 1_500_000_000 and parse_bytes("2kib") == 2048
+    for bad in ("lots", "-1 MiB", True, 1.5, "4 MeB"):
+        with pytest.raises(ValueError):
+            parse_bytes(bad)
+
+
+def test_policy_select_ignore_and_severity_prefixes() -> None:
+    policy = Policy(select=("JX1", "JX201"), ignore=("JX105",), severity=(("JX2", "error"),))
+    assert [c for c in ("JX101", "JX105", "JX201", "JX202") if policy.enabled(c)] == [
+        "JX101",
+        "JX201",
+    ]
+    assert policy.severity_of("JX201", "warning") == "error"
+    assert Policy().enabled("JX302") and Policy().severity_of("JX102", "warning") == "warning"
+
+
+# ---- declarations read from source -------------------------------------------------------
+
+
+def test_static_declaration_folds_module_constants(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "m.py",
+        """
+        import jax
+        _P = "{w: f32[3,2]}"
+        _SPECS = ("P('data')",) * 2
+        N = 4
+        JXINSPECT = {
+            "f": {"args": _P + ", f32[8,3]", "devices": N * 2, "mesh": f"data={N}"},
+            "g": dict(args=f"{_P}", in_specs=", ".join(["P()"]), stage="jit"),
+            "h": {"args": "f32[3]", **{"donate_argnums": -1}},
+        }
+
+        @jax.jit
+        def f(params, x):
+            return x
+
+        class Model:
+            def apply(self, x):
+                return x
+    """,
+    )
+    declaration = static_declaration(path)
+    assert declaration is not None and declaration.functions == ("f", "g", "h")
+    assert declaration.entries is not None
+    assert declaration.entries["f"] == {
+        "args": "{w: f32[3,2]}, f32[8,3]",
+        "devices": 8,
+        "mesh": "data=4",
+    }
+    assert declaration.entries["h"] == {"args": "f32[3]", "donate_argnums": -1}
+    assert declaration.entries["g"] is None  # str.join is not folded: read at import time
+    tree = parse_module(path)
+    assert definition_line(tree, "f") == 11 and definition_line(tree, "Model.apply") == 16
+    assert definition_line(tree, "missing") is None
+
+
+def test_a_declaration_that_needs_an_import_gives_its_names_or_says_so(tmp_path: Path) -> None:
+    names_only = write(tmp_path, "a.py", 'from x import SPEC\nJXINSPECT = {"f": {"args": SPEC}}\n')
+    declaration = static_declaration(names_only)
+    assert declaration is not None and declaration.functions == ("f",)
+    assert declaration.entries == {"f": None}
+    built = write(tmp_path, "b.py", "JXINSPECT = make()\n")
+    with pytest.raises(UsageError, match="b.py:1: JXINSPECT is not plain data"):
+        static_declaration(built)
+    assert static_declaration(write(tmp_path, "c.py", "x = 1\n")) is None
+    with pytest.raises(UserCodeError, match="syntax error in .*d.py:1"):
+        static_declaration(write(tmp_path, "d.py", "JXINSPECT = {\n"))
+    huge = write(tmp_path, "e.py", 'S = "x" * 10**9\nJXINSPECT = {"f": {"args": S}}\n')
+    assert static_declaration(huge) == static_declaration(huge)  # folds nothing huge
+
+
+# ---- baseline and GitHub escaping ----------------------------------------------------------
+
+
+def test_baseline_round_trip_is_sorted_and_keyed_without_lines(tmp_path: Path) -> None:
+    counts = Counter({make_key("b.py:f", "JX102", "x"): 1, make_key("a.py:f", "JX107", None): 2})
+    text = render_baseline(counts)
+    assert text.index("a.py:f") < text.index("b.py:f") and '"line"' not in text
+    path = tmp_path / "baseline.json"
+    path.write_text(text, encoding="utf-8")
+    assert read_baseline(path, "baseline.json") == counts
+    path.write_text('{"schema": "other"}', encoding="utf-8")
+    with pytest.raises(UsageError, match="not a jxinspect baseline"):
+        read_baseline(path, "baseline.json")
+    path.write_text("{", encoding="utf-8")
+    with pytest.raises(UsageError, match="baseline.json:1: the baseline is not JSON"):
+        read_baseline(path, "baseline.json")
+
+
+def test_github_escaping() -> None:
+    assert escape_data("100% done\r\nnext: a,b") == "100%25 done%0D%0Anext: a,b"
+    assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
+    assert command("error", "x\ny", "dir,1/f:2.py", 3, "JX102") == (
+        "::error file=dir%2C1/f%3A2.py,line=3,title=JX102::x%0Ay"
+    )
+    assert command("notice", "plain") == "::notice::plain"
+
+
+# ---- planning: discovery, precedence of options ------------------------------------------
+
+
+def test_discovery_skips_hidden_folders_and_excluded_files(project: Path) -> None:
+    from jxinspect.lint.run import LintRequest, _Planner
+
+    declared = 'JXINSPECT = {"f": {"args": "f32[3]", "devices": 2}}\ndef f(x):\n    return x\n'
+    for name in ("models/a.py", "models/old_b.py", ".venv/c.py", "models/sub/d.py"):
+        write(project, name, declared)
+    write(project, "models/notes.py", "# mentions JXINSPECT but declares nothing\n")
+    write(project, "models/broken.py", "JXINSPECT = {\n")
+    config = Config(
+        path=None,
+        root=project.resolve(),
+        exclude=("models/old_*",),
+        defaults=load_config(
+            write(project, "c.yaml", "defaults: {devices: 8, mesh: 'data=8'}\n")
+        ).defaults,
+    )
+    planned = _Planner(config, LintRequest()).plan()
+    assert [p.name for p in planned] == ["models/a.py:f", "models/broken.py", "models/sub/d.py:f"]
+    a, broken, _ = planned
+    assert a.job is not None and a.line == 2
+    options = a.job.resolved.options
+    assert options.devices == 2 and options.mesh == "data=8"  # declared over defaults
+    assert broken.job is None and broken.error_kind == "user-code"
+    assert broken.error is not None and broken.error.startswith("syntax error in ")
+
+
+def test_a_name_a_function_may_rebind_with_global_is_not_folded(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "m.py",
+        """
+        N = 4
+        M = 2
+
+        def grow():
+            for _ in range(2):
+                try:
+                    pass
+                except ValueError:
+                    global N
+                    N = 8
+
+        class Config:
+            def shrink(self):
+                return lambda: M
+
+        JXINSPECT = {"f": {"devices": N}, "g": {"devices": M}}
+    """,
+    )
+    declaration = static_declaration(path)
+    assert declaration is not None and declaration.entries is not None
+    assert declaration.entries["f"] is None  # grow() may change N: read at import time
+    assert declaration.entries["g"] == {"devices": 2}

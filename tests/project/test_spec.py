@@ -1,0 +1,974 @@
+"""Tests for jxinspect.project.spec, the safe example-input spec language."""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+import math
+import os
+import string
+import subprocess
+import sys
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from jxinspect.project import spec
+from jxinspect.project.spec import (
+    SHORT_DTYPES,
+    ArraySpec,
+    PSpec,
+    SpecError,
+    parse_args,
+    parse_in_axes,
+    parse_int_tuple,
+    parse_kwargs,
+    parse_mesh,
+    parse_name_tuple,
+    parse_specs,
+    parse_value,
+    short_dtype,
+)
+
+PARSERS: list[Callable[[str], object]] = [
+    parse_value,
+    parse_args,
+    parse_kwargs,
+    parse_mesh,
+    parse_int_tuple,
+    parse_name_tuple,
+    parse_specs,
+    parse_in_axes,
+]
+FAST = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def A(dtype: str, *shape: int, axes: tuple[tuple[str, ...], ...] = ()) -> ArraySpec:
+    return ArraySpec(dtype, tuple(shape), axes)
+
+
+def error(fn: Callable[[str], object], text: str) -> SpecError:
+    with pytest.raises(SpecError) as info:
+        fn(text)
+    return info.value
+
+
+# ---------------------------------------------------------------- dtypes ----
+
+
+def test_short_dtypes_table() -> None:
+    assert SHORT_DTYPES["f32"] == "float32"
+    assert SHORT_DTYPES["bf16"] == "bfloat16"
+    assert SHORT_DTYPES["bool"] == "bool"
+    assert SHORT_DTYPES["c128"] == "complex128"
+    assert SHORT_DTYPES["f8_e4m3b11fnuz"] == "float8_e4m3b11fnuz"
+    required = "f16 f32 f64 bf16 i8 i16 i32 i64 u8 u16 u32 u64 c64 c128 bool f8_e4m3fn "
+    required += "f8_e5m2 f8_e4m3fnuz f8_e5m2fnuz f8_e4m3b11fnuz"
+    for short in required.split():
+        assert short in SHORT_DTYPES
+    assert len(set(SHORT_DTYPES.values())) == len(SHORT_DTYPES)  # invertible
+
+
+def test_short_dtype() -> None:
+    assert short_dtype("float32") == "f32"
+    assert short_dtype("bfloat16") == "bf16"
+    assert short_dtype("bool") == "bool"
+    assert short_dtype("float8_e5m2") == "f8_e5m2"
+    assert short_dtype("float0") == "float0"  # unknown: unchanged
+    for short, long in SHORT_DTYPES.items():
+        assert short_dtype(long) == short
+
+
+@pytest.mark.parametrize("short", sorted(SHORT_DTYPES))
+def test_every_dtype_parses_short_and_long(short: str) -> None:
+    long = SHORT_DTYPES[short]
+    assert parse_value(f"{short}[2]") == A(long, 2)
+    assert parse_value(f"{long}[2]") == A(long, 2)
+
+
+def test_bool_underscore_alias() -> None:
+    assert parse_value("bool_[3]") == A("bool", 3)
+    assert str(parse_value("bool_[3]")) == "bool[3]"
+
+
+def test_short_names_agree_with_jax() -> None:
+    dtypes = pytest.importorskip("jax._src.dtypes")
+    np = pytest.importorskip("numpy")
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    checked = 0
+    for short, long in SHORT_DTYPES.items():
+        try:
+            dt = np.dtype(getattr(ml_dtypes, long, None) or long)
+        except TypeError:
+            continue  # a dtype this numpy / ml_dtypes does not have
+        assert dt.name == long
+        assert dtypes.short_dtype_name(dt) == short
+        checked += 1
+    assert checked >= 15
+
+
+# ------------------------------------------------------------ ArraySpec ----
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("f32[8,128]", A("float32", 8, 128)),
+        ("bf16[]", A("bfloat16")),
+        ("bf16[ ]", A("bfloat16")),
+        ("f32[()]", A("float32")),
+        ("i32[4]", A("int32", 4)),
+        ("bool[3]", A("bool", 3)),
+        ("u8[0]", A("uint8", 0)),
+        ("float32[2, 3]", A("float32", 2, 3)),
+        ("f32[2,]", A("float32", 2)),
+        ("f32[8@data,128]", A("float32", 8, 128, axes=(("data",), ()))),
+        ("f32[8@(data,fsdp),128@model]", A("float32", 8, 128, axes=(("data", "fsdp"), ("model",)))),
+        ("f32[8 @ data, 4 @ ( x , y )]", A("float32", 8, 4, axes=(("data",), ("x", "y")))),
+        ("f32[8@(data,)]", A("float32", 8, axes=(("data",),))),
+        ("f32[\n 3,\n 4]", A("float32", 3, 4)),
+        ("  f32[3]  ", A("float32", 3)),
+        ("f32[0x10]", A("float32", 16)),
+        ("f32[1_000]", A("float32", 1000)),
+    ],
+)
+def test_parse_array(text: str, expected: ArraySpec) -> None:
+    assert parse_value(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "f32[8,128]",
+        "bf16[]",
+        "bool[3]",
+        "f32[8@data,128]",
+        "f32[8@(data,fsdp),128@model]",
+        "f8_e4m3fn[2,2]",
+        "c64[1]",
+        "u32[0,0,0]",
+    ],
+)
+def test_array_str_round_trip(text: str) -> None:
+    value = parse_value(text)
+    assert str(value) == text
+    assert parse_value(str(value)) == value
+
+
+def test_array_str_normalizes() -> None:
+    assert str(parse_value("float32[ 8 @ data , 4 ]")) == "f32[8@data,4]"
+    assert str(parse_value("bfloat16[]")) == "bf16[]"
+
+
+def test_array_spec_fields() -> None:
+    a = parse_value("f32[8@data,128]")
+    assert isinstance(a, ArraySpec)
+    assert a.dtype == "float32" and a.shape == (8, 128) and a.axes == (("data",), ())
+    assert a.sharded
+    b = parse_value("f32[8,128]")
+    assert isinstance(b, ArraySpec) and not b.sharded and b.axes == ((), ())
+    assert hash(a) != hash(b) and len({a, b, parse_value("f32[8@data,128]")}) == 2
+    with pytest.raises(AttributeError):
+        a.dtype = "int32"  # type: ignore[misc]
+
+
+def test_array_spec_constructor() -> None:
+    assert ArraySpec("float32", (2, 3)).axes == ((), ())
+    assert ArraySpec("float32", ()).axes == ()
+    assert str(ArraySpec("float32", (2,), (("a", "b"),))) == "f32[2@(a,b)]"
+    assert str(ArraySpec("float0", (2,))) == "float0[2]"  # unknown dtype kept as is
+    with pytest.raises(ValueError):
+        ArraySpec("float32", (2, 3), ((),))
+
+
+# ------------------------------------------------------------------ PSpec ----
+
+
+@pytest.mark.parametrize(
+    "text, entries",
+    [
+        ("P()", ()),
+        ("P('data', None)", ("data", None)),
+        ("P(('data','fsdp'), 'model')", (("data", "fsdp"), "model")),
+        ("P(data, None)", ("data", None)),
+        ('P(["a", b])', (("a", "b"),)),
+        ("P(('a',))", (("a",),)),
+        ("P(())", ((),)),
+    ],
+)
+def test_parse_pspec(text: str, entries: tuple[Any, ...]) -> None:
+    assert parse_value(text) == PSpec(entries)
+
+
+@pytest.mark.parametrize(
+    "entries, text",
+    [
+        ((), "P()"),
+        (("data", None), "P('data', None)"),
+        ((("data", "fsdp"), "model"), "P(('data', 'fsdp'), 'model')"),
+        ((("a",),), "P(('a',))"),
+    ],
+)
+def test_pspec_str(entries: tuple[Any, ...], text: str) -> None:
+    assert str(PSpec(entries)) == text
+    assert parse_value(text) == PSpec(entries)
+
+
+# ----------------------------------------------------- literals and pytrees ----
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("3", 3),
+        ("-3", -3),
+        ("2.5", 2.5),
+        ("-2.5", -2.5),
+        ("1e3", 1000.0),
+        ("0", 0),
+        ("'hi'", "hi"),
+        ('"hi"', "hi"),
+        ("'a' 'b'", "ab"),
+        ("r'\\d'", "\\d"),
+        ("u'x'", "x"),
+        ("True", True),
+        ("False", False),
+        ("None", None),
+        ("'é'", "é"),
+        ("10**0" if False else "12345678901234567890", 12345678901234567890),
+    ],
+)
+def test_parse_literals(text: str, expected: object) -> None:
+    value = parse_value(text)
+    assert value == expected and type(value) is type(expected)
+
+
+def test_parse_pytrees() -> None:
+    assert parse_value("{w: f32[3,2], 'b': f32[2]}") == {
+        "w": A("float32", 3, 2),
+        "b": A("float32", 2),
+    }
+    assert parse_value("[f32[3], f32[4]]") == [A("float32", 3), A("float32", 4)]
+    assert parse_value("(f32[3], 3)") == (A("float32", 3), 3)
+    assert parse_value("{0: 'a', -1: None}") == {0: "a", -1: None}
+    assert parse_value("()") == () and parse_value("[]") == [] and parse_value("{}") == {}
+    assert parse_value("(1,)") == (1,)
+    nested = parse_value("{a: [(f32[1], {'b': P('x')}), None], c: (True, -1.5, 's')}")
+    assert nested == {"a": [(A("float32", 1), {"b": PSpec(("x",))}), None], "c": (True, -1.5, "s")}
+
+
+def test_dict_order_kept() -> None:
+    assert list(parse_value("{z: 1, a: 2, m: 3}")) == ["z", "a", "m"]  # type: ignore[call-overload]
+
+
+# -------------------------------------------------------------- parse_args ----
+
+
+def test_parse_args() -> None:
+    f3 = A("float32", 3)
+    assert parse_args("") == ()
+    assert parse_args("   \n ") == ()
+    assert parse_args("f32[3]") == (f3,)
+    assert parse_args("f32[3], 3") == (f3, 3)
+    assert parse_args("f32[3], 3,") == (f3, 3)
+    assert parse_args("(f32[3], 3)") == ((f3, 3),)
+    assert parse_args("(f32[3])") == (f3,)  # parentheses alone do not make a tuple
+    assert parse_args("(f32[3],)") == ((f3,),)
+    assert parse_args("[f32[3]], {a: 1}") == ([f3], {"a": 1})
+    assert parse_args("P('x'), None") == (PSpec(("x",)), None)
+
+
+def test_parse_args_rejects_keywords() -> None:
+    e = error(parse_args, "f32[3], x=2")
+    assert e.column == 8 and "name=value" in e.reason
+
+
+# ------------------------------------------------------------ parse_kwargs ----
+
+
+def test_parse_kwargs() -> None:
+    assert parse_kwargs("") == {}
+    assert parse_kwargs("x=f32[3], scale=2.0") == {"x": A("float32", 3), "scale": 2.0}
+    assert parse_kwargs("x = f32[3] ,") == {"x": A("float32", 3)}
+    assert parse_kwargs("{x: f32[3], 'scale': 2.0}") == {"x": A("float32", 3), "scale": 2.0}
+    assert parse_kwargs("{}") == {}
+    assert parse_kwargs("t=(1, [2]), d={k: None}") == {"t": (1, [2]), "d": {"k": None}}
+
+
+@pytest.mark.parametrize(
+    "text, column, reason",
+    [
+        ("f32[3]", 0, "name=value"),
+        ("x=1, f32[3]", 11, "positional argument follows keyword argument"),
+        ("{x: 1}, y=2", 0, "name=value"),
+        ("{x: 1}, {y: 2}", 0, "name=value"),
+        ("x=1, x=2", 5, "'x' used twice"),
+        ("{x: 1, 'x': 2}", 7, "used twice"),
+        ("{1: 2}", 1, "expected a name"),
+        ("x=y", 2, "bare name 'y'"),
+    ],
+)
+def test_parse_kwargs_errors(text: str, column: int, reason: str) -> None:
+    e = error(parse_kwargs, text)
+    assert reason in e.reason and e.column == column, str(e)
+
+
+# -------------------------------------------------------------- parse_mesh ----
+
+
+def test_parse_mesh() -> None:
+    assert parse_mesh("data=2,model=4") == (("data", 2), ("model", 4))
+    assert parse_mesh(" data = 2 , ") == (("data", 2),)
+    assert parse_mesh("{data: 2, 'model': 4}") == (("data", 2), ("model", 4))
+    assert parse_mesh("") == ()
+
+
+@pytest.mark.parametrize(
+    "text, column, reason",
+    [
+        ("data=0", 5, "positive"),
+        ("data=-2", 5, "positive"),
+        ("data=2.0", 5, "expected an int"),
+        ("data=True", 5, "expected an int"),
+        ("data='2'", 5, "expected an int"),
+        ("data=2, data=4", 8, "used twice"),
+        ("{'my axis': 2}", 1, "not an identifier"),
+        ("2, 4", 0, "name=value"),
+    ],
+)
+def test_parse_mesh_errors(text: str, column: int, reason: str) -> None:
+    e = error(parse_mesh, text)
+    assert reason in e.reason and e.column == column, str(e)
+
+
+# ---------------------------------------------------- int and name tuples ----
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("", ()),
+        ("1", (1,)),
+        ("0,2", (0, 2)),
+        ("(0, 2)", (0, 2)),
+        ("[0, 2]", (0, 2)),
+        ("(3,)", (3,)),
+        ("-1", (-1,)),
+        ("()", ()),
+        ("1,", (1,)),
+    ],
+)
+def test_parse_int_tuple(text: str, expected: tuple[int, ...]) -> None:
+    assert parse_int_tuple(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, column",
+    [
+        ("1.5", 0),
+        ("True", 0),
+        ("0, 'a'", 3),
+        ("None", 0),
+        ("(1, (2,))", 4),
+        ("x", 0),
+    ],
+)
+def test_parse_int_tuple_errors(text: str, column: int) -> None:
+    assert error(parse_int_tuple, text).column == column
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("", ()),
+        ("scale", ("scale",)),
+        ("a,b", ("a", "b")),
+        ("'a', 'b'", ("a", "b")),
+        ("(a, 'b')", ("a", "b")),
+        ("['a']", ("a",)),
+        ("P", ("P",)),
+    ],
+)
+def test_parse_name_tuple(text: str, expected: tuple[str, ...]) -> None:
+    assert parse_name_tuple(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, column, reason",
+    [
+        ("a, 1", 3, "expected a name"),
+        ("'a b'", 0, "not an identifier"),
+        ("a, a", 3, "used twice"),
+        ("None", 0, "expected a name"),
+        ("x=1", 0, "name=value"),
+        ("'1a'", 0, "not an identifier"),
+    ],
+)
+def test_parse_name_tuple_errors(text: str, column: int, reason: str) -> None:
+    e = error(parse_name_tuple, text)
+    assert reason in e.reason and e.column == column, str(e)
+
+
+# ------------------------------------------------------------- parse_specs ----
+
+
+def test_parse_specs() -> None:
+    assert parse_specs("") == ()
+    assert parse_specs("P('data', None), P(None, 'model')") == (
+        PSpec(("data", None)),
+        PSpec((None, "model")),
+    )
+    assert parse_specs("None") == (None,)
+    assert parse_specs("(P(), None)") == ((PSpec(()), None),)
+    assert parse_specs("{w: P('a'), b: [None, P()]}") == (
+        {"w": PSpec(("a",)), "b": [None, PSpec(())]},
+    )
+
+
+@pytest.mark.parametrize(
+    "text, column, reason",
+    [
+        ("f32[3]", 0, "expected P(...) or None"),
+        ("P('a'), 3", 8, "expected P(...) or None"),
+        ("Q('a')", 0, "only P(...) calls"),
+        ("P(axis='a')", 2, "keyword"),
+        ("P(1)", 2, "expected a name"),
+        ("P('a', 'a')", 7, "used twice"),
+        ("P(('a', 'b'), 'b')", 14, "used twice"),
+        ("P(('a', None))", 8, "expected a name"),
+        ("P", 0, "expected P(...) or None"),
+        ("P()()", 0, "only P(...) calls"),
+    ],
+)
+def test_parse_specs_errors(text: str, column: int, reason: str) -> None:
+    e = error(parse_specs, text)
+    assert reason in e.reason and e.column == column, str(e)
+
+
+# ----------------------------------------------------------- parse_in_axes ----
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("0", 0),
+        ("None", None),
+        ("-1", -1),
+        ("0, None, 1", (0, None, 1)),
+        ("(0, None)", (0, None)),
+        ("(0,)", (0,)),
+        ("0,", 0),
+        ("[0, None]", [0, None]),
+        ("{'a': 0, b: None}", {"a": 0, "b": None}),
+        ("(0, {x: [1, None]})", (0, {"x": [1, None]})),
+    ],
+)
+def test_parse_in_axes(text: str, expected: object) -> None:
+    assert parse_in_axes(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, column",
+    [
+        ("", 0),
+        ("1.0", 0),
+        ("0, 'a'", 3),
+        ("True", 0),
+        ("P()", 0),
+        ("x=0", 0),
+    ],
+)
+def test_parse_in_axes_errors(text: str, column: int) -> None:
+    assert error(parse_in_axes, text).column == column
+
+
+# --------------------------------------------------------- errors, columns ----
+
+
+@pytest.mark.parametrize(
+    "text, column, reason",
+    [
+        # dtypes and dims
+        ("[f32[3], f33[2]]", 9, "unknown dtype 'f33'"),
+        ("float[3]", 0, "unknown dtype 'float'"),
+        ("P[]", 0, "unknown dtype 'P'"),
+        ("True[3]", 0, "only a dtype name can be subscripted"),
+        ("f32[3][4]", 0, "only a dtype name can be subscripted"),
+        ("f32[-1]", 4, "non-negative ints"),
+        ("f32[1.5]", 4, "non-negative ints"),
+        ("f32[True]", 4, "non-negative ints"),
+        ("f32[n]", 4, "non-negative ints"),
+        ("f32[1:2]", 4, "non-negative ints"),
+        ("f32[(2, 3), 4]", 4, "non-negative ints"),
+        ("f32[99999999999999999999]", 4, "too large"),
+        ("f32[8@data@model]", 4, "one '@' per dim"),
+        ("f32[8@'data']", 6, "mesh axis names"),
+        ("f32[8@()]", 6, "mesh axis names"),
+        ("f32[8@(a, 1)]", 6, "mesh axis names"),
+        ("f32[8@data,4@data]", 13, "used twice"),
+        ("f32[data@8]", 9, "mesh axis names"),
+        ("f32[3]@data", 0, "'@' is only allowed on array dims"),
+        # literals and names
+        ("x", 0, "bare name 'x'"),
+        ("1j", 0, "complex literals"),
+        ("-1j", 0, "'-' must be followed by a number"),
+        ("--1", 0, "'-' must be followed by a number"),
+        ("-'a'", 0, "'-' must be followed by a number"),
+        ("-True", 0, "'-' must be followed by a number"),
+        ("b'x'", 0, "bytes literals"),
+        ("rb'x'", 0, "bytes literals"),
+        ("f'{x}'", 0, "f-strings"),
+        ("F'x'", 0, "f-strings"),
+        ("...", 0, "unexpected '...'"),
+        ("Ellipsis", 0, "bare name"),
+        ("{True: 1}", 1, "dict keys must be"),
+        ("{1.5: 1}", 1, "dict keys must be"),
+        ("{(1,): 1}", 1, "Tuple expressions are not allowed"),
+        ("{a: 1, 'a': 2}", 7, "duplicate key 'a'"),
+        ("{1: 1, a: 2}", 7, "all strings or all ints"),
+        # forbidden syntax, caught by the token check
+        ("__import__('os').system('x')", 16, "unexpected '.'"),
+        ("a.b", 1, "unexpected '.'"),
+        ("lambda: 1", 0, "unexpected keyword 'lambda'"),
+        ("[x for x in y]", 3, "unexpected keyword 'for'"),
+        ("1 if 1 else 2", 2, "unexpected keyword 'if'"),
+        ("not 1", 0, "unexpected keyword 'not'"),
+        ("*a", 0, "unexpected '*'"),
+        ("{**a}", 1, "unexpected '**'"),
+        ("1 + 2", 2, "unexpected '+'"),
+        ("(x := 1)", 3, "unexpected ':='"),
+        ("x == 1", 2, "unexpected '=='"),
+        ("~1", 0, "unexpected '~'"),
+        ("f32[3] # comment", 7, "comments are not allowed"),
+        ("'abc", 0, "unterminated string"),
+        ("'''abc", 0, "EOF in multi-line string"),
+        ("$", 0, "unexpected '$'"),
+        ("f32[3]\\", 6, ""),  # reason and column vary a little with the Python version
+        ("1;2", 1, "unexpected ';'"),
+        # calls
+        ("print('hi')", 0, "only P(...) calls"),
+        ("P(x=1)", 2, "keyword"),
+        ("Q", 0, "bare name 'Q'"),
+        # brackets
+        ("f32[3", 3, "'[' was never closed"),
+        ("[1, [2", 4, "'[' was never closed"),
+        ("1)", 1, "unmatched ')'"),
+        ("1), (2", 1, "unmatched ')'"),
+        ("(]", 1, "unmatched ']'"),
+        ("}", 0, "unmatched '}'"),
+        ("[" * 65 + "]" * 65, 64, "nesting deeper than 64"),
+        # whole text
+        ("", 0, "empty spec"),
+        ("f32[3], 3", 8, "expected one value"),
+        ("x=f32[3]", 0, "name=value"),
+        ("1 2", 0, "invalid syntax"),
+        ("bf16[][]", 0, "invalid syntax"),
+        ("\x00", 0, "invalid character"),
+        ("f32[3]\x00", 6, "invalid character"),
+        ("'\ud800'", 1, "invalid character"),
+    ],
+)
+def test_parse_value_errors(text: str, column: int, reason: str) -> None:
+    e = error(parse_value, text)
+    assert reason in e.reason, str(e)
+    assert e.column == column or (text == "f32[3]\\" and e.column == 7), str(e)
+
+
+@pytest.mark.parametrize(
+    "text, column",
+    [
+        ("bf16[], f33[2]", 8),  # after a rewritten NAME[] the column still fits the text
+        ("bf16[], bf16[], x", 16),
+        ("bf16[ ], f33[1]", 9),
+        ("'éé', f33[2]", 6),  # characters, not UTF-8 bytes
+        ("'😀😀😀', x", 7),
+        ("f32[3],\n  f33[2]", 10),  # multi-line: offset into the flattened text
+        ("(\n1,\n\n x)", 7),
+        ("f32[3],\r\nx", 9),
+    ],
+)
+def test_error_columns_refer_to_original_text(text: str, column: int) -> None:
+    e = error(parse_args, text)
+    assert e.column == column, str(e)
+
+
+def test_syntax_error_column_after_rewrite() -> None:
+    e = error(parse_args, "bf16[] bf16[]")
+    assert e.column in (0, 7), str(e)
+
+
+def test_spec_error_format() -> None:
+    e = error(parse_args, "f32[3], f33[2]")
+    assert isinstance(e, ValueError)
+    assert (e.text, e.column) == ("f32[3], f33[2]", 8)
+    assert e.reason.startswith("unknown dtype 'f33' (expected one of f32")
+    assert str(e) == f"bad spec at column 8: {e.reason}: f32[3], f33[2]"
+
+
+def test_spec_error_is_one_line() -> None:
+    for text in ["f32[3],\n f33[2]", "'\u2028', x", "1,\r\n\x0bx", "'\ud800'", "\x00\n"]:
+        e = error(parse_args, text)
+        assert len(str(e).splitlines()) == 1, repr(str(e))
+        assert str(e).isprintable()
+
+
+def test_spec_error_long_text_is_windowed() -> None:
+    text = "1, " * 200 + "x" + ", 2" * 200
+    e = error(parse_args, text)
+    assert e.column == 600 and len(str(e)) < 250 and "x" in str(e)
+
+
+def test_limits() -> None:
+    e = error(parse_args, "1," * 60_000)
+    assert e.column == spec.MAX_LEN and "longer than" in e.reason
+    for hostile in [
+        "-" * 99_990 + "1",
+        "1" + "@1" * 40_000,
+        "1" * 5000,
+        "(" * 500 + ")" * 500,
+        "f32[" + "1@" * 30_000 + "1]",
+        "'" * 99_999,
+        "[" * 50_000,
+    ]:
+        for fn in (parse_value, parse_args):  # all parsers share the same reader
+            with pytest.raises(SpecError):
+                fn(hostile)
+
+
+def test_max_nesting_allowed() -> None:
+    deep = "[" * 64 + "]" * 64
+    value = parse_value(deep)
+    for _ in range(63):
+        assert isinstance(value, list) and len(value) == 1
+        value = value[0]
+    assert value == []
+
+
+def test_carriage_returns() -> None:
+    assert parse_args("f32[3],\r\n3\r") == (A("float32", 3), 3)
+
+
+def test_parsing_emits_no_warnings() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an escape warning must not turn into an error either
+        assert parse_value("'\\d'") == "\\d"
+        assert parse_args("1, 'a\\q'") == (1, "a\\q")
+        with pytest.raises(SpecError):
+            parse_value("1if 2")
+
+
+def test_identifiers_are_nfkc_normalized() -> None:
+    # Python normalizes identifiers; the fullwidth letter reads as a plain f.
+    assert parse_value("\uff4632[1]") == A("float32", 1)
+
+
+# ------------------------------------------------------------------ safety ----
+
+HOSTILE = [
+    "__import__('os').system('touch /tmp/jxinspect_pwned')",
+    "exec('import os')",
+    "eval('1')",
+    "open('/etc/passwd')",
+    "breakpoint()",
+    "compile('1', 'x', 'exec')",
+    "getattr(P, '__class__')",
+    "P.__class__",
+    "().__class__.__bases__[0].__subclasses__()",
+    "[c for c in ()]",
+    "(lambda: 1)()",
+    'f\'{__import__("os").system("x")}\'',
+    "jx_sentinel()",
+    "P(jx_sentinel())",
+    "f32[jx_sentinel()]",
+    "{jx_sentinel(): 1}",
+    "P(*jx_sentinel())",
+    "x=jx_sentinel()",
+    "[jx_sentinel for _ in [1]]",
+    "jx_sentinel",
+    "f32[8@jx_sentinel()]",
+    "__builtins__",
+    "globals()",
+    "vars()",
+    "type('X', (), {})",
+]
+
+
+def test_parsing_never_runs_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+
+    def forbidden(name: str) -> Callable[..., Any]:
+        def fn(*args: Any, **kwargs: Any) -> Any:
+            calls.append(name)
+            raise AssertionError(f"{name} called during parsing")
+
+        return fn
+
+    real_compile = builtins.compile
+    compiled: list[int] = []
+
+    def ast_only_compile(
+        source: Any, filename: Any, mode: Any, flags: int = 0, *args: Any, **kwargs: Any
+    ) -> Any:
+        compiled.append(flags)
+        assert flags & 0x400, "compile() used for something other than building an AST"
+        return real_compile(source, filename, mode, flags, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "jx_sentinel", forbidden("jx_sentinel"), raising=False)
+    for name in ("eval", "exec", "open", "breakpoint", "input"):
+        monkeypatch.setattr(builtins, name, forbidden(name))
+    monkeypatch.setattr(builtins, "compile", ast_only_compile)
+    monkeypatch.setattr(subprocess, "Popen", forbidden("Popen"))
+    monkeypatch.setattr(os, "system", forbidden("os.system"))
+    real_import = builtins.__import__
+    builtins.__import__ = forbidden("__import__")  # by hand: monkeypatch itself imports
+    try:
+        for text in HOSTILE:
+            for fn in PARSERS:
+                try:
+                    fn(text)
+                except SpecError:
+                    pass
+    finally:
+        builtins.__import__ = real_import
+    monkeypatch.undo()
+    assert calls == []
+    assert compiled  # sanity: some texts did reach ast.parse
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_hostile_strings_are_rejected(text: str) -> None:
+    for fn in PARSERS:
+        if fn is parse_name_tuple and text.isidentifier():
+            assert fn(text) == (text,)  # a plain name, not a call
+            continue
+        with pytest.raises(SpecError):
+            fn(text)
+
+
+def test_spec_module_does_not_import_jax_or_numpy() -> None:
+    code = (
+        "import sys; import jxinspect.project.spec; "
+        "assert not {'jax', 'numpy'} & set(sys.modules), sorted(sys.modules)"
+    )
+    env_path = ":".join(p for p in sys.path if p)
+    subprocess.run([sys.executable, "-c", code], check=True, env={"PYTHONPATH": env_path})
+
+
+# -------------------------------------------------------------- properties ----
+
+ALL = st.sampled_from(PARSERS)
+
+
+def parses_or_spec_error(fn: Callable[[str], object], text: str) -> None:
+    try:
+        fn(text)
+    except SpecError as e:
+        assert 0 <= e.column <= len(text)
+        assert len(str(e).splitlines()) == 1
+        assert e.text == text
+
+
+@FAST
+@given(fn=ALL, text=st.text())
+def test_any_text_parses_or_raises_spec_error(fn: Callable[[str], object], text: str) -> None:
+    parses_or_spec_error(fn, text)
+
+
+@FAST
+@given(fn=ALL, text=st.text(alphabet=st.characters(codec="utf-8", max_codepoint=0x2FFF)))
+def test_any_unicode_text(fn: Callable[[str], object], text: str) -> None:
+    parses_or_spec_error(fn, text)
+
+
+FRAGMENTS = st.sampled_from(
+    [
+        "f32",
+        "bf16",
+        "bool",
+        "i32",
+        "float32",
+        "[",
+        "]",
+        "[]",
+        "@",
+        "data",
+        "fsdp",
+        ",",
+        "(",
+        ")",
+        "{",
+        "}",
+        ":",
+        "=",
+        "0",
+        "1",
+        "8",
+        "128",
+        "-",
+        "1.5",
+        "1e3",
+        "'",
+        '"',
+        "'data'",
+        "P",
+        "P(",
+        "None",
+        "True",
+        "__import__",
+        ".",
+        "os",
+        "system",
+        " ",
+        "\n",
+        "\t",
+        "\\",
+        "#",
+        "*",
+        "**",
+        "f'",
+        "b'",
+        "'''",
+        "lambda",
+        "x",
+        "_",
+        "é",
+        "\x00",
+        "...",
+        "j",
+        "0x",
+        "_(",
+        "if",
+        "\r",
+    ]
+)
+
+
+@FAST
+@given(fn=ALL, parts=st.lists(FRAGMENTS, max_size=30))
+def test_grammar_fragments_parse_or_raise_spec_error(
+    fn: Callable[[str], object], parts: list[str]
+) -> None:
+    parses_or_spec_error(fn, "".join(parts))
+
+
+_LETTERS = string.ascii_letters + "_"
+IDENT = st.builds(
+    str.__add__, st.sampled_from(_LETTERS), st.text(_LETTERS + string.digits, max_size=7)
+).filter(lambda s: not keyword.iskeyword(s))
+
+
+@st.composite
+def array_specs(draw: st.DrawFn) -> ArraySpec:
+    dtype = draw(st.sampled_from(sorted(set(SHORT_DTYPES.values()))))
+    shape = draw(st.lists(st.integers(0, 2**40), max_size=6))
+    pool = draw(st.lists(IDENT, unique=True, max_size=6))
+    axes = []
+    for _ in shape:
+        k = draw(st.integers(0, min(3, len(pool))))
+        axes.append(tuple(pool[:k]))
+        pool = pool[k:]
+    return ArraySpec(dtype, tuple(shape), tuple(axes))
+
+
+@FAST
+@given(array_specs())
+def test_array_spec_round_trip(a: ArraySpec) -> None:
+    text = str(a)
+    assert parse_value(text) == a
+    assert parse_args(text) == (a,)
+    assert parse_value(text.replace(f"{short_dtype(a.dtype)}[", f"{a.dtype}[", 1)) == a
+
+
+@st.composite
+def pspecs(draw: st.DrawFn) -> PSpec:
+    names = draw(st.lists(IDENT, unique=True, max_size=6))
+    entries: list[Any] = []
+    while names:
+        k = draw(st.integers(0, len(names)))
+        if k == 0:
+            entries.append(None)
+            if draw(st.booleans()):
+                continue
+            k = 1
+        entries.append(names[0] if k == 1 and draw(st.booleans()) else tuple(names[:k]))
+        names = names[k:]
+    return PSpec(tuple(entries))
+
+
+@FAST
+@given(pspecs())
+def test_pspec_round_trip(p: PSpec) -> None:
+    assert parse_value(str(p)) == p
+    assert parse_specs(f"{p}, None") == (p, None)
+
+
+LITERALS = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.text(max_size=8)
+    | st.floats(allow_nan=False, allow_infinity=False)
+)
+PYTREES = st.recursive(
+    LITERALS | array_specs() | pspecs(),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.tuples(children, children)
+        | st.dictionaries(IDENT, children, max_size=3)
+        | st.dictionaries(st.integers(-5, 5), children, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+def to_spec(value: object) -> str:
+    """Write a pytree back in spec syntax (repr, but with str() for arrays and P)."""
+    if isinstance(value, (ArraySpec, PSpec)):
+        return str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(map(to_spec, value)) + "]"
+    if isinstance(value, tuple):
+        return "(" + "".join(to_spec(v) + ", " for v in value) + ")"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {to_spec(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+def same(a: object, b: object) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b and math.copysign(1, a) == math.copysign(1, b)
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(same, a, b))
+    if isinstance(a, dict):
+        return isinstance(b, dict) and list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+@FAST
+@given(PYTREES)
+def test_pytree_round_trip(value: object) -> None:
+    assert same(parse_value(to_spec(value)), value)
+
+
+@FAST
+@given(st.lists(st.integers(-(2**31), 2**31), max_size=8))
+def test_int_tuple_round_trip(ints: list[int]) -> None:
+    assert parse_int_tuple(", ".join(map(str, ints))) == tuple(ints)
+    assert parse_int_tuple(repr(tuple(ints))) == tuple(ints)
+
+
+@FAST
+@given(st.lists(st.tuples(IDENT, st.integers(1, 2**20)), max_size=5, unique_by=lambda kv: kv[0]))
+def test_mesh_round_trip(mesh: list[tuple[str, int]]) -> None:
+    assert parse_mesh(",".join(f"{k}={v}" for k, v in mesh)) == tuple(mesh)
+
+
+@FAST
+@given(st.integers(0, 5), st.sampled_from(["f33", "x", "1j", "b''", "lambda"]))
+def test_error_column_property(prefix: int, bad: str) -> None:
+    text = "f32[1], " * prefix + bad
+    assert error(parse_args, text).column == 8 * prefix

@@ -1,0 +1,264 @@
+"""Names from user code and input files are escaped for the format they are written into.
+
+The fault corpus ``tests/faults/`` holds one input per fault: ``hostile_names.mlir``
+(StableHLO whose argument names and result paths hold a newline, ESC, BEL, NUL and a
+pipe) and ``hostile_names.py`` (pytree keys, a static argument's repr, a function name
+and an exception message with the same, plus HTML and rich markup). Every format is
+checked through the installed command: plain and coloured text show control characters
+as ``\\n`` / ``\\x1b`` and keep one line per leaf (no forged verdict line), Markdown tables
+keep their column count, workflow commands stay one per line, JUnit parses as XML,
+HTML has no tag from a name, the error line stays one line, and JSON keeps the exact
+original names.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import REPO, CliResult, error_line
+
+from jxinspect.render.common import escape
+
+Run = Callable[..., CliResult]
+
+FAULTS = REPO / "tests" / "faults"
+MLIR = "tests/faults/hostile_names.mlir"
+MODULE = "tests/faults/hostile_names.py"
+STEP = f"{MODULE}:step"
+
+MLIR_NAMES = ("x\nverdict: improvement", "\x1b[31mred\x07bell\x00nul|pipe")
+"""The argument names ``hostile_names.mlir`` carries, unescaped."""
+MLIR_RESULT = "result\n\x1b[2J|cleared"
+FORGED = "a\nverdict: improvement"
+COLOURED = "\x1b[31mred\x07bell\x00nul|pipe <script>alert(1)</script> [b]bold[/b]"
+"""The attribute keys of ``hostile_names.Box``: argument paths ``box.<key>``."""
+STATIC = "Mode(\x1b[2J\nverdict: improvement)"
+
+CLEAN_MLIR = """\
+module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<2xf32> loc("x"), %arg1: tensor<2xf32> loc("y")) \
+-> (tensor<2xf32> {jax.result_info = "result[0]"}, tensor<2xf32> {jax.result_info = \
+"result[1]"}) {
+    %0 = stablehlo.add %arg0, %arg1 : tensor<2xf32>
+    return %0, %arg0 : tensor<2xf32>, tensor<2xf32>
+  }
+}
+"""
+"""The same program with ordinary names: the other side of the diff."""
+
+_RAW = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+"""Control characters but LF (the run reads stdout as text: a raw CR arrives as LF)."""
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def raw_controls(text: str) -> list[str]:
+    """Each raw control character in ``text`` with a little context."""
+    return [repr(text[max(m.start() - 20, 0) : m.end() + 5]) for m in _RAW.finditer(text)]
+
+
+def assert_no_forged_lines(text: str) -> None:
+    lines = text.splitlines()
+    assert not raw_controls(text), raw_controls(text)
+    assert not [line for line in lines if line.lstrip().startswith("verdict")], text
+    assert not [line for line in lines if line.lstrip().startswith("cleared")], text
+
+
+def unescaped_pipes(line: str) -> int:
+    return len(re.findall(r"(?<!\\)\|", line))
+
+
+def assert_tables_keep_columns(markdown: str) -> int:
+    """Every row of every table has its header's cell count; the number of rows."""
+    rows, columns = 0, None
+    for line in markdown.splitlines():
+        if not line.startswith("|"):
+            columns = None
+            continue
+        count = unescaped_pipes(line)
+        if columns is None:
+            columns = count
+        assert count == columns, f"{line!r} has {count} pipes, its header {columns}"
+        rows += 1
+    return rows
+
+
+def run(run_cli: Run, *args: str, rc: int | tuple[int, ...] = 0, cwd: Any = None) -> CliResult:
+    result: CliResult = run_cli(*args, cwd=cwd)
+    codes = rc if isinstance(rc, tuple) else (rc,)
+    assert result.returncode in codes, result.describe()
+    assert "Traceback" not in result.stderr, result.describe()
+    return result
+
+
+@pytest.fixture(scope="module")
+def clean_mlir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = tmp_path_factory.mktemp("escaping") / "clean.mlir"
+    path.write_text(CLEAN_MLIR, encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def lint_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding only the hostile module, for ``jxinspect lint``."""
+    folder = tmp_path_factory.mktemp("escaping-lint")
+    shutil.copy(FAULTS / "hostile_names.py", folder / "hostile_names.py")
+    return folder
+
+
+# ---- the escaping functions ------------------------------------------------------------
+
+
+def test_ordinary_text_is_unchanged_and_escaping_is_idempotent() -> None:
+    for ordinary in ("params['w']", "result[0]", "f at mod.py:12", "a\\nb", "x → y · P('d')"):
+        assert escape.text(ordinary) == ordinary
+        assert escape.xml(ordinary) == ordinary
+    hostile = "a\nb\r\t\x00\x07\x1b[31m\x7f\x85\u2028\u202e\ud800"
+    shown = escape.text(hostile)
+    assert shown == "a\\nb\\r\\t\\x00\\x07\\x1b[31m\\x7f\\x85\\u2028\\u202e\\ud800"
+    assert escape.text(shown) == shown
+    assert escape.program_text("a\x1b\nb\n") == "a\\x1b\nb\n"
+
+
+def test_markdown_github_and_html_escaping() -> None:
+    assert escape.markdown_text("loss_fn") == "loss_fn"
+    assert escape.markdown_text("__init__ <b>|[x](y)") == "\\_\\_init\\_\\_ \\<b\\>\\|\\[x\\](y)"
+    assert escape.markdown_code("a`b``c|d") == "``` a`b``c\\|d ```"
+    assert escape.markdown_code("x\ny") == "`x\\ny`"
+    assert escape.github_data("50%\r\n\x1b") == "50%25%0D%0A\\x1b"
+    assert escape.github_property("a:b,c") == "a%3Ab%2Cc"
+    assert escape.html('<a href="x">\x00') == "&lt;a href=&quot;x&quot;&gt;\\x00"
+
+
+# ---- StableHLO text with hostile names ---------------------------------------------------
+
+
+def test_mlir_names_in_text_diff(run_cli: Run, clean_mlir: str) -> None:
+    out = run(run_cli, "diff-debug", clean_mlir, MLIR).stdout
+    assert_no_forged_lines(out)
+    lines = out.splitlines()
+    for name in (*MLIR_NAMES, MLIR_RESULT):
+        shown = [line for line in lines if escape.text(name) in line]
+        assert len(shown) == 1 and "renamed" in shown[0], (name, out)
+    assert [line for line in lines if line.startswith(("ok:", "FAIL:"))] == [lines[-1]], out
+
+
+def test_mlir_names_in_coloured_diff(run_cli: Run, clean_mlir: str) -> None:
+    out = run(run_cli, "diff-debug", clean_mlir, MLIR, "--color", "always").stdout
+    plain = _SGR.sub("", out)
+    assert "\x1b[" in out and not raw_controls(plain), raw_controls(plain)
+    assert "\\x1b[31mred\\x07bell\\x00nul|pi" in plain
+
+
+def test_mlir_names_in_markdown_diff(run_cli: Run, clean_mlir: str) -> None:
+    out = run(run_cli, "diff-debug", clean_mlir, MLIR, "--format", "markdown").stdout
+    assert not raw_controls(out), raw_controls(out)
+    assert assert_tables_keep_columns(out) >= 4 + 9
+    assert "`x\\nverdict: improvement`" in out
+    assert "`\\x1b[31mred\\x07bell\\x00nul\\|pipe`" in out
+    assert "`result\\n\\x1b[2J\\|cleared`" in out
+
+
+def test_mlir_names_round_trip_in_json(run_cli: Run, clean_mlir: str) -> None:
+    data = json.loads(run(run_cli, "diff-debug", clean_mlir, MLIR, "--format", "json").stdout)
+    after = {change["after"] for target in data["targets"] for change in target["changes"]}
+    assert {*MLIR_NAMES, MLIR_RESULT} <= after, after
+
+
+# ---- a Python module with hostile names ---------------------------------------------------
+
+
+def test_module_names_in_text_report(run_cli: Run) -> None:
+    out = run(run_cli, "lower", STEP).stdout
+    assert_no_forged_lines(out)
+    lines = out.splitlines()
+    inputs = lines.index("inputs (4)")
+    assert lines[inputs + 6] == "" and lines[inputs + 7] == "outputs (2)", out
+    assert f"static:       mode={escape.text(STATIC)}" in lines
+    assert "function:     step\\n\\x1b[31mverdict: improvement at " in out
+    for key in (FORGED, COLOURED):
+        assert f"  argument box.{escape.text(key)} is unused and was pruned from @main" in out
+
+
+def test_module_names_in_views_and_colour(run_cli: Run) -> None:
+    views = ("--show", "jaxpr", "--show", "mlir", "--show", "sharding")
+    out = run(run_cli, "lower", STEP, *views).stdout
+    assert_no_forged_lines(out)
+    assert f"# static mode = {escape.text(STATIC)} (position 2)" in out
+    coloured = run(run_cli, "lower", STEP, *views, "--color", "always").stdout
+    plain = _SGR.sub("", coloured)
+    assert "\x1b[" in coloured and not raw_controls(plain), raw_controls(plain)
+    assert "[b]bold[/b]" in plain  # rich markup in a name is text, not markup
+    assert f"mode={escape.text(STATIC)}" in plain
+    assert "│ 0 │ box.a\\nverdict:" in plain  # row 0 starts with its own path
+
+
+def test_module_names_round_trip_in_json(run_cli: Run) -> None:
+    report = json.loads(run(run_cli, "lower", STEP, "--format", "json").stdout)
+    paths = [leaf["path"] for leaf in report["inputs"]]
+    assert paths[:2] == [f"box.{FORGED}", f"box.{COLOURED}"]
+    assert [leaf["path"].endswith((FORGED, COLOURED)) for leaf in report["outputs"]] == [True] * 2
+    assert report["static_args"][0]["value"] == STATIC
+
+
+def test_module_names_in_html(run_cli: Run) -> None:
+    page = run(run_cli, "lower", STEP, "--format", "html").stdout
+    assert not raw_controls(page), raw_controls(page)
+    assert "<script>alert" not in page
+    assert "box.\\x1b[31mred\\x07bell\\x00nul|pipe &lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_module_names_in_lint_text(run_cli: Run, lint_folder: Path) -> None:
+    out = run(run_cli, "lint", "--format", "text", rc=3, cwd=lint_folder).stdout
+    assert_no_forged_lines(out)
+    assert "tracing failed: ValueError: \\x1b[31mboom\\x07 |pipe| ::error::forged" in out
+    pruned = [line for line in out.splitlines() if "JX105" in line]
+    assert len(pruned) == 2 and f"box.{escape.text(FORGED)} is unused" in pruned[0], out
+
+
+def test_module_names_in_github_commands(run_cli: Run, lint_folder: Path) -> None:
+    out = run(run_cli, "lint", "--format", "github", rc=3, cwd=lint_folder).stdout
+    assert not raw_controls(out), raw_controls(out)
+    lines = out.splitlines()
+    assert len(lines) == 4, out  # one failed target, two findings, the summary
+    assert all(line.startswith(("::error ", "::notice ")) for line in lines[:3]), out
+    assert "box.a%0Averdict: improvement is unused" in out
+    assert "box.\\x1b[31mred\\x07bell\\x00nul|pipe" in out
+
+
+def test_module_names_in_junit(run_cli: Run, lint_folder: Path) -> None:
+    out = run(run_cli, "lint", "--format", "junit", rc=3, cwd=lint_folder).stdout
+    assert not raw_controls(out.replace("\n", "")), raw_controls(out)
+    root = ET.fromstring(out)
+    texts = [el.text or "" for el in root.iter("system-out")]
+    texts += [el.get("message", "") for el in root.iter("error")]
+    found = "\n".join(texts)
+    assert f"box.{escape.text(FORGED)} is unused" in found
+    assert f"box.{escape.text(COLOURED)} is unused" in found
+    assert "ValueError: \\x1b[31mboom\\x07 |pipe|" in found
+    assert all(len(text.splitlines()) <= 2 for text in texts), texts  # one line per finding
+
+
+def test_module_names_in_markdown_diff(run_cli: Run) -> None:
+    out = run(run_cli, "diff-debug", STEP, MLIR, "--format", "markdown").stdout
+    assert not raw_controls(out), raw_controls(out)
+    assert assert_tables_keep_columns(out) >= 9 + 5
+    assert "| function | step\\\\n\\\\x1b\\[31mverdict: improvement | module @jit_f |" in out
+    assert "`box.\\x1b[31mred\\x07bell\\x00nul\\|pipe <script>alert(1)</script> [b]bold[/b]`" in out
+
+
+# ---- the error line ------------------------------------------------------------------------
+
+
+def test_error_line_stays_one_line(run_cli: Run) -> None:
+    bad = f"{MODULE}:no\nverdict: improvement\x1b[31m"
+    line = error_line(run(run_cli, "lower", bad, rc=2))
+    assert "no\\nverdict: improvement\\x1b[31m" in line and not raw_controls(line)
+    failed = error_line(run(run_cli, "lower", f"{MODULE}:fails", rc=3))
+    assert "ValueError: \\x1b[31mboom\\x07 |pipe|" in failed and not raw_controls(failed)

@@ -1,0 +1,245 @@
+"""The lint rules JX201-JX302 on real staged functions, in this process.
+
+JAX runs here on 8 simulated CPU devices: the count is set when this module is
+collected, before any test starts JAX's backend (if another module started it first with
+fewer devices, the multi-device tests skip and say so).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import pytest
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from jxinspect.core.model import Report
+from jxinspect.core.settings import Settings
+from jxinspect.pipeline import inspect_function
+from jxinspect.rules import RULES_BY_CODE, run_checks
+from jxinspect.tracer import seam
+
+if not seam.backend_started():
+    seam.simulate_cpu_devices(8)
+
+f32 = jnp.float32
+
+
+def sds(*shape: int) -> jax.ShapeDtypeStruct:
+    return jax.ShapeDtypeStruct(shape, f32)
+
+
+@pytest.fixture(scope="module")
+def mesh() -> Any:
+    if jax.device_count() < 8:
+        pytest.skip(f"needs 8 CPU devices; JAX started in this process with {jax.device_count()}")
+    return seam.make_mesh((4, 2), ("data", "model"), jax.devices(), explicit=False)
+
+
+def codes(report: Report, code: str) -> list[str | None]:
+    """The leaf paths of ``code``'s findings."""
+    return [f.path for f in report.findings if f.code == code]
+
+
+def matmul(x: Any, w: Any) -> Any:
+    return jnp.tanh(x @ w)
+
+
+def shardings(mesh: Any, *specs: Any) -> tuple[NamedSharding, ...]:
+    return tuple(NamedSharding(mesh, spec) for spec in specs)
+
+
+# ---- JX201 large argument left replicated -------------------------------------------------
+
+
+def test_jx201_fires_on_a_large_replicated_weight(mesh: Any) -> None:
+    report = inspect_function(
+        matmul,
+        (sds(64, 1024), sds(1024, 512)),
+        {},
+        options={"in_shardings": shardings(mesh, P("data"), P())},
+    )
+    assert codes(report, "JX201") == ["w"]
+    finding = next(f for f in report.findings if f.code == "JX201")
+    assert "f32[1024,512], 2.0 MiB) is replicated on all 8 devices" in finding.message
+    assert finding.severity == "warning" and finding.line and finding.file
+
+
+def test_jx201_quiet_when_sharded_small_or_under_the_threshold(mesh: Any) -> None:
+    sharded = inspect_function(
+        matmul,
+        (sds(64, 1024), sds(1024, 512)),
+        {},
+        options={"in_shardings": shardings(mesh, P("data"), P(None, "model"))},
+    )
+    assert codes(sharded, "JX201") == []
+    small = inspect_function(
+        matmul,
+        (sds(64, 16), sds(16, 16)),
+        {},
+        options={"in_shardings": shardings(mesh, P("data"), P())},
+    )
+    assert codes(small, "JX201") == []
+    replicated = inspect_function(
+        matmul,
+        (sds(64, 1024), sds(1024, 512)),
+        {},
+        options={"in_shardings": shardings(mesh, P("data"), P())},
+    )
+    assert codes(replicated, "JX201") == ["w"]
+    raised = run_checks(replicated, Settings(replicated_bytes=4 << 20))
+    assert [f.path for f in raised if f.code == "JX201"] == []
+
+
+def test_jx201_quiet_on_one_device() -> None:
+    report = inspect_function(matmul, (sds(64, 1024), sds(1024, 512)), {})
+    assert codes(report, "JX201") == []
+
+
+# ---- JX202 output sharding left to the compiler -------------------------------------------
+
+
+def test_jx202_fires_when_inputs_declare_and_outputs_do_not(mesh: Any) -> None:
+    def step(x: Any, w: Any) -> Any:
+        return {"y": x @ w, "norm": jnp.sum(w * w)}
+
+    options = {"in_shardings": shardings(mesh, P("data"), P(None, "model"))}
+    report = inspect_function(step, (sds(64, 32), sds(32, 16)), {}, options=options)
+    assert codes(report, "JX202") == ["result['norm']", "result['y']"]
+    compiled = inspect_function(step, (sds(64, 32), sds(32, 16)), {}, options=options, compile=True)
+    messages = [f.message for f in compiled.findings if f.code == "JX202"]
+    assert messages and all("; XLA chose " in m for m in messages)
+
+
+def test_jx202_quiet_with_out_shardings_or_without_any_shardings(mesh: Any) -> None:
+    declared = inspect_function(
+        matmul,
+        (sds(64, 32), sds(32, 16)),
+        {},
+        options={
+            "in_shardings": shardings(mesh, P("data"), P()),
+            "out_shardings": NamedSharding(mesh, P("data")),
+        },
+    )
+    assert codes(declared, "JX202") == []
+    plain = inspect_function(matmul, (sds(64, 32), sds(32, 16)), {})
+    assert codes(plain, "JX202") == []
+
+
+# ---- JX203 internal axis name ------------------------------------------------------------
+
+
+def test_jx203_fires_on_pmap_without_axis_name(mesh: Any) -> None:
+    """Where the program names pmap's axis itself (pmap on shard_map, JAX 0.10); the older
+    pmap's axis is anonymous: no name leaks, and the report calls it ``(unnamed)``."""
+    report = inspect_function(matmul, (sds(8, 4, 16), sds(8, 16, 16)), {}, stage="pmap")
+    findings = [f for f in report.findings if f.code == "JX203"]
+    if seam.pmap_axis_default() == "(unnamed)":
+        assert findings == [] and report.mesh is not None
+        assert report.mesh.axes == (("(unnamed)", 8),)
+        return
+    assert [f.message for f in findings] == [
+        "internal axis name '_internal_pmap_axis_name' leaks into the program "
+        "(pmap without axis_name)"
+    ]
+
+
+def test_jx203_fires_on_an_underscore_mesh_axis(mesh: Any) -> None:
+    hidden = seam.make_mesh((8,), ("_shard",), jax.devices(), explicit=False)
+    report = inspect_function(
+        matmul,
+        (sds(64, 32), sds(32, 16)),
+        {},
+        options={"in_shardings": shardings(hidden, P("_shard"), P())},
+    )
+    assert any("'_shard'" in f.message for f in report.findings if f.code == "JX203")
+
+
+def test_jx203_quiet_with_a_named_axis(mesh: Any) -> None:
+    report = inspect_function(
+        matmul, (sds(8, 4, 16), sds(8, 16, 16)), {}, stage="pmap", options={"axis_name": "batch"}
+    )
+    assert codes(report, "JX203") == []
+
+
+# ---- JX301 unusable donation -------------------------------------------------------------
+
+
+def add(x: Any, y: Any) -> Any:
+    return x + y
+
+
+def test_jx301_fires_on_a_donation_no_output_can_reuse() -> None:
+    report = inspect_function(add, (sds(8, 16), sds(8, 16)), {}, options={"donate_argnums": (0, 1)})
+    assert codes(report, "JX301") == ["y"]
+    assert (
+        "argument y (f32[8,16]) is donated but lowering aliases it to no output: the outputs "
+        "that match it are reused by other donated arguments"
+    ) in [f.message for f in report.findings]
+
+
+def test_jx301_quiet_when_the_donation_is_used() -> None:
+    report = inspect_function(add, (sds(8, 16), sds(8, 16)), {}, options={"donate_argnums": (0,)})
+    assert codes(report, "JX301") == []
+
+
+def test_jx301_reads_the_compiled_aliasing(mesh: Any) -> None:
+    """With shardings JAX marks donors for the compiler to match: only compiling tells."""
+
+    def scale(x: Any, scratch: Any) -> Any:
+        return x * 2.0 + scratch.sum()
+
+    options = {"in_shardings": shardings(mesh, P("data"), P()), "donate_argnums": (1,)}
+    args = (sds(64, 32), sds(8))
+    lowered = inspect_function(scale, args, {}, options=options)
+    assert lowered.inputs[1].buffer_donor and codes(lowered, "JX301") == []
+    compiled = inspect_function(scale, args, {}, options=options, compile=True)
+    assert codes(compiled, "JX301") == ["scratch"]
+
+
+# ---- JX302 bytes per device over a budget ------------------------------------------------
+
+
+def test_jx302_fires_only_over_a_configured_budget(mesh: Any) -> None:
+    report = inspect_function(
+        matmul,
+        (sds(64, 1024), sds(1024, 512)),
+        {},
+        options={"in_shardings": shardings(mesh, P("data"), P(None, "model"))},
+    )
+    # per device: x 16x1024 (64 KiB) + w 1024x256 (1 MiB) + the result, whose sharding
+    # is not declared, whole: 64x512 (128 KiB)
+    assert codes(report, "JX302") == []  # no budget by default
+    over = run_checks(report, Settings(bytes_per_device=1 << 20))
+    assert [f.message for f in over if f.code == "JX302"] == [
+        "1.2 MiB per device (arguments + results) is over the budget of 1.0 MiB"
+    ]
+    assert [
+        f for f in run_checks(report, Settings(bytes_per_device=2 << 20)) if f.code == "JX302"
+    ] == []
+
+
+def test_jx302_counts_a_donated_buffer_once() -> None:
+    report = inspect_function(
+        add, (sds(256, 256), sds(256, 256)), {}, options={"donate_argnums": (0,)}
+    )
+    budget = Settings(bytes_per_device=2 * 256 * 256 * 4)  # x + y; the result reuses x
+    assert [f for f in run_checks(report, budget) if f.code == "JX302"] == []
+    tight = Settings(bytes_per_device=2 * 256 * 256 * 4 - 1)
+    assert [f.code for f in run_checks(report, tight)].count("JX302") == 1
+
+
+def test_jx302_uses_xla_memory_analysis_once_compiled(mesh: Any) -> None:
+    report = inspect_function(matmul, (sds(64, 1024), sds(1024, 512)), {}, compile=True)
+    messages = [
+        f.message for f in run_checks(report, Settings(bytes_per_device=1024)) if f.code == "JX302"
+    ]
+    assert len(messages) == 1 and "(XLA memory analysis)" in messages[0]
+
+
+@pytest.mark.parametrize("code", ["JX201", "JX202", "JX203", "JX301", "JX302"])
+def test_each_rule_explains_itself(code: str) -> None:
+    rule = RULES_BY_CODE[code]
+    assert rule.summary and "Fix" in rule.explanation or "Silence" in rule.explanation

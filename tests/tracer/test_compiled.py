@@ -1,0 +1,183 @@
+"""The compiled stage (`--compile`): chosen shardings, memory, aliasing, collectives.
+
+Each sample in sample_programs/compiled.py is compiled for real on 8 simulated CPU
+devices; the mapping of replica groups to mesh axes and the memory fallback are also
+tested on plain data.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from jxinspect.core.model import Mesh
+
+COMPILED = "sample_programs/compiled.py"
+
+
+def _collectives(report: dict[str, Any]) -> list[dict[str, Any]]:
+    assert report["reached"] == "compiled"
+    return list(report["compiled"]["collectives"])
+
+
+def test_data_parallel_step_all_reduces_over_data(lower_json: Any) -> None:
+    _, report = lower_json(f"{COMPILED}:dp_step", "--compile")
+    found = _collectives(report)
+    assert found, "a data-parallel gradient needs an all-reduce"
+    assert {c["kind"] for c in found} == {"all-reduce"}
+    assert all(c["axes"] == ["data"] for c in found)
+    assert all(c["file"].endswith("compiled.py") and c["line"] > 0 for c in found)
+    assert report["compiled"]["collective_bytes_by_axes"]["data"] == sum(c["bytes"] for c in found)
+    memory = report["compiled"]["memory"]
+    assert memory["source"] == "xla" and memory["arguments"] > 0
+
+
+def test_tensor_parallel_mlp_reduces_over_model(lower_json: Any) -> None:
+    _, report = lower_json(f"{COMPILED}:tp_mlp", "--compile")
+    found = _collectives(report)
+    assert found and all(c["axes"] == ["model"] for c in found)
+    assert {c["kind"] for c in found} <= {"all-reduce", "reduce-scatter", "all-gather"}
+    w_in = report["inputs"][1]
+    assert w_in["compiled_sharding"]["readable"] == "P(None, 'model')"
+    assert w_in["shard_shape"] == [128, 128]
+
+
+def test_fsdp_layer_all_gathers_the_weight_over_fsdp(lower_json: Any) -> None:
+    _, report = lower_json(f"{COMPILED}:fsdp_layer", "--compile")
+    gathers = [c for c in _collectives(report) if c["kind"] == "all-gather"]
+    assert gathers and gathers[0]["axes"] == ["fsdp"]
+    assert gathers[0]["operands"][0]["shape"] == [32, 256]  # one fsdp shard of w
+
+
+def test_output_sharding_chosen_by_the_compiler(lower_json: Any, lower_text: Any) -> None:
+    _, report = lower_json(f"{COMPILED}:chosen_output", "--compile")
+    out = report["outputs"][0]
+    assert out["sharding"] is None
+    assert out["compiled_sharding"]["kind"] == "tiled"
+    assert out["shard_shape"] != out["shape"]
+    text = lower_text(f"{COMPILED}:chosen_output", "--compile").stdout
+    assert "(chosen)" in text
+
+
+def test_unusable_donation_is_not_aliased(lower_json: Any) -> None:
+    _, report = lower_json(f"{COMPILED}:bad_donation", "--compile")
+    scratch = report["inputs"][1]
+    assert scratch["donated"] is True
+    assert scratch["compiled_alias"] is None
+    assert report["compiled"]["aliases"] == []
+
+
+def test_unusable_donations_are_jx301_with_the_reason(lower_json: Any) -> None:
+    _, report = lower_json(f"{COMPILED}:bad_donation", "--compile")
+    (jx301,) = [f for f in report["findings"] if f["code"] == "JX301"]
+    assert jx301["path"] == "scratch" and "no output is f32[8]" in jx301["message"]
+    _, report = lower_json(f"{COMPILED}:reshard_donation", "--compile")
+    assert report["inputs"][0]["compiled_alias"] is None
+    (jx301,) = [f for f in report["findings"] if f["code"] == "JX301"]
+    assert "per-shard shapes differ: f32[8,32] per device" in jx301["message"]
+    assert "f32[64,4]" in jx301["message"]
+
+
+def test_usable_donation_is_aliased(lower_json: Any) -> None:
+    _, report = lower_json("sample_programs/sharded.py:update", "--compile")
+    state = [leaf for leaf in report["inputs"] if leaf["path"].startswith("state")]
+    assert state and all(leaf["compiled_alias"] is not None for leaf in state)
+    assert sorted(leaf["compiled_alias"] for leaf in state) == list(range(len(state)))
+
+
+def test_show_collectives_table(lower_text: Any) -> None:
+    text = lower_text(f"{COMPILED}:dp_step", "--show", "collectives").stdout
+    assert "collectives (" in text
+    assert "all-reduce  data" in text
+    assert "per axis: data" in text
+
+
+def test_not_compiled_without_the_flag(lower_json: Any) -> None:
+    _, report = lower_json(f"{COMPILED}:dp_step")
+    assert report["reached"] == "lowered" and report["compiled"] is None
+
+
+MESH = Mesh((("data", 2), ("model", 4)))
+
+
+@pytest.mark.parametrize(
+    ("groups", "axes"),
+    [
+        ([[0, 4], [1, 5], [2, 6], [3, 7]], ("data",)),
+        ([[0, 1, 2, 3], [4, 5, 6, 7]], ("model",)),
+        ([[3, 2, 1, 0], [7, 6, 5, 4]], ("model",)),
+        ([list(range(8))], ("data", "model")),
+        ([[i] for i in range(8)], ()),
+        ([[0, 1], [2, 3], [4, 5], [6, 7]], None),  # half of `model`: no mesh axis
+    ],
+)
+def test_replica_groups_map_to_mesh_axes(groups: list[list[int]], axes: Any) -> None:
+    from jxinspect.tracer.read.compiled import axes_of_groups
+
+    assert axes_of_groups(groups, MESH) == axes
+
+
+def test_memory_fallback_when_the_backend_reports_nothing() -> None:
+    from jxinspect.tracer.read.compiled import memory_from_stats
+
+    zeros = SimpleNamespace(argument_size_in_bytes=0, output_size_in_bytes=0,
+                            temp_size_in_bytes=0, generated_code_size_in_bytes=0,
+                            alias_size_in_bytes=0)  # fmt: skip
+    for stats in (None, zeros, SimpleNamespace(argument_size_in_bytes=-1)):
+        memory = memory_from_stats(stats, (1024, 256))
+        assert memory.source == "estimate"
+        assert (memory.arguments, memory.outputs) == (1024, 256)
+        assert memory.temporaries is None and memory.note
+    real = SimpleNamespace(argument_size_in_bytes=10, output_size_in_bytes=4,
+                           temp_size_in_bytes=2, generated_code_size_in_bytes=-1,
+                           alias_size_in_bytes=0)  # fmt: skip
+    memory = memory_from_stats(real, (1024, 256))
+    assert memory.source == "xla"
+    assert (memory.arguments, memory.outputs, memory.temporaries) == (10, 4, 2)
+    assert memory.generated_code is None
+
+
+ASYNC_HLO = """
+HloModule m, num_partitions=8
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+%inner (p: f32[4,16]) -> f32[4,16] {
+  %p = f32[4,16] parameter(0)
+  ROOT %ar = f32[4,16] all-reduce(%p), channel_id=3, replica_groups=[4,2]<=[2,4]T(1,0), use_global_device_ids=true, to_apply=%add
+}
+
+ENTRY %main (x: f32[2,16], y: f32[4,16]) -> (f32[8,16], f32[4,16], f32[4,16]) {
+  %x = f32[2,16] parameter(0)
+  %y = f32[4,16] parameter(1)
+  %ags = (f32[2,16], f32[8,16]) all-gather-start(%x), channel_id=1, replica_groups={{0,1,2,3},{4,5,6,7}}, dimensions={0}, use_global_device_ids=true, metadata={op_name="jit(f)/all_gather" source_file="/tmp/user.py" source_line=12}
+  %agd = f32[8,16] all-gather-done(%ags)
+  %cp = f32[4,16] collective-permute(%y), channel_id=2, source_target_pairs={{0,4},{4,0},{1,5},{5,1},{2,6},{6,2},{3,7},{7,3}}
+  %c = f32[4,16] call(%y), to_apply=%inner
+  ROOT %t = (f32[8,16], f32[4,16], f32[4,16]) tuple(%agd, %cp, %c)
+}
+"""
+
+
+def test_async_pairs_called_computations_and_permutes_from_hlo_text() -> None:
+    """An async all-gather counts once, an all-reduce in a called computation is found,
+    iota replica groups and permute pairs map to axes, and old-style source metadata is read."""
+    from jxinspect.tracer.read.compiled import read_collectives
+    from jxinspect.tracer.seam import module_from_hlo_text
+
+    found = read_collectives(module_from_hlo_text(ASYNC_HLO), MESH)
+    by_kind = {c.kind: c for c in found}
+    assert sorted(by_kind) == ["all-gather", "all-reduce", "collective-permute"]
+    assert len(found) == 3
+    gather = by_kind["all-gather"]
+    assert gather.axes == ("model",)
+    assert gather.operands == (((2, 16), "float32"),) and gather.bytes == 2 * 16 * 4
+    assert (gather.op_name, gather.file, gather.line) == ("jit(f)/all_gather", "/tmp/user.py", 12)
+    assert by_kind["all-reduce"].axes == ("data",) and by_kind["all-reduce"].computation == "inner"
+    assert by_kind["collective-permute"].axes == ("data",)
