@@ -37,7 +37,7 @@ from jxinspect.core.model import SCHEMA
 from jxinspect.project.sourcefile import parse_source, statements
 
 if TYPE_CHECKING:
-    from jxinspect.lint.run import Job
+    from jxinspect.lint.workers.protocol import Job
 
 FOLDER = ".jxinspect_cache"
 FORMAT = 2

@@ -31,7 +31,6 @@ from jxinspect._version import __version__
 from jxinspect.core.errors import JxError, UsageError, error_kind
 from jxinspect.core.files import write_atomically
 from jxinspect.core.model import Finding
-from jxinspect.core.settings import Settings
 from jxinspect.lint.baseline import Key, make_key, read_baseline, render_baseline
 from jxinspect.lint.cache import Cache
 from jxinspect.lint.result import (
@@ -43,11 +42,11 @@ from jxinspect.lint.result import (
     TargetResult,
 )
 from jxinspect.lint.shards import Shard, partition, shard_info
+from jxinspect.lint.workers.protocol import Job, Outcome
 from jxinspect.lint.workers.supervisor import (
     DEFAULT_TIMEOUT_S,
     Interrupted,
     KeepWorkers,
-    Outcome,
     Supervisor,
 )
 from jxinspect.project.config import Config, Policy, TargetEntry, find_config, load_config
@@ -58,7 +57,7 @@ from jxinspect.project.declarations import (
     static_declaration,
 )
 from jxinspect.project.options import NO_OPTIONS
-from jxinspect.project.resolve import Resolved, resolve
+from jxinspect.project.resolve import resolve
 from jxinspect.project.sourcefile import search_text
 from jxinspect.project.targets import DECLARATION, parse_target
 from jxinspect.record.folder import Entry, read_index, read_record, target_name
@@ -94,19 +93,6 @@ class LintRequest:
     """Judge the reports of this record folder (``jxinspect record``) instead of staging."""
     keep_workers: bool | None = None
     """Keep the workers for the next run; ``None``: as configured (off by default)."""
-
-
-@dataclass(frozen=True)
-class Job:
-    """One target to stage; plain data, so it can be sent to a worker process."""
-
-    name: str
-    resolved: Resolved
-    """The target (an absolute path for files) and its layered options."""
-    settings: Settings
-    compile: bool
-    group: str
-    """The module's source file: a worker that imported it gets its other targets."""
 
 
 @dataclass(frozen=True)

@@ -331,7 +331,7 @@ def serve(first: socket.socket, address: str, folder: Path, root: Path, idle: fl
           show_traceback: bool) -> None:  # fmt: skip
     """A kept worker: the run that started it first, then each run that claims it."""
     from jxinspect.core import interrupts
-    from jxinspect.lint.workers import supervisor as workers
+    from jxinspect.lint.workers import worker as workers
 
     interrupts.ignore_terminal()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
