@@ -50,6 +50,20 @@ def read_baseline(path: Path, name: str, replacing: bool = False) -> Counter[Key
 
 
 def _read(path: Path, name: str) -> Counter[Key]:
+    data = _load_json(path, name)
+    _check_header(data, name)
+    findings = data.get("findings", [])
+    if not isinstance(findings, list):
+        raise UsageError(f"{name}: findings must be a list, got {_json_kind(findings)}; {REWRITE}")
+    counts: Counter[Key] = Counter()
+    for index, entry in enumerate(findings):
+        target, code, leaf, count = _entry(entry, f"{name}: findings[{index}]")
+        counts[make_key(target, code, leaf)] += count
+    return counts
+
+
+def _load_json(path: Path, name: str) -> Any:
+    """The file's JSON value, or one line saying why it has none."""
     try:
         raw = path.read_bytes()
     except OSError as err:
@@ -62,7 +76,7 @@ def _read(path: Path, name: str) -> Counter[Key]:
             f"{name}:{line}: the baseline is not JSON text (byte {byte} is not UTF-8); {REWRITE}"
         ) from None
     try:
-        data: Any = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as err:
         raise UsageError(
             f"{name}:{err.lineno}: the baseline is not JSON: {err.msg}; {REWRITE}"
@@ -75,6 +89,10 @@ def _read(path: Path, name: str) -> Counter[Key]:
         raise UsageError(
             f"{name}: the baseline is nested too deeply to be one; {REWRITE}"
         ) from None
+
+
+def _check_header(data: Any, name: str) -> None:
+    """An object with this version's schema, or one line saying what it is instead."""
     if not isinstance(data, dict):
         raise UsageError(
             f"{name}: not a jxinspect baseline (the file holds {_json_kind(data)}, expected an "
@@ -89,31 +107,27 @@ def _read(path: Path, name: str) -> Counter[Key]:
             f'{name}: not a jxinspect baseline this version reads ({found}, expected "{SCHEMA}")'
             f"{hint}{REWRITE}"
         )
-    findings = data.get("findings", [])
-    if not isinstance(findings, list):
-        raise UsageError(f"{name}: findings must be a list, got {_json_kind(findings)}; {REWRITE}")
-    counts: Counter[Key] = Counter()
-    for index, entry in enumerate(findings):
-        where = f"{name}: findings[{index}]"
-        if not isinstance(entry, dict):
-            raise UsageError(f"{where} must be an object, got {_json_kind(entry)}; {REWRITE}")
-        for field in ("target", "code"):
-            if not isinstance(entry.get(field), str):
-                got = f"got {_json_kind(entry[field])}" if field in entry else "missing"
-                raise UsageError(f"{where}.{field} must be a string ({got}); {REWRITE}")
-        leaf = entry.get("path")
-        if leaf is not None and not isinstance(leaf, str):
-            raise UsageError(
-                f"{where}.path must be a string or null, got {_json_kind(leaf)}; {REWRITE}"
-            )
-        count = entry.get("count", 1)
-        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-            raise UsageError(
-                f"{where}.count must be a whole number of at least 1, got {_short(count)}; "
-                f"{REWRITE}"
-            )
-        counts[make_key(entry["target"], entry["code"], leaf)] += count
-    return counts
+
+
+def _entry(entry: Any, where: str) -> tuple[str, str, str | None, int]:
+    """One finding's target, code, leaf path and count, checked."""
+    if not isinstance(entry, dict):
+        raise UsageError(f"{where} must be an object, got {_json_kind(entry)}; {REWRITE}")
+    for field in ("target", "code"):
+        if not isinstance(entry.get(field), str):
+            got = f"got {_json_kind(entry[field])}" if field in entry else "missing"
+            raise UsageError(f"{where}.{field} must be a string ({got}); {REWRITE}")
+    leaf = entry.get("path")
+    if leaf is not None and not isinstance(leaf, str):
+        raise UsageError(
+            f"{where}.path must be a string or null, got {_json_kind(leaf)}; {REWRITE}"
+        )
+    count = entry.get("count", 1)
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        raise UsageError(
+            f"{where}.count must be a whole number of at least 1, got {_short(count)}; {REWRITE}"
+        )
+    return entry["target"], entry["code"], leaf, count
 
 
 def _json_kind(value: Any) -> str:
