@@ -13,8 +13,9 @@ rules and the text renderer.
 from __future__ import annotations
 
 from jxinspect.core.model import NestedJaxpr, Output, Report
+from jxinspect.core.settings import DEFAULT_SETTINGS
 from jxinspect.render.report import text
-from jxinspect.rules import run_checks
+from jxinspect.rules import judge
 
 
 def report(outputs: tuple[Output, ...] = (), nested: tuple[NestedJaxpr, ...] = ()) -> Report:
@@ -29,7 +30,7 @@ def report(outputs: tuple[Output, ...] = (), nested: tuple[NestedJaxpr, ...] = (
         jaxpr=NestedJaxpr("top", "jit", "ok", arg_names=(), result_paths=()),
         nested=nested,
     )
-    return made.with_findings(run_checks(made))
+    return judge(made, DEFAULT_SETTINGS)
 
 
 def output(index: int, path: str, name: str, status: str) -> Output:
