@@ -264,6 +264,37 @@ def dump_json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
+UPDATE_GOLDEN = os.environ.get("JXINSPECT_UPDATE_GOLDEN", "") not in ("", "0")
+"""``JXINSPECT_UPDATE_GOLDEN=1``: the golden-file tests write what they got instead."""
+
+
+def compare_golden(path: Path, actual: str, regenerate: str) -> None:
+    """Fail, with a diff and the ``regenerate`` command, where ``actual`` differs from the
+    golden file ``path``; write it instead under :data:`UPDATE_GOLDEN`. Skips where this
+    JAX series has no golden folder."""
+    import difflib
+
+    import pytest
+
+    if not UPDATE_GOLDEN and not GOLDEN.is_dir():
+        pytest.skip(f"no golden files for JAX {GOLDEN.name[4:]}; make them with: {regenerate}")
+    if UPDATE_GOLDEN:
+        if not path.exists() or path.read_text(encoding="utf-8") != actual:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(actual, encoding="utf-8")
+        return
+    assert path.exists(), f"no golden file {path.relative_to(REPO)}; create it with: {regenerate}"
+    expected = path.read_text(encoding="utf-8")
+    if actual != expected:
+        diff = difflib.unified_diff(
+            expected.splitlines(keepends=True), actual.splitlines(keepends=True),
+            f"{path.name} (golden)", f"{path.name} (now)", n=2,
+        )  # fmt: skip
+        shown = "".join(list(diff)[:120])
+        pytest.fail(f"output differs from {path.relative_to(REPO)}; if intended, run: "
+                    f"{regenerate}\n{shown}", pytrace=False)  # fmt: skip
+
+
 # ---- the views (--show jaxpr, mlir, sharding) -------------------------------------------------
 
 VIEWS = ("jaxpr", "mlir", "sharding")

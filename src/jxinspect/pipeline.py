@@ -20,7 +20,7 @@ from jxinspect.core.errors import UsageError, UserCodeError
 from jxinspect.core.interrupts import reraise_if_stopping
 from jxinspect.core.model import Mesh, Report
 from jxinspect.core.program import TextRequest
-from jxinspect.core.settings import Settings
+from jxinspect.core.settings import DEFAULT_SETTINGS, Settings
 from jxinspect.core.vocabulary import Stage
 from jxinspect.project import spec as specs
 from jxinspect.project.options import NO_OPTIONS, TargetOptions
@@ -33,7 +33,7 @@ from jxinspect.project.targets import (
     parse_target,
     resolve_attribute,
 )
-from jxinspect.rules import run_checks
+from jxinspect.rules import judge
 
 INPUT_HELP = (
     'give example inputs with --args "f32[8,128], 3" (and --kwargs "scale=2.0"), '
@@ -176,7 +176,7 @@ def inspect_function(
         report = replace(
             report, notes=(*report.notes, *dict.fromkeys(f"JAX warned: {m}" for m in said))
         )
-    return report.with_findings(run_checks(report, settings))
+    return judge(report, settings or DEFAULT_SETTINGS)
 
 
 def compiled_report(report: Report, lowered: Any) -> Report:

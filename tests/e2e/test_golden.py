@@ -23,8 +23,6 @@ sample file), from one ``--show jaxpr --show mlir --show sharding`` run each (sh
 
 from __future__ import annotations
 
-import difflib
-import os
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +30,10 @@ import pytest
 from helpers import (
     GOLDEN,
     REPO,
+    UPDATE_GOLDEN,
     VIEW_ENTRIES,
     VIEWS,
+    compare_golden,
     dump_json,
     normalize_json,
     normalize_string,
@@ -44,29 +44,13 @@ from helpers import (
     view_run,
 )
 
-UPDATE = os.environ.get("JXINSPECT_UPDATE_GOLDEN", "") not in ("", "0")
+UPDATE = UPDATE_GOLDEN
 ENTRIES = sample_entries()
 REGENERATE = "JXINSPECT_UPDATE_GOLDEN=1 python -m pytest tests/test_golden.py"
 
 
 def _compare(path: Path, actual: str) -> None:
-    if not UPDATE and not GOLDEN.is_dir():
-        pytest.skip(f"no golden files for JAX {GOLDEN.name[4:]}; make them with: {REGENERATE}")
-    if UPDATE:
-        if not path.exists() or path.read_text(encoding="utf-8") != actual:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(actual, encoding="utf-8")
-        return
-    assert path.exists(), f"no golden file {path.relative_to(REPO)}; create it with: {REGENERATE}"
-    expected = path.read_text(encoding="utf-8")
-    if actual != expected:
-        diff = difflib.unified_diff(
-            expected.splitlines(keepends=True), actual.splitlines(keepends=True),
-            f"{path.name} (golden)", f"{path.name} (now)", n=2,
-        )  # fmt: skip
-        shown = "".join(list(diff)[:120])
-        pytest.fail(f"output differs from {path.relative_to(REPO)}; if intended, run: "
-                    f"{REGENERATE}\n{shown}", pytrace=False)  # fmt: skip
+    compare_golden(path, actual, REGENERATE)
 
 
 @pytest.mark.parametrize("entry", ENTRIES)

@@ -320,11 +320,12 @@ def load_sides(
         if source.folder is not None:
             return read_record(source.folder, source.entry(function))
         if source.mlir_text is not None:
-            from jxinspect.rules import run_checks
+            from jxinspect.core.settings import DEFAULT_SETTINGS
+            from jxinspect.rules import judge
             from jxinspect.tracer.read.stablehlo import report_from_text
 
             made = report_from_text(source.mlir_text, source.text)
-            return made.with_findings(run_checks(made))
+            return judge(made, DEFAULT_SETTINGS)
         from jxinspect.pipeline import inspect_target
 
         return inspect_target(source.target_text(function), given)

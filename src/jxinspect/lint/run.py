@@ -61,7 +61,8 @@ from jxinspect.project.resolve import resolve
 from jxinspect.project.sourcefile import search_text
 from jxinspect.project.targets import DECLARATION, parse_target
 from jxinspect.record.folder import Entry, read_index, read_record, target_name
-from jxinspect.rules import RULES, run_checks
+from jxinspect.rules import RULES
+from jxinspect.rules import judge as judge_rules
 
 DEFAULT_BASELINE = "jxinspect-baseline.json"
 T = TypeVar("T")
@@ -523,7 +524,7 @@ def _run_records(request: LintRequest, config: Config, folder: Path) -> LintResu
     outcomes: dict[str, Outcome] = {}
     for name, entry in zip(_record_names(index.functions), index.functions):
         report = read_record(folder, entry)
-        report = report.with_findings(run_checks(report, policy.settings))
+        report = judge_rules(report, policy.settings)
         planned.append(Planned(name, policy, None, None))
         outcomes[name] = Outcome(report.to_dict())
     failed = []

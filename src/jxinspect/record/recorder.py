@@ -116,8 +116,9 @@ def _call(lowering: seam.Lowering) -> dict[str, Any]:
 
 
 def _report(lowering: seam.Lowering, entry: records.Entry, compile: bool) -> Any:
+    from jxinspect.core.settings import DEFAULT_SETTINGS
     from jxinspect.pipeline import compiled_report
-    from jxinspect.rules import run_checks
+    from jxinspect.rules import judge
     from jxinspect.tracer import inputs
     from jxinspect.tracer.read import report as extract
     from jxinspect.tracer.stage import Staged
@@ -159,7 +160,7 @@ def _report(lowering: seam.Lowering, entry: records.Entry, compile: bool) -> Any
         )
     if compile:
         report = compiled_report(report, staged.lowered)
-    return report.with_findings(run_checks(report))
+    return judge(report, DEFAULT_SETTINGS)
 
 
 def start() -> None:

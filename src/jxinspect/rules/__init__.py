@@ -1,58 +1,57 @@
-"""Rules: each module holds one, with a stable code, a summary, an explanation and
-``check(report) -> Iterable[Finding]``. ``RULES`` lists them in code order."""
+"""Rules, kept as ruff keeps them: one module per rule, one ordered table, one judge.
+
+Each module ``jxNNN_<what>.py`` holds one :class:`~jxinspect.rules.base.Rule`: its code,
+severity, summary, explanation (what ``jxinspect explain`` prints) and
+``check(report, settings) -> Iterable[Finding]``. :data:`TABLE` names the modules in code
+order, once; :func:`judge` is the only caller of the rules. Rules produce data (findings),
+never text for a terminal; they import nothing of ours but :mod:`jxinspect.core`.
+"""
 
 from __future__ import annotations
 
-from jxinspect.core.model import Finding, Report
-from jxinspect.core.settings import DEFAULT_SETTINGS, Settings
-from jxinspect.rules import (
-    jx101_missing_arg_name,
-    jx102_synthetic_arg_name,
-    jx103_missing_result_path,
-    jx104_degraded_result_path,
-    jx105_pruned_argument,
-    jx106_name_count,
-    jx107_nested_without_debug_info,
-    jx108_lowering_failed,
-    jx109_mismatched_arg_name,
-    jx110_partial_nested_debug_info,
-    jx111_renamed_by_wrapper,
-    jx112_nothing_staged,
-    jx201_replicated_argument,
-    jx202_output_sharding_unspecified,
-    jx203_internal_axis_name,
-    jx301_unusable_donation,
-    jx302_memory_budget,
-)
+import importlib
+
+from jxinspect.core.model import Report
+from jxinspect.core.settings import Settings
 from jxinspect.rules.base import Rule
 
-RULES: tuple[Rule, ...] = tuple(
-    module.RULE
-    for module in (
-        jx101_missing_arg_name,
-        jx102_synthetic_arg_name,
-        jx103_missing_result_path,
-        jx104_degraded_result_path,
-        jx105_pruned_argument,
-        jx106_name_count,
-        jx107_nested_without_debug_info,
-        jx108_lowering_failed,
-        jx109_mismatched_arg_name,
-        jx110_partial_nested_debug_info,
-        jx111_renamed_by_wrapper,
-        jx112_nothing_staged,
-        jx201_replicated_argument,
-        jx202_output_sharding_unspecified,
-        jx203_internal_axis_name,
-        jx301_unusable_donation,
-        jx302_memory_budget,
-    )
+TABLE: tuple[str, ...] = (
+    "jx101_missing_arg_name",
+    "jx102_synthetic_arg_name",
+    "jx103_missing_result_path",
+    "jx104_degraded_result_path",
+    "jx105_pruned_argument",
+    "jx106_name_count",
+    "jx107_nested_without_debug_info",
+    "jx108_lowering_failed",
+    "jx109_mismatched_arg_name",
+    "jx110_partial_nested_debug_info",
+    "jx111_renamed_by_wrapper",
+    "jx112_nothing_staged",
+    "jx201_replicated_argument",
+    "jx202_output_sharding_unspecified",
+    "jx203_internal_axis_name",
+    "jx301_unusable_donation",
+    "jx302_memory_budget",
 )
+"""The rule modules, in code order: the one list of the rules."""
+
+
+def _load(module: str) -> Rule:
+    """The ``RULE`` of ``module``, checked to be a rule whose code names the module."""
+    rule = importlib.import_module(f"{__name__}.{module}").RULE
+    if not isinstance(rule, Rule) or not module.startswith(f"{rule.code.lower()}_"):
+        raise ImportError(f"{__name__}.{module}.RULE is not the rule its name says")
+    return rule
+
+
+RULES: tuple[Rule, ...] = tuple(_load(module) for module in TABLE)
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 
 
-def run_checks(report: Report, settings: Settings | None = None) -> tuple[Finding, ...]:
-    """Every rule's findings on ``report``, in code order; ``settings`` holds the
-    thresholds of the rules that take them (default: :class:`Settings`' defaults)."""
-    given = settings or DEFAULT_SETTINGS
-    return tuple(finding for rule in RULES for finding in rule.run(report, given))
+def judge(report: Report, settings: Settings) -> Report:
+    """``report`` with every rule's findings on it, in code order (any it had replaced);
+    ``settings`` holds the thresholds of the rules that take them."""
+    return report.with_findings(
+        tuple(finding for rule in RULES for finding in rule.check(report, settings))
+    )

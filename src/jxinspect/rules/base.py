@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from jxinspect.core.model import Finding, Report, Severity
 from jxinspect.core.settings import Settings
 
+Check = Callable[[Report, Settings], Iterable[Finding]]
+"""A rule's check: its findings on a report, under the run's thresholds."""
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -17,13 +20,7 @@ class Rule:
     severity: Severity
     summary: str
     explanation: str
-    check: Callable[[Report], Iterable[Finding]]
-    configured: Callable[[Report, Settings], Iterable[Finding]] | None = None
-    """For a rule with thresholds: called with the run's :class:`Settings` instead."""
-
-    def run(self, report: Report, settings: Settings) -> Iterable[Finding]:
-        """This rule's findings, with ``settings`` where the rule takes them."""
-        return self.configured(report, settings) if self.configured else self.check(report)
+    check: Check
 
     def finding(self, report: Report, message: str, path: str | None = None) -> Finding:
         """A finding of this rule, located at the user's function."""

@@ -6,10 +6,11 @@ import os
 from collections.abc import Iterator
 
 from jxinspect.core.model import Finding, NestedJaxpr, Report
+from jxinspect.core.settings import Settings
 from jxinspect.rules.base import Rule
 
 
-def check(report: Report) -> Iterator[Finding]:
+def check(report: Report, settings: Settings) -> Iterator[Finding]:
     for jaxpr in report.nested:
         if jaxpr.quality == "partial":
             lacks = []

@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from jxinspect.core.model import Finding, Input, Output, Report
+from jxinspect.core.settings import Settings
 from jxinspect.rules.base import Rule
 
 SHOWN = 2
 
 
-def check(report: Report) -> Iterator[Finding]:
+def check(report: Report, settings: Settings) -> Iterator[Finding]:
     arguments = [leaf for leaf in report.inputs if leaf.status == "renamed"]
     results = [leaf for leaf in report.outputs if leaf.status == "renamed"]
     renamed: list[Input | Output] = [*arguments, *results]

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from jxinspect.core.model import Finding, Report
-from jxinspect.core.settings import DEFAULT_SETTINGS, Settings
+from jxinspect.core.settings import Settings
 from jxinspect.core.units import human_bytes, type_text
 from jxinspect.rules.base import Rule
 
 
-def check(report: Report, settings: Settings = DEFAULT_SETTINGS) -> Iterator[Finding]:
+def check(report: Report, settings: Settings) -> Iterator[Finding]:
     devices = report.mesh.size if report.mesh is not None else report.num_devices
     if devices <= 1:
         return
@@ -42,5 +42,4 @@ memory the program needs by the number of devices.
 Fix: shard the argument over a mesh axis (--in-specs, in_shardings, or the spec language's
 f32[8192@fsdp,1024]). Tune: `budgets: {replicated_bytes: 64MiB}`. Silence: `ignore: [JX201]`.""",
     check=check,
-    configured=check,
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from jxinspect.core.model import Finding, Input, Report
+from jxinspect.core.settings import Settings
 from jxinspect.core.units import type_text
 from jxinspect.rules.base import Rule
 
@@ -29,7 +30,7 @@ def reason(leaf: Input, report: Report) -> str:
     return "the outputs that match it are reused by other donated arguments"
 
 
-def check(report: Report) -> Iterator[Finding]:
+def check(report: Report, settings: Settings) -> Iterator[Finding]:
     if report.reached == "traced":
         return
     compiled = report.compiled is not None

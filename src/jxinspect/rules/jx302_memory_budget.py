@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from jxinspect.core.model import Finding, Report
-from jxinspect.core.settings import DEFAULT_SETTINGS, Settings
+from jxinspect.core.settings import Settings
 from jxinspect.core.units import human_bytes
 from jxinspect.rules.base import Rule
 
@@ -36,7 +36,7 @@ def bytes_per_device(report: Report) -> tuple[int, str]:
     return arguments + results, "arguments + results"
 
 
-def check(report: Report, settings: Settings = DEFAULT_SETTINGS) -> Iterator[Finding]:
+def check(report: Report, settings: Settings) -> Iterator[Finding]:
     budget = settings.bytes_per_device
     if budget is None:
         return
@@ -63,5 +63,4 @@ the accelerator.
 Fix: shard the largest arguments (see the per-device column of `jxinspect lower`), donate
 buffers that are updated in place, or raise the budget. Off unless a budget is set.""",
     check=check,
-    configured=check,
 )

@@ -1,0 +1,153 @@
+"""One fixture and one golden per rule per JAX series, and a real case for every status.
+
+``fixtures/<rule module>.py`` is a small JAX program whose ``case()`` gives the function
+and what :func:`jxinspect.inspect` stages it with (``DEVICES``: the devices it needs;
+``BUDGET``: a ``bytes_per_device`` the report is judged with). Its report's findings
+(code, severity, message, path) and leaves (path, name carried, status), normalized as
+the other golden files are, must equal ``tests/golden/jax-<series>/rules/<CODE>.json``.
+Regenerate them after an intended change (then review ``git diff tests/golden``):
+
+    JXINSPECT_UPDATE_GOLDEN=1 python -m pytest tests/rules/test_rule_fixtures.py
+
+:data:`SILENT` says where a release cannot produce a code, and why: there the golden
+records that it produced none, and the test checks that it did not.
+
+JAX runs here on 8 simulated CPU devices, set when this module is collected (if another
+module started JAX first with fewer, the multi-device fixtures skip and say so).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from helpers import GOLDEN, JAX_SERIES, REPO, UPDATE_GOLDEN, compare_golden, dump_json
+from helpers import normalize_string as clean
+
+import jxinspect
+from jxinspect.core.model import Report
+from jxinspect.core.settings import DEFAULT_SETTINGS, Settings
+from jxinspect.core.vocabulary import STATUSES, Status
+from jxinspect.rules import RULES_BY_CODE, TABLE, judge
+from jxinspect.tracer import seam
+
+if not seam.backend_started():
+    seam.simulate_cpu_devices(8)
+
+FIXTURES = Path(__file__).parent / "fixtures"
+RULE_GOLDEN = GOLDEN / "rules"
+REGENERATE = "JXINSPECT_UPDATE_GOLDEN=1 python -m pytest tests/rules/test_rule_fixtures.py"
+
+_NO_PLAIN_STAGING = "JAX names results after the output tree jxinspect reads"
+SILENT: dict[str, dict[str, str]] = {
+    "JX101": {"0.4": "pmap keeps the real names", "0.10": "pmap says flat_args[i] (JX102)"},
+    "JX102": {"0.4": "pmap keeps the real names", "0.7": "pmap names nothing (JX101)"},
+    "JX103": {"0.4": "pmap keeps the result paths", "0.10": "pmap keeps the result paths"},
+    "JX104": {series: _NO_PLAIN_STAGING for series in ("0.4", "0.7", "0.10")},
+    "JX106": {series: "only 0.5.3-0.7.1 miscount names" for series in ("0.4", "0.7", "0.10")},
+    "JX107": {"0.7": "remat's body has debug info", "0.10": "remat's body has debug info"},
+    "JX203": {"0.4": "pmap's axis is anonymous", "0.7": "pmap's axis is anonymous"},
+}
+"""Code -> JAX series -> why that release's fixture produces no finding of the code."""
+
+STATUS_CASES: dict[Status, str] = {
+    "ok": "jx105_pruned_argument",
+    "synthetic": "jx102_synthetic_arg_name",
+    "missing": "jx101_missing_arg_name",
+    "mismatch": "jx109_mismatched_arg_name",
+    "pruned": "jx105_pruned_argument",
+    "renamed": "jx111_renamed_by_wrapper",
+}
+"""Each leaf status, and the fixture whose report shows it (where SILENT allows)."""
+
+LIBRARIES = {"jx111_renamed_by_wrapper": "equinox"}
+"""Fixtures that stage a library's wrapper, and the library (absent: the case skips)."""
+
+
+def _code(stem: str) -> str:
+    return stem.split("_", 1)[0].upper()
+
+
+def _load(stem: str) -> ModuleType:
+    if stem in LIBRARIES:
+        pytest.importorskip(LIBRARIES[stem])
+    spec = importlib.util.spec_from_file_location(f"rule_fixture_{stem}", FIXTURES / f"{stem}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@functools.cache
+def judged(stem: str) -> Report:
+    """The fixture's report, staged by :func:`jxinspect.inspect` and judged."""
+    module = _load(stem)
+    devices = getattr(module, "DEVICES", 1)
+    if seam.device_count() < devices:
+        pytest.skip(f"needs {devices} devices; JAX started with {seam.device_count()}")
+    case: dict[str, Any] = module.case()
+    fun, args, kwargs = case.pop("fun"), case.pop("args"), case.pop("kwargs", {})
+    report = jxinspect.inspect(fun, args, kwargs, texts=False, **case)
+    budget = getattr(module, "BUDGET", None)
+    return judge(report, Settings(bytes_per_device=budget) if budget else DEFAULT_SETTINGS)
+
+
+def golden_text(stem: str, report: Report) -> str:
+    """The golden file's content: normalized findings and leaves."""
+    leaves = {
+        side: [f"{clean(leaf.path)}: {leaf.status}, carries {leaf.name!r}" for leaf in leaves]
+        for side, leaves in (("inputs", report.inputs), ("outputs", report.outputs))
+    }
+    findings = [
+        {"code": f.code, "severity": f.severity, "message": clean(f.message),
+         "path": clean(f.path) if f.path is not None else None}
+        for f in report.findings
+    ]  # fmt: skip
+    fixture = (FIXTURES / f"{stem}.py").relative_to(REPO).as_posix()
+    return dump_json({"fixture": fixture, "findings": findings, **leaves})
+
+
+@pytest.mark.parametrize("stem", TABLE)
+def test_rule_fixture(stem: str) -> None:
+    code = _code(stem)
+    report = judged(stem)
+    compare_golden(RULE_GOLDEN / f"{code}.json", golden_text(stem, report), REGENERATE)
+    produced = [f for f in report.findings if f.code == code]
+    why = SILENT.get(code, {}).get(JAX_SERIES)
+    if why is not None:
+        assert produced == [], f"JAX {JAX_SERIES} was thought not to produce {code}: {why}"
+    else:
+        assert produced, f"the fixture of {code} produced none under JAX {JAX_SERIES}"
+        assert {f.severity for f in produced} == {RULES_BY_CODE[code].severity}
+
+
+@pytest.mark.parametrize("status", STATUSES)
+def test_status_has_a_real_case(status: Status) -> None:
+    stem = STATUS_CASES[status]
+    report = judged(stem)
+    seen = {leaf.status for leaf in report.inputs} | {leaf.status for leaf in report.outputs}
+    why = SILENT.get(_code(stem), {}).get(JAX_SERIES)
+    if why is not None:
+        assert status not in seen, f"JAX {JAX_SERIES} was thought to show no {status}: {why}"
+    else:
+        assert status in seen, f"{stem} shows no {status} leaf under JAX {JAX_SERIES}: {seen}"
+
+
+def test_every_rule_has_one_fixture() -> None:
+    """The fixtures are named after the rule modules, one each; the table is in code order."""
+    assert sorted(p.stem for p in FIXTURES.glob("*.py")) == sorted(TABLE)
+    assert [_code(stem) for stem in TABLE] == list(RULES_BY_CODE) == sorted(RULES_BY_CODE)
+
+
+def test_no_stale_rule_golden_files() -> None:
+    wanted = {f"{_code(stem)}.json" for stem in TABLE}
+    stale = sorted(p for p in RULE_GOLDEN.glob("*") if p.name not in wanted)
+    if UPDATE_GOLDEN:
+        for path in stale:
+            path.unlink()
+        return
+    assert not stale, f"rule golden files for no rule: {[p.name for p in stale]}"
