@@ -10,6 +10,7 @@ One module per concern, each stating the release differences it handles (detecte
 feature, not by version number; the releases named are the ones where they were
 observed, and 0.4.35, 0.7.2 and 0.10.2 are tested in CI):
 
+* :mod:`~.objects` — names for the JAX objects handed out unread (``Lowered``, …);
 * :mod:`~.release` — the version, the configuration, the error for a missing feature;
 * :mod:`~.devices` — simulated CPU devices, the backend, the partitioner;
 * :mod:`~.meshes` — concrete and abstract meshes, shardings and partition specs;
@@ -46,11 +47,16 @@ from jxinspect.tracer.seam.devices import (
 from jxinspect.tracer.seam.hooks import Call, Lowering, install_lowering_hook, when_jax_imported
 from jxinspect.tracer.seam.jaxprs import (
     DebugInfo,
+    Equation,
+    SourceLine,
+    arity,
     debug_info,
+    equations,
+    first_user_line,
     in_avals,
+    jaxpr_text,
     out_avals,
     sub_jaxprs,
-    user_source_line,
 )
 from jxinspect.tracer.seam.locations import Loc, location_name, read_location
 from jxinspect.tracer.seam.lowering import (
@@ -85,6 +91,34 @@ from jxinspect.tracer.seam.mlir import (
     printed_argument_names,
     sdy,
     stablehlo,
+)
+from jxinspect.tracer.seam.objects import (
+    Aval,
+    AxisType,
+    Compiled,
+    Computation,
+    Device,
+    DeviceIds,
+    HloModule,
+    HloSharding,
+    JaxMesh,
+    Jaxpr,
+    KeyPath,
+    Leaf,
+    Lowered,
+    MlirBlock,
+    MlirLocation,
+    MlirModule,
+    MlirOperation,
+    MlirValue,
+    OutInfo,
+    PartitionSpec,
+    PyTree,
+    ShapeDtypeStruct,
+    Sharding,
+    Traced,
+    TreeDef,
+    Wrapped,
 )
 from jxinspect.tracer.seam.release import (
     config_values,
@@ -127,12 +161,41 @@ from jxinspect.tracer.seam.trees import (
 )
 
 __all__ = [
+    "Aval",
+    "AxisType",
     "Call",
+    "Compiled",
+    "Computation",
     "DebugInfo",
+    "Device",
+    "DeviceIds",
+    "Equation",
+    "HloModule",
+    "HloSharding",
+    "JaxMesh",
+    "Jaxpr",
+    "KeyPath",
+    "Leaf",
     "Loc",
+    "Lowered",
     "Lowering",
     "MAX_SHARDING_DEVICES",
+    "MlirBlock",
+    "MlirLocation",
+    "MlirModule",
+    "MlirOperation",
+    "MlirValue",
+    "OutInfo",
+    "PartitionSpec",
+    "PyTree",
+    "ShapeDtypeStruct",
+    "Sharding",
+    "SourceLine",
+    "Traced",
+    "TreeDef",
+    "Wrapped",
     "abstract_meshes_lower",
+    "arity",
     "backend_started",
     "block_argument_names",
     "block_argument_number",
@@ -143,6 +206,8 @@ __all__ = [
     "device_count",
     "devices",
     "donated_flags",
+    "equations",
+    "first_user_line",
     "hlo_sharding_text",
     "import_jax",
     "in_avals",
@@ -157,6 +222,7 @@ __all__ = [
     "is_pmap_wrapped",
     "jax_version",
     "jaxpr_of",
+    "jaxpr_text",
     "jit",
     "kept_inputs",
     "keystr",
@@ -206,7 +272,6 @@ __all__ = [
     "tree_unflatten",
     "unsupported",
     "use_mesh",
-    "user_source_line",
     "warm_up",
     "when_jax_imported",
 ]

@@ -7,28 +7,27 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from jxinspect.tracer.seam import mlir
+from jxinspect.tracer.seam.objects import Compiled, HloModule, MlirModule, PyTree, Sharding
 
 
-def compiled_shardings(compiled: Any) -> tuple[list[Any], list[Any]]:
+def compiled_shardings(compiled: Compiled) -> tuple[list[Sharding | None], list[Sharding | None]]:
     """Flat (input, output) shardings XLA chose, ``None`` where it gave none."""
     import jax
 
-    def flat(tree: Any) -> list[Any]:
+    def flat(tree: PyTree) -> list[Sharding | None]:
         return list(jax.tree_util.tree_leaves(tree, is_leaf=lambda x: x is None))
 
     return flat(compiled.input_shardings), flat(compiled.output_shardings)
 
 
-def optimized_module(compiled: Any) -> Any:
+def optimized_module(compiled: Compiled) -> MlirModule:
     """The compiled program's optimized HLO as a StableHLO module."""
     hlo = compiled.runtime_executable().hlo_modules()[0]
     return _hlo_to_module(hlo)
 
 
-def module_from_hlo_text(text: str) -> Any:
+def module_from_hlo_text(text: str) -> MlirModule:
     """An HLO text module (e.g. an XLA dump) as a StableHLO module."""
     from jax._src.lib import xla_client as xc
 
@@ -41,7 +40,7 @@ def module_from_hlo_text(text: str) -> Any:
     return _hlo_to_module(reader(text))
 
 
-def _hlo_to_module(hlo: Any) -> Any:
+def _hlo_to_module(hlo: HloModule) -> MlirModule:
     from jax._src import lib
 
     proto = hlo.as_serialized_hlo_module_proto()

@@ -12,9 +12,9 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
-from typing import Any
 
 from jxinspect.tracer.seam import release
+from jxinspect.tracer.seam.objects import Device
 
 _DEVICE_FLAG = "--xla_force_host_platform_device_count"
 
@@ -37,7 +37,7 @@ def device_count() -> int:
     return int(jax.device_count())
 
 
-def devices() -> list[Any]:
+def devices() -> list[Device]:
     import jax
 
     return list(jax.devices())

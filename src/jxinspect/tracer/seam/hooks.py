@@ -12,12 +12,15 @@ import functools
 import inspect
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from importlib.machinery import ModuleSpec
+from types import ModuleType
 from typing import Any
 
 from jxinspect.core.units import source_parts
 from jxinspect.tracer.seam import jaxprs
+from jxinspect.tracer.seam.objects import Computation, Jaxpr, Lowered, Sharding
 
 
 @dataclass(frozen=True)
@@ -28,9 +31,9 @@ class Lowering:
     """``jit`` (which ``pjit``, ``shard_map`` and library wrappers go through) or ``pmap``
     (0.10's pmap, a jit around shard_map; the older pmap, which lowers one replica's
     program with per-device shapes)."""
-    jaxpr: Any
+    jaxpr: Jaxpr
     """The lowered ``Jaxpr``."""
-    names_jaxpr: Any
+    names_jaxpr: Jaxpr
     """The jaxpr whose debug info names the arguments."""
     name: str
     """The function's name, as JAX gave it to the lowering."""
@@ -38,10 +41,10 @@ class Lowering:
     """``step at train.py:12``: JAX's debug info, or for pmap built on shard_map (which
     names only its own ``_fun``) the user's function and line that its first operation
     came from; ``None`` where JAX kept neither (the older pmap)."""
-    lowered: Any
+    lowered: Lowered | None
     """A ``jax.stages.Lowered`` around JAX's own lowering of it (``None`` if internal)."""
     donated: tuple[bool, ...]
-    shardings: tuple[Any, ...]
+    shardings: tuple[Sharding, ...]
     """The input shardings JAX lowered with (``NamedSharding``s name their mesh)."""
     signature: str
     """Input types and shardings: two lowerings of one function with equal signatures
@@ -90,16 +93,16 @@ def _call_site() -> Call | None:
     return None
 
 
-def _lowered(computation: Any, jaxpr: Any, donated: Sequence[bool]) -> Any:
+def _lowered(computation: Computation, jaxpr: Jaxpr, donated: Sequence[bool]) -> Lowered:
     import jax
     from jax._src import stages
 
-    infos = tuple(stages.ArgInfo(v.aval, bool(d)) for v, d in zip(jaxpr.invars, donated))
-    out_tree = jax.tree_util.tree_structure([0] * len(jaxpr.outvars))
+    infos = tuple(stages.ArgInfo(a, bool(d)) for a, d in zip(jaxprs.in_avals(jaxpr), donated))
+    out_tree = jax.tree_util.tree_structure([0] * jaxprs.arity(jaxpr)[1])
     return stages.Lowered(computation, infos, out_tree)
 
 
-def _source(jaxpr: Any) -> str:
+def _source(jaxpr: Jaxpr) -> str:
     info = jaxprs.debug_info(jaxpr)
     return (info.func_src_info or "") if info is not None else ""
 
@@ -110,26 +113,15 @@ def _inside_jax(source: str) -> bool:
     return f" at {os.path.dirname(jax.__file__)}{os.sep}" in source
 
 
-def _user_frame(jaxpr: Any) -> str | None:
+def _user_frame(jaxpr: Jaxpr) -> str | None:
     """``step at train.py:6``: the user's function and line of a jaxpr's first operation."""
-    from jax._src import source_info_util
-
-    for eqn in jaxpr.eqns:
-        try:
-            frame = source_info_util.user_frame(eqn.source_info.traceback)
-        except AttributeError:  # 0.4.35 takes the SourceInfo itself
-            frame = source_info_util.user_frame(eqn.source_info)
-        if frame is not None:
-            return f"{frame.function_name} at {frame.file_name}:{frame.start_line}"
-        for _, inner in jaxprs.sub_jaxprs(eqn.params):
-            found = _user_frame(inner)
-            if found is not None:
-                return found
-    return None
+    found = jaxprs.first_user_line(jaxpr)
+    return None if found is None else f"{found.function} at {found.file}:{found.line}"
 
 
-def _lowering(stage: str, name: str, jaxpr: Any, computation: Any, donated: tuple[bool, ...],
-              in_shardings: Any) -> Lowering:  # fmt: skip
+def _lowering(stage: str, name: str, jaxpr: Jaxpr, computation: Computation,
+              donated: tuple[bool, ...], in_shardings: Sequence[Sharding] | None
+              ) -> Lowering:  # fmt: skip
     source: str | None = _source(jaxpr)
     internal = _inside_jax(source or "")
     if internal and f"{os.sep}pmap.py:" in (source or ""):  # 0.10's pmap around the user's body
@@ -138,7 +130,7 @@ def _lowering(stage: str, name: str, jaxpr: Any, computation: Any, donated: tupl
     if internal:
         return Lowering(stage, jaxpr, jaxpr, name, source, None, donated, (), "", True)
     shardings = tuple(in_shardings or ())
-    types = ", ".join(str(v.aval) for v in jaxpr.invars)
+    types = ", ".join(str(aval) for aval in jaxprs.in_avals(jaxpr))
     said = ", ".join(str(s) for s in shardings)
     signature = f"({types}) donated={[i for i, d in enumerate(donated) if d]} [{said}]"
     lowered = _lowered(computation, jaxpr, donated)
@@ -150,7 +142,7 @@ def _lowering(stage: str, name: str, jaxpr: Any, computation: Any, donated: tupl
 _HOOK = {"installed": False, "warned": False}
 
 
-def install_lowering_hook(callback: Any) -> None:
+def install_lowering_hook(callback: Callable[[Lowering], object]) -> None:
     """Call ``callback(Lowering)`` after each computation JAX lowers in this process.
 
     It wraps ``pxla.lower_sharding_computation``, the one lowering step that ``jit``,
@@ -165,7 +157,8 @@ def install_lowering_hook(callback: Any) -> None:
         return
     _HOOK["installed"] = True
 
-    def _report(stage: str, signature: Any, computation: Any, args: Any, kwargs: Any) -> None:
+    def _report(stage: str, signature: inspect.Signature, computation: Computation,
+                args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:  # fmt: skip
         try:
             bound = signature.bind(*args, **kwargs).arguments
             closed = bound.get("closed_jaxpr")
@@ -184,11 +177,11 @@ def install_lowering_hook(callback: Any) -> None:
                 print(f"jxinspect record: could not record a computation: {err!r}",
                       file=sys.stderr)  # fmt: skip
 
-    def hooked(stage: str, original: Any) -> Any:
+    def hooked(stage: str, original: Callable[..., Computation]) -> Callable[..., Computation]:
         signature = inspect.signature(original)
 
         @functools.wraps(original)
-        def lower(*args: Any, **kwargs: Any) -> Any:
+        def lower(*args: Any, **kwargs: Any) -> Computation:
             computation = original(*args, **kwargs)
             _report(stage, signature, computation, args, kwargs)
             return computation
@@ -200,7 +193,7 @@ def install_lowering_hook(callback: Any) -> None:
         pxla.lower_parallel_callable = hooked("pmap", pxla.lower_parallel_callable)
 
 
-def when_jax_imported(action: Any) -> None:
+def when_jax_imported(action: Callable[[], object]) -> None:
     """Run ``action()`` once JAX has been imported: now, or right after ``import jax``
     finishes (a finder that steps aside for every other module)."""
     if "jax" in sys.modules and hasattr(sys.modules["jax"], "jit"):
@@ -210,7 +203,9 @@ def when_jax_imported(action: Any) -> None:
     import importlib.machinery
 
     class _AfterJax(importlib.abc.MetaPathFinder):
-        def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        def find_spec(
+            self, name: str, path: Sequence[str] | None, target: ModuleType | None = None
+        ) -> ModuleSpec | None:
             if name != "jax":
                 return None
             sys.meta_path.remove(self)
@@ -220,7 +215,7 @@ def when_jax_imported(action: Any) -> None:
             loader = spec.loader
             run = loader.exec_module
 
-            def exec_module(module: Any) -> None:
+            def exec_module(module: ModuleType) -> None:
                 run(module)
                 action()
 

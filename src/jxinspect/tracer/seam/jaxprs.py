@@ -12,14 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-
-def in_avals(jaxpr: Any) -> list[Any]:
-    """The abstract values of a ``Jaxpr``'s inputs (``Jaxpr.in_avals`` is newer than 0.4.35)."""
-    return [v.aval for v in jaxpr.invars]
-
-
-def out_avals(jaxpr: Any) -> list[Any]:
-    return [v.aval for v in jaxpr.outvars]
+from jxinspect.tracer.seam.objects import Aval, Jaxpr
 
 
 @dataclass(frozen=True)
@@ -32,7 +25,28 @@ class DebugInfo:
     result_paths: tuple[str, ...] | None
 
 
-def debug_info(jaxpr: Any) -> DebugInfo | None:
+@dataclass(frozen=True)
+class SourceLine:
+    """The user's frame that an equation came from."""
+
+    function: str
+    file: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Equation:
+    """One equation of a jaxpr, as the readers need it."""
+
+    primitive: str
+    """The primitive's name (``pjit``, ``scan``, ``add``)."""
+    nested: tuple[tuple[str, Jaxpr], ...]
+    """``(label, jaxpr)`` for each jaxpr in its parameters (``jaxpr``, ``branches[1]``)."""
+    source: SourceLine | None = None
+    """The user's line it came from, where asked for and known."""
+
+
+def debug_info(jaxpr: Jaxpr) -> DebugInfo | None:
     info = getattr(jaxpr, "debug_info", None)
     if info is None:
         return None
@@ -48,7 +62,38 @@ def debug_info(jaxpr: Any) -> DebugInfo | None:
     )
 
 
-def sub_jaxprs(params: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+def arity(jaxpr: Jaxpr) -> tuple[int, int]:
+    """How many inputs and outputs a jaxpr has."""
+    return len(jaxpr.invars), len(jaxpr.outvars)
+
+
+def in_avals(jaxpr: Jaxpr) -> list[Aval]:
+    """The abstract values of a ``Jaxpr``'s inputs (``Jaxpr.in_avals`` is newer than 0.4.35)."""
+    return [v.aval for v in jaxpr.invars]
+
+
+def out_avals(jaxpr: Jaxpr) -> list[Aval]:
+    return [v.aval for v in jaxpr.outvars]
+
+
+def jaxpr_text(jaxpr: Jaxpr) -> str:
+    """The jaxpr as JAX prints it, without colour."""
+    return str(jaxpr.pretty_print(use_color=False))
+
+
+def equations(jaxpr: Jaxpr, source: bool = False) -> tuple[Equation, ...]:
+    """A jaxpr's equations in order; with ``source``, each one's user line."""
+    return tuple(
+        Equation(
+            primitive=str(eqn.primitive.name),
+            nested=tuple(sub_jaxprs(eqn.params)),
+            source=_user_line(eqn) if source else None,
+        )
+        for eqn in jaxpr.eqns
+    )
+
+
+def sub_jaxprs(params: dict[str, Any]) -> Iterator[tuple[str, Jaxpr]]:
     """``(label, jaxpr)`` for each jaxpr in an equation's parameters (``branches[1]``)."""
     from jax._src import core
 
@@ -62,8 +107,8 @@ def sub_jaxprs(params: dict[str, Any]) -> Iterator[tuple[str, Any]]:
                 yield label, item
 
 
-def user_source_line(eqn: Any) -> tuple[str, int] | None:
-    """``(file, line)`` of the user's frame that an equation came from."""
+def _user_line(eqn: Any) -> SourceLine | None:
+    """The user's frame that an equation (a ``JaxprEqn``) came from."""
     from jax._src import source_info_util
 
     info = eqn.source_info
@@ -73,4 +118,18 @@ def user_source_line(eqn: Any) -> tuple[str, int] | None:
         frame = source_info_util.user_frame(info)
     if frame is None:
         return None
-    return str(frame.file_name), int(frame.start_line)
+    return SourceLine(str(frame.function_name), str(frame.file_name), int(frame.start_line))
+
+
+def first_user_line(jaxpr: Jaxpr) -> SourceLine | None:
+    """The user's line of a jaxpr's first operation that has one, nested jaxprs
+    searched depth first."""
+    for eqn in jaxpr.eqns:
+        found = _user_line(eqn)
+        if found is not None:
+            return found
+        for _, inner in sub_jaxprs(eqn.params):
+            found = first_user_line(inner)
+            if found is not None:
+                return found
+    return None

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+
+from jxinspect.tracer.seam.objects import MlirLocation
 
 
 def unescape(text: str) -> str:
@@ -45,7 +46,7 @@ class Loc:
     name: str | None = None
     filename: str | None = None
     line: int | None = None
-    children: tuple[Any, ...] = ()
+    children: tuple[MlirLocation | Loc, ...] = ()
     """name: (child,); callsite: (callee, caller); fused: its locations (raw objects)."""
 
 
@@ -53,7 +54,7 @@ _FILE_LINE = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):\d+')
 _NAME_IN_TEXT = re.compile(r'"((?:[^"\\]|\\.)*)"(?!:\d)')
 
 
-def read_location(location: Any) -> Loc:
+def read_location(location: MlirLocation | Loc) -> Loc:
     """What one location is, through whichever bindings this jaxlib has."""
     from jaxlib.mlir import ir as bindings
 
@@ -96,7 +97,7 @@ def read_location(location: Any) -> Loc:
     return Loc("unknown")
 
 
-def location_name(location: Any) -> str | None:
+def location_name(location: MlirLocation | Loc) -> str | None:
     """The name of a ``NameLoc`` (a block argument's name), else ``None``."""
     read = read_location(location)
     return read.name if read.kind == "name" else None

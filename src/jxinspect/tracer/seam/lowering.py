@@ -10,11 +10,17 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
 from typing import Any
+
+from jxinspect.tracer.seam.objects import Lowered, MlirModule, OutInfo, Traced, Wrapped
 
 
 def donated_flags(
-    stage: Any, args: tuple[Any, ...], kwargs: dict[str, Any], donate_argnums: Any
+    stage: Traced | Lowered,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    donate_argnums: int | Sequence[int] | None,
 ) -> tuple[bool, ...]:
     """Per flat argument: donated, from a ``Traced`` or ``Lowered``'s ``args_info``; from
     ``donate_argnums`` over the call's own leaves when a user's pytree node refuses the
@@ -30,7 +36,7 @@ def donated_flags(
         return (*flags, *(False for _ in jax.tree_util.tree_leaves(kwargs)))
 
 
-def out_info(stage: Any) -> Any | None:
+def out_info(stage: Traced | Lowered) -> OutInfo | None:
     """``out_info`` of a ``Traced``/``Lowered``; ``None`` where the release has none for
     it (the older pmap's lowering)."""
     try:
@@ -39,15 +45,20 @@ def out_info(stage: Any) -> Any | None:
         return None
 
 
-def lower(staged_or_traced: Any, args: Any, kwargs: Any, platform: str | None) -> Any:
+def lower(
+    staged_or_traced: Wrapped | Traced,
+    args: tuple[Any, ...] | None,
+    kwargs: dict[str, Any] | None,
+    platform: str | None,
+) -> Lowered:
     """``Traced.lower()`` (args ``None``) or ``staged.lower(*args, **kwargs)``."""
     extra = {"lowering_platforms": (platform,)} if platform else {}
     if args is None:
         return staged_or_traced.lower(**extra)
-    return staged_or_traced.lower(*args, **kwargs, **extra)
+    return staged_or_traced.lower(*args, **(kwargs or {}), **extra)
 
 
-def kept_inputs(lowered: Any) -> list[int] | None:
+def kept_inputs(lowered: Lowered) -> list[int] | None:
     """Indices of the flat inputs that survived lowering, as JAX recorded them."""
     lowering = getattr(lowered, "_lowering", None)
     args = getattr(lowering, "compile_args", None)
@@ -55,11 +66,11 @@ def kept_inputs(lowered: Any) -> list[int] | None:
     return sorted(int(i) for i in kept) if kept is not None else None
 
 
-def stablehlo_module(lowered: Any) -> Any:
+def stablehlo_module(lowered: Lowered) -> MlirModule:
     return lowered.compiler_ir("stablehlo")
 
 
-def lowered_text(lowered: Any, dialect: str, debug_info: bool) -> str:
+def lowered_text(lowered: Lowered, dialect: str, debug_info: bool) -> str:
     """The lowered module as JAX prints it, with locations when ``debug_info``."""
     if not debug_info:
         return str(lowered.as_text(dialect=dialect))

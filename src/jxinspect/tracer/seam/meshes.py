@@ -10,13 +10,24 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from jxinspect.core.errors import UsageError
 from jxinspect.tracer.seam import release
+from jxinspect.tracer.seam.objects import (
+    AxisType,
+    Device,
+    DeviceIds,
+    HloSharding,
+    JaxMesh,
+    Leaf,
+    PartitionSpec,
+    Sharding,
+)
 
 
-def _axis_types(count: int, explicit: bool) -> tuple[Any, ...] | None:
+def _axis_types(count: int, explicit: bool) -> tuple[AxisType, ...] | None:
     """``(AxisType.Auto,) * count`` where the release has axis types, else ``None``."""
     import jax.sharding
 
@@ -30,8 +41,8 @@ def _axis_types(count: int, explicit: bool) -> tuple[Any, ...] | None:
 
 
 def make_mesh(
-    sizes: tuple[int, ...], names: tuple[str, ...], chosen: Sequence[Any], explicit: bool
-) -> Any:
+    sizes: tuple[int, ...], names: tuple[str, ...], chosen: Sequence[Device], explicit: bool
+) -> JaxMesh:
     """A ``jax.sharding.Mesh`` over ``chosen`` devices, every axis ``Auto`` unless
     ``explicit`` (newer releases default to ``Explicit``)."""
     import jax
@@ -50,7 +61,7 @@ def abstract_meshes_lower() -> bool:
     return "shape_tuple" not in params or "axis_types" in params
 
 
-def make_abstract_mesh(sizes: tuple[int, ...], names: tuple[str, ...], explicit: bool) -> Any:
+def make_abstract_mesh(sizes: tuple[int, ...], names: tuple[str, ...], explicit: bool) -> JaxMesh:
     """An ``AbstractMesh`` with each release's constructor."""
     from jax.sharding import AbstractMesh
 
@@ -64,35 +75,36 @@ def make_abstract_mesh(sizes: tuple[int, ...], names: tuple[str, ...], explicit:
     return AbstractMesh(sizes, names, axis_types=types)
 
 
-def is_abstract_mesh(value: Any) -> bool:
+def is_abstract_mesh(value: object) -> bool:
     from jax.sharding import AbstractMesh
 
     return isinstance(value, AbstractMesh)
 
 
-def is_mesh(value: Any) -> bool:
+def is_mesh(value: object) -> bool:
     from jax.sharding import AbstractMesh, Mesh
 
     return isinstance(value, (Mesh, AbstractMesh))
 
 
-def mesh_axes(jax_mesh: Any) -> tuple[tuple[str, int], ...]:
+def mesh_axes(jax_mesh: JaxMesh) -> tuple[tuple[str, int], ...]:
     """``(("data", 4), ("model", 2))`` of a concrete or abstract mesh."""
     shape = jax_mesh.shape
     return tuple((str(name), int(shape[name])) for name in jax_mesh.axis_names)
 
 
-def mesh_device_ids(jax_mesh: Any) -> Any:
+def mesh_device_ids(jax_mesh: JaxMesh) -> DeviceIds | None:
     return None if is_abstract_mesh(jax_mesh) else jax_mesh.device_ids
 
 
-def use_mesh(jax_mesh: Any) -> Any:
+def use_mesh(jax_mesh: JaxMesh) -> AbstractContextManager[object]:
     """A context manager that makes ``jax_mesh`` the ambient mesh (explicit sharding)."""
     import jax
 
     if not hasattr(jax, "set_mesh"):
         raise release.unsupported("explicit sharding (jax.set_mesh)", "0.7")
-    return jax.set_mesh(jax_mesh)
+    context: AbstractContextManager[object] = jax.set_mesh(jax_mesh)
+    return context
 
 
 MAX_SHARDING_DEVICES = 2**31 - 1
@@ -101,7 +113,7 @@ bits and throws ``std::bad_cast`` past it (measured with jax 0.10.2 on abstract 
 ``a=2147483647`` works, ``a=2147483648`` and ``a=65536,b=32768`` do not)."""
 
 
-def named_sharding(jax_mesh: Any, entries: Sequence[Any]) -> Any:
+def named_sharding(jax_mesh: JaxMesh, entries: Sequence[Any]) -> Sharding:
     from jax.sharding import NamedSharding, PartitionSpec
 
     size = 1
@@ -115,13 +127,13 @@ def named_sharding(jax_mesh: Any, entries: Sequence[Any]) -> Any:
     return NamedSharding(jax_mesh, PartitionSpec(*entries))
 
 
-def partition_spec(entries: Sequence[Any]) -> Any:
+def partition_spec(entries: Sequence[Any]) -> PartitionSpec:
     from jax.sharding import PartitionSpec
 
     return PartitionSpec(*entries)
 
 
-def sharding_of_leaf(leaf: Any) -> tuple[Any, Any] | None:
+def sharding_of_leaf(leaf: Leaf) -> tuple[PartitionSpec, JaxMesh] | None:
     """``(spec, mesh)`` when ``leaf`` is or carries a ``NamedSharding``."""
     from jax.sharding import NamedSharding
 
@@ -131,7 +143,7 @@ def sharding_of_leaf(leaf: Any) -> tuple[Any, Any] | None:
     return None
 
 
-def hlo_sharding_text(sharding: Any, rank: int) -> str | None:
+def hlo_sharding_text(sharding: Sharding, rank: int) -> str | None:
     """A JAX ``Sharding`` object as an HLO sharding string (``{devices=[2,1]<=[2]}``)."""
     try:
         return str(sharding._to_xla_hlo_sharding(rank))
@@ -139,7 +151,7 @@ def hlo_sharding_text(sharding: Any, rank: int) -> str | None:
         return None
 
 
-def parse_hlo_sharding(text: str) -> Any:
+def parse_hlo_sharding(text: str) -> HloSharding:
     """XLA's ``HloSharding`` for a GSPMD string; ``ValueError`` when unreadable."""
     from jax._src.lib import xla_client as xc
 

@@ -9,13 +9,15 @@
 
 from __future__ import annotations
 
+import importlib
 import re
-from typing import Any
+from types import ModuleType
 
 from jxinspect.tracer.seam import locations
+from jxinspect.tracer.seam.objects import MlirBlock, MlirModule, MlirOperation, MlirValue
 
 
-def parse_module(text: str | bytes) -> Any:
+def parse_module(text: str | bytes) -> MlirModule:
     """Parse StableHLO text or bytecode with every dialect JAX registers."""
     from jax._src.interpreters import mlir as jax_mlir
     from jaxlib.mlir import ir
@@ -25,24 +27,19 @@ def parse_module(text: str | bytes) -> Any:
         return ir.Module.parse(text)
 
 
-def sdy() -> Any:
+def sdy() -> ModuleType:
     """jaxlib's Shardy dialect bindings (every supported release has them)."""
-    from jaxlib.mlir.dialects import sdy as dialect
-
-    return dialect
+    return importlib.import_module("jaxlib.mlir.dialects.sdy")
 
 
-def stablehlo() -> Any:
-    from jaxlib.mlir.dialects import stablehlo as dialect
+def stablehlo() -> ModuleType:
+    """jaxlib's StableHLO dialect bindings."""
+    return importlib.import_module("jaxlib.mlir.dialects.stablehlo")
 
-    return dialect
 
-
-def ir() -> Any:
+def ir() -> ModuleType:
     """jaxlib's MLIR core bindings (types and attributes whose API every release shares)."""
-    from jaxlib.mlir import ir as bindings
-
-    return bindings
+    return importlib.import_module("jaxlib.mlir.ir")
 
 
 _LOC_ALIAS = re.compile(r"^(#loc\d*) = loc\((.*)\)$", re.M)
@@ -61,7 +58,7 @@ def _printed_name(loc_text: str) -> str | None:
     return locations.unescape(match.group(1))
 
 
-def block_argument_names(func: Any) -> list[str | None]:
+def block_argument_names(func: MlirOperation) -> list[str | None]:
     """Each entry-block argument's name (its ``NameLoc``), ``None`` where it has none."""
     arguments = list(func.regions[0].blocks[0].arguments)
     if arguments and hasattr(arguments[0], "location"):
@@ -69,7 +66,7 @@ def block_argument_names(func: Any) -> list[str | None]:
     return printed_argument_names(func)
 
 
-def printed_argument_names(func: Any) -> list[str | None]:
+def printed_argument_names(func: MlirOperation) -> list[str | None]:
     """:func:`block_argument_names` for bindings without ``BlockArgument.location``
     (0.4.35): the names from the printed header of a body-less copy of the function."""
     arguments = list(func.regions[0].blocks[0].arguments)
@@ -89,7 +86,7 @@ def printed_argument_names(func: Any) -> list[str | None]:
     return names
 
 
-def block_argument_number(value: Any, block: Any) -> int | None:
+def block_argument_number(value: MlirValue, block: MlirBlock) -> int | None:
     """The argument number when ``value`` is an argument of ``block``, else ``None``
     (0.7's bindings hand operands out as plain ``Value``s, to be cast)."""
     from jaxlib.mlir import ir as bindings

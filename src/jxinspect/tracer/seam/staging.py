@@ -16,24 +16,27 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Callable
 from typing import Any
 
+from jxinspect.tracer.seam.objects import Jaxpr, OutInfo, Traced, Wrapped
 
-def inner_traced(staged: Any) -> Any:
+
+def inner_traced(staged: Traced) -> Traced:
     """JAX's ``Traced`` inside a library's own (``flax.nnx``'s ``Traced`` keeps it in
     ``.traced``); JAX's own is returned as it is."""
     inner = getattr(staged, "traced", None)
     return inner if inner is not None and hasattr(inner, "jaxpr") else staged
 
 
-def is_jit_wrapped(fun: Any) -> bool:
+def is_jit_wrapped(fun: object) -> bool:
     """A ``jax.jit``/``pjit`` object (not pmap, which some releases also give ``trace``)."""
     if is_pmap_wrapped(fun):
         return False
     return callable(getattr(fun, "trace", None)) and callable(getattr(fun, "lower", None))
 
 
-def is_pmap_wrapped(fun: Any) -> bool:
+def is_pmap_wrapped(fun: object) -> bool:
     """A ``jax.pmap`` object of any release."""
     if type(fun).__name__ == "PmapFunction":
         return True
@@ -75,13 +78,13 @@ def _interned(options: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def jit(fun: Any, options: dict[str, Any]) -> Any:
+def jit(fun: Callable[..., Any], options: dict[str, Any]) -> Wrapped:
     import jax
 
     return jax.jit(fun, **_interned(options))
 
 
-def pjit(fun: Any, options: dict[str, Any]) -> Any:
+def pjit(fun: Callable[..., Any], options: dict[str, Any]) -> Wrapped:
     import warnings
 
     from jax.experimental.pjit import pjit as make
@@ -91,13 +94,13 @@ def pjit(fun: Any, options: dict[str, Any]) -> Any:
         return make(fun, **_interned(options))
 
 
-def pmap(fun: Any, options: dict[str, Any]) -> Any:
+def pmap(fun: Callable[..., Any], options: dict[str, Any]) -> Wrapped:
     import jax
 
     return jax.pmap(fun, **options)
 
 
-def shard_map(fun: Any, options: dict[str, Any]) -> Any:
+def shard_map(fun: Callable[..., Any], options: dict[str, Any]) -> Wrapped:
     """``jax.shard_map`` where it exists, else ``jax.experimental.shard_map``
     (``check_vma`` → ``check_rep``, ``axis_names`` → ``auto``, its complement)."""
     import jax
@@ -115,13 +118,17 @@ def shard_map(fun: Any, options: dict[str, Any]) -> Any:
     return old_shard_map(fun, **options)
 
 
-def make_jaxpr(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], statics: Any) -> Any:
-    """``(closed_jaxpr, out_shape_tree)`` of ``fun(*args, **kwargs)``."""
+def make_jaxpr(
+    fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], statics: Any
+) -> tuple[Jaxpr, OutInfo]:
+    """``(jaxpr, out_shape_tree)`` of ``fun(*args, **kwargs)``: the open jaxpr (its
+    constants left off) and the ``ShapeDtypeStruct``s it returns."""
     import jax
 
-    return jax.make_jaxpr(fun, static_argnums=statics, return_shape=True)(*args, **kwargs)
+    closed, shapes = jax.make_jaxpr(fun, static_argnums=statics, return_shape=True)(*args, **kwargs)
+    return closed.jaxpr, shapes
 
 
-def jaxpr_of(traced: Any) -> Any:
+def jaxpr_of(traced: Traced) -> Jaxpr:
     """The top-level ``Jaxpr`` of a ``Traced``."""
     return traced.jaxpr.jaxpr

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from jxinspect.tracer.seam.objects import KeyPath, Leaf, PyTree, ShapeDtypeStruct, Sharding, TreeDef
 
-def tree_leaves(tree: Any, none_is_leaf: bool = False) -> list[Any]:
+
+def tree_leaves(tree: PyTree, none_is_leaf: bool = False) -> list[Leaf]:
     import jax
 
     if none_is_leaf:
@@ -14,19 +16,21 @@ def tree_leaves(tree: Any, none_is_leaf: bool = False) -> list[Any]:
     return list(jax.tree_util.tree_leaves(tree))
 
 
-def tree_leaves_with_path(tree: Any) -> list[tuple[tuple[Any, ...], Any]]:
+def tree_leaves_with_path(tree: PyTree) -> list[tuple[KeyPath, Leaf]]:
     import jax
 
     return list(jax.tree_util.tree_flatten_with_path(tree)[0])
 
 
-def tree_map(fun: Any, tree: Any, is_leaf: Any = None) -> Any:
+def tree_map(
+    fun: Callable[[Leaf], Any], tree: PyTree, is_leaf: Callable[[Any], bool] | None = None
+) -> PyTree:
     import jax
 
     return jax.tree_util.tree_map(fun, tree, is_leaf=is_leaf)
 
 
-def keystr(path: tuple[Any, ...]) -> str:
+def keystr(path: KeyPath) -> str:
     """``['w'][0].b``; a flat-index key (a node without key paths) prints as ``[i]``."""
     import jax
 
@@ -39,7 +43,9 @@ def keystr(path: tuple[Any, ...]) -> str:
     return "".join(parts)
 
 
-def shape_dtype_struct(shape: tuple[int, ...], dtype: str, sharding: Any = None) -> Any:
+def shape_dtype_struct(
+    shape: tuple[int, ...], dtype: str, sharding: Sharding | None = None
+) -> ShapeDtypeStruct:
     import jax
     import jax.numpy as jnp
 
@@ -48,7 +54,7 @@ def shape_dtype_struct(shape: tuple[int, ...], dtype: str, sharding: Any = None)
     return jax.ShapeDtypeStruct(shape, jnp.dtype(dtype), sharding=sharding)
 
 
-def is_array_leaf(leaf: Any) -> bool:
+def is_array_leaf(leaf: Leaf) -> bool:
     """An array the program receives: a JAX or NumPy array, a NumPy scalar, or a
     ``ShapeDtypeStruct`` standing for one (what ``eqx.is_array`` accepts, plus the
     abstract values jxinspect builds)."""
@@ -58,7 +64,7 @@ def is_array_leaf(leaf: Any) -> bool:
     return isinstance(leaf, (jax.Array, np.ndarray, np.generic, jax.ShapeDtypeStruct))
 
 
-def is_jax_value(leaf: Any) -> bool:
+def is_jax_value(leaf: Leaf) -> bool:
     """A leaf plain ``jax.jit`` accepts: an array (:func:`is_array_leaf`), a Python number,
     or an object that converts itself (``__jax_array__``)."""
     return (
@@ -68,7 +74,7 @@ def is_jax_value(leaf: Any) -> bool:
     )
 
 
-def stand_in_array(leaf: Any) -> Any:
+def stand_in_array(leaf: Leaf) -> Leaf:
     """A NumPy array of a ``ShapeDtypeStruct``'s shape and dtype that allocates nothing
     (one zero, broadcast with zero strides): for wrappers that stage only real arrays
     (``eqx.filter_jit`` treats any other leaf as static). Other leaves are returned as
@@ -81,14 +87,14 @@ def stand_in_array(leaf: Any) -> Any:
     return np.broadcast_to(np.zeros((), dtype=leaf.dtype), tuple(leaf.shape))
 
 
-def tree_flatten(tree: Any) -> tuple[list[Any], Any]:
+def tree_flatten(tree: PyTree) -> tuple[list[Leaf], TreeDef]:
     import jax
 
     leaves, treedef = jax.tree_util.tree_flatten(tree)
     return list(leaves), treedef
 
 
-def tree_unflatten(treedef: Any, leaves: Sequence[Any]) -> Any:
+def tree_unflatten(treedef: TreeDef, leaves: Iterable[Leaf]) -> PyTree:
     import jax
 
     return jax.tree_util.tree_unflatten(treedef, list(leaves))
