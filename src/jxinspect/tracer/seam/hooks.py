@@ -119,9 +119,14 @@ def _user_frame(jaxpr: Jaxpr) -> str | None:
     return None if found is None else f"{found.function} at {found.file}:{found.line}"
 
 
-def _lowering(stage: str, name: str, jaxpr: Jaxpr, computation: Computation,
-              donated: tuple[bool, ...], in_shardings: Sequence[Sharding] | None
-              ) -> Lowering:  # fmt: skip
+def _lowering(
+    stage: str,
+    name: str,
+    jaxpr: Jaxpr,
+    computation: Computation,
+    donated: tuple[bool, ...],
+    in_shardings: Sequence[Sharding] | None,
+) -> Lowering:
     source: str | None = _source(jaxpr)
     internal = _inside_jax(source or "")
     if internal and f"{os.sep}pmap.py:" in (source or ""):  # 0.10's pmap around the user's body
@@ -157,8 +162,13 @@ def install_lowering_hook(callback: Callable[[Lowering], object]) -> None:
         return
     _HOOK["installed"] = True
 
-    def _report(stage: str, signature: inspect.Signature, computation: Computation,
-                args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:  # fmt: skip
+    def _report(
+        stage: str,
+        signature: inspect.Signature,
+        computation: Computation,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> None:
         try:
             bound = signature.bind(*args, **kwargs).arguments
             closed = bound.get("closed_jaxpr")
