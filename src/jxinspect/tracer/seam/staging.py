@@ -46,8 +46,9 @@ def is_pmap_wrapped(fun: object) -> bool:
 @functools.cache
 def pmap_axis_default() -> str:
     """What the program calls pmap's axis when no ``axis_name`` is given: pmap built on
-    shard_map (0.10) names it ``_internal_pmap_axis_name`` in its mesh; the older pmap's
-    axis is an anonymous object that no program names, shown as ``(unnamed)``."""
+    shard_map names it ``_internal_pmap_axis_name`` in its mesh on 0.10 (0.8 and 0.9
+    print an anonymous object there); the older pmap's axis is an anonymous object that
+    no program names, shown as ``(unnamed)``."""
     import jax
 
     if type(jax.pmap(lambda x: x)).__name__ == "PmapFunction":
@@ -56,8 +57,8 @@ def pmap_axis_default() -> str:
 
 
 def pmap_global_shapes() -> bool:
-    """Whether pmap lowers one global program (0.10, built on shard_map) rather than one
-    replica's, with per-device shapes."""
+    """Whether pmap lowers one global program (0.8 on, through jit/shard_map) rather
+    than one replica's, with per-device shapes."""
     return pmap_axis_default() != "(unnamed)"
 
 
