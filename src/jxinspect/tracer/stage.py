@@ -147,8 +147,7 @@ def stage_function(
             args, kwargs = split.args, split.kwargs
         if stage == "pmap" and not seam.is_jit_wrapped(staged):
             statics = options.get("static_broadcasted_argnums", ())
-            closed, shapes = seam.make_jaxpr(staged, args, kwargs, statics)
-            jaxpr = closed.jaxpr
+            jaxpr, shapes = seam.make_jaxpr(staged, args, kwargs, statics)
             names_jaxpr = _pmap_inner(jaxpr)
             traced = None
         else:
@@ -186,7 +185,7 @@ def stage_function(
         donated = seam.donated_flags(lowered, args, kwargs, options.get("donate_argnums"))
         out_info = seam.out_info(lowered)
     else:
-        donated = tuple(False for _ in names_jaxpr.invars)
+        donated = (False,) * seam.arity(names_jaxpr)[0]
         out_info = None
     if out_info is None:
         out_info = shapes
@@ -360,9 +359,8 @@ def _refill(hollow: Any, layout: tuple[Any, list[Any]]) -> Any:
     )
 
 
-def _pmap_inner(jaxpr: Any) -> Any:
+def _pmap_inner(jaxpr: seam.Jaxpr) -> seam.Jaxpr:
     """pmap stages one jit of an internal ``_fun``: its jaxpr carries the names JAX kept."""
-    if len(jaxpr.eqns) == 1 and "jaxpr" in jaxpr.eqns[0].params:
-        inner = jaxpr.eqns[0].params["jaxpr"]
-        return getattr(inner, "jaxpr", inner)
-    return jaxpr
+    eqns = seam.equations(jaxpr)
+    inner = dict(eqns[0].nested).get("jaxpr") if len(eqns) == 1 else None
+    return jaxpr if inner is None else inner

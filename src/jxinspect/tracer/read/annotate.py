@@ -23,7 +23,6 @@ from jxinspect.core.program import Mark, ModuleDialect, Program, ProgramText, Te
 from jxinspect.project.targets import describe_exception
 from jxinspect.tracer import seam
 from jxinspect.tracer.read.mlir import MainSignature
-from jxinspect.tracer.seam import sub_jaxprs
 from jxinspect.tracer.stage import Staged
 
 _SHARED = re.compile(r"let (\S+) = \{ lambda ")
@@ -58,17 +57,16 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
 
-def _source(eqn: Any, cwd: str) -> str | None:
-    found = seam.user_source_line(eqn)
-    if found is None:
+def _source(eqn: seam.Equation, cwd: str) -> str | None:
+    if eqn.source is None:
         return None
-    path, line = found
+    path = eqn.source.file
     if path.startswith(cwd + os.sep):
         path = path[len(cwd) + 1 :]
-    return f"{path}:{line}"
+    return f"{path}:{eqn.source.line}"
 
 
-_Block = tuple[int, Any, str]
+_Block = tuple[int, seam.Jaxpr, str]
 """A printed block to walk: its first line, its jaxpr object, its ``where``."""
 
 
@@ -85,7 +83,7 @@ class _Blocks:
             if line.startswith("let ") and (m := _SHARED.match(line))
         }
 
-    def walk(self, top_line: int, jaxpr: Any) -> list[Mark]:
+    def walk(self, top_line: int, jaxpr: seam.Jaxpr) -> list[Mark]:
         """The marks of every block, from the top-level one down."""
         work: list[_Block] = [(top_line, jaxpr, "top")]
         seen: set[int] = set()
@@ -100,7 +98,7 @@ class _Blocks:
             work.extend(reversed(children))
         return marks
 
-    def block(self, start: int, jaxpr: Any, where: str) -> tuple[list[Mark], list[_Block]]:
+    def block(self, start: int, jaxpr: seam.Jaxpr, where: str) -> tuple[list[Mark], list[_Block]]:
         """The marks and nested blocks of the block starting at ``start`` (nothing when
         the printed block does not match the jaxpr's equations)."""
         lines, head = self.lines, start
@@ -113,6 +111,7 @@ class _Blocks:
         base = _indent(lines[start])
         children: list[_Block] = []
         eqn_marks: list[Mark] = []
+        eqns = seam.equations(jaxpr, source=self.source)
         k, subs, eqn_where = -1, {}, ""
         tuple_key, tuple_index = "", 0
         for i in range(head + 1, len(lines)):
@@ -125,11 +124,11 @@ class _Blocks:
             if indent == base + 4 and not text.startswith("]"):
                 k += 1
                 text = self._eqn_head(i, base)
-                if k >= len(jaxpr.eqns) or jaxpr.eqns[k].primitive.name not in text:
+                if k >= len(eqns) or eqns[k].primitive not in text:
                     return marks, []
-                eqn = jaxpr.eqns[k]
-                subs = dict(sub_jaxprs(eqn.params))
-                eqn_where = f"{prefix}{k}:{eqn.primitive.name}."
+                eqn = eqns[k]
+                subs = dict(eqn.nested)
+                eqn_where = f"{prefix}{k}:{eqn.primitive}."
                 if self.source and (src := _source(eqn, self.cwd)):
                     eqn_marks.append(Mark(i, "source", text=src))
                 for key in _FLAT_SUB.findall(text):
@@ -150,7 +149,7 @@ class _Blocks:
                 elif label in subs and text in self.shared:
                     children.append((self.shared[text], subs[label], eqn_where + label))
                 tuple_index += 1
-        if k != len(jaxpr.eqns) - 1:
+        if k != len(eqns) - 1:
             return marks, []
         return marks + eqn_marks, children
 
@@ -166,7 +165,7 @@ class _Blocks:
             j += 1
         return lines[j].strip() if " = " in lines[j] else lines[i].strip()
 
-    def _refs(self, text: str, subs: dict[str, Any], eqn_where: str) -> list[_Block]:
+    def _refs(self, text: str, subs: dict[str, seam.Jaxpr], eqn_where: str) -> list[_Block]:
         """Shared jaxprs named in a parameter line (``jaxpr=inner``)."""
         return [
             (self.shared[name], subs[key], eqn_where + key)
@@ -181,9 +180,9 @@ def _split_binders(text: str) -> tuple[str, list[str]] | None:
     return (consts.strip(), invars.split()) if sep else None
 
 
-def annotate_jaxpr(jaxpr: Any, source: bool = False) -> ProgramText:
+def annotate_jaxpr(jaxpr: seam.Jaxpr, source: bool = False) -> ProgramText:
     """The jaxpr as JAX prints it, its inputs and outputs one per line, marked."""
-    text = jaxpr.pretty_print(use_color=False)
+    text = seam.jaxpr_text(jaxpr)
     start = text.rfind("\n{ lambda ") + 1
     lines = text.split("\n")
     top = text.count("\n", 0, start)
@@ -192,21 +191,23 @@ def annotate_jaxpr(jaxpr: Any, source: bool = False) -> ProgramText:
     in_start = text.rfind("in (")
     binders = _split_binders(text[start : let_end - len(". let")])
     outs = [v.strip() for v in text[in_start + 4 : text.rfind(")")].split(",") if v.strip()]
+    n_in, n_out = seam.arity(jaxpr)
     if (
         let_end < len(". let")
         or in_start < let_end
         or binders is None
-        or len(binders[1]) != len(jaxpr.invars)
-        or len(outs) != len(jaxpr.outvars)
+        or len(binders[1]) != n_in
+        or len(outs) != n_out
     ):
         return ProgramText("jaxpr", text, tuple(m for m in marks if m.line != top))
     head_end, body_start = text.count("\n", 0, let_end), text.count("\n", 0, in_start)
-    flat_eqns: list[Any] = []
+    flat_eqns: tuple[seam.Equation, ...] = ()
     if body_start == head_end:  # the whole jaxpr on one line: one equation per line
         body_text = text[let_end:in_start].strip()
         pieces = body_text.split("; ") if body_text else []
-        if len(pieces) == len(jaxpr.eqns):
-            body, flat_eqns = ["    " + piece for piece in pieces], list(jaxpr.eqns)
+        eqns = seam.equations(jaxpr, source=source)
+        if len(pieces) == len(eqns):
+            body, flat_eqns = ["    " + piece for piece in pieces], eqns
         else:
             body = ["    " + body_text]
     else:

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from jxinspect.core.model import NestedJaxpr, NestedQuality
-from jxinspect.tracer.seam import debug_info, sub_jaxprs
+from jxinspect.tracer import seam
 
 
-def grade(jaxpr: Any, where: str, primitive: str) -> NestedJaxpr:
+def grade(jaxpr: seam.Jaxpr, where: str, primitive: str) -> NestedJaxpr:
     """The debug-info quality of one jaxpr."""
-    info = debug_info(jaxpr)
-    n_in, n_out = len(jaxpr.invars), len(jaxpr.outvars)
+    info = seam.debug_info(jaxpr)
+    n_in, n_out = seam.arity(jaxpr)
     if info is None:
         return NestedJaxpr(where, primitive, "missing", num_invars=n_in, num_outvars=n_out)
     names, paths = info.arg_names, info.result_paths
@@ -34,11 +33,10 @@ def grade(jaxpr: Any, where: str, primitive: str) -> NestedJaxpr:
     )
 
 
-def walk(jaxpr: Any, prefix: str = "") -> Iterator[NestedJaxpr]:
+def walk(jaxpr: seam.Jaxpr, prefix: str = "") -> Iterator[NestedJaxpr]:
     """Every nested jaxpr, depth first, with its place (``3:scan.jaxpr/0:pjit.jaxpr``)."""
-    for i, eqn in enumerate(jaxpr.eqns):
-        name = eqn.primitive.name
-        for label, sub in sub_jaxprs(eqn.params):
-            where = f"{prefix}{i}:{name}.{label}"
-            yield grade(sub, where, name)
+    for i, eqn in enumerate(seam.equations(jaxpr)):
+        for label, sub in eqn.nested:
+            where = f"{prefix}{i}:{eqn.primitive}.{label}"
+            yield grade(sub, where, eqn.primitive)
             yield from walk(sub, where + "/")

@@ -207,7 +207,7 @@ def build_report(
     names_info = seam.debug_info(staged.names_jaxpr)
     arg_names = list(names_info.arg_names) if names_info and names_info.arg_names else None
     res_paths = list(names_info.result_paths) if names_info and names_info.result_paths else None
-    n_in, n_out = len(jaxpr.invars), len(jaxpr.outvars)
+    n_in, n_out = seam.arity(jaxpr)
     if arg_names is not None and len(arg_names) != n_in:
         arg_names = None
     if res_paths is not None and len(res_paths) != n_out:

@@ -1,0 +1,58 @@
+"""Compiled programs: the shardings XLA chose and the optimized HLO as StableHLO.
+
+* **Optimized HLO → StableHLO**: ``_jax.mlir.hlo_to_stablehlo`` (0.5 on); in 0.4.35
+  ``xla_computation_to_mlir_module``. HLO text: ``_hlo.hlo_module_from_text`` (0.8 on),
+  ``xla_extension``/``xla_client._xla`` before.
+"""
+
+from __future__ import annotations
+
+from jxinspect.tracer.seam import mlir
+from jxinspect.tracer.seam.objects import Compiled, HloModule, MlirModule, PyTree, Sharding
+
+
+def compiled_shardings(compiled: Compiled) -> tuple[list[Sharding | None], list[Sharding | None]]:
+    """Flat (input, output) shardings XLA chose, ``None`` where it gave none."""
+    import jax
+
+    def flat(tree: PyTree) -> list[Sharding | None]:
+        return list(jax.tree_util.tree_leaves(tree, is_leaf=lambda x: x is None))
+
+    return flat(compiled.input_shardings), flat(compiled.output_shardings)
+
+
+def optimized_module(compiled: Compiled) -> MlirModule:
+    """The compiled program's optimized HLO as a StableHLO module."""
+    hlo = compiled.runtime_executable().hlo_modules()[0]
+    return _hlo_to_module(hlo)
+
+
+def module_from_hlo_text(text: str) -> MlirModule:
+    """An HLO text module (e.g. an XLA dump) as a StableHLO module."""
+    from jax._src.lib import xla_client as xc
+
+    try:
+        from jaxlib import _hlo
+
+        reader = _hlo.hlo_module_from_text
+    except ImportError:
+        reader = xc._xla.hlo_module_from_text
+    return _hlo_to_module(reader(text))
+
+
+def _hlo_to_module(hlo: HloModule) -> MlirModule:
+    from jax._src import lib
+
+    proto = hlo.as_serialized_hlo_module_proto()
+    for holder in (getattr(lib, "_jax", None), getattr(lib.xla_client, "_xla", None)):
+        converter = getattr(getattr(holder, "mlir", None), "hlo_to_stablehlo", None)
+        if converter is not None:
+            return mlir.parse_module(converter(proto))
+    # 0.4.35: the XlaComputation route; StableHLO where it converts, else MHLO (async
+    # collectives have no StableHLO form there), which names its ops alike (mhlo.all_gather)
+    computation = lib.xla_client.XlaComputation(proto)
+    convert = lib.xla_client._xla.mlir.xla_computation_to_mlir_module
+    try:
+        return mlir.parse_module(convert(computation))
+    except Exception:  # XlaRuntimeError: MHLO => StableHLO failed
+        return mlir.parse_module(convert(computation, emit_stable_hlo=False))

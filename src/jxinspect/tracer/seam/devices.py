@@ -1,0 +1,85 @@
+"""Devices and the backend: simulated CPU devices, the platform, the partitioner.
+
+* **Simulated CPU devices**: the ``jax_num_cpu_devices`` option (0.5.0 on; 0.7.2 and
+  0.10.2 have it); before it (0.4.35), the XLA flag
+  ``--xla_force_host_platform_device_count`` set before the backend starts.
+* **Partitioner**: GSPMD (``mhlo.sharding``) is the default up to 0.6 (0.4.35), Shardy
+  (``sdy.sharding``) from 0.7 on; ``jax_use_shardy_partitioner`` switches either way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+
+from jxinspect.tracer.seam import release
+from jxinspect.tracer.seam.objects import Device
+
+_DEVICE_FLAG = "--xla_force_host_platform_device_count"
+
+
+def backend_started() -> bool:
+    from jax._src import xla_bridge
+
+    return bool(xla_bridge.backends_are_initialized())
+
+
+def default_backend() -> str:
+    import jax
+
+    return str(jax.default_backend())
+
+
+def device_count() -> int:
+    import jax
+
+    return int(jax.device_count())
+
+
+def devices() -> list[Device]:
+    import jax
+
+    return list(jax.devices())
+
+
+def platforms_setting() -> str:
+    """The ``jax_platforms`` setting (``""`` when JAX chooses)."""
+    import jax
+
+    return str(jax.config.jax_platforms or "")
+
+
+def simulate_cpu_devices(count: int) -> None:
+    """Ask for ``count`` CPU devices; call before the backend starts."""
+    import jax
+
+    if release.config_has("jax_num_cpu_devices"):
+        jax.config.update("jax_num_cpu_devices", count)
+        return
+    flags = [f for f in os.environ.get("XLA_FLAGS", "").split() if not f.startswith(_DEVICE_FLAG)]
+    os.environ["XLA_FLAGS"] = " ".join([*flags, f"{_DEVICE_FLAG}={count}"])
+
+
+@contextlib.contextmanager
+def partitioner(name: str | None) -> Iterator[str]:
+    """Use Shardy (``"shardy"``) or GSPMD inside the block; JAX's setting is restored."""
+    import jax
+
+    option = "jax_use_shardy_partitioner"  # in every supported release
+    before = bool(jax.config.values[option])
+    wanted = before if name is None else name == "shardy"
+    if wanted != before:
+        jax.config.update(option, wanted)
+    try:
+        yield "shardy" if wanted else "gspmd"
+    finally:
+        if wanted != before:
+            jax.config.update(option, before)
+
+
+def shardy_default() -> bool:
+    """Whether this release partitions with Shardy unless told otherwise (0.7 on)."""
+    import jax
+
+    return bool(jax.config.values.get("jax_use_shardy_partitioner", False))

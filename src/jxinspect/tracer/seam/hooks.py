@@ -1,0 +1,235 @@
+"""Recording a real run: a hook on JAX's lowering, and a wait for ``import jax``.
+
+* **The lowering step**: ``pxla.lower_sharding_computation`` is shared by ``jit``,
+  ``pjit``, ``shard_map`` and pmap from 0.8 on; the older pmap (0.4.35, 0.7.2) lowers
+  through ``pxla.lower_parallel_callable``, which 0.10.2 no longer has.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib.machinery import ModuleSpec
+from types import ModuleType
+from typing import Any
+
+from jxinspect.core.units import source_parts
+from jxinspect.tracer.seam import jaxprs
+from jxinspect.tracer.seam.objects import Computation, Jaxpr, Lowered, Sharding
+
+
+@dataclass(frozen=True)
+class Lowering:
+    """One computation that a real run lowered, as JAX lowered it (``jxinspect record``)."""
+
+    stage: str
+    """``jit`` (which ``pjit``, ``shard_map`` and library wrappers go through) or ``pmap``
+    (0.10's pmap, a jit around shard_map; the older pmap, which lowers one replica's
+    program with per-device shapes)."""
+    jaxpr: Jaxpr
+    """The lowered ``Jaxpr``."""
+    names_jaxpr: Jaxpr
+    """The jaxpr whose debug info names the arguments."""
+    name: str
+    """The function's name, as JAX gave it to the lowering."""
+    source: str | None
+    """``step at train.py:12``: JAX's debug info, or for pmap built on shard_map (which
+    names only its own ``_fun``) the user's function and line that its first operation
+    came from; ``None`` where JAX kept neither (the older pmap)."""
+    lowered: Lowered | None
+    """A ``jax.stages.Lowered`` around JAX's own lowering of it (``None`` if internal)."""
+    donated: tuple[bool, ...]
+    shardings: tuple[Sharding, ...]
+    """The input shardings JAX lowered with (``NamedSharding``s name their mesh)."""
+    signature: str
+    """Input types and shardings: two lowerings of one function with equal signatures
+    are the same program traced again."""
+    internal: bool
+    """JAX's own computation (an eager operation, a ``jnp`` function), not the user's."""
+    call: Call | None = None
+    """The call that made JAX lower it, where a ``jit`` call did (not ``.lower()``)."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """A ``jit`` call as the user made it: the function, its arguments as given (static
+    values included) and the ``jit`` options that say which are static or donated."""
+
+    fun: Any
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    static_argnums: tuple[int, ...]
+    static_argnames: tuple[str, ...]
+    donate_argnums: tuple[int, ...]
+
+
+def _call_site() -> Call | None:
+    """The ``jit`` call being lowered: ``pjit``'s ``cache_miss`` frame holds it (its own
+    locals ``args``/``kwargs``, its closure's ``fun``/``jit_info``) in every release."""
+    frame: Any = sys._getframe(2)
+    for _ in range(40):
+        if frame is None:
+            return None
+        code = frame.f_code
+        if code.co_name == "cache_miss" and code.co_filename.endswith("pjit.py"):
+            found = frame.f_locals
+            info = found.get("jit_info")
+            if info is None or not isinstance(found.get("args"), tuple):
+                return None
+            return Call(
+                found.get("fun"),
+                found["args"],
+                dict(found.get("kwargs") or {}),
+                tuple(getattr(info, "static_argnums", ()) or ()),
+                tuple(getattr(info, "static_argnames", ()) or ()),
+                tuple(getattr(info, "donate_argnums", ()) or ()),
+            )
+        frame = frame.f_back
+    return None
+
+
+def _lowered(computation: Computation, jaxpr: Jaxpr, donated: Sequence[bool]) -> Lowered:
+    import jax
+    from jax._src import stages
+
+    infos = tuple(stages.ArgInfo(a, bool(d)) for a, d in zip(jaxprs.in_avals(jaxpr), donated))
+    out_tree = jax.tree_util.tree_structure([0] * jaxprs.arity(jaxpr)[1])
+    return stages.Lowered(computation, infos, out_tree)
+
+
+def _source(jaxpr: Jaxpr) -> str:
+    info = jaxprs.debug_info(jaxpr)
+    return (info.func_src_info or "") if info is not None else ""
+
+
+def _inside_jax(source: str) -> bool:
+    import jax
+
+    return f" at {os.path.dirname(jax.__file__)}{os.sep}" in source
+
+
+def _user_frame(jaxpr: Jaxpr) -> str | None:
+    """``step at train.py:6``: the user's function and line of a jaxpr's first operation."""
+    found = jaxprs.first_user_line(jaxpr)
+    return None if found is None else f"{found.function} at {found.file}:{found.line}"
+
+
+def _lowering(
+    stage: str,
+    name: str,
+    jaxpr: Jaxpr,
+    computation: Computation,
+    donated: tuple[bool, ...],
+    in_shardings: Sequence[Sharding] | None,
+) -> Lowering:
+    source: str | None = _source(jaxpr)
+    internal = _inside_jax(source or "")
+    if internal and f"{os.sep}pmap.py:" in (source or ""):  # 0.10's pmap around the user's body
+        stage, internal, source = "pmap", False, _user_frame(jaxpr)
+        name = source_parts(source)[0] or name
+    if internal:
+        return Lowering(stage, jaxpr, jaxpr, name, source, None, donated, (), "", True)
+    shardings = tuple(in_shardings or ())
+    types = ", ".join(str(aval) for aval in jaxprs.in_avals(jaxpr))
+    said = ", ".join(str(s) for s in shardings)
+    signature = f"({types}) donated={[i for i, d in enumerate(donated) if d]} [{said}]"
+    lowered = _lowered(computation, jaxpr, donated)
+    return Lowering(
+        stage, jaxpr, jaxpr, name, source or None, lowered, donated, shardings, signature, False
+    )
+
+
+_HOOK = {"installed": False, "warned": False}
+
+
+def install_lowering_hook(callback: Callable[[Lowering], object]) -> None:
+    """Call ``callback(Lowering)`` after each computation JAX lowers in this process.
+
+    It wraps ``pxla.lower_sharding_computation``, the one lowering step that ``jit``,
+    ``pjit``, ``shard_map``, the 0.10 ``pmap`` and every wrapper built on them share, and
+    ``pxla.lower_parallel_callable`` of the older pmap; what JAX returns is returned
+    unchanged. ``callback`` runs only when JAX lowers (a cache miss), never per call.
+    An ``Exception`` from it is reported once and dropped: recording never breaks the run.
+    """
+    from jax._src.interpreters import pxla
+
+    if _HOOK["installed"]:
+        return
+    _HOOK["installed"] = True
+
+    def _report(
+        stage: str,
+        signature: inspect.Signature,
+        computation: Computation,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> None:
+        try:
+            bound = signature.bind(*args, **kwargs).arguments
+            closed = bound.get("closed_jaxpr")
+            if closed is None:
+                return
+            donated = tuple(bool(d) for d in bound["donated_invars"])
+            shardings = bound.get("in_shardings", bound.get("in_axes"))
+            name = str(bound.get("fun_name", bound.get("name")))
+            lowering = _lowering(stage, name, closed.jaxpr, computation, donated, shardings)
+            if not lowering.internal and stage == "jit":
+                lowering = dataclasses.replace(lowering, call=_call_site())
+            callback(lowering)
+        except Exception as err:  # recording must never break the user's program
+            if not _HOOK["warned"]:
+                _HOOK["warned"] = True
+                print(f"jxinspect record: could not record a computation: {err!r}",
+                      file=sys.stderr)  # fmt: skip
+
+    def hooked(stage: str, original: Callable[..., Computation]) -> Callable[..., Computation]:
+        signature = inspect.signature(original)
+
+        @functools.wraps(original)
+        def lower(*args: Any, **kwargs: Any) -> Computation:
+            computation = original(*args, **kwargs)
+            _report(stage, signature, computation, args, kwargs)
+            return computation
+
+        return lower
+
+    pxla.lower_sharding_computation = hooked("jit", pxla.lower_sharding_computation)
+    if hasattr(pxla, "lower_parallel_callable"):  # the older pmap
+        pxla.lower_parallel_callable = hooked("pmap", pxla.lower_parallel_callable)
+
+
+def when_jax_imported(action: Callable[[], object]) -> None:
+    """Run ``action()`` once JAX has been imported: now, or right after ``import jax``
+    finishes (a finder that steps aside for every other module)."""
+    if "jax" in sys.modules and hasattr(sys.modules["jax"], "jit"):
+        action()
+        return
+    import importlib.abc
+    import importlib.machinery
+
+    class _AfterJax(importlib.abc.MetaPathFinder):
+        def find_spec(
+            self, name: str, path: Sequence[str] | None, target: ModuleType | None = None
+        ) -> ModuleSpec | None:
+            if name != "jax":
+                return None
+            sys.meta_path.remove(self)
+            spec = importlib.machinery.PathFinder.find_spec(name, path)
+            if spec is None or spec.loader is None:
+                return spec
+            loader = spec.loader
+            run = loader.exec_module
+
+            def exec_module(module: ModuleType) -> None:
+                run(module)
+                action()
+
+            loader.exec_module = exec_module  # type: ignore[method-assign]
+            return spec
+
+    sys.meta_path.insert(0, _AfterJax())

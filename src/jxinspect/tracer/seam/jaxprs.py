@@ -1,0 +1,135 @@
+"""Jaxprs: their debug info, equations, nested jaxprs and abstract values.
+
+* **Debug info**: ``JaxprDebugInfo`` in 0.4.x, ``DebugInfo`` later (``result_paths``
+  computed lazily in some releases); :class:`DebugInfo` reads both alike.
+* **Source lines**: ``source_info_util.user_frame`` takes a traceback, in 0.4.35 the
+  ``SourceInfo`` itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from jxinspect.tracer.seam.objects import Aval, Jaxpr
+
+
+@dataclass(frozen=True)
+class DebugInfo:
+    """A jaxpr's debug info as every release spells it (``JaxprDebugInfo`` in 0.4.x)."""
+
+    traced_for: str
+    func_src_info: str | None
+    arg_names: tuple[str, ...] | None
+    result_paths: tuple[str, ...] | None
+
+
+@dataclass(frozen=True)
+class SourceLine:
+    """The user's frame that an equation came from."""
+
+    function: str
+    file: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Equation:
+    """One equation of a jaxpr, as the readers need it."""
+
+    primitive: str
+    """The primitive's name (``pjit``, ``scan``, ``add``)."""
+    nested: tuple[tuple[str, Jaxpr], ...]
+    """``(label, jaxpr)`` for each jaxpr in its parameters (``jaxpr``, ``branches[1]``)."""
+    source: SourceLine | None = None
+    """The user's line it came from, where asked for and known."""
+
+
+def debug_info(jaxpr: Jaxpr) -> DebugInfo | None:
+    info = getattr(jaxpr, "debug_info", None)
+    if info is None:
+        return None
+    names = getattr(info, "arg_names", None)
+    paths = getattr(info, "result_paths", None)
+    if callable(paths):  # some releases compute them lazily
+        paths = paths()
+    return DebugInfo(
+        traced_for=str(info.traced_for),
+        func_src_info=str(info.func_src_info) if info.func_src_info is not None else None,
+        arg_names=tuple(str(n) for n in names) if names is not None else None,
+        result_paths=tuple(str(p) for p in paths) if paths is not None else None,
+    )
+
+
+def arity(jaxpr: Jaxpr) -> tuple[int, int]:
+    """How many inputs and outputs a jaxpr has."""
+    return len(jaxpr.invars), len(jaxpr.outvars)
+
+
+def in_avals(jaxpr: Jaxpr) -> list[Aval]:
+    """The abstract values of a ``Jaxpr``'s inputs (``Jaxpr.in_avals`` is newer than 0.4.35)."""
+    return [v.aval for v in jaxpr.invars]
+
+
+def out_avals(jaxpr: Jaxpr) -> list[Aval]:
+    return [v.aval for v in jaxpr.outvars]
+
+
+def jaxpr_text(jaxpr: Jaxpr) -> str:
+    """The jaxpr as JAX prints it, without colour."""
+    return str(jaxpr.pretty_print(use_color=False))
+
+
+def equations(jaxpr: Jaxpr, source: bool = False) -> tuple[Equation, ...]:
+    """A jaxpr's equations in order; with ``source``, each one's user line."""
+    return tuple(
+        Equation(
+            primitive=str(eqn.primitive.name),
+            nested=tuple(sub_jaxprs(eqn.params)),
+            source=_user_line(eqn) if source else None,
+        )
+        for eqn in jaxpr.eqns
+    )
+
+
+def sub_jaxprs(params: dict[str, Any]) -> Iterator[tuple[str, Jaxpr]]:
+    """``(label, jaxpr)`` for each jaxpr in an equation's parameters (``branches[1]``)."""
+    from jax._src import core
+
+    for key, value in params.items():
+        items = value if isinstance(value, (tuple, list)) else (value,)
+        for i, item in enumerate(items):
+            label = f"{key}[{i}]" if isinstance(value, (tuple, list)) else key
+            if isinstance(item, core.ClosedJaxpr):
+                yield label, item.jaxpr
+            elif isinstance(item, core.Jaxpr):
+                yield label, item
+
+
+def _user_line(eqn: Any) -> SourceLine | None:
+    """The user's frame that an equation (a ``JaxprEqn``) came from."""
+    from jax._src import source_info_util
+
+    info = eqn.source_info
+    try:
+        frame = source_info_util.user_frame(info.traceback)
+    except AttributeError:  # 0.4.35 takes the SourceInfo itself
+        frame = source_info_util.user_frame(info)
+    if frame is None:
+        return None
+    return SourceLine(str(frame.function_name), str(frame.file_name), int(frame.start_line))
+
+
+def first_user_line(jaxpr: Jaxpr) -> SourceLine | None:
+    """The user's line of a jaxpr's first operation that has one, nested jaxprs
+    searched depth first."""
+    for eqn in jaxpr.eqns:
+        found = _user_line(eqn)
+        if found is not None:
+            return found
+        for _, inner in sub_jaxprs(eqn.params):
+            found = first_user_line(inner)
+            if found is not None:
+                return found
+    return None

@@ -1,0 +1,82 @@
+"""Lowering a staged function, and what its ``Traced``/``Lowered`` say about it.
+
+* **``Lowered.as_text(debug_info=)``**: absent in 0.4.35; the module is printed with
+  the MLIR bindings instead.
+* **``out_info``**: ``Lowered.out_info`` of the older pmap (0.4.35) raises
+  ``KeyError('global_out_avals')``; the caller rebuilds it from
+  ``make_jaxpr(..., return_shape=True)``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from typing import Any
+
+from jxinspect.tracer.seam.objects import Lowered, MlirModule, OutInfo, Traced, Wrapped
+
+
+def donated_flags(
+    stage: Traced | Lowered,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    donate_argnums: int | Sequence[int] | None,
+) -> tuple[bool, ...]:
+    """Per flat argument: donated, from a ``Traced`` or ``Lowered``'s ``args_info``; from
+    ``donate_argnums`` over the call's own leaves when a user's pytree node refuses the
+    ``ArgInfo`` leaves that ``args_info`` rebuilds it with (a validating constructor)."""
+    import jax
+
+    try:
+        return tuple(bool(a.donated) for a in jax.tree_util.tree_leaves(stage.args_info))
+    except Exception:  # the user's tree_unflatten raised
+        nums = {donate_argnums} if isinstance(donate_argnums, int) else set(donate_argnums or ())
+        nums = {n + len(args) if n < 0 else n for n in nums}
+        flags = [i in nums for i, arg in enumerate(args) for _ in jax.tree_util.tree_leaves(arg)]
+        return (*flags, *(False for _ in jax.tree_util.tree_leaves(kwargs)))
+
+
+def out_info(stage: Traced | Lowered) -> OutInfo | None:
+    """``out_info`` of a ``Traced``/``Lowered``; ``None`` where the release has none for
+    it (the older pmap's lowering)."""
+    try:
+        return stage.out_info
+    except (KeyError, AttributeError):
+        return None
+
+
+def lower(
+    staged_or_traced: Wrapped | Traced,
+    args: tuple[Any, ...] | None,
+    kwargs: dict[str, Any] | None,
+    platform: str | None,
+) -> Lowered:
+    """``Traced.lower()`` (args ``None``) or ``staged.lower(*args, **kwargs)``."""
+    extra = {"lowering_platforms": (platform,)} if platform else {}
+    if args is None:
+        return staged_or_traced.lower(**extra)
+    return staged_or_traced.lower(*args, **(kwargs or {}), **extra)
+
+
+def kept_inputs(lowered: Lowered) -> list[int] | None:
+    """Indices of the flat inputs that survived lowering, as JAX recorded them."""
+    lowering = getattr(lowered, "_lowering", None)
+    args = getattr(lowering, "compile_args", None)
+    kept = args.get("kept_var_idx") if isinstance(args, dict) else None
+    return sorted(int(i) for i in kept) if kept is not None else None
+
+
+def stablehlo_module(lowered: Lowered) -> MlirModule:
+    return lowered.compiler_ir("stablehlo")
+
+
+def lowered_text(lowered: Lowered, dialect: str, debug_info: bool) -> str:
+    """The lowered module as JAX prints it, with locations when ``debug_info``."""
+    if not debug_info:
+        return str(lowered.as_text(dialect=dialect))
+    if "debug_info" in inspect.signature(lowered.as_text).parameters:
+        return str(lowered.as_text(dialect=dialect, debug_info=True))
+    if dialect != "stablehlo":
+        return str(lowered.as_text(dialect=dialect))  # HLO text of 0.4.35 keeps no names
+    module = lowered.compiler_ir("stablehlo")
+    return str(module.operation.get_asm(enable_debug_info=True, large_elements_limit=20))

@@ -1,0 +1,161 @@
+"""Meshes and shardings, with each release's constructors.
+
+* **Meshes**: ``AbstractMesh(((name, size), ...))`` up to 0.5 (lowering for one works
+  from 0.5.0; 0.4.35's constructor has no ``axis_types``), ``AbstractMesh(sizes, names,
+  axis_types=...)`` from 0.6; ``AxisType`` from 0.6, ``jax.set_mesh`` (explicit sharding)
+  from 0.7. ``jax.make_mesh`` makes ``Auto`` axes in 0.7.2, ``Explicit`` ones in 0.10.2.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from jxinspect.core.errors import UsageError
+from jxinspect.tracer.seam import release
+from jxinspect.tracer.seam.objects import (
+    AxisType,
+    Device,
+    DeviceIds,
+    HloSharding,
+    JaxMesh,
+    Leaf,
+    PartitionSpec,
+    Sharding,
+)
+
+
+def _axis_types(count: int, explicit: bool) -> tuple[AxisType, ...] | None:
+    """``(AxisType.Auto,) * count`` where the release has axis types, else ``None``."""
+    import jax.sharding
+
+    axis_type = getattr(jax.sharding, "AxisType", None)
+    if axis_type is None:
+        if explicit:
+            raise release.unsupported("explicit sharding axes (--explicit)", "0.7")
+        return None
+    kind = axis_type.Explicit if explicit else axis_type.Auto
+    return (kind,) * count
+
+
+def make_mesh(
+    sizes: tuple[int, ...], names: tuple[str, ...], chosen: Sequence[Device], explicit: bool
+) -> JaxMesh:
+    """A ``jax.sharding.Mesh`` over ``chosen`` devices, every axis ``Auto`` unless
+    ``explicit`` (newer releases default to ``Explicit``)."""
+    import jax
+
+    types = _axis_types(len(names), explicit)
+    extra = {"axis_types": types} if types is not None else {}
+    return jax.make_mesh(sizes, names, devices=list(chosen), **extra)
+
+
+def abstract_meshes_lower() -> bool:
+    """Whether this release lowers for an ``AbstractMesh`` (0.5.0 on; 0.4.x's constructor,
+    the one without ``axis_types``, belongs to the releases that cannot)."""
+    from jax.sharding import AbstractMesh
+
+    params = inspect.signature(AbstractMesh.__init__).parameters
+    return "shape_tuple" not in params or "axis_types" in params
+
+
+def make_abstract_mesh(sizes: tuple[int, ...], names: tuple[str, ...], explicit: bool) -> JaxMesh:
+    """An ``AbstractMesh`` with each release's constructor."""
+    from jax.sharding import AbstractMesh
+
+    types = _axis_types(len(names), explicit)
+    if not abstract_meshes_lower():
+        raise release.unsupported("lowering for an abstract mesh (--abstract)", "0.5.0")
+    if "shape_tuple" in inspect.signature(AbstractMesh.__init__).parameters:  # up to 0.5
+        return AbstractMesh(tuple(zip(names, sizes)))
+    if types is None:
+        return AbstractMesh(sizes, names)
+    return AbstractMesh(sizes, names, axis_types=types)
+
+
+def is_abstract_mesh(value: object) -> bool:
+    from jax.sharding import AbstractMesh
+
+    return isinstance(value, AbstractMesh)
+
+
+def is_mesh(value: object) -> bool:
+    from jax.sharding import AbstractMesh, Mesh
+
+    return isinstance(value, (Mesh, AbstractMesh))
+
+
+def mesh_axes(jax_mesh: JaxMesh) -> tuple[tuple[str, int], ...]:
+    """``(("data", 4), ("model", 2))`` of a concrete or abstract mesh."""
+    shape = jax_mesh.shape
+    return tuple((str(name), int(shape[name])) for name in jax_mesh.axis_names)
+
+
+def mesh_device_ids(jax_mesh: JaxMesh) -> DeviceIds | None:
+    return None if is_abstract_mesh(jax_mesh) else jax_mesh.device_ids
+
+
+def use_mesh(jax_mesh: JaxMesh) -> AbstractContextManager[object]:
+    """A context manager that makes ``jax_mesh`` the ambient mesh (explicit sharding)."""
+    import jax
+
+    if not hasattr(jax, "set_mesh"):
+        raise release.unsupported("explicit sharding (jax.set_mesh)", "0.7")
+    context: AbstractContextManager[object] = jax.set_mesh(jax_mesh)
+    return context
+
+
+MAX_SHARDING_DEVICES = 2**31 - 1
+"""The largest mesh a ``NamedSharding`` can be made over: jaxlib counts its devices in 32
+bits and throws ``std::bad_cast`` past it (measured with jax 0.10.2 on abstract meshes:
+``a=2147483647`` works, ``a=2147483648`` and ``a=65536,b=32768`` do not)."""
+
+
+def named_sharding(jax_mesh: JaxMesh, entries: Sequence[Any]) -> Sharding:
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    size = 1
+    for axis_size in dict(jax_mesh.shape).values():
+        size *= int(axis_size)
+    if size > MAX_SHARDING_DEVICES:
+        raise UsageError(
+            f"a sharding over a mesh of {size} devices: JAX counts a sharding's devices in "
+            f"32 bits (at most {MAX_SHARDING_DEVICES}); use a smaller mesh"
+        )
+    return NamedSharding(jax_mesh, PartitionSpec(*entries))
+
+
+def partition_spec(entries: Sequence[Any]) -> PartitionSpec:
+    from jax.sharding import PartitionSpec
+
+    return PartitionSpec(*entries)
+
+
+def sharding_of_leaf(leaf: Leaf) -> tuple[PartitionSpec, JaxMesh] | None:
+    """``(spec, mesh)`` when ``leaf`` is or carries a ``NamedSharding``."""
+    from jax.sharding import NamedSharding
+
+    sharding = leaf if isinstance(leaf, NamedSharding) else getattr(leaf, "sharding", None)
+    if isinstance(sharding, NamedSharding):
+        return sharding.spec, sharding.mesh
+    return None
+
+
+def hlo_sharding_text(sharding: Sharding, rank: int) -> str | None:
+    """A JAX ``Sharding`` object as an HLO sharding string (``{devices=[2,1]<=[2]}``)."""
+    try:
+        return str(sharding._to_xla_hlo_sharding(rank))
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def parse_hlo_sharding(text: str) -> HloSharding:
+    """XLA's ``HloSharding`` for a GSPMD string; ``ValueError`` when unreadable."""
+    from jax._src.lib import xla_client as xc
+
+    try:
+        return xc.HloSharding.from_string(text)
+    except Exception as err:  # XLA raises its own runtime error type
+        raise ValueError(f"unreadable mhlo.sharding {text!r}: {err}") from None

@@ -1,0 +1,102 @@
+"""MLIR: parsing modules with JAX's dialects, and the arguments of a function's entry block.
+
+* **Argument names in ``@main``**: block-argument locations everywhere; the bindings
+  expose ``BlockArgument.location`` in 0.7.2 and 0.10.2 (not in 0.4.35 nor 0.5.3), and
+  without it they are read from the printed header of a body-less copy of ``@main``.
+* **Block arguments**: ``BlockArgument.isinstance`` casts a plain ``Value`` up to 0.8;
+  jaxlib 0.9 and later have none (and hand out ``BlockArgument``s already).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from types import ModuleType
+
+from jxinspect.tracer.seam import locations
+from jxinspect.tracer.seam.objects import MlirBlock, MlirModule, MlirOperation, MlirValue
+
+
+def parse_module(text: str | bytes) -> MlirModule:
+    """Parse StableHLO text or bytecode with every dialect JAX registers."""
+    from jax._src.interpreters import mlir as jax_mlir
+    from jaxlib.mlir import ir
+
+    context = jax_mlir.make_ir_context()
+    with context:
+        return ir.Module.parse(text)
+
+
+def sdy() -> ModuleType:
+    """jaxlib's Shardy dialect bindings (every supported release has them)."""
+    return importlib.import_module("jaxlib.mlir.dialects.sdy")
+
+
+def stablehlo() -> ModuleType:
+    """jaxlib's StableHLO dialect bindings."""
+    return importlib.import_module("jaxlib.mlir.dialects.stablehlo")
+
+
+def ir() -> ModuleType:
+    """jaxlib's MLIR core bindings (types and attributes whose API every release shares)."""
+    return importlib.import_module("jaxlib.mlir.ir")
+
+
+_LOC_ALIAS = re.compile(r"^(#loc\d*) = loc\((.*)\)$", re.M)
+_BLOCK_ARG = re.compile(r"%arg(\d+): .*? loc\((#loc\d*|\"(?:[^\"\\]|\\.)*\"[^)]*|[^)]*)\)")
+_QUOTED = re.compile(r'^"((?:[^"\\]|\\.)*)"')
+
+
+def _printed_name(loc_text: str) -> str | None:
+    """The name of a printed location (``"params['w']"``), ``None`` for other kinds."""
+    match = _QUOTED.match(loc_text)
+    if match is None:
+        return None
+    rest = loc_text[match.end() :]
+    if rest.startswith(":"):  # "file.py":3:4, a file location
+        return None
+    return locations.unescape(match.group(1))
+
+
+def block_argument_names(func: MlirOperation) -> list[str | None]:
+    """Each entry-block argument's name (its ``NameLoc``), ``None`` where it has none."""
+    arguments = list(func.regions[0].blocks[0].arguments)
+    if arguments and hasattr(arguments[0], "location"):
+        return [locations.location_name(a.location) for a in arguments]
+    return printed_argument_names(func)
+
+
+def printed_argument_names(func: MlirOperation) -> list[str | None]:
+    """:func:`block_argument_names` for bindings without ``BlockArgument.location``
+    (0.4.35): the names from the printed header of a body-less copy of the function."""
+    arguments = list(func.regions[0].blocks[0].arguments)
+    copy = func.operation.clone()
+    block = copy.regions[0].blocks[0]
+    for op in reversed(list(block.operations)):
+        op.erase()
+    text = copy.get_asm(enable_debug_info=True)
+    aliases = {m.group(1): m.group(2) for m in _LOC_ALIAS.finditer(text)}
+    names: list[str | None] = [None] * len(arguments)
+    header = text[text.find("^bb0(") :]
+    for match in _BLOCK_ARG.finditer(header[: header.find("\n")]):
+        index, loc = int(match.group(1)), match.group(2)
+        loc = aliases.get(loc, loc)
+        if index < len(names):
+            names[index] = _printed_name(loc)
+    return names
+
+
+def block_argument_number(value: MlirValue, block: MlirBlock) -> int | None:
+    """The argument number when ``value`` is an argument of ``block``, else ``None``
+    (0.7's bindings hand operands out as plain ``Value``s, to be cast)."""
+    from jaxlib.mlir import ir as bindings
+
+    if not isinstance(value, bindings.BlockArgument):
+        if not bindings.BlockArgument.isinstance(value):
+            return None
+        value = bindings.BlockArgument(value)
+    arguments = list(block.arguments)
+    number = int(value.arg_number)
+    if number < len(arguments) and arguments[number] == value:
+        return number
+    return None

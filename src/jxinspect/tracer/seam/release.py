@@ -1,0 +1,66 @@
+"""The release: which JAX this is, its configuration, and the error for a feature it lacks.
+
+Every other concern detects what a release can do by feature, not by version number;
+the version is only named in messages (:func:`unsupported`) and reports.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from jxinspect.core.errors import UsageError
+
+
+def jax_version() -> str:
+    import jax
+
+    return str(jax.__version__)
+
+
+def import_jax() -> None:
+    """Load JAX and ``jax.numpy`` (what every target needs)."""
+    import jax.numpy  # noqa: F401
+
+
+def unsupported(feature: str, since: str) -> UsageError:
+    """The one-line error for a feature this JAX release does not have."""
+    return UsageError(
+        f"{feature} needs JAX {since} or newer; this is JAX {jax_version()} "
+        "(upgrade JAX, or leave the option out)"
+    )
+
+
+def config_has(option: str) -> bool:
+    import jax
+
+    return option in jax.config.values
+
+
+def warm_up() -> None:
+    """Lower one tiny program: what JAX sets up for its first lowering (a second or so
+    of a fresh process) is then done before a target needs it."""
+    import jax
+    import jax.numpy as jnp
+
+    jax.jit(lambda x: x + 1).lower(jax.ShapeDtypeStruct((), jnp.float32)).as_text()
+
+
+def config_values() -> dict[str, Any]:
+    """JAX's configuration now (``jax.config.values``, public in every supported
+    release), to put back with :func:`restore_config`."""
+    import jax
+
+    return dict(jax.config.values)
+
+
+def restore_config(values: dict[str, Any]) -> None:
+    """Put back what user code changed (``jax.config.update`` at import) since
+    :func:`config_values`; an option that cannot change once the backend started is
+    left as it is."""
+    import jax
+
+    for name, value in jax.config.values.items():
+        if name in values and values[name] != value:
+            with contextlib.suppress(Exception):
+                jax.config.update(name, values[name])

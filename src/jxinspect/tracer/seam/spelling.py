@@ -1,0 +1,56 @@
+"""Names and result paths in one spelling, whichever release wrote them.
+
+* **Result paths**: ``result['y']`` from 0.6 on, ``['y']`` (and ``""`` for a lone result)
+  up to 0.5; :func:`normalize_result_path` maps both to the newer spelling.
+* **Keys of nodes without key paths**: ``p[<flat index 0>]`` in 0.4.35, ``p[0]`` later;
+  :func:`newer_spelling` reads both alike.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+
+from jxinspect.tracer.seam import jaxprs
+
+
+@functools.cache
+def result_paths_prefixed() -> bool:
+    """Whether this release writes ``result['a']`` (0.5 on) rather than ``['a']`` (0.4.x),
+    found by tracing a one-line function (about a millisecond)."""
+    import jax
+
+    info = jaxprs.debug_info(jax.make_jaxpr(lambda x: {"a": x})(1.0).jaxpr)
+    paths = info.result_paths if info is not None else None
+    return not paths or paths[0].startswith("result")
+
+
+_FLAT_INDEX = re.compile(r"\[<flat index (\d+)>\]")
+
+
+def newer_spelling(name: str) -> str:
+    """A name or path in the newer releases' spelling: 0.4.x printed the key of a pytree
+    node without key paths as ``[<flat index 0>]`` where newer releases print ``[0]``."""
+    return _FLAT_INDEX.sub(r"[\1]", name)
+
+
+def normalize_result_path(carried: str, prefixed: bool) -> str:
+    """A result path in the newer spelling: up to 0.5 JAX wrote ``['y']`` (``""`` for a
+    lone result) where newer releases write ``result['y']`` (``result``); ``prefixed``
+    says whether the release that wrote ``carried`` uses the newer spelling. Flat-index
+    keys are respelled too (:func:`newer_spelling`)."""
+    carried = newer_spelling(carried)
+    if prefixed or carried.startswith("result"):
+        return carried
+    return "result" + carried
+
+
+def prefixes_results(paths: Sequence[str | None]) -> bool | None:
+    """Whether result paths follow the newer spelling; ``None`` when they do not say."""
+    named = [p for p in paths if p]
+    if any(p.startswith("result") for p in named):
+        return True
+    if any(p.startswith(("[", ".")) for p in named):
+        return False
+    return None

@@ -1,0 +1,135 @@
+"""Staging: wrapping a function with each release's ``jit``, ``pjit``, ``pmap`` and
+``shard_map``, and telling the wrapped kinds apart.
+
+* **shard_map**: ``jax.experimental.shard_map.shard_map(check_rep=, auto=)`` up to 0.6
+  (0.4.35), ``jax.shard_map(check_vma=, axis_names=)`` from 0.7 on.
+* **pmap**: a ``PmapFunction`` with ``.trace`` (0.4.35), without it (0.7); from 0.8 on a
+  function that lowers through jit/shard_map (global shapes, ``flat_args[i]`` names;
+  its anonymous mesh axis prints as an object on 0.8 and 0.9, as
+  ``_internal_pmap_axis_name`` on 0.10). Up to 0.7 the program is one replica's
+  (per-device shapes); it keeps the real names up to 0.7.1 and none in 0.7.2.
+* **Static argument names**: 0.4.35 matches keyword names against ``static_argnames`` by
+  identity; names read from a declaration are interned before they reach ``jit``.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from jxinspect.tracer.seam.objects import Jaxpr, OutInfo, Traced, Wrapped
+
+
+def inner_traced(staged: Traced) -> Traced:
+    """JAX's ``Traced`` inside a library's own (``flax.nnx``'s ``Traced`` keeps it in
+    ``.traced``); JAX's own is returned as it is."""
+    inner = getattr(staged, "traced", None)
+    return inner if inner is not None and hasattr(inner, "jaxpr") else staged
+
+
+def is_jit_wrapped(fun: object) -> bool:
+    """A ``jax.jit``/``pjit`` object (not pmap, which some releases also give ``trace``)."""
+    if is_pmap_wrapped(fun):
+        return False
+    return callable(getattr(fun, "trace", None)) and callable(getattr(fun, "lower", None))
+
+
+def is_pmap_wrapped(fun: object) -> bool:
+    """A ``jax.pmap`` object of any release."""
+    if type(fun).__name__ == "PmapFunction":
+        return True
+    return callable(getattr(fun, "lower", None)) and not hasattr(fun, "trace")
+
+
+@functools.cache
+def pmap_axis_default() -> str:
+    """What the program calls pmap's axis when no ``axis_name`` is given: pmap built on
+    shard_map names it ``_internal_pmap_axis_name`` in its mesh on 0.10 (0.8 and 0.9
+    print an anonymous object there); the older pmap's axis is an anonymous object that
+    no program names, shown as ``(unnamed)``."""
+    import jax
+
+    if type(jax.pmap(lambda x: x)).__name__ == "PmapFunction":
+        return "(unnamed)"
+    return "_internal_pmap_axis_name"
+
+
+def pmap_global_shapes() -> bool:
+    """Whether pmap lowers one global program (0.8 on, through jit/shard_map) rather
+    than one replica's, with per-device shapes."""
+    return pmap_axis_default() != "(unnamed)"
+
+
+_ARGNAMES = ("static_argnames", "donate_argnames")
+
+
+def _interned(options: dict[str, Any]) -> dict[str, Any]:
+    """Argument names as interned strings: 0.4.35's C++ argument parser matches keyword
+    names against ``static_argnames`` by identity, so a name read from a file (not a
+    literal in the user's code) would be taken for a dynamic argument."""
+    result = dict(options)
+    for key in _ARGNAMES:
+        names = result.get(key)
+        if isinstance(names, str):
+            result[key] = sys.intern(names)
+        elif names is not None:
+            result[key] = tuple(sys.intern(n) if isinstance(n, str) else n for n in names)
+    return result
+
+
+def jit(fun: Callable[..., Any], options: dict[str, Any]) -> Wrapped:
+    import jax
+
+    return jax.jit(fun, **_interned(options))
+
+
+def pjit(fun: Callable[..., Any], options: dict[str, Any]) -> Wrapped:
+    import warnings
+
+    from jax.experimental.pjit import pjit as make
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return make(fun, **_interned(options))
+
+
+def pmap(fun: Callable[..., Any], options: dict[str, Any]) -> Wrapped:
+    import jax
+
+    return jax.pmap(fun, **options)
+
+
+def shard_map(fun: Callable[..., Any], options: dict[str, Any]) -> Wrapped:
+    """``jax.shard_map`` where it exists, else ``jax.experimental.shard_map``
+    (``check_vma`` → ``check_rep``, ``axis_names`` → ``auto``, its complement)."""
+    import jax
+
+    if hasattr(jax, "shard_map"):
+        return jax.shard_map(fun, **options)
+    from jax.experimental.shard_map import shard_map as old_shard_map
+
+    options = dict(options)
+    if "check_vma" in options:
+        options["check_rep"] = options.pop("check_vma")
+    if "axis_names" in options:
+        manual = set(options.pop("axis_names"))
+        options["auto"] = frozenset(set(options["mesh"].axis_names) - manual)
+    return old_shard_map(fun, **options)
+
+
+def make_jaxpr(
+    fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], statics: Any
+) -> tuple[Jaxpr, OutInfo]:
+    """``(jaxpr, out_shape_tree)`` of ``fun(*args, **kwargs)``: the open jaxpr (its
+    constants left off) and the ``ShapeDtypeStruct``s it returns."""
+    import jax
+
+    closed, shapes = jax.make_jaxpr(fun, static_argnums=statics, return_shape=True)(*args, **kwargs)
+    return closed.jaxpr, shapes
+
+
+def jaxpr_of(traced: Traced) -> Jaxpr:
+    """The top-level ``Jaxpr`` of a ``Traced``."""
+    return traced.jaxpr.jaxpr

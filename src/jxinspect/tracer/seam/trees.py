@@ -1,0 +1,100 @@
+"""Pytrees and the leaves a program receives (arrays, abstract values, stand-ins)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from jxinspect.tracer.seam.objects import KeyPath, Leaf, PyTree, ShapeDtypeStruct, Sharding, TreeDef
+
+
+def tree_leaves(tree: PyTree, none_is_leaf: bool = False) -> list[Leaf]:
+    import jax
+
+    if none_is_leaf:
+        return list(jax.tree_util.tree_leaves(tree, is_leaf=lambda x: x is None))
+    return list(jax.tree_util.tree_leaves(tree))
+
+
+def tree_leaves_with_path(tree: PyTree) -> list[tuple[KeyPath, Leaf]]:
+    import jax
+
+    return list(jax.tree_util.tree_flatten_with_path(tree)[0])
+
+
+def tree_map(
+    fun: Callable[[Leaf], Any], tree: PyTree, is_leaf: Callable[[Any], bool] | None = None
+) -> PyTree:
+    import jax
+
+    return jax.tree_util.tree_map(fun, tree, is_leaf=is_leaf)
+
+
+def keystr(path: KeyPath) -> str:
+    """``['w'][0].b``; a flat-index key (a node without key paths) prints as ``[i]``."""
+    import jax
+
+    parts = []
+    for key in path:
+        if isinstance(key, jax.tree_util.FlattenedIndexKey):
+            parts.append(f"[{key.key}]")
+        else:
+            parts.append(jax.tree_util.keystr((key,)))
+    return "".join(parts)
+
+
+def shape_dtype_struct(
+    shape: tuple[int, ...], dtype: str, sharding: Sharding | None = None
+) -> ShapeDtypeStruct:
+    import jax
+    import jax.numpy as jnp
+
+    if sharding is None:
+        return jax.ShapeDtypeStruct(shape, jnp.dtype(dtype))
+    return jax.ShapeDtypeStruct(shape, jnp.dtype(dtype), sharding=sharding)
+
+
+def is_array_leaf(leaf: Leaf) -> bool:
+    """An array the program receives: a JAX or NumPy array, a NumPy scalar, or a
+    ``ShapeDtypeStruct`` standing for one (what ``eqx.is_array`` accepts, plus the
+    abstract values jxinspect builds)."""
+    import jax
+    import numpy as np
+
+    return isinstance(leaf, (jax.Array, np.ndarray, np.generic, jax.ShapeDtypeStruct))
+
+
+def is_jax_value(leaf: Leaf) -> bool:
+    """A leaf plain ``jax.jit`` accepts: an array (:func:`is_array_leaf`), a Python number,
+    or an object that converts itself (``__jax_array__``)."""
+    return (
+        is_array_leaf(leaf)
+        or isinstance(leaf, (bool, int, float, complex))
+        or hasattr(leaf, "__jax_array__")
+    )
+
+
+def stand_in_array(leaf: Leaf) -> Leaf:
+    """A NumPy array of a ``ShapeDtypeStruct``'s shape and dtype that allocates nothing
+    (one zero, broadcast with zero strides): for wrappers that stage only real arrays
+    (``eqx.filter_jit`` treats any other leaf as static). Other leaves are returned as
+    they are."""
+    import jax
+    import numpy as np
+
+    if not isinstance(leaf, jax.ShapeDtypeStruct):
+        return leaf
+    return np.broadcast_to(np.zeros((), dtype=leaf.dtype), tuple(leaf.shape))
+
+
+def tree_flatten(tree: PyTree) -> tuple[list[Leaf], TreeDef]:
+    import jax
+
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    return list(leaves), treedef
+
+
+def tree_unflatten(treedef: TreeDef, leaves: Iterable[Leaf]) -> PyTree:
+    import jax
+
+    return jax.tree_util.tree_unflatten(treedef, list(leaves))
