@@ -23,10 +23,10 @@ def _product(shown: Displayed) -> Product[Any]:
 
 def describe(shown: Displayed) -> str:
     """One line: what it is and how it went."""
-    describe = _product(shown).describe
-    if describe is None:
+    line = _product(shown).describe
+    if line is None:
         raise TypeError(f"{shown.product} has no one-line description")
-    return describe(shown)
+    return line(shown)
 
 
 def coloured_text(shown: Displayed) -> str:

@@ -79,7 +79,10 @@ class Product(Generic[T]):
     @property
     def colored(self) -> Format[T]:
         """The format shown as coloured text (in a console, or in a notebook cell)."""
-        return next(f for f in self.formats if f.color)
+        for found in self.formats:
+            if found.color:
+                return found
+        raise KeyError(f"{self.name} has no coloured format")
 
     def render(self, product: T, name: str, style: Style = Style()) -> str:
         return self.format(name).render(product, style)
