@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from jxinspect._version import __version__
+from jxinspect.core import display as _display
 
 if TYPE_CHECKING:
     from jxinspect.compare.diff import DiffReport
@@ -30,6 +31,17 @@ if TYPE_CHECKING:
     from jxinspect.core.vocabulary import Stage
 
 __all__ = ["__version__", "diff", "inspect"]
+
+
+def _renderers() -> _display.Renderers:
+    """The products' displays, imported when one is first shown (core imports no
+    renderer; this package, which runs before any submodule, hands them down)."""
+    from jxinspect.render import display
+
+    return display
+
+
+_display.provide(_renderers)
 
 
 def inspect(

@@ -339,3 +339,20 @@ def test_nested_jaxpr_notes_say_where_debug_info_was_dropped() -> None:
         "0:jit.jaxpr · jit: g at m.py:1 · args (a0, a1, a2, a3, a4, a5, … +4) → "
         "⚠ no result paths · ⚠ some argument names are empty"
     )
+
+
+def test_the_page_embeds_its_stylesheet_and_script_from_package_data() -> None:
+    """The CSS and JS are files shipped beside the renderer (pyproject's package-data
+    globs), embedded whole in every page."""
+    from helpers import REPO
+
+    folder = REPO / "src" / "jxinspect" / "render" / "report" / html.ASSETS
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    report = Report(target="t", stage="jit", reached="lowered", jax_version=None,
+                    platform="cpu", num_devices=1)  # fmt: skip
+    page = html.render(report)
+    for name, tag in (("report.css", "style"), ("report.js", "script")):
+        source = (folder / name).read_text(encoding="utf-8")
+        assert f'"render/report/assets/*{Path(name).suffix}"' in pyproject
+        assert html.asset(name) == "\n" + source
+        assert f"<{tag}>\n{source}</{tag}>" in page

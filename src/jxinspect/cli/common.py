@@ -1,4 +1,4 @@
-"""Plumbing shared by the command modules: output enums, where text goes, exit codes.
+"""Plumbing shared by the command modules: output choices, where text goes, exit codes.
 
 Nothing here imports JAX.
 """
@@ -10,7 +10,7 @@ import sys
 import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
@@ -21,13 +21,13 @@ from jxinspect.core.model import Report, at_or_above
 from jxinspect.core.program import TextRequest
 from jxinspect.core.vocabulary import FailOn, Partitioner, Platform, Stage
 from jxinspect.project.options import TargetOptions
+from jxinspect.render import formats
 from jxinspect.render.common.escape import text as one_line
 
-
-class Format(str, enum.Enum):
-    text = "text"
-    json = "json"
-    html = "html"
+if TYPE_CHECKING:  # typer reads the enum; the code reads a format name
+    Format = str
+else:
+    Format = formats.REPORT.choice()
 
 
 class Show(str, enum.Enum):
@@ -58,9 +58,9 @@ def text_request(
 ) -> TextRequest | None:
     """The program texts ``lower`` must keep for its views (``None``: none); the view
     flags must come with a view that uses them."""
-    html = format is Format.html
-    jaxpr = html or (format is Format.text and Show.jaxpr in show)
-    module = html or (format is Format.text and Show.mlir in show)
+    html = format == "html"
+    jaxpr = html or (format == "text" and Show.jaxpr in show)
+    module = html or (format == "text" and Show.mlir in show)
     if source and not jaxpr:
         raise UsageError("--source labels jaxpr equations: add --show jaxpr or --format html")
     for flag, given in (("--dialect", dialect is not None), ("--debug-info", debug_info)):
@@ -108,29 +108,10 @@ def names(flag: str, text: str | None) -> tuple[str, ...] | None:
 def render_report(
     report: Report, format: Format, show: list[Show], color: bool, max_lines: int | None
 ) -> str:
-    """A report as ``lower`` prints it: the format asked for, and in text its views."""
-    if format is Format.json:
-        from jxinspect.render.report import json as json_render
-
-        return json_render.render(report)
-    if format is Format.html:
-        from jxinspect.render.report import html
-
-        return html.render(report, max_lines)
-    from jxinspect.render.report import text as text_render
-
-    text = text_render.render(report, color=color)
-    if show:
-        from jxinspect.render.report import views
-
-        for what in show:
-            if what is Show.collectives:
-                from jxinspect.render.report import collectives
-
-                text += "\n" + collectives.render(report)
-                continue
-            text += f"\n── {what.value} ──\n" + views.render(report, what.value, color, max_lines)
-    return text
+    """A report as ``lower`` and ``show`` print it: the format asked for, and in text its
+    views."""
+    style = formats.Style(color, tuple(what.value for what in show), max_lines)
+    return formats.REPORT.render(report, format, style)
 
 
 def emit(text: str, output: Path | None) -> None:

@@ -6,9 +6,8 @@ Importing this module does not import JAX; staging (both sides, one process) doe
 
 from __future__ import annotations
 
-import enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
@@ -42,6 +41,7 @@ from jxinspect.core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from jxinspect.core.vocabulary import FailOn
 from jxinspect.project.options import nearest
 from jxinspect.project.targets import user_prints_to_stderr
+from jxinspect.render import formats
 from jxinspect.render.common.escape import text as one_line
 
 SIDE_HELP = (
@@ -50,10 +50,10 @@ SIDE_HELP = (
 )
 
 
-class DiffFormat(str, enum.Enum):
-    text = "text"
-    json = "json"
-    markdown = "markdown"
+if TYPE_CHECKING:  # typer reads the enum; the code reads a format name
+    DiffFormat = str
+else:
+    DiffFormat = formats.DIFF.choice()
 
 
 def allowed_classes(values: list[str] | None) -> frozenset[str]:
@@ -100,7 +100,7 @@ def diff_debug(
     platform: PlatformOpt = None,
     partitioner: PartitionerOpt = None,
     explicit: ExplicitOpt = None,
-    format: Annotated[DiffFormat, typer.Option("--format", "-f")] = DiffFormat.text,
+    format: Annotated[DiffFormat, typer.Option("--format", "-f")] = "text",
     output: Annotated[Optional[Path], typer.Option("--output", "-o")] = None,
     fail_on: Annotated[
         FailOn,
@@ -150,19 +150,8 @@ def diff_debug(
             only_before=loaded.only_before,
             only_after=loaded.only_after,
         )
-        if format is DiffFormat.json:
-            from jxinspect.render.compare import json as diff_json
-
-            text = diff_json.render(diff)
-        elif format is DiffFormat.markdown:
-            from jxinspect.render.compare import markdown as diff_markdown
-
-            text = diff_markdown.render(diff)
-        else:
-            from jxinspect.render.compare import text as diff_text
-
-            text = diff_text.render(diff, color=use_color(color, output))
-        emit(text, output)
+        style = formats.Style(color=use_color(color, output))
+        emit(formats.DIFF.render(diff, format, style), output)
         return EXIT_FINDINGS if diff.failed else EXIT_OK
 
     run_command(body, show_traceback)

@@ -6,10 +6,9 @@ diagnostics go to stderr, the bar only when stderr is a terminal. Imports no JAX
 
 from __future__ import annotations
 
-import enum
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
@@ -17,15 +16,13 @@ from jxinspect.cli.common import Color, TracebackOpt, emit, run_command, use_col
 from jxinspect.core.errors import UsageError
 from jxinspect.core.vocabulary import FailOn
 from jxinspect.lint.result import LintResult
+from jxinspect.render import formats
 from jxinspect.render.common.escape import text as one_line
 
-
-class LintFormat(str, enum.Enum):
-    text = "text"
-    json = "json"
-    sarif = "sarif"
-    github = "github"
-    junit = "junit"
+if TYPE_CHECKING:  # typer reads the enum; the code reads a format name
+    LintFormat = str
+else:
+    LintFormat = formats.LINT.choice()
 
 
 def codes(flag: str, text: str | None) -> tuple[str, ...] | None:
@@ -48,25 +45,7 @@ def codes(flag: str, text: str | None) -> tuple[str, ...] | None:
 
 def render(result: LintResult, format: LintFormat, color: bool) -> str:
     """The result in the chosen format."""
-    if format is LintFormat.json:
-        from jxinspect.render.lint import json as lint_json
-
-        return lint_json.render(result)
-    if format is LintFormat.sarif:
-        from jxinspect.render.lint import sarif
-
-        return sarif.render(result)
-    if format is LintFormat.github:
-        from jxinspect.render.lint import github
-
-        return github.render(result)
-    if format is LintFormat.junit:
-        from jxinspect.render.lint import junit
-
-        return junit.render(result)
-    from jxinspect.render.lint import text as lint_text
-
-    return lint_text.render(result, color=color)
+    return formats.LINT.render(result, format, formats.Style(color=color))
 
 
 def lint(
@@ -81,7 +60,7 @@ def lint(
         Optional[Path],
         typer.Option(help="jxinspect.yaml or pyproject.toml (default: found from here upward)."),
     ] = None,
-    format: Annotated[LintFormat, typer.Option("--format", "-f")] = LintFormat.text,
+    format: Annotated[LintFormat, typer.Option("--format", "-f")] = "text",
     output: Annotated[Optional[Path], typer.Option("--output", "-o")] = None,
     select: Annotated[
         Optional[str], typer.Option(help='Run only these codes or prefixes: "JX1,JX201".')
@@ -216,7 +195,7 @@ def lint_merge(
     parts: Annotated[
         list[Path], typer.Argument(help="The JSON results of every part (lint --shard K/N).")
     ],
-    format: Annotated[LintFormat, typer.Option("--format", "-f")] = LintFormat.text,
+    format: Annotated[LintFormat, typer.Option("--format", "-f")] = "text",
     output: Annotated[Optional[Path], typer.Option("--output", "-o")] = None,
     exit_zero: Annotated[
         bool, typer.Option("--exit-zero", help="Exit 0 even with failing findings.")

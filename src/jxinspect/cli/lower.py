@@ -70,7 +70,7 @@ def lower(
     platform: PlatformOpt = None,
     partitioner: PartitionerOpt = None,
     explicit: ExplicitOpt = None,
-    format: Annotated[Format, typer.Option("--format", "-f")] = Format.text,
+    format: Annotated[Format, typer.Option("--format", "-f")] = "text",
     output: Annotated[Optional[Path], typer.Option("--output", "-o")] = None,
     show: Annotated[
         Optional[list[Show]],

@@ -24,6 +24,7 @@ from jxinspect.cli.common import (
 from jxinspect.core.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USER_CODE, UsageError
 from jxinspect.core.vocabulary import FailOn
 from jxinspect.record import folder as records
+from jxinspect.render import formats
 
 
 def record(
@@ -94,7 +95,7 @@ def show(
         str,
         typer.Argument(help="A record folder, one function's folder in it, or a .json report."),
     ],
-    format: Annotated[Format, typer.Option("--format", "-f")] = Format.text,
+    format: Annotated[Format, typer.Option("--format", "-f")] = "text",
     output: Annotated[Optional[Path], typer.Option("--output", "-o")] = None,
     show: Annotated[
         Optional[list[Show]], typer.Option(help="Also draw sharding pictures (one function).")
@@ -131,19 +132,18 @@ def show(
 
 
 def _show_folder(folder: Path, format: Format, output: Optional[Path], fail_on: FailOn) -> int:
-    from jxinspect.render.record import summary as record_summary
+    from jxinspect.render.record.summary import Recording
 
-    if format is Format.html:
+    if format not in formats.RECORD.names:
         raise UsageError(
-            f"--format html shows one function: give {folder}/FUNCTION (see `jxinspect show "
-            f"{folder}` for their folders)"
+            f"--format {formats.REPORT.format(format).name} shows one function: give "
+            f"{folder}/FUNCTION (see `jxinspect show {folder}` for their folders)"
         )
     index = records.read_index(folder)
-    reports = [
+    reports = tuple(
         (entry, records.read_record(folder, entry), records.replay_problem(folder, entry))
         for entry in index.functions
-    ]
-    render = record_summary.render_json if format is Format.json else record_summary.render
-    emit(render(str(folder), index, reports), output)
+    )
+    emit(formats.RECORD.render(Recording(str(folder), index, reports), format), output)
     severities = [f.severity for _, report, _ in reports for f in report.findings]
     return EXIT_FINDINGS if fails(severities, fail_on) else EXIT_OK

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from difflib import SequenceMatcher
 from typing import Any, Literal, TypeVar, get_args
 
+from jxinspect.core.display import Displayed
 from jxinspect.core.model import (
     Input,
     NestedJaxpr,
@@ -198,9 +199,11 @@ class TargetDiff:
         }
 
 
-@dataclass(frozen=True)
-class DiffReport:
+@dataclass(frozen=True, repr=False)
+class DiffReport(Displayed):
     """Every target's diff, what was compared, and the gate."""
+
+    product = "diff"
 
     before: str
     """The before input as given (a file, a target, a report, StableHLO text)."""
@@ -225,21 +228,6 @@ class DiffReport:
     def regressions(self) -> list[Change]:
         """Every regression, failing or not, of every target."""
         return [c for t in self.targets for c in t.of_verdict("regression")]
-
-    def __repr__(self) -> str:
-        from jxinspect.render import notebook
-
-        return notebook.diff_repr(self)
-
-    def _repr_html_(self) -> str:
-        from jxinspect.render import notebook
-
-        return notebook.ansi_html(notebook.diff_text(self))
-
-    def __rich__(self) -> Any:
-        from jxinspect.render import notebook
-
-        return notebook.as_rich(notebook.diff_text(self))
 
     def counts(self) -> dict[str, int]:
         total: Counter[str] = Counter()

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from jxinspect.core.display import Displayed, renderers
 from jxinspect.core.dtypes import element_bytes
 from jxinspect.core.program import Program
 from jxinspect.core.vocabulary import SEVERITY_RANK, Reached, Severity, Stage, Status
@@ -541,9 +542,11 @@ class CompiledInfo:
         )
 
 
-@dataclass(frozen=True)
-class Report:
+@dataclass(frozen=True, repr=False)
+class Report(Displayed):
     """Everything jxinspect learned about one staged function."""
+
+    product = "report"
 
     target: str
     stage: Stage | None
@@ -582,29 +585,10 @@ class Report:
     def with_findings(self, findings: tuple[Finding, ...]) -> Report:
         return replace(self, findings=findings)
 
-    # ---- display (``jxinspect.render.notebook``; imported only when asked) ----
-
-    def __repr__(self) -> str:
-        from jxinspect.render import notebook
-
-        return notebook.report_repr(self)
-
-    def _repr_html_(self) -> str:
-        from jxinspect.render import notebook
-
-        return notebook.report_html(self)
-
-    def __rich__(self) -> Any:
-        from jxinspect.render import notebook
-
-        return notebook.as_rich(notebook.report_text(self))
-
     def show(self, view: str = "report") -> None:
         """Display ``report`` or one view (``sharding``; ``jaxpr`` and ``mlir`` when the
         report kept its texts): HTML in a notebook, coloured text in a console."""
-        from jxinspect.render import display
-
-        display.show(self, view)
+        renderers().show(self, view)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from jxinspect.core.display import Displayed
 from jxinspect.core.errors import (
     EXIT_FINDINGS,
     EXIT_INTERNAL,
@@ -164,9 +165,11 @@ class RuleInfo:
     explanation: str
 
 
-@dataclass(frozen=True)
-class LintResult:
+@dataclass(frozen=True, repr=False)
+class LintResult(Displayed):
     """Every target of one lint run, in name order."""
+
+    product = "lint"
 
     targets: tuple[TargetResult, ...]
     rules: tuple[RuleInfo, ...]
@@ -186,21 +189,6 @@ class LintResult:
     def fails(self, finding: LintFinding) -> bool:
         """A new finding at or above ``fail_on``."""
         return not finding.baselined and at_or_above(finding.severity, self.fail_on)
-
-    def __repr__(self) -> str:
-        from jxinspect.render import notebook
-
-        return notebook.lint_repr(self)
-
-    def _repr_html_(self) -> str:
-        from jxinspect.render import notebook
-
-        return notebook.ansi_html(notebook.lint_text(self))
-
-    def __rich__(self) -> Any:
-        from jxinspect.render import notebook
-
-        return notebook.as_rich(notebook.lint_text(self))
 
     def findings(self) -> Iterator[tuple[TargetResult, LintFinding]]:
         for target in self.targets:

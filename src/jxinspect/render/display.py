@@ -1,14 +1,49 @@
-"""Where ``Report.show`` puts a view: HTML in a notebook, coloured text in a console."""
+"""How the products display themselves, found in the format registry by product name:
+the renderers :class:`jxinspect.core.display.Displayed` is handed (by the root package).
+
+``repr`` is the product's one-line description; a notebook cell shows its page (a
+report's HTML) framed, or its coloured text; ``__rich__`` is the coloured text; and
+``Report.show`` puts the report or one view in the notebook or the console.
+"""
 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import Any
 
-from jxinspect.render import notebook
+from jxinspect.core.display import Displayed
+from jxinspect.core.model import Report
+from jxinspect.render import formats, notebook
+from jxinspect.render.formats import Product, Style
 
-if TYPE_CHECKING:
-    from jxinspect.core.model import Report
+
+def _product(shown: Displayed) -> Product[Any]:
+    return formats.PRODUCTS[shown.product]
+
+
+def describe(shown: Displayed) -> str:
+    """One line: what it is and how it went."""
+    line = _product(shown).describe
+    if line is None:
+        raise TypeError(f"{shown.product} has no one-line description")
+    return line(shown)
+
+
+def coloured_text(shown: Displayed) -> str:
+    product = _product(shown)
+    return product.render(shown, product.colored.name, Style(color=True))
+
+
+def cell_html(shown: Displayed) -> str:
+    """A notebook cell: the product's page framed, or its coloured text."""
+    product = _product(shown)
+    if product.page is not None:
+        return notebook.framed(product.render(shown, product.page))
+    return notebook.ansi_html(coloured_text(shown))
+
+
+def rich_text(shown: Displayed) -> Any:
+    return notebook.as_rich(coloured_text(shown))
 
 
 def in_notebook() -> bool:
@@ -18,14 +53,16 @@ def in_notebook() -> bool:
     return shell is not None and "IPKernelApp" in getattr(shell, "config", {})
 
 
-def show(report: Report, view: str = "report") -> None:
+def show(shown: Displayed, view: str = "report") -> None:
     """Display the report or one of its views (``jaxpr``, ``mlir``, ``sharding``)."""
+    if not isinstance(shown, Report):
+        raise TypeError(f"only a report has views, not a {shown.product}")
     if view == "report":
-        text = notebook.report_text(report)
+        text = coloured_text(shown)
     else:
         from jxinspect.render.report import views
 
-        text = views.render(report, view, color=True)
+        text = views.render(shown, view, color=True)
     if in_notebook():
         from IPython.display import HTML, display
 

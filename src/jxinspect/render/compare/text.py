@@ -201,3 +201,15 @@ def render_rich(diff: DiffReport, width: int = 120) -> str:
 def render(diff: DiffReport, color: bool = False, width: int = 120) -> str:
     """The diff as text; ``color`` for a terminal."""
     return render_rich(diff, width) if color else render_plain(diff)
+
+
+def describe(diff: DiffReport) -> str:
+    """The diff's ``repr``: both sides, the verdict and the counts, on one line."""
+    counts = diff.counts()
+    verdict = "FAIL" if diff.failed else "ok"
+    return (
+        f"<DiffReport {esc(diff.before)} → {esc(diff.after)} · {len(diff.targets)} target"
+        f"{'s' if len(diff.targets) != 1 else ''} · {verdict}: {counts['regressions']} "
+        f"regressions ({counts['failing']} failing), {counts['improvements']} improvements, "
+        f"{counts['neutral']} neutral>"
+    )

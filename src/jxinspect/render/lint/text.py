@@ -60,3 +60,13 @@ def render(result: LintResult, color: bool = False) -> str:
             lines.append(f"  {esc(where)}{times}")
     lines += ["", paint(result.summary(), "bold")]
     return "\n".join(lines) + "\n"
+
+
+def describe(result: LintResult) -> str:
+    """The result's ``repr``: targets, findings and failures, on one line."""
+    failed = sum(1 for t in result.targets if t.error)
+    findings = sum(len(t.findings) for t in result.targets)
+    return (
+        f"<LintResult {len(result.targets)} targets · {findings} findings · "
+        f"{failed} failed to stage · fail on {result.fail_on}>"
+    )

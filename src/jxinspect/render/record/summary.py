@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shlex
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from jxinspect.core.model import Report
@@ -70,8 +71,20 @@ Recorded = tuple[Entry, Report, "str | None"]
 """An entry, its report, and why its call cannot be replayed (``None``: it can)."""
 
 
-def render(folder: str, index: Index, reports: list[Recorded]) -> str:
+@dataclass(frozen=True)
+class Recording:
+    """A record folder as ``jxinspect show FOLDER`` draws it."""
+
+    folder: str
+    """The folder as given."""
+    index: Index
+    reports: tuple[Recorded, ...]
+    """Every recorded function, in the index's order."""
+
+
+def render(recording: Recording) -> str:
     """The summary as plain text."""
+    folder, index, reports = recording.folder, recording.index, recording.reports
     command = shlex.join(index.command)
     head = [
         f"recording: {esc(folder)}",
@@ -103,11 +116,12 @@ def render(folder: str, index: Index, reports: list[Recorded]) -> str:
     return "\n".join([*head, *body, *tail]) + "\n"
 
 
-def render_json(folder: str, index: Index, reports: list[Recorded]) -> str:
-    data = index.to_dict()
-    data["folder"] = folder
-    data["notes"] = not_recorded(index)
-    for item, (_, report, problem) in zip(data["functions"], reports):
+def render_json(recording: Recording) -> str:
+    """The summary as JSON: the index, with each function's replay and leaf counts."""
+    data = recording.index.to_dict()
+    data["folder"] = recording.folder
+    data["notes"] = not_recorded(recording.index)
+    for item, (_, report, problem) in zip(data["functions"], recording.reports):
         item["replay"] = problem is None
         item["replay_problem"] = problem
         item["inputs"] = dict(Counter(leaf.status for leaf in report.inputs))

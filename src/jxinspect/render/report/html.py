@@ -1,18 +1,21 @@
 """A report as one self-contained HTML page (``--format html``).
 
 Inline CSS, JavaScript and SVG, nothing fetched: the file works opened from disk with no
-network. The header; findings, each linked to the leaf (or nested jaxpr) it names; the
-inputs and outputs tables with status colours, a text filter and status toggles; the
-sharding pictures as SVG; the annotated jaxpr and module text in collapsible, searchable
-sections whose notes link back to the table rows.
+network. The stylesheet and script are package data (``assets/report.css``,
+``assets/report.js``). The header; findings, each linked to the leaf (or nested jaxpr) it
+names; the inputs and outputs tables with status colours, a text filter and status
+toggles; the sharding pictures as SVG; the annotated jaxpr and module text in
+collapsible, searchable sections whose notes link back to the table rows.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
 import itertools
 import re
+from importlib import resources
 
 from jxinspect._version import __version__
 from jxinspect.core.model import Report
@@ -52,200 +55,16 @@ PACK_FROM = 256 * 1024
 """A program text whose HTML is larger is embedded gzip-compressed and unpacked by the
 page's script once the rest is shown: the file stays small, and opens on the summary."""
 
-CSS = """
-:root{--bg:#fff;--fg:#1d2330;--muted:#5d6778;--line:#dde2ea;--panel:#f6f8fb;--ok:#1f7a3a;
---warn:#9a6100;--bad:#b3261e;--dim:#7b8494;--link:#1f5fbf;--hit:#fff2a8;--cur:#ffd24d}
-@media (prefers-color-scheme:dark){:root{--bg:#14171c;--fg:#e3e7ee;--muted:#9aa4b4;
---line:#2c323c;--panel:#1b1f26;--ok:#5fc27e;--warn:#e0b050;--bad:#ff7b72;--dim:#8590a0;
---link:#7fb0ff;--hit:#5a4b00;--cur:#8a6d00}}
-*{box-sizing:border-box}
-body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--fg);
-background:var(--bg)}
-header,main,footer{max-width:1280px;margin:0 auto;padding:0 20px}
-header{padding-top:18px}
-h1{font-size:22px;margin:0 0 2px}
-h2{font-size:17px;margin:0;display:inline}
-code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
-a{color:var(--link);text-decoration:none}
-a:hover{text-decoration:underline}
-.sub{color:var(--muted);margin:0 0 10px}
-dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:8px 0}
-dl.facts dt{color:var(--muted)}
-dl.facts dd{margin:0}
-dd.error{color:var(--bad)}
-.summary{font-weight:600}
-nav{display:flex;gap:14px;flex-wrap:wrap;padding:8px 0;border-bottom:1px solid var(--line)}
-section{margin:18px 0}
-section>details>summary,section>.head{cursor:pointer;padding:4px 0;margin-bottom:6px}
-.count{color:var(--muted);font-weight:400;margin-left:6px}
-ul.findings{list-style:none;padding:0;margin:6px 0}
-ul.findings li{padding:5px 8px;border-left:4px solid var(--line);margin:3px 0;
-background:var(--panel)}
-li.sev-error{border-color:var(--bad)}li.sev-warning{border-color:var(--warn)}
-li.sev-info{border-color:var(--link)}
-.sev{display:inline-block;min-width:58px;font-weight:600}
-.sev-error .sev{color:var(--bad)}.sev-warning .sev{color:var(--warn)}
-.sev-info .sev{color:var(--link)}
-.filters{display:flex;gap:12px;align-items:center;flex-wrap:wrap;margin:6px 0}
-.filters input[type=search]{min-width:280px;padding:4px 8px;border:1px solid var(--line);
-border-radius:4px;background:var(--bg);color:var(--fg)}
-.filters label{user-select:none;cursor:pointer}
-.shown{color:var(--muted)}
-.table-wrap{overflow-x:auto}
-table.leaves{border-collapse:collapse;width:100%}
-table.leaves th,table.leaves td{text-align:left;padding:4px 8px;border-bottom:1px solid
-var(--line);vertical-align:top;white-space:nowrap}
-table.leaves th{background:var(--panel);position:sticky;top:0}
-table.leaves tr:target,table.leaves tr.flash{outline:2px solid var(--cur)}
-.badge{display:inline-block;padding:0 6px;border-radius:9px;font-size:12px;font-weight:600;
-color:#fff}
-.st-ok{background:var(--ok)}.st-synthetic,.st-renamed{background:var(--warn)}
-.st-missing,.st-mismatch{background:var(--bad)}.st-pruned{background:var(--dim)}
-td.links a{margin-right:8px}
-.picture{margin:14px 0;padding:10px;background:var(--panel);border-radius:6px}
-.picture:target{outline:2px solid var(--cur)}
-.picture figcaption{margin-bottom:6px}
-.picture ul{margin:4px 0;padding-left:18px}
-.picture svg{display:block;margin-top:6px;max-width:100%;height:auto}
-svg text{font:12px ui-monospace,Menlo,Consolas,monospace}
-svg .label{fill:var(--muted)}
-svg .cell text{fill:#fff}
-.codebar{display:flex;gap:8px;align-items:center;margin:4px 0}
-.codebar input{min-width:280px;padding:3px 8px;border:1px solid var(--line);border-radius:4px;
-background:var(--bg);color:var(--fg)}
-.codebar button{padding:2px 10px}
-pre.code{margin:0;padding:8px 0;background:var(--panel);border-radius:6px;overflow:auto;
-max-height:75vh;counter-reset:line}
-pre.code .l{display:block;padding:0 10px 0 0;white-space:pre}
-pre.code .l::before{counter-increment:line;content:counter(line);display:inline-block;
-width:5.5em;padding-right:1em;text-align:right;color:var(--dim);user-select:none}
-pre.code .l.static::before{counter-increment:none;content:""}
-pre.code .l.hit{background:var(--hit)}pre.code .l.current{background:var(--cur)}
-pre.code .l:target,pre.code .l.flash{background:var(--cur)}
-.note{color:var(--ok)}.note.warn{color:var(--warn)}.note a{color:inherit;text-decoration:underline
-dotted}
-.cut{color:var(--warn)}
-pre.code.packing::after{content:"unpacking…";padding:0 10px;color:var(--dim)}
-.t-kw{color:#3b5bdb;font-weight:600}.t-type{color:#a23bbf}.t-op{font-weight:600}
-.t-str{color:#2b8a3e}.t-value{color:#0b7285}.t-sym{color:#b35900}.t-loc{color:var(--dim)}
-@media (prefers-color-scheme:dark){.t-kw{color:#8da2ff}.t-type{color:#e08cf5}
-.t-str{color:#8ce99a}.t-value{color:#66d9e8}.t-sym{color:#ffc078}}
-footer{color:var(--muted);padding:20px;border-top:1px solid var(--line);margin-top:30px}
-"""
+ASSETS = "assets"
+"""The folder beside this module holding the page's stylesheet and script (package data,
+listed in pyproject's ``package-data``)."""
 
-JS = """
-(function () {
-  // Large program texts come gzip-compressed (base64) and are unpacked here, after the
-  // page (its summary, findings and tables) is shown.
-  var unpacked = Promise.all(Array.prototype.map.call(
-    document.querySelectorAll('script.packed'), function (packed) {
-      var bytes = Uint8Array.from(atob(packed.textContent), function (c) {
-        return c.charCodeAt(0);
-      });
-      var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
-      return new Response(stream).text().then(function (html) {
-        var pre = document.getElementById(packed.dataset.for);
-        pre.innerHTML = html;
-        pre.classList.remove('packing');
-        pre.dispatchEvent(new Event('unpacked'));
-      });
-    }));
 
-  'use strict';
-  function applyFilter(box) {
-    var table = document.getElementById(box.dataset.table);
-    var text = box.querySelector('input[type=search]').value.trim().toLowerCase();
-    var on = {};
-    box.querySelectorAll('input[type=checkbox]').forEach(function (c) { on[c.value] = c.checked; });
-    var rows = table.tBodies[0].rows, shown = 0;
-    for (var i = 0; i < rows.length; i++) {
-      var r = rows[i];
-      var keep = on[r.dataset.status] !== false &&
-        (!text || r.textContent.toLowerCase().indexOf(text) >= 0);
-      r.hidden = !keep;
-      if (keep) shown++;
-    }
-    box.querySelector('.shown').textContent = shown + ' of ' + rows.length + ' shown';
-  }
-  document.querySelectorAll('.filters').forEach(function (box) {
-    box.querySelectorAll('input').forEach(function (input) {
-      input.addEventListener(input.type === 'search' ? 'input' : 'change', function () {
-        applyFilter(box);
-      });
-    });
-    applyFilter(box);
-  });
-
-  function reveal(id) {
-    var el = document.getElementById(id);
-    if (!el) return;
-    if (el.tagName === 'TR' && el.hidden) {
-      var box = document.querySelector('.filters[data-table="' + el.closest('table').id + '"]');
-      box.querySelector('input[type=search]').value = '';
-      box.querySelectorAll('input[type=checkbox]').forEach(function (c) { c.checked = true; });
-      applyFilter(box);
-    }
-    for (var d = el.closest('details'); d; d = d.parentElement.closest('details')) d.open = true;
-    el.scrollIntoView({block: 'center'});
-    el.classList.remove('flash');
-    void el.offsetWidth;
-    el.classList.add('flash');
-  }
-  function revealSoon(id) {
-    if (document.getElementById(id)) reveal(id);
-    else unpacked.then(function () { reveal(id); });
-  }
-  window.addEventListener('hashchange', function () { revealSoon(location.hash.slice(1)); });
-  document.addEventListener('click', function (e) {
-    var a = e.target.closest('a[href^="#"]');
-    if (a) revealSoon(a.getAttribute('href').slice(1));
-  });
-  if (location.hash) revealSoon(location.hash.slice(1));
-
-  document.querySelectorAll('.code-section').forEach(function (section) {
-    var input = section.querySelector('.codebar input');
-    var count = section.querySelector('.hits');
-    var lines = section.querySelectorAll('pre.code .l');
-    section.querySelector('pre.code').addEventListener('unpacked', function () {
-      lines = section.querySelectorAll('pre.code .l'); lower = null; search();
-    });
-    var lower = null, hits = [], current = -1, timer = null;
-    function clear() {
-      hits.forEach(function (l) { l.classList.remove('hit', 'current'); });
-      hits = []; current = -1;
-    }
-    function search() {
-      clear();
-      var q = input.value.toLowerCase();
-      if (!q) { count.textContent = ''; return; }
-      if (!lower) lower = Array.prototype.map.call(lines, function (l) {
-        return l.textContent.toLowerCase();
-      });
-      for (var i = 0; i < lower.length; i++) {
-        if (lower[i].indexOf(q) >= 0) { lines[i].classList.add('hit'); hits.push(lines[i]); }
-      }
-      count.textContent = hits.length + (hits.length === 1 ? ' match' : ' matches');
-      if (hits.length) go(1);
-    }
-    function go(step) {
-      if (!hits.length) return;
-      if (current >= 0) hits[current].classList.remove('current');
-      current = (current + step + hits.length) % hits.length;
-      hits[current].classList.add('current');
-      hits[current].scrollIntoView({block: 'center'});
-      count.textContent = (current + 1) + ' of ' + hits.length;
-    }
-    input.addEventListener('input', function () {
-      clearTimeout(timer); timer = setTimeout(search, lines.length > 20000 ? 250 : 60);
-    });
-    input.addEventListener('keydown', function (e) {
-      if (e.key === 'Enter') { e.preventDefault(); go(e.shiftKey ? -1 : 1); }
-    });
-    section.querySelector('.next').addEventListener('click', function () { go(1); });
-    section.querySelector('.prev').addEventListener('click', function () { go(-1); });
-  });
-})();
-"""
+@functools.cache
+def asset(name: str) -> str:
+    """``report.css`` or ``report.js``, as the page embeds it."""
+    folder = resources.files("jxinspect.render.report").joinpath(ASSETS)
+    return "\n" + folder.joinpath(name).read_text(encoding="utf-8")
 
 
 def _id(prefix: str, text: str) -> str:
@@ -540,7 +359,8 @@ def render(report: Report, max_lines: int | None = None) -> str:
     parts = [
         "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>",
         '<meta name=viewport content="width=device-width, initial-scale=1">',
-        f"<title>jxinspect · {_e(report.target)}</title><style>{CSS}</style></head><body>",
+        f"<title>jxinspect · {_e(report.target)}</title>",
+        f"<style>{asset('report.css')}</style></head><body>",
         _header(report),
         _nav(report, texts),
         "<main>",
@@ -555,5 +375,7 @@ def render(report: Report, max_lines: int | None = None) -> str:
     elif report.reached == "traced":
         parts.append(_missing("module", "Module", f"lowering failed: {report.error}"))
     footer = f"jxinspect {_e(__version__)} · jax {_e(recorded(report.jax_version))}"
-    parts.append(f"</main><footer>{footer}</footer><script>{JS}</script></body></html>\n")
+    parts.append(
+        f"</main><footer>{footer}</footer><script>{asset('report.js')}</script></body></html>\n"
+    )
     return "".join(parts)

@@ -199,3 +199,12 @@ def render_rich(report: Report, width: int = 120) -> str:
 def render(report: Report, color: bool = False, width: int = 120) -> str:
     """The report as text; ``color`` for a terminal."""
     return render_rich(report, width) if color else render_plain(report)
+
+
+def describe(report: Report) -> str:
+    """``<Report mlp.py:predict · jit → lowered · JAX 0.10.2 · 7/7 arguments and 2/2
+    results carry their names; 2 infos>``: the report's ``repr``."""
+    return (
+        f"<Report {esc(report.target)} · {recorded(report.stage)} → {report.reached} · "
+        f"JAX {recorded(report.jax_version)} · {summary_line(report)}>"
+    )
