@@ -324,7 +324,7 @@ def inspect_target(
     be read from the source; a declaration built at import time is applied after.
     """
     resolved = target if isinstance(target, Resolved) else resolve(target, given)
-    mesh, notes = _prepare_devices(resolved.options)
+    mesh, notes = _prepare_devices(resolved.options_before_import)
     module = load_module(resolved.target)
     if resolved.declared_at_import:
         resolved = resolved.imported(module)

@@ -57,7 +57,6 @@ from jxinspect.project.declarations import (
     parse_module,
     static_declaration,
 )
-from jxinspect.project.options import NO_OPTIONS
 from jxinspect.project.resolve import Resolved, resolve
 from jxinspect.project.sourcefile import search_text
 from jxinspect.project.targets import DECLARATION, parse_target
@@ -273,12 +272,7 @@ class _Planner:
         try:
             if source is not None and source.is_file():
                 line = definition_line(self.tree(source), attribute)
-            resolved = resolve(
-                text,
-                entry.options if entry is not None else NO_OPTIONS,
-                self.config.defaults,
-                read=self.declaration,
-            )
+            resolved = resolve(text, config=self.config, read=self.declaration)
         except JxError as err:
             return Planned(name, policy, file, line, error=str(err), error_kind=error_kind(err))
         job = Job(name, resolved, policy.settings, policy.compile, str(source or text))
