@@ -6,8 +6,8 @@ import re
 from dataclasses import fields
 
 import pytest
-
 from helpers import REPO
+
 from jxinspect.core.errors import UsageError
 from jxinspect.core.vocabulary import PARTITIONERS, PLATFORMS, STAGES
 from jxinspect.project.options import (
@@ -56,8 +56,10 @@ def test_positions_and_names_read_the_same_from_every_source() -> None:
     flagged = options_from_flags(
         {"static_argnums": "1", "donate_argnums": "0,2", "static_argnames": "n"}
     )
-    assert declared == flagged == TargetOptions(
-        static_argnums=(1,), donate_argnums=(0, 2), static_argnames=("n",)
+    assert (
+        declared
+        == flagged
+        == TargetOptions(static_argnums=(1,), donate_argnums=(0, 2), static_argnames=("n",))
     )
 
 
@@ -82,4 +84,3 @@ def test_a_wrong_value_names_the_key_and_what_it_must_be(
 def test_a_bad_flag_value_names_the_flag() -> None:
     with pytest.raises(UsageError, match="^--donate-argnums: "):
         options_from_flags({"donate_argnums": "x"})
-
