@@ -14,6 +14,7 @@ module needs no JAX.
 from __future__ import annotations
 
 import difflib
+import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
@@ -30,10 +31,15 @@ a flag, a count, one of ``choices``."""
 Group = Literal["input", "staging"]
 """Example inputs, or how they are staged."""
 
+Role = Literal["statics", "static_names", "donated", "donated_names"]
+"""What an argument-position or argument-name option says about the call, whatever the
+stage calls it (``static_argnums`` under ``jit``, ``static_broadcasted_argnums`` under
+``pmap``): read by :class:`~jxinspect.project.plan.StagingPlan`."""
+
 _ALL = STAGES
-_JIT: tuple[Stage, ...] = ("jit", "pjit")
+_JIT: tuple[Stage, ...] = ("jit", "pjit", "shard_map")
+"""Staged by ``jit`` (shard_map inside one)."""
 _PMAP: tuple[Stage, ...] = ("pmap",)
-_SHARDED: tuple[Stage, ...] = ("jit", "pjit", "shard_map")
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,11 @@ class Option:
     parse: Callable[[str], object] | None = None
     """Checks a ``spec`` string (raising :class:`~jxinspect.project.spec.SpecError`)."""
     group: Group = "staging"
+    role: Role | None = None
+    """Its meaning for the stages that use it, for the plan."""
+    keyword: bool = False
+    """Handed to the staging API by its name: as given, or parsed when it is a spec
+    (shardings and meshes are not: they need JAX objects built first)."""
 
     @property
     def flag(self) -> str:
@@ -69,21 +80,29 @@ OPTIONS: tuple[Option, ...] = (
     Option("args_from", "text", "module:function returning args or (args, kwargs).",
            group="input"),
     Option("stage", "choice", "Staging API (default jit).", choices=STAGES, in_defaults=True),
-    Option("static_argnums", "int_tuple", 'Argument positions: "1" or "0,2".', _JIT),
-    Option("static_argnames", "name_tuple", 'Argument names: "n,mode".', _JIT),
-    Option("donate_argnums", "int_tuple", 'Argument positions: "1" or "0,2".', (*_JIT, "pmap")),
-    Option("donate_argnames", "name_tuple", 'Argument names: "n,mode".', _JIT),
-    Option("keep_unused", "bool", "Keep unused arguments in @main.", _JIT, in_defaults=True),
+    Option("static_argnums", "int_tuple", 'Argument positions: "1" or "0,2".', _JIT,
+           role="statics", keyword=True),
+    Option("static_argnames", "name_tuple", 'Argument names: "n,mode".', _JIT,
+           role="static_names", keyword=True),
+    Option("donate_argnums", "int_tuple", 'Argument positions: "1" or "0,2".', (*_JIT, "pmap"),
+           role="donated", keyword=True),
+    Option("donate_argnames", "name_tuple", 'Argument names: "n,mode".', _JIT,
+           role="donated_names", keyword=True),
+    Option("keep_unused", "bool", "Keep unused arguments in @main.", _JIT, in_defaults=True,
+           keyword=True),
     Option("devices", "positive_int", "Simulate N CPU devices.", in_defaults=True),
     Option("mesh", "spec", 'Mesh axes: "data=2,model=4".', in_defaults=True,
            parse=specs.parse_mesh),
-    Option("in_specs", "spec", "Input shardings (jit/pjit) or shard_map in_specs.", _SHARDED,
+    Option("in_specs", "spec", "Input shardings (jit/pjit) or shard_map in_specs.", _JIT,
            parse=specs.parse_specs),
-    Option("out_specs", "spec", "Output shardings or specs.", _SHARDED, parse=specs.parse_specs),
-    Option("axis_name", "text", "pmap axis name.", _PMAP),
-    Option("in_axes", "spec", 'pmap in_axes: "0, None".', _PMAP, parse=specs.parse_in_axes),
-    Option("out_axes", "spec", 'pmap out_axes: "None, 0".', _PMAP, parse=specs.parse_in_axes),
-    Option("static_broadcasted_argnums", "int_tuple", 'Argument positions: "1" or "0,2".', _PMAP),
+    Option("out_specs", "spec", "Output shardings or specs.", _JIT, parse=specs.parse_specs),
+    Option("axis_name", "text", "pmap axis name.", _PMAP, keyword=True),
+    Option("in_axes", "spec", 'pmap in_axes: "0, None".', _PMAP, parse=specs.parse_in_axes,
+           keyword=True),
+    Option("out_axes", "spec", 'pmap out_axes: "None, 0".', _PMAP, parse=specs.parse_in_axes,
+           keyword=True),
+    Option("static_broadcasted_argnums", "int_tuple", 'Argument positions: "1" or "0,2".', _PMAP,
+           role="statics", keyword=True),
     Option("abstract", "bool", "Use an AbstractMesh (no devices).", in_defaults=True),
     Option("platform", "choice", "Lower for this platform.", choices=PLATFORMS, in_defaults=True),
     Option("partitioner", "choice", "Who reads the shardings: shardy or gspmd.",
@@ -172,16 +191,24 @@ def options_from_mapping(
     return TargetOptions(**values)
 
 
-def _int_items(value: Any) -> tuple[int, ...] | None:
-    items = (value,) if isinstance(value, int) else value
-    if isinstance(items, (list, tuple)) and all(
-        isinstance(i, int) and not isinstance(i, bool) for i in items
-    ):
-        return tuple(items)
-    return None
+def int_tuple(value: Any) -> tuple[int, ...] | None:
+    """An int or a sequence of ints (anything with ``__index__`` but a bool) as a tuple of
+    ints: the one place that reads either; ``None`` for anything else."""
+    items = (value,) if _is_index(value) else value
+    if not isinstance(items, (list, tuple)) or not all(_is_index(i) for i in items):
+        return None
+    try:
+        return tuple(operator.index(i) for i in items)
+    except TypeError:  # an array of more than one value
+        return None
 
 
-def _name_items(value: Any) -> tuple[str, ...] | None:
+def _is_index(value: Any) -> bool:
+    return hasattr(type(value), "__index__") and not isinstance(value, bool)
+
+
+def name_tuple(value: Any) -> tuple[str, ...] | None:
+    """A name or a sequence of names as a tuple; ``None`` for anything else."""
     items = (value,) if isinstance(value, str) else value
     if isinstance(items, (list, tuple)) and all(isinstance(i, str) for i in items):
         return tuple(items)
@@ -203,7 +230,7 @@ def checked(option: Option, value: Any, where: str) -> Any:
 
     kind = option.kind
     if kind in ("int_tuple", "name_tuple"):
-        items = _int_items(value) if kind == "int_tuple" else _name_items(value)
+        items = int_tuple(value) if kind == "int_tuple" else name_tuple(value)
         if items is None:
             raise bad(_EXPECTED[kind])
         return items
