@@ -84,3 +84,11 @@ def test_a_wrong_value_names_the_key_and_what_it_must_be(
 def test_a_bad_flag_value_names_the_flag() -> None:
     with pytest.raises(UsageError, match="^--donate-argnums: "):
         options_from_flags({"donate_argnums": "x"})
+
+
+def test_the_readme_lists_exactly_the_keys_defaults_may_set() -> None:
+    from jxinspect.project.options import DEFAULT_KEYS
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    line = next(line for line in readme.splitlines() if line.startswith("defaults: {"))
+    assert tuple(line.split("#", 1)[1].replace(",", " ").split()) == DEFAULT_KEYS
