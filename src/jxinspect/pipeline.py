@@ -24,6 +24,7 @@ from jxinspect.core.settings import DEFAULT_SETTINGS, Settings
 from jxinspect.core.vocabulary import Stage
 from jxinspect.project import spec as specs
 from jxinspect.project.options import NO_OPTIONS, TargetOptions
+from jxinspect.project.plan import StagingPlan, api_keywords
 from jxinspect.project.resolve import Resolved, mesh_axes, resolve
 from jxinspect.project.spec import SpecError
 from jxinspect.project.targets import (
@@ -126,11 +127,12 @@ def inspect_function(
     if mesh is None and stage == "pmap":
         mesh = inputs.pmap_mesh(args, options)
     device_ids = seam.mesh_device_ids(jax_mesh) if jax_mesh is not None else None
-    statics = options.get("static_broadcasted_argnums" if stage == "pmap" else "static_argnums")
+    plan = StagingPlan.of(stage, options)
+    statics: tuple[int, ...] = plan.statics
     unwrapped = getattr(fun, "__wrapped__", fun)
     expected: list[str | None] | None
     expected, static_args = paths.argument_paths(  # type: ignore[assignment]
-        unwrapped, tuple(args), kwargs, statics or (), options.get("static_argnames") or ()
+        unwrapped, tuple(args), kwargs, statics, plan.static_names
     )
     file, line = _source(fun)
     with warnings.catch_warnings(record=True) as caught, seam.partitioner(partitioner) as used:
@@ -138,12 +140,11 @@ def inspect_function(
         staged = staging.stage_function(fun, tuple(args), kwargs, stage, options, platform)
         if staged.leaves is not None and staged.call is not None:
             inner, call_args, call_kwargs = staged.call
+            argnames = plan.static_names
             if staged.wrapper is not None:  # the wrapper took every argument as it was
                 statics, argnames = (), ()
-            else:
-                argnames = options.get("static_argnames") or ()
             expected, more = paths.mapped_paths(
-                inner, call_args, call_kwargs, staged.leaves, statics or (), argnames
+                inner, call_args, call_kwargs, staged.leaves, statics, argnames
             )
             static_args = [*static_args, *more]
         report = extract.build_report(
@@ -251,25 +252,9 @@ def _staging_options(options: TargetOptions, jax_mesh: Any) -> dict[str, Any]:
     from jxinspect.tracer import inputs
 
     stage = options.stage_name
-    result: dict[str, Any] = {}
+    result = api_keywords(options)
     if stage == "pmap":
-        if options.axis_name:
-            result["axis_name"] = options.axis_name
-        if options.in_axes is not None:
-            result["in_axes"] = _parse("in-axes", specs.parse_in_axes, options.in_axes)
-        if options.out_axes is not None:
-            result["out_axes"] = _parse("out-axes", specs.parse_in_axes, options.out_axes)
-        if options.static_broadcasted_argnums:
-            result["static_broadcasted_argnums"] = options.static_broadcasted_argnums
-        if options.donate_argnums:
-            result["donate_argnums"] = options.donate_argnums
         return result
-    for key in ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames"):
-        value = getattr(options, key)
-        if value:
-            result[key] = value
-    if options.keep_unused:
-        result["keep_unused"] = True
     in_specs = _parse("in-specs", specs.parse_specs, options.in_specs) if options.in_specs else None
     out_specs = (
         _parse("out-specs", specs.parse_specs, options.out_specs) if options.out_specs else None
@@ -324,7 +309,7 @@ def inspect_target(
     be read from the source; a declaration built at import time is applied after.
     """
     resolved = target if isinstance(target, Resolved) else resolve(target, given)
-    mesh, notes = _prepare_devices(resolved.options)
+    mesh, notes = _prepare_devices(resolved.options_before_import)
     module = load_module(resolved.target)
     if resolved.declared_at_import:
         resolved = resolved.imported(module)

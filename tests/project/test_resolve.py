@@ -124,3 +124,51 @@ def test_flags_giving_inputs_replace_a_declared_maker_and_back(tmp_path: Path) -
                     cwd=tmp_path)  # fmt: skip
     assert lower.returncode == 0, lower.describe()
     assert json.loads(lower.stdout)["inputs"][0]["shape"] == [3]
+
+
+def test_lower_stages_a_target_whose_inputs_the_configuration_gives(tmp_path: Path) -> None:
+    """``jxinspect lower models/mlp.py:loss`` in the sample repository: its inputs are in
+    ``jxinspect.yaml`` (as ``lint`` there stages it), and so are the ``defaults`` (8
+    devices)."""
+    import shutil
+
+    from helpers import REPO
+
+    ignore = shutil.ignore_patterns("__pycache__", "*.json")
+    repo = Path(shutil.copytree(REPO / "sample_repo", tmp_path / "repo", ignore=ignore))
+    lower = run_cli("lower", "models/mlp.py:loss", "--format", "json", cwd=repo)
+    assert lower.returncode == 0, lower.describe()
+    report = json.loads(lower.stdout)
+    assert [leaf["shape"] for leaf in report["inputs"]][-2:] == [[32, 784], [32]]
+    assert report["num_devices"] == 8
+    # from a folder inside the project too; the flags still win over the entry
+    lower = run_cli("lower", "mlp.py:loss", "--args", "{'w1': f32[3,4], 'b1': f32[4], "
+                    "'w2': f32[4,2], 'b2': f32[2]}, f32[5,3], i32[5]", "--format", "json",
+                    cwd=repo / "models")  # fmt: skip
+    assert lower.returncode == 0, lower.describe()
+    assert json.loads(lower.stdout)["inputs"][-1]["shape"] == [5]
+
+
+COMPUTED = """\
+LAYERS = 3
+JXINSPECT = {"f": {"args": ", ".join(["f32[3]"] * LAYERS)}}
+
+
+def f(a, b, c):
+    return a + b + c
+"""
+
+
+def test_a_declaration_computed_at_import_gives_the_inputs(tmp_path: Path) -> None:
+    """A ``JXINSPECT`` entry built by an expression the source cannot fold: ``lower``,
+    ``diff-debug`` and ``lint`` read it from the imported module."""
+    (tmp_path / "model.py").write_text(COMPUTED, encoding="utf-8")
+    lower = run_cli("lower", "model.py:f", "--format", "json", cwd=tmp_path)
+    assert lower.returncode == 0, lower.describe()
+    assert [leaf["shape"] for leaf in json.loads(lower.stdout)["inputs"]] == [[3], [3], [3]]
+    diff = run_cli("diff-debug", "model.py", "model.py", "--format", "json", cwd=tmp_path)
+    assert diff.returncode == 0, diff.describe()
+    lint = run_cli("lint", ".", "--format", "json", "--no-cache", cwd=tmp_path)
+    assert lint.returncode == 0, lint.describe()
+    (target,) = json.loads(lint.stdout)["targets"]
+    assert target["error"] is None and target["reached"] == "lowered", target

@@ -11,27 +11,46 @@ from __future__ import annotations
 import gc
 import importlib
 import sys
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 import typer
 
 from jxinspect._version import __version__
-from jxinspect.cli.common import run_command
 from jxinspect.core.errors import EXIT_INTERRUPTED, EXIT_OK, UsageError
-from jxinspect.render.common.escape import text as one_line
 
-COMMANDS: dict[str, tuple[str, str, dict[str, Any]]] = {
-    "lower": ("jxinspect.cli.lower", "lower", {}),
-    "explain": ("jxinspect.cli.app", "explain", {}),
-    "diff-debug": ("jxinspect.cli.diff", "diff_debug", {}),
-    "lint": ("jxinspect.cli.lint", "lint", {}),
-    "lint-merge": ("jxinspect.cli.lint", "lint_merge", {}),
-    "record": ("jxinspect.cli.record", "record",
-               {"context_settings": {"allow_interspersed_args": False}}),
-    "show": ("jxinspect.cli.record", "show", {}),
+
+class Command(NamedTuple):
+    """One command of the table."""
+
+    module: str
+    function: str
+    summary: str
+    """Its line in ``jxinspect --help`` (its own ``--help`` shows its docstring)."""
+    settings: dict[str, Any] = {}
+
+
+COMMANDS: dict[str, Command] = {
+    "lower": Command("jxinspect.cli.lower", "lower",
+                     "Stage a function and report its argument names, result paths, "
+                     "shardings, and where JAX dropped that debug info."),
+    "explain": Command("jxinspect.cli.app", "explain",
+                       "Say what a finding code means and how to fix or silence it."),
+    "diff-debug": Command("jxinspect.cli.diff", "diff_debug",
+                          "Compare two versions of a program; exit 1 on a regression."),
+    "lint": Command("jxinspect.cli.lint", "lint",
+                    "Stage every configured or declared target and fail when debug info, "
+                    "shardings or memory budgets regress."),
+    "lint-merge": Command("jxinspect.cli.lint", "lint_merge",
+                          "Combine the parts of a lint run split with --shard K/N."),
+    "record": Command("jxinspect.cli.record", "record",
+                      "Run a command unchanged and record every function of yours that "
+                      "JAX lowers in it.",
+                      {"context_settings": {"allow_interspersed_args": False}}),
+    "show": Command("jxinspect.cli.record", "show",
+                    "Show a recording: every recorded function, or one's report."),
 }  # fmt: skip
-"""Each command's name, where its function is, and how it is registered, in ``--help``'s
-order."""
+"""Each command's name, where its function is, its summary and how it is registered, in
+``--help``'s order."""
 
 
 def _version(value: bool) -> None:
@@ -53,6 +72,8 @@ def explain(
 ) -> None:
     """Say what a finding code means and how to fix or silence it."""
 
+    from jxinspect.cli.common import run_command
+
     def body() -> int:
         from jxinspect.project.options import nearest
         from jxinspect.rules import RULES_BY_CODE
@@ -69,8 +90,14 @@ def explain(
     run_command(body, False)
 
 
-def make_app(names: list[str] | None = None) -> typer.Typer:
-    """The command line with the ``names`` commands (default: all)."""
+def _listed() -> None:
+    """Stands for a command in ``jxinspect --help``, which lists the commands without
+    importing them; a command line that names one builds the real one instead."""
+
+
+def make_app(names: list[str] | None = None, *, listed: bool = False) -> typer.Typer:
+    """The command line with the ``names`` commands (default: all); ``listed``: every
+    command listed by its summary, none imported (``--help``, an unknown name)."""
     app = typer.Typer(
         name="jxinspect",
         help="See what a JAX program became: parameter names, result paths, shardings, "
@@ -80,9 +107,12 @@ def make_app(names: list[str] | None = None) -> typer.Typer:
         context_settings={"help_option_names": ["-h", "--help"]},
     )
     app.callback()(_root)
-    for name in names or list(COMMANDS):
-        module, function, settings = COMMANDS[name]
-        app.command(name, **settings)(getattr(importlib.import_module(module), function))
+    for name, command in COMMANDS.items():
+        if listed:
+            app.command(name, help=command.summary, **command.settings)(_listed)
+        elif names is None or name in names:
+            function = getattr(importlib.import_module(command.module), command.function)
+            app.command(name, short_help=command.summary, **command.settings)(function)
     return app
 
 
@@ -101,9 +131,11 @@ def _main() -> None:
     usage_error: type[Exception] = typer.BadParameter.__mro__[1]  # click's UsageError
     argv = sys.argv[1:] or ["--help"]
     try:
-        named = [argv[0]] if argv[0] in COMMANDS else None
-        code = make_app(named)(args=argv, standalone_mode=False)
+        app = make_app([argv[0]]) if argv[0] in COMMANDS else make_app(listed=True)
+        code = app(args=argv, standalone_mode=False)
     except usage_error as err:
+        from jxinspect.render.common.escape import text as one_line
+
         context = getattr(err, "ctx", None)
         where = f" (see `{context.command_path} --help`)" if context is not None else ""
         message = one_line(getattr(err, "format_message", err.__str__)())

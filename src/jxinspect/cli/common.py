@@ -10,7 +10,7 @@ import sys
 import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -19,8 +19,7 @@ from jxinspect.core.files import write_atomically
 from jxinspect.core.interrupts import watch_terminal
 from jxinspect.core.model import Report, at_or_above
 from jxinspect.core.program import TextRequest
-from jxinspect.core.vocabulary import FailOn, Partitioner, Platform, Stage
-from jxinspect.project.options import TargetOptions
+from jxinspect.core.vocabulary import FailOn
 from jxinspect.render import formats
 from jxinspect.render.common.escape import text as one_line
 
@@ -83,28 +82,6 @@ def text_request(
     )
 
 
-def ints(flag: str, text: str | None) -> tuple[int, ...] | None:
-    if text is None:
-        return None
-    from jxinspect.project.spec import SpecError, parse_int_tuple
-
-    try:
-        return parse_int_tuple(text)
-    except SpecError as err:
-        raise UsageError(f"--{flag}: {err}") from None
-
-
-def names(flag: str, text: str | None) -> tuple[str, ...] | None:
-    if text is None:
-        return None
-    from jxinspect.project.spec import SpecError, parse_name_tuple
-
-    try:
-        return parse_name_tuple(text)
-    except SpecError as err:
-        raise UsageError(f"--{flag}: {err}") from None
-
-
 def render_report(
     report: Report, format: Format, show: list[Show], color: bool, max_lines: int | None
 ) -> str:
@@ -160,62 +137,3 @@ def run_command(body: Callable[[], int], show_traceback: bool) -> None:
 TracebackOpt = Annotated[
     bool, typer.Option("--traceback", help="Show the full Python traceback on errors.")
 ]
-
-
-# ---- the staging flags shared by `lower` and `diff-debug` ------------------------------
-
-ArgsOpt = Annotated[Optional[str], typer.Option(help='Example inputs: "f32[8,128], 3".')]
-KwargsOpt = Annotated[Optional[str], typer.Option(help='Keyword inputs: "scale=2.0".')]
-ArgsFromOpt = Annotated[
-    Optional[str], typer.Option(help="module:function returning args or (args, kwargs).")
-]
-ArgsFromRecordOpt = Annotated[
-    Optional[str],
-    typer.Option(help="FOLDER/NAME of `jxinspect record`: the inputs that run gave it."),
-]
-StageOpt = Annotated[Optional[Stage], typer.Option(help="Staging API (default jit).")]
-IntsOpt = Annotated[Optional[str], typer.Option(help='Argument positions: "1" or "0,2".')]
-NamesOpt = Annotated[Optional[str], typer.Option(help='Argument names: "n,mode".')]
-KeepUnusedOpt = Annotated[
-    Optional[bool], typer.Option("--keep-unused", help="Keep unused arguments in @main.")
-]
-DevicesOpt = Annotated[Optional[int], typer.Option(min=1, help="Simulate N CPU devices.")]
-MeshOpt = Annotated[Optional[str], typer.Option(help='Mesh axes: "data=2,model=4".')]
-InSpecsOpt = Annotated[
-    Optional[str], typer.Option(help="Input shardings (jit/pjit) or shard_map in_specs.")
-]
-OutSpecsOpt = Annotated[Optional[str], typer.Option(help="Output shardings or specs.")]
-AxisNameOpt = Annotated[Optional[str], typer.Option(help="pmap axis name.")]
-InAxesOpt = Annotated[Optional[str], typer.Option(help='pmap in_axes: "0, None".')]
-OutAxesOpt = Annotated[Optional[str], typer.Option(help='pmap out_axes: "None, 0".')]
-AbstractOpt = Annotated[
-    Optional[bool], typer.Option("--abstract", help="Use an AbstractMesh (no devices).")
-]
-PlatformOpt = Annotated[Optional[Platform], typer.Option(help="Lower for this platform.")]
-PartitionerOpt = Annotated[Optional[Partitioner], typer.Option()]
-ExplicitOpt = Annotated[
-    Optional[bool], typer.Option("--explicit", help="Explicit-sharding mesh axes.")
-]
-
-
-def target_options(flags: dict[str, Any]) -> TargetOptions:
-    """The staging flags among a command's parameters (``locals()``) as TargetOptions:
-    argnum lists and name lists parsed, choices turned into their values."""
-    values: dict[str, Any] = {}
-    for name in (
-        "args", "kwargs", "args_from", "keep_unused", "devices", "mesh", "in_specs",
-        "out_specs", "axis_name", "in_axes", "out_axes", "abstract", "explicit",
-    ):  # fmt: skip
-        values[name] = flags.get(name)
-    for name in ("static_argnums", "donate_argnums", "static_broadcasted_argnums"):
-        values[name] = ints(name.replace("_", "-"), flags.get(name))
-    for name in ("static_argnames", "donate_argnames"):
-        values[name] = names(name.replace("_", "-"), flags.get(name))
-    for name in ("stage", "platform", "partitioner"):
-        values[name] = flags.get(name)
-    given = TargetOptions(**values)
-    if flags.get("args_from_record"):
-        from jxinspect.record.folder import read_call
-
-        return given.merged_over(read_call(flags["args_from_record"]))
-    return given

@@ -11,35 +11,11 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from jxinspect.cli.common import (
-    AbstractOpt,
-    ArgsFromOpt,
-    ArgsOpt,
-    AxisNameOpt,
-    Color,
-    DevicesOpt,
-    ExplicitOpt,
-    InAxesOpt,
-    InSpecsOpt,
-    IntsOpt,
-    KeepUnusedOpt,
-    KwargsOpt,
-    MeshOpt,
-    NamesOpt,
-    OutAxesOpt,
-    OutSpecsOpt,
-    PartitionerOpt,
-    PlatformOpt,
-    StageOpt,
-    TracebackOpt,
-    emit,
-    run_command,
-    target_options,
-    use_color,
-)
+from jxinspect.cli.common import Color, TracebackOpt, emit, run_command, use_color
+from jxinspect.cli.staging import NO_FLAGS, Flags, with_staging_flags
 from jxinspect.core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from jxinspect.core.vocabulary import FailOn
-from jxinspect.project.options import nearest
+from jxinspect.project.options import nearest, options_from_flags
 from jxinspect.project.targets import user_prints_to_stderr
 from jxinspect.render import formats
 from jxinspect.render.common.escape import text as one_line
@@ -72,6 +48,7 @@ def allowed_classes(values: list[str] | None) -> frozenset[str]:
     return frozenset(result)
 
 
+@with_staging_flags
 def diff_debug(
     before: Annotated[str, typer.Argument(help=SIDE_HELP)],
     after: Annotated[str, typer.Argument(help=SIDE_HELP)],
@@ -79,27 +56,7 @@ def diff_debug(
         Optional[list[str]],
         typer.Option("--function", help="Compare this function of the .py files (repeatable)."),
     ] = None,
-    args: ArgsOpt = None,
-    kwargs: KwargsOpt = None,
-    args_from: ArgsFromOpt = None,
-    stage: StageOpt = None,
-    static_argnums: IntsOpt = None,
-    static_argnames: NamesOpt = None,
-    donate_argnums: IntsOpt = None,
-    donate_argnames: NamesOpt = None,
-    keep_unused: KeepUnusedOpt = None,
-    devices: DevicesOpt = None,
-    mesh: MeshOpt = None,
-    in_specs: InSpecsOpt = None,
-    out_specs: OutSpecsOpt = None,
-    axis_name: AxisNameOpt = None,
-    in_axes: InAxesOpt = None,
-    out_axes: OutAxesOpt = None,
-    static_broadcasted_argnums: IntsOpt = None,
-    abstract: AbstractOpt = None,
-    platform: PlatformOpt = None,
-    partitioner: PartitionerOpt = None,
-    explicit: ExplicitOpt = None,
+    staging: Flags = NO_FLAGS,
     format: Annotated[DiffFormat, typer.Option("--format", "-f")] = "text",
     output: Annotated[Optional[Path], typer.Option("--output", "-o")] = None,
     fail_on: Annotated[
@@ -123,8 +80,6 @@ def diff_debug(
     lost or degraded, result paths, shardings, donation, pruning and findings; exit 1 on a
     regression at or above --fail-on."""
 
-    flags = dict(locals())
-
     def body() -> int:
         from jxinspect.compare.diff import DiffReport, Policy, diff_reports
         from jxinspect.compare.sources import load_sides
@@ -133,7 +88,7 @@ def diff_debug(
             fail_on=None if fail_on == "never" else fail_on,
             allow=allowed_classes(allow),
         )
-        given = target_options(flags)
+        given = options_from_flags(staging)
         with user_prints_to_stderr():
             loaded = load_sides(before, after, given, tuple(function or ()))
         for folder in loaded.incomplete:

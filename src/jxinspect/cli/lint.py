@@ -136,7 +136,8 @@ def lint(
     internal error, 130 interrupted. --exit-zero covers findings, never failed targets."""
 
     def body() -> int:
-        from jxinspect.lint.run import LintRequest, run_lint
+        from jxinspect.lint.options import LintRequest
+        from jxinspect.lint.run import run_lint
         from jxinspect.lint.shards import parse_shard
         from jxinspect.lint.workers.supervisor import default_jobs
 

@@ -8,68 +8,34 @@ from typing import Annotated, Optional
 import typer
 
 from jxinspect.cli.common import (
-    AbstractOpt,
-    ArgsFromOpt,
-    ArgsFromRecordOpt,
-    ArgsOpt,
-    AxisNameOpt,
     Color,
-    DevicesOpt,
     Dialect,
-    ExplicitOpt,
     Format,
-    InAxesOpt,
-    InSpecsOpt,
-    IntsOpt,
-    KeepUnusedOpt,
-    KwargsOpt,
-    MeshOpt,
-    NamesOpt,
-    OutAxesOpt,
-    OutSpecsOpt,
-    PartitionerOpt,
-    PlatformOpt,
     Show,
-    StageOpt,
     TracebackOpt,
     emit,
     fails,
     render_report,
     run_command,
-    target_options,
     text_request,
     use_color,
 )
+from jxinspect.cli.staging import NO_FLAGS, Flags, with_staging_flags
 from jxinspect.core.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USER_CODE
 from jxinspect.core.vocabulary import FailOn
+from jxinspect.project.options import options_from_flags
 from jxinspect.project.targets import user_prints_to_stderr
 from jxinspect.render.common.escape import text as one_line
 
 
+@with_staging_flags
 def lower(
     target: Annotated[str, typer.Argument(help="module:function or path/to/file.py:function")],
-    args: ArgsOpt = None,
-    kwargs: KwargsOpt = None,
-    args_from: ArgsFromOpt = None,
-    args_from_record: ArgsFromRecordOpt = None,
-    stage: StageOpt = None,
-    static_argnums: IntsOpt = None,
-    static_argnames: NamesOpt = None,
-    donate_argnums: IntsOpt = None,
-    donate_argnames: NamesOpt = None,
-    keep_unused: KeepUnusedOpt = None,
-    devices: DevicesOpt = None,
-    mesh: MeshOpt = None,
-    in_specs: InSpecsOpt = None,
-    out_specs: OutSpecsOpt = None,
-    axis_name: AxisNameOpt = None,
-    in_axes: InAxesOpt = None,
-    out_axes: OutAxesOpt = None,
-    static_broadcasted_argnums: IntsOpt = None,
-    abstract: AbstractOpt = None,
-    platform: PlatformOpt = None,
-    partitioner: PartitionerOpt = None,
-    explicit: ExplicitOpt = None,
+    staging: Flags = NO_FLAGS,
+    args_from_record: Annotated[
+        Optional[str],
+        typer.Option(help="FOLDER/NAME of `jxinspect record`: the inputs that run gave it."),
+    ] = None,
     format: Annotated[Format, typer.Option("--format", "-f")] = "text",
     output: Annotated[Optional[Path], typer.Option("--output", "-o")] = None,
     show: Annotated[
@@ -98,10 +64,12 @@ def lower(
     """Stage a function and report each argument's name, each result's path, the shardings,
     and every place JAX dropped or degraded that debug info."""
 
-    flags = dict(locals())
-
     def body() -> int:
-        given = target_options(flags)
+        given = options_from_flags(staging)
+        if args_from_record:
+            from jxinspect.record.folder import read_call
+
+            given = given.merged_over(read_call(args_from_record))
         from jxinspect.pipeline import inspect_target
 
         wants_compiled = compile or Show.collectives in (show or [])

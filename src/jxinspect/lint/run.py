@@ -33,6 +33,7 @@ from jxinspect.core.files import write_atomically
 from jxinspect.core.model import Finding
 from jxinspect.lint.baseline import Key, make_key, read_baseline, render_baseline
 from jxinspect.lint.cache import Cache
+from jxinspect.lint.options import LintRequest, RunOptions, run_options, target_policy
 from jxinspect.lint.result import (
     GoneEntry,
     LintFinding,
@@ -41,10 +42,9 @@ from jxinspect.lint.result import (
     ShardInfo,
     TargetResult,
 )
-from jxinspect.lint.shards import Shard, partition, shard_info
+from jxinspect.lint.shards import partition, shard_info
 from jxinspect.lint.workers.protocol import Job, Outcome
 from jxinspect.lint.workers.supervisor import (
-    DEFAULT_TIMEOUT_S,
     Interrupted,
     KeepWorkers,
     Supervisor,
@@ -56,7 +56,6 @@ from jxinspect.project.declarations import (
     parse_module,
     static_declaration,
 )
-from jxinspect.project.options import NO_OPTIONS
 from jxinspect.project.resolve import resolve
 from jxinspect.project.sourcefile import search_text
 from jxinspect.project.targets import DECLARATION, parse_target
@@ -64,36 +63,8 @@ from jxinspect.record.folder import Entry, read_index, read_record, target_name
 from jxinspect.rules import RULES
 from jxinspect.rules import judge as judge_rules
 
-DEFAULT_BASELINE = "jxinspect-baseline.json"
 T = TypeVar("T")
 SKIP_DIRS = {"__pycache__", "node_modules", "site-packages"}
-
-
-@dataclass(frozen=True)
-class LintRequest:
-    """What the command line asks for; ``None`` means "as configured"."""
-
-    paths: tuple[str, ...] = ()
-    config: Path | None = None
-    select: tuple[str, ...] | None = None
-    ignore: tuple[str, ...] = ()
-    fail_on: str | None = None
-    baseline: Path | None = None
-    write_baseline: bool = False
-    jobs: int = 1
-    compile: bool | None = None
-    progress: bool = False
-    traceback: bool = False
-    timeout: float | None = None
-    """Seconds one target may take (0: no limit); ``None``: as configured, or the default."""
-    cache: bool | None = None
-    """Reuse unchanged targets' reports; ``None``: as configured (on by default)."""
-    shard: Shard | None = None
-    """Stage only this part of the targets (``--shard K/N``)."""
-    records: Path | None = None
-    """Judge the reports of this record folder (``jxinspect record``) instead of staging."""
-    keep_workers: bool | None = None
-    """Keep the workers for the next run; ``None``: as configured (off by default)."""
 
 
 @dataclass(frozen=True)
@@ -155,13 +126,7 @@ class _Planner:
 
     def policy(self, entry: TargetEntry | None) -> Policy:
         policy = entry.override.apply(self.config.policy) if entry else self.config.policy
-        request = self.request
-        return replace(
-            policy,
-            select=request.select if request.select is not None else policy.select,
-            ignore=policy.ignore + request.ignore,
-            compile=request.compile if request.compile is not None else policy.compile,
-        )
+        return target_policy(policy, self.request)
 
     def plan(self) -> list[Planned]:
         planned: dict[str, Planned] = {}
@@ -260,12 +225,7 @@ class _Planner:
         try:
             if source is not None and source.is_file():
                 line = definition_line(self.tree(source), attribute)
-            resolved = resolve(
-                text,
-                entry.options if entry is not None else NO_OPTIONS,
-                self.config.defaults,
-                read=self.declaration,
-            )
+            resolved = resolve(text, config=self.config, read=self.declaration)
         except JxError as err:
             return Planned(name, policy, file, line, error=str(err), error_kind=error_kind(err))
         job = Job(name, resolved, policy.settings, policy.compile, str(source or text))
@@ -443,27 +403,26 @@ def load(request: LintRequest) -> Config:
 def run_lint(request: LintRequest) -> LintResult:
     """Plan, stage, judge; with ``write_baseline``, record every finding as accepted."""
     config = load(request)
+    options = run_options(request, config)
     if request.records is not None:
-        return _run_records(request, config, request.records)
+        return _run_records(request, config, options, request.records)
     root = config.root
-    timeout = next(t for t in (request.timeout, config.timeout, DEFAULT_TIMEOUT_S) if t is not None)
     supervisor = Supervisor(
-        request.jobs, root, timeout or None, request.traceback, _keep_workers(request, config)
+        request.jobs, root, options.timeout, request.traceback, _keep_workers(options, root)
     )
     supervisor.prestart()  # it imports JAX while the targets are planned
     if str(root) not in sys.path:  # module targets (pkg.module:function) resolve from the root
         sys.path.insert(0, str(root))
     try:
-        return _run(request, config, supervisor)
+        return _run(request, config, options, supervisor)
     finally:
         supervisor.close()
 
 
-def _keep_workers(request: LintRequest, config: Config) -> KeepWorkers | None:
+def _keep_workers(options: RunOptions, root: Path) -> KeepWorkers | None:
     """Where kept workers of this environment wait, and for how long; ``None`` when off
     (or where they cannot be kept: off Linux, or the cache folder cannot be made)."""
-    keep = config.keep_workers if request.keep_workers is None else request.keep_workers
-    if not keep:
+    if not options.keep_workers:
         return None
     from jxinspect.lint.cache import environment, prepare_folder
     from jxinspect.lint.workers import kept as kept_workers
@@ -471,11 +430,10 @@ def _keep_workers(request: LintRequest, config: Config) -> KeepWorkers | None:
     if not kept_workers.available():
         return None
     try:
-        folder = prepare_folder(config.root) / "workers"
+        folder = prepare_folder(root) / "workers"
     except OSError:
         return None
-    configured = config.keep_workers  # the flag turns it on; the idle time is configured
-    idle = configured if not isinstance(configured, bool) else kept_workers.DEFAULT_IDLE_S
+    idle = options.idle if options.idle is not None else kept_workers.DEFAULT_IDLE_S
     return KeepWorkers(folder / kept_workers.environment_key(environment()), idle)
 
 
@@ -486,8 +444,8 @@ class _Baseline:
     counts: Counter[Key]
 
 
-def _read_baseline(request: LintRequest, config: Config, judge: _Judge) -> _Baseline:
-    path = request.baseline or (config.root / (config.baseline or DEFAULT_BASELINE))
+def _read_baseline(request: LintRequest, options: RunOptions, judge: _Judge) -> _Baseline:
+    path = options.baseline
     name = judge.path(str(path))
     counts: Counter[Key] = Counter()
     if path.is_file():
@@ -507,7 +465,9 @@ def _record_names(entries: list[Entry]) -> list[str]:
     ]
 
 
-def _run_records(request: LintRequest, config: Config, folder: Path) -> LintResult:
+def _run_records(
+    request: LintRequest, config: Config, options: RunOptions, folder: Path
+) -> LintResult:
     """Judge every function of a record folder: its saved report, the rules run again
     with the configured settings; nothing staged. A run that did not complete is a failed
     target (the functions it had not lowered yet were never judged)."""
@@ -518,7 +478,7 @@ def _run_records(request: LintRequest, config: Config, folder: Path) -> LintResu
     if not index.functions and index.complete:
         raise UsageError(f"no targets: the record folder {folder} holds no recorded function")
     judge = _Judge(config.root)
-    baseline = _read_baseline(request, config, judge)
+    baseline = _read_baseline(request, options, judge)
     policy = _Planner(config, request).policy(None)
     planned: list[Planned] = []
     outcomes: dict[str, Outcome] = {}
@@ -546,10 +506,12 @@ def _run_records(request: LintRequest, config: Config, folder: Path) -> LintResu
                 error_kind="user-code",
             )
         )
-    return _finish(request, config, judge, baseline, planned, outcomes, failed=failed)
+    return _finish(request, config, options, judge, baseline, planned, outcomes, failed=failed)
 
 
-def _run(request: LintRequest, config: Config, supervisor: Supervisor) -> LintResult:
+def _run(
+    request: LintRequest, config: Config, options: RunOptions, supervisor: Supervisor
+) -> LintResult:
     root = config.root
     planner = _Planner(config, request)
     planned = planner.plan()
@@ -560,7 +522,7 @@ def _run(request: LintRequest, config: Config, supervisor: Supervisor) -> LintRe
             "in jxinspect.yaml or give a folder of modules that declare them"
         )
     judge = _Judge(root)
-    baseline = _read_baseline(request, config, judge)
+    baseline = _read_baseline(request, options, judge)
 
     # every part of a sharded run (and an unsharded one) simulates the same devices: the
     # reports, and the cache keys, do not depend on how the run was split
@@ -569,8 +531,7 @@ def _run(request: LintRequest, config: Config, supervisor: Supervisor) -> LintRe
         from jxinspect.tracer.devices import check_count
 
         check_count(None, devices, "a target's `devices` or concrete `mesh`")
-    enabled = request.cache if request.cache is not None else config.cache
-    cache = Cache(root, enabled, planner.tree)  # modules the planner read are not read again
+    cache = Cache(root, options.cache, planner.tree)  # modules the planner read are not read again
     shard = None
     if request.shard is not None:
         names = [p.name for p in planned]
@@ -619,13 +580,22 @@ def _run(request: LintRequest, config: Config, supervisor: Supervisor) -> LintRe
         {n: o.seconds for n, o in outcomes.items() if o.seconds is not None and not o.cached}
     )
     return _finish(
-        request, config, judge, baseline, planned, outcomes, interrupted=interrupted, shard=shard
+        request,
+        config,
+        options,
+        judge,
+        baseline,
+        planned,
+        outcomes,
+        interrupted=interrupted,
+        shard=shard,
     )
 
 
 def _finish(
     request: LintRequest,
     config: Config,
+    options: RunOptions,
     judge: _Judge,
     read: _Baseline,
     planned: list[Planned],
@@ -650,11 +620,10 @@ def _finish(
             raise UsageError(f"cannot write the baseline {baseline_name}: {err.strerror}") from None
         baseline = counts
     judged, gone = _apply_baseline(targets, by_name, baseline)
-    fail_on = request.fail_on or config.fail_on or "error"
     return LintResult(
         targets=tuple(judged),
         rules=_rules(config.policy),
-        fail_on=fail_on,
+        fail_on=options.fail_on,
         gone=tuple(gone),
         baseline=baseline_name if baseline_path.is_file() else None,
         baseline_size=sum(baseline.values()),

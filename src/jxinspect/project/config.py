@@ -34,7 +34,6 @@ from __future__ import annotations
 import functools
 import re
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NoReturn, cast
@@ -44,7 +43,14 @@ from jxinspect.core.model import Severity
 from jxinspect.core.settings import BUDGET_KEYS, DEFAULT_SETTINGS, Settings, parse_bytes
 from jxinspect.core.vocabulary import FAIL_ON, SEVERITIES
 from jxinspect.project import spec as specs
-from jxinspect.project.options import OPTION_NAMES, TargetOptions, nearest, options_from_mapping
+from jxinspect.project.options import (
+    DEFAULT_KEYS,
+    OPTION_NAMES,
+    OPTIONS_BY_NAME,
+    TargetOptions,
+    nearest,
+    options_from_mapping,
+)
 from jxinspect.project.sourcefile import undecodable
 from jxinspect.project.targets import parse_target
 from jxinspect.rules import RULES
@@ -56,26 +62,7 @@ TOP_KEYS = (
     "defaults", "targets", "paths", "exclude", "baseline", "fail_on", "timeout", "cache",
     "keep_workers", *POLICY_KEYS,
 )  # fmt: skip
-DEFAULT_KEYS = (
-    "devices",
-    "mesh",
-    "partitioner",
-    "platform",
-    "stage",
-    "abstract",
-    "explicit",
-    "keep_unused",
-)
 ENTRY_KEYS = ("target", *POLICY_KEYS, *OPTION_NAMES)
-_SPEC_PARSERS: dict[str, Callable[[str], object]] = {
-    "args": specs.parse_args,
-    "kwargs": specs.parse_kwargs,
-    "mesh": specs.parse_mesh,
-    "in_specs": specs.parse_specs,
-    "out_specs": specs.parse_specs,
-    "in_axes": specs.parse_in_axes,
-    "out_axes": specs.parse_in_axes,
-}
 
 KeyPath = tuple[str | int, ...]
 
@@ -503,9 +490,10 @@ class _Reader:
         """Target options, each key checked on its own line, spec strings parsed."""
         for key, value in data.items():
             options_from_mapping({key: value}, f"{self.where(path + (key,))}: {_dotted(path)}")
-            if key in _SPEC_PARSERS:
+            parse = OPTIONS_BY_NAME[key].parse
+            if parse is not None:
                 try:
-                    _SPEC_PARSERS[key](value)
+                    parse(value)
                 except specs.SpecError as err:
                     self.fail(path + (key,), str(err))
         return options_from_mapping(data, self.where(path))

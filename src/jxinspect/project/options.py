@@ -1,5 +1,11 @@
-"""How to stage one target: the same keys on the command line, in a module's
-``JXINSPECT`` declaration and (later) in a configuration file.
+"""How to stage one target: the option table, and the options it reads.
+
+Every staging option is declared once, in :data:`OPTIONS`: its name (the key in a
+``JXINSPECT`` declaration and a configuration file, where ``-`` may stand for ``_``), its
+kind, its help text, the stages that use it and whether a configuration's ``defaults``
+may set it. The command line's flags (``--`` and the name with ``-``), the readers of
+declarations, configuration files and recorded calls, and the README's option list all
+derive from it.
 
 Values stay as the user wrote them (spec strings are parsed by the tracer), so this
 module needs no JAX.
@@ -8,23 +14,119 @@ module needs no JAX.
 from __future__ import annotations
 
 import difflib
+import operator
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, Literal
 
 from jxinspect.core.errors import UsageError
 from jxinspect.core.vocabulary import PARTITIONERS, PLATFORMS, STAGES, Partitioner, Platform, Stage
+from jxinspect.project import spec as specs
+
+OptionKind = Literal["spec", "text", "int_tuple", "name_tuple", "bool", "positive_int", "choice"]
+"""How an option is written: a spec-language string (checked by ``parse``), free text,
+argument positions (``1`` or ``[0, 2]``; ``"0,2"`` on the command line), argument names,
+a flag, a count, one of ``choices``."""
+
+Group = Literal["input", "staging"]
+"""Example inputs, or how they are staged."""
+
+Role = Literal["statics", "static_names", "donated", "donated_names"]
+"""What an argument-position or argument-name option says about the call, whatever the
+stage calls it (``static_argnums`` under ``jit``, ``static_broadcasted_argnums`` under
+``pmap``): read by :class:`~jxinspect.project.plan.StagingPlan`."""
+
+_ALL = STAGES
+_JIT: tuple[Stage, ...] = ("jit", "pjit", "shard_map")
+"""Staged by ``jit`` (shard_map inside one)."""
+_PMAP: tuple[Stage, ...] = ("pmap",)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One staging option, as every reader and the command line know it."""
+
+    name: str
+    """The declaration and configuration key, and the staging API's keyword."""
+    kind: OptionKind
+    help: str
+    """The command line's help text."""
+    stages: tuple[Stage, ...] = _ALL
+    """The stages that use it."""
+    choices: tuple[str, ...] = ()
+    """The values a ``choice`` takes."""
+    in_defaults: bool = False
+    """A configuration's ``defaults:`` may set it."""
+    parse: Callable[[str], object] | None = None
+    """Checks a ``spec`` string (raising :class:`~jxinspect.project.spec.SpecError`)."""
+    group: Group = "staging"
+    role: Role | None = None
+    """Its meaning for the stages that use it, for the plan."""
+    keyword: bool = False
+    """Handed to the staging API by its name: as given, or parsed when it is a spec
+    (shardings and meshes are not: they need JAX objects built first)."""
+
+    @property
+    def flag(self) -> str:
+        """``--static-argnums``."""
+        return "--" + self.name.replace("_", "-")
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("args", "spec", 'Example inputs: "f32[8,128], 3".', parse=specs.parse_args,
+           group="input"),
+    Option("kwargs", "spec", 'Keyword inputs: "scale=2.0".', parse=specs.parse_kwargs,
+           group="input"),
+    Option("args_from", "text", "module:function returning args or (args, kwargs).",
+           group="input"),
+    Option("stage", "choice", "Staging API (default jit).", choices=STAGES, in_defaults=True),
+    Option("static_argnums", "int_tuple", 'Argument positions: "1" or "0,2".', _JIT,
+           role="statics", keyword=True),
+    Option("static_argnames", "name_tuple", 'Argument names: "n,mode".', _JIT,
+           role="static_names", keyword=True),
+    Option("donate_argnums", "int_tuple", 'Argument positions: "1" or "0,2".', (*_JIT, "pmap"),
+           role="donated", keyword=True),
+    Option("donate_argnames", "name_tuple", 'Argument names: "n,mode".', _JIT,
+           role="donated_names", keyword=True),
+    Option("keep_unused", "bool", "Keep unused arguments in @main.", _JIT, in_defaults=True,
+           keyword=True),
+    Option("devices", "positive_int", "Simulate N CPU devices.", in_defaults=True),
+    Option("mesh", "spec", 'Mesh axes: "data=2,model=4".', in_defaults=True,
+           parse=specs.parse_mesh),
+    Option("in_specs", "spec", "Input shardings (jit/pjit) or shard_map in_specs.", _JIT,
+           parse=specs.parse_specs),
+    Option("out_specs", "spec", "Output shardings or specs.", _JIT, parse=specs.parse_specs),
+    Option("axis_name", "text", "pmap axis name.", _PMAP, keyword=True),
+    Option("in_axes", "spec", 'pmap in_axes: "0, None".', _PMAP, parse=specs.parse_in_axes,
+           keyword=True),
+    Option("out_axes", "spec", 'pmap out_axes: "None, 0".', _PMAP, parse=specs.parse_in_axes,
+           keyword=True),
+    Option("static_broadcasted_argnums", "int_tuple", 'Argument positions: "1" or "0,2".', _PMAP,
+           role="statics", keyword=True),
+    Option("abstract", "bool", "Use an AbstractMesh (no devices).", in_defaults=True),
+    Option("platform", "choice", "Lower for this platform.", choices=PLATFORMS, in_defaults=True),
+    Option("partitioner", "choice", "Who reads the shardings: shardy or gspmd.",
+           choices=PARTITIONERS, in_defaults=True),
+    Option("explicit", "bool", "Explicit-sharding mesh axes.", in_defaults=True),
+)  # fmt: skip
+"""Every staging option, in the command line's order."""
+
+OPTIONS_BY_NAME: dict[str, Option] = {option.name: option for option in OPTIONS}
+OPTION_NAMES: tuple[str, ...] = tuple(OPTIONS_BY_NAME)
+DEFAULT_KEYS: tuple[str, ...] = tuple(o.name for o in OPTIONS if o.in_defaults)
+"""The options a configuration's ``defaults:`` may set."""
 
 
 @dataclass(frozen=True)
 class TargetOptions:
-    """Inputs and staging options for one target; ``None`` means "not given"."""
+    """Inputs and staging options for one target, one field per :data:`OPTIONS` entry (in
+    its order, typed by its kind: a test checks it); ``None`` means
+    "not given". ``args_from`` names ``module:function`` (or a name in the target's
+    module) returning args or (args, kwargs)."""
 
     args: str | None = None
-    """Positional example inputs in the spec language, ``"{w: f32[3,2]}, f32[8,3]"``."""
     kwargs: str | None = None
-    """Keyword example inputs, ``"scale=2.0, x=f32[3]"``."""
     args_from: str | None = None
-    """``module:function`` (or a name in the target's module) returning args or (args, kwargs)."""
     stage: Stage | None = None
     static_argnums: tuple[int, ...] | None = None
     static_argnames: tuple[str, ...] | None = None
@@ -32,20 +134,16 @@ class TargetOptions:
     donate_argnames: tuple[str, ...] | None = None
     keep_unused: bool | None = None
     devices: int | None = None
-    """Simulate this many CPU devices."""
     mesh: str | None = None
-    """``"data=2,model=4"``."""
     in_specs: str | None = None
-    """Shardings of the inputs (jit/pjit) or shard_map's in_specs."""
     out_specs: str | None = None
     axis_name: str | None = None
     in_axes: str | None = None
     out_axes: str | None = None
-    """pmap's out_axes: ``"None, 0"`` (a prefix of the result pytree)."""
     static_broadcasted_argnums: tuple[int, ...] | None = None
-    partitioner: Partitioner | None = None
-    platform: Platform | None = None
     abstract: bool | None = None
+    platform: Platform | None = None
+    partitioner: Partitioner | None = None
     explicit: bool | None = None
 
     def merged_over(self, base: TargetOptions) -> TargetOptions:
@@ -62,16 +160,14 @@ class TargetOptions:
     def stage_name(self) -> Stage:
         return self.stage or "jit"
 
+    def given(self) -> dict[str, Any]:
+        """The options given, by name, as a declaration would write them."""
+        values = ((name, getattr(self, name)) for name in OPTION_NAMES)
+        return {name: value for name, value in values if value is not None}
+
 
 NO_OPTIONS = TargetOptions()
 """Nothing given: every option as its staging API's default."""
-
-OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in fields(TargetOptions))
-
-_INT_TUPLES = {"static_argnums", "donate_argnums", "static_broadcasted_argnums"}
-_NAME_TUPLES = {"static_argnames", "donate_argnames"}
-_BOOLS = {"keep_unused", "abstract", "explicit"}
-_CHOICES = {"stage": STAGES, "partitioner": PARTITIONERS, "platform": PLATFORMS}
 
 
 def nearest(word: str, choices: tuple[str, ...] | list[str]) -> str:
@@ -80,45 +176,92 @@ def nearest(word: str, choices: tuple[str, ...] | list[str]) -> str:
     return f" (did you mean `{close[0]}`?)" if close else ""
 
 
-def options_from_mapping(data: Any, where: str) -> TargetOptions:
+def options_from_mapping(
+    data: Any, where: str, allowed: tuple[str, ...] = OPTION_NAMES
+) -> TargetOptions:
     """Validate a declaration's plain-data mapping (keys use ``_`` or ``-``)."""
-    if not isinstance(data, dict):
+    if not isinstance(data, Mapping):
         raise UsageError(f"{where}: expected a mapping of options, got {type(data).__name__}")
     values: dict[str, Any] = {}
     for raw_key, value in data.items():
         key = str(raw_key).replace("-", "_")
-        if key not in OPTION_NAMES:
-            raise UsageError(f"{where}: unknown key `{raw_key}`{nearest(key, OPTION_NAMES)}")
-        values[key] = _checked(key, value, where)
+        if key not in allowed:
+            raise UsageError(f"{where}: unknown key `{raw_key}`{nearest(key, allowed)}")
+        values[key] = checked(OPTIONS_BY_NAME[key], value, where)
     return TargetOptions(**values)
 
 
-def _checked(key: str, value: Any, where: str) -> Any:
-    def bad(expected: str) -> UsageError:
-        return UsageError(f"{where}: `{key}` must be {expected}, got {value!r}")
+def int_tuple(value: Any) -> tuple[int, ...] | None:
+    """An int or a sequence of ints (anything with ``__index__`` but a bool) as a tuple of
+    ints: the one place that reads either; ``None`` for anything else."""
+    items = (value,) if _is_index(value) else value
+    if not isinstance(items, (list, tuple)) or not all(_is_index(i) for i in items):
+        return None
+    try:
+        return tuple(operator.index(i) for i in items)
+    except TypeError:  # an array of more than one value
+        return None
 
-    if key in _INT_TUPLES:
-        items = (value,) if isinstance(value, int) else value
-        if not isinstance(items, (list, tuple)) or not all(
-            isinstance(i, int) and not isinstance(i, bool) for i in items
-        ):
-            raise bad("an int or a list of ints")
+
+def _is_index(value: Any) -> bool:
+    return hasattr(type(value), "__index__") and not isinstance(value, bool)
+
+
+def name_tuple(value: Any) -> tuple[str, ...] | None:
+    """A name or a sequence of names as a tuple; ``None`` for anything else."""
+    items = (value,) if isinstance(value, str) else value
+    if isinstance(items, (list, tuple)) and all(isinstance(i, str) for i in items):
         return tuple(items)
-    if key in _NAME_TUPLES:
-        items = (value,) if isinstance(value, str) else value
-        if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
-            raise bad("a name or a list of names")
-        return tuple(items)
-    if key in _BOOLS:
+    return None
+
+
+_EXPECTED: dict[OptionKind, str] = {
+    "int_tuple": "an int or a list of ints", "name_tuple": "a name or a list of names",
+    "bool": "true or false", "positive_int": "a positive int",
+}  # fmt: skip
+
+
+def checked(option: Option, value: Any, where: str) -> Any:
+    """``value`` as ``option`` holds it (argument positions and names as tuples), or a
+    :class:`UsageError` naming ``where``, the key and what it must be."""
+
+    def bad(expected: str) -> UsageError:
+        return UsageError(f"{where}: `{option.name}` must be {expected}, got {value!r}")
+
+    kind = option.kind
+    if kind in ("int_tuple", "name_tuple"):
+        items = int_tuple(value) if kind == "int_tuple" else name_tuple(value)
+        if items is None:
+            raise bad(_EXPECTED[kind])
+        return items
+    if kind == "bool":
         if not isinstance(value, bool):
-            raise bad("true or false")
+            raise bad(_EXPECTED[kind])
         return value
-    if key == "devices":
+    if kind == "positive_int":
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise bad("a positive int")
+            raise bad(_EXPECTED[kind])
         return value
     if not isinstance(value, str):
         raise bad("a string")
-    if key in _CHOICES and value not in _CHOICES[key]:
-        raise bad("one of " + ", ".join(_CHOICES[key]) + nearest(value, _CHOICES[key]))
+    if kind == "choice" and value not in option.choices:
+        raise bad("one of " + ", ".join(option.choices) + nearest(value, option.choices))
     return value
+
+
+def options_from_flags(values: Mapping[str, Any]) -> TargetOptions:
+    """The command line's staging flags (by option name; ``None``: not given) as
+    TargetOptions: argument positions and names parsed from ``"0,2"``/``"n,mode"``."""
+    parsers: dict[OptionKind, Callable[[str], object]] = {
+        "int_tuple": specs.parse_int_tuple, "name_tuple": specs.parse_name_tuple,
+    }  # fmt: skip
+    result: dict[str, Any] = {}
+    for option in OPTIONS:
+        value = values.get(option.name)
+        if value is not None and option.kind in parsers:
+            try:
+                value = parsers[option.kind](value)
+            except specs.SpecError as err:
+                raise UsageError(f"{option.flag}: {err}") from None
+        result[option.name] = value
+    return TargetOptions(**result)

@@ -1,13 +1,14 @@
-"""One resolver: a target → its options and device plan, for ``lower``, ``diff-debug``
-and ``lint`` alike.
+"""One resolver: a target → its options and device plan, for ``lower``, ``diff-debug``,
+``lint``, ``record``'s replay and the API alike.
 
-Options come in three layers, weakest first: the configuration's ``defaults``, the
-module's ``JXINSPECT`` entry for the function, then what the user gave for this target
-(command-line flags, or the configuration's entry). The declaration is read from the
+Options come in four layers, weakest first: the project configuration's ``defaults``
+(``jxinspect.yaml`` or ``[tool.jxinspect]``, found from the working folder unless a
+command passes its own), the module's ``JXINSPECT`` entry for the function, the
+configuration's entry for the target, then the flags. The declaration is read from the
 source when it is plain data, so the devices it asks for are simulated before the
 module is imported; a declaration only the imported module can tell (built at import
-time) is applied by :meth:`Resolved.imported`, and its devices then too.
-Nothing here imports JAX or the user's module.
+time, wholly or in part) is applied by :meth:`Resolved.imported`, and its devices then
+too. Nothing here imports JAX or the user's module.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
+from typing import Final, Literal
 
 from jxinspect.core.errors import UsageError
 from jxinspect.project import spec as specs
+from jxinspect.project.config import Config, find_config, load_config
 from jxinspect.project.declarations import Declaration, OpaqueDeclaration, static_declaration
 from jxinspect.project.options import NO_OPTIONS, TargetOptions, options_from_mapping
 from jxinspect.project.targets import DECLARATION, Target, load_module, parse_target
@@ -35,7 +38,9 @@ class Resolved:
 
     target: Target
     given: TargetOptions = NO_OPTIONS
-    """Flags, or the configuration's entry for this target: these win."""
+    """The command line's flags: these win."""
+    entry: TargetOptions = NO_OPTIONS
+    """The configuration's entry for this target: over the declaration."""
     defaults: TargetOptions = NO_OPTIONS
     """The configuration's ``defaults``: the declaration wins over them."""
     declared: TargetOptions | None = None
@@ -45,9 +50,18 @@ class Resolved:
 
     @property
     def options(self) -> TargetOptions:
-        """The three layers merged: given over declared over defaults."""
+        """The layers merged: flags over entry over declared over defaults."""
         base = self.declared.merged_over(self.defaults) if self.declared else self.defaults
-        return self.given.merged_over(base)
+        return self.given.merged_over(self.entry.merged_over(base))
+
+    @property
+    def options_before_import(self) -> TargetOptions:
+        """The options known before the module is imported (its devices are simulated
+        then): all of them, or, when the declaration is read at import and may override
+        the configuration's defaults, only the layers over it."""
+        if not self.declared_at_import:
+            return self.options
+        return self.given.merged_over(self.entry)
 
     def imported(self, module: ModuleType) -> Resolved:
         """Apply a declaration that only the imported module can tell."""
@@ -79,31 +93,68 @@ def mesh_axes(text: str) -> tuple[tuple[str, int], ...]:
         raise UsageError(f"--mesh: {err}") from None
 
 
+FIND_CONFIG: Final = "find"
+"""Read the configuration found from the working folder (``lint`` passes its own)."""
+
+
 def resolve(
     target: Target | str,
     given: TargetOptions = NO_OPTIONS,
-    defaults: TargetOptions = NO_OPTIONS,
+    config: Config | None | Literal["find"] = FIND_CONFIG,
     read: DeclarationReader = static_declaration,
 ) -> Resolved:
     """Resolve one function: its declaration read from the module's source (never by
-    importing it), under ``given`` and over ``defaults``."""
+    importing it), under the configuration's entry for it and ``given``, over the
+    configuration's ``defaults``."""
     if isinstance(target, str):
         target = parse_target(target)
     if target.attribute is None:
         raise UsageError(f"name the function: {target.text}:FUNCTION")
+    if config == FIND_CONFIG:
+        config = project_config()
+    layers = Resolved(target, given)
+    if isinstance(config, Config):
+        layers = replace(layers, entry=config_entry(config, target), defaults=config.defaults)
     path = target.source_path
     if path is None or not path.is_file():
         # a module found only once imported (or a missing file: the import says so)
-        return Resolved(target, given, defaults, declared_at_import=True)
+        return replace(layers, declared_at_import=True)
     try:
         declaration = read(path)
     except OpaqueDeclaration:
-        return Resolved(target, given, defaults, declared_at_import=True)
-    if declaration is None or declaration.entries.get(target.attribute) is None:
-        return Resolved(target, given, defaults)
+        return replace(layers, declared_at_import=True)
+    if declaration is None or target.attribute not in declaration.entries:
+        return layers
+    entry = declaration.entries[target.attribute]
+    if entry is None:  # computed when the module is imported
+        return replace(layers, declared_at_import=True)
     where = f"{path}:{declaration.line}: {target.attribute!r} in {DECLARATION}"
-    declared = options_from_mapping(declaration.entries[target.attribute], where)
-    return Resolved(target, given, defaults, declared)
+    return replace(layers, declared=options_from_mapping(entry, where))
+
+
+def project_config() -> Config | None:
+    """The configuration of the working folder's project, if it has one."""
+    path = find_config(Path.cwd())
+    return load_config(path) if path is not None else None
+
+
+def config_entry(config: Config, target: Target) -> TargetOptions:
+    """The options of the configuration's last entry naming ``target`` (its file, or its
+    module, and its function or none)."""
+    found = NO_OPTIONS
+    for entry in config.targets:
+        named = parse_target(entry.target)
+        if named.attribute not in (None, target.attribute):
+            continue
+        if named.is_file != target.is_file:
+            continue
+        if named.is_file:
+            same = (config.root / named.module).resolve() == Path(target.module).resolve()
+        else:
+            same = named.module == target.module
+        if same:
+            found = entry.options
+    return found
 
 
 def declared_functions(

@@ -16,6 +16,7 @@ import math
 from typing import Any
 
 from jxinspect.project import spec
+from jxinspect.project.options import OPTIONS
 from jxinspect.tracer import seam
 
 
@@ -98,10 +99,10 @@ def call_options(call: seam.Call) -> dict[str, Any]:
     options: dict[str, Any] = {"args": args}
     if kwargs:
         options["kwargs"] = kwargs
-    for key in ("static_argnums", "static_argnames", "donate_argnums"):
-        value = getattr(call, key)
+    for option in OPTIONS:  # the statics and donation jit was called with
+        value = getattr(call, option.name, None) if option.role and "jit" in option.stages else None
         if value:
-            options[key] = list(value)
+            options[option.name] = list(value)
     if writer.mesh:
         options["mesh"] = ",".join(f"{name}={size}" for name, size in writer.mesh)
         options["devices"] = math.prod(size for _, size in writer.mesh)

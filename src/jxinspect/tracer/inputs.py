@@ -10,6 +10,7 @@ from typing import Any
 
 from jxinspect.core.errors import UsageError
 from jxinspect.core.model import Mesh
+from jxinspect.project.plan import StagingPlan
 from jxinspect.project.spec import ArraySpec, PSpec
 from jxinspect.tracer import seam
 
@@ -50,7 +51,7 @@ def pmap_mesh(args: tuple[Any, ...], options: dict[str, Any]) -> Mesh | None:
     """The one-axis mesh pmap maps over, named as the program names it (to read GSPMD
     shardings and the per-device programs of the older pmap)."""
     in_axes = options.get("in_axes", 0)
-    statics = set(options.get("static_broadcasted_argnums") or ())
+    statics = StagingPlan.of("pmap", options).static_positions(len(args))
     axes = in_axes if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(args)
     for i, arg in enumerate(args):
         axis = axes[i] if i < len(axes) else None

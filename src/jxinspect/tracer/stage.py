@@ -16,6 +16,7 @@ from typing import Any
 from jxinspect.core.errors import UsageError, UserCodeError
 from jxinspect.core.interrupts import reraise_if_stopping
 from jxinspect.core.vocabulary import STAGES, Stage
+from jxinspect.project.plan import StagingPlan
 from jxinspect.project.targets import describe_exception
 from jxinspect.tracer import seam
 
@@ -53,7 +54,7 @@ class Staged:
 
 
 def call_problem(
-    fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], options: dict[str, Any], stage: str
+    fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], plan: StagingPlan
 ) -> UsageError | None:
     """An arity, static-argument or unhashable-value mistake in the example inputs, said
     better than JAX says it. Only a hint: JAX judges the call, and this is raised only
@@ -71,10 +72,9 @@ def call_problem(
                 f"the example inputs do not fit {getattr(fun, '__name__', 'the function')}"
                 f"{signature}: {err}; fix --args/--kwargs"
             )
-    key = "static_broadcasted_argnums" if stage == "pmap" else "static_argnums"
-    nums = options.get(key) or ()
-    for num in (nums,) if isinstance(nums, int) else nums:
+    for num in plan.statics:
         if not -len(args) <= num < len(args):
+            key = plan.statics_key or "statics"
             return UsageError(
                 f"{key.replace('_', '-')} {num} is out of range: {len(args)} positional "
                 f"argument{'s' if len(args) != 1 else ''} given"
@@ -82,8 +82,7 @@ def call_problem(
         problem = _unhashable(args[num], f"static argument {num}")
         if problem is not None:
             return problem
-    names = options.get("static_argnames") or ()
-    for name in (names,) if isinstance(names, str) else names:
+    for name in plan.static_names:
         if name in kwargs:
             problem = _unhashable(kwargs[name], f"static argument {name!r}")
             if problem is not None:
@@ -134,20 +133,20 @@ def stage_function(
         return _stage_adapted(adapter, fun, args, kwargs, platform)
     wrapped = seam.is_jit_wrapped(fun) or seam.is_pmap_wrapped(fun)
     call_args, call_kwargs = args, kwargs
-    split = None
-    if not wrapped and stage in ("jit", "pjit") and "in_shardings" not in options:
-        split = _split_non_arrays(fun, args, kwargs, options)
     if seam.is_pmap_wrapped(fun):
         stage = "pmap"
-    problem = None if wrapped else call_problem(fun, args, kwargs, options, stage)
+    plan = StagingPlan.of(stage, options)
+    split = None
+    if not wrapped and stage in ("jit", "pjit") and "in_shardings" not in options:
+        split = _split_non_arrays(fun, args, kwargs, plan)
+    problem = None if wrapped else call_problem(fun, args, kwargs, plan)
     shapes: Any = None
     try:
         staged = fun if wrapped else _wrap(split.fun if split else fun, stage, options)
         if split is not None:
             args, kwargs = split.args, split.kwargs
         if stage == "pmap" and not seam.is_jit_wrapped(staged):
-            statics = options.get("static_broadcasted_argnums", ())
-            jaxpr, shapes = seam.make_jaxpr(staged, args, kwargs, statics)
+            jaxpr, shapes = seam.make_jaxpr(staged, args, kwargs, plan.statics)
             names_jaxpr = _pmap_inner(jaxpr)
             traced = None
         else:
@@ -160,7 +159,7 @@ def stage_function(
         reraise_if_stopping(err)
         if problem is not None and isinstance(err, Exception):
             raise problem from None  # JAX refused the call too: say what to fix
-        leaf = None if wrapped else _first_non_array(fun, args, kwargs, options, stage)
+        leaf = None if wrapped else _first_non_array(fun, args, kwargs, plan)
         if leaf is not None and isinstance(err, (TypeError, ValueError)):
             path, value = leaf
             raise UserCodeError(
@@ -179,10 +178,10 @@ def stage_function(
         error = describe_exception(err)
         lower_traceback = "".join(traceback.format_exception(err))
     if traced is not None:
-        donated = seam.donated_flags(traced, args, kwargs, options.get("donate_argnums"))
+        donated = seam.donated_flags(traced, args, kwargs, plan.donated)
         out_info = seam.out_info(traced)
     elif lowered is not None:
-        donated = seam.donated_flags(lowered, args, kwargs, options.get("donate_argnums"))
+        donated = seam.donated_flags(lowered, args, kwargs, plan.donated)
         out_info = seam.out_info(lowered)
     else:
         donated = (False,) * seam.arity(names_jaxpr)[0]
@@ -266,44 +265,40 @@ def _kind(value: Any) -> str:
 
 
 def _leaf_paths(
-    fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], options: dict[str, Any], stage: str
+    fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], plan: StagingPlan
 ) -> list[tuple[str, Any]]:
     from jxinspect.tracer.read import paths
 
-    key = "static_broadcasted_argnums" if stage == "pmap" else "static_argnums"
-    return paths.argument_leaves(
-        fun, args, kwargs, options.get(key) or (), options.get("static_argnames") or ()
-    )
+    return paths.argument_leaves(fun, args, kwargs, plan.statics, plan.static_names)
 
 
 def _first_non_array(
-    fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], options: dict[str, Any], stage: str
+    fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], plan: StagingPlan
 ) -> tuple[str, Any] | None:
     """The first dynamic leaf that JAX cannot stage, with its path."""
     try:
-        leaves = _leaf_paths(fun, args, kwargs, options, stage)
+        leaves = _leaf_paths(fun, args, kwargs, plan)
     except Exception:  # the user's pytree nodes may refuse to flatten
         return None
     return next(((p, v) for p, v in leaves if not seam.is_jax_value(v)), None)
 
 
 def _split_non_arrays(
-    fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], options: dict[str, Any]
+    fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], plan: StagingPlan
 ) -> _Split | None:
     """When a dynamic argument holds leaves plain ``jit`` refuses (an activation function
     in an Equinox module, a string), a function that takes the arrays alone, closing over
     the rest, the way ``eqx.filter_jit`` partitions a call; ``None`` when every leaf is a
     JAX value. The parameters keep their names, so the arrays keep their paths."""
     try:
-        named = _leaf_paths(fun, args, kwargs, options, "jit")
+        named = _leaf_paths(fun, args, kwargs, plan)
     except Exception:  # the user's pytree nodes may refuse to flatten
         return None
     others = [(p, v) for p, v in named if not seam.is_jax_value(v)]
     if not others:
         return None
-    statics = {n + len(args) if n < 0 else n for n in _ints(options.get("static_argnums"))}
-    names = options.get("static_argnames") or ()
-    static_names = {names} if isinstance(names, str) else set(names)
+    statics = plan.static_positions(len(args))
+    static_names = set(plan.static_names)
     leaves: list[Any] = []
     layout: dict[Any, tuple[Any, list[Any]]] = {}
     new_args = list(args)
@@ -330,10 +325,6 @@ def _split_non_arrays(
     example = ", ".join(f"{p}: {_kind(v)}" for p, v in others[:2])
     more = ", …" if len(others) > 2 else ""
     return _Split(arrays_only, tuple(new_args), new_kwargs, leaves, len(others), example + more)
-
-
-def _ints(nums: Any) -> tuple[int, ...]:
-    return (nums,) if isinstance(nums, int) else tuple(nums or ())
 
 
 def _hollow(

@@ -15,6 +15,7 @@ import textwrap
 from typing import Any
 
 from jxinspect.core.model import StaticArg
+from jxinspect.project.plan import positions
 from jxinspect.tracer import seam
 
 MAX_VALUE_REPR = 80
@@ -42,21 +43,16 @@ def _short_repr(value: Any) -> str:
     return text if len(text) <= MAX_VALUE_REPR else text[: MAX_VALUE_REPR - 1] + "…"
 
 
-def _normalize(nums: Any, count: int) -> set[int]:
-    items = (nums,) if isinstance(nums, int) else tuple(nums or ())
-    return {n + count if n < 0 else n for n in items}
-
-
 def argument_leaves(
     fun: Any,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
-    static_argnums: Any = (),
-    static_argnames: Any = (),
+    statics: tuple[int, ...] = (),
+    static_names: tuple[str, ...] = (),
 ) -> list[tuple[str, Any]]:
     """``(path, leaf)`` of every dynamic leaf of the call, in JAX's order; paths by
     position (``args[0]``) when the callable has no signature."""
-    paths, _, leaves = _named_leaves(fun, args, kwargs, static_argnums, static_argnames)
+    paths, _, leaves = _named_leaves(fun, args, kwargs, statics, static_names)
     return list(zip(paths, leaves))
 
 
@@ -65,35 +61,35 @@ def mapped_paths(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     program_leaves: list[Any],
-    static_argnums: Any = (),
-    static_argnames: Any = (),
+    statics: tuple[int, ...] = (),
+    static_names: tuple[str, ...] = (),
 ) -> tuple[list[str | None], list[StaticArg]]:
     """The user's path of each leaf a wrapper hands the program (``None`` where the leaf
     is not one of the call's, e.g. an array inside the wrapped function itself), found
     by identity; the call's leaves that are not arrays are static."""
-    named = argument_leaves(fun, args, kwargs, static_argnums, static_argnames)
+    named = argument_leaves(fun, args, kwargs, statics, static_names)
     by_id: dict[int, str] = {}
     for path, leaf in named:
         by_id.setdefault(id(leaf), path)
     program_ids = {id(leaf) for leaf in program_leaves}
-    statics = [
+    static_args = [
         StaticArg(path, None, _short_repr(leaf))
         for path, leaf in named
         if id(leaf) not in program_ids and not seam.is_array_leaf(leaf)
     ]
-    return [by_id.get(id(leaf)) for leaf in program_leaves], statics
+    return [by_id.get(id(leaf)) for leaf in program_leaves], static_args
 
 
 def argument_paths(
     fun: Any,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
-    static_argnums: Any = (),
-    static_argnames: Any = (),
+    statics: tuple[int, ...] = (),
+    static_names: tuple[str, ...] = (),
 ) -> tuple[list[str] | None, list[StaticArg]]:
     """Expected names of the flat dynamic leaves (``None`` when the callable has no
     signature to name them by), and the static arguments apart."""
-    paths, static_args, _ = _named_leaves(fun, args, kwargs, static_argnums, static_argnames)
+    paths, static_args, _ = _named_leaves(fun, args, kwargs, statics, static_names)
     try:
         has_signature = inspect.signature(fun) is not None
     except (TypeError, ValueError):
@@ -106,13 +102,10 @@ def _named_leaves(
     fun: Any,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
-    static_argnums: Any = (),
-    static_argnames: Any = (),
+    statics: tuple[int, ...] = (),
+    static_names: tuple[str, ...] = (),
 ) -> tuple[list[str], list[StaticArg], list[Any]]:
-    statics = _normalize(static_argnums, len(args))
-    static_names = (
-        {static_argnames} if isinstance(static_argnames, str) else set(static_argnames or ())
-    )
+    static_set = set(positions(statics, len(args)))
     try:
         signature: inspect.Signature | None = inspect.signature(fun)
     except (TypeError, ValueError):
@@ -128,7 +121,7 @@ def _named_leaves(
             elif param.kind == param.VAR_KEYWORD:
                 varkw = param.name
         # static argnames also make the matching positional argument static
-        statics |= {i for i, name in enumerate(positional_names) if name in static_names}
+        static_set |= {i for i, name in enumerate(positional_names) if name in static_names}
     if signature is None:
         positional_names = []
         varargs, varkw = "args", "kwargs"
@@ -146,7 +139,7 @@ def _named_leaves(
     named: list[tuple[str, Any]] = []
     static_args: list[StaticArg] = []
     for i, value in enumerate(args):
-        if i in statics:
+        if i in static_set:
             static_args.append(StaticArg(positional_name(i), i, _short_repr(value)))
         else:
             named.append((positional_name(i), value))
