@@ -100,7 +100,7 @@ def assert_debug_info(
 
 def _codes(what: str, items: Iterable[str]) -> tuple[str, ...]:
     """Code prefixes, checked against the known rules as the CLI's ``--select/--ignore``."""
-    from jxinspect.cli.lint import codes
+    from jxinspect.project.codes import codes
 
     given = (items,) if isinstance(items, str) else tuple(items)
     if not all(isinstance(item, str) for item in given):

@@ -14,7 +14,6 @@ from typing import Annotated, Optional
 import typer
 
 from jxinspect.cli.common import Color, TracebackOpt, emit, run_command, use_color
-from jxinspect.core.errors import UsageError
 from jxinspect.core.vocabulary import FailOn
 from jxinspect.lint.result import LintResult
 from jxinspect.render.common.escape import text as one_line
@@ -26,24 +25,6 @@ class LintFormat(str, enum.Enum):
     sarif = "sarif"
     github = "github"
     junit = "junit"
-
-
-def codes(flag: str, text: str | None) -> tuple[str, ...] | None:
-    """``"JX102,JX2"`` → code prefixes, each checked against the known rules."""
-    if text is None:
-        return None
-    from jxinspect.project.options import nearest
-    from jxinspect.rules import RULES
-
-    known = tuple(rule.code for rule in RULES)
-    result = []
-    for item in filter(None, (part.strip().upper() for part in text.split(","))):
-        if not item.startswith("JX") or not any(code.startswith(item) for code in known):
-            raise UsageError(
-                f"--{flag}: unknown code {item!r}{nearest(item, known)}; known: " + ", ".join(known)
-            )
-        result.append(item)
-    return tuple(result)
 
 
 def render(result: LintResult, format: LintFormat, color: bool) -> str:
@@ -160,6 +141,7 @@ def lint(
         from jxinspect.lint.run import LintRequest, run_lint
         from jxinspect.lint.shards import parse_shard
         from jxinspect.lint.workers.supervisor import default_jobs
+        from jxinspect.project.codes import codes
 
         request = LintRequest(
             paths=tuple(paths or ()),
