@@ -69,14 +69,7 @@ def assert_debug_info(
     report = jxinspect.inspect(
         fun, args, kwargs, stage=stage, options=options, platform=platform, texts=False
     )
-    leaves = _leaves(report)
-    for what, expected in (("names", names), ("shardings", shardings)):
-        for path in expected or {}:
-            if path not in leaves:
-                raise ValueError(
-                    f"{what}: {path!r} is not a leaf of {report.target}; known: {', '.join(leaves)}"
-                )
-
+    leaves = _known_leaves(report, names, shardings)
     failing = [
         f for f in report.findings if policy.enabled(f.code) and at_or_above(f.severity, fail_on)
     ]
@@ -93,6 +86,23 @@ def assert_debug_info(
     if failing or name_lines or sharding_lines:
         raise AssertionError(_message(report, failing, fail_on, name_lines, sharding_lines))
     return report
+
+
+def _known_leaves(
+    report: Report,
+    names: Mapping[str, str | None] | None,
+    shardings: Mapping[str, str | None] | None,
+) -> dict[str, Input | Output]:
+    """The report's leaves by path; raises ``ValueError`` for a path asked about that
+    is not one of them."""
+    leaves = _leaves(report)
+    for what, expected in (("names", names), ("shardings", shardings)):
+        for path in expected or {}:
+            if path not in leaves:
+                raise ValueError(
+                    f"{what}: {path!r} is not a leaf of {report.target}; known: {', '.join(leaves)}"
+                )
+    return leaves
 
 
 # ---- arguments ----------------------------------------------------------------------------

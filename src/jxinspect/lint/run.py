@@ -50,7 +50,9 @@ from jxinspect.lint.workers.supervisor import (
     Outcome,
     Supervisor,
 )
-from jxinspect.project.config import Config, Policy, TargetEntry, find_config, load_config
+from jxinspect.pipeline import judge as judge_report
+from jxinspect.pipeline import project_config
+from jxinspect.project.config import Config, Policy, TargetEntry
 from jxinspect.project.declarations import (
     Declaration,
     definition_line,
@@ -62,7 +64,7 @@ from jxinspect.project.resolve import Resolved, resolve
 from jxinspect.project.sourcefile import search_text
 from jxinspect.project.targets import DECLARATION, parse_target
 from jxinspect.record.folder import Entry, read_index, read_record, target_name
-from jxinspect.rules import RULES, run_checks
+from jxinspect.rules import RULES
 
 DEFAULT_BASELINE = "jxinspect-baseline.json"
 T = TypeVar("T")
@@ -445,12 +447,7 @@ def _rules(policy: Policy) -> tuple[RuleInfo, ...]:
 
 def load(request: LintRequest) -> Config:
     """The configuration asked for, found, or an empty one rooted at the working folder."""
-    path = request.config or find_config(Path.cwd())
-    if request.config is not None and not request.config.is_file():
-        raise UsageError(f"no such configuration file: {request.config}")
-    if path is None:
-        return Config(path=None, root=Path.cwd().resolve())
-    return load_config(path)
+    return project_config(request.config)
 
 
 def run_lint(request: LintRequest) -> LintResult:
@@ -537,7 +534,7 @@ def _run_records(request: LintRequest, config: Config, folder: Path) -> LintResu
     outcomes: dict[str, Outcome] = {}
     for name, entry in zip(_record_names(index.functions), index.functions):
         report = read_record(folder, entry)
-        report = report.with_findings(run_checks(report, policy.settings))
+        report = judge_report(report, policy)
         planned.append(Planned(name, policy, None, None))
         outcomes[name] = Outcome(report.to_dict())
     failed = []
