@@ -158,9 +158,9 @@ def _trace(
 ) -> _Program:
     """Wrap ``fun`` (unless ``wrapped``) and trace it; raises what to fix when it fails."""
     problem = None if wrapped else call_problem(fun, args, kwargs, options, stage)
+    call_args, call_kwargs = (split.args, split.kwargs) if split else (args, kwargs)
     try:
         staged = fun if wrapped else _wrap(split.fun if split else fun, stage, options)
-        call_args, call_kwargs = (split.args, split.kwargs) if split else (args, kwargs)
         if stage == "pmap" and not seam.is_jit_wrapped(staged):
             statics = options.get("static_broadcasted_argnums", ())
             closed, shapes = seam.make_jaxpr(staged, call_args, call_kwargs, statics)
@@ -174,7 +174,8 @@ def _trace(
         reraise_if_stopping(err)
         if problem is not None and isinstance(err, Exception):
             raise problem from None  # JAX refused the call too: say what to fix
-        raise _tracing_error(err, fun, args, kwargs, options, stage, wrapped) from err
+        # the split call's non-array leaves are static: they are not what JAX refused
+        raise _tracing_error(err, fun, call_args, call_kwargs, options, stage, wrapped) from err
 
 
 def _tracing_error(
