@@ -42,7 +42,7 @@ from jxinspect.rules import run_checks
 if TYPE_CHECKING:
     from jxinspect.core.model import StaticArg
     from jxinspect.tracer.read.report import Context
-    from jxinspect.tracer.stages import Staged, Traced
+    from jxinspect.tracer.stages import Lowered, Staged, Traced
 
 INPUT_HELP = (
     'give example inputs with --args "f32[8,128], 3" (and --kwargs "scale=2.0"), '
@@ -137,7 +137,7 @@ def report_of(
     ``context.mesh``), the report built, and with ``compile`` what XLA chose."""
     from jxinspect.tracer import inputs, seam
     from jxinspect.tracer.read import report as extract
-    from jxinspect.tracer.stages import lowered_of
+    from jxinspect.tracer.stages import Lowered
 
     mesh = inputs.mesh_of(jax_mesh) if jax_mesh is not None else context.mesh
     device_ids = seam.mesh_device_ids(jax_mesh) if jax_mesh is not None else None
@@ -152,9 +152,8 @@ def report_of(
         report = extract.build_report(
             staged, extract.read_lowered(staged, mesh, device_ids), context
         )
-        lowered = lowered_of(staged)
-        if compile and lowered is not None:
-            report = compiled_report(report, lowered)
+        if compile and isinstance(staged, Lowered):
+            report = compiled_report(report, staged)
     return report
 
 
@@ -260,16 +259,17 @@ def _program_paths(
     return expected, [*static_args, *more]
 
 
-def compiled_report(report: Report, lowered: Any) -> Report:
-    """``report`` with what XLA chose when compiling ``lowered`` (JAX's ``Lowered``)."""
+def compiled_report(report: Report, staged: Lowered) -> Report:
+    """``report`` with what XLA chose when compiling ``staged``."""
+    from jxinspect.tracer import stage as staging
     from jxinspect.tracer.read import compiled
+    from jxinspect.tracer.stages import CompileFailed
 
     compiled.check_compilable(report)
-    try:
-        executable = lowered.compile()
-    except Exception as err:  # XLA's own error types
-        return replace(report, error=f"compilation failed: {describe_exception(err)}")
-    return compiled.attach(report, executable)
+    done = staging.compile(staged)
+    if isinstance(done, CompileFailed):
+        return replace(report, error=f"compilation failed: {done.error}")
+    return compiled.attach(report, done.executable)
 
 
 def _parse(flag: str, parser: Any, text: str) -> Any:

@@ -1,7 +1,9 @@
 """Wrap the user's function with the staging API, trace it, and lower it.
 
 Options are the staging API's own keyword arguments, passed through as given. A
-function the user already wrapped (``jax.jit(f)``, ``jax.pmap(f)``) is staged as it is.
+function the user already wrapped (``jax.jit(f)``, ``jax.pmap(f)``) is staged as it is,
+one a library wrapped through its adapter (:mod:`jxinspect.tracer.adapters`). What
+staging gives is a value of :mod:`jxinspect.tracer.stages`, built once.
 """
 
 from __future__ import annotations
@@ -18,7 +20,14 @@ from jxinspect.core.interrupts import reraise_if_stopping
 from jxinspect.core.vocabulary import STAGES, Stage
 from jxinspect.project.targets import describe_exception
 from jxinspect.tracer import seam
-from jxinspect.tracer.stages import Lowered, LoweringFailed, Staged, Traced
+from jxinspect.tracer.stages import (
+    Compiled,
+    CompileFailed,
+    Lowered,
+    LoweringFailed,
+    Staged,
+    Traced,
+)
 
 SHARD_MAP_KEYS = ("mesh", "in_specs", "out_specs", "axis_names", "check_vma")
 
@@ -252,6 +261,14 @@ def recorded(lowering: seam.Lowering) -> Lowered:
         wrapped=True,
     )
     return Lowered(traced, lowering.lowered)
+
+
+def compile(staged: Lowered) -> Compiled | CompileFailed:
+    """Compile a lowered program; an error (XLA's own types) is carried, not raised."""
+    try:
+        return Compiled(staged, staged.lowered.compile())
+    except Exception as err:
+        return CompileFailed(staged, describe_exception(err))
 
 
 def _stage_adapted(

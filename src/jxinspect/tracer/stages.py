@@ -2,10 +2,12 @@
 
     stage.stage_function ─► Lowered | LoweringFailed    (both hold the Traced)
     stage.recorded       ─► Lowered                     (a lowering a real run made)
+    stage.compile        ─► Compiled | CompileFailed    (both hold the Lowered)
 
 A tracing error is the user's and is raised (:class:`~jxinspect.core.errors.UserCodeError`);
-a lowering error is carried as a value, :class:`LoweringFailed`, so that the report still
-says what was traced. Each value is built once, when its stage is done. The readers in
+a lowering (or compiling) error is carried as a value, :class:`LoweringFailed`
+(:class:`CompileFailed`), so that the report still says what was traced (lowered).
+Each value is built once, when its stage is done. The readers in
 :mod:`jxinspect.tracer.read` take these values; this module imports nothing of the tracer.
 """
 
@@ -63,6 +65,24 @@ class LoweringFailed:
     """One line: what JAX said."""
     traceback: str | None = None
     """The formatted traceback, for ``--traceback``."""
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A lowered program that XLA compiled."""
+
+    lowered: Lowered
+    executable: Any
+    """JAX's ``jax.stages.Compiled``."""
+
+
+@dataclass(frozen=True)
+class CompileFailed:
+    """A lowered program that XLA could not compile."""
+
+    lowered: Lowered
+    error: str
+    """One line: what XLA said."""
 
 
 Staged: TypeAlias = Lowered | LoweringFailed
