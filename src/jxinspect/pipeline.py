@@ -203,7 +203,7 @@ def inspect_function(
             expected_args=expected,
             static_args=tuple(static_args),
             platform=platform,
-            mesh=inputs.pmap_mesh(args, options) if stage == "pmap" and not jax_mesh else None,
+            mesh=inputs.pmap_mesh(args, options) if stage == "pmap" and jax_mesh is None else None,
             partitioner=used,
             file=file,
             line=line,
