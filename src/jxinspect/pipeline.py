@@ -1,9 +1,12 @@
-"""The core behind the CLI and :func:`jxinspect.inspect`: target → staged → Report.
+"""The one pipeline behind every entry point: target → staged → Report → judged.
 
-``inspect_function`` takes a live function and the staging API's own options.
 ``inspect_target`` takes a target string and :class:`~jxinspect.project.options.TargetOptions`
 (from flags, a ``JXINSPECT`` declaration or a config file), prepares devices *before*
-importing the user's module, builds example inputs from specs, and calls the former.
+importing the user's module, builds example inputs from specs, and calls
+``inspect_function``, which takes a live function and the staging API's own options.
+``report_of`` turns a staged program into its report, whether it was staged here or
+lowered by a recorded run (``jxinspect record``'s hook), and ``judge`` is the one judge
+step, with the project's rule settings (``project_config``) on every path.
 """
 
 from __future__ import annotations
@@ -14,15 +17,17 @@ import gc
 import inspect as pyinspect
 import warnings
 from dataclasses import replace
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from jxinspect import rules
 from jxinspect.core.errors import UsageError, UserCodeError
 from jxinspect.core.interrupts import reraise_if_stopping
 from jxinspect.core.model import Mesh, Report
 from jxinspect.core.program import TextRequest
-from jxinspect.core.settings import DEFAULT_SETTINGS, Settings
 from jxinspect.core.vocabulary import Stage
 from jxinspect.project import spec as specs
+from jxinspect.project.config import Config, Policy, find_config, load_config
 from jxinspect.project.options import NO_OPTIONS, TargetOptions
 from jxinspect.project.plan import StagingPlan, api_keywords
 from jxinspect.project.resolve import Resolved, mesh_axes, resolve
@@ -34,7 +39,11 @@ from jxinspect.project.targets import (
     parse_target,
     resolve_attribute,
 )
-from jxinspect.rules import judge
+
+if TYPE_CHECKING:
+    from jxinspect.core.model import StaticArg
+    from jxinspect.tracer.read.report import Context
+    from jxinspect.tracer.stages import Lowered, Staged, Traced
 
 INPUT_HELP = (
     'give example inputs with --args "f32[8,128], 3" (and --kwargs "scale=2.0"), '
@@ -72,13 +81,13 @@ def real_function(fun: Any) -> Any:
     return fun
 
 
-def _function_line(fun: Any, staged: Any) -> str | None:
+def _function_line(fun: Any, traced: Traced) -> str | None:
     """``step at train.py:12``, JAX's way, for the user's function when JAX names another
     (a library wrapper's inner function) or none (``functools.partial`` inside ``pmap``)."""
     from jxinspect.tracer.read import report as extract
 
-    said = extract.function_name(staged)
-    if staged.wrapper is None and said and "<unknown>" not in said:
+    said = extract.function_name(traced)
+    if traced.wrapper is None and said and "<unknown>" not in said:
         return None
     real = real_function(fun)
     file, line = _source(real)
@@ -96,6 +105,66 @@ def _source(fun: Any) -> tuple[str | None, int | None]:
     return code.co_filename, code.co_firstlineno
 
 
+def project_config(path: Path | None = None) -> Config:
+    """The configuration at ``path``, or the ``jxinspect.yaml`` / ``[tool.jxinspect]``
+    found from the working folder, or an empty one rooted there."""
+    if path is not None and not path.is_file():
+        raise UsageError(f"no such configuration file: {path}")
+    found = path or find_config(Path.cwd())
+    return load_config(found) if found is not None else Config(None, Path.cwd().resolve())
+
+
+def judge(report: Report, policy: Policy | None = None) -> Report:
+    """The one judge step of every path (``lower``, a lint worker, ``record``,
+    ``diff-debug``, the API): the rules with the policy's thresholds, then its
+    select/ignore and severities (default: the rules' own). Lint's workers judge with
+    the thresholds alone; the lint run applies the rest when it reads their reports."""
+    policy = policy or Policy()
+    found = rules.judge(report, policy.settings).findings
+    return report.with_findings(
+        tuple(
+            replace(f, severity=policy.severity_of(f.code, f.severity))
+            for f in found
+            if policy.enabled(f.code)
+        )
+    )
+
+
+def report_of(
+    staged: Staged, context: Context, jax_mesh: Any = None, *, compile: bool = False
+) -> Report:
+    """The one way from a staged program to its report (not judged yet), whether it was
+    staged here or lowered by a recorded run: ``@main`` read over ``jax_mesh`` (else
+    ``context.mesh``), the report built, and with ``compile`` what XLA chose."""
+    from jxinspect.tracer import inputs, seam
+    from jxinspect.tracer.read import report as extract
+    from jxinspect.tracer.stages import Lowered
+
+    mesh = inputs.mesh_of(jax_mesh) if jax_mesh is not None else context.mesh
+    device_ids = seam.mesh_device_ids(jax_mesh) if jax_mesh is not None else None
+    with seam.partitioner(context.partitioner) as used:
+        context = replace(
+            context,
+            mesh=mesh,
+            num_devices=mesh.size if mesh is not None else seam.device_count(),
+            platform=context.platform or seam.default_backend(),
+            partitioner=used,
+        )
+        report = extract.build_report(
+            staged, extract.read_lowered(staged, mesh, device_ids), context
+        )
+        if compile and isinstance(staged, Lowered):
+            report = compiled_report(report, staged)
+    return report
+
+
+def inspect_mlir(text: str, source: str, policy: Policy | None = None) -> Report:
+    """The judged report of StableHLO text (``source`` names it in errors)."""
+    from jxinspect.tracer.read.stablehlo import report_from_text
+
+    return judge(report_from_text(text, source), policy)
+
+
 def inspect_function(
     fun: Any,
     args: tuple[Any, ...],
@@ -109,88 +178,97 @@ def inspect_function(
     notes: tuple[str, ...] = (),
     keep_texts: TextRequest | None = None,
     compile: bool = False,
-    settings: Settings | None = None,
+    policy: Policy | None = None,
 ) -> Report:
-    """Stage ``fun`` with ``options`` passed to the staging API as given; return its Report.
-
-    With ``compile``, also compile it and record what XLA chose."""
+    """Stage ``fun`` with ``options`` passed to the staging API as given; return its
+    Report, judged with ``policy``. With ``compile``, also compile it and record what
+    XLA chose."""
     from jxinspect.tracer import inputs, seam
     from jxinspect.tracer import stage as staging
-    from jxinspect.tracer.read import paths
-    from jxinspect.tracer.read import report as extract
+    from jxinspect.tracer.read.report import Context
 
     options = dict(options or {})
     jax_mesh = inputs.find_jax_mesh(
         options.get("mesh"), options.get("in_shardings"), options.get("out_shardings"), args
     )
-    mesh = inputs.mesh_of(jax_mesh) if jax_mesh is not None else None
-    if mesh is None and stage == "pmap":
-        mesh = inputs.pmap_mesh(args, options)
-    device_ids = seam.mesh_device_ids(jax_mesh) if jax_mesh is not None else None
     plan = StagingPlan.of(stage, options)
-    statics: tuple[int, ...] = plan.statics
-    unwrapped = getattr(fun, "__wrapped__", fun)
-    expected: list[str | None] | None
-    expected, static_args = paths.argument_paths(  # type: ignore[assignment]
-        unwrapped, tuple(args), kwargs, statics, plan.static_names
-    )
+    called = _call_paths(fun, args, kwargs, plan)
     file, line = _source(fun)
     with warnings.catch_warnings(record=True) as caught, seam.partitioner(partitioner) as used:
         warnings.simplefilter("always")
         staged = staging.stage_function(fun, tuple(args), kwargs, stage, options, platform)
-        if staged.leaves is not None and staged.call is not None:
-            inner, call_args, call_kwargs = staged.call
-            argnames = plan.static_names
-            if staged.wrapper is not None:  # the wrapper took every argument as it was
-                statics, argnames = (), ()
-            expected, more = paths.mapped_paths(
-                inner, call_args, call_kwargs, staged.leaves, statics, argnames
-            )
-            static_args = [*static_args, *more]
-        report = extract.build_report(
-            staged,
-            extract.read_lowered(staged, mesh, device_ids),
+        expected, static_args = _program_paths(called, plan, staged.traced)
+        already = staged.traced.wrapped and options
+        context = Context(
             target=target or callable_name(real_function(fun)),
-            function=_function_line(fun, staged),
+            function=_function_line(fun, staged.traced),
             expected_args=expected,
-            static_args=static_args,
-            platform=platform or seam.default_backend(),
-            num_devices=mesh.size if mesh is not None else seam.device_count(),
-            mesh=mesh,
+            static_args=tuple(static_args),
+            platform=platform,
+            mesh=inputs.pmap_mesh(args, options) if stage == "pmap" and jax_mesh is None else None,
             partitioner=used,
             file=file,
             line=line,
-            notes=[
-                *notes,
-                *(
-                    ["the target is already staged; staging options were not applied"]
-                    if staged.wrapped and options
-                    else []
-                ),
-            ],  # fmt: skip
+            notes=(*notes, *([ALREADY_STAGED] if already else [])),
             keep_texts=keep_texts,
         )
-        if compile and staged.lowered is not None:
-            report = compiled_report(report, staged.lowered)
+        report = report_of(staged, context, jax_mesh, compile=compile)
     said = [str(w.message).strip().splitlines()[0] for w in caught if str(w.message).strip()]
     if said:
         report = replace(
             report, notes=(*report.notes, *dict.fromkeys(f"JAX warned: {m}" for m in said))
         )
-    return judge(report, settings or DEFAULT_SETTINGS)
+    return judge(report, policy)
 
 
-def compiled_report(report: Report, lowered: Any) -> Report:
-    """``report`` with what XLA chose when compiling ``lowered``."""
-    from jxinspect.project.targets import describe_exception
+ALREADY_STAGED = "the target is already staged; staging options were not applied"
+
+
+def _call_paths(
+    fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], plan: StagingPlan
+) -> tuple[list[str | None] | None, list[StaticArg]]:
+    """The user's path of each flat input of the call, and its static arguments."""
+    from jxinspect.tracer.read import paths
+
+    unwrapped = getattr(fun, "__wrapped__", fun)
+    return paths.argument_paths(  # type: ignore[return-value]
+        unwrapped, tuple(args), kwargs, plan.statics, plan.static_names
+    )
+
+
+def _program_paths(
+    called: tuple[list[str | None] | None, list[StaticArg]],
+    plan: StagingPlan,
+    traced: Traced,
+) -> tuple[list[str | None] | None, list[StaticArg]]:
+    """:func:`_call_paths` for the inputs the program receives, where staging
+    rearranged the call (a wrapper, or the array leaves split from the rest)."""
+    from jxinspect.tracer.read import paths
+
+    expected, static_args = called
+    if traced.leaves is None or traced.call is None:
+        return expected, static_args
+    statics, argnames = plan.statics, plan.static_names
+    if traced.wrapper is not None:  # the wrapper took every argument as it was
+        statics, argnames = (), ()
+    inner, call_args, call_kwargs = traced.call
+    expected, more = paths.mapped_paths(
+        inner, call_args, call_kwargs, traced.leaves, statics, argnames
+    )
+    return expected, [*static_args, *more]
+
+
+def compiled_report(report: Report, staged: Lowered) -> Report:
+    """``report`` with what XLA chose when compiling ``staged``."""
+    from jxinspect.tracer import stage as staging
     from jxinspect.tracer.read import compiled
+    from jxinspect.tracer.stages import CompileFailed
 
     compiled.check_compilable(report)
-    try:
-        executable = lowered.compile()
-    except Exception as err:  # XLA's own error types
-        return replace(report, error=f"compilation failed: {describe_exception(err)}")
-    return compiled.attach(report, executable)
+    done = staging.compile(staged)
+    if isinstance(done, CompileFailed):
+        return replace(report, error=f"compilation failed: {done.error}")
+    return compiled.attach(report, done.executable)
 
 
 def _parse(flag: str, parser: Any, text: str) -> Any:
@@ -296,14 +374,14 @@ def inspect_target(
     *,
     keep_texts: TextRequest | None = None,
     compile: bool = False,
-    settings: Settings | None = None,
+    policy: Policy | None = None,
     freeze: bool = True,
 ) -> Report:
-    """Inspect a target, resolved by :func:`jxinspect.project.resolve.resolve` (a target string is
-    resolved here under ``given``); the rules run once, with ``settings``: lint's
-    thresholds, or the defaults. ``freeze``: the process ends after this target, so what
-    is loaded may move to the collector's permanent generation (never in a worker that
-    stages many: frozen objects are never collected).
+    """Inspect a target, resolved by :func:`jxinspect.project.resolve.resolve` (a target
+    string is resolved here under ``given``); judged once, with ``policy`` (lint's
+    workers: its thresholds; default: the rules' own). ``freeze``: the process ends
+    after this target, so what is loaded may move to the collector's permanent
+    generation (never in a worker that stages many: frozen objects are never collected).
 
     Devices are prepared before the user's module is imported when the declaration can
     be read from the source; a declaration built at import time is applied after.
@@ -352,5 +430,5 @@ def inspect_target(
             notes=tuple(notes),
             keep_texts=keep_texts,
             compile=compile,
-            settings=settings,
+            policy=policy,
         )

@@ -69,14 +69,7 @@ def assert_debug_info(
     report = jxinspect.inspect(
         fun, args, kwargs, stage=stage, options=options, platform=platform, texts=False
     )
-    leaves = _leaves(report)
-    for what, expected in (("names", names), ("shardings", shardings)):
-        for path in expected or {}:
-            if path not in leaves:
-                raise ValueError(
-                    f"{what}: {path!r} is not a leaf of {report.target}; known: {', '.join(leaves)}"
-                )
-
+    leaves = _known_leaves(report, names, shardings)
     failing = [
         f for f in report.findings if policy.enabled(f.code) and at_or_above(f.severity, fail_on)
     ]
@@ -95,12 +88,29 @@ def assert_debug_info(
     return report
 
 
+def _known_leaves(
+    report: Report,
+    names: Mapping[str, str | None] | None,
+    shardings: Mapping[str, str | None] | None,
+) -> dict[str, Input | Output]:
+    """The report's leaves by path; raises ``ValueError`` for a path asked about that
+    is not one of them."""
+    leaves = _leaves(report)
+    for what, expected in (("names", names), ("shardings", shardings)):
+        for path in expected or {}:
+            if path not in leaves:
+                raise ValueError(
+                    f"{what}: {path!r} is not a leaf of {report.target}; known: {', '.join(leaves)}"
+                )
+    return leaves
+
+
 # ---- arguments ----------------------------------------------------------------------------
 
 
 def _codes(what: str, items: Iterable[str]) -> tuple[str, ...]:
     """Code prefixes, checked against the known rules as the CLI's ``--select/--ignore``."""
-    from jxinspect.cli.lint import codes
+    from jxinspect.project.codes import codes
 
     given = (items,) if isinstance(items, str) else tuple(items)
     if not all(isinstance(item, str) for item in given):

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from jxinspect.cli.common import Color, TracebackOpt, emit, run_command, use_color
-from jxinspect.core.errors import UsageError
 from jxinspect.core.vocabulary import FailOn
 from jxinspect.lint.result import LintResult
 from jxinspect.render import formats
@@ -23,24 +22,6 @@ if TYPE_CHECKING:  # typer reads the enum; the code reads a format name
     LintFormat = str
 else:
     LintFormat = formats.LINT.choice()
-
-
-def codes(flag: str, text: str | None) -> tuple[str, ...] | None:
-    """``"JX102,JX2"`` → code prefixes, each checked against the known rules."""
-    if text is None:
-        return None
-    from jxinspect.project.options import nearest
-    from jxinspect.rules import RULES
-
-    known = tuple(rule.code for rule in RULES)
-    result = []
-    for item in filter(None, (part.strip().upper() for part in text.split(","))):
-        if not item.startswith("JX") or not any(code.startswith(item) for code in known):
-            raise UsageError(
-                f"--{flag}: unknown code {item!r}{nearest(item, known)}; known: " + ", ".join(known)
-            )
-        result.append(item)
-    return tuple(result)
 
 
 def render(result: LintResult, format: LintFormat, color: bool) -> str:
@@ -140,6 +121,7 @@ def lint(
         from jxinspect.lint.run import run_lint
         from jxinspect.lint.shards import parse_shard
         from jxinspect.lint.workers.supervisor import default_jobs
+        from jxinspect.project.codes import codes
 
         request = LintRequest(
             paths=tuple(paths or ()),

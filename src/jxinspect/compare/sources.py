@@ -18,6 +18,7 @@ from typing import Literal
 
 from jxinspect.core.errors import UsageError
 from jxinspect.core.model import Report
+from jxinspect.project.config import Policy
 from jxinspect.project.options import TargetOptions
 from jxinspect.project.resolve import declared_functions, resolve
 from jxinspect.project.targets import DECLARATION, Target, load_module, parse_target
@@ -289,9 +290,11 @@ def load_sides(
     after_text: str,
     given: TargetOptions,
     functions: tuple[str, ...] = (),
+    policy: Policy | None = None,
 ) -> Loaded:
     """:func:`load_reports`, with the functions one record folder holds and the other
-    does not."""
+    does not. Every report is judged with ``policy`` (default: the rule settings of the
+    project found from the working folder, as ``lint`` judges), saved ones again."""
     before, after = open_source(before_text, functions), open_source(after_text, functions)
     if functions and "python" not in (before.kind, after.kind):
         raise UsageError(
@@ -314,21 +317,18 @@ def load_sides(
         if devices > 1:
             given = replace(given, devices=devices)
 
+    from jxinspect.pipeline import inspect_mlir, inspect_target, judge, project_config
+
+    rules = policy if policy is not None else project_config().policy
+
     def report(source: Source, function: str | None) -> Report:
         if source.report is not None:
-            return source.report
+            return judge(source.report, rules)
         if source.folder is not None:
-            return read_record(source.folder, source.entry(function))
+            return judge(read_record(source.folder, source.entry(function)), rules)
         if source.mlir_text is not None:
-            from jxinspect.core.settings import DEFAULT_SETTINGS
-            from jxinspect.rules import judge
-            from jxinspect.tracer.read.stablehlo import report_from_text
-
-            made = report_from_text(source.mlir_text, source.text)
-            return judge(made, DEFAULT_SETTINGS)
-        from jxinspect.pipeline import inspect_target
-
-        return inspect_target(source.target_text(function), given)
+            return inspect_mlir(source.mlir_text, source.text, rules)
+        return inspect_target(source.target_text(function), given, policy=rules)
 
     return Loaded(
         [(pair, report(before, pair.before), report(after, pair.after)) for pair in pairs],

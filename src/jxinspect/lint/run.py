@@ -49,7 +49,9 @@ from jxinspect.lint.workers.supervisor import (
     KeepWorkers,
     Supervisor,
 )
-from jxinspect.project.config import Config, Policy, TargetEntry, find_config, load_config
+from jxinspect.pipeline import judge as judge_report
+from jxinspect.pipeline import project_config
+from jxinspect.project.config import Config, Policy, TargetEntry
 from jxinspect.project.declarations import (
     Declaration,
     definition_line,
@@ -61,7 +63,6 @@ from jxinspect.project.sourcefile import search_text
 from jxinspect.project.targets import DECLARATION, parse_target
 from jxinspect.record.folder import Entry, read_index, read_record, target_name
 from jxinspect.rules import RULES
-from jxinspect.rules import judge as judge_rules
 
 T = TypeVar("T")
 SKIP_DIRS = {"__pycache__", "node_modules", "site-packages"}
@@ -392,12 +393,7 @@ def _rules(policy: Policy) -> tuple[RuleInfo, ...]:
 
 def load(request: LintRequest) -> Config:
     """The configuration asked for, found, or an empty one rooted at the working folder."""
-    path = request.config or find_config(Path.cwd())
-    if request.config is not None and not request.config.is_file():
-        raise UsageError(f"no such configuration file: {request.config}")
-    if path is None:
-        return Config(path=None, root=Path.cwd().resolve())
-    return load_config(path)
+    return project_config(request.config)
 
 
 def run_lint(request: LintRequest) -> LintResult:
@@ -484,7 +480,7 @@ def _run_records(
     outcomes: dict[str, Outcome] = {}
     for name, entry in zip(_record_names(index.functions), index.functions):
         report = read_record(folder, entry)
-        report = judge_rules(report, policy.settings)
+        report = judge_report(report, policy)
         planned.append(Planned(name, policy, None, None))
         outcomes[name] = Outcome(report.to_dict())
     failed = []

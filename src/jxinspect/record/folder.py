@@ -43,6 +43,9 @@ class RecordSettings:
     stop_after: str | None = None
     max_functions: int | None = None
     compile: bool = False
+    config: str | None = None
+    """The project configuration whose rule settings judge each report (``None``: the
+    rules' defaults), found from the working folder by ``jxinspect record``."""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -55,6 +58,7 @@ class RecordSettings:
             stop_after=data.get("stop_after"),
             max_functions=data.get("max_functions"),
             compile=bool(data.get("compile", False)),
+            config=data.get("config"),
         )
 
 

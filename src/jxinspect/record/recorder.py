@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jxinspect.core.model import Report
 from jxinspect.core.units import source_parts
+from jxinspect.project.config import Policy, load_config
 from jxinspect.record import folder as records
 from jxinspect.tracer import seam
 
@@ -31,6 +33,8 @@ class Recorder:
     owner: bool | None = None
     """This process owns the folder (the first of the run to stage a function of its own)."""
     by_key: dict[tuple[str, str], records.Entry] = field(default_factory=dict)
+    policy: Policy = field(default_factory=Policy)
+    """The project's rule settings, which judge each report as ``lint`` would."""
 
     def on_lowering(self, lowering: seam.Lowering) -> None:
         if lowering.internal:
@@ -63,7 +67,7 @@ class Recorder:
             stage=lowering.stage,
             lowerings=1,
         )
-        report = _report(lowering, entry, self.settings.compile)
+        report = _report(lowering, entry, self.settings.compile, self.policy)
         entry.findings = len(report.findings)
         where = self.folder / entry.folder
         where.mkdir(exist_ok=True)
@@ -115,24 +119,14 @@ def _call(lowering: seam.Lowering) -> dict[str, Any]:
         return records.call_data(None, str(err))
 
 
-def _report(lowering: seam.Lowering, entry: records.Entry, compile: bool) -> Any:
-    from jxinspect.core.settings import DEFAULT_SETTINGS
-    from jxinspect.pipeline import compiled_report
-    from jxinspect.rules import judge
+def _report(lowering: seam.Lowering, entry: records.Entry, compile: bool, policy: Policy) -> Report:
+    """The recorded lowering's report, through the one pipeline, judged with the
+    project's rule settings."""
+    from jxinspect.pipeline import judge, report_of
     from jxinspect.tracer import inputs
-    from jxinspect.tracer.read import report as extract
-    from jxinspect.tracer.stage import Staged
+    from jxinspect.tracer.read.report import Context
+    from jxinspect.tracer.stage import recorded
 
-    staged = Staged(
-        stage="pmap" if lowering.stage == "pmap" else "jit",
-        jaxpr=lowering.jaxpr,
-        names_jaxpr=lowering.names_jaxpr,
-        donated=lowering.donated,
-        out_info=None,
-        lowered=lowering.lowered,
-        lower_error=None,
-        wrapped=True,
-    )
     notes = ["recorded from a real run: names and shardings are those the run lowered"]
     if lowering.stage == "pmap" and not seam.pmap_global_shapes():
         notes.append(
@@ -140,34 +134,23 @@ def _report(lowering: seam.Lowering, entry: records.Entry, compile: bool) -> Any
             "the layout over pmap's axis is not recorded"
         )
     _, file, line = source_parts(entry.source)
+    context = Context(
+        target=records.target_name(entry),
+        function=entry.source,
+        file=file,
+        line=line,
+        notes=tuple(notes),
+    )
     jax_mesh = inputs.find_jax_mesh(lowering.shardings)
-    mesh = inputs.mesh_of(jax_mesh) if jax_mesh is not None else None
-    device_ids = seam.mesh_device_ids(jax_mesh) if jax_mesh is not None else None
-    with seam.partitioner(None) as used:
-        main = extract.read_lowered(staged, mesh, device_ids)
-        report = extract.build_report(
-            staged,
-            main,
-            target=records.target_name(entry),
-            function=entry.source,
-            platform=seam.default_backend(),
-            num_devices=mesh.size if mesh is not None else seam.device_count(),
-            mesh=mesh,
-            partitioner=used,
-            file=file,
-            line=line,
-            notes=notes,
-        )
-    if compile:
-        report = compiled_report(report, staged.lowered)
-    return judge(report, DEFAULT_SETTINGS)
+    return judge(report_of(recorded(lowering), context, jax_mesh, compile=compile), policy)
 
 
 def start() -> None:
     """Begin recording into the folder named by the environment (from ``sitecustomize``)."""
     folder = Path(os.environ[records.ENV_FOLDER])
     settings = records.RecordSettings.from_json(os.environ.get(records.ENV_SETTINGS, "{}"))
-    recorder = Recorder(folder, settings, records.read_index(folder))
+    policy = load_config(Path(settings.config)).policy if settings.config else Policy()
+    recorder = Recorder(folder, settings, records.read_index(folder), policy=policy)
 
     def install() -> None:
         recorder.index.jax_version = seam.jax_version()

@@ -14,9 +14,11 @@ import os
 import shutil
 import signal
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 from jxinspect.core.errors import UsageError
+from jxinspect.pipeline import project_config
 from jxinspect.record import folder as records
 
 BOOT = Path(__file__).parent / "boot"
@@ -65,6 +67,8 @@ def run(
             "give the command to record after --, e.g. "
             "`jxinspect record -o runs/before -- python train.py`"
         )
+    config = project_config().path  # read here: a broken configuration is exit 2
+    settings = replace(settings, config=str(config.resolve()) if config else None)
     prepare_folder(folder, command)
     try:
         child = subprocess.Popen(command, env=environment(folder, settings))

@@ -1,7 +1,9 @@
 """Wrap the user's function with the staging API, trace it, and lower it.
 
 Options are the staging API's own keyword arguments, passed through as given. A
-function the user already wrapped (``jax.jit(f)``, ``jax.pmap(f)``) is staged as it is.
+function the user already wrapped (``jax.jit(f)``, ``jax.pmap(f)``) is staged as it is,
+one a library wrapped through its adapter (:mod:`jxinspect.tracer.adapters`). What
+staging gives is a value of :mod:`jxinspect.tracer.stages`, built once.
 """
 
 from __future__ import annotations
@@ -10,8 +12,8 @@ import contextlib
 import functools
 import inspect
 import traceback
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, NamedTuple
 
 from jxinspect.core.errors import UsageError, UserCodeError
 from jxinspect.core.interrupts import reraise_if_stopping
@@ -19,38 +21,16 @@ from jxinspect.core.vocabulary import STAGES, Stage
 from jxinspect.project.plan import StagingPlan
 from jxinspect.project.targets import describe_exception
 from jxinspect.tracer import seam
+from jxinspect.tracer.stages import (
+    Compiled,
+    CompileFailed,
+    Lowered,
+    LoweringFailed,
+    Staged,
+    Traced,
+)
 
 SHARD_MAP_KEYS = ("mesh", "in_specs", "out_specs", "axis_names", "check_vma")
-
-
-@dataclass
-class Staged:
-    """What staging produced; ``lowered`` is ``None`` when lowering failed."""
-
-    stage: Stage
-    jaxpr: Any
-    """The top-level ``core.Jaxpr``."""
-    names_jaxpr: Any
-    """The jaxpr whose debug info names the arguments (pmap's inner one)."""
-    donated: tuple[bool, ...]
-    out_info: Any
-    lowered: Any | None
-    lower_error: str | None
-    wrapped: bool
-    """The target was already a staged function; options were not applied."""
-    lower_traceback: str | None = None
-    """The lowering error's formatted traceback, for ``--traceback``."""
-    wrapper: str | None = None
-    """The library wrapper that staged the target (``nnx.jit``, ``eqx.filter_jit``)."""
-    leaves: list[Any] | None = None
-    """The objects the program receives, in order, when staging rearranged the call (a
-    wrapper, or the array leaves split from the rest); ``None``: the call's own leaves."""
-    call: tuple[Any, tuple[Any, ...], dict[str, Any]] | None = None
-    """``(function, args, kwargs)`` whose leaves ``leaves`` are, to name them by."""
-    notes: tuple[str, ...] = field(default=())
-    results: list[str | None] | None = None
-    """The user's path of each result when a wrapper rearranged them (``None``: read
-    them from ``out_info``); see :attr:`jxinspect.tracer.adapters.Adapted.results`."""
 
 
 def call_problem(
@@ -125,80 +105,170 @@ def stage_function(
     options: dict[str, Any],
     platform: str | None,
 ) -> Staged:
-    """Trace and lower ``fun``; a tracing error is the user's, a lowering error is reported."""
+    """Trace and lower ``fun``; a tracing error is the user's, a lowering error is carried
+    as :class:`~jxinspect.tracer.stages.LoweringFailed`."""
     from jxinspect.tracer import adapters
 
     adapter = adapters.find(fun)
     if adapter is not None:
         return _stage_adapted(adapter, fun, args, kwargs, platform)
     wrapped = seam.is_jit_wrapped(fun) or seam.is_pmap_wrapped(fun)
-    call_args, call_kwargs = args, kwargs
     if seam.is_pmap_wrapped(fun):
         stage = "pmap"
     plan = StagingPlan.of(stage, options)
     split = None
     if not wrapped and stage in ("jit", "pjit") and "in_shardings" not in options:
         split = _split_non_arrays(fun, args, kwargs, plan)
-    problem = None if wrapped else call_problem(fun, args, kwargs, plan)
+    program = _trace(fun, args, kwargs, stage, options, plan, wrapped, split)
+    staged_args, staged_kwargs = (split.args, split.kwargs) if split else (args, kwargs)
+    if program.traced is not None:
+        lowering = _lower(program.traced, None, None, platform)
+    else:
+        lowering = _lower(program.staged, staged_args, staged_kwargs, platform)
+    traced = _traced(program, lowering, staged_args, staged_kwargs, plan, stage, wrapped)
+    if split is not None:
+        traced = replace(
+            traced,
+            leaves=split.leaves,
+            call=(fun, args, kwargs),
+            notes=(
+                f"{split.static} argument leaves are not arrays ({split.example}); staged "
+                "as eqx.filter_jit does: array leaves traced, the rest static",
+            ),
+        )
+    return _staged(traced, lowering)
+
+
+class _Program(NamedTuple):
+    """What tracing gave: the staged callable, JAX's ``Traced`` (``None`` for a pmap,
+    which has no ``.trace()``), the jaxprs, and a pmap's result shapes."""
+
+    staged: Any
+    traced: Any | None
+    jaxpr: Any
+    names_jaxpr: Any
     shapes: Any = None
+
+
+class _Lowering(NamedTuple):
+    lowered: Any | None
+    error: str | None = None
+    traceback: str | None = None
+
+
+def _trace(
+    fun: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    stage: Stage,
+    options: dict[str, Any],
+    plan: StagingPlan,
+    wrapped: bool,
+    split: _Split | None,
+) -> _Program:
+    """Wrap ``fun`` (unless ``wrapped``) and trace it; raises what to fix when it fails."""
+    problem = None if wrapped else call_problem(fun, args, kwargs, plan)
+    call_args, call_kwargs = (split.args, split.kwargs) if split else (args, kwargs)
     try:
         staged = fun if wrapped else _wrap(split.fun if split else fun, stage, options)
-        if split is not None:
-            args, kwargs = split.args, split.kwargs
         if stage == "pmap" and not seam.is_jit_wrapped(staged):
-            jaxpr, shapes = seam.make_jaxpr(staged, args, kwargs, plan.statics)
-            names_jaxpr = _pmap_inner(jaxpr)
-            traced = None
-        else:
-            traced = staged.trace(*args, **kwargs)
-            jaxpr = seam.jaxpr_of(traced)
-            names_jaxpr = jaxpr
+            jaxpr, shapes = seam.make_jaxpr(staged, call_args, call_kwargs, plan.statics)
+            return _Program(staged, None, jaxpr, _pmap_inner(jaxpr), shapes)
+        traced = staged.trace(*call_args, **call_kwargs)
+        jaxpr = seam.jaxpr_of(traced)
+        return _Program(staged, traced, jaxpr, jaxpr)
     except UsageError:
         raise
     except BaseException as err:  # the user's code may raise anything while tracing
         reraise_if_stopping(err)
         if problem is not None and isinstance(err, Exception):
             raise problem from None  # JAX refused the call too: say what to fix
-        leaf = None if wrapped else _first_non_array(fun, args, kwargs, plan)
-        if leaf is not None and isinstance(err, (TypeError, ValueError)):
-            path, value = leaf
-            raise UserCodeError(
-                f"tracing failed: argument {path} is {_kind(value)}, not an array, and "
-                f"{stage} stages only arrays ({describe_exception(err)}); pass it as a "
-                "static argument or stage with --stage jit, which splits arrays from the rest"
-            ) from err
-        raise UserCodeError(f"tracing failed: {describe_exception(err)}") from err
-    lowered, error, lower_traceback = None, None, None
+        # the split call's non-array leaves are static: they are not what JAX refused
+        raise _tracing_error(err, fun, call_args, call_kwargs, plan, stage, wrapped) from err
+
+
+def _tracing_error(
+    err: BaseException,
+    fun: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    plan: StagingPlan,
+    stage: Stage,
+    wrapped: bool,
+) -> UserCodeError:
+    leaf = None if wrapped else _first_non_array(fun, args, kwargs, plan)
+    if leaf is not None and isinstance(err, (TypeError, ValueError)):
+        path, value = leaf
+        return UserCodeError(
+            f"tracing failed: argument {path} is {_kind(value)}, not an array, and "
+            f"{stage} stages only arrays ({describe_exception(err)}); pass it as a "
+            "static argument or stage with --stage jit, which splits arrays from the rest"
+        )
+    return UserCodeError(f"tracing failed: {describe_exception(err)}")
+
+
+def _lower(
+    lowerable: Any,
+    args: tuple[Any, ...] | None,
+    kwargs: dict[str, Any] | None,
+    platform: str | None,
+) -> _Lowering:
+    """Lower JAX's ``Traced`` (``args`` ``None``) or a staged function called with
+    ``args``; an error is carried, not raised."""
     try:
-        if traced is not None:
-            lowered = seam.lower(traced, None, None, platform)
-        else:
-            lowered = seam.lower(staged, args, kwargs, platform)
+        return _Lowering(seam.lower(lowerable, args, kwargs, platform))
     except Exception as err:
-        error = describe_exception(err)
-        lower_traceback = "".join(traceback.format_exception(err))
-    if traced is not None:
-        donated = seam.donated_flags(traced, args, kwargs, plan.donated)
-        out_info = seam.out_info(traced)
-    elif lowered is not None:
-        donated = seam.donated_flags(lowered, args, kwargs, plan.donated)
-        out_info = seam.out_info(lowered)
+        return _Lowering(None, describe_exception(err), "".join(traceback.format_exception(err)))
+
+
+def _traced(
+    program: _Program,
+    lowering: _Lowering,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    plan: StagingPlan,
+    stage: Stage,
+    wrapped: bool,
+) -> Traced:
+    """The traced program's value: donation and results from JAX's ``Traced``, or from
+    the lowering where there is none (pmap)."""
+    source = program.traced if program.traced is not None else lowering.lowered
+    if source is not None:
+        donated = seam.donated_flags(source, args, kwargs, plan.donated)
+        out_info = seam.out_info(source)
     else:
-        donated = (False,) * seam.arity(names_jaxpr)[0]
+        donated = (False,) * seam.arity(program.names_jaxpr)[0]
         out_info = None
     if out_info is None:
-        out_info = shapes
-    result = Staged(
-        stage, jaxpr, names_jaxpr, donated, out_info, lowered, error, wrapped, lower_traceback
+        out_info = program.shapes
+    return Traced(stage, program.jaxpr, program.names_jaxpr, donated, out_info, wrapped)
+
+
+def _staged(traced: Traced, lowering: _Lowering) -> Staged:
+    if lowering.lowered is not None:
+        return Lowered(traced, lowering.lowered)
+    return LoweringFailed(traced, lowering.error or "lowering failed", lowering.traceback)
+
+
+def recorded(lowering: seam.Lowering) -> Lowered:
+    """A lowering a real run made (``jxinspect record``'s hook), as staging's value."""
+    traced = Traced(
+        stage="pmap" if lowering.stage == "pmap" else "jit",
+        jaxpr=lowering.jaxpr,
+        names_jaxpr=lowering.names_jaxpr,
+        donated=lowering.donated,
+        out_info=None,
+        wrapped=True,
     )
-    if split is not None:
-        result.leaves = split.leaves
-        result.call = (fun, call_args, call_kwargs)
-        result.notes = (
-            f"{split.static} argument leaves are not arrays ({split.example}); staged as "
-            "eqx.filter_jit does: array leaves traced, the rest static",
-        )
-    return result
+    return Lowered(traced, lowering.lowered)
+
+
+def compile(staged: Lowered) -> Compiled | CompileFailed:
+    """Compile a lowered program; an error (XLA's own types) is carried, not raised."""
+    try:
+        return Compiled(staged, staged.lowered.compile())
+    except Exception as err:
+        return CompileFailed(staged, describe_exception(err))
 
 
 def _stage_adapted(
@@ -220,30 +290,30 @@ def _stage_adapted(
         ) from err
     if adapted.pmap is not None:  # built on jax.pmap: staged as a pmap object is
         return _stage_adapted_pmap(adapter, adapted, platform)
-    lowered, error, lower_traceback = None, None, None
-    try:
-        lowered = seam.lower(traced, None, None, platform)
-    except Exception as err:
-        error = describe_exception(err)
-        lower_traceback = "".join(traceback.format_exception(err))
+    lowering = _lower(traced, None, None, platform)
     donated = seam.donated_flags(traced, adapted.args, adapted.kwargs, None)
-    return Staged(
-        "jit", jaxpr, jaxpr, donated, seam.out_info(traced), lowered, error, True,
-        lower_traceback, wrapper=adapted.wrapper, leaves=adapted.leaves,
-        call=(adapted.fun, adapted.args, adapted.kwargs), notes=adapted.notes,
-        results=adapted.results,
+    result = Traced(
+        "jit", jaxpr, jaxpr, donated, seam.out_info(traced), True, wrapper=adapted.wrapper,
+        leaves=adapted.leaves, call=(adapted.fun, adapted.args, adapted.kwargs),
+        notes=adapted.notes, results=adapted.results,
     )  # fmt: skip
+    return _staged(result, lowering)
 
 
 def _stage_adapted_pmap(adapter: Any, adapted: Any, platform: str | None) -> Staged:
     inner, inner_args, inner_kwargs = adapted.pmap
     with adapted.context or contextlib.nullcontext():
         staged = stage_function(inner, inner_args, inner_kwargs, "pmap", {}, platform)
-    staged.results, notes = adapter.result_paths(adapted, staged.out_info)
-    staged.wrapper, staged.leaves = adapted.wrapper, adapted.leaves
-    staged.call = (adapted.fun, adapted.args, adapted.kwargs)
-    staged.notes = (*adapted.notes, *notes)
-    return staged
+    results, notes = adapter.result_paths(adapted, staged.traced.out_info)
+    traced = replace(
+        staged.traced,
+        results=results,
+        wrapper=adapted.wrapper,
+        leaves=adapted.leaves,
+        call=(adapted.fun, adapted.args, adapted.kwargs),
+        notes=(*adapted.notes, *notes),
+    )
+    return replace(staged, traced=traced)
 
 
 @dataclass(frozen=True)

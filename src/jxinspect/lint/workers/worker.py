@@ -66,13 +66,15 @@ def stage(job: Job, show_traceback: bool = False) -> Outcome:
     """Stage one target and run the rules with its settings; never raises: whatever the
     user's code does (exit, interrupt, recursion, memory) is this target's outcome."""
     from jxinspect.pipeline import inspect_target
+    from jxinspect.project.config import Policy
     from jxinspect.project.targets import describe_exception, user_prints_to_stderr
 
+    # the thresholds alone (the cache keys hold them): the run applies the rest of the
+    # policy, select, ignore and severities, when it judges the outcome
+    policy = Policy(settings=job.settings)
     try:
         with user_prints_to_stderr():
-            report = inspect_target(
-                job.resolved, compile=job.compile, settings=job.settings, freeze=False
-            )
+            report = inspect_target(job.resolved, compile=job.compile, policy=policy, freeze=False)
         return Outcome(report.to_dict())
     except TooFewDevices as err:
         return Outcome(None, str(err), "usage", needs_devices=err.needed)

@@ -30,7 +30,7 @@ from flax.nnx.transforms import compilation
 
 from jxinspect.core.errors import UsageError
 from jxinspect.tracer import seam
-from jxinspect.tracer.adapters import Adapted, unmapped
+from jxinspect.tracer.adapters import Adapted, nnx_shared, unmapped
 from jxinspect.tracer.read import paths
 
 WRAPPER = "nnx.jit"
@@ -96,8 +96,8 @@ def stage(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Adapted:
         pure_args, pure_kwargs = split()
         traced = inner.trace(*pure_args, **pure_kwargs)
     leaves, _ = seam.tree_flatten((pure_args, pure_kwargs))
-    named_args, named_kwargs = _as_state((args, kwargs))
-    results = _result_paths(user_fun, seam.out_info(traced))
+    named_args, named_kwargs = nnx_shared.as_state((args, kwargs))
+    results = graph_result_paths(user_fun, seam.out_info(traced))
     notes = () if results is not None else (unmapped(WRAPPER, "flax"),)
     return Adapted(WRAPPER, user_fun, traced, leaves, named_args, named_kwargs, notes, results)
 
@@ -120,24 +120,22 @@ def _stage_simple(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Ad
     traced = inner.trace(*call_args, **call_kwargs)
     leaves, _ = seam.tree_flatten((call_args, call_kwargs))
     adapted = Adapted(WRAPPER, fun.fun, traced, leaves, full, kwargs)
-    results = _simple_result_paths(adapted, seam.out_info(traced), call_args, call_kwargs)
+    results = simple_result_paths(adapted, seam.out_info(traced), call_args, call_kwargs)
     notes = () if results is not None else (unmapped(WRAPPER, "flax"),)
     return dataclasses.replace(adapted, notes=notes, results=results)
 
 
-def _simple_result_paths(
+def simple_result_paths(
     adapted: Adapted, out_info: Any, call_args: Any, call_kwargs: Any
 ) -> list[str | None] | None:
     """``(out, updates)``: the user's result (graph nodes in it rebuilt), then each
     changed variable, named by the user's path to it."""
-    from jxinspect.tracer.adapters import nnx_pmap
-
     if not isinstance(out_info, tuple) or len(out_info) != 2:
         return None
     try:
         out = extract.from_tree2(out_info[0])
         named = [("result" + seam.keystr(p), x) for p, x in seam.tree_leaves_with_path(out)]
-        named += nnx_pmap.update_paths(adapted, out_info[1], call_args, call_kwargs)
+        named += nnx_shared.update_paths(adapted, out_info[1], call_args, call_kwargs)
     except Exception:  # a flax release whose results do not rebuild alone
         return None
     by_id: dict[int, str] = {}
@@ -146,7 +144,7 @@ def _simple_result_paths(
     return [by_id.get(id(leaf)) for leaf in seam.tree_leaves(out_info)]
 
 
-def _result_paths(user_fun: Any, out_info: Any) -> list[str | None] | None:
+def graph_result_paths(user_fun: Any, out_info: Any) -> list[str | None] | None:
     """The user's path of each result of ``(args_out, kwargs_out, out)``: the graph nodes
     are rebuilt with ``nnx.jit``'s own merge (in one context, so a node shared between
     them is one node, as the wrapper sees it) around the traced result's leaves, then
@@ -156,7 +154,7 @@ def _result_paths(user_fun: Any, out_info: Any) -> list[str | None] | None:
         return None
     try:
         merged = extract.from_tree(out_info, merge_fn=compilation._jit_merge_fn)
-        args_out, kwargs_out, out = _as_state(merged)
+        args_out, kwargs_out, out = nnx_shared.as_state(merged)
         named = paths.argument_leaves(user_fun, tuple(args_out), dict(kwargs_out))
         named += [("result" + seam.keystr(p), leaf) for p, leaf in seam.tree_leaves_with_path(out)]
     except Exception:  # a flax release whose graph definitions do not rebuild alone
@@ -165,19 +163,3 @@ def _result_paths(user_fun: Any, out_info: Any) -> list[str | None] | None:
     for path, leaf in named:
         by_id.setdefault(id(leaf), path)  # a shared state: named where it is first seen
     return [by_id.get(id(leaf)) for leaf in seam.tree_leaves(out_info)]
-
-
-def _as_state(call: Any) -> Any:
-    """The call with each graph node that is not a JAX pytree (flax 0.10's modules) given
-    as its ``nnx.state``, whose leaves are the arrays the wrapper hands the program:
-    ``model['linear1']['kernel'].value``. Flax 0.11 on, modules are pytrees already."""
-    is_node = getattr(_graphlib, "is_graph_node", None)
-    if is_node is None:
-        return call
-
-    def state(value: Any) -> Any:
-        if is_node(value) and seam.tree_leaves(value) == [value]:
-            return nnx.state(value)
-        return value
-
-    return seam.tree_map(state, call, is_leaf=lambda x: is_node(x))

@@ -28,7 +28,7 @@ from flax.nnx.transforms import iteration
 
 from jxinspect.core.errors import UsageError
 from jxinspect.tracer import seam
-from jxinspect.tracer.adapters import Adapted, nnx_jit, unmapped
+from jxinspect.tracer.adapters import Adapted, nnx_shared, unmapped
 from jxinspect.tracer.read import paths
 
 WRAPPER = "nnx.pmap"
@@ -43,23 +43,11 @@ def _probe(x: Any) -> Any:
     return x
 
 
-def _cell(fun: Any, name: str) -> Any:
-    """The value ``fun`` closes over under ``name`` (``None`` when it does not)."""
-    code = getattr(fun, "__code__", None)
-    closure = getattr(fun, "__closure__", None)
-    if code is None or closure is None or name not in code.co_freevars:
-        return None
-    try:
-        return closure[code.co_freevars.index(name)].cell_contents
-    except ValueError:  # an empty cell
-        return None
-
-
 _MODES = "graph_updates" in inspect.signature(nnx.pmap).parameters
 _GRAPH = nnx.pmap(_probe, graph=True, graph_updates=True) if _MODES else nnx.pmap(_probe)
 _CONTEXT_CODE = getattr(_GRAPH, "__code__", None)
 """The update context's wrapper: the same for every function flax runs in one."""
-_GRAPH_CODE = getattr(_cell(_GRAPH, "f"), "__code__", None)
+_GRAPH_CODE = getattr(nnx_shared.cell(_GRAPH, "f"), "__code__", None)
 """``nnx.pmap``'s own wrapper inside it."""
 _SIMPLE_CODE = (
     getattr(nnx.pmap(_probe, graph=True, graph_updates=False), "__code__", None) if _MODES else None
@@ -70,7 +58,7 @@ def _graph_wrapper(fun: Any) -> Any:
     """``nnx.pmap``'s graph-mode wrapper inside ``fun``, or ``None``."""
     if _GRAPH_CODE is None or getattr(fun, "__code__", None) is not _CONTEXT_CODE:
         return None
-    inner = _cell(fun, "f")
+    inner = nnx_shared.cell(fun, "f")
     return inner if getattr(inner, "__code__", None) is _GRAPH_CODE else None
 
 
@@ -96,10 +84,10 @@ def stage(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Adapted:
     user_fun = getattr(fun, "__wrapped__", None)
     graph_wrapper = _graph_wrapper(fun)
     wrapper = graph_wrapper if graph_wrapper is not None else fun
-    inner, in_axes = _cell(wrapper, "pmapped_fn"), _cell(wrapper, "in_axes")
+    inner, in_axes = nnx_shared.cell(wrapper, "pmapped_fn"), nnx_shared.cell(wrapper, "in_axes")
     if user_fun is None or not seam.is_pmap_wrapped(inner):
         raise _unsupported()
-    named_args, named_kwargs = nnx_jit._as_state((args, kwargs))
+    named_args, named_kwargs = nnx_shared.as_state((args, kwargs))
     if graph_wrapper is not None:
         if kwargs:
             raise UsageError(
@@ -120,7 +108,7 @@ def stage(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Adapted:
             WRAPPER, user_fun, None, leaves, named_args, named_kwargs,
             pmap=(inner, tuple(pure_args), {}), context=stack,
         )  # fmt: skip
-    graph = _cell(fun, "graph")
+    graph = nnx_shared.cell(fun, "graph")
     call_args, call_kwargs = args, kwargs
     if graph:
         call_args, call_kwargs = extract.to_tree2((args, kwargs), prefix=(in_axes, 0))
@@ -160,7 +148,7 @@ def _graph_results(adapted: Adapted, out_info: Any) -> list[tuple[str, Any]]:
     """``(args_out, out)``: the graph nodes rebuilt (new objects) around the traced result
     leaves and named as the call's arguments, then the user's result."""
     args_out, out = extract.from_tree(out_info)
-    args_out = nnx_jit._as_state(tuple(args_out))
+    args_out = nnx_shared.as_state(tuple(args_out))
     named = paths.argument_leaves(adapted.fun, args_out, {})
     named += [("result" + seam.keystr(p), leaf) for p, leaf in seam.tree_leaves_with_path(out)]
     return named
@@ -175,43 +163,4 @@ def _simple_results(adapted: Adapted, out_info: Any) -> list[tuple[str, Any]] | 
     out, updates = out_info
     out = extract.from_tree2(out)  # graph nodes in the result; the rest as it is
     named = [("result" + seam.keystr(p), leaf) for p, leaf in seam.tree_leaves_with_path(out)]
-    return named + update_paths(adapted, updates, adapted.pmap[1], adapted.pmap[2])
-
-
-def update_paths(
-    adapted: Adapted, updates: Any, call_args: Any, call_kwargs: Any
-) -> list[tuple[str, Any]]:
-    """Each leaf of the ``Updates`` groups flax's tree-mode wrappers return, named by the
-    user's path to the variable it updates: its key in ``labeled(args, kwargs)`` of the
-    call the inner function received leads to that variable, whose value is one of the
-    user's call's leaves."""
-    user = {id(leaf): path for path, leaf in paths.argument_leaves(
-        adapted.fun, adapted.args, adapted.kwargs)}  # fmt: skip
-    container = extract.labeled(args=tuple(call_args), kwargs=dict(call_kwargs))
-    named: list[tuple[str, Any]] = []
-    for group in updates:
-        for key, value in zip(group._keys, group._values, strict=True):
-            variable = _follow(container, key)
-            targets = seam.tree_leaves(variable) if variable is not None else []
-            path = user.get(id(targets[0])) if len(targets) == 1 else None
-            if path is not None:
-                named += [(path, leaf) for leaf in seam.tree_leaves(value)]
-    return named
-
-
-def _follow(tree: Any, keys: Any) -> Any:
-    """The node of ``tree`` at a JAX key path (``None`` when it leads nowhere)."""
-    node = tree
-    for key in keys:
-        try:
-            if hasattr(key, "name"):  # GetAttrKey
-                node = getattr(node, key.name)
-            elif hasattr(key, "idx"):  # SequenceKey
-                node = node[key.idx]
-            elif hasattr(key, "key"):  # DictKey
-                node = node[key.key]
-            else:
-                return None
-        except (AttributeError, IndexError, KeyError, TypeError):
-            return None
-    return node
+    return named + nnx_shared.update_paths(adapted, updates, adapted.pmap[1], adapted.pmap[2])

@@ -25,8 +25,7 @@ from flax.nnx.transforms import compilation
 
 from jxinspect.core.errors import UsageError
 from jxinspect.tracer import seam
-from jxinspect.tracer.adapters import Adapted, nnx_jit, unmapped
-from jxinspect.tracer.adapters.nnx_pmap import _cell
+from jxinspect.tracer.adapters import Adapted, nnx_jit, nnx_shared, unmapped
 
 try:  # flax 0.11 on
     from flax.nnx import graphlib as _graphlib
@@ -47,7 +46,7 @@ _CODES = frozenset(
 def matches(fun: Any) -> bool:
     return (
         getattr(fun, "__code__", None) in _CODES
-        and _cell(fun, "shard_map_fn") is not None
+        and nnx_shared.cell(fun, "shard_map_fn") is not None
         and getattr(fun, "__wrapped__", None) is not None
     )
 
@@ -55,12 +54,12 @@ def matches(fun: Any) -> bool:
 def stage(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Adapted:
     """Split the call as ``nnx.shard_map`` does and trace ``jax.jit`` of its inner
     ``shard_map``."""
-    user_fun, inner = fun.__wrapped__, _cell(fun, "shard_map_fn")
-    in_specs = _cell(fun, "in_specs")
-    tag = _cell(fun, "shard_map_wrapper")
-    named_args, named_kwargs = nnx_jit._as_state((args, kwargs))
+    user_fun, inner = fun.__wrapped__, nnx_shared.cell(fun, "shard_map_fn")
+    in_specs = nnx_shared.cell(fun, "in_specs")
+    tag = nnx_shared.cell(fun, "shard_map_wrapper")
+    named_args, named_kwargs = nnx_shared.as_state((args, kwargs))
     if tag is not None:  # graph mode with graph updates
-        kwarg_specs = _cell(fun, "kwarg_specs")
+        kwarg_specs = nnx_shared.cell(fun, "kwarg_specs")
         with _graphlib.update_context(tag):
             pure_args, pure_kwargs = extract.to_tree(
                 (args, kwargs),
@@ -71,21 +70,21 @@ def stage(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Adapted:
             )
             traced = seam.jit(inner, {}).trace(*pure_args, **pure_kwargs)
         leaves, _ = seam.tree_flatten((pure_args, pure_kwargs))
-        results = nnx_jit._result_paths(user_fun, seam.out_info(traced))
+        results = nnx_jit.graph_result_paths(user_fun, seam.out_info(traced))
         notes = () if results is not None else (unmapped(WRAPPER, "flax"),)
         return Adapted(WRAPPER, user_fun, traced, leaves, named_args, named_kwargs, notes, results)
-    if _cell(fun, "graph") is None and "graph" not in fun.__code__.co_freevars:
+    if nnx_shared.cell(fun, "graph") is None and "graph" not in fun.__code__.co_freevars:
         raise UsageError(
             f"{WRAPPER} of this flax release is not supported; stage the undecorated "
             "function with --stage shard_map"
         )
     call_args = args
-    if _cell(fun, "graph"):
+    if nnx_shared.cell(fun, "graph"):
         call_args = extract.to_tree2(args, prefix=in_specs, check_aliasing=in_specs is not None)
     extract.check_no_aliases("shard_map", args=call_args)
     traced = seam.jit(inner, {}).trace(*call_args, **kwargs)
     leaves, _ = seam.tree_flatten((call_args, kwargs))
     adapted = Adapted(WRAPPER, user_fun, traced, leaves, named_args, named_kwargs)
-    results = nnx_jit._simple_result_paths(adapted, seam.out_info(traced), call_args, kwargs)
+    results = nnx_jit.simple_result_paths(adapted, seam.out_info(traced), call_args, kwargs)
     notes = () if results is not None else (unmapped(WRAPPER, "flax"),)
     return Adapted(WRAPPER, user_fun, traced, leaves, named_args, named_kwargs, notes, results)

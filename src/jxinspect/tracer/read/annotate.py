@@ -23,7 +23,7 @@ from jxinspect.core.program import Mark, ModuleDialect, Program, ProgramText, Te
 from jxinspect.project.targets import describe_exception
 from jxinspect.tracer import seam
 from jxinspect.tracer.read.mlir import MainSignature
-from jxinspect.tracer.stage import Staged
+from jxinspect.tracer.stages import Staged, lowered_of
 
 _SHARED = re.compile(r"let (\S+) = \{ lambda ")
 _FLAT_SUB = re.compile(r"(\w+)=\{ lambda ")
@@ -38,13 +38,12 @@ def program(
     inputs: Sequence[Input],
 ) -> Program:
     """The texts ``request`` asks for."""
-    jaxpr = annotate_jaxpr(staged.jaxpr, request.source) if request.jaxpr else None
+    jaxpr = annotate_jaxpr(staged.traced.jaxpr, request.source) if request.jaxpr else None
     module, error = None, None
-    if request.module is not None and staged.lowered is not None:
+    lowered = lowered_of(staged)
+    if request.module is not None and lowered is not None:
         try:
-            module = annotate_module(
-                staged.lowered, request.module, request.debug_info, main, inputs
-            )
+            module = annotate_module(lowered, request.module, request.debug_info, main, inputs)
         except Exception as err:  # e.g. a module XLA cannot convert to HLO
             error = f"no {request.module} text: {describe_exception(err)}"
     return Program(jaxpr, module, error)

@@ -176,53 +176,20 @@ def _kind(op_name: str) -> str | None:
 def read_collectives(module: Any, mesh: Mesh | None) -> tuple[Collective, ...]:
     """Every collective op in the optimized module, inside fusions and called
     computations too; async start/done pairs count once."""
-    ir = seam.ir()
-    sdy = seam.sdy()
-
     found = []
     with module.context:
-        mlir_mesh: dict[str, int] = {}
-        for op in module.body.operations:
-            if op.operation.name == "sdy.mesh":
-                read = sdy.MeshAttr(op.attributes["mesh"])
-                mlir_mesh = {sdy.MeshAxisAttr(a).name: sdy.MeshAxisAttr(a).size for a in read.axes}
+        mlir_mesh = _mlir_mesh(module)
         for op, function in _walk(module.operation, ""):
             kind = _kind(op.operation.name)
             if kind is None:
                 continue
-            attrs = op.attributes
-            operand_types = []
-            total = 0.0
-            for operand in op.operands:
-                try:
-                    tensor = ir.RankedTensorType(operand.type)
-                except (ValueError, TypeError):
-                    continue
-                dtype = from_mlir(str(tensor.element_type))
-                operand_types.append((tuple(int(d) for d in tensor.shape), dtype))
-                total += math.prod(tensor.shape) * element_bytes(dtype)
-            axes: tuple[str, ...] | None = None
-            groups_text = ""
-            if "replica_groups" in attrs:
-                groups = _groups(attrs["replica_groups"], mlir_mesh)
-                if groups is not None:
-                    groups_text = (
-                        str(groups)
-                        if len(groups) <= 4
-                        else f"{len(groups)} groups of {len(groups[0])}"
-                    )
-                    axes = axes_of_groups(groups, mesh) if mesh else None
-            elif "source_target_pairs" in attrs:
-                import numpy as np
-
-                pairs = np.array(ir.DenseIntElementsAttr(attrs["source_target_pairs"])).tolist()
-                groups_text = f"{len(pairs)} pairs"
-                axes = _pair_axes(pairs, mesh) if mesh else None
+            operand_types, total = _operands(op)
+            axes, groups_text = _participants(op.attributes, mlir_mesh, mesh)
             op_name, file, line = _source(op.location)
             found.append(
                 Collective(
                     kind=kind,
-                    operands=tuple(operand_types),
+                    operands=operand_types,
                     bytes=int(total),
                     axes=axes,
                     groups=groups_text,
@@ -233,6 +200,53 @@ def read_collectives(module: Any, mesh: Mesh | None) -> tuple[Collective, ...]:
                 )
             )
     return tuple(found)
+
+
+def _mlir_mesh(module: Any) -> dict[str, int]:
+    """The axes of the module's ``sdy.mesh`` (the last one), by name: their sizes."""
+    sdy = seam.sdy()
+    mlir_mesh: dict[str, int] = {}
+    for op in module.body.operations:
+        if op.operation.name == "sdy.mesh":
+            read = sdy.MeshAttr(op.attributes["mesh"])
+            mlir_mesh = {sdy.MeshAxisAttr(a).name: sdy.MeshAxisAttr(a).size for a in read.axes}
+    return mlir_mesh
+
+
+def _operands(op: Any) -> tuple[tuple[tuple[tuple[int, ...], str], ...], float]:
+    """Each ranked tensor operand's shape and dtype, and their bytes in all."""
+    ir = seam.ir()
+    operand_types = []
+    total = 0.0
+    for operand in op.operands:
+        try:
+            tensor = ir.RankedTensorType(operand.type)
+        except (ValueError, TypeError):
+            continue
+        dtype = from_mlir(str(tensor.element_type))
+        operand_types.append((tuple(int(d) for d in tensor.shape), dtype))
+        total += math.prod(tensor.shape) * element_bytes(dtype)
+    return tuple(operand_types), total
+
+
+def _participants(
+    attrs: Any, mlir_mesh: dict[str, int], mesh: Mesh | None
+) -> tuple[tuple[str, ...] | None, str]:
+    """The mesh axes a collective runs over (``None``: not known) and its groups, said
+    briefly: from ``replica_groups`` or ``source_target_pairs``."""
+    if "replica_groups" in attrs:
+        groups = _groups(attrs["replica_groups"], mlir_mesh)
+        if groups is None:
+            return None, ""
+        text = str(groups) if len(groups) <= 4 else f"{len(groups)} groups of {len(groups[0])}"
+        return (axes_of_groups(groups, mesh) if mesh else None), text
+    if "source_target_pairs" in attrs:
+        import numpy as np
+
+        ir = seam.ir()
+        pairs = np.array(ir.DenseIntElementsAttr(attrs["source_target_pairs"])).tolist()
+        return (_pair_axes(pairs, mesh) if mesh else None), f"{len(pairs)} pairs"
+    return None, ""
 
 
 def read_aliases(module: Any) -> dict[int, int]:

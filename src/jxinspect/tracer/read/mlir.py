@@ -197,8 +197,6 @@ def _with_manual_specs(
     """Give the arguments and results of a top-level shard_map its in/out specs when
     ``@main`` itself declares none: Shardy's ``sdy.manual_computation``, or GSPMD's
     ``@Sharding`` (into the shard_map) and ``@SPMDShardToFullShape`` (out of it)."""
-    from dataclasses import replace
-
     if all(value.sharding is not None for value in (*args, *results)):
         return args, results  # nothing left to fill in: skip reading every operation
     sdy = seam.sdy()
@@ -222,15 +220,7 @@ def _with_manual_specs(
         shape, _ = _tensor(value.type)
         return reader.from_hlo(string_value(op.attributes["mhlo.sharding"]), len(shape or ()))
 
-    # each operation's name read once: among the many operations of a large program,
-    # only shard_maps and GSPMD's sharding custom calls matter
-    found: list[tuple[Any, str | None]] = []  # (operation, custom call target), in order
-    for op in operations:
-        name = op.operation.name
-        if name == "sdy.manual_computation":
-            found.append((op, None))
-        elif name == "stablehlo.custom_call" and "mhlo.sharding" in op.attributes:
-            found.append((op, string_value(op.attributes["call_target_name"])))
+    found = _sharding_operations(operations)
     # GSPMD enters a shard_map as @Sharding then @SPMDFullToShardShape on its result
     entering = [op.operands[0] for op, target in found if target == "SPMDFullToShardShape"]
     for op, target in found:
@@ -245,18 +235,30 @@ def _with_manual_specs(
             feeds_in(op.operands[0], gspmd(op, op.operands[0]))
         elif target == "SPMDShardToFullShape":
             comes_out(op.results[0], gspmd(op, op.results[0]))
-    if not arg_specs and not result_specs:
-        return args, results
-    args = tuple(
-        replace(a, sharding=arg_specs[a.index])
-        if a.sharding is None and a.index in arg_specs
-        else a
-        for a in args
+    return _filled(args, arg_specs), _filled(results, result_specs)
+
+
+def _sharding_operations(operations: list[Any]) -> list[tuple[Any, str | None]]:
+    """``(operation, custom call target)`` of each shard_map (target ``None``) and GSPMD
+    sharding custom call, in order. Each operation's name is read once: among the many
+    operations of a large program, only these matter."""
+    found: list[tuple[Any, str | None]] = []
+    for op in operations:
+        name = op.operation.name
+        if name == "sdy.manual_computation":
+            found.append((op, None))
+        elif name == "stablehlo.custom_call" and "mhlo.sharding" in op.attributes:
+            found.append((op, string_value(op.attributes["call_target_name"])))
+    return found
+
+
+def _filled(values: tuple[MainValue, ...], specs: dict[int, Sharding]) -> tuple[MainValue, ...]:
+    """``values`` with each one that has no sharding given its spec from ``specs``."""
+    from dataclasses import replace
+
+    if not specs:
+        return values
+    return tuple(
+        replace(v, sharding=specs[v.index]) if v.sharding is None and v.index in specs else v
+        for v in values
     )
-    results = tuple(
-        replace(r, sharding=result_specs[r.index])
-        if r.sharding is None and r.index in result_specs
-        else r
-        for r in results
-    )
-    return args, results

@@ -1,16 +1,21 @@
-"""Join what the user's call implies, the jaxpr's debug info and ``@main`` into a Report."""
+"""Join what the user's call implies, the jaxpr's debug info and ``@main`` into a Report.
+
+``build_report`` is the one builder of a staged program's report (staged here, or a
+lowering a recorded run made); ``report_from_main`` reads ``@main`` alone (a ``.mlir``
+file). Findings are added by the one judge step, :func:`jxinspect.pipeline.judge`.
+"""
 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from jxinspect.core.model import (
     ExtraArg,
     Input,
     Mesh,
-    NestedJaxpr,
     Output,
     Report,
     Sharding,
@@ -21,7 +26,7 @@ from jxinspect.core.program import TextRequest
 from jxinspect.tracer import seam
 from jxinspect.tracer.read import mlir, nested, shardings
 from jxinspect.tracer.read.mlir import MainSignature, MainValue
-from jxinspect.tracer.stage import Staged
+from jxinspect.tracer.stages import LoweringFailed, Staged, Traced, lowered_of
 
 # JAX's names when it could not bind the call to the signature, or pmap's flat names.
 FALLBACK_ARG = re.compile(r"^(flat_args|args|kwargs)\[")
@@ -42,13 +47,13 @@ def classify_name(carried: str | None, expected: str | None, fallback: re.Patter
 
 def kept_inputs(staged: Staged, main_args: list[MainValue], n_inputs: int) -> list[int]:
     """Indices of the flat inputs that survived lowering, in ``@main`` order."""
-    kept = seam.kept_inputs(staged.lowered)
+    kept = seam.kept_inputs(lowered_of(staged))
     if kept is not None and len(kept) == len(main_args):
         return kept
     if len(main_args) == n_inputs:
         return list(range(n_inputs))
     # Without JAX's record, match @main's arguments to the inputs by order and type.
-    avals = seam.in_avals(staged.jaxpr)
+    avals = seam.in_avals(staged.traced.jaxpr)
     result, j = [], 0
     for i, aval in enumerate(avals):
         if j < len(main_args) and tuple(aval.shape) == main_args[j].shape:
@@ -89,9 +94,9 @@ def _program(staged: Staged, request: TextRequest, main: Any, inputs: Any) -> An
     return annotate.program(staged, request, main, inputs)
 
 
-def function_name(staged: Staged) -> str | None:
+def function_name(traced: Traced) -> str | None:
     """``f at file.py:12`` of the user's function (pmap's inner jaxpr names only ``_fun``)."""
-    for jaxpr in (staged.jaxpr, staged.names_jaxpr):
+    for jaxpr in (traced.jaxpr, traced.names_jaxpr):
         info = seam.debug_info(jaxpr)
         if info is not None:
             return info.func_src_info
@@ -121,197 +126,264 @@ def _pmap_sharding(
 
 def read_lowered(staged: Staged, mesh: Mesh | None, device_ids: Any) -> MainSignature | None:
     """``@main`` of the lowered module, read once (``None`` when lowering failed)."""
-    if staged.lowered is None:
+    lowered = lowered_of(staged)
+    if lowered is None:
         return None
-    return mlir.read_main(seam.stablehlo_module(staged.lowered), mesh, device_ids)
+    return mlir.read_main(seam.stablehlo_module(lowered), mesh, device_ids)
 
 
-def _result_convention(staged: Staged | None, main: MainSignature | None) -> bool:
+def _result_convention(traced: Traced | None, main: MainSignature | None) -> bool:
     """Whether result paths carry the ``result`` prefix (0.6 on) in this program."""
-    if staged is not None:
+    if traced is not None:
         return seam.result_paths_prefixed()
     said = seam.prefixes_results([r.name for r in main.results]) if main else None
     return True if said is None else said
 
 
-def build_report(
-    staged: Staged | None,
-    main: MainSignature | None,
+_UNPREFIXED = (
+    "result paths are written without the `result` prefix (JAX up to 0.5); "
+    "paths below use the newer spelling"
+)
+
+
+def _declared_mesh(main: MainSignature | None, mesh: Mesh | None) -> Mesh | None:
+    """``mesh``, or the one mesh with axes that ``@main`` declares."""
+    if mesh is None and main is not None:
+        declared = [m for m in main.meshes.values() if m.axes]
+        if len(declared) == 1:
+            return declared[0]
+    return mesh
+
+
+def _extra_args(main: MainSignature | None) -> tuple[ExtraArg, ...]:
+    """The arguments JAX added to ``@main`` (tokens, hoisted constants, dimensions)."""
+    values = main.args if main else []
+    return tuple(ExtraArg(a.index, a.jax_kind, a.type, a.name) for a in values if a.jax_kind)
+
+
+def _user_values(values: Sequence[MainValue] | None) -> list[MainValue]:
+    return [v for v in values or () if v.jax_kind is None]
+
+
+def report_from_main(
+    main: MainSignature,
     *,
     target: str,
-    expected_args: list[str | None] | None = None,
-    static_args: list[StaticArg] | None = None,
-    platform: str | None = None,
     num_devices: int = 1,
-    mesh: Mesh | None = None,
-    partitioner: str | None = None,
     function: str | None = None,
-    file: str | None = None,
-    line: int | None = None,
     notes: list[str] | None = None,
-    keep_texts: TextRequest | None = None,
 ) -> Report:
-    """The one report builder: for a live lowering (``staged``, with the ``@main`` read
-    from it, or ``None`` when lowering failed) or for ``@main`` alone (a ``.mlir`` file).
-    Findings are added by ``jxinspect.rules``."""
+    """The report of ``@main`` alone (a ``.mlir`` file): no call says what the names
+    should be. Findings are added by ``jxinspect.rules``."""
     notes = list(notes or ())
-    if staged is not None:
-        if staged.wrapper is not None:
-            notes.append(
-                f"staged through {staged.wrapper}, as the library does: each argument's "
-                "and result's path is yours, its name the one the wrapper gave it in the "
-                "program"
-            )
-        notes.extend(staged.notes)
-    if main is not None:
-        declared = [m for m in main.meshes.values() if m.axes]
-        if mesh is None and len(declared) == 1:
-            mesh = declared[0]
-    user_args = [a for a in main.args if a.jax_kind is None] if main else []
-    user_results = [r for r in main.results if r.jax_kind is None] if main else []
-    extra = tuple(
-        ExtraArg(a.index, a.jax_kind, a.type, a.name)
-        for a in (main.args if main else ())
-        if a.jax_kind is not None
-    )
-    prefixed = _result_convention(staged, main)
+    prefixed = _result_convention(None, main)
     if not prefixed:
-        notes.append(
-            "result paths are written without the `result` prefix (JAX up to 0.5); "
-            "paths below use the newer spelling"
-        )
-    if staged is None:
-        inputs = [_input_from_main(i, value) for i, value in enumerate(user_args)]
-        outputs = [
-            _output(i, value.shape or (), value.dtype or value.type, value, None, None, prefixed)
-            for i, value in enumerate(user_results)
-        ]
-        sources = {v.sharding.source for v in (*user_args, *user_results) if v.sharding}
-        return Report(
-            target=target,
-            stage=None,
-            reached="lowered",
-            jax_version=None,
-            platform=platform,
-            num_devices=max(num_devices, 1),
-            mesh=mesh,
-            partitioner=partitioner or ("gspmd" if sources == {"gspmd"} else "shardy"),
-            function=function,
-            inputs=tuple(inputs),
-            outputs=tuple(outputs),
-            extra_args=extra,
-            notes=tuple(notes),
-        )
+        notes.append(_UNPREFIXED)
+    user_args, user_results = _user_values(main.args), _user_values(main.results)
+    outputs = [
+        _output(i, value.shape or (), value.dtype or value.type, value, None, None, prefixed)
+        for i, value in enumerate(user_results)
+    ]
+    sources = {v.sharding.source for v in (*user_args, *user_results) if v.sharding}
+    return Report(
+        target=target,
+        stage=None,
+        reached="lowered",
+        jax_version=None,
+        platform=None,
+        num_devices=max(num_devices, 1),
+        mesh=_declared_mesh(main, None),
+        partitioner="gspmd" if sources == {"gspmd"} else "shardy",
+        function=function,
+        inputs=tuple(_input_from_main(i, value) for i, value in enumerate(user_args)),
+        outputs=tuple(outputs),
+        extra_args=_extra_args(main),
+        notes=tuple(notes),
+    )
 
-    jaxpr = staged.jaxpr
-    names_info = seam.debug_info(staged.names_jaxpr)
-    arg_names = list(names_info.arg_names) if names_info and names_info.arg_names else None
-    res_paths = list(names_info.result_paths) if names_info and names_info.result_paths else None
-    n_in, n_out = seam.arity(jaxpr)
-    if arg_names is not None and len(arg_names) != n_in:
-        arg_names = None
-    if res_paths is not None and len(res_paths) != n_out:
-        res_paths = None
+
+@dataclass(frozen=True)
+class Context:
+    """What the caller knows about a staged program that the program does not say."""
+
+    target: str
+    expected_args: list[str | None] | None = None
+    """The user's path of each flat input, from the call (``None``: not known)."""
+    static_args: tuple[StaticArg, ...] = ()
+    platform: str | None = None
+    num_devices: int = 1
+    mesh: Mesh | None = None
+    partitioner: str | None = None
+    function: str | None = None
+    """``f at file.py:12``; ``None``: as JAX's debug info says."""
+    file: str | None = None
+    line: int | None = None
+    notes: tuple[str, ...] = ()
+    keep_texts: TextRequest | None = None
+
+
+@dataclass(frozen=True)
+class _Names:
+    """The names the jaxpr carries and the ones the call implies, each checked against
+    the jaxpr's count (``None``: not known, or of another count)."""
+
+    args: list[str] | None
+    results: list[str] | None
+    expected_args: list[str | None] | None
+    expected_results: list[str | None] | None
+
+
+def _fitting(values: Any, count: int) -> list[Any] | None:
+    return list(values) if values is not None and len(values) == count else None
+
+
+def _names(traced: Traced, expected_args: list[str | None] | None, notes: list[str]) -> _Names:
+    info = seam.debug_info(traced.names_jaxpr)
+    n_in, n_out = seam.arity(traced.jaxpr)
     if expected_args is not None and len(expected_args) != n_in:
         notes.append(f"the call has {len(expected_args)} array leaves but the jaxpr "
                      f"{n_in} inputs; expected names are unknown")  # fmt: skip
         expected_args = None
     expected_results: list[str | None] | None = None
-    if staged.wrapper is not None:  # the wrapper's mapping to the user's paths, or none
-        expected_results = staged.results
-    elif staged.out_info is not None:
+    if traced.wrapper is not None:  # the wrapper's mapping to the user's paths, or none
+        expected_results = traced.results
+    elif traced.out_info is not None:
         from jxinspect.tracer.read.paths import result_paths
 
-        expected_results = list(result_paths(staged.out_info))
-    if expected_results is not None and len(expected_results) != n_out:
-        expected_results = None
+        expected_results = list(result_paths(traced.out_info))
+    return _Names(
+        _fitting(info.arg_names or None, n_in) if info else None,
+        _fitting(info.result_paths or None, n_out) if info else None,
+        expected_args,
+        _fitting(expected_results, n_out),
+    )
 
+
+def build_report(staged: Staged, main: MainSignature | None, context: Context) -> Report:
+    """The one report builder of a staged program: ``staged``, with the ``@main`` read
+    from it (``None`` when lowering failed), and what the caller knows. Findings are
+    added by ``jxinspect.rules``."""
+    traced = staged.traced
+    notes = list(context.notes)
+    if traced.wrapper is not None:
+        notes.append(
+            f"staged through {traced.wrapper}, as the library does: each argument's and "
+            "result's path is yours, its name the one the wrapper gave it in the program"
+        )
+    notes.extend(traced.notes)
+    prefixed = _result_convention(traced, main)
+    if not prefixed:
+        notes.append(_UNPREFIXED)
+    mesh = _declared_mesh(main, context.mesh)
+    names = _names(traced, context.expected_args, notes)
+    inputs = _inputs(staged, main, names, mesh)
+    failed = staged if isinstance(staged, LoweringFailed) else None
+    return Report(
+        target=context.target,
+        stage=traced.stage,
+        reached="traced" if failed else "lowered",
+        jax_version=seam.jax_version(),
+        platform=context.platform,
+        num_devices=context.num_devices,
+        mesh=mesh,
+        partitioner=context.partitioner or "shardy",
+        function=context.function or function_name(traced),
+        file=context.file,
+        line=context.line,
+        inputs=tuple(inputs),
+        static_args=context.static_args,
+        outputs=tuple(_outputs(traced, main, names, mesh, prefixed)),
+        extra_args=_extra_args(main),
+        jaxpr=nested.grade(traced.names_jaxpr, "top", traced.stage),
+        nested=tuple(nested.walk(traced.jaxpr)),
+        error=failed.error if failed else None,
+        error_traceback=failed.traceback if failed else None,
+        notes=tuple(notes),
+        program=_program(staged, context.keep_texts, main, inputs) if context.keep_texts else None,
+    )
+
+
+def _inputs(
+    staged: Staged, main: MainSignature | None, names: _Names, mesh: Mesh | None
+) -> list[Input]:
+    traced = staged.traced
+    user_args = _user_values(main.args if main else None)
+    n_in = seam.arity(traced.jaxpr)[0]
     kept = kept_inputs(staged, user_args, n_in) if main else list(range(n_in))
     by_input = dict(zip(kept, user_args))
+    return [
+        _input(i, aval, traced, by_input.get(i), names, mesh, lowered=main is not None)
+        for i, aval in enumerate(seam.in_avals(traced.jaxpr))
+    ]
 
-    inputs = []
-    for i, aval in enumerate(seam.in_avals(jaxpr)):
-        shape, dtype = _aval(aval)
-        jaxpr_name = arg_names[i] if arg_names is not None else None
-        path = expected_args[i] if expected_args is not None else None
-        expected = path or jaxpr_name or f"#{i}"
-        value = by_input.get(i)
-        if main is not None and value is None:
-            status: Status = "pruned"
-            carried = None
-        else:
-            carried = value.name if value is not None else jaxpr_name
-            known = path if expected_args is not None else None  # None: no signature
-            spelled = seam.newer_spelling(carried) if carried else carried
-            status = classify_name(spelled, known, FALLBACK_ARG)
-            if staged.wrapper is not None and status != "missing" and spelled != known:
-                status = "renamed"  # the wrapper's own name, mapped back to the user's path
-        sharding = value.sharding if value is not None else _jax_sharding(aval, mesh)
-        if sharding is None and value is not None and staged.stage == "pmap":
-            sharding = _pmap_sharding(shape, value.shape, mesh)
-        inputs.append(
-            Input(
-                index=i,
-                path=expected,
-                jaxpr_name=jaxpr_name,
-                name=carried,
-                status=status,
-                shape=shape,
-                dtype=dtype,
-                sharding=sharding,
-                donated=staged.donated[i] if i < len(staged.donated) else False,
-                aliased_output=value.aliasing_output if value else None,
-                buffer_donor=value.buffer_donor if value else False,
-                memory_kind=value.memory_kind if value else None,
-                main_index=value.index if value else None,
-            )
-        )
 
+def _input(
+    i: int,
+    aval: Any,
+    traced: Traced,
+    value: MainValue | None,
+    names: _Names,
+    mesh: Mesh | None,
+    lowered: bool,
+) -> Input:
+    """Flat input ``i``: what the jaxpr and ``@main`` (``value``; ``None`` when pruned or
+    not lowered) carry, judged against the user's path."""
+    shape, dtype = _aval(aval)
+    jaxpr_name = names.args[i] if names.args is not None else None
+    path = names.expected_args[i] if names.expected_args is not None else None
+    carried: str | None = None
+    status: Status = "pruned"
+    if not lowered or value is not None:
+        carried = value.name if value is not None else jaxpr_name
+        known = path if names.expected_args is not None else None  # None: no signature
+        spelled = seam.newer_spelling(carried) if carried else carried
+        status = classify_name(spelled, known, FALLBACK_ARG)
+        if traced.wrapper is not None and status != "missing" and spelled != known:
+            status = "renamed"  # the wrapper's own name, mapped back to the user's path
+    sharding = value.sharding if value is not None else _jax_sharding(aval, mesh)
+    if sharding is None and value is not None and traced.stage == "pmap":
+        sharding = _pmap_sharding(shape, value.shape, mesh)
+    return Input(
+        index=i,
+        path=path or jaxpr_name or f"#{i}",
+        jaxpr_name=jaxpr_name,
+        name=carried,
+        status=status,
+        shape=shape,
+        dtype=dtype,
+        sharding=sharding,
+        donated=traced.donated[i] if i < len(traced.donated) else False,
+        aliased_output=value.aliasing_output if value else None,
+        buffer_donor=value.buffer_donor if value else False,
+        memory_kind=value.memory_kind if value else None,
+        main_index=value.index if value else None,
+    )
+
+
+def _outputs(
+    traced: Traced, main: MainSignature | None, names: _Names, mesh: Mesh | None, prefixed: bool
+) -> list[Output]:
+    user_results = _user_values(main.results if main else None)
     outputs = []
-    for i, aval in enumerate(seam.out_avals(jaxpr)):
+    for i, aval in enumerate(seam.out_avals(traced.jaxpr)):
         shape, dtype = _aval(aval)
-        jaxpr_path = res_paths[i] if res_paths is not None else None
+        jaxpr_path = names.results[i] if names.results is not None else None
         wanted: str | None
-        if expected_results:
-            wanted = expected_results[i]  # None: a wrapper's result it could not map
-        elif staged.wrapper is not None:
+        if names.expected_results:
+            wanted = names.expected_results[i]  # None: a wrapper's result it could not map
+        elif traced.wrapper is not None:
             wanted = None  # the wrapper's name is all there is: kept, and renamed
         elif jaxpr_path is not None:
             wanted = seam.normalize_result_path(jaxpr_path, prefixed)
         else:
             wanted = f"result#{i}"
         result = user_results[i] if i < len(user_results) else None
-        if result is not None and result.sharding is None and staged.stage == "pmap":
+        if result is not None and result.sharding is None and traced.stage == "pmap":
             result = replace(result, sharding=_pmap_sharding(shape, result.shape, mesh))
         outputs.append(_output(i, shape, dtype, result, jaxpr_path, wanted, prefixed,
                                lowered=main is not None,
-                               wrapped=staged.wrapper is not None))  # fmt: skip
-
-    top = nested.grade(staged.names_jaxpr, "top", staged.stage)
-    nested_list: list[NestedJaxpr] = list(nested.walk(jaxpr))
-    return Report(
-        target=target,
-        stage=staged.stage,
-        reached="lowered" if staged.lowered is not None else "traced",
-        jax_version=seam.jax_version(),
-        platform=platform,
-        num_devices=num_devices,
-        mesh=mesh,
-        partitioner=partitioner or "shardy",
-        function=function or function_name(staged),
-        file=file,
-        line=line,
-        inputs=tuple(inputs),
-        static_args=tuple(static_args or ()),
-        outputs=tuple(outputs),
-        extra_args=extra,
-        jaxpr=top,
-        nested=tuple(nested_list),
-        error=staged.lower_error,
-        error_traceback=staged.lower_traceback,
-        notes=tuple(notes),
-        program=_program(staged, keep_texts, main, inputs) if keep_texts else None,
-    )
+                               wrapped=traced.wrapper is not None))  # fmt: skip
+    return outputs
 
 
 def _input_from_main(i: int, value: MainValue) -> Input:

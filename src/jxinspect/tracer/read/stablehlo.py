@@ -16,7 +16,7 @@ from jxinspect.core.errors import UsageError
 from jxinspect.core.model import Report
 from jxinspect.tracer import seam
 from jxinspect.tracer.read import mlir
-from jxinspect.tracer.read.report import build_report
+from jxinspect.tracer.read.report import report_from_main
 
 _DIAGNOSTIC_AT = re.compile(r'loc\("[^"]*":(\d+):(\d+)\)')
 
@@ -56,8 +56,7 @@ def report_from_text(text: str, source: str) -> Report:
             attributes, "mhlo.num_replicas"
         )
     notes = ["read from StableHLO text: no jaxpr, static arguments or expected names"]
-    return build_report(
-        None,
+    return report_from_main(
         main,
         target=source,
         function=f"module @{name}" if name else None,

@@ -1,0 +1,93 @@
+"""What staging produces, as jxinspect's own frozen values (after JAX's ``stages.py``).
+
+    stage.stage_function ─► Lowered | LoweringFailed    (both hold the Traced)
+    stage.recorded       ─► Lowered                     (a lowering a real run made)
+    stage.compile        ─► Compiled | CompileFailed    (both hold the Lowered)
+
+A tracing error is the user's and is raised (:class:`~jxinspect.core.errors.UserCodeError`);
+a lowering (or compiling) error is carried as a value, :class:`LoweringFailed`
+(:class:`CompileFailed`), so that the report still says what was traced (lowered).
+Each value is built once, when its stage is done. The readers in
+:mod:`jxinspect.tracer.read` take these values; this module imports nothing of the tracer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from jxinspect.core.vocabulary import Stage
+
+
+@dataclass(frozen=True)
+class Traced:
+    """A traced program: its jaxprs, and how its arguments relate to the user's call."""
+
+    stage: Stage
+    jaxpr: Any
+    """The top-level ``core.Jaxpr``."""
+    names_jaxpr: Any
+    """The jaxpr whose debug info names the arguments (pmap's inner one)."""
+    donated: tuple[bool, ...]
+    """Per flat input: whether it is donated."""
+    out_info: Any
+    """The result pytree of abstract values (``None`` where JAX keeps none)."""
+    wrapped: bool
+    """The target was already a staged function; options were not applied."""
+    wrapper: str | None = None
+    """The library wrapper that staged the target (``nnx.jit``, ``eqx.filter_jit``)."""
+    leaves: list[Any] | None = None
+    """The objects the program receives, in order, when staging rearranged the call (a
+    wrapper, or the array leaves split from the rest); ``None``: the call's own leaves."""
+    call: tuple[Any, tuple[Any, ...], dict[str, Any]] | None = None
+    """``(function, args, kwargs)`` whose leaves ``leaves`` are, to name them by."""
+    notes: tuple[str, ...] = ()
+    results: list[str | None] | None = None
+    """The user's path of each result when a wrapper rearranged them (``None``: read
+    them from ``out_info``); see :attr:`jxinspect.tracer.adapters.Adapted.results`."""
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """A traced program that lowered."""
+
+    traced: Traced
+    lowered: Any
+    """JAX's ``jax.stages.Lowered``."""
+
+
+@dataclass(frozen=True)
+class LoweringFailed:
+    """A traced program that JAX could not lower."""
+
+    traced: Traced
+    error: str
+    """One line: what JAX said."""
+    traceback: str | None = None
+    """The formatted traceback, for ``--traceback``."""
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A lowered program that XLA compiled."""
+
+    lowered: Lowered
+    executable: Any
+    """JAX's ``jax.stages.Compiled``."""
+
+
+@dataclass(frozen=True)
+class CompileFailed:
+    """A lowered program that XLA could not compile."""
+
+    lowered: Lowered
+    error: str
+    """One line: what XLA said."""
+
+
+Staged: TypeAlias = Lowered | LoweringFailed
+
+
+def lowered_of(staged: Staged) -> Any | None:
+    """JAX's ``Lowered`` of ``staged``; ``None`` when lowering failed."""
+    return staged.lowered if isinstance(staged, Lowered) else None

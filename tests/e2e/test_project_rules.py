@@ -1,0 +1,87 @@
+"""The project's rule settings (``jxinspect.yaml`` found from the working folder) judge
+every report, as ``jxinspect lint`` judges: ``record``'s and ``diff-debug``'s too."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import run_cli
+
+RULES = """
+ignore: [JX105]             # an unused argument is accepted here
+budgets:
+  bytes_per_device: 1KiB
+severity:
+  JX302: error
+"""
+
+BEFORE = """
+def step(x, unused):
+    return x * 2
+
+
+JXINSPECT = {"step": {"args": "f32[8], f32[4]"}}
+"""
+
+AFTER = """
+def step(x, unused):
+    return x * 2 + unused.sum()
+
+
+JXINSPECT = {"step": {"args": "f32[256,256], f32[4]"}}
+"""
+
+RUN = """
+import jax
+import jax.numpy as jnp
+
+import steps
+
+jax.jit(steps.step)(jnp.ones((256, 256)), jnp.ones(4))
+"""
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "jxinspect.yaml").write_text(RULES, encoding="utf-8")
+    (tmp_path / "steps.py").write_text(BEFORE, encoding="utf-8")
+    (tmp_path / "run.py").write_text(RUN, encoding="utf-8")
+    (tmp_path / "before.py").write_text(BEFORE, encoding="utf-8")
+    (tmp_path / "after.py").write_text(AFTER, encoding="utf-8")
+    return tmp_path
+
+
+def _json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_record_judges_with_the_project_rules(project: Path) -> None:
+    runs = project / "runs"
+    result = run_cli("record", "-o", runs, "--", sys.executable, "run.py", cwd=project)
+    assert result.returncode == 0, result.describe()
+    (entry,) = _json(runs / "index.json")["functions"]
+    report = _json(runs / entry["folder"] / "report.json")
+    # the defaults would report JX105 (`unused` is pruned) and no budget
+    assert [(f["code"], f["severity"]) for f in report["findings"]] == [("JX302", "error")]
+    assert entry["findings"] == 1
+
+
+def test_diff_debug_judges_with_the_project_rules(project: Path) -> None:
+    result = run_cli("diff-debug", "before.py", "after.py", "--format", "json", cwd=project)
+    assert result.returncode == 1, result.describe()
+    changes = json.loads(result.stdout)["targets"][0]["changes"]
+    findings = [(c["path"], c["kind"], c["failing"]) for c in changes if c["class"] == "finding"]
+    # the defaults: JX105 fewer (after uses `unused`), and no JX302 at all
+    assert findings == [("JX302", "more", True)]
+
+
+def test_a_broken_project_configuration_stops_record_before_the_run(project: Path) -> None:
+    (project / "jxinspect.yaml").write_text("budgets: [1]\n", encoding="utf-8")
+    runs = project / "runs"
+    result = run_cli("record", "-o", runs, "--", sys.executable, "run.py", cwd=project)
+    assert result.returncode == 2, result.describe()
+    assert not runs.exists()
