@@ -76,7 +76,7 @@ def _golden(name: str, text: str) -> None:
         return
     if not path.exists():
         pytest.skip(f"no {path.relative_to(REPO)}; make it with JXINSPECT_UPDATE_GOLDEN=1 "
-                    "python -m pytest tests/test_adapters_libraries.py")  # fmt: skip
+                    "python -m pytest tests/tracer/test_adapters_libraries.py")  # fmt: skip
     assert actual == path.read_text(encoding="utf-8")
 
 
