@@ -112,16 +112,18 @@ def run_cli(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = 
     new process as ``subprocess`` would start, with JAX already imported, about a second
     sooner. ``subprocess=True`` (the end-to-end tests of the installed command), another
     ``command``, a variable read when Python or JAX starts (``PYTHON*``, ``JAX_*``,
-    ``TF_*``, ``LD_*``) in ``env``, or ``JXINSPECT_TESTS_SUBPROCESS=1`` in the tests'
-    environment start a real one.
+    ``TF_*``, ``LD_*``) that differs from the server's, or ``JXINSPECT_TESTS_SUBPROCESS=1``
+    in the tests' environment start a real one.
     """
     base = jxinspect_command()
     argv = (*(command or base), *(str(a) for a in args))
     folder = str(cwd or REPO)
     environment = {**cli_env(), **(env or {})}
-    if subprocess or (command or base) != base or not _servable(env or {}):
-        return _run_process(argv, folder, environment, timeout)
-    return _server(_server_kind(args, folder)).run(base, argv, folder, environment, timeout)
+    if not subprocess and (command or base) == base and _warm_runs():
+        server = _server(_server_kind(args, folder))
+        if server.serves(environment):
+            return server.run(base, argv, folder, environment, timeout)
+    return _run_process(argv, folder, environment, timeout)
 
 
 def _run_process(argv: tuple[str, ...], cwd: str, env: dict[str, str],
@@ -145,10 +147,12 @@ _STARTUP_VARS = ("PYTHON", "JAX_", "TF_", "LD_")
 one needs a process of its own."""
 
 
-def _servable(env: dict[str, str]) -> bool:
-    if os.environ.get("JXINSPECT_TESTS_SUBPROCESS", "") not in ("", "0"):
-        return False
-    return not any(key.startswith(_STARTUP_VARS) for key in env)
+def _warm_runs() -> bool:
+    return os.environ.get("JXINSPECT_TESTS_SUBPROCESS", "") in ("", "0")
+
+
+def _startup(env: dict[str, str]) -> dict[str, str]:
+    return {key: value for key, value in env.items() if key.startswith(_STARTUP_VARS)}
 
 
 _JAX_COMMANDS = ("lower", "diff-debug")
@@ -187,6 +191,13 @@ class _Server:
         self.lock = threading.Lock()
         self.folder = Path(tempfile.mkdtemp(prefix=f"jxinspect-cli-{kind}-"))
         self.runs = 0
+        self.env = cli_env()
+        """The environment the server starts with."""
+
+    def serves(self, env: dict[str, str]) -> bool:
+        """Whether a run in ``env`` can be forked from this server: the variables read
+        when the interpreter, JAX or jaxlib start are the ones the server started with."""
+        return _startup(env) == _startup(self.env)
 
     def _start(self) -> _subprocess.Popen[bytes]:
         if self.process is not None and self.process.poll() is None:
@@ -194,7 +205,7 @@ class _Server:
         process = _subprocess.Popen(
             [sys.executable, str(Path(__file__).with_name("cli_server.py")), self.kind],
             cwd=str(REPO),
-            env=cli_env(),
+            env=self.env,
             stdin=_subprocess.PIPE,
             stdout=_subprocess.PIPE,
             stderr=_subprocess.DEVNULL,
@@ -296,11 +307,12 @@ def run_python(code: str, cwd: str | os.PathLike[str] | None = None,
     imports them itself and does not look at what is imported.
     """
     command = (sys.executable,)
-    if not warm or not _servable({}):
+    server = _server("libs" if _LIBRARY_IMPORT.search(code) else "jax")
+    env = cli_env()
+    if not warm or not _warm_runs() or not server.serves(env):
         return run_cli("-c", code, cwd=cwd, command=command)
-    kind = "libs" if _LIBRARY_IMPORT.search(code) else "jax"
     argv = (*command, "-c", code)
-    return _server(kind).run(command, argv, str(cwd or REPO), cli_env(), CLI_TIMEOUT_S)
+    return server.run(command, argv, str(cwd or REPO), env, CLI_TIMEOUT_S)
 
 
 # ---- errors -------------------------------------------------------------------------
