@@ -1,7 +1,10 @@
 """Fixtures for the end-to-end tests.
 
-``run_cli(*args, cwd=...)`` runs the installed ``jxinspect`` command in a subprocess
-(about a second each, most of it importing JAX). ``lower_text(target, *flags)`` and
+``run_cli(*args, cwd=...)`` runs the ``jxinspect`` command in a new process forked from
+a warm server that has imported JAX and the tool (``helpers.run_cli``, ``cli_server.py``:
+a few tenths of a second, where starting the installed command takes over a second);
+``run_cli(..., subprocess=True)`` starts the installed command itself (``tests/e2e/``),
+and so does every run when ``JXINSPECT_TESTS_SUBPROCESS=1``. ``lower_text(target, *flags)`` and
 ``lower_json(target, *flags)`` run ``jxinspect lower`` once per distinct command line
 in a session and share the result between tests (the golden-file tests and the
 end-to-end tests read the same runs). Every JSON report is validated against
@@ -19,8 +22,12 @@ import pytest
 
 # tests/ is on sys.path (pyproject's pythonpath), so
 # `helpers` imports as a top-level module in every test folder.
-from helpers import REPO, CliResult, assert_valid_report
+from helpers import REPO, CliResult, assert_valid_report, close_servers
 from helpers import run_cli as _run_cli
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    close_servers()
 
 
 class _Cache:

@@ -7,6 +7,8 @@ Importing this module does not import JAX.
 from __future__ import annotations
 
 import ast
+import atexit
+import contextlib
 import functools
 import importlib.metadata
 import importlib.resources
@@ -14,10 +16,15 @@ import importlib.util
 import json
 import os
 import re
+import select
 import shutil
-import subprocess
+import signal
+import subprocess as _subprocess
 import sys
 import sysconfig
+import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,15 +103,36 @@ def cli_env() -> dict[str, str]:
 def run_cli(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None,
             command: tuple[str, ...] | None = None,
             timeout: float = CLI_TIMEOUT_S,
-            env: dict[str, str] | None = None) -> CliResult:  # fmt: skip
+            env: dict[str, str] | None = None,
+            subprocess: bool = False) -> CliResult:  # fmt: skip
     """Run ``jxinspect ARGS`` (or ``command ARGS``) in ``cwd`` (default: the repository),
-    with ``env`` added to the environment, killed after ``timeout`` seconds."""
-    argv = (*(command or jxinspect_command()), *(str(a) for a in args))
-    proc = subprocess.run(
+    with ``env`` added to the environment, killed after ``timeout`` seconds.
+
+    A run of the installed command is forked from a warm server (:mod:`cli_server`): a
+    new process as ``subprocess`` would start, with JAX already imported, about a second
+    sooner. ``subprocess=True`` (the end-to-end tests of the installed command), another
+    ``command``, a variable read when Python or JAX starts (``PYTHON*``, ``JAX_*``,
+    ``TF_*``, ``LD_*``) that differs from the server's, or ``JXINSPECT_TESTS_SUBPROCESS=1``
+    in the tests' environment start a real one.
+    """
+    base = jxinspect_command()
+    argv = (*(command or base), *(str(a) for a in args))
+    folder = str(cwd or REPO)
+    environment = {**cli_env(), **(env or {})}
+    if not subprocess and (command or base) == base and _warm_runs():
+        server = _server(_server_kind(args, folder))
+        if server.serves(environment):
+            return server.run(base, argv, folder, environment, timeout)
+    return _run_process(argv, folder, environment, timeout)
+
+
+def _run_process(argv: tuple[str, ...], cwd: str, env: dict[str, str],
+                 timeout: float) -> CliResult:  # fmt: skip
+    proc = _subprocess.run(
         argv,
-        cwd=str(cwd or REPO),
-        env={**cli_env(), **(env or {})},
-        stdin=subprocess.DEVNULL,
+        cwd=cwd,
+        env=env,
+        stdin=_subprocess.DEVNULL,
         capture_output=True,
         text=True,
         encoding="utf-8",
@@ -114,9 +142,177 @@ def run_cli(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = 
     return CliResult(proc.returncode, proc.stdout, proc.stderr, argv)
 
 
-def run_python(code: str, cwd: str | os.PathLike[str] | None = None) -> CliResult:
-    """Run ``python -c CODE`` with the same interpreter and environment."""
-    return run_cli("-c", code, cwd=cwd, command=(sys.executable,))
+_STARTUP_VARS = ("PYTHON", "JAX_", "TF_", "LD_")
+"""Prefixes of variables read when the interpreter, JAX or jaxlib start: a run that sets
+one needs a process of its own."""
+
+
+def _warm_runs() -> bool:
+    return os.environ.get("JXINSPECT_TESTS_SUBPROCESS", "") in ("", "0")
+
+
+def _startup(env: dict[str, str]) -> dict[str, str]:
+    return {key: value for key, value in env.items() if key.startswith(_STARTUP_VARS)}
+
+
+_JAX_COMMANDS = ("lower", "diff-debug")
+"""The commands whose process imports JAX itself; the others are forked from a server
+without JAX (so that ``lint`` forks its workers as it does from a new process)."""
+
+
+def _server_kind(args: tuple[str | os.PathLike[str], ...], cwd: str) -> str:
+    if not args or str(args[0]) not in _JAX_COMMANDS:
+        return "plain"
+    return "libs" if any(_imports_libraries(Path(cwd), str(a)) for a in args[1:]) else "jax"
+
+
+_LIBRARY_IMPORT = re.compile(r"^\s*(?:import|from)\s+(?:flax|equinox|optax)\b", re.MULTILINE)
+
+
+def _imports_libraries(cwd: Path, arg: str) -> bool:
+    """Whether ``arg`` names a Python file (``path.py`` or ``path.py:function``) that
+    imports Flax, Equinox or Optax: its run is forked from a server that already did."""
+    path, _, _ = arg.partition(".py")
+    if not path or path == arg:
+        return False
+    file = cwd / f"{path}.py"
+    try:
+        return bool(_LIBRARY_IMPORT.search(file.read_text(encoding="utf-8", errors="replace")))
+    except (OSError, ValueError):
+        return False
+
+
+class _Server:
+    """One ``cli_server.py`` process of a kind, started on first use."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.process: _subprocess.Popen[bytes] | None = None
+        self.lock = threading.Lock()
+        self.folder = Path(tempfile.mkdtemp(prefix=f"jxinspect-cli-{kind}-"))
+        self.runs = 0
+        self.env = cli_env()
+        """The environment the server starts with."""
+
+    def serves(self, env: dict[str, str]) -> bool:
+        """Whether a run in ``env`` can be forked from this server: the variables read
+        when the interpreter, JAX or jaxlib start are the ones the server started with."""
+        return _startup(env) == _startup(self.env)
+
+    def _start(self) -> _subprocess.Popen[bytes]:
+        if self.process is not None and self.process.poll() is None:
+            return self.process
+        process = _subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("cli_server.py")), self.kind],
+            cwd=str(REPO),
+            env=self.env,
+            stdin=_subprocess.PIPE,
+            stdout=_subprocess.PIPE,
+            stderr=_subprocess.DEVNULL,
+        )
+        self.process = process
+        ready = self._read(None)
+        assert "ready" in ready, f"the {self.kind} CLI server did not start: {ready}"
+        return process
+
+    def _read(self, deadline: float | None) -> dict[str, Any]:
+        assert self.process is not None and self.process.stdout is not None
+        if deadline is not None:
+            left = max(0.0, deadline - time.monotonic())
+            readable, _, _ = select.select([self.process.stdout], [], [], left)
+            if not readable:
+                raise TimeoutError
+        line = self.process.stdout.readline()
+        if not line:
+            raise ConnectionError(f"the {self.kind} CLI server exited")
+        message: dict[str, Any] = json.loads(line)
+        return message
+
+    def run(self, command: tuple[str, ...], argv: tuple[str, ...], cwd: str,
+            env: dict[str, str], timeout: float) -> CliResult:  # fmt: skip
+        with self.lock:
+            self.runs += 1
+            out = self.folder / f"{self.runs}.out"
+            err = self.folder / f"{self.runs}.err"
+            request = {"command": list(command), "argv": list(argv[len(command):]),
+                       "cwd": cwd, "env": env, "stdout": str(out), "stderr": str(err)}  # fmt: skip
+            for attempt in (1, 2):
+                process = self._start()
+                assert process.stdin is not None
+                try:
+                    process.stdin.write(json.dumps(request).encode() + b"\n")
+                    process.stdin.flush()
+                    pid = self._read(None)["pid"]
+                    break
+                except (BrokenPipeError, ConnectionError):
+                    if attempt == 2:
+                        raise
+            deadline = time.monotonic() + timeout
+            try:
+                code = self._read(deadline)["rc"]
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                self._read(None)
+                raise _subprocess.TimeoutExpired(
+                    list(argv), timeout, _text(out), _text(err)
+                ) from None
+            result = CliResult(code, _text(out), _text(err), argv)
+            out.unlink()
+            err.unlink()
+            return result
+
+    def close(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            assert self.process.stdin is not None
+            self.process.stdin.close()
+            try:
+                self.process.wait(10)
+            except _subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _text(path: Path) -> str:
+    """A stream's bytes as ``subprocess.run(text=True, encoding="utf-8")`` reads them
+    (universal newlines)."""
+    data = path.read_bytes().decode("utf-8") if path.exists() else ""
+    return data.replace("\r\n", "\n").replace("\r", "\n")
+
+
+_SERVERS: dict[str, _Server] = {}
+
+
+def _server(kind: str) -> _Server:
+    if kind not in _SERVERS:
+        _SERVERS[kind] = _Server(kind)
+    return _SERVERS[kind]
+
+
+@atexit.register
+def close_servers() -> None:
+    """Stop the CLI servers (at exit, or when the session ends)."""
+    for server in _SERVERS.values():
+        server.close()
+    _SERVERS.clear()
+
+
+def run_python(code: str, cwd: str | os.PathLike[str] | None = None,
+               warm: bool = False) -> CliResult:  # fmt: skip
+    """Run ``python -c CODE`` with the same interpreter and environment.
+
+    ``warm=True`` forks it from a server that has imported JAX and the tool (and Flax,
+    Equinox and Optax when the code imports them), about a second sooner: for code that
+    imports them itself and does not look at what is imported.
+    """
+    command = (sys.executable,)
+    server = _server("libs" if _LIBRARY_IMPORT.search(code) else "jax")
+    env = cli_env()
+    if not warm or not _warm_runs() or not server.serves(env):
+        return run_cli("-c", code, cwd=cwd, command=command)
+    argv = (*command, "-c", code)
+    return server.run(command, argv, str(cwd or REPO), env, CLI_TIMEOUT_S)
 
 
 # ---- errors -------------------------------------------------------------------------

@@ -733,7 +733,7 @@ def test_a_pytree_jax_cannot_rebuild_reports_what_tracing_gave(run_cli: Any) -> 
     """Where JAX's own ``lower()`` raises (a validating pytree constructor), the report of
     the trace is printed, reached ``traced``, with JX108, exit 3 — as raw JAX decides."""
     folder = str(REPO / "tests" / "fixtures")
-    raw = run_python(STRICT_RAW.format(folder=folder)).stdout.strip()
+    raw = run_python(STRICT_RAW.format(folder=folder), warm=True).stdout.strip()
     result = run_cli("lower", "tests/fixtures/strict_pytree.py:apply",
                      "--args-from", "tests/fixtures/strict_pytree.py:make_args")  # fmt: skip
     if raw == "trace fails":  # JAX 0.4.x
@@ -763,7 +763,7 @@ def test_a_call_jax_accepts_is_staged_though_the_signature_is_narrower(lower_jso
     takes ``noise_scale``: JAX stages the call, so jxinspect does, and reports the names
     JAX could give (positional fallbacks, or none on 0.4.x)."""
     folder = str(REPO / "tests" / "fixtures")
-    raw = run_python(WRAPPED_RAW.format(folder=folder))
+    raw = run_python(WRAPPED_RAW.format(folder=folder), warm=True)
     assert raw.returncode == 0, raw.describe()
     names = json.loads(raw.stdout.strip().splitlines()[-1])
     result, report = lower_json(f"{FIXTURE}:affine", "--args", "f32[3,2], f32[4,3]",

@@ -2,7 +2,7 @@
 
 Regenerate them after an intended change of output (then review ``git diff tests/golden``):
 
-    JXINSPECT_UPDATE_GOLDEN=1 python -m pytest tests/test_golden.py
+    JXINSPECT_UPDATE_GOLDEN=1 python -m pytest tests/e2e/test_golden.py
 
 Each JAX release series has its own folder, ``tests/golden/jax-<series>/`` (``jax-0.10``):
 what a release emits differs, and the reports say so. CI keeps one for each series it
@@ -46,7 +46,7 @@ from helpers import (
 
 UPDATE = UPDATE_GOLDEN
 ENTRIES = sample_entries()
-REGENERATE = "JXINSPECT_UPDATE_GOLDEN=1 python -m pytest tests/test_golden.py"
+REGENERATE = "JXINSPECT_UPDATE_GOLDEN=1 python -m pytest tests/e2e/test_golden.py"
 
 
 def _compare(path: Path, actual: str) -> None:

@@ -78,7 +78,7 @@ print(json.dumps({{"args": args, "results": [p.group(1) if p else None for p in 
 
 
 def oracle(call: str) -> dict[str, Any]:
-    result = run_python(ORACLE.format(repo=str(REPO), call=call))
+    result = run_python(ORACLE.format(repo=str(REPO), call=call), warm=True)
     assert result.returncode == 0, result.describe()
     return dict(json.loads(result.stdout.strip().splitlines()[-1]))
 

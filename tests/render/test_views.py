@@ -129,7 +129,7 @@ def raw() -> dict[str, Any]:
     (``data_parallel.step``: the jaxpr, the names the jaxpr pmap stages carries, ``@main``'s
     arguments and their names), ``update`` (``sharded.update``'s ``@main`` signature and
     HLO text with metadata)."""
-    result = run_python(_ORACLE.format(repo=str(REPO)))
+    result = run_python(_ORACLE.format(repo=str(REPO)), warm=True)
     assert result.returncode == 0, result.describe()
     return dict(json.loads(result.stdout.strip().splitlines()[-1]))
 

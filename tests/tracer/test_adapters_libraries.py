@@ -76,7 +76,7 @@ def _golden(name: str, text: str) -> None:
         return
     if not path.exists():
         pytest.skip(f"no {path.relative_to(REPO)}; make it with JXINSPECT_UPDATE_GOLDEN=1 "
-                    "python -m pytest tests/test_adapters_libraries.py")  # fmt: skip
+                    "python -m pytest tests/tracer/test_adapters_libraries.py")  # fmt: skip
     assert actual == path.read_text(encoding="utf-8")
 
 
@@ -252,7 +252,7 @@ def test_eqx_filter_pmap_names_equal_equinox_lowering_and_paths_are_the_users() 
                      "result[0].layers[1].bias"]  # fmt: skip
     assert report["outputs"][0]["shape"] == [2]
     assert report["function"].startswith("train_step at ")
-    oracle = run_python(EQX_PMAP_ORACLE.format(path=str(LIBS / "eqx_pmap.py")))
+    oracle = run_python(EQX_PMAP_ORACLE.format(path=str(LIBS / "eqx_pmap.py")), warm=True)
     assert oracle.returncode == 0, oracle.describe()
     said = json.loads(oracle.stdout.strip().splitlines()[-1])
     assert _carried(report) == said["args"]
@@ -333,7 +333,7 @@ def _nnx_oracle(sample: str, target: str, maker: str = "make", devices: int = 2,
     devices must be set before JAX starts)."""
     script = NNX_ORACLE.format(path=str(LIBS / sample), target=target, maker=maker,
                                devices=devices, inner=inner, lower=lower)  # fmt: skip
-    oracle = run_python(script)
+    oracle = run_python(script, warm=True)
     assert oracle.returncode == 0, oracle.describe()
     return json.loads(oracle.stdout.strip().splitlines()[-1])
 
