@@ -368,6 +368,23 @@ def _prepare_devices(options: TargetOptions) -> tuple[Mesh | None, list[str]]:
     return mesh, devices.prepare_devices(options.devices, needed)
 
 
+def _abstract_inputs(
+    options: TargetOptions, mesh: Mesh | None, module: Any, resolved: Resolved, fun: Any
+) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
+    """The JAX mesh (if any) and the example inputs as abstract values laid out on it."""
+    from jxinspect.tracer import inputs
+
+    args, kwargs = _example_inputs(options, module, resolved.target, fun)
+    jax_mesh = (
+        inputs.build_mesh(mesh, abstract=mesh.abstract, explicit=bool(options.explicit))
+        if mesh
+        else None
+    )
+    args = tuple(inputs.to_abstract(a, jax_mesh) for a in args)
+    kwargs = {k: inputs.to_abstract(v, jax_mesh) for k, v in kwargs.items()}
+    return jax_mesh, args, kwargs
+
+
 def inspect_target(
     target: Resolved | str,
     given: TargetOptions = NO_OPTIONS,
@@ -399,17 +416,7 @@ def inspect_target(
         # collector's permanent generation, or a full collection while tracing rescans
         # them all (~50 ms).
         gc.freeze()
-    args, kwargs = _example_inputs(options, module, resolved.target, fun)
-
-    from jxinspect.tracer import inputs
-
-    jax_mesh = (
-        inputs.build_mesh(mesh, abstract=mesh.abstract, explicit=bool(options.explicit))
-        if mesh
-        else None
-    )
-    args = tuple(inputs.to_abstract(a, jax_mesh) for a in args)
-    kwargs = {k: inputs.to_abstract(v, jax_mesh) for k, v in kwargs.items()}
+    jax_mesh, args, kwargs = _abstract_inputs(options, mesh, module, resolved, fun)
     stage_options = _staging_options(options, jax_mesh)
     platform = options.platform or ("cpu" if options.abstract else None)
     context: Any = contextlib.nullcontext()

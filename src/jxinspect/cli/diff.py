@@ -6,6 +6,7 @@ Importing this module does not import JAX; staging (both sides, one process) doe
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -91,12 +92,7 @@ def diff_debug(
         given = options_from_flags(staging)
         with user_prints_to_stderr():
             loaded = load_sides(before, after, given, tuple(function or ()))
-        for folder in loaded.incomplete:
-            typer.echo(
-                f"warning: {one_line(folder)}: the recorded run did not complete; "
-                "functions it had not lowered yet show as missing",
-                err=True,
-            )
+        _warn_incomplete(loaded.incomplete)
         diff = DiffReport(
             before=before,
             after=after,
@@ -110,3 +106,13 @@ def diff_debug(
         return EXIT_FINDINGS if diff.failed else EXIT_OK
 
     run_command(body, show_traceback)
+
+
+def _warn_incomplete(folders: Iterable[str]) -> None:
+    """A warning line for each record folder whose run did not complete."""
+    for folder in folders:
+        typer.echo(
+            f"warning: {one_line(folder)}: the recorded run did not complete; "
+            "functions it had not lowered yet show as missing",
+            err=True,
+        )

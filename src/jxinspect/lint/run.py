@@ -510,30 +510,12 @@ def _run(
 ) -> LintResult:
     root = config.root
     planner = _Planner(config, request)
-    planned = planner.plan()
-    if not planned:
-        where = " or ".join(request.paths) if request.paths else "the configuration or " + str(root)
-        raise UsageError(
-            f"no targets: nothing in {where} declares {DECLARATION}; list targets "
-            "in jxinspect.yaml or give a folder of modules that declare them"
-        )
+    planned = _planned(planner, request, root)
     judge = _Judge(root)
     baseline = _read_baseline(request, options, judge)
-
-    # every part of a sharded run (and an unsharded one) simulates the same devices: the
-    # reports, and the cache keys, do not depend on how the run was split
-    devices = devices_needed([p.job for p in planned if p.job is not None])
-    if devices is not None:  # refused once, here, rather than by every worker
-        from jxinspect.tracer.devices import check_count
-
-        check_count(None, devices, "a target's `devices` or concrete `mesh`")
+    devices = _devices(planned)
     cache = Cache(root, options.cache, planner.tree)  # modules the planner read are not read again
-    shard = None
-    if request.shard is not None:
-        names = [p.name for p in planned]
-        chosen = set(partition(names, cache.costs(), request.shard.count)[request.shard.index - 1])
-        planned = [p for p in planned if p.name in chosen]
-        shard = shard_info(request.shard, names)
+    planned, shard = _this_shard(planned, request, cache)
     jobs = [p.job for p in planned if p.job is not None]
     keys = {job.name: cache.key(job, devices) for job in jobs} if cache.folder else {}
     outcomes: dict[str, Outcome] = {}
@@ -568,13 +550,7 @@ def _run(
             outcomes[job.name] = Outcome(
                 None, "not staged: the run was interrupted (Ctrl-C)", "interrupted"
             )
-    for job in stale:
-        outcome = outcomes.get(job.name)
-        if keys and outcome is not None and outcome.report is not None:
-            cache.put(keys[job.name], job.name, outcome.report, outcome.seconds or 0.0)
-    cache.record_costs(
-        {n: o.seconds for n, o in outcomes.items() if o.seconds is not None and not o.cached}
-    )
+    _store(cache, keys, stale, outcomes)
     return _finish(
         request,
         config,
@@ -585,6 +561,55 @@ def _run(
         outcomes,
         interrupted=interrupted,
         shard=shard,
+    )
+
+
+def _planned(planner: _Planner, request: LintRequest, root: Path) -> list[Planned]:
+    """Every target of the run, or one line saying there are none."""
+    planned = planner.plan()
+    if not planned:
+        where = " or ".join(request.paths) if request.paths else "the configuration or " + str(root)
+        raise UsageError(
+            f"no targets: nothing in {where} declares {DECLARATION}; list targets "
+            "in jxinspect.yaml or give a folder of modules that declare them"
+        )
+    return planned
+
+
+def _devices(planned: list[Planned]) -> int | None:
+    """The CPU devices the run simulates, refused once here rather than by every worker.
+
+    Every part of a sharded run (and an unsharded one) simulates the same devices: the
+    reports, and the cache keys, do not depend on how the run was split."""
+    devices = devices_needed([p.job for p in planned if p.job is not None])
+    if devices is not None:
+        from jxinspect.tracer.devices import check_count
+
+        check_count(None, devices, "a target's `devices` or concrete `mesh`")
+    return devices
+
+
+def _this_shard(
+    planned: list[Planned], request: LintRequest, cache: Cache
+) -> tuple[list[Planned], ShardInfo | None]:
+    """The targets of this part of a sharded run (``--shard K/N``), and what it is."""
+    if request.shard is None:
+        return planned, None
+    names = [p.name for p in planned]
+    chosen = set(partition(names, cache.costs(), request.shard.count)[request.shard.index - 1])
+    return [p for p in planned if p.name in chosen], shard_info(request.shard, names)
+
+
+def _store(
+    cache: Cache, keys: dict[str, str], stale: list[Job], outcomes: dict[str, Outcome]
+) -> None:
+    """Keep the reports the workers staged, and how long each took."""
+    for job in stale:
+        outcome = outcomes.get(job.name)
+        if keys and outcome is not None and outcome.report is not None:
+            cache.put(keys[job.name], job.name, outcome.report, outcome.seconds or 0.0)
+    cache.record_costs(
+        {n: o.seconds for n, o in outcomes.items() if o.seconds is not None and not o.cached}
     )
 
 

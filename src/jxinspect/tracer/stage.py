@@ -30,8 +30,6 @@ from jxinspect.tracer.stages import (
     Traced,
 )
 
-SHARD_MAP_KEYS = ("mesh", "in_specs", "out_specs", "axis_names", "check_vma")
-
 
 def call_problem(
     fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], plan: StagingPlan
@@ -87,11 +85,7 @@ def _wrap(fun: Any, stage: Stage, options: dict[str, Any]) -> Any:
     if stage == "pjit":
         return seam.pjit(fun, options)
     if stage == "shard_map":
-        shard_opts = {k: v for k, v in options.items() if k in SHARD_MAP_KEYS}
-        jit_opts = {k: v for k, v in options.items() if k not in SHARD_MAP_KEYS}
-        if "out_specs" not in shard_opts:
-            raise UsageError("shard_map needs --out-specs, e.g. --out-specs \"P('data')\"")
-        return seam.jit(seam.shard_map(fun, shard_opts), jit_opts)
+        return seam.shard_map_in_jit(fun, options)
     if stage == "pmap":
         return seam.pmap(fun, options)
     raise UsageError(f"unknown stage {stage!r}: use one of {', '.join(STAGES)}")

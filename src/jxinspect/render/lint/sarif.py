@@ -43,7 +43,29 @@ def _fingerprint(*parts: object) -> str:
 
 def to_sarif(result: LintResult) -> dict[str, Any]:
     """The SARIF log as plain data."""
-    rules = [
+    notifications = _notifications(result)
+    invocation: dict[str, Any] = {
+        "executionSuccessful": not any(t.failed for t in result.targets),
+    }
+    if notifications:
+        invocation["toolExecutionNotifications"] = notifications
+    driver = {"name": "jxinspect", "version": result.version, "rules": _rules(result)}
+    return {
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": driver},
+                "invocations": [invocation],
+                "columnKind": "unicodeCodePoints",
+                "results": _results(result),
+            }
+        ],
+    }
+
+
+def _rules(result: LintResult) -> list[dict[str, Any]]:
+    return [
         {
             "id": rule.code,
             "shortDescription": {"text": rule.summary},
@@ -53,6 +75,10 @@ def to_sarif(result: LintResult) -> dict[str, Any]:
         }
         for rule in result.rules
     ]
+
+
+def _results(result: LintResult) -> list[dict[str, Any]]:
+    """One result per finding; its fingerprint counts repeats of one key."""
     index = {rule.code: i for i, rule in enumerate(result.rules)}
     results = []
     seen: Counter[tuple[str, str, str]] = Counter()
@@ -80,7 +106,12 @@ def to_sarif(result: LintResult) -> dict[str, Any]:
                 }
             ]
         results.append(item)
-    notifications = [
+    return results
+
+
+def _notifications(result: LintResult) -> list[dict[str, Any]]:
+    """Targets that failed to stage, and baseline entries no finding matches any more."""
+    failed = [
         {
             "level": "error",
             "message": {"text": f"{target.name}: {target.error}"},
@@ -90,7 +121,7 @@ def to_sarif(result: LintResult) -> dict[str, Any]:
         for target in result.targets
         if target.failed
     ]
-    notifications += [
+    return failed + [
         {
             "level": "note",
             "message": {
@@ -100,24 +131,6 @@ def to_sarif(result: LintResult) -> dict[str, Any]:
         }
         for entry in result.gone
     ]
-    invocation: dict[str, Any] = {
-        "executionSuccessful": not any(t.failed for t in result.targets),
-    }
-    if notifications:
-        invocation["toolExecutionNotifications"] = notifications
-    driver = {"name": "jxinspect", "version": result.version, "rules": rules}
-    return {
-        "$schema": SCHEMA_URI,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {"driver": driver},
-                "invocations": [invocation],
-                "columnKind": "unicodeCodePoints",
-                "results": results,
-            }
-        ],
-    }
 
 
 def render(result: LintResult) -> str:

@@ -237,6 +237,39 @@ def _leaf_line(kind: str, leaf: Input | Output) -> tuple[str, int, str, str]:
             f"device ({human_bytes(leaf.bytes_per_device)})")  # fmt: skip
 
 
+def _grid_dims(grid: list[int], rank: int) -> tuple[int | None, int | None]:
+    """Which split dimensions are the rows and the columns of the picture."""
+    if len(grid) == 1 and rank > 1 and grid[0] == rank - 1:
+        return None, grid[0]
+    if len(grid) == 1:
+        return (grid[0], None) if rank > 1 else (None, grid[0])
+    return grid[0], grid[1]
+
+
+def _split_lines(
+    sharding: Sharding,
+    pieces: tuple[int, ...],
+    row_dim: int | None,
+    col_dim: int | None,
+    folded: list[int],
+) -> list[str]:
+    """What the rows, the columns and the folded dimensions stand for."""
+
+    def dim_text(dim: int) -> str:
+        axes = sharding.spec[dim] if dim < len(sharding.spec) else ()
+        return f"dim {dim} split {pieces[dim]} ways by {_axes_text(axes)}"
+
+    lines = []
+    if row_dim is not None:
+        lines.append(f"rows: {dim_text(row_dim)}")
+    if col_dim is not None:
+        lines.append(f"columns: {dim_text(col_dim)}")
+    for dim in folded:
+        lines.append(f"{dim_text(dim)}: folded into the cells, each lists the devices of "
+                     f"its {pieces[dim]} blocks along dim {dim}")  # fmt: skip
+    return lines
+
+
 def picture(leaves: list[tuple[str, Input | Output]]) -> Picture:
     """The grid for leaves that share one tiled layout and shape."""
     leaf = leaves[0][1]
@@ -245,14 +278,7 @@ def picture(leaves: list[tuple[str, Input | Output]]) -> Picture:
     rank, pieces = len(shape), sharding.pieces()
     split = [d for d in range(min(rank, len(pieces))) if pieces[d] > 1]
     grid = sorted(sorted(split, key=lambda d: -pieces[d])[:2])
-    row_dim: int | None
-    col_dim: int | None
-    if len(grid) == 1 and rank > 1 and grid[0] == rank - 1:
-        row_dim, col_dim = None, grid[0]
-    elif len(grid) == 1:
-        row_dim, col_dim = (grid[0], None) if rank > 1 else (None, grid[0])
-    else:
-        row_dim, col_dim = grid[0], grid[1]
+    row_dim, col_dim = _grid_dims(grid, rank)
     folded = [d for d in split if d not in grid]
     rows = pieces[row_dim] if row_dim is not None else 1
     cols = pieces[col_dim] if col_dim is not None else 1
@@ -270,19 +296,7 @@ def picture(leaves: list[tuple[str, Input | Output]]) -> Picture:
     shown_rows, shown_cols = _shown(rows), _shown(cols)
     mesh = sharding.mesh
     layout = sharding.readable + (f" on mesh {mesh}" if mesh is not None and mesh.axes else "")
-    lines = []
-
-    def dim_text(dim: int) -> str:
-        axes = sharding.spec[dim] if dim < len(sharding.spec) else ()
-        return f"dim {dim} split {pieces[dim]} ways by {_axes_text(axes)}"
-
-    if row_dim is not None:
-        lines.append(f"rows: {dim_text(row_dim)}")
-    if col_dim is not None:
-        lines.append(f"columns: {dim_text(col_dim)}")
-    for dim in folded:
-        lines.append(f"{dim_text(dim)}: folded into the cells, each lists the devices of "
-                     f"its {pieces[dim]} blocks along dim {dim}")  # fmt: skip
+    lines = _split_lines(sharding, pieces, row_dim, col_dim, folded)
     if sharding.replicas > 1:
         used = {a.split(":")[0] for axes in sharding.spec for a in axes}
         over = [name for name, _ in mesh.axes if name not in used] if mesh else []

@@ -146,6 +146,7 @@ from jxinspect.tracer.seam.staging import (
     pmap_axis_default,
     pmap_global_shapes,
     shard_map,
+    shard_map_in_jit,
 )
 from jxinspect.tracer.seam.trees import (
     is_array_leaf,
@@ -258,6 +259,7 @@ __all__ = [
     "sdy",
     "shape_dtype_struct",
     "shard_map",
+    "shard_map_in_jit",
     "sharding_of_leaf",
     "shardy_default",
     "simulate_cpu_devices",

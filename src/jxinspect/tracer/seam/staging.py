@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from jxinspect.core.errors import UsageError
 from jxinspect.tracer.seam.objects import Jaxpr, OutInfo, Traced, Wrapped
 
 
@@ -117,6 +118,19 @@ def shard_map(fun: Callable[..., Any], options: dict[str, Any]) -> Wrapped:
         manual = set(options.pop("axis_names"))
         options["auto"] = frozenset(set(options["mesh"].axis_names) - manual)
     return old_shard_map(fun, **options)
+
+
+SHARD_MAP_KEYS = ("mesh", "in_specs", "out_specs", "axis_names", "check_vma")
+"""The options that go to ``shard_map``; the rest go to the ``jit`` around it."""
+
+
+def shard_map_in_jit(fun: Callable[..., Any], options: dict[str, Any]) -> Wrapped:
+    """``jit`` of ``shard_map(fun)``, each given its own options."""
+    inner = {k: v for k, v in options.items() if k in SHARD_MAP_KEYS}
+    outer = {k: v for k, v in options.items() if k not in SHARD_MAP_KEYS}
+    if "out_specs" not in inner:
+        raise UsageError("shard_map needs --out-specs, e.g. --out-specs \"P('data')\"")
+    return jit(shard_map(fun, inner), outer)
 
 
 def make_jaxpr(
