@@ -17,7 +17,6 @@ import gc
 import inspect as pyinspect
 import warnings
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jxinspect import rules
@@ -27,7 +26,7 @@ from jxinspect.core.model import Mesh, Report
 from jxinspect.core.program import TextRequest
 from jxinspect.core.vocabulary import Stage
 from jxinspect.project import spec as specs
-from jxinspect.project.config import Config, Policy, find_config, load_config
+from jxinspect.project.config import Policy
 from jxinspect.project.options import NO_OPTIONS, TargetOptions
 from jxinspect.project.plan import StagingPlan, api_keywords
 from jxinspect.project.resolve import Resolved, mesh_axes, resolve
@@ -103,15 +102,6 @@ def _source(fun: Any) -> tuple[str | None, int | None]:
     if code is None:
         return None, None
     return code.co_filename, code.co_firstlineno
-
-
-def project_config(path: Path | None = None) -> Config:
-    """The configuration at ``path``, or the ``jxinspect.yaml`` / ``[tool.jxinspect]``
-    found from the working folder, or an empty one rooted there."""
-    if path is not None and not path.is_file():
-        raise UsageError(f"no such configuration file: {path}")
-    found = path or find_config(Path.cwd())
-    return load_config(found) if found is not None else Config(None, Path.cwd().resolve())
 
 
 def judge(report: Report, policy: Policy | None = None) -> Report:

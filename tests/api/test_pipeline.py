@@ -11,8 +11,8 @@ import pytest
 from jxinspect.core.errors import UsageError
 from jxinspect.core.model import Report
 from jxinspect.core.settings import Settings
-from jxinspect.pipeline import inspect_function, judge, project_config
-from jxinspect.project.config import Policy
+from jxinspect.pipeline import inspect_function, judge
+from jxinspect.project.config import Policy, project_config
 
 
 def step(x: jax.Array, unused: jax.Array) -> jax.Array:

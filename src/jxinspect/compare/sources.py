@@ -317,7 +317,8 @@ def load_sides(
         if devices > 1:
             given = replace(given, devices=devices)
 
-    from jxinspect.pipeline import inspect_mlir, inspect_target, judge, project_config
+    from jxinspect.pipeline import inspect_mlir, inspect_target, judge
+    from jxinspect.project.config import project_config
 
     rules = policy if policy is not None else project_config().policy
 

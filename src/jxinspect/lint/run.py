@@ -50,8 +50,7 @@ from jxinspect.lint.workers.supervisor import (
     Supervisor,
 )
 from jxinspect.pipeline import judge as judge_report
-from jxinspect.pipeline import project_config
-from jxinspect.project.config import Config, Policy, TargetEntry
+from jxinspect.project.config import Config, Policy, TargetEntry, project_config
 from jxinspect.project.declarations import (
     Declaration,
     definition_line,

@@ -170,6 +170,15 @@ def shown(path: Path) -> str:
         return str(path)
 
 
+def project_config(path: Path | None = None) -> Config:
+    """The configuration at ``path``, or the ``jxinspect.yaml`` / ``[tool.jxinspect]``
+    found from the working folder, or an empty one rooted there."""
+    if path is not None and not path.is_file():
+        raise UsageError(f"no such configuration file: {path}")
+    found = path or find_config(Path.cwd())
+    return load_config(found) if found is not None else Config(None, Path.cwd().resolve())
+
+
 def load_config(path: Path) -> Config:
     """Read and validate a configuration file."""
     name = shown(path)

@@ -22,7 +22,7 @@ from typing import Final, Literal
 
 from jxinspect.core.errors import UsageError
 from jxinspect.project import spec as specs
-from jxinspect.project.config import Config, find_config, load_config
+from jxinspect.project.config import Config, project_config
 from jxinspect.project.declarations import Declaration, OpaqueDeclaration, static_declaration
 from jxinspect.project.options import NO_OPTIONS, TargetOptions, options_from_mapping
 from jxinspect.project.targets import DECLARATION, Target, load_module, parse_target
@@ -130,12 +130,6 @@ def resolve(
         return replace(layers, declared_at_import=True)
     where = f"{path}:{declaration.line}: {target.attribute!r} in {DECLARATION}"
     return replace(layers, declared=options_from_mapping(entry, where))
-
-
-def project_config() -> Config | None:
-    """The configuration of the working folder's project, if it has one."""
-    path = find_config(Path.cwd())
-    return load_config(path) if path is not None else None
 
 
 def config_entry(config: Config, target: Target) -> TargetOptions:

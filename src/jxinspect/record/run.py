@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from jxinspect.core.errors import UsageError
-from jxinspect.pipeline import project_config
+from jxinspect.project.config import project_config
 from jxinspect.record import folder as records
 
 BOOT = Path(__file__).parent / "boot"
