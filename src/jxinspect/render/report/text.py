@@ -56,37 +56,27 @@ def _donation(leaf: Input, compiled: bool) -> str:
     return "requested, unused" if leaf.donated else ""
 
 
+def _leaf_row(leaf: Input | Output) -> tuple[str, ...]:
+    """The columns an input and an output share."""
+    return (
+        str(leaf.index),
+        leaf.path,
+        leaf.name if leaf.name is not None else "—",
+        leaf.status,
+        type_text(leaf.shape, leaf.dtype),
+        leaf.sharding.readable if leaf.sharding else "",
+        compiled_text(leaf),
+        _per_device(leaf),
+    )
+
+
 def input_rows(report: Report) -> list[tuple[str, ...]]:
-    return [
-        (
-            str(leaf.index),
-            leaf.path,
-            leaf.name if leaf.name is not None else "—",
-            leaf.status,
-            type_text(leaf.shape, leaf.dtype),
-            leaf.sharding.readable if leaf.sharding else "",
-            compiled_text(leaf),
-            _per_device(leaf),
-            _donation(leaf, report.compiled is not None),
-        )
-        for leaf in report.inputs
-    ]
+    compiled = report.compiled is not None
+    return [(*_leaf_row(leaf), _donation(leaf, compiled)) for leaf in report.inputs]
 
 
 def output_rows(report: Report) -> list[tuple[str, ...]]:
-    return [
-        (
-            str(leaf.index),
-            leaf.path,
-            leaf.name if leaf.name is not None else "—",
-            leaf.status,
-            type_text(leaf.shape, leaf.dtype),
-            leaf.sharding.readable if leaf.sharding else "",
-            compiled_text(leaf),
-            _per_device(leaf),
-        )
-        for leaf in report.outputs
-    ]
+    return [_leaf_row(leaf) for leaf in report.outputs]
 
 
 def header_lines(report: Report) -> list[tuple[str, str]]:
