@@ -3,7 +3,7 @@
 Each row says how JAX names a dtype (numpy's name, ``float32``; a jaxpr's short name,
 ``f32``), how a StableHLO module spells it (``f32``, ``i4``, ``ui8``, ``f8E4M3FN``,
 ``complex<f32>``) and how many bits an element takes. No JAX import: the spec parser,
-the data model and the renderers read it before JAX loads. ``tests/test_dtypes.py``
+the data model and the renderers read it before JAX loads. ``tests/core/test_dtypes.py``
 holds it to what the running JAX says (``jnp.dtype``'s bits, the jaxpr's short names,
 the element types of a lowered module), so a release that adds a dtype shows up there.
 
