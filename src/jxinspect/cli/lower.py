@@ -72,13 +72,16 @@ def lower(
             given = given.merged_over(read_call(args_from_record))
         from jxinspect.pipeline import inspect_target
         from jxinspect.project.config import project_config
+        from jxinspect.project.resolve import resolve
 
-        policy = project_config().policy  # the rules as the project set them, as lint has them
+        # read once: the target's options and the rules, as the project set them
+        config = project_config()
         wants_compiled = compile or Show.collectives in (show or [])
         request = text_request(show or [], format, dialect, debug_info, source, max_lines)
+        resolved = resolve(target, given, config)
         with user_prints_to_stderr():
             report = inspect_target(
-                target, given, keep_texts=request, compile=wants_compiled, policy=policy
+                resolved, keep_texts=request, compile=wants_compiled, policy=config.policy
             )
         text = render_report(report, format, show or [], use_color(color, output), max_lines)
         emit(text, output)

@@ -20,7 +20,7 @@ from jxinspect.core.errors import UsageError
 from jxinspect.core.model import Report
 from jxinspect.project.config import Policy
 from jxinspect.project.options import TargetOptions
-from jxinspect.project.resolve import declared_functions, resolve
+from jxinspect.project.resolve import Resolved, declared_functions, resolve
 from jxinspect.project.targets import DECLARATION, Target, load_module, parse_target
 from jxinspect.record.folder import (
     KINDS_HELP,
@@ -256,9 +256,8 @@ def pair_targets(before: Source, after: Source) -> list[Pair]:
     return [Pair(str(n), n, n) for n in old]
 
 
-def _needed_devices(target_text: str, given: TargetOptions) -> int:
+def _needed_devices(resolved: Resolved) -> int:
     """Devices a target asks for (``devices``, or a concrete mesh's size); 0 for none."""
-    resolved = resolve(target_text, given)
     if resolved.declared_at_import:
         resolved = resolved.imported(load_module(resolved.target))
     return resolved.devices_needed
@@ -306,21 +305,23 @@ def load_sides(
     else:
         pairing = Pairing(pair_targets(before, after))
     pairs = pairing.pairs
-    staged = [
-        source.target_text(function)
-        for pair in pairs
-        for source, function in ((before, pair.before), (after, pair.after))
-        if source.kind in ("python", "target")
-    ]
-    if staged:
-        devices = given.devices or max(_needed_devices(t, given) for t in staged)
-        if devices > 1:
-            given = replace(given, devices=devices)
-
     from jxinspect.pipeline import inspect_mlir, inspect_target, judge
     from jxinspect.project.config import project_config
 
-    rules = policy if policy is not None else project_config().policy
+    config = project_config()  # read once: every side is resolved and judged under it
+    rules = policy if policy is not None else config.policy
+    staged = {
+        text: resolve(text, given, config)
+        for pair in pairs
+        for source, function in ((before, pair.before), (after, pair.after))
+        if source.kind in ("python", "target")
+        for text in (source.target_text(function),)
+    }
+    if staged:
+        devices = given.devices or max(_needed_devices(r) for r in staged.values())
+        if devices > 1:
+            given = replace(given, devices=devices)
+            staged = {text: replace(r, given=given) for text, r in staged.items()}
 
     def report(source: Source, function: str | None) -> Report:
         if source.report is not None:
@@ -329,7 +330,7 @@ def load_sides(
             return judge(read_record(source.folder, source.entry(function)), rules)
         if source.mlir_text is not None:
             return inspect_mlir(source.mlir_text, source.text, rules)
-        return inspect_target(source.target_text(function), given, policy=rules)
+        return inspect_target(staged[source.target_text(function)], policy=rules)
 
     return Loaded(
         [(pair, report(before, pair.before), report(after, pair.after)) for pair in pairs],

@@ -477,9 +477,11 @@ def _run_records(
     policy = _Planner(config, request).policy(None)
     planned: list[Planned] = []
     outcomes: dict[str, Outcome] = {}
+    # judged with the thresholds alone, as a worker's report is: the run applies the
+    # rest of the policy (select, ignore, severities) once, when it reads the outcome
+    thresholds = Policy(settings=policy.settings)
     for name, entry in zip(_record_names(index.functions), index.functions):
-        report = read_record(folder, entry)
-        report = judge_report(report, policy)
+        report = judge_report(read_record(folder, entry), thresholds)
         planned.append(Planned(name, policy, None, None))
         outcomes[name] = Outcome(report.to_dict())
     failed = []

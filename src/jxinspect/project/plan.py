@@ -70,10 +70,6 @@ class StagingPlan:
         """The static positions of a call with ``count`` positional arguments."""
         return positions(self.statics, count)
 
-    def donated_positions(self, count: int) -> frozenset[int]:
-        """The donated positions of a call with ``count`` positional arguments."""
-        return positions(self.donated, count)
-
 
 def positions(nums: tuple[int, ...], count: int) -> frozenset[int]:
     """Argument positions of a call with ``count`` positional arguments (a negative one
