@@ -1,9 +1,10 @@
 """A warm starting point for the tests' runs of the ``jxinspect`` command.
 
 ``python tests/cli_server.py KIND`` imports what a run of the command imports (``jax``:
-JAX and the whole tool, for ``lower`` and ``diff-debug``; ``libs``: that and Flax,
-Equinox and Optax, for targets whose module imports them; ``plain``: the tool without
-JAX, for the commands whose process never imports it), then serves requests, one JSON
+JAX and the whole tool, for ``lower``, ``diff-debug`` and ``lint``, whose workers fork
+from it; ``libs``: that and Flax, Equinox and Optax, for targets whose module imports
+them; ``plain``: the tool without JAX, for the commands whose process never imports
+it), then serves requests, one JSON
 line each on stdin: ``{"command": [...], "argv": [...], "cwd": ..., "env": {...},
 "stdout": FILE, "stderr": FILE}``. For each it forks a child, which becomes what a new
 ``jxinspect ARGS`` process would be (its own folder, environment, standard streams at
@@ -41,7 +42,20 @@ PRELOAD = {
         "jxinspect.cli.common",
         "jxinspect.cli.lower",
         "jxinspect.cli.diff",
+        "jxinspect.cli.lint",
         "jxinspect.pipeline",
+        "jxinspect.tracer.stage",
+        "jxinspect.tracer.read.report",
+        "jxinspect.tracer.inputs",
+        "jxinspect.tracer.devices",
+        "jxinspect.compare.sources",
+        "jxinspect.render.report.json",
+        "jxinspect.render.report.text",
+        "jxinspect.render.compare.text",
+        "jxinspect.lint.run",
+        "jxinspect.render.lint.json",
+        "jxinspect.render.lint.text",
+        "jaxlib.mlir.dialects.mhlo",
     ),
     "libs": (
         "flax.nnx",
@@ -54,6 +68,8 @@ PRELOAD = {
         "jxinspect.cli.common",
         "jxinspect.cli.lint",
         "jxinspect.cli.record",
+        "jxinspect.record.run",
+        "jxinspect.render.record.summary",
     ),
 }
 """What each kind imports before it serves (a module that is not there is skipped:

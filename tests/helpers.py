@@ -155,9 +155,9 @@ def _startup(env: dict[str, str]) -> dict[str, str]:
     return {key: value for key, value in env.items() if key.startswith(_STARTUP_VARS)}
 
 
-_JAX_COMMANDS = ("lower", "diff-debug")
-"""The commands whose process imports JAX itself; the others are forked from a server
-without JAX (so that ``lint`` forks its workers as it does from a new process)."""
+_JAX_COMMANDS = ("lower", "diff-debug", "lint")
+"""The commands whose process imports JAX itself (``lint`` before it forks its workers
+from it); the others are forked from a server without JAX."""
 
 
 def _server_kind(args: tuple[str | os.PathLike[str], ...], cwd: str) -> str:

@@ -28,7 +28,7 @@ from jxinspect.core.vocabulary import Stage
 from jxinspect.project import spec as specs
 from jxinspect.project.config import Policy
 from jxinspect.project.options import NO_OPTIONS, TargetOptions
-from jxinspect.project.plan import StagingPlan, api_keywords
+from jxinspect.project.plan import StagingPlan, api_keywords, role_option
 from jxinspect.project.resolve import Resolved, mesh_axes, resolve
 from jxinspect.project.spec import SpecError
 from jxinspect.project.targets import (
@@ -178,10 +178,8 @@ def inspect_function(
     from jxinspect.tracer.read.report import Context
 
     options = dict(options or {})
-    jax_mesh = inputs.find_jax_mesh(
-        options.get("mesh"), options.get("in_shardings"), options.get("out_shardings"), args
-    )
     plan = StagingPlan.of(stage, options)
+    jax_mesh = inputs.find_jax_mesh(options.get("mesh"), plan.in_layout, plan.out_layout, args)
     called = _call_paths(fun, args, kwargs, plan)
     file, line = _source(fun)
     with warnings.catch_warnings(record=True) as caught, seam.partitioner(partitioner) as used:
@@ -195,7 +193,7 @@ def inspect_function(
             expected_args=expected,
             static_args=tuple(static_args),
             platform=platform,
-            mesh=inputs.pmap_mesh(args, options) if stage == "pmap" and jax_mesh is None else None,
+            mesh=inputs.pmap_mesh(args, plan) if stage == "pmap" and jax_mesh is None else None,
             partitioner=used,
             file=file,
             line=line,
@@ -265,7 +263,7 @@ def _parse(flag: str, parser: Any, text: str) -> Any:
     try:
         return parser(text)
     except SpecError as err:
-        raise UsageError(f"--{flag}: {err}") from None
+        raise UsageError(f"{flag}: {err}") from None
 
 
 def _example_inputs(
@@ -307,8 +305,8 @@ def _example_inputs(
             raise UsageError(
                 f"no example inputs for {target.text}: " + INPUT_HELP % target.attribute
             )
-    args = _parse("args", specs.parse_args, options.args or "")
-    kwargs = _parse("kwargs", specs.parse_kwargs, options.kwargs or "")
+    args = _parse("--args", specs.parse_args, options.args or "")
+    kwargs = _parse("--kwargs", specs.parse_kwargs, options.kwargs or "")
     return args, kwargs
 
 
@@ -317,35 +315,30 @@ def _single_or_tuple(values: tuple[Any, ...]) -> Any:
 
 
 def _staging_options(options: TargetOptions, jax_mesh: Any) -> dict[str, Any]:
+    """The staging API's keyword arguments: the options it takes as written, and the
+    declared layouts as JAX objects under the keyword the stage takes them by
+    (``PartitionSpec`` trees for shard_map, ``NamedSharding`` trees for jit/pjit)."""
     from jxinspect.tracer import inputs
 
     stage = options.stage_name
     result = api_keywords(options)
-    if stage == "pmap":
-        return result
-    in_specs = _parse("in-specs", specs.parse_specs, options.in_specs) if options.in_specs else None
-    out_specs = (
-        _parse("out-specs", specs.parse_specs, options.out_specs) if options.out_specs else None
-    )
-    if (in_specs or out_specs) and jax_mesh is None:
-        raise UsageError("--in-specs/--out-specs need a mesh: add --mesh, e.g. --mesh data=8")
+    layouts = [
+        (option, _parse(option.flag, option.parse, value))
+        for role in ("in_layout", "out_layout")
+        if (option := role_option(stage, role)) and option.parse
+        if (value := getattr(options, option.name))
+    ]
+    if layouts and jax_mesh is None:
+        flags = "/".join(option.flag for option, _ in layouts)
+        raise UsageError(f"{flags} need a mesh: add --mesh, e.g. --mesh data=8")
     if stage == "shard_map":
         if jax_mesh is None:
             raise UsageError("shard_map needs a mesh: add --mesh, e.g. --mesh data=2,model=4")
         result["mesh"] = jax_mesh
-        if in_specs is not None:
-            result["in_specs"] = inputs.to_pspec_tree(in_specs, jax_mesh, "--in-specs")
-        if out_specs is not None:
-            result["out_specs"] = _single_or_tuple(
-                inputs.to_pspec_tree(out_specs, jax_mesh, "--out-specs")
-            )
-        return result
-    if in_specs is not None:
-        result["in_shardings"] = inputs.to_sharding_tree(in_specs, jax_mesh, "--in-specs")
-    if out_specs is not None:
-        result["out_shardings"] = _single_or_tuple(
-            inputs.to_sharding_tree(out_specs, jax_mesh, "--out-specs")
-        )
+    for option, tree in layouts:
+        value = inputs.layout_tree(tree, jax_mesh, option.flag, specs_only=stage == "shard_map")
+        single = option.role == "out_layout"
+        result[option.keyword_for(stage)] = _single_or_tuple(value) if single else value
     return result
 
 

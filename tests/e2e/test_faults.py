@@ -26,7 +26,7 @@ CORPUS = REPO / "tests" / "faults" / "staging"
 EXPECTED = {
     "aborts.py:f": "the process staging it ended abruptly (signal 6, SIGABRT)",
     "exits_at_import.py:f": "the process staging it ended abruptly (exit code 0: ",
-    "hangs.py:f": "timed out after 10 s",
+    "hangs.py:f": "timed out after 5 s",
     "out_of_memory.py:f": "tracing failed: MemoryError: cannot allocate 1 PiB",
     "raises_keyboard_interrupt.py:f": "tracing failed: raised KeyboardInterrupt (at ",
     "recurses.py:f": "tracing failed: RecursionError: maximum recursion depth exceeded",
@@ -54,7 +54,7 @@ def test_every_fault_is_one_targets_failure_and_the_rest_are_judged(
     tmp_path: Path, jobs: str
 ) -> None:
     folder = corpus(tmp_path)
-    code, report, stderr = lint_json(folder, "--jobs", jobs, "--timeout", "10")
+    code, report, stderr = lint_json(folder, "--jobs", jobs, "--timeout", "5")
     assert code == 3, stderr
     results = {t["target"]: t for t in report["targets"]}
     assert set(results) == {"a_good.py:double", *EXPECTED}
@@ -78,14 +78,14 @@ def test_exit_zero_covers_findings_never_targets_that_did_not_report(tmp_path: P
 
 def test_a_config_timeout_applies_and_the_flag_wins(tmp_path: Path) -> None:
     folder = corpus(tmp_path, "a_good.py", "hangs.py")
-    (folder / "jxinspect.yaml").write_text("timeout: 3\n", encoding="utf-8")
+    (folder / "jxinspect.yaml").write_text("timeout: 2\n", encoding="utf-8")
     code, report, _ = lint_json(folder)
     assert code == 3
     (hung,) = [t for t in report["targets"] if t["target"] == "hangs.py:f"]
-    assert hung["error"].startswith("timed out after 3 s") and hung["error_kind"] == "timeout"
-    code, report, _ = lint_json(folder, "--timeout", "4")
+    assert hung["error"].startswith("timed out after 2 s") and hung["error_kind"] == "timeout"
+    code, report, _ = lint_json(folder, "--timeout", "3")
     (hung,) = [t for t in report["targets"] if t["target"] == "hangs.py:f"]
-    assert hung["error"].startswith("timed out after 4 s")
+    assert hung["error"].startswith("timed out after 3 s")
 
 
 def test_ctrl_c_stops_the_run_promptly_and_prints_what_finished(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from jxinspect.project.spec import (
     PSpec,
     SpecError,
     parse_args,
-    parse_in_axes,
+    parse_axes,
     parse_int_tuple,
     parse_kwargs,
     parse_mesh,
@@ -42,9 +42,9 @@ PARSERS: list[Callable[[str], object]] = [
     parse_int_tuple,
     parse_name_tuple,
     parse_specs,
-    parse_in_axes,
+    parse_axes,
 ]
-FAST = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def A(dtype: str, *shape: int, axes: tuple[tuple[str, ...], ...] = ()) -> ArraySpec:
@@ -449,7 +449,7 @@ def test_parse_specs_errors(text: str, column: int, reason: str) -> None:
     assert reason in e.reason and e.column == column, str(e)
 
 
-# ----------------------------------------------------------- parse_in_axes ----
+# ----------------------------------------------------------- parse_axes ----
 
 
 @pytest.mark.parametrize(
@@ -467,8 +467,8 @@ def test_parse_specs_errors(text: str, column: int, reason: str) -> None:
         ("(0, {x: [1, None]})", (0, {"x": [1, None]})),
     ],
 )
-def test_parse_in_axes(text: str, expected: object) -> None:
-    assert parse_in_axes(text) == expected
+def test_parse_axes(text: str, expected: object) -> None:
+    assert parse_axes(text) == expected
 
 
 @pytest.mark.parametrize(
@@ -482,8 +482,8 @@ def test_parse_in_axes(text: str, expected: object) -> None:
         ("x=0", 0),
     ],
 )
-def test_parse_in_axes_errors(text: str, column: int) -> None:
-    assert error(parse_in_axes, text).column == column
+def test_parse_axes_errors(text: str, column: int) -> None:
+    assert error(parse_axes, text).column == column
 
 
 # --------------------------------------------------------- errors, columns ----

@@ -4,6 +4,7 @@ run under the real JAX of this environment, recorded, and compared with `lower`.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import textwrap
 from pathlib import Path
@@ -51,11 +52,30 @@ sys.exit(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
 """
 
 
+def write_project(folder: Path) -> Path:
+    (folder / "steps.py").write_text(STEPS, encoding="utf-8")
+    (folder / "run.py").write_text(RUN, encoding="utf-8")
+    return folder
+
+
 @pytest.fixture()
 def project(tmp_path: Path) -> Path:
-    (tmp_path / "steps.py").write_text(STEPS, encoding="utf-8")
-    (tmp_path / "run.py").write_text(RUN, encoding="utf-8")
-    return tmp_path
+    return write_project(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    """The project and ``record -o runs -- python run.py`` in it, once for the tests
+    that only read the recording."""
+    project = write_project(tmp_path_factory.mktemp("recorded"))
+    return project, record(project / "runs", "--", PYTHON, "run.py", cwd=project)
+
+
+@pytest.fixture()
+def recorded_copy(recorded: tuple[Path, Any], tmp_path: Path) -> Path:
+    """A copy of the recorded project, for a test that changes it."""
+    assert recorded[1].returncode == 0, recorded[1].describe()
+    return Path(shutil.copytree(recorded[0], tmp_path / "project"))
 
 
 def record(folder: Path, *args: str, cwd: Path) -> Any:
@@ -80,9 +100,9 @@ def leaf_facts(report: dict[str, Any], side: str) -> list[tuple[Any, ...]]:
     ]  # fmt: skip
 
 
-def test_record_matches_lower_and_passes_the_run_through(project: Path) -> None:
+def test_record_matches_lower_and_passes_the_run_through(recorded: tuple[Path, Any]) -> None:
+    project, result = recorded
     runs = project / "runs"
-    result = record(runs, "--", PYTHON, "run.py", cwd=project)
     assert result.returncode == 0, result.describe()
     assert result.stdout == "loss 65536.0\n"  # the run's stdout, and nothing of ours
     assert "the run's own stderr" in result.stderr
@@ -107,9 +127,10 @@ def test_record_matches_lower_and_passes_the_run_through(project: Path) -> None:
     assert recorded["mesh"] == expected["mesh"]
 
 
-def test_show_summarizes_the_folder_and_each_function(project: Path) -> None:
+def test_show_summarizes_the_folder_and_each_function(recorded: tuple[Path, Any]) -> None:
+    project, result = recorded
     runs = project / "runs"
-    assert record(runs, "--", PYTHON, "run.py", cwd=project).returncode == 0
+    assert result.returncode == 0, result.describe()
     summary = run_cli("show", runs, cwd=project)
     assert summary.returncode == 0, summary.describe()
     assert "run:       the run exited with 0" in summary.stdout
@@ -194,9 +215,10 @@ def test_bad_uses_are_one_line_errors(tmp_path: Path) -> None:
     assert not_a_record.returncode == 2 and "is neither a record folder" in error_line(not_a_record)
 
 
-def test_recording_again_replaces_the_previous_recording(project: Path) -> None:
+def test_recording_again_replaces_the_previous_recording(recorded_copy: Path) -> None:
+    project = recorded_copy
     runs = project / "runs"
-    assert record(runs, "--", PYTHON, "run.py", cwd=project).returncode == 0
+    assert sorted(p.name for p in runs.iterdir()) == ["index.json", "lambda", "lambda.2", "step"]
     again = record(runs, "--only", "step", "--", PYTHON, "run.py", cwd=project)
     assert again.returncode == 0, again.describe()
     assert sorted(p.name for p in runs.iterdir()) == ["index.json", "step"]
@@ -300,9 +322,9 @@ def test_library_wrappers_are_recorded_with_the_names_they_carry(
     ]
 
 
-def test_a_recorded_call_replays_without_the_run(project: Path) -> None:
+def test_a_recorded_call_replays_without_the_run(recorded_copy: Path) -> None:
+    project = recorded_copy
     runs = project / "runs"
-    assert record(runs, "--", PYTHON, "run.py", cwd=project).returncode == 0
     call = json.loads((runs / "step" / "call.json").read_text(encoding="utf-8"))
     assert call["options"]["args"] == ("{'w': f32[16,8@model], 'b': f32[8@model]}, f32[32@data,16]")
     assert call["options"]["donate_argnums"] == [0] and call["options"]["devices"] == 8

@@ -405,7 +405,7 @@ def run_lint(request: LintRequest) -> LintResult:
     supervisor = Supervisor(
         request.jobs, root, options.timeout, request.traceback, _keep_workers(options, root)
     )
-    supervisor.prestart()  # it imports JAX while the targets are planned
+    supervisor.prestart()
     if str(root) not in sys.path:  # module targets (pkg.module:function) resolve from the root
         sys.path.insert(0, str(root))
     try:

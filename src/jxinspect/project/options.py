@@ -31,10 +31,14 @@ a flag, a count, one of ``choices``."""
 Group = Literal["input", "staging"]
 """Example inputs, or how they are staged."""
 
-Role = Literal["statics", "static_names", "donated", "donated_names"]
-"""What an argument-position or argument-name option says about the call, whatever the
-stage calls it (``static_argnums`` under ``jit``, ``static_broadcasted_argnums`` under
-``pmap``): read by :class:`~jxinspect.project.plan.StagingPlan`."""
+Role = Literal[
+    "statics", "static_names", "donated", "donated_names", "in_layout", "out_layout",
+    "mapped_axes", "axis",
+]  # fmt: skip
+"""What an option says about the call, whatever the stage calls it (``static_argnums``
+under ``jit``, ``static_broadcasted_argnums`` under ``pmap``; input layouts are
+``in_shardings`` under ``jit`` and ``in_specs`` under ``shard_map``): read by
+:class:`~jxinspect.project.plan.StagingPlan`."""
 
 _ALL = STAGES
 _JIT: tuple[Stage, ...] = ("jit", "pjit", "shard_map")
@@ -65,11 +69,17 @@ class Option:
     keyword: bool = False
     """Handed to the staging API by its name: as given, or parsed when it is a spec
     (shardings and meshes are not: they need JAX objects built first)."""
+    renamed: tuple[tuple[Stage, str], ...] = ()
+    """The staging API's own keyword for it, under the stages that call it otherwise."""
 
     @property
     def flag(self) -> str:
         """``--static-argnums``."""
         return "--" + self.name.replace("_", "-")
+
+    def keyword_for(self, stage: Stage) -> str:
+        """The keyword ``stage``'s API takes it by."""
+        return dict(self.renamed).get(stage, self.name)
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -94,12 +104,14 @@ OPTIONS: tuple[Option, ...] = (
     Option("mesh", "spec", 'Mesh axes: "data=2,model=4".', in_defaults=True,
            parse=specs.parse_mesh),
     Option("in_specs", "spec", "Input shardings (jit/pjit) or shard_map in_specs.", _JIT,
-           parse=specs.parse_specs),
-    Option("out_specs", "spec", "Output shardings or specs.", _JIT, parse=specs.parse_specs),
-    Option("axis_name", "text", "pmap axis name.", _PMAP, keyword=True),
-    Option("in_axes", "spec", 'pmap in_axes: "0, None".', _PMAP, parse=specs.parse_in_axes,
-           keyword=True),
-    Option("out_axes", "spec", 'pmap out_axes: "None, 0".', _PMAP, parse=specs.parse_in_axes,
+           parse=specs.parse_specs, role="in_layout",
+           renamed=(("jit", "in_shardings"), ("pjit", "in_shardings"))),
+    Option("out_specs", "spec", "Output shardings or specs.", _JIT, parse=specs.parse_specs,
+           role="out_layout", renamed=(("jit", "out_shardings"), ("pjit", "out_shardings"))),
+    Option("axis_name", "text", "pmap axis name.", _PMAP, keyword=True, role="axis"),
+    Option("in_axes", "spec", 'pmap in_axes: "0, None".', _PMAP, parse=specs.parse_axes,
+           keyword=True, role="mapped_axes"),
+    Option("out_axes", "spec", 'pmap out_axes: "None, 0".', _PMAP, parse=specs.parse_axes,
            keyword=True),
     Option("static_broadcasted_argnums", "int_tuple", 'Argument positions: "1" or "0,2".', _PMAP,
            role="statics", keyword=True),

@@ -18,12 +18,25 @@ from typing import Any
 from jxinspect.core.errors import UsageError
 from jxinspect.core.vocabulary import Stage
 from jxinspect.project import spec as specs
-from jxinspect.project.options import OPTIONS, Role, TargetOptions, int_tuple, name_tuple
+from jxinspect.project.options import (
+    OPTIONS,
+    Option,
+    Role,
+    TargetOptions,
+    int_tuple,
+    name_tuple,
+)
+
+
+def role_option(stage: Stage, role: Role) -> Option | None:
+    """The option that plays ``role`` under ``stage``."""
+    return next((o for o in OPTIONS if o.role == role and stage in o.stages), None)
 
 
 def _key(stage: Stage, role: Role) -> str | None:
-    """The option that plays ``role`` under ``stage``."""
-    return next((o.name for o in OPTIONS if o.role == role and stage in o.stages), None)
+    """The staging API's keyword for the option that plays ``role`` under ``stage``."""
+    option = role_option(stage, role)
+    return option.keyword_for(stage) if option else None
 
 
 @dataclass(frozen=True)
@@ -38,6 +51,13 @@ class StagingPlan:
     static_names: tuple[str, ...] = ()
     donated: tuple[int, ...] = ()
     donated_names: tuple[str, ...] = ()
+    in_layout: Any = None
+    """The input shardings (or shard_map specs) given, as given."""
+    out_layout: Any = None
+    mapped_axes: Any = 0
+    """pmap's mapped axis per argument (one for all, or a tuple)."""
+    axis: str | None = None
+    """pmap's axis name, if given."""
 
     @classmethod
     def of(cls, stage: Stage, keywords: Mapping[str, Any] | None = None) -> StagingPlan:
@@ -52,9 +72,17 @@ class StagingPlan:
             key = _key(stage, role)
             return (name_tuple(keywords.get(key)) or ()) if key else ()
 
+        def given(role: Role, default: Any = None) -> Any:
+            key = _key(stage, role)
+            return keywords.get(key, default) if key else default
+
         return cls(
             stage,
             MappingProxyType(keywords),
+            in_layout=given("in_layout"),
+            out_layout=given("out_layout"),
+            mapped_axes=given("mapped_axes", 0),
+            axis=given("axis"),
             statics=ints("statics"),
             static_names=names("static_names"),
             donated=ints("donated"),

@@ -418,7 +418,7 @@ def parse_specs(text: str) -> tuple[object, ...]:
     return tuple(r.tree(a, leaf) for a in r.positional())
 
 
-def parse_in_axes(text: str) -> object:
+def parse_axes(text: str) -> object:
     """``"0"`` -> 0; ``"0, None, 1"`` and ``"(0, None, 1)"`` -> a tuple; pytrees of int/None."""
     r = _Reader(text)
 
@@ -427,5 +427,5 @@ def parse_in_axes(text: str) -> object:
 
     values = tuple(r.tree(a, leaf) for a in r.positional())
     if not values:
-        r.fail_at(0, "empty in_axes")
+        r.fail_at(0, "no axes given")
     return values[0] if len(values) == 1 else values

@@ -79,6 +79,11 @@ class _Writer:
         return str(spec.ArraySpec(dtype, shape, axes))
 
 
+_CALL_ROLES = ("statics", "static_names", "donated")
+"""What a recorded call's ``jit_info`` says and a declaration repeats (donated names are
+among its donated positions already)."""
+
+
 def call_options(call: seam.Call) -> dict[str, Any]:
     """The call as ``TargetOptions`` keys (a declaration's mapping); raises
     :class:`Unwritable` with the reason when it cannot be written."""
@@ -99,10 +104,11 @@ def call_options(call: seam.Call) -> dict[str, Any]:
     options: dict[str, Any] = {"args": args}
     if kwargs:
         options["kwargs"] = kwargs
-    for option in OPTIONS:  # the statics and donation jit was called with
-        value = getattr(call, option.name, None) if option.role and "jit" in option.stages else None
-        if value:
-            options[option.name] = list(value)
+    for option in OPTIONS:  # the statics and donation jit resolved (names and positions)
+        if option.role in _CALL_ROLES and "jit" in option.stages:
+            value = getattr(call.jit_info, option.name, None)
+            if value:
+                options[option.name] = list(value)
     if writer.mesh:
         options["mesh"] = ",".join(f"{name}={size}" for name, size in writer.mesh)
         options["devices"] = math.prod(size for _, size in writer.mesh)

@@ -47,12 +47,12 @@ def find_jax_mesh(*trees: Any) -> Any:
     return None
 
 
-def pmap_mesh(args: tuple[Any, ...], options: dict[str, Any]) -> Mesh | None:
+def pmap_mesh(args: tuple[Any, ...], plan: StagingPlan) -> Mesh | None:
     """The one-axis mesh pmap maps over, named as the program names it (to read GSPMD
     shardings and the per-device programs of the older pmap)."""
-    in_axes = options.get("in_axes", 0)
-    statics = StagingPlan.of("pmap", options).static_positions(len(args))
-    axes = in_axes if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(args)
+    statics = plan.static_positions(len(args))
+    mapped = plan.mapped_axes
+    axes = mapped if isinstance(mapped, (tuple, list)) else (mapped,) * len(args)
     for i, arg in enumerate(args):
         axis = axes[i] if i < len(axes) else None
         if i in statics or not isinstance(axis, int):
@@ -60,8 +60,7 @@ def pmap_mesh(args: tuple[Any, ...], options: dict[str, Any]) -> Mesh | None:
         for leaf in seam.tree_leaves(arg):
             shape = getattr(leaf, "shape", ())
             if len(shape) > axis:
-                name = options.get("axis_name") or seam.pmap_axis_default()
-                return Mesh(((str(name), int(shape[axis])),))
+                return Mesh(((str(plan.axis or seam.pmap_axis_default()), int(shape[axis])),))
     return None
 
 
@@ -80,27 +79,19 @@ def check_axes(spec: PSpec, jax_mesh: Any, where: str) -> None:
                 )
 
 
-def to_sharding_tree(specs: Any, jax_mesh: Any, where: str) -> Any:
-    """A pytree of :class:`PSpec` → the same pytree of ``NamedSharding``."""
+def layout_tree(specs: Any, jax_mesh: Any, where: str, *, specs_only: bool) -> Any:
+    """A pytree of :class:`PSpec` → the same pytree of ``NamedSharding`` over
+    ``jax_mesh`` (of ``PartitionSpec`` with ``specs_only``, as shard_map takes them)."""
 
     def convert(leaf: Any) -> Any:
         if isinstance(leaf, PSpec):
             check_axes(leaf, jax_mesh, where)
-            return seam.named_sharding(jax_mesh, leaf.entries)
+            return (
+                partition_spec(leaf) if specs_only else seam.named_sharding(jax_mesh, leaf.entries)
+            )
         if leaf is None:
-            return None
+            return partition_spec(None) if specs_only else None
         raise UsageError(f"{where}: expected P(...) or None, got {leaf!r}")
-
-    return seam.tree_map(convert, specs, is_leaf=lambda x: isinstance(x, PSpec))
-
-
-def to_pspec_tree(specs: Any, jax_mesh: Any, where: str) -> Any:
-    """A pytree of :class:`PSpec` → the same pytree of ``PartitionSpec`` (for shard_map)."""
-
-    def convert(leaf: Any) -> Any:
-        if isinstance(leaf, PSpec):
-            check_axes(leaf, jax_mesh, where)
-        return partition_spec(leaf)
 
     return seam.tree_map(convert, specs, is_leaf=lambda x: isinstance(x, PSpec) or x is None)
 

@@ -111,7 +111,7 @@ def stage_function(
         stage = "pmap"
     plan = StagingPlan.of(stage, options)
     split = None
-    if not wrapped and stage in ("jit", "pjit") and "in_shardings" not in options:
+    if not wrapped and stage in ("jit", "pjit") and plan.in_layout is None:
         split = _split_non_arrays(fun, args, kwargs, plan)
     program = _trace(fun, args, kwargs, stage, options, plan, wrapped, split)
     staged_args, staged_kwargs = (split.args, split.kwargs) if split else (args, kwargs)

@@ -1,12 +1,13 @@
 """Stage ``lint``'s targets in worker processes whose failures cannot take the run down.
 
 The supervisor (the process that judges the run) never imports the user's code. It
-starts up to ``count`` spawned workers; each imports JAX once and stages one target at a
-time, and is reused while it stays healthy. A worker that exits (``os._exit``), dies on a
-signal (a crash in XLA, an abort), or runs past the per-target timeout is killed and
-replaced: the target it was staging gets a result that says what happened, and the
-other targets go on. ``SystemExit``, ``KeyboardInterrupt``, recursion and memory errors
-raised by user code are caught inside the worker and are that target's failure.
+starts up to ``count`` workers, forked from the JAX it imported once (spawned, each
+importing JAX, where forking is not safe); each stages one target at a time, and is
+reused while it stays healthy. A worker that exits (``os._exit``), dies on a signal (a
+crash in XLA, an abort), or runs past the per-target timeout is killed and replaced:
+the target it was staging gets a result that says what happened, and the other targets
+go on. ``SystemExit``, ``KeyboardInterrupt``, recursion and memory errors raised by user
+code are caught inside the worker and are that target's failure.
 
 A worker keeps the modules it imported while it stages targets of one module; before a
 target of another module, the user's own modules (everything outside the installed
@@ -94,6 +95,40 @@ def _how_it_ended(process: BaseProcess | KeptProcess) -> str:
     return f"exit code {code}: os._exit, or a crash in native code"
 
 
+def _fork_with_jax() -> bool:
+    """Whether workers are forked from this process, with JAX imported here once (so a
+    worker starts at once and shares JAX's pages with the others): on Linux, while this
+    process runs no other thread and JAX's backend has not started here. Importing JAX
+    starts no thread of its own (NumPy's BLAS pool is fork-safe); its backend does.
+    Otherwise they are spawned, and each imports JAX."""
+    import threading
+
+    if sys.platform != "linux" or threading.active_count() != 1:
+        return False
+    if "jax" not in sys.modules:
+        return True
+    from jxinspect.tracer import seam
+
+    return not seam.backend_started()
+
+
+def _import_jax_once() -> None:
+    """Import JAX here, before the first fork, and freeze it out of the collector's
+    reach (as a worker does; :func:`~jxinspect.lint.workers.worker.prepare`)."""
+    if "jax" in sys.modules:
+        return
+    import gc
+
+    from jxinspect.tracer import seam
+
+    gc.disable()
+    try:
+        seam.import_jax()
+    finally:
+        gc.freeze()
+        gc.enable()
+
+
 class Supervisor:
     """Hands jobs to workers and turns every way a worker can end into an outcome."""
 
@@ -120,22 +155,20 @@ class Supervisor:
     # ---- workers ----
 
     def prestart(self) -> None:
-        """Start one worker now, so that it imports JAX while the run is planned."""
-        if not self.workers:
+        """Start one worker now, so that it imports JAX while the run is planned; where
+        workers are forked from a JAX this process loads (:func:`_fork_with_jax`), the
+        first one that a job needs starts instead."""
+        if not self.workers and (self.keep is not None or not _fork_with_jax()):
             self._start()
 
     def _start(self) -> _Worker:
         if self.keep is not None:
             return self._start_kept(self.keep)
         import multiprocessing
-        import threading
 
-        # fork is cheaper, and safe while this process runs no other thread and has not
-        # imported JAX (which starts threads); spawn otherwise, and off Linux
-        forkable = (
-            sys.platform == "linux" and "jax" not in sys.modules and threading.active_count() == 1
-        )
-        context: Any = multiprocessing.get_context("fork" if forkable else "spawn")
+        context: Any = multiprocessing.get_context("fork" if _fork_with_jax() else "spawn")
+        if context.get_start_method() == "fork":
+            _import_jax_once()
         parent, child = context.Pipe()
         process = context.Process(
             target=worker_main,

@@ -45,13 +45,12 @@ def stage(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Adapted:
     if kwargs:
         common(fun._axis_size, kwargs)  # equinox's own error: no keyword arguments
     dummy = common(fun._axis_size, {})
-    in_axes = resolve_axes(args, named_in_axes(fun._fun, fun._in_axes, args))
-    in_axes = (None, in_axes, 0, None)
+    axes = (None, resolve_axes(args, named_in_axes(fun._fun, fun._in_axes, args)), 0, None)
     dynamic, static = _vmap_pmap.partition(
         (fun._fun, args, dummy, fun._out_axes), _vmap_pmap.is_array
     )
     struct = seam.tree_map(lambda x: seam.shape_dtype_struct(x.shape, str(x.dtype)), dynamic)
-    inner = cache(fun._fun, static, struct, in_axes, fun._axis_name, fun._axis_size,
+    inner = cache(fun._fun, static, struct, axes, fun._axis_name, fun._axis_size,
                   fun._pmapkwargs)  # fmt: skip
     leaves, _ = seam.tree_flatten(dynamic)
     return Adapted(WRAPPER, fun._fun, None, leaves, args, {}, pmap=(inner, (dynamic,), {}))

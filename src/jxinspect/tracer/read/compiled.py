@@ -318,7 +318,7 @@ def attach(report: Report, compiled: Any) -> Report:
     """The report with what compilation chose: per-leaf shardings, aliasing, memory,
     collectives; ``reached`` becomes ``compiled``."""
     mesh = report.mesh
-    in_shardings, out_shardings = seam.compiled_shardings(compiled)
+    chosen_in, chosen_out = seam.compiled_shardings(compiled)
     estimate = (
         sum(leaf.bytes_per_device or 0 for leaf in report.inputs if leaf.status != "pruned"),
         sum(leaf.bytes_per_device or 0 for leaf in report.outputs),
@@ -333,13 +333,13 @@ def attach(report: Report, compiled: Any) -> Report:
     inputs = tuple(
         replace(
             leaf,
-            compiled_sharding=chosen(in_shardings, i, len(leaf.shape)),
+            compiled_sharding=chosen(chosen_in, i, len(leaf.shape)),
             compiled_alias=aliases.get(leaf.main_index) if leaf.main_index is not None else None,
         )
         for i, leaf in enumerate(report.inputs)
     )
     outputs = tuple(
-        replace(leaf, compiled_sharding=chosen(out_shardings, i, len(leaf.shape)))
+        replace(leaf, compiled_sharding=chosen(chosen_out, i, len(leaf.shape)))
         for i, leaf in enumerate(report.outputs)
     )
     return replace(report, reached="compiled", inputs=inputs, outputs=outputs, compiled=info)

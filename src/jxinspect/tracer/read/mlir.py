@@ -199,8 +199,6 @@ def _with_manual_specs(
     ``@Sharding`` (into the shard_map) and ``@SPMDShardToFullShape`` (out of it)."""
     if all(value.sharding is not None for value in (*args, *results)):
         return args, results  # nothing left to fill in: skip reading every operation
-    sdy = seam.sdy()
-
     arg_specs: dict[int, Sharding] = {}
     result_specs: dict[int, Sharding] = {}
     operations = list(block.operations)
@@ -225,8 +223,7 @@ def _with_manual_specs(
     entering = [op.operands[0] for op, target in found if target == "SPMDFullToShardShape"]
     for op, target in found:
         if target is None:
-            ins = sdy.TensorShardingPerValueAttr(op.attributes["in_shardings"]).shardings
-            outs = sdy.TensorShardingPerValueAttr(op.attributes["out_shardings"]).shardings
+            ins, outs = seam.manual_computation_shardings(op)
             for operand, attr in zip(op.operands, ins):
                 feeds_in(operand, reader.from_sdy(attr))
             for result, attr in zip(op.results, outs):

@@ -58,14 +58,13 @@ class Lowering:
 @dataclass(frozen=True)
 class Call:
     """A ``jit`` call as the user made it: the function, its arguments as given (static
-    values included) and the ``jit`` options that say which are static or donated."""
+    values included) and ``jit``'s resolved options (a ``PjitInfo``: its fields are
+    named as ``jit``'s keywords, and say which arguments are static or donated)."""
 
     fun: Any
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
-    static_argnums: tuple[int, ...]
-    static_argnames: tuple[str, ...]
-    donate_argnums: tuple[int, ...]
+    jit_info: Any
 
 
 def _call_site() -> Call | None:
@@ -81,14 +80,7 @@ def _call_site() -> Call | None:
             info = found.get("jit_info")
             if info is None or not isinstance(found.get("args"), tuple):
                 return None
-            return Call(
-                found.get("fun"),
-                found["args"],
-                dict(found.get("kwargs") or {}),
-                tuple(getattr(info, "static_argnums", ()) or ()),
-                tuple(getattr(info, "static_argnames", ()) or ()),
-                tuple(getattr(info, "donate_argnums", ()) or ()),
-            )
+            return Call(found.get("fun"), found["args"], dict(found.get("kwargs") or {}), info)
         frame = frame.f_back
     return None
 

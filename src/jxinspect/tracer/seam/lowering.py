@@ -20,17 +20,17 @@ def donated_flags(
     stage: Traced | Lowered,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
-    donate_argnums: int | Sequence[int] | None,
+    donated: int | Sequence[int] | None,
 ) -> tuple[bool, ...]:
     """Per flat argument: donated, from a ``Traced`` or ``Lowered``'s ``args_info``; from
-    ``donate_argnums`` over the call's own leaves when a user's pytree node refuses the
+    the ``donated`` positions over the call's own leaves when a user's pytree node refuses the
     ``ArgInfo`` leaves that ``args_info`` rebuilds it with (a validating constructor)."""
     import jax
 
     try:
         return tuple(bool(a.donated) for a in jax.tree_util.tree_leaves(stage.args_info))
     except Exception:  # the user's tree_unflatten raised
-        nums = {donate_argnums} if isinstance(donate_argnums, int) else set(donate_argnums or ())
+        nums = {donated} if isinstance(donated, int) else set(donated or ())
         nums = {n + len(args) if n < 0 else n for n in nums}
         flags = [i in nums for i, arg in enumerate(args) for _ in jax.tree_util.tree_leaves(arg)]
         return (*flags, *(False for _ in jax.tree_util.tree_leaves(kwargs)))

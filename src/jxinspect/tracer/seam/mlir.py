@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import re
 from types import ModuleType
+from typing import Any
 
 from jxinspect.tracer.seam import locations
 from jxinspect.tracer.seam.objects import MlirBlock, MlirModule, MlirOperation, MlirValue
@@ -84,6 +85,15 @@ def printed_argument_names(func: MlirOperation) -> list[str | None]:
         if index < len(names):
             names[index] = _printed_name(loc)
     return names
+
+
+def manual_computation_shardings(op: MlirOperation) -> tuple[list[Any], list[Any]]:
+    """The ``sdy.manual_computation`` (a shard_map)'s operand and result shardings."""
+    per_value = sdy().TensorShardingPerValueAttr
+    return (
+        list(per_value(op.attributes["in_shardings"]).shardings),
+        list(per_value(op.attributes["out_shardings"]).shardings),
+    )
 
 
 def block_argument_number(value: MlirValue, block: MlirBlock) -> int | None:
