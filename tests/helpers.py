@@ -565,3 +565,41 @@ def view_run(lower_text: Any, entry: str) -> dict[str, str]:
     views = split_views(result.stdout)
     assert sorted(views) == sorted(VIEWS), result.describe()
     return views
+
+
+RAW_MAIN = (
+    RAW_JAX_PRELUDE
+    + r"""
+def S(*shape):
+    return jax.ShapeDtypeStruct(shape, jnp.float32)
+{call}
+text = seam.lowered_text(lowered, "stablehlo", True)
+aliases = dict(re.findall(r'^(#loc\d*) = loc\((.*)\)$', text, re.M))
+head = text[text.index("@main(") + 6:]
+args_text, results_text = head.split(") -> ", 1)
+args = []
+for chunk in re.split(r"%arg\d+: ", args_text)[1:]:
+    locs = re.findall(r" loc\(([^()]*(?:\([^()]*\))?)\)", chunk)
+    loc = aliases.get(locs[-1], locs[-1]) if locs else ""
+    name = re.match(r'^"((?:[^"\\]|\\.)*)"(?!:)', loc)
+    sharding = re.search(r'(sdy\.sharding = #sdy\.sharding<[^>]*>|mhlo\.sharding = "[^"]*")', chunk)
+    alias = re.search(r"tf\.aliasing_output = (\d+)", chunk)
+    args.append({{"name": name.group(1) if name else None,
+                  "sharding": sharding.group(1) if sharding else None,
+                  "alias": int(alias.group(1)) if alias else None}})
+signature = results_text.split(" {{\n", 1)[0]
+results = re.findall(r'tensor<[^>]*>(?: \{{([^}}]*)\}})?', signature)
+paths = [re.search(r'jax\.result_info = "([^"]*)"', r) for r in results]
+print(json.dumps({{"args": args, "results": [p.group(1) if p else None for p in paths]}}))
+"""
+)
+
+
+def raw_main(call: str) -> dict[str, Any]:
+    """What raw JAX's lowering of ``call`` (code that sets ``lowered``; ``S(*shape)`` is an
+    f32 ``ShapeDtypeStruct``, ``load(stem)`` a sample module) carries in ``@main``: each
+    argument's name, sharding attribute and alias, each result's path, read from the
+    printed text with a regex (never through the tool's reader)."""
+    result = run_python(RAW_MAIN.format(repo=str(REPO), call=call), warm=True)
+    assert result.returncode == 0, result.describe()
+    return dict(json.loads(result.stdout.strip().splitlines()[-1]))

@@ -399,7 +399,8 @@ def test_nnx_pmap_tree_mode_maps_the_updates_it_returns(target: str) -> None:
     outputs = [o["path"] for o in report["outputs"]]
     assert outputs[0] == "result['loss']"
     assert sorted(outputs[1:]) == sorted(i["path"] for i in report["inputs"][:4])
-    assert all("_values[" in o["name"] for o in report["outputs"][1:])
+    # what the program calls them is flax's (Updates groups in 0.12.8, the masked call in
+    # 0.12.6): the names must be what flax's own lowering carries
     said = _nnx_oracle("nnx_tree_mode.py", target)
     assert _carried(report) == said["args"]
     assert [o["name"] for o in report["outputs"]] == said["results"]

@@ -74,8 +74,11 @@ def test_unusable_donations_are_jx301_with_the_reason(lower_json: Any) -> None:
     (jx301,) = [f for f in report["findings"] if f["code"] == "JX301"]
     assert jx301["path"] == "scratch" and "no output is f32[8]" in jx301["message"]
     _, report = lower_json(f"{COMPILED}:reshard_donation", "--compile")
-    assert report["inputs"][0]["compiled_alias"] is None
-    (jx301,) = [f for f in report["findings"] if f["code"] == "JX301"]
+    found = [f for f in report["findings"] if f["code"] == "JX301"]
+    if report["inputs"][0]["compiled_alias"] is not None:
+        assert found == []  # 0.9's XLA reuses a buffer of the same size in another layout
+        return
+    (jx301,) = found
     assert "per-shard shapes differ: f32[8,32] per device" in jx301["message"]
     assert "f32[64,4]" in jx301["message"]
 

@@ -145,6 +145,8 @@ RELEASE_FACTS: list[tuple[str, Callable[[], bool], Callable[[tuple[int, int, int
     ("meshes: jax.set_mesh", lambda: hasattr(jax, "set_mesh"), lambda v: v >= (0, 7, 0)),
     ("staging: jax.shard_map", lambda: hasattr(jax, "shard_map"), lambda v: v >= (0, 7, 0)),
     ("staging: pmap through jit/shard_map", seam.pmap_global_shapes, lambda v: v >= (0, 8, 0)),
+    ("staging: pmap's own axis name",
+     lambda: seam.pmap_axis_default() == "_internal_pmap_axis_name", lambda v: v >= (0, 10, 0)),
     ("lowering: as_text(debug_info=)",
      lambda: "debug_info" in inspect.signature(jax.stages.Lowered.as_text).parameters,
      lambda v: v > (0, 4, 35)),
@@ -158,9 +160,9 @@ RELEASE_FACTS: list[tuple[str, Callable[[], bool], Callable[[tuple[int, int, int
     ("locations: Location.is_a_name", lambda: hasattr(_ir().Location, "is_a_name"),  # type: ignore[attr-defined]
      lambda v: (0, 5, 0) <= v <= (0, 10, 0)),
     ("compiled: _hlo.hlo_module_from_text", lambda: _has_module("jaxlib._hlo"),
-     lambda v: v >= (0, 8, 0)),
+     lambda v: v >= (0, 10, 0)),
     ("hooks: pxla.lower_parallel_callable",
-     lambda: hasattr(_pxla(), "lower_parallel_callable"), lambda v: v < (0, 8, 0)),
+     lambda: hasattr(_pxla(), "lower_parallel_callable"), lambda v: v < (0, 10, 0)),
 ]  # fmt: skip
 
 
@@ -206,14 +208,16 @@ def test_lone_result_path_up_to_0_5() -> None:
 
 
 def test_pmap_names_and_out_info_by_release() -> None:
-    """pmap keeps the real names in ``@main`` up to 0.7.1, none in 0.7.2, ``flat_args[i]``
-    once built on shard_map; the older pmap's ``Lowered`` has no ``out_info``."""
+    """pmap keeps the real names in ``@main`` up to 0.7.1, none in 0.7.2, ``args[i]``
+    once built on shard_map (0.8), ``flat_args[i]`` from 0.9; the older pmap's
+    ``Lowered`` has no ``out_info``."""
     lowered = jax.pmap(lambda x, y: x + y).lower(jnp.ones((1, 2)), jnp.ones((1, 2)))
     module = seam.stablehlo_module(lowered)
     with module.context:
         names = seam.block_argument_names(mlir.find_main(module))
     if seam.pmap_global_shapes():
-        assert names == ["flat_args[0]", "flat_args[1]"]
+        prefix = "args" if _release() < (0, 9, 0) else "flat_args"
+        assert names == [f"{prefix}[0]", f"{prefix}[1]"]
         assert seam.out_info(lowered) is not None
     else:
         assert names == (["x", "y"] if _release() <= (0, 7, 1) else [None, None])

@@ -415,7 +415,13 @@ def _refill(hollow: Any, layout: tuple[Any, list[Any]]) -> Any:
 
 
 def _pmap_inner(jaxpr: seam.Jaxpr) -> seam.Jaxpr:
-    """pmap stages one jit of an internal ``_fun``: its jaxpr carries the names JAX kept."""
+    """The jaxpr whose debug info names pmap's program: pmap built on jit stages one
+    jit of an internal ``_fun``; the older pmap's body where it has debug info (0.7,
+    which names the program from it); else ``make_jaxpr``'s own (0.4.35 names the
+    program from pmap's own debug info, its body has none)."""
     eqns = seam.equations(jaxpr)
     inner = dict(eqns[0].nested).get("jaxpr") if len(eqns) == 1 else None
-    return jaxpr if inner is None else inner
+    if inner is not None:
+        return inner
+    body = seam.pmap_body(jaxpr)
+    return body if body is not None and seam.debug_info(body) is not None else jaxpr

@@ -1,5 +1,5 @@
 """What the Flax NNX adapters share: a wrapper's closure cells, a call given as its
-``nnx.state``, and the user's path of each variable an ``Updates`` group writes back."""
+``nnx.state``, and the user's path of each variable a tree-mode wrapper writes back."""
 
 from __future__ import annotations
 
@@ -49,22 +49,40 @@ def as_state(call: Any) -> Any:
 def update_paths(
     adapted: Adapted, updates: Any, call_args: Any, call_kwargs: Any
 ) -> list[tuple[str, Any]]:
-    """Each leaf of the ``Updates`` groups flax's tree-mode wrappers return, named by the
-    user's path to the variable it updates: its key in ``labeled(args, kwargs)`` of the
-    call the inner function received leads to that variable, whose value is one of the
+    """Each leaf of the variables flax's tree-mode wrappers return as changed, named by
+    the user's path to the variable it updates. Flax 0.12.8 returns ``Updates`` groups
+    (each key a path into ``labeled(args, kwargs)`` of the call the inner function
+    received); 0.12.6 returns ``(args, kwargs)`` again with each unchanged leaf masked.
+    Either way the path leads to a variable of that call, whose value is one of the
     user's call's leaves."""
     user = {id(leaf): path for path, leaf in paths.argument_leaves(
         adapted.fun, adapted.args, adapted.kwargs)}  # fmt: skip
-    container = extract.labeled(args=tuple(call_args), kwargs=dict(call_kwargs))
+    if all(hasattr(group, "_keys") for group in updates):
+        container: Any = extract.labeled(args=tuple(call_args), kwargs=dict(call_kwargs))
+        changed = [
+            (key, value)
+            for group in updates
+            for key, value in zip(group._keys, group._values, strict=True)
+        ]
+    else:  # the call's own structure, unchanged variables masked
+        container = (tuple(call_args), dict(call_kwargs))
+        changed = [
+            (key, value)
+            for key, value in seam.tree_leaves_with_path(updates, is_leaf=_is_variable)
+            if _is_variable(value)
+        ]
     named: list[tuple[str, Any]] = []
-    for group in updates:
-        for key, value in zip(group._keys, group._values, strict=True):
-            variable = _follow(container, key)
-            targets = seam.tree_leaves(variable) if variable is not None else []
-            path = user.get(id(targets[0])) if len(targets) == 1 else None
-            if path is not None:
-                named += [(path, leaf) for leaf in seam.tree_leaves(value)]
+    for key, value in changed:
+        variable = _follow(container, key)
+        targets = seam.tree_leaves(variable) if variable is not None else []
+        path = user.get(id(targets[0])) if len(targets) == 1 else None
+        if path is not None:
+            named += [(path, leaf) for leaf in seam.tree_leaves(value)]
     return named
+
+
+def _is_variable(value: Any) -> bool:
+    return isinstance(value, nnx.Variable)
 
 
 def _follow(tree: Any, keys: Any) -> Any:

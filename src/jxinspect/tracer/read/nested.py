@@ -15,6 +15,8 @@ def grade(jaxpr: seam.Jaxpr, where: str, primitive: str) -> NestedJaxpr:
     if info is None:
         return NestedJaxpr(where, primitive, "missing", num_invars=n_in, num_outvars=n_out)
     names, paths = info.arg_names, info.result_paths
+    if paths is not None and tuple(paths) == ("",) and not seam.result_paths_prefixed():
+        paths = ("result",)  # up to 0.5 a lone result's whole path is ""
     quality: NestedQuality = "ok"
     if (names is not None and len(names) != n_in) or (paths is not None and len(paths) != n_out):
         quality = "count_mismatch"
@@ -27,14 +29,18 @@ def grade(jaxpr: seam.Jaxpr, where: str, primitive: str) -> NestedJaxpr:
         traced_for=info.traced_for,
         func_src_info=info.func_src_info,
         arg_names=names,
-        result_paths=paths,
+        result_paths=info.result_paths,
         num_invars=n_in,
         num_outvars=n_out,
     )
 
 
 def walk(jaxpr: seam.Jaxpr, prefix: str = "") -> Iterator[NestedJaxpr]:
-    """Every nested jaxpr, depth first, with its place (``3:scan.jaxpr/0:pjit.jaxpr``)."""
+    """Every nested jaxpr, depth first, with its place (``3:scan.jaxpr/0:pjit.jaxpr``);
+    the older pmap's body is the program, not a jaxpr nested in it."""
+    body = seam.pmap_body(jaxpr) if not prefix else None
+    if body is not None:
+        jaxpr = body
     for i, eqn in enumerate(seam.equations(jaxpr)):
         for label, sub in eqn.nested:
             where = f"{prefix}{i}:{eqn.primitive}.{label}"

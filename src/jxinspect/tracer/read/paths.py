@@ -91,11 +91,22 @@ def argument_paths(
     signature to name them by), and the static arguments apart."""
     paths, static_args, _ = _named_leaves(fun, args, kwargs, statics, static_names)
     try:
-        has_signature = inspect.signature(fun) is not None
+        signature: inspect.Signature | None = inspect.signature(fun)
     except (TypeError, ValueError):
-        has_signature = False
-    # without a signature JAX names leaves by position (args[0]): a fallback, not a name
-    return (paths if has_signature else None), static_args
+        signature = None
+    # without a signature, or for a call that does not bind it (a wrapper's extra
+    # keyword), JAX names the leaves args[0], kwargs['z']: fallbacks, not names
+    binds = signature is not None and _binds(signature, args, kwargs)
+    return (paths if binds else None), static_args
+
+
+def _binds(signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether the call binds the signature (what JAX tries before naming leaves)."""
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError:
+        return False
+    return True
 
 
 def _named_leaves(

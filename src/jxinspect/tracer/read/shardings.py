@@ -22,7 +22,9 @@ def mesh_from_sdy(attr: Any, abstract: bool = False) -> Mesh:
     sdy = seam.sdy()
 
     mesh = sdy.MeshAttr(attr)
-    axes = tuple((sdy.MeshAxisAttr(a).name, sdy.MeshAxisAttr(a).size) for a in mesh.axes)
+    axes = tuple(
+        (seam.mesh_axis_name(sdy.MeshAxisAttr(a).name), sdy.MeshAxisAttr(a).size) for a in mesh.axes
+    )
     return Mesh(axes, abstract)
 
 
@@ -39,7 +41,7 @@ def _axis_name(ref: Any) -> str:
     axis = sdy.AxisRefAttr(ref)
     info = axis.sub_axis_info
     if info is None:
-        return str(axis.name)
+        return seam.mesh_axis_name(str(axis.name))
     # A sub-axis prints as name:(pre-size)size, as Shardy writes it.
     text = str(info)
     return f"{axis.name}:{text[text.find('(') :].rstrip('>')}" if "(" in text else axis.name

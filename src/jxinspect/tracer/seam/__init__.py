@@ -56,6 +56,7 @@ from jxinspect.tracer.seam.jaxprs import (
     in_avals,
     jaxpr_text,
     out_avals,
+    pmap_body,
     sub_jaxprs,
 )
 from jxinspect.tracer.seam.locations import Loc, location_name, read_location
@@ -130,6 +131,8 @@ from jxinspect.tracer.seam.release import (
     warm_up,
 )
 from jxinspect.tracer.seam.spelling import (
+    UNNAMED_AXIS,
+    mesh_axis_name,
     newer_spelling,
     normalize_result_path,
     prefixes_results,
@@ -163,6 +166,7 @@ from jxinspect.tracer.seam.trees import (
 )
 
 __all__ = [
+    "UNNAMED_AXIS",
     "Aval",
     "AxisType",
     "Call",
@@ -239,6 +243,7 @@ __all__ = [
     "mesh_device_ids",
     "module_from_hlo_text",
     "named_sharding",
+    "mesh_axis_name",
     "newer_spelling",
     "normalize_result_path",
     "optimized_module",
@@ -252,6 +257,7 @@ __all__ = [
     "platforms_setting",
     "pmap",
     "pmap_axis_default",
+    "pmap_body",
     "pmap_global_shapes",
     "prefixes_results",
     "printed_argument_names",

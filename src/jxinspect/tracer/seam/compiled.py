@@ -1,8 +1,8 @@
 """Compiled programs: the shardings XLA chose and the optimized HLO as StableHLO.
 
 * **Optimized HLO → StableHLO**: ``_jax.mlir.hlo_to_stablehlo`` (0.5 on); in 0.4.35
-  ``xla_computation_to_mlir_module``. HLO text: ``_hlo.hlo_module_from_text`` (0.8 on),
-  ``xla_extension``/``xla_client._xla`` before.
+  ``xla_computation_to_mlir_module``. HLO text: ``_hlo.hlo_module_from_text`` (0.10 on;
+  not in 0.8.3 or 0.9.2), ``xla_extension``/``xla_client._xla`` before.
 """
 
 from __future__ import annotations

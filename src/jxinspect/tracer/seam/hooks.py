@@ -2,7 +2,8 @@
 
 * **The lowering step**: ``pxla.lower_sharding_computation`` is shared by ``jit``,
   ``pjit``, ``shard_map`` and pmap from 0.8 on; the older pmap (0.4.35, 0.7.2) lowers
-  through ``pxla.lower_parallel_callable``, which 0.10.2 no longer has.
+  through ``pxla.lower_parallel_callable``, which 0.8 and 0.9 keep unused and 0.10 no
+  longer has.
 """
 
 from __future__ import annotations

@@ -93,6 +93,17 @@ def equations(jaxpr: Jaxpr, source: bool = False) -> tuple[Equation, ...]:
     )
 
 
+def pmap_body(jaxpr: Jaxpr) -> Jaxpr | None:
+    """The body of the older pmap (0.4.35–0.7): ``make_jaxpr`` of a ``PmapFunction`` is
+    one ``xla_pmap`` equation, and JAX lowers its ``call_jaxpr`` as the program itself
+    (one replica's), not as a jaxpr nested in it. ``None`` for any other jaxpr."""
+    eqns = jaxpr.eqns
+    if len(eqns) != 1 or eqns[0].primitive.name != "xla_pmap":
+        return None
+    body = eqns[0].params.get("call_jaxpr")
+    return getattr(body, "jaxpr", body)
+
+
 def sub_jaxprs(params: dict[str, Any]) -> Iterator[tuple[str, Jaxpr]]:
     """``(label, jaxpr)`` for each jaxpr in an equation's parameters (``branches[1]``)."""
     from jax._src import core

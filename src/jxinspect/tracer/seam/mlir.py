@@ -97,12 +97,16 @@ def manual_computation_shardings(op: MlirOperation) -> tuple[list[Any], list[Any
 
 
 def block_argument_number(value: MlirValue, block: MlirBlock) -> int | None:
-    """The argument number when ``value`` is an argument of ``block``, else ``None``
-    (0.7's bindings hand operands out as plain ``Value``s, to be cast)."""
+    """The argument number when ``value`` is an argument of ``block``, else ``None``.
+
+    Up to jaxlib 0.8 the bindings hand operands out as plain ``Value``s, to be tested
+    with ``BlockArgument.isinstance`` and cast; from 0.9 on they come downcast (a block
+    argument is a ``BlockArgument``) and that test is gone."""
     from jaxlib.mlir import ir as bindings
 
     if not isinstance(value, bindings.BlockArgument):
-        if not bindings.BlockArgument.isinstance(value):
+        test = getattr(bindings.BlockArgument, "isinstance", None)
+        if test is None or not test(value):
             return None
         value = bindings.BlockArgument(value)
     arguments = list(block.arguments)

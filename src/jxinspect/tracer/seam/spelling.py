@@ -4,6 +4,10 @@
   up to 0.5; :func:`normalize_result_path` maps both to the newer spelling.
 * **Keys of nodes without key paths**: ``p[<flat index 0>]`` in 0.4.35, ``p[0]`` later;
   :func:`newer_spelling` reads both alike.
+* **pmap's unnamed axis**: 0.8 and 0.9 name the mesh axis of a pmap without
+  ``axis_name`` by an object's repr, ``<axis 0x7f3a…>`` (JAX's ``_TempAxisName``: the
+  function's id, another each run); :func:`mesh_axis_name` reads it as ``(unnamed)``,
+  as the older pmap's axis, so two runs of one program read alike.
 """
 
 from __future__ import annotations
@@ -24,6 +28,17 @@ def result_paths_prefixed() -> bool:
     info = jaxprs.debug_info(jax.make_jaxpr(lambda x: {"a": x})(1.0).jaxpr)
     paths = info.result_paths if info is not None else None
     return not paths or paths[0].startswith("result")
+
+
+UNNAMED_AXIS = "(unnamed)"
+"""What the report calls a pmap axis that the program names by no fixed name."""
+_TEMPORARY_AXIS = re.compile(r"<axis 0x[0-9a-f]+>")
+
+
+def mesh_axis_name(name: str) -> str:
+    """A mesh axis name as the report spells it (:data:`UNNAMED_AXIS` for the
+    ``<axis 0x…>`` of 0.8 and 0.9's pmap)."""
+    return UNNAMED_AXIS if _TEMPORARY_AXIS.fullmatch(name) else name
 
 
 _FLAT_INDEX = re.compile(r"\[<flat index (\d+)>\]")

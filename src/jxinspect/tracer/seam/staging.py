@@ -4,10 +4,11 @@
 * **shard_map**: ``jax.experimental.shard_map.shard_map(check_rep=, auto=)`` up to 0.6
   (0.4.35), ``jax.shard_map(check_vma=, axis_names=)`` from 0.7 on.
 * **pmap**: a ``PmapFunction`` with ``.trace`` (0.4.35), without it (0.7); from 0.8 on a
-  function that lowers through jit/shard_map (global shapes, ``flat_args[i]`` names;
-  its anonymous mesh axis prints as an object on 0.8 and 0.9, as
-  ``_internal_pmap_axis_name`` on 0.10). Up to 0.7 the program is one replica's
-  (per-device shapes); it keeps the real names up to 0.7.1 and none in 0.7.2.
+  function that lowers through jit/shard_map (global shapes; ``args[i]`` names on 0.8,
+  ``flat_args[i]`` from 0.9; its anonymous mesh axis prints as an object,
+  ``<axis 0x7f…>``, on 0.8 and 0.9, as ``_internal_pmap_axis_name`` on 0.10). Up to 0.7
+  the program is one replica's (per-device shapes); it keeps the real names up to 0.7.1
+  and none in 0.7.2.
 * **Static argument names**: 0.4.35 matches keyword names against ``static_argnames`` by
   identity; names read from a declaration are interned before they reach ``jit``.
 """
@@ -21,6 +22,7 @@ from typing import Any
 
 from jxinspect.core.errors import UsageError
 from jxinspect.tracer.seam.objects import Jaxpr, OutInfo, Traced, Wrapped
+from jxinspect.tracer.seam.spelling import UNNAMED_AXIS
 
 
 def inner_traced(staged: Traced) -> Traced:
@@ -46,21 +48,29 @@ def is_pmap_wrapped(fun: object) -> bool:
 
 @functools.cache
 def pmap_axis_default() -> str:
-    """What the program calls pmap's axis when no ``axis_name`` is given: pmap built on
-    shard_map names it ``_internal_pmap_axis_name`` in its mesh on 0.10 (0.8 and 0.9
-    print an anonymous object there); the older pmap's axis is an anonymous object that
-    no program names, shown as ``(unnamed)``."""
-    import jax
+    """What the report calls pmap's axis when no ``axis_name`` is given: pmap built on
+    shard_map names it ``_internal_pmap_axis_name`` in its mesh on 0.10; on 0.8 and 0.9
+    it is an object's ``<axis 0x7f…>`` (another each run), and the older pmap's axis is
+    an anonymous object that no program names: both read as ``(unnamed)``."""
 
-    if type(jax.pmap(lambda x: x)).__name__ == "PmapFunction":
-        return "(unnamed)"
-    return "_internal_pmap_axis_name"
+    if not pmap_global_shapes():
+        return UNNAMED_AXIS
+    from jax._src import pmap as pmap_module
+
+    fixed = "_internal_pmap_axis_name"
+    prepare = getattr(pmap_module, "_prepare_pmap", None)  # 0.8 has one, naming no axis
+    if fixed in getattr(getattr(prepare, "__code__", None), "co_consts", ()):
+        return fixed  # 0.10: the axis gets this fixed name
+    return UNNAMED_AXIS
 
 
+@functools.cache
 def pmap_global_shapes() -> bool:
     """Whether pmap lowers one global program (0.8 on, through jit/shard_map) rather
-    than one replica's, with per-device shapes."""
-    return pmap_axis_default() != "(unnamed)"
+    than one replica's, with per-device shapes (a ``PmapFunction``)."""
+    import jax
+
+    return type(jax.pmap(lambda x: x)).__name__ != "PmapFunction"
 
 
 _ARGNAMES = ("static_argnames", "donate_argnames")

@@ -16,10 +16,12 @@ def tree_leaves(tree: PyTree, none_is_leaf: bool = False) -> list[Leaf]:
     return list(jax.tree_util.tree_leaves(tree))
 
 
-def tree_leaves_with_path(tree: PyTree) -> list[tuple[KeyPath, Leaf]]:
+def tree_leaves_with_path(
+    tree: PyTree, is_leaf: Callable[[Any], bool] | None = None
+) -> list[tuple[KeyPath, Leaf]]:
     import jax
 
-    return list(jax.tree_util.tree_flatten_with_path(tree)[0])
+    return list(jax.tree_util.tree_flatten_with_path(tree, is_leaf=is_leaf)[0])
 
 
 def tree_map(
