@@ -5,7 +5,10 @@ Nothing here imports JAX.
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import errno
+import os
 import sys
 import traceback
 from collections.abc import Callable, Iterable
@@ -15,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from jxinspect.core.errors import EXIT_INTERNAL, JxError, UsageError, internal_error
-from jxinspect.core.files import write_atomically
+from jxinspect.core.files import write_output
 from jxinspect.core.interrupts import watch_terminal
 from jxinspect.core.model import Report, at_or_above
 from jxinspect.core.program import TextRequest
@@ -92,14 +95,46 @@ def render_report(
 
 
 def emit(text: str, output: Path | None) -> None:
-    if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+    """Write a command's product to ``output`` (:func:`write_output`) or standard
+    output; a write that fails (a full disk, a closed pipe) is one error line, exit 2."""
+    if output is not None:
+        try:
+            write_output(output, text)
+        except OSError as err:
+            raise UsageError(f"cannot write {output}: {_why(err)}") from None
         return
     try:
-        write_atomically(output, text)
+        sys.stdout.write(text)
+        sys.stdout.flush()
     except OSError as err:
-        raise UsageError(f"cannot write {output}: {err.strerror}") from None
+        _drop_standard_output()
+        raise UsageError(f"cannot write to standard output: {_why(err)}") from None
+
+
+_FIXES = {
+    errno.ENOSPC: "free some space there, or write elsewhere with -o FILE",
+    errno.EDQUOT: "free some space there, or write elsewhere with -o FILE",
+    errno.EACCES: "write where you may, with -o FILE",
+    errno.EROFS: "write elsewhere, with -o FILE",
+    errno.EISDIR: "give a file's name, e.g. -o report.json",
+    errno.EPIPE: "the reader stopped reading; write to a file with -o FILE",
+}
+
+
+def _why(err: OSError) -> str:
+    """What failed, and what to do about it."""
+    reason = err.strerror or str(err)
+    fix = _FIXES.get(err.errno or 0)
+    return f"{reason} ({fix})" if fix else reason
+
+
+def _drop_standard_output() -> None:
+    """Point standard output at the null device, so that what is still buffered for it
+    cannot fail again when the interpreter flushes it at exit."""
+    with contextlib.suppress(OSError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
 
 
 def use_color(color: Color, output: Path | None) -> bool:

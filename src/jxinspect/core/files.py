@@ -1,13 +1,39 @@
 """Writing files so that a crash never leaves half of one: write a temporary file in the
 same folder, flush it to disk, and rename it over the target (atomic on POSIX and
-Windows). The baseline, ``-o`` outputs and any cache are written this way."""
+Windows). The baseline, ``-o`` outputs and any cache are written this way.
+
+Only a regular file (or a new path) is replaced by a rename: ``-o`` may name a device,
+a FIFO or a terminal (``/dev/stdout``, ``/dev/null``; as root, ``/dev/full``), which is
+written in place, never replaced by a file; a symbolic link's target is what gets
+written, the link stays."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
+
+
+def write_output(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path``: a regular file or a new path is replaced in one
+    step (:func:`write_atomically`, through a symbolic link to its target); anything
+    else that can be opened for writing (a device, a FIFO) is written in place. Raises
+    ``OSError`` (a folder, a socket, a full disk, no permission)."""
+    target = Path(os.path.realpath(path))
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise IsADirectoryError(21, "it is a folder", str(path))
+    if mode is None or stat.S_ISREG(mode):
+        write_atomically(target, text)
+        return
+    with open(target, "w", encoding="utf-8", newline="") as file:  # in place: never renamed
+        file.write(text)
+        file.flush()
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 from jxinspect._version import __version__
 from jxinspect.core.errors import JxError, UsageError, error_kind
-from jxinspect.core.files import write_atomically
+from jxinspect.core.files import write_output
 from jxinspect.core.model import Finding
 from jxinspect.lint.baseline import Key, make_key, read_baseline, render_baseline
 from jxinspect.lint.cache import Cache
@@ -637,7 +637,7 @@ def _finish(
             for finding in target.findings:
                 counts[make_key(target.name, finding.code, finding.path)] += 1
         try:
-            write_atomically(baseline_path, render_baseline(counts))
+            write_output(baseline_path, render_baseline(counts))
         except OSError as err:
             raise UsageError(f"cannot write the baseline {baseline_name}: {err.strerror}") from None
         baseline = counts

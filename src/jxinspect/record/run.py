@@ -43,7 +43,15 @@ def prepare_folder(folder: Path, command: list[str]) -> None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise UsageError(f"-o {folder}: cannot make the folder: {err.strerror}") from None
-    records.Index(command=command).write(folder)
+    _write_index(records.Index(command=command), folder)
+
+
+def _write_index(index: records.Index, folder: Path) -> None:
+    """Write the recording's index; a write that fails (a full disk) is exit 2."""
+    try:
+        index.write(folder)
+    except OSError as err:
+        raise UsageError(f"-o {folder}: cannot write the recording: {err.strerror}") from None
 
 
 def environment(folder: Path, settings: records.RecordSettings) -> dict[str, str]:
@@ -83,7 +91,7 @@ def run(
         signal.signal(signal.SIGINT, previous)
     index = records.read_index(folder)
     index.exit_code = 0 if index.stopped_after is not None and status == 0 else status
-    index.write(folder)
+    _write_index(index, folder)
     with contextlib.suppress(FileNotFoundError):
         (folder / records.OWNER).unlink()
     return (128 - status if status < 0 else status), index
