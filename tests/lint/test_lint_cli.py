@@ -381,7 +381,8 @@ def test_baseline_write_reuse_new_and_gone(
     written = run_cli("lint", "--write-baseline", cwd=repo)
     assert written.returncode == 0, written.describe()
     n = len(expected)
-    assert written.stderr == f"wrote {n} findings to the baseline jxinspect-baseline.json\n"
+    plural = "s" if n != 1 else ""
+    assert written.stderr == f"wrote {n} finding{plural} to the baseline jxinspect-baseline.json\n"
     baseline = json.loads((repo / "jxinspect-baseline.json").read_text(encoding="utf-8"))
     counted: dict[tuple[str, str, str | None], int] = {}
     for e in expected:
