@@ -29,8 +29,25 @@ if TYPE_CHECKING:
     from jxinspect.compare.diff import DiffReport
     from jxinspect.core.model import Report
     from jxinspect.core.vocabulary import Stage
+    from jxinspect.lint.result import LintResult
 
-__all__ = ["__version__", "diff", "inspect"]
+__all__ = ["DiffReport", "LintResult", "Report", "__version__", "diff", "inspect"]
+
+_PRODUCTS = {
+    "Report": "jxinspect.core.model",
+    "DiffReport": "jxinspect.compare.diff",
+    "LintResult": "jxinspect.lint.result",
+}
+"""What each command makes, importable from here (``jxinspect.Report.from_dict(data)``),
+each imported when first asked for."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _PRODUCTS:
+        import importlib
+
+        return getattr(importlib.import_module(_PRODUCTS[name]), name)
+    raise AttributeError(f"module 'jxinspect' has no attribute {name!r}")
 
 
 def _renderers() -> _display.Renderers:

@@ -178,7 +178,10 @@ def inspect_function(
     from jxinspect.tracer.read.report import Context
 
     options = dict(options or {})
-    plan = StagingPlan.of(stage, options)
+    platform, platform_note = seam.lowering_platform(platform)
+    notes = (*notes, *([platform_note] if platform_note else []))
+    # a function jit-wrapped already: its own statics say which arguments are static
+    plan = StagingPlan.of(stage, options or seam.wrapper_keywords(fun))
     jax_mesh = inputs.find_jax_mesh(options.get("mesh"), plan.in_layout, plan.out_layout, args)
     called = _call_paths(fun, args, kwargs, plan)
     file, line = _source(fun)

@@ -137,3 +137,22 @@ class _LoudRepr:
 def test_a_callable_whose_repr_raises_is_named_by_its_type() -> None:
     report = jxinspect.inspect(_LoudRepr(), (X,))
     assert report.target == "_LoudRepr" and report.inputs[0].status == "ok"
+
+
+def test_the_products_are_importable_from_the_package(tmp_path: Path) -> None:
+    """A saved report reads back with ``jxinspect.Report.from_dict``, no internal import;
+    ``DiffReport`` and ``LintResult`` are the classes the commands make."""
+    assert (jxinspect.Report, jxinspect.DiffReport, jxinspect.LintResult) == (
+        Report,
+        DiffReport,
+        LintResult,
+    )
+    assert {"Report", "DiffReport", "LintResult"} <= set(jxinspect.__all__)
+    report = jxinspect.inspect(predict, (PARAMS, X))
+    saved = tmp_path / "report.json"
+    saved.write_text(json.dumps(report.to_dict()), encoding="utf-8")
+    again = jxinspect.Report.from_dict(json.loads(saved.read_text(encoding="utf-8")))
+    assert again.to_dict() == report.to_dict()
+    assert isinstance(jxinspect.diff(report, again), jxinspect.DiffReport)
+    with pytest.raises(AttributeError):
+        jxinspect.NoSuchThing  # noqa: B018

@@ -28,3 +28,14 @@ print("JAX", len(jax))
     assert "JAX 0" in result.stdout, result.describe()
     for name in ("lower", "diff-debug", "lint-merge", "record", "show"):  # all listed
         assert f" {name} " in result.stdout, result.describe()
+
+
+def test_output_and_format_have_help_in_every_command() -> None:
+    from typer.testing import CliRunner
+
+    from jxinspect.cli.app import make_app
+
+    for command in ("lower", "diff-debug", "lint", "show"):
+        app = make_app([command])
+        text = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "200"}).output
+        assert "Output format" in text and "not to standard output" in text, (command, text)

@@ -160,3 +160,28 @@ def test_a_shard_map_fed_by_an_operation_under_checkpoint(tmp_path: Path) -> Non
     assert [_sharding_attr(leaf["sharding"]) for leaf in report["inputs"]] == [
         arg["sharding"] for arg in raw["args"]
     ]
+
+
+@pytest.mark.parametrize("platform", ["gpu", "cuda", "rocm"])
+def test_a_gpu_platform_lowers_from_a_machine_without_one(tmp_path: Path, platform: str) -> None:
+    """JAX lowers for ``cuda`` or ``rocm`` from any machine (``gpu`` only where one is):
+    ``--platform gpu`` is this machine's GPU, or CUDA's with a note; names as JAX's own."""
+    (tmp_path / "m.py").write_text(
+        "def f(x, y):\n    return {'z': x * y}\n\nJXINSPECT = {'f': {'args': 'f32[3], f32[3]'}}\n",
+        encoding="utf-8",
+    )
+    result = run_cli("lower", "m.py:f", "--platform", platform, "--format", "json", cwd=tmp_path)
+    assert result.returncode == 0, result.describe()
+    report = json.loads(result.stdout)
+    lowered_for = "cuda" if platform == "gpu" else platform
+    if platform == "gpu" and report["platform"] == "gpu":  # a machine with a GPU
+        lowered_for = "gpu"
+    assert report["platform"] == lowered_for
+    assert any("lowered for CUDA" in n for n in report["notes"]) == (
+        platform == "gpu" and lowered_for == "cuda"
+    )
+    raw = oracle(
+        f"lowered = jax.jit(lambda x, y: {{'z': x * y}}).trace(S(3), S(3))"
+        f".lower(lowering_platforms=({lowered_for!r},))"
+    )
+    assert [leaf["name"] for leaf in report["inputs"]] == [a["name"] for a in raw["args"]]

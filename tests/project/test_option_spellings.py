@@ -59,3 +59,10 @@ def test_staging_keywords_are_spelled_in_three_files() -> None:
     assert set(where) - ALLOWED - set(FOREIGN_NAMES) == set(), where
     for path, names in FOREIGN_NAMES.items():
         assert where.get(path, set()) <= names, (path, where[path])
+
+
+def test_each_option_has_its_own_help() -> None:
+    """A flag's help says what that option is (``--donate-argnames`` is not the static
+    names' text)."""
+    helps = [o.help for o in OPTIONS]
+    assert len(set(helps)) == len(helps), sorted(h for h in helps if helps.count(h) > 1)

@@ -13,7 +13,7 @@ import sys
 import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
@@ -168,6 +168,17 @@ def run_command(body: Callable[[], int], show_traceback: bool) -> None:
         raise typer.Exit(EXIT_INTERNAL) from None
     raise typer.Exit(code)
 
+
+OutputOpt = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--output", "-o",
+        help="Write here, not to standard output (a file is replaced in one step; a device "
+        "or FIFO is written in place).",
+    ),
+]  # fmt: skip
+FORMAT_HELP = "Output format (text: tables on a terminal, plain text elsewhere)."
+"""The --format option's help, in every command."""
 
 TracebackOpt = Annotated[
     bool, typer.Option("--traceback", help="Show the full Python traceback on errors.")

@@ -7,12 +7,19 @@ Importing this module does not import JAX; staging (both sides, one process) doe
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from jxinspect.cli.common import Color, TracebackOpt, emit, run_command, use_color
+from jxinspect.cli.common import (
+    FORMAT_HELP,
+    Color,
+    OutputOpt,
+    TracebackOpt,
+    emit,
+    run_command,
+    use_color,
+)
 from jxinspect.cli.staging import NO_FLAGS, Flags, with_staging_flags
 from jxinspect.core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from jxinspect.core.vocabulary import FailOn
@@ -58,8 +65,8 @@ def diff_debug(
         typer.Option("--function", help="Compare this function of the .py files (repeatable)."),
     ] = None,
     staging: Flags = NO_FLAGS,
-    format: Annotated[DiffFormat, typer.Option("--format", "-f")] = "text",
-    output: Annotated[Optional[Path], typer.Option("--output", "-o")] = None,
+    format: Annotated[DiffFormat, typer.Option("--format", "-f", help=FORMAT_HELP)] = "text",
+    output: OutputOpt = None,
     fail_on: Annotated[
         FailOn,
         typer.Option(

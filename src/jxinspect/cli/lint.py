@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from jxinspect.cli.common import Color, TracebackOpt, emit, run_command, use_color
+from jxinspect.cli.common import (
+    FORMAT_HELP,
+    Color,
+    OutputOpt,
+    TracebackOpt,
+    emit,
+    run_command,
+    use_color,
+)
 from jxinspect.core.vocabulary import FailOn
 from jxinspect.lint.result import LintResult
 from jxinspect.render import formats
@@ -41,8 +49,8 @@ def lint(
         Optional[Path],
         typer.Option(help="jxinspect.yaml or pyproject.toml (default: found from here upward)."),
     ] = None,
-    format: Annotated[LintFormat, typer.Option("--format", "-f")] = "text",
-    output: Annotated[Optional[Path], typer.Option("--output", "-o")] = None,
+    format: Annotated[LintFormat, typer.Option("--format", "-f", help=FORMAT_HELP)] = "text",
+    output: OutputOpt = None,
     select: Annotated[
         Optional[str], typer.Option(help='Run only these codes or prefixes: "JX1,JX201".')
     ] = None,
@@ -182,8 +190,8 @@ def lint_merge(
     parts: Annotated[
         list[Path], typer.Argument(help="The JSON results of every part (lint --shard K/N).")
     ],
-    format: Annotated[LintFormat, typer.Option("--format", "-f")] = "text",
-    output: Annotated[Optional[Path], typer.Option("--output", "-o")] = None,
+    format: Annotated[LintFormat, typer.Option("--format", "-f", help=FORMAT_HELP)] = "text",
+    output: OutputOpt = None,
     exit_zero: Annotated[
         bool, typer.Option("--exit-zero", help="Exit 0 even with failing findings.")
     ] = False,

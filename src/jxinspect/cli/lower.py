@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from jxinspect.cli.common import (
+    FORMAT_HELP,
     Color,
     Dialect,
     Format,
+    OutputOpt,
     Show,
     TracebackOpt,
     emit,
@@ -36,8 +37,8 @@ def lower(
         Optional[str],
         typer.Option(help="FOLDER/NAME of `jxinspect record`: the inputs that run gave it."),
     ] = None,
-    format: Annotated[Format, typer.Option("--format", "-f")] = "text",
-    output: Annotated[Optional[Path], typer.Option("--output", "-o")] = None,
+    format: Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)] = "text",
+    output: OutputOpt = None,
     show: Annotated[
         Optional[list[Show]],
         typer.Option(help="Also print the annotated jaxpr, module, or sharding pictures."),

@@ -12,8 +12,10 @@ from typing import Annotated, Optional
 import typer
 
 from jxinspect.cli.common import (
+    FORMAT_HELP,
     Color,
     Format,
+    OutputOpt,
     Show,
     emit,
     fails,
@@ -95,8 +97,8 @@ def show(
         str,
         typer.Argument(help="A record folder, one function's folder in it, or a .json report."),
     ],
-    format: Annotated[Format, typer.Option("--format", "-f")] = "text",
-    output: Annotated[Optional[Path], typer.Option("--output", "-o")] = None,
+    format: Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)] = "text",
+    output: OutputOpt = None,
     show: Annotated[
         Optional[list[Show]], typer.Option(help="Also draw sharding pictures (one function).")
     ] = None,

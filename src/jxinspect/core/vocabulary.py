@@ -14,7 +14,7 @@ Stage = Literal["jit", "pjit", "pmap", "shard_map"]
 """The staging API a target goes through."""
 STAGES: tuple[Stage, ...] = get_args(Stage)
 
-Platform = Literal["cpu", "gpu", "tpu"]
+Platform = Literal["cpu", "gpu", "cuda", "rocm", "tpu"]
 """The platform a program is lowered for."""
 PLATFORMS: tuple[Platform, ...] = get_args(Platform)
 

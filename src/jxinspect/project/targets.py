@@ -13,6 +13,8 @@ import contextlib
 import hashlib
 import importlib
 import importlib.util
+import math
+import re
 import sys
 import traceback
 from dataclasses import dataclass
@@ -152,7 +154,25 @@ def _import_failure(where: str, err: BaseException) -> UserCodeError:
             f"syntax error in {err.filename}:{err.lineno}: {err.msg}; fix the file and run again"
         )
     reraise_if_stopping(err)
-    return UserCodeError(f"importing {where} failed: {describe_exception(err)}")
+    return UserCodeError(f"importing {where} failed: {describe_exception(err)}{_mesh_hint(err)}")
+
+
+_TOO_FEW_FOR_MESH = re.compile(
+    r"Number of devices \d+ must be >= the product of mesh_shape \(([\d, ]+)\)"
+)
+"""JAX's ``make_mesh`` error when the module builds a mesh larger than the devices."""
+
+
+def _mesh_hint(err: BaseException) -> str:
+    """How to give a module that builds a mesh at import the devices it needs."""
+    found = _TOO_FEW_FOR_MESH.search(str(err))
+    if found is None:
+        return ""
+    needed = math.prod(int(n) for n in found.group(1).replace(" ", "").split(",") if n)
+    return (
+        f"; the module builds a mesh of {needed} devices at import: simulate them with "
+        f"--devices {needed} (or `devices: {needed}` in its declaration or configuration)"
+    )
 
 
 def describe_exception(err: BaseException) -> str:

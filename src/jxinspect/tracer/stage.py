@@ -198,7 +198,23 @@ def _tracing_error(
             f"{stage} stages only arrays ({describe_exception(err)}); pass it as a "
             "static argument or stage with --stage jit, which splits arrays from the rest"
         )
-    return UserCodeError(f"tracing failed: {describe_exception(err)}")
+    hint = _pmap_devices_hint(args, plan) if stage == "pmap" else ""
+    return UserCodeError(f"tracing failed: {describe_exception(err)}{hint}")
+
+
+def _pmap_devices_hint(args: tuple[Any, ...], plan: StagingPlan) -> str:
+    """How to give pmap the devices its mapped axis needs, when it has fewer."""
+    from jxinspect.tracer import inputs
+
+    mesh = inputs.pmap_mesh(args, plan)
+    have = seam.device_count()
+    if mesh is None or mesh.size <= have:
+        return ""
+    return (
+        f"; pmap maps an axis of size {mesh.size} over as many devices and JAX has {have}: "
+        f"simulate them with --devices {mesh.size} (or `devices: {mesh.size}` in the "
+        "declaration)"
+    )
 
 
 def _lower(

@@ -65,6 +65,7 @@ from jxinspect.tracer.seam.lowering import (
     kept_inputs,
     lower,
     lowered_text,
+    lowering_platform,
     out_info,
     stablehlo_module,
 )
@@ -151,6 +152,7 @@ from jxinspect.tracer.seam.staging import (
     pmap_global_shapes,
     shard_map,
     shard_map_in_jit,
+    wrapper_keywords,
 )
 from jxinspect.tracer.seam.trees import (
     is_array_leaf,
@@ -235,6 +237,7 @@ __all__ = [
     "location_name",
     "lower",
     "lowered_text",
+    "lowering_platform",
     "make_abstract_mesh",
     "manual_computation_shardings",
     "make_jaxpr",
@@ -282,6 +285,7 @@ __all__ = [
     "tree_unflatten",
     "unsupported",
     "use_mesh",
+    "wrapper_keywords",
     "warm_up",
     "when_jax_imported",
 ]

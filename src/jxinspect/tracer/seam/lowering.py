@@ -58,6 +58,24 @@ def lower(
     return staged_or_traced.lower(*args, **(kwargs or {}), **extra)
 
 
+def lowering_platform(platform: str | None) -> tuple[str | None, str | None]:
+    """The platform JAX lowers for, and a note when it is not the one asked for: ``gpu``
+    is this machine's GPU, or where it has none CUDA's (JAX lowers for ``cuda`` or
+    ``rocm`` by name from any machine, never for ``gpu`` without one)."""
+    if platform != "gpu":
+        return platform, None
+    import jax
+
+    try:
+        jax.devices("gpu")
+    except RuntimeError:
+        return (
+            "cuda",
+            "--platform gpu lowered for CUDA: this machine has no GPU (--platform rocm for AMD's)",
+        )
+    return platform, None
+
+
 def kept_inputs(lowered: Lowered) -> list[int] | None:
     """Indices of the flat inputs that survived lowering, as JAX recorded them."""
     lowering = getattr(lowered, "_lowering", None)

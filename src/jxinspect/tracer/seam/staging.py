@@ -73,6 +73,29 @@ def pmap_global_shapes() -> bool:
     return type(jax.pmap(lambda x: x)).__name__ != "PmapFunction"
 
 
+_WRAPPER_KEYS = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames")
+
+
+def wrapper_keywords(fun: object) -> dict[str, Any]:
+    """The statics and donation a ``jax.jit`` object was made with, as ``jit``'s keywords
+    (resolved: names and positions alike), read from its ``PjitInfo``: ``_jit_info``
+    from 0.7 on, its ``_cache_miss``'s closure in 0.4.35. Empty for anything else."""
+    if not is_jit_wrapped(fun):
+        return {}
+    info = getattr(fun, "_jit_info", None)
+    miss = getattr(fun, "_cache_miss", None)
+    for _ in range(3):  # cache_miss, or the function whose closure holds it
+        if info is not None or miss is None:
+            break
+        cells = dict(zip(miss.__code__.co_freevars, miss.__closure__ or ()))
+        info = cells["jit_info"].cell_contents if "jit_info" in cells else None
+        inner = cells.get("fun")
+        miss = inner.cell_contents if inner is not None and info is None else None
+    if info is None:
+        return {}
+    return {key: tuple(getattr(info, key, ()) or ()) for key in _WRAPPER_KEYS}
+
+
 _ARGNAMES = ("static_argnames", "donate_argnames")
 
 

@@ -1,0 +1,50 @@
+"""Too few devices is one error line that names the count to simulate, and following it
+works: a module that builds a mesh at import, and pmap over an axis longer than the
+device count (where the release refuses it; the older pmap lowers one replica anyway)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import error_line, run_cli
+
+MESH_AT_IMPORT = """
+import jax
+
+MESH = jax.make_mesh((4, 2), ("data", "model"))
+
+
+def f(x):
+    return x * 2
+
+
+JXINSPECT = {"f": {"args": "f32[8]"}}
+"""
+
+PMAP = """
+def step(x):
+    return x * 2
+
+
+JXINSPECT = {"step": {"stage": "pmap", "args": "f32[8,4]"}}
+"""
+
+
+def test_a_mesh_built_at_import_names_the_devices_it_needs(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(MESH_AT_IMPORT, encoding="utf-8")
+    failed = run_cli("lower", "m.py:f", cwd=tmp_path)
+    assert failed.returncode == 3, failed.describe()
+    assert "simulate them with --devices 8" in error_line(failed)
+    again = run_cli("lower", "m.py:f", "--devices", "8", cwd=tmp_path)
+    assert again.returncode == 0, again.describe()
+
+
+def test_pmap_over_more_than_the_devices_names_the_count(tmp_path: Path) -> None:
+    (tmp_path / "p.py").write_text(PMAP, encoding="utf-8")
+    first = run_cli("lower", "p.py:step", cwd=tmp_path)
+    if first.returncode == 3:  # 0.8 on: pmap places the axis on that many devices
+        assert "simulate them with --devices 8" in error_line(first)
+    else:  # the older pmap lowers one replica's program whatever the count
+        assert first.returncode in (0, 1), first.describe()
+    again = run_cli("lower", "p.py:step", "--devices", "8", cwd=tmp_path)
+    assert again.returncode in (0, 1), again.describe()
