@@ -199,7 +199,33 @@ def _tracing_error(
             "static argument or stage with --stage jit, which splits arrays from the rest"
         )
     hint = _pmap_devices_hint(args, plan) if stage == "pmap" else ""
+    if not wrapped and seam.needs_concrete_value(err):
+        hint += _static_number_hint(fun, args, plan)
     return UserCodeError(f"tracing failed: {describe_exception(err)}{hint}")
+
+
+def _static_number_hint(fun: Any, args: tuple[Any, ...], plan: StagingPlan) -> str:
+    """How to make static the numbers given as arguments (traced as scalars, as ``jit``
+    traces them), when the code needed a concrete value."""
+    statics = plan.static_positions(len(args))
+    numbers = [i for i, a in enumerate(args)
+               if isinstance(a, (bool, int, float)) and i not in statics]  # fmt: skip
+    key = plan.statics_key
+    if not numbers or key is None:
+        return ""
+    try:
+        names = list(inspect.signature(fun).parameters)
+    except (TypeError, ValueError):
+        names = []
+    said = ", ".join(
+        f"{names[i]}={args[i]!r}" if i < len(names) else repr(args[i]) for i in numbers
+    )
+    positions = ",".join(str(i) for i in numbers)
+    flag = "--" + key.replace("_", "-")
+    return (
+        f"; a number given as an argument is traced, as jit traces it ({said}): make it "
+        f"static with {flag} {positions} (or `{key}: [{positions}]` in the declaration)"
+    )
 
 
 def _pmap_devices_hint(args: tuple[Any, ...], plan: StagingPlan) -> str:

@@ -73,6 +73,15 @@ def pmap_global_shapes() -> bool:
     return type(jax.pmap(lambda x: x)).__name__ != "PmapFunction"
 
 
+def needs_concrete_value(err: BaseException) -> bool:
+    """Whether tracing failed because Python code needed a traced value's concrete value
+    (``range(n)``, ``if x:``, ``int(n)`` on a tracer)."""
+    import jax
+
+    kinds = (jax.errors.ConcretizationTypeError, jax.errors.TracerIntegerConversionError)
+    return isinstance(err, kinds)
+
+
 _WRAPPER_KEYS = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames")
 
 

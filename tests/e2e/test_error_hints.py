@@ -1,6 +1,7 @@
-"""Too few devices is one error line that names the count to simulate, and following it
-works: a module that builds a mesh at import, and pmap over an axis longer than the
-device count (where the release refuses it; the older pmap lowers one replica anyway)."""
+"""An error that the user can fix says how, and following it works: too few devices (a
+module that builds a mesh at import; pmap over an axis longer than the device count,
+where the release refuses it: the older pmap lowers one replica anyway), and a number
+given as an argument where the code needs its concrete value (traced, as jit traces it)."""
 
 from __future__ import annotations
 
@@ -48,3 +49,24 @@ def test_pmap_over_more_than_the_devices_names_the_count(tmp_path: Path) -> None
         assert first.returncode in (0, 1), first.describe()
     again = run_cli("lower", "p.py:step", "--devices", "8", cwd=tmp_path)
     assert again.returncode in (0, 1), again.describe()
+
+
+LOOP = '''
+def f(x, n):
+    for _ in range(n):
+        x = x * 2
+    return x
+
+
+JXINSPECT = {"f": {"args": "f32[4], 3"}}
+'''
+
+
+def test_a_number_the_code_needs_concrete_names_the_static_flag(tmp_path: Path) -> None:
+    (tmp_path / "loop.py").write_text(LOOP, encoding="utf-8")
+    failed = run_cli("lower", "loop.py:f", cwd=tmp_path)
+    assert failed.returncode == 3, failed.describe()
+    line = error_line(failed)
+    assert "(n=3): make it static with --static-argnums 1" in line, line
+    again = run_cli("lower", "loop.py:f", "--static-argnums", "1", cwd=tmp_path)
+    assert again.returncode == 0, again.describe()
