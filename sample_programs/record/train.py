@@ -37,6 +37,17 @@ def loss_fn(params, batch, scale=1.0):
     return scale * jnp.mean((predict(params, batch["x"]) - batch["y"]) ** 2)
 
 
+def train_step(params, batch):
+    loss, grads = jax.value_and_grad(loss_fn)(params, batch)
+    params = jax.tree_util.tree_map(lambda p, g: p - 0.1 * g, params, grads)
+    return {"params": params, "loss": loss}
+
+
+@jax.jit
+def evaluate(params, x):
+    return {"prediction": predict(params, x)}
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=3)
@@ -48,27 +59,16 @@ def main():
     param_sharding = {"layers": [layer, layer]}
     batch_sharding = NamedSharding(mesh, P("data", None))
     params = jax.device_put(params, param_sharding)
-
-    @jax.jit
-    def train_step(params, batch):
-        loss, grads = jax.value_and_grad(loss_fn)(params, batch)
-        params = jax.tree_util.tree_map(lambda p, g: p - 0.1 * g, params, grads)
-        return {"params": params, "loss": loss}
-
-    train_step = jax.jit(
-        train_step.__wrapped__,
+    step_fn = jax.jit(
+        train_step,
         in_shardings=(param_sharding, {"x": batch_sharding, "y": batch_sharding}),
         out_shardings={"params": param_sharding, "loss": NamedSharding(mesh, P())},
         donate_argnums=0,
     )
 
-    @jax.jit
-    def evaluate(params, x):
-        return {"prediction": predict(params, x)}
-
     for step in range(options.steps):
         batch = {"x": jnp.ones((32, 16)), "y": jnp.zeros((32, 8))}
-        out = train_step(params, batch)
+        out = step_fn(params, batch)
         params = out["params"]
         score = jax.jit(functools.partial(loss_fn, scale=1.0))(params, batch)  # traced anew
         print(f"step {step}: loss {float(out['loss']):.4f} ({float(score):.4f})")

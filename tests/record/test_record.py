@@ -238,6 +238,13 @@ def test_the_sample_training_script(tmp_path: Path) -> None:
     assert [leaf["donated"] for leaf in train["inputs"]] == [True] * 4 + [False] * 2
     assert all(leaf["status"] == "ok" for leaf in train["inputs"] + train["outputs"])
     assert train["mesh"] == "data=4,model=2"
+    # the README's replay line, on the shipped sample
+    replayed = run_cli("lower", f"{script}:train_step", "--args-from-record",
+                       runs / "train_step", "--format", "json", cwd=tmp_path)  # fmt: skip
+    assert replayed.returncode == 0, replayed.describe()
+    again = json.loads(replayed.stdout)
+    assert [leaf["path"] for leaf in again["inputs"]] == [leaf["path"] for leaf in train["inputs"]]
+    assert again["mesh"] == "data=4,model=2"
 
 
 def test_pmap_is_recorded(tmp_path: Path) -> None:
