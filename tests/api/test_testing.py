@@ -18,6 +18,7 @@ from helpers import REPO
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
+import jxinspect
 from jxinspect.core.model import Report
 from jxinspect.project import spec
 from jxinspect.project.targets import load_module, parse_target
@@ -152,14 +153,19 @@ def test_ignore_select_and_fail_on_accept_findings(mesh: Any) -> None:
     failure(model, MODEL_ARGS, options=options, select=["JX2"], ignore=["JX201"])
 
 
-def test_pmap_fails_on_every_release() -> None:
-    # 0.4.35: JX107 (nested jaxpr without debug info); 0.7.2: JX101 (no names);
-    # 0.10+: JX102 (flat_args[i] names) — each a warning
+def test_pmap_fails_where_the_release_drops_its_names() -> None:
+    """0.4.x keeps pmap's real names (nothing to fail on); 0.7.2 keeps none (JX101); 0.8
+    on names them args[i] / flat_args[i] (JX102): each a warning."""
+
     def step(params: Any, batch: Any) -> Any:
         return params["w"] * batch["x"]
 
     n = seam.device_count()
     args = ({"w": jnp.ones((n, 4))}, {"x": jnp.ones((n, 4))})
+    report = jxinspect.inspect(step, args, stage="pmap")
+    if all(leaf.status == "ok" for leaf in report.inputs):
+        assert_debug_info(step, args, stage="pmap")  # passes: nothing was dropped
+        return
     message = failure(step, args, stage="pmap")
     assert "(pmap, JAX " in message.splitlines()[0]
     assert "see: jxinspect explain JX1" in message

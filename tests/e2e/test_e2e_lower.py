@@ -387,7 +387,10 @@ def test_nested_model_records_nested_jaxprs(lower_json: Any) -> None:
 
 def test_nested_model_grad(lower_json: Any) -> None:
     _, report = lower_json("sample_programs/nested.py:model_grad")
-    assert report["nested"] and "JX110" in codes(report)
+    qualities = {jaxpr["quality"] for jaxpr in report["nested"]}
+    assert report["nested"] and {"missing", "partial"} & qualities  # JAX loses some of it
+    assert ("JX107" in codes(report)) == ("missing" in qualities)
+    assert ("JX110" in codes(report)) == ("partial" in qualities)
     assert [(o["path"], o["shape"]) for o in report["outputs"]] == [("result", [6, 32, 32])]
 
 
@@ -485,7 +488,7 @@ def test_output_file_text_is_plain(run_cli: Any, lower_text: Any, tmp_path: Any)
     [
         ("sample_programs/unused_arg.py:f", "info", 1),  # JX105 is info
         ("sample_programs/unused_arg.py:f", "warning", 0),
-        ("sample_programs/data_parallel.py:step", "warning", 1),  # JX102 is a warning
+        ("sample_programs/compiled.py:chosen_output", "warning", 1),  # JX202 is a warning
     ],
 )
 def test_fail_on(target: str, fail_on: str, code: int, lower_text: Any) -> None:

@@ -51,7 +51,7 @@ def test_pmap_over_more_than_the_devices_names_the_count(tmp_path: Path) -> None
     assert again.returncode in (0, 1), again.describe()
 
 
-LOOP = '''
+LOOP = """
 def f(x, n):
     for _ in range(n):
         x = x * 2
@@ -59,7 +59,7 @@ def f(x, n):
 
 
 JXINSPECT = {"f": {"args": "f32[4], 3"}}
-'''
+"""
 
 
 def test_a_number_the_code_needs_concrete_names_the_static_flag(tmp_path: Path) -> None:

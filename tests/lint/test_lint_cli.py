@@ -127,6 +127,12 @@ def nested(jaxpr, prefix=""):
                 yield where, eqn.primitive.name, getattr(sub, "debug_info", None) is None
                 yield from nested(sub, where + "/")
 
+def program(jaxpr):  # the older pmap's xla_pmap body is the program JAX lowers, not nested
+    if len(jaxpr.eqns) == 1 and jaxpr.eqns[0].primitive.name == "xla_pmap":
+        body = jaxpr.eqns[0].params["call_jaxpr"]
+        return getattr(body, "jaxpr", body)
+    return jaxpr
+
 def keystr(path):
     return jax.tree_util.keystr(tuple(path))
 
@@ -159,8 +165,8 @@ for target, (fn, staged, args) in TARGETS.items():
         "args_sharded": [sharded(d) for d in arg_attrs],
         "results_sharded": [sharded(d) for d in res_attrs],
         "internal_axes": sorted(set(re.findall(r'"(_\w*)"\s*=\s*\d+', text))),
-        "nested_missing": [[w, p] for w, p, missing in nested(jax.make_jaxpr(
-            staged if target.startswith("models/legacy.py") else fn)(*args).jaxpr) if missing],
+        "nested_missing": [[w, p] for w, p, missing in nested(program(jax.make_jaxpr(
+            staged if target.startswith("models/legacy.py") else fn)(*args).jaxpr)) if missing],
     }
 print(json.dumps(facts))
 """
