@@ -380,3 +380,25 @@ def test_a_call_that_cannot_be_written_says_why(tmp_path: Path) -> None:
     assert "functools.partial" in shown["functions"][0]["replay_problem"]
     nowhere = run_cli("lower", "odd.py:scaled", "--args-from-record", runs, cwd=tmp_path)
     assert nowhere.returncode == 2 and "not a recorded function's folder" in error_line(nowhere)
+
+
+NULLARY = {
+    "pmap of a constant": "import jax, jax.numpy as jnp\njax.pmap(lambda _: 1)(jnp.arange(1))",
+    "jit with no arguments": (
+        "import jax, jax.numpy as jnp\n"
+        "from jax.sharding import NamedSharding, PartitionSpec as P\n"
+        "mesh = jax.make_mesh((1,), ('x',))\n"
+        "jax.jit(lambda: jnp.zeros(1), out_shardings=NamedSharding(mesh, P()))()"
+    ),
+}
+
+
+@pytest.mark.parametrize("code", list(NULLARY.values()), ids=list(NULLARY))
+def test_a_program_whose_main_reads_no_argument_names_runs_as_without_record(
+    tmp_path: Path, code: str
+) -> None:
+    """Reading ``@main`` never changes the module JAX lowered (it once cloned and erased
+    it, and the recorded run died with SIGSEGV): the run exits as it does alone."""
+    result = record(tmp_path / "runs", "--", PYTHON, "-c", code, cwd=tmp_path)
+    assert result.returncode == 0, result.describe()
+    assert "1 function recorded" in result.stderr, result.describe()

@@ -60,26 +60,29 @@ def _printed_name(loc_text: str) -> str | None:
 
 
 def block_argument_names(func: MlirOperation) -> list[str | None]:
-    """Each entry-block argument's name (its ``NameLoc``), ``None`` where it has none."""
+    """Each entry-block argument's name (its ``NameLoc``), ``None`` where it has none.
+    Which reader serves is a fact of the bindings (whether ``BlockArgument`` has a
+    ``location``), never of the function: a function with no arguments has no names."""
+    from jaxlib.mlir import ir as bindings
+
     arguments = list(func.regions[0].blocks[0].arguments)
-    if arguments and hasattr(arguments[0], "location"):
+    if not arguments:
+        return []
+    if hasattr(bindings.BlockArgument, "location"):
         return [locations.location_name(a.location) for a in arguments]
     return printed_argument_names(func)
 
 
 def printed_argument_names(func: MlirOperation) -> list[str | None]:
     """:func:`block_argument_names` for bindings without ``BlockArgument.location``
-    (0.4.35): the names from the printed header of a body-less copy of the function."""
+    (0.4.35, 0.5.3): the names from the function's printed signature. The function is
+    printed as it is (its constants elided), never copied or changed: a reader must not
+    touch the module it reads."""
     arguments = list(func.regions[0].blocks[0].arguments)
-    copy = func.operation.clone()
-    block = copy.regions[0].blocks[0]
-    for op in reversed(list(block.operations)):
-        op.erase()
-    text = copy.get_asm(enable_debug_info=True)
+    text = func.operation.get_asm(enable_debug_info=True, large_elements_limit=1)
     aliases = {m.group(1): m.group(2) for m in _LOC_ALIAS.finditer(text)}
     names: list[str | None] = [None] * len(arguments)
-    header = text[text.find("^bb0(") :]
-    for match in _BLOCK_ARG.finditer(header[: header.find("\n")]):
+    for match in _BLOCK_ARG.finditer(text[: text.find("\n")]):
         index, loc = int(match.group(1)), match.group(2)
         loc = aliases.get(loc, loc)
         if index < len(names):
