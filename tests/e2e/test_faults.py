@@ -78,14 +78,14 @@ def test_exit_zero_covers_findings_never_targets_that_did_not_report(tmp_path: P
 
 def test_a_config_timeout_applies_and_the_flag_wins(tmp_path: Path) -> None:
     folder = corpus(tmp_path, "a_good.py", "hangs.py")
-    (folder / "jxinspect.yaml").write_text("timeout: 2\n", encoding="utf-8")
+    (folder / "jxinspect.yaml").write_text("timeout: 3\n", encoding="utf-8")
     code, report, _ = lint_json(folder)
     assert code == 3
     (hung,) = [t for t in report["targets"] if t["target"] == "hangs.py:f"]
-    assert hung["error"].startswith("timed out after 2 s") and hung["error_kind"] == "timeout"
-    code, report, _ = lint_json(folder, "--timeout", "3")
+    assert hung["error"].startswith("timed out after 3 s") and hung["error_kind"] == "timeout"
+    code, report, _ = lint_json(folder, "--timeout", "4")
     (hung,) = [t for t in report["targets"] if t["target"] == "hangs.py:f"]
-    assert hung["error"].startswith("timed out after 3 s")
+    assert hung["error"].startswith("timed out after 4 s")
 
 
 def test_ctrl_c_stops_the_run_promptly_and_prints_what_finished(tmp_path: Path) -> None:
