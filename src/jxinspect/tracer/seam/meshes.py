@@ -26,15 +26,19 @@ from jxinspect.tracer.seam.objects import (
     Sharding,
 )
 
+_EXPLICIT = "explicit sharding axes (--explicit)"
+"""What needs 0.7: explicit axes are staged under ``jax.set_mesh`` (0.6 has ``AxisType``
+but not that)."""
+
 
 def _axis_types(count: int, explicit: bool) -> tuple[AxisType, ...] | None:
     """``(AxisType.Auto,) * count`` where the release has axis types, else ``None``."""
     import jax.sharding
 
+    if explicit and not hasattr(jax, "set_mesh"):
+        raise release.unsupported(_EXPLICIT, "0.7")
     axis_type = getattr(jax.sharding, "AxisType", None)
     if axis_type is None:
-        if explicit:
-            raise release.unsupported("explicit sharding axes (--explicit)", "0.7")
         return None
     kind = axis_type.Explicit if explicit else axis_type.Auto
     return (kind,) * count
@@ -102,7 +106,7 @@ def use_mesh(jax_mesh: JaxMesh) -> AbstractContextManager[object]:
     import jax
 
     if not hasattr(jax, "set_mesh"):
-        raise release.unsupported("explicit sharding (jax.set_mesh)", "0.7")
+        raise release.unsupported(_EXPLICIT, "0.7")
     context: AbstractContextManager[object] = jax.set_mesh(jax_mesh)
     return context
 
