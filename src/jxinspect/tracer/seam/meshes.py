@@ -27,18 +27,18 @@ from jxinspect.tracer.seam.objects import (
 )
 
 _EXPLICIT = "explicit sharding axes (--explicit)"
-"""What needs 0.7: explicit axes are staged under ``jax.set_mesh`` (0.6 has ``AxisType``
-but not that)."""
+"""What needs 0.7: explicit axes are staged under ``jax.set_mesh`` (0.6 makes meshes
+with ``AxisType.Explicit`` but cannot stage under one)."""
 
 
 def _axis_types(count: int, explicit: bool) -> tuple[AxisType, ...] | None:
     """``(AxisType.Auto,) * count`` where the release has axis types, else ``None``."""
     import jax.sharding
 
-    if explicit and not hasattr(jax, "set_mesh"):
-        raise release.unsupported(_EXPLICIT, "0.7")
     axis_type = getattr(jax.sharding, "AxisType", None)
     if axis_type is None:
+        if explicit:
+            raise release.unsupported(_EXPLICIT, "0.7")
         return None
     kind = axis_type.Explicit if explicit else axis_type.Auto
     return (kind,) * count
