@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from jxinspect.core.errors import UsageError, UserCodeError
 from jxinspect.core.interrupts import reraise_if_stopping
 from jxinspect.core.vocabulary import STAGES, Stage
-from jxinspect.project.plan import StagingPlan
+from jxinspect.project.plan import StagingPlan, role_option
 from jxinspect.project.targets import describe_exception
 from jxinspect.tracer import seam
 from jxinspect.tracer.stages import (
@@ -210,8 +210,8 @@ def _static_number_hint(fun: Any, args: tuple[Any, ...], plan: StagingPlan) -> s
     statics = plan.static_positions(len(args))
     numbers = [i for i, a in enumerate(args)
                if isinstance(a, (bool, int, float)) and i not in statics]  # fmt: skip
-    key = plan.statics_key
-    if not numbers or key is None:
+    option = role_option(plan.stage, "statics")
+    if not numbers or option is None:
         return ""
     try:
         names = list(inspect.signature(fun).parameters)
@@ -221,10 +221,10 @@ def _static_number_hint(fun: Any, args: tuple[Any, ...], plan: StagingPlan) -> s
         f"{names[i]}={args[i]!r}" if i < len(names) else repr(args[i]) for i in numbers
     )
     positions = ",".join(str(i) for i in numbers)
-    flag = "--" + key.replace("_", "-")
     return (
         f"; a number given as an argument is traced, as jit traces it ({said}): make it "
-        f"static with {flag} {positions} (or `{key}: [{positions}]` in the declaration)"
+        f"static with {option.flag} {positions} (or `{option.name}: [{positions}]` in the "
+        "declaration)"
     )
 
 

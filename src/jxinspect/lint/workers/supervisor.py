@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jxinspect.lint.workers.protocol import Job, Outcome
-from jxinspect.lint.workers.worker import worker_main
+from jxinspect.lint.workers.worker import load_jax, worker_main
 
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
@@ -112,23 +112,6 @@ def _fork_with_jax() -> bool:
     return not seam.backend_started()
 
 
-def _import_jax_once() -> None:
-    """Import JAX here, before the first fork, and freeze it out of the collector's
-    reach (as a worker does; :func:`~jxinspect.lint.workers.worker.prepare`)."""
-    if "jax" in sys.modules:
-        return
-    import gc
-
-    from jxinspect.tracer import seam
-
-    gc.disable()
-    try:
-        seam.import_jax()
-    finally:
-        gc.freeze()
-        gc.enable()
-
-
 class Supervisor:
     """Hands jobs to workers and turns every way a worker can end into an outcome."""
 
@@ -166,9 +149,10 @@ class Supervisor:
             return self._start_kept(self.keep)
         import multiprocessing
 
-        context: Any = multiprocessing.get_context("fork" if _fork_with_jax() else "spawn")
-        if context.get_start_method() == "fork":
-            _import_jax_once()
+        fork = _fork_with_jax()
+        if fork and "jax" not in sys.modules:
+            load_jax()  # once, here: every worker forked after it starts with JAX
+        context: Any = multiprocessing.get_context("fork" if fork else "spawn")
         parent, child = context.Pipe()
         process = context.Process(
             target=worker_main,

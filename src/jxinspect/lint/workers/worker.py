@@ -52,6 +52,12 @@ def prepare(root: Path) -> None:
     """
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
+    load_jax()
+
+
+def load_jax() -> None:
+    """Import JAX with the collector off, then freeze what it made (:func:`prepare`
+    says why); the supervisor does it too, once, before it forks workers."""
     gc.disable()
     try:
         from jxinspect.tracer import seam
