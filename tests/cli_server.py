@@ -4,7 +4,9 @@
 JAX and the whole tool, for ``lower``, ``diff-debug`` and ``lint``, whose workers fork
 from it; ``libs``: that and Flax, Equinox and Optax, for targets whose module imports
 them; ``plain``: the tool without JAX, for the commands whose process never imports
-it), then serves requests, one JSON
+it; ``python``: what ``libs`` imports, for ``python`` commands run under ``record``,
+served to ``warm_python.py`` on a Unix socket: :func:`_serve_python`), then serves
+requests, one JSON
 line each on stdin: ``{"command": [...], "argv": [...], "cwd": ..., "env": {...},
 "stdout": FILE, "stderr": FILE}``. For each it forks a child, which becomes what a new
 ``jxinspect ARGS`` process would be (its own folder, environment, standard streams at
@@ -29,6 +31,9 @@ import io
 import json
 import os
 import runpy
+import select
+import signal
+import socket
 import sys
 import traceback
 import types
@@ -63,6 +68,7 @@ PRELOAD = {
         "equinox",
         "optax",
     ),
+    "python": ("flax.nnx", "flax.linen", "equinox", "optax"),
     "plain": (
         "jxinspect.cli.app",
         "jxinspect.cli.common",
@@ -79,13 +85,17 @@ another release of the tool may lay them out differently)."""
 def _preload(kind: str) -> None:
     import importlib
 
-    for name in PRELOAD[kind] + (PRELOAD["jax"] if kind == "libs" else ()):
+    for name in PRELOAD[kind] + (PRELOAD["jax"] if kind in ("libs", "python") else ()):
         try:
             importlib.import_module(name)
         except ImportError:
             pass
     if kind == "plain":
         assert "jax" not in sys.modules, "the plain server must not import JAX"
+    import gc
+
+    gc.collect()
+    gc.freeze()  # what is imported here is never collected: children skip it
 
 
 def _streams(stdout: str, stderr: str) -> None:
@@ -120,22 +130,31 @@ def _child(request: dict[str, Any]) -> int:
     _streams(request["stdout"], request["stderr"])
     command: list[str] = request["command"]
     argv: list[str] = request["argv"]
+    if command[-2:] == ["-m", "jxinspect"]:
+        return _python(["-m", "jxinspect", *argv])
+    if argv[:1] == ["-c"]:
+        return _python(argv)
+    return _python([command[-1], *argv])
+
+
+def _python(args: list[str]) -> int:
+    """Run what ``python ARGS`` runs (``-c CODE``, ``-m MODULE`` or a script) in this
+    process, with ``sys.argv`` and ``sys.path[0]`` as Python sets them; its exit code."""
     try:
-        if argv[:1] == ["-c"]:  # python -c CODE
-            sys.argv = argv[:1] + argv[2:]
+        if args[:1] == ["-c"]:
+            sys.argv = ["-c", *args[2:]]
             sys.path[0] = ""
             main = types.ModuleType("__main__")
             sys.modules["__main__"] = main
-            exec(compile(argv[1], "<string>", "exec"), main.__dict__)
-        elif command[-2:] == ["-m", "jxinspect"]:
-            sys.argv = ["-m", *argv]
+            exec(compile(args[1], "<string>", "exec"), main.__dict__)
+        elif args[:1] == ["-m"]:
+            sys.argv = ["-m", *args[2:]]
             sys.path[0] = os.getcwd()
-            runpy.run_module("jxinspect", run_name="__main__", alter_sys=True)
+            runpy.run_module(args[1], run_name="__main__", alter_sys=True)
         else:
-            script = command[-1]
-            sys.argv = [script, *argv]
-            sys.path[0] = os.path.dirname(script)
-            runpy.run_path(script, run_name="__main__")
+            sys.argv = list(args)
+            sys.path[0] = os.path.dirname(os.path.abspath(args[0]))
+            runpy.run_path(args[0], run_name="__main__")
     except SystemExit as exit:
         code = exit.code
         if code is None:
@@ -155,6 +174,112 @@ def _reply(replies: BinaryIO, message: dict[str, Any]) -> None:
     replies.flush()
 
 
+_STARTUP_VARS = ("JAX_", "TF_", "LD_")
+"""Prefixes of variables JAX or jaxlib read when they are imported: a Python run that
+sets them otherwise than the server needs a process of its own."""
+
+
+def _startup(env: dict[str, str] | os._Environ[str]) -> dict[str, str]:
+    return {key: value for key, value in env.items() if key.startswith(_STARTUP_VARS)}
+
+
+_STARTED_WITH = _startup(os.environ)
+"""The server's own, read before it imports JAX (which sets ``TF_CPP_MIN_LOG_LEVEL``)."""
+
+
+def _python_run(sock: socket.socket) -> None:
+    """Serve one ``warm_python.py`` client: become ``python ARGS`` in a forked process
+    with the client's streams, and answer its exit code (or that it must start a real
+    Python)."""
+    data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 3)
+    while not data.endswith(b"\n"):
+        chunk = sock.recv(1 << 16)
+        if not chunk:
+            return
+        data += chunk
+    request = json.loads(data)
+    env: dict[str, str] = request["env"]
+    if _startup(env) != _STARTED_WITH:
+        sock.sendall(b'{"fallback": true}\n')
+        return
+    pid = os.fork()
+    if pid == 0:
+        sock.close()
+        for fd, target in zip(fds, (0, 1, 2)):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(env)
+        _python_streams()
+        _python_startup(env.get("PYTHONPATH", ""))
+        sys.exit(_python(request["argv"]))
+    for fd in fds:
+        os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    sock.sendall(json.dumps({"rc": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
+
+
+def _python_streams() -> None:
+    """``sys.std*`` on descriptors 0, 1 and 2, as a new Python makes them."""
+    encoding = os.environ.get("PYTHONIOENCODING", "").partition(":")[0] or "utf-8"
+    unbuffered = bool(os.environ.get("PYTHONUNBUFFERED"))
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        stream = io.TextIOWrapper(
+            open(fd, "rb" if fd == 0 else "wb", buffering=0 if unbuffered and fd else -1,
+                 closefd=False),
+            encoding=encoding,
+            errors="backslashreplace" if fd == 2 else "strict",
+            line_buffering=fd == 2 or (fd == 1 and os.isatty(1)),
+            write_through=unbuffered,
+        )  # fmt: skip
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
+
+
+def _python_startup(pythonpath: str) -> None:
+    """What Python's start does with ``PYTHONPATH``: its folders after ``sys.path[0]``,
+    and the ``sitecustomize`` found there imported."""
+    folders = [os.path.abspath(f) for f in pythonpath.split(os.pathsep) if f]
+    sys.path[1:1] = folders
+    if any(os.path.isfile(os.path.join(f, "sitecustomize.py")) for f in folders):
+        sys.modules.pop("sitecustomize", None)
+        import importlib
+
+        importlib.import_module("sitecustomize")
+
+
+def _serve_python(requests: BinaryIO, replies: BinaryIO) -> None:
+    """The ``python`` kind: serve ``warm_python.py`` clients on an abstract Unix socket
+    until the tests close the server's stdin. Each client is served by a forked process
+    of its own, so runs of several tests, or a run inside a run, never wait for each
+    other."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    name = f"jxinspect-tests-python-{os.getpid()}"
+    listener.bind("\0" + name)
+    listener.listen()
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the serving processes reap themselves
+    _reply(replies, {"ready": os.getpid(), "address": name})
+    while True:
+        ready, _, _ = select.select([requests, listener], [], [])
+        if requests in ready:
+            return  # the tests closed stdin: stop serving
+        sock, _ = listener.accept()
+        if os.fork() == 0:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            listener.close()
+            requests.close()
+            replies.close()
+            try:
+                _python_run(sock)
+            except SystemExit:
+                raise  # the run's own exit, in the process that became it: atexit runs
+            except BaseException:
+                os._exit(1)
+            os._exit(0)
+        sock.close()
+
+
 def main() -> None:
     kind = sys.argv[1]
     # the protocol gets its own descriptors; the server's own 0, 1 and 2 go nowhere
@@ -165,6 +290,9 @@ def main() -> None:
         os.dup2(null, fd)
     os.close(null)
     _preload(kind)
+    if kind == "python":
+        _serve_python(requests, replies)
+        return
     _reply(replies, {"ready": os.getpid()})
     for line in requests:
         request = json.loads(line)

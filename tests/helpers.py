@@ -100,6 +100,12 @@ def cli_env() -> dict[str, str]:
     return env
 
 
+WARM_PYTHON = (sys.executable, str(Path(__file__).with_name("warm_python.py")))
+"""``python`` for a command that a test runs under ``jxinspect record``: forked from a warm
+server that has imported JAX and the libraries (:mod:`warm_python`), about a second
+sooner than a new Python; a test of how a new process starts runs ``sys.executable``."""
+
+
 def run_cli(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None,
             command: tuple[str, ...] | None = None,
             timeout: float = CLI_TIMEOUT_S,
@@ -119,6 +125,8 @@ def run_cli(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = 
     argv = (*(command or base), *(str(a) for a in args))
     folder = str(cwd or REPO)
     environment = {**cli_env(), **(env or {})}
+    if WARM_PYTHON[1] in argv and _warm_runs():
+        environment["JXINSPECT_TESTS_PYTHON"] = _server("python").address
     if not subprocess and (command or base) == base and _warm_runs():
         server = _server(_server_kind(args, folder))
         if server.serves(environment):
@@ -191,6 +199,7 @@ class _Server:
         self.lock = threading.Lock()
         self.folder = Path(tempfile.mkdtemp(prefix=f"jxinspect-cli-{kind}-"))
         self.runs = 0
+        self.started: dict[str, Any] = {}
         self.env = cli_env()
         """The environment the server starts with."""
 
@@ -213,7 +222,14 @@ class _Server:
         self.process = process
         ready = self._read(None)
         assert "ready" in ready, f"the {self.kind} CLI server did not start: {ready}"
+        self.started = ready
         return process
+
+    @property
+    def address(self) -> str:
+        """The socket the ``python`` server listens on (started on first use)."""
+        self._start()
+        return str(self.started["address"])
 
     def _read(self, deadline: float | None) -> dict[str, Any]:
         assert self.process is not None and self.process.stdout is not None

@@ -4,12 +4,11 @@ every report, as ``jxinspect lint`` judges: ``record``'s and ``diff-debug``'s to
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import run_cli
+from helpers import WARM_PYTHON, run_cli
 
 RULES = """
 ignore: [JX105]             # an unused argument is accepted here
@@ -61,7 +60,7 @@ def _json(path: Path) -> Any:
 
 def test_record_judges_with_the_project_rules(project: Path) -> None:
     runs = project / "runs"
-    result = run_cli("record", "-o", runs, "--", sys.executable, "run.py", cwd=project)
+    result = run_cli("record", "-o", runs, "--", *WARM_PYTHON, "run.py", cwd=project)
     assert result.returncode == 0, result.describe()
     (entry,) = _json(runs / "index.json")["functions"]
     report = _json(runs / entry["folder"] / "report.json")
@@ -82,6 +81,6 @@ def test_diff_debug_judges_with_the_project_rules(project: Path) -> None:
 def test_a_broken_project_configuration_stops_record_before_the_run(project: Path) -> None:
     (project / "jxinspect.yaml").write_text("budgets: [1]\n", encoding="utf-8")
     runs = project / "runs"
-    result = run_cli("record", "-o", runs, "--", sys.executable, "run.py", cwd=project)
+    result = run_cli("record", "-o", runs, "--", *WARM_PYTHON, "run.py", cwd=project)
     assert result.returncode == 2, result.describe()
     assert not runs.exists()

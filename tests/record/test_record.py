@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO, error_line, run_cli
+from helpers import REPO, WARM_PYTHON, error_line, run_cli
 
 PYTHON = sys.executable
+"""A new Python, for the tests of how a run starts (the hook loaded before ``import jax``,
+signals, a run without JAX); the others run ``WARM_PYTHON``, a second sooner each."""
 
 STEPS = """
 import jax.numpy as jnp
@@ -68,7 +70,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     """The project and ``record -o runs -- python run.py`` in it, once for the tests
     that only read the recording."""
     project = write_project(tmp_path_factory.mktemp("recorded"))
-    return project, record(project / "runs", "--", PYTHON, "run.py", cwd=project)
+    return project, record(project / "runs", "--", *WARM_PYTHON, "run.py", cwd=project)
 
 
 @pytest.fixture()
@@ -148,7 +150,7 @@ def test_show_summarizes_the_folder_and_each_function(recorded: tuple[Path, Any]
 
 def test_the_runs_exit_code_is_kept_and_the_folder_says_it_is_incomplete(project: Path) -> None:
     runs = project / "runs"
-    result = record(runs, "--", PYTHON, "run.py", "5", cwd=project)
+    result = record(runs, "--", *WARM_PYTHON, "run.py", "5", cwd=project)
     assert result.returncode == 5, result.describe()
     index = index_of(runs)
     assert index["complete"] is False and index["exit_code"] == 5
@@ -174,17 +176,21 @@ def test_a_killed_run_keeps_what_was_recorded(tmp_path: Path) -> None:
 
 
 def test_stop_after_only_and_max_functions(project: Path) -> None:
-    stopped = record(project / "a", "--stop-after", "step", "--", PYTHON, "run.py", cwd=project)
+    stopped = record(
+        project / "a", "--stop-after", "step", "--", *WARM_PYTHON, "run.py", cwd=project
+    )
     assert stopped.returncode == 0, stopped.describe()
     assert stopped.stdout == ""  # the run ended before it printed
     index = index_of(project / "a")
     assert index["stopped_after"] == "step" and index["complete"] is True
     assert [e["name"] for e in index["functions"]] == ["step"]
-    only = record(project / "b", "--only", "<lambda>", "--", PYTHON, "run.py", cwd=project)
+    only = record(project / "b", "--only", "<lambda>", "--", *WARM_PYTHON, "run.py", cwd=project)
     assert only.returncode == 0, only.describe()
     assert [e["name"] for e in index_of(project / "b")["functions"]] == ["<lambda>", "<lambda>"]
     assert index_of(project / "b")["not_selected"] == 1
-    capped = record(project / "c", "--max-functions", "1", "--", PYTHON, "run.py", cwd=project)
+    capped = record(
+        project / "c", "--max-functions", "1", "--", *WARM_PYTHON, "run.py", cwd=project
+    )
     assert capped.returncode == 0, capped.describe()
     assert [e["name"] for e in index_of(project / "c")["functions"]] == ["step"]
     assert index_of(project / "c")["over_limit"] == 4  # the lambdas' lowerings
@@ -219,7 +225,7 @@ def test_recording_again_replaces_the_previous_recording(recorded_copy: Path) ->
     project = recorded_copy
     runs = project / "runs"
     assert sorted(p.name for p in runs.iterdir()) == ["index.json", "lambda", "lambda.2", "step"]
-    again = record(runs, "--only", "step", "--", PYTHON, "run.py", cwd=project)
+    again = record(runs, "--only", "step", "--", *WARM_PYTHON, "run.py", cwd=project)
     assert again.returncode == 0, again.describe()
     assert sorted(p.name for p in runs.iterdir()) == ["index.json", "step"]
 
@@ -258,7 +264,7 @@ def test_pmap_is_recorded(tmp_path: Path) -> None:
         p = jax.pmap(step, axis_name="batch", in_axes=(None, 0), out_axes={"w": None, "n": None})
         print(p(jnp.ones(3), jnp.ones((4, 3)))["n"])
     """), encoding="utf-8")  # fmt: skip
-    result = record(tmp_path / "runs", "--", PYTHON, script.name, cwd=tmp_path)
+    result = record(tmp_path / "runs", "--", *WARM_PYTHON, script.name, cwd=tmp_path)
     assert result.returncode == 0, result.describe()
     (entry,) = index_of(tmp_path / "runs")["functions"]
     assert entry["name"] == "step" and entry["stage"] == "pmap"
@@ -271,8 +277,11 @@ LIBRARY_RUNS = {
         "flax",
         "train_step",
         """
-        model = mod.CNN(nnx.Rngs(0))
-        optimizer = mod._optimizer(mod.CNN(nnx.Rngs(0)))  # as `make` builds it
+        # built under one jit (eager, each operation is a compile of its own); the
+        # optimizer over another model, as `make` builds it
+        model, optimizer = nnx.jit(
+            lambda: (mod.CNN(nnx.Rngs(0)), mod._optimizer(mod.CNN(nnx.Rngs(0))))
+        )()
         metrics = nnx.MultiMetric(accuracy=nnx.metrics.Accuracy(),
                                   loss=nnx.metrics.Average("loss"))
         batch = {"image": jnp.ones((8, 16)), "label": jnp.zeros((8,), jnp.int32)}
@@ -284,8 +293,8 @@ LIBRARY_RUNS = {
         "equinox",
         "train_step",
         """
-        model = eqx.nn.MLP(4, 2, 16, 2, key=jax.random.PRNGKey(0))
-        opt_state = mod.optim.init(eqx.filter(model, eqx.is_array))
+        model = eqx.filter_jit(lambda: eqx.nn.MLP(4, 2, 16, 2, key=jax.random.PRNGKey(0)))()
+        opt_state = eqx.filter_jit(lambda m: mod.optim.init(eqx.filter(m, eqx.is_array)))(model)
         x, y = jnp.ones((32, 4)), jnp.zeros((32, 2))
         for _ in range(2):
             model, opt_state = mod.train_step(model, opt_state, x, y)
@@ -313,7 +322,9 @@ def test_library_wrappers_are_recorded_with_the_names_they_carry(
         + textwrap.dedent(body),
         encoding="utf-8",
     )
-    result = record(tmp_path / "runs", "--only", function, "--", PYTHON, script.name, cwd=tmp_path)
+    result = record(
+        tmp_path / "runs", "--only", function, "--", *WARM_PYTHON, script.name, cwd=tmp_path
+    )
     assert result.returncode == 0, result.describe()
     (entry,) = index_of(tmp_path / "runs")["functions"]
     assert entry["name"] == function and entry["lowerings"] == 1  # the second call is cached
@@ -366,7 +377,7 @@ def test_a_call_that_cannot_be_written_says_why(tmp_path: Path) -> None:
         jax.jit(lambda x, box: x, static_argnums=1)(jnp.ones(2), Box())
     """), encoding="utf-8")  # fmt: skip
     runs = tmp_path / "runs"
-    assert record(runs, "--", PYTHON, script.name, cwd=tmp_path).returncode == 0
+    assert record(runs, "--", *WARM_PYTHON, script.name, cwd=tmp_path).returncode == 0
     folders = [e["folder"] for e in index_of(runs)["functions"]]
     assert folders == ["scaled", "lambda"]
     partial = run_cli("lower", "odd.py:scaled", "--args-from-record", runs / "scaled",
@@ -399,6 +410,6 @@ def test_a_program_whose_main_reads_no_argument_names_runs_as_without_record(
 ) -> None:
     """Reading ``@main`` never changes the module JAX lowered (it once cloned and erased
     it, and the recorded run died with SIGSEGV): the run exits as it does alone."""
-    result = record(tmp_path / "runs", "--", PYTHON, "-c", code, cwd=tmp_path)
+    result = record(tmp_path / "runs", "--", *WARM_PYTHON, "-c", code, cwd=tmp_path)
     assert result.returncode == 0, result.describe()
     assert "1 function recorded" in result.stderr, result.describe()

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import importlib.resources
 import json
-import sys
 from pathlib import Path
 
 import pytest
-
-from tests.helpers import error_line, run_cli
+from helpers import WARM_PYTHON, error_line, run_cli
 
 BEFORE = """\
 import jax, jax.numpy as jnp
@@ -67,7 +65,7 @@ raise SystemExit(5)
 
 def record(tmp: Path, name: str, script: str, rc: int = 0) -> Path:
     (tmp / f"{name}.py").write_text(script)
-    result = run_cli("record", "-o", name, "--", sys.executable, f"{name}.py", cwd=tmp)
+    result = run_cli("record", "-o", name, "--", *WARM_PYTHON, f"{name}.py", cwd=tmp)
     assert result.returncode == rc, result.describe()
     return tmp / name
 

@@ -47,8 +47,8 @@ from jxinspect.core.files import write_atomically
 
 DEFAULT_IDLE_S = 600.0
 """How long a kept worker waits for the next run before it exits."""
-_TICK_S = 5.0
-"""How often an idle worker checks that its folder still exists."""
+_TICK_S = 1.0
+"""How often an idle worker checks that its folder still exists (a stat a second)."""
 _HELLO = b"jxinspect-worker/1"
 
 
