@@ -18,7 +18,9 @@ for a signal, as :mod:`subprocess` says it).
 
 The server never starts JAX's backend, never runs user code and runs no thread of its
 own (a fork copies only the forking thread), so every child starts as clean as a new
-process, about a second sooner: importing JAX is most of a run. What cannot be the same
+process, about a second sooner: importing JAX is most of a run. A child ends as Python
+ends a process, up to the teardown that frees each object (:func:`_exit`). What cannot
+be the same
 is what the interpreter or JAX read when they started (``PYTHON*``, ``JAX_*``
 variables: ``helpers.run_cli`` starts a real process for those) and the modules already
 imported (a test that looks at ``sys.modules`` runs a real process). The client is
@@ -169,6 +171,25 @@ def _python(args: list[str]) -> int:
     return 0
 
 
+def _exit(code: int) -> None:
+    """End the process as Python's exit does, up to its teardown: other threads joined,
+    ``atexit`` handlers run, the standard streams flushed (a failed flush is exit 120,
+    as Python says). The teardown itself, which frees every object JAX made, is left to
+    the kernel: it was a third of a short run."""
+    import atexit
+    import threading
+
+    threading._shutdown()  # type: ignore[attr-defined]
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            if stream is sys.stdout and code == 0:
+                code = 120
+    os._exit(code)
+
+
 def _reply(replies: BinaryIO, message: dict[str, Any]) -> None:
     replies.write(json.dumps(message).encode() + b"\n")
     replies.flush()
@@ -213,7 +234,7 @@ def _python_run(sock: socket.socket) -> None:
         os.environ.update(env)
         _python_streams()
         _python_startup(env.get("PYTHONPATH", ""))
-        sys.exit(_python(request["argv"]))
+        _exit(_python(request["argv"]))
     for fd in fds:
         os.close(fd)
     _, status = os.waitpid(pid, 0)
@@ -272,11 +293,8 @@ def _serve_python(requests: BinaryIO, replies: BinaryIO) -> None:
             replies.close()
             try:
                 _python_run(sock)
-            except SystemExit:
-                raise  # the run's own exit, in the process that became it: atexit runs
-            except BaseException:
-                os._exit(1)
-            os._exit(0)
+            finally:
+                os._exit(0)
         sock.close()
 
 
@@ -300,8 +318,7 @@ def main() -> None:
         if pid == 0:
             requests.close()
             replies.close()
-            code = _child(request)
-            sys.exit(code)  # the interpreter's own exit: flush, atexit, children reaped
+            _exit(_child(request))
         _reply(replies, {"pid": pid})
         _, status = os.waitpid(pid, 0)
         _reply(replies, {"rc": os.waitstatus_to_exitcode(status)})
