@@ -603,6 +603,16 @@ for chunk in re.split(r"%arg\d+: ", args_text)[1:]:
     args.append({{"name": name.group(1) if name else None,
                   "sharding": sharding.group(1) if sharding else None,
                   "alias": int(alias.group(1)) if alias else None}})
+# a shard_map at the top: the sharding its manual computation gives an argument of @main
+manual = {{}}
+entry = re.search(r"sdy\.manual_computation\(([^)]*)\) in_shardings=\[(.*?)\] out_shardings", head)
+if entry:
+    specs = re.findall(r"<@[^,>]+, \[[^\]]*\][^>]*>", entry.group(2))
+    for operand, spec in zip(entry.group(1).split(", "), specs):
+        if re.fullmatch(r"%arg\d+", operand):
+            manual.setdefault(int(operand[4:]), "sdy.sharding = #sdy.sharding" + spec)
+for i, arg in enumerate(args):
+    arg["manual"] = manual.get(i)
 signature = results_text.split(" {{\n", 1)[0]
 results = re.findall(r'tensor<[^>]*>(?: \{{([^}}]*)\}})?', signature)
 paths = [re.search(r'jax\.result_info = "([^"]*)"', r) for r in results]
@@ -615,7 +625,8 @@ def raw_main(call: str) -> dict[str, Any]:
     """What raw JAX's lowering of ``call`` (code that sets ``lowered``; ``S(*shape)`` is an
     f32 ``ShapeDtypeStruct``, ``load(stem)`` a sample module) carries in ``@main``: each
     argument's name, sharding attribute and alias, each result's path, read from the
-    printed text with a regex (never through the tool's reader)."""
+    printed text with a regex (never through the tool's reader); ``manual``: the sharding
+    that a shard_map's ``sdy.manual_computation`` gives an argument it takes directly."""
     result = run_python(RAW_MAIN.format(repo=str(REPO), call=call), warm=True)
     assert result.returncode == 0, result.describe()
     return dict(json.loads(result.stdout.strip().splitlines()[-1]))

@@ -62,14 +62,19 @@ def naming_findings(report: dict[str, Any]) -> list[tuple[str, str | None]]:
 
 
 def unexplained_naming_findings(report: dict[str, Any]) -> list[tuple[str, str | None]]:
-    """Naming findings other than JX107 for a nested jaxpr this release left without
-    debug info (older releases do so for shard_map, scan, cond… bodies)."""
-    missing = {n["where"] for n in report["nested"] if n["quality"] == "missing"}
+    """Naming findings other than JX107 (JX110) for a nested jaxpr this release left
+    without debug info (with part of it): older releases do so for shard_map, scan,
+    cond… bodies, 0.8 keeps no result paths in a shard_map's body. The nested grades
+    themselves are checked against the release's own jaxprs in ``test_oracle``."""
+    grade = {n["where"]: n["quality"] for n in report["nested"]}
+    explained = {"JX107": "missing", "JX110": "partial"}
     return [
         (f["code"], f["path"])
         for f in report["findings"]
         if re.match(r"JX1\d\d$", f["code"])
-        if not (f["code"] == "JX107" and f["message"].split()[2] in missing)
+        if not (
+            f["code"] in explained and grade.get(f["message"].split()[2]) == explained[f["code"]]
+        )
     ]
 
 
@@ -200,7 +205,8 @@ def test_data_parallel_step_pmap_names_as_this_jax_lowers_them(
     lower_json: Any, lower_text: Any
 ) -> None:
     """pmap's names are what this release's own lowering carries: the real names (to 0.6),
-    none at all (0.7.2), or ``flat_args[i]`` (pmap on shard_map, 0.10)."""
+    none at all (0.7.2), or a fallback name: ``args[i]`` (0.8, 0.9), ``flat_args[i]``
+    (pmap on shard_map, 0.10)."""
     from test_oracle import CASES, oracle
 
     target = "sample_programs/data_parallel.py:step"
@@ -217,19 +223,20 @@ def test_data_parallel_step_pmap_names_as_this_jax_lowers_them(
         assert leaf["name"] == arg["name"], (leaf, arg)
         if arg["name"] is None:
             assert leaf["status"] == "missing" and leaf["path"] in jx101, leaf
-        elif arg["name"].startswith("flat_args["):
+        elif arg["name"] != leaf["path"]:  # JAX's fallback for the flat argument
+            assert re.fullmatch(r"(flat_)?args\[\d+\]", arg["name"]), arg
             assert leaf["status"] == "synthetic" and leaf["path"] in jx102, leaf
         else:
-            assert leaf["status"] == "ok" and arg["name"] == leaf["path"], leaf
+            assert leaf["status"] == "ok", leaf
         # global shapes in the report; each device holds one slice of the batch axis
         assert leaf["sharding"]["spec"][0] == ["batch"]
         assert leaf["shard_shape"][0] == 1
-    assert raw["args"][0]["name"] in ("params['b']", None, "flat_args[0]")
+    assert raw["args"][0]["name"] in ("params['b']", None, "args[0]", "flat_args[0]")
     text = lower_text(target).stdout
     first = raw["args"][0]["name"]
-    if first == "flat_args[0]":
-        assert re.search(r"params\['b'\]\s+flat_args\[0\]\s+synthetic", text)
-        assert "JX102 warning argument params['b'] carries the fallback name 'flat_args[0]'" in text
+    if first in ("args[0]", "flat_args[0]"):
+        assert re.search(rf"params\['b'\]\s+{re.escape(first)}\s+synthetic", text)
+        assert f"JX102 warning argument params['b'] carries the fallback name '{first}'" in text
     elif first is None:
         assert re.search(r"params\['b'\]\s+-?\s*missing", text) or "missing" in text
 

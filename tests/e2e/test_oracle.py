@@ -72,7 +72,9 @@ def test_report_equals_what_this_jax_lowering_carries(target: str, lower_json: A
     assert len(lowered_inputs) == len(user_args), (lowered_inputs, raw)
     for leaf, arg in zip(lowered_inputs, user_args):
         assert leaf["name"] == arg["name"], (leaf, arg)
-        assert _sharding_attr(leaf["sharding"]) == arg["sharding"], (leaf, arg)
+        # @main's own attribute; where it has none, the spec of the shard_map it enters
+        # (pmap on 0.8 declares its layout only there)
+        assert _sharding_attr(leaf["sharding"]) == (arg["sharding"] or arg["manual"]), (leaf, arg)
         assert leaf["aliased_output"] == arg["alias"], (leaf, arg)
     assert [leaf["name"] for leaf in report["outputs"]] == raw["results"]
     for leaf in report["outputs"]:  # the path is the name, in the newer spelling

@@ -6,7 +6,8 @@ and clean models. Each test copies it, so runs may write and edit files.
 
 What else the lint finds depends on what the installed JAX release emits (pmap is built
 on shard_map from 0.10 and leaks its internal axis name, JX203; the pmap of 0.5-0.9
-lowers with no argument names and empty result paths, JX101/JX103; 0.4 leaves some
+lowers with no argument names and empty result paths, JX101/JX103, or (0.8, 0.9) with
+flat result paths, JX104; 0.4 leaves some
 nested jaxprs without debug info, JX107; ...). Those findings are not hard-coded: the
 fixture ``expected`` stages every target with raw JAX in a subprocess and derives them
 from what that release's own jaxprs and lowered ``@main`` carry.
@@ -197,8 +198,12 @@ def derive(target: str, facts: dict[str, Any]) -> list[Expected]:
         if loc == "unknown":
             found.append(("JX101", path, f"argument {path} carries no name"))
     for path, info in zip(facts["result_paths"], facts["result_info"], strict=True):
-        if info not in (path, path.removeprefix("result")):  # 0.4 has no `result` prefix
+        if info in (path, path.removeprefix("result")):  # 0.4 has no `result` prefix
+            continue
+        if not info:
             found.append(("JX103", path, f"result {path} carries no path"))
+        else:
+            found.append(("JX104", path, f"result {path} carries the path {info!r}"))
     for where, primitive in facts["nested_missing"]:
         found.append(("JX107", None, f"nested jaxpr {where} ({primitive}) has no debug info"))
     if any(facts["args_sharded"]):

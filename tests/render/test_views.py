@@ -178,17 +178,21 @@ def pmap_status(i: int) -> str:
         return "missing"
     if name == PMAP_PATHS[i]:
         return "ok"
-    return "synthetic" if re.fullmatch(r"flat_args\[\d+\]", name) else "mismatch"
+    # JAX's fallback names: args[i] (0.8, 0.9), flat_args[i] (0.10)
+    return "synthetic" if re.fullmatch(r"(flat_)?args\[\d+\]", name) else "mismatch"
 
 
 def pmap_result_status(i: int) -> str:
     """The status of pmap's result ``i``, from its ``jax.result_info`` in ``@main`` (empty
-    in 0.7; ``[0]['b']``, the older spelling of ``result[0]['b']``, in 0.4.35)."""
+    in 0.7; ``[0]['b']``, the older spelling of ``result[0]['b']``, in 0.4.35; the flat
+    fallback ``result[0]`` in 0.8 and 0.9)."""
     info = re.search(r'jax\.result_info = "([^"]*)"', raw()["pmap"]["results"][i])
     if info is None or not info[1]:
         return "missing"
     path = info[1] if info[1].startswith("result") else "result" + info[1]
-    return "ok" if path == PMAP_RESULTS[i] else "mismatch"
+    if path == PMAP_RESULTS[i]:
+        return "ok"
+    return "synthetic" if re.fullmatch(r"result(\[\d+\])*", path) else "mismatch"
 
 
 def line_with(text: str, fragment: str) -> str:
@@ -283,8 +287,8 @@ def test_main_signature_is_labelled_beside_the_raw_shardings(lower_text: Any) ->
 def test_module_marks_synthetic_names(lower_text: Any) -> None:
     mlir = view_run(lower_text, "data_parallel.step")["mlir"]
     facts = raw()["pmap"]
-    # global shapes named flat_args[i] (0.10), per-device shapes without names (0.7) or
-    # with the real names (0.4.35)
+    # global shapes named flat_args[i] (0.10) or args[i] (0.8, 0.9), per-device shapes
+    # without names (0.7) or with the real names (0.4.35)
     arg = line_with(mlir, facts["args"][2])
     status = pmap_status(2)
     said = {"ok": "ok", "missing": f"{WARN} missing: no name"}.get(
@@ -413,7 +417,7 @@ def test_html_report_is_one_self_contained_file(run_cli: Any, tmp_path: Path) ->
     pictures = page.count("<figure ")
     assert pictures == 3 and page.count("<svg ") == pictures
     assert re.findall(r"https?://[^\s\"'<]+", page) == ["http://www.w3.org/2000/svg"] * pictures
-    for i in range(4):  # synthetic (0.10), missing (0.7), ok (0.4.35): see the module test
+    for i in range(4):  # synthetic (0.8 on), missing (0.7), ok (0.4.35): see the module test
         assert f'<tr id="in-{i}" data-status="{pmap_status(i)}">' in page
         # a finding about a name the lowering lost links to its leaf
         linked = f'<a class=leaf-link href="#in-{i}">' in page

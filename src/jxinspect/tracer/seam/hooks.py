@@ -4,6 +4,9 @@
   ``pjit``, ``shard_map`` and pmap from 0.8 on; the older pmap (0.4.35, 0.7.2) lowers
   through ``pxla.lower_parallel_callable``, which 0.8 and 0.9 keep unused and 0.10 no
   longer has.
+* **pmap on shard_map** is JAX's own computation by its debug info: ``_fun`` in
+  ``pmap.py`` (0.9, 0.10), ``call_wrapped`` in ``linear_util.py`` (0.8), whose one
+  equation is the shard_map; the user's function is its first operation's frame.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 from jxinspect.core.units import source_parts
 from jxinspect.tracer.seam import jaxprs
 from jxinspect.tracer.seam.objects import Computation, Jaxpr, Lowered, Sharding
+from jxinspect.tracer.seam.staging import pmap_global_shapes
 
 
 @dataclass(frozen=True)
@@ -106,9 +110,24 @@ def _inside_jax(source: str) -> bool:
     return f" at {os.path.dirname(jax.__file__)}{os.sep}" in source
 
 
-def _user_frame(jaxpr: Jaxpr) -> str | None:
-    """``step at train.py:6``: the user's function and line of a jaxpr's first operation."""
-    found = jaxprs.first_user_line(jaxpr)
+def _is_pmap_on_shard_map(jaxpr: Jaxpr, source: str) -> bool:
+    """Whether JAX's own computation is pmap's jit around a shard_map of the user's body
+    (0.8 on): named after its ``_fun`` in ``pmap.py`` (0.9, 0.10), or after
+    ``call_wrapped`` with nothing but that shard_map in it (0.8)."""
+    if not pmap_global_shapes():
+        return False
+    if f"{os.sep}pmap.py:" in source:
+        return True
+    eqns = jaxpr.eqns
+    return len(eqns) == 1 and eqns[0].primitive.name == "shard_map"
+
+
+def _pmap_body_frame(jaxpr: Jaxpr) -> str | None:
+    """``step at train.py:6``: the user's function and line of the first operation in
+    pmap's shard_map body that is not the pmap call's own (on 0.8 the operations pmap
+    adds around the body, a squeeze of the mapped axis, carry the call's line)."""
+    call = jaxprs.user_line(jaxpr.eqns[0]) if jaxpr.eqns else None
+    found = jaxprs.first_user_line(jaxpr, besides=call)
     return None if found is None else f"{found.function} at {found.file}:{found.line}"
 
 
@@ -122,8 +141,8 @@ def _lowering(
 ) -> Lowering:
     source: str | None = _source(jaxpr)
     internal = _inside_jax(source or "")
-    if internal and f"{os.sep}pmap.py:" in (source or ""):  # 0.10's pmap around the user's body
-        stage, internal, source = "pmap", False, _user_frame(jaxpr)
+    if internal and _is_pmap_on_shard_map(jaxpr, source or ""):  # around the user's body
+        stage, internal, source = "pmap", False, _pmap_body_frame(jaxpr)
         name = source_parts(source)[0] or name
     if internal:
         return Lowering(stage, jaxpr, jaxpr, name, source, None, donated, (), "", True)

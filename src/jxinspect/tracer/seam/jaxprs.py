@@ -87,7 +87,7 @@ def equations(jaxpr: Jaxpr, source: bool = False) -> tuple[Equation, ...]:
         Equation(
             primitive=str(eqn.primitive.name),
             nested=tuple(sub_jaxprs(eqn.params)),
-            source=_user_line(eqn) if source else None,
+            source=user_line(eqn) if source else None,
         )
         for eqn in jaxpr.eqns
     )
@@ -118,7 +118,7 @@ def sub_jaxprs(params: dict[str, Any]) -> Iterator[tuple[str, Jaxpr]]:
                 yield label, item
 
 
-def _user_line(eqn: Any) -> SourceLine | None:
+def user_line(eqn: Any) -> SourceLine | None:
     """The user's frame that an equation (a ``JaxprEqn``) came from."""
     from jax._src import source_info_util
 
@@ -132,15 +132,15 @@ def _user_line(eqn: Any) -> SourceLine | None:
     return SourceLine(str(frame.function_name), str(frame.file_name), int(frame.start_line))
 
 
-def first_user_line(jaxpr: Jaxpr) -> SourceLine | None:
-    """The user's line of a jaxpr's first operation that has one, nested jaxprs
-    searched depth first."""
+def first_user_line(jaxpr: Jaxpr, besides: SourceLine | None = None) -> SourceLine | None:
+    """The user's line of a jaxpr's first operation that has one (other than
+    ``besides``), nested jaxprs searched depth first."""
     for eqn in jaxpr.eqns:
-        found = _user_line(eqn)
-        if found is not None:
+        found = user_line(eqn)
+        if found is not None and found != besides:
             return found
         for _, inner in sub_jaxprs(eqn.params):
-            found = first_user_line(inner)
+            found = first_user_line(inner, besides)
             if found is not None:
                 return found
     return None
