@@ -523,6 +523,8 @@ def split_views(stdout: str) -> dict[str, str]:
 
 
 _AXIS_SET_RE = re.compile(r"(\]\{|frozenset\(\{)([^{}]*)\}")
+_VMA_SET_RE = re.compile(r"(\]\{V:\()([^(){}]*)\)\}")
+"""``f32[8,256]{V:(model,data)}``: the axes a value varies over, as 0.6 prints them."""
 
 
 def _sorted_set(match: re.Match[str]) -> str:
@@ -533,9 +535,12 @@ def _sorted_set(match: re.Match[str]) -> str:
 def normalize_view(text: str) -> str:
     """A view, normalized for a golden file: as :func:`normalize_string`, every
     ``file.py:N`` (``--source`` labels, nested jaxprs' sources) is ``file.py:<line>``, and
-    sets of mesh axes (``f32[8]{model,data}``, ``frozenset({...})``), which some JAX
-    releases print in hash order, are sorted."""
+    sets of mesh axes (``f32[8]{model,data}``, ``frozenset({...})``,
+    ``f32[8]{V:(model,data)}``), which some JAX releases print in hash order, are sorted."""
     text = _AXIS_SET_RE.sub(_sorted_set, normalize_string(text))
+    text = _VMA_SET_RE.sub(
+        lambda m: m.group(1) + ",".join(sorted(m.group(2).split(","))) + ")}", text
+    )
     return _PY_LINE_RE.sub(r"\1:<line>", text)
 
 

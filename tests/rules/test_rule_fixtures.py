@@ -44,16 +44,24 @@ REGENERATE = "JXINSPECT_UPDATE_GOLDEN=1 python -m pytest tests/rules/test_rule_f
 
 _NO_PLAIN_STAGING = "JAX names results after the output tree jxinspect reads"
 SILENT: dict[str, dict[str, str]] = {
-    "JX101": {"0.4": "pmap keeps the real names", "0.8": "pmap says args[i] (JX102)",
+    "JX101": {"0.4": "pmap keeps the real names", "0.5": "pmap keeps the real names",
+              "0.6": "pmap keeps the real names", "0.8": "pmap says args[i] (JX102)",
               "0.9": "pmap says flat_args[i] (JX102)", "0.10": "pmap says flat_args[i] (JX102)"},
-    "JX102": {"0.4": "pmap keeps the real names", "0.7": "pmap names nothing (JX101)"},
-    "JX103": {series: "pmap keeps the result paths" for series in ("0.4", "0.8", "0.9", "0.10")},
-    "JX104": {series: _NO_PLAIN_STAGING for series in ("0.4", "0.7", "0.8", "0.9", "0.10")},
+    "JX102": {"0.4": "pmap keeps the real names", "0.5": "pmap keeps the real names",
+              "0.6": "pmap keeps the real names", "0.7": "pmap names nothing (JX101)"},
+    "JX103": {series: "pmap keeps the result paths"
+              for series in ("0.4", "0.5", "0.6", "0.8", "0.9", "0.10")},
+    "JX104": {series: _NO_PLAIN_STAGING
+              for series in ("0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "0.10")},
     "JX106": {series: "only 0.5.3-0.7.1 miscount names"
               for series in ("0.4", "0.7", "0.8", "0.9", "0.10")},
-    "JX107": {series: "remat's body has debug info" for series in ("0.7", "0.8", "0.9", "0.10")},
-    "JX110": {"0.4": "the custom_vjp body has no debug info (JX107); a lone result's '' is whole"},
-    "JX203": {"0.4": "pmap's axis is anonymous", "0.7": "pmap's axis is anonymous",
+    "JX107": {series: "remat's body has debug info"
+              for series in ("0.5", "0.6", "0.7", "0.8", "0.9", "0.10")},
+    "JX110": {"0.4": "the custom_vjp body has no debug info (JX107); a lone result's '' is whole",
+              "0.5": "the custom_vjp body keeps its names and paths",
+              "0.6": "the custom_vjp body keeps its names and paths"},
+    "JX203": {"0.4": "pmap's axis is anonymous", "0.5": "pmap's axis is anonymous",
+              "0.6": "pmap's axis is anonymous", "0.7": "pmap's axis is anonymous",
               "0.8": "pmap's axis is an object's <axis 0x...>, read as (unnamed)",
               "0.9": "pmap's axis is an object's <axis 0x...>, read as (unnamed)"},
 }  # fmt: skip

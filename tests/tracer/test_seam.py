@@ -143,7 +143,7 @@ RELEASE_FACTS: list[tuple[str, Callable[[], bool], Callable[[tuple[int, int, int
     ("meshes: lowering for an AbstractMesh", seam.abstract_meshes_lower, lambda v: v >= (0, 5, 0)),
     ("meshes: AxisType", lambda: hasattr(jax.sharding, "AxisType"), lambda v: v >= (0, 6, 0)),
     ("meshes: jax.set_mesh", lambda: hasattr(jax, "set_mesh"), lambda v: v >= (0, 7, 0)),
-    ("staging: jax.shard_map", lambda: hasattr(jax, "shard_map"), lambda v: v >= (0, 7, 0)),
+    ("staging: jax.shard_map", lambda: hasattr(jax, "shard_map"), lambda v: v >= (0, 6, 0)),
     ("staging: pmap through jit/shard_map", seam.pmap_global_shapes, lambda v: v >= (0, 8, 0)),
     ("staging: pmap's own axis name",
      lambda: seam.pmap_axis_default() == "_internal_pmap_axis_name", lambda v: v >= (0, 10, 0)),

@@ -70,7 +70,14 @@ def stage(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Adapted:
     if _simple(fun):
         return _stage_simple(fun, args, kwargs)
     if _JIT_WRAPPED is not None and isinstance(fun, _JIT_WRAPPED):
-        user_fun, inner = fun.fun, fun.jitted_fn
+        # the user's function: ``fun`` from flax 0.12, ``__wrapped__`` alone in 0.11
+        user_fun = getattr(fun, "fun", None) or getattr(fun, "__wrapped__", None)
+        inner = getattr(fun, "jitted_fn", None)
+        if user_fun is None:
+            raise UsageError(
+                f"{WRAPPER} of this flax release does not say which function it wraps; "
+                "stage the undecorated function with nnx.split/nnx.merge instead"
+            )
 
         def split() -> Any:
             return fun._get_pure_args_kwargs(args, kwargs)

@@ -1,8 +1,8 @@
 """Staging: wrapping a function with each release's ``jit``, ``pjit``, ``pmap`` and
 ``shard_map``, and telling the wrapped kinds apart.
 
-* **shard_map**: ``jax.experimental.shard_map.shard_map(check_rep=, auto=)`` up to 0.6
-  (0.4.35), ``jax.shard_map(check_vma=, axis_names=)`` from 0.7 on.
+* **shard_map**: ``jax.experimental.shard_map.shard_map(check_rep=, auto=)`` up to 0.5
+  (0.4.35, 0.5.3), ``jax.shard_map(check_vma=, axis_names=)`` from 0.6 on (0.6.2).
 * **pmap**: a ``PmapFunction`` with ``.trace`` (0.4.35), without it (0.7); from 0.8 on a
   function that lowers through jit/shard_map (global shapes; ``args[i]`` names on 0.8,
   ``flat_args[i]`` from 0.9; its anonymous mesh axis prints as an object,
