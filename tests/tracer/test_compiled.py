@@ -17,8 +17,20 @@ from jxinspect.core.model import Mesh
 COMPILED = "sample_programs/compiled.py"
 
 
-def _collectives(report: dict[str, Any]) -> list[dict[str, Any]]:
+def _readable(report: dict[str, Any]) -> None:
+    """Skip, once the report says why, where this release cannot read an optimized
+    program with asynchronous collectives (0.5.3's jaxlib emits StableHLO only)."""
+    from jxinspect.tracer import seam
+
     assert report["reached"] == "compiled"
+    notes = " ".join(report["compiled"]["notes"])
+    if "optimized HLO unreadable" in notes:  # only where the release cannot, saying why
+        assert not seam.reads_async_collectives() and "StableHLO only" in notes, notes
+        pytest.skip("this jaxlib cannot read the optimized program (the report says so)")
+
+
+def _collectives(report: dict[str, Any]) -> list[dict[str, Any]]:
+    _readable(report)
     return list(report["compiled"]["collectives"])
 
 
@@ -85,6 +97,7 @@ def test_unusable_donations_are_jx301_with_the_reason(lower_json: Any) -> None:
 
 def test_usable_donation_is_aliased(lower_json: Any) -> None:
     _, report = lower_json("sample_programs/sharded.py:update", "--compile")
+    _readable(report)
     state = [leaf for leaf in report["inputs"] if leaf["path"].startswith("state")]
     assert state and all(leaf["compiled_alias"] is not None for leaf in state)
     assert sorted(leaf["compiled_alias"] for leaf in state) == list(range(len(state)))
@@ -92,6 +105,11 @@ def test_usable_donation_is_aliased(lower_json: Any) -> None:
 
 def test_show_collectives_table(lower_text: Any) -> None:
     text = lower_text(f"{COMPILED}:dp_step", "--show", "collectives").stdout
+    from jxinspect.tracer import seam
+
+    if "optimized HLO unreadable" in text:
+        assert not seam.reads_async_collectives() and "StableHLO only" in text, text
+        pytest.skip("this jaxlib cannot read the optimized program (the report says so)")
     assert "collectives (" in text
     assert "all-reduce  data" in text
     assert "per axis: data" in text
@@ -172,8 +190,12 @@ def test_async_pairs_called_computations_and_permutes_from_hlo_text() -> None:
     """An async all-gather counts once, an all-reduce in a called computation is found,
     iota replica groups and permute pairs map to axes, and old-style source metadata is read."""
     from jxinspect.tracer.read.compiled import read_collectives
-    from jxinspect.tracer.seam import module_from_hlo_text
+    from jxinspect.tracer.seam import module_from_hlo_text, reads_async_collectives
 
+    if not reads_async_collectives():
+        with pytest.raises(ValueError, match="StableHLO only"):
+            module_from_hlo_text(ASYNC_HLO)
+        pytest.skip("this jaxlib cannot read asynchronous collectives (a one-line reason)")
     found = read_collectives(module_from_hlo_text(ASYNC_HLO), MESH)
     by_kind = {c.kind: c for c in found}
     assert sorted(by_kind) == ["all-gather", "all-reduce", "collective-permute"]

@@ -29,6 +29,9 @@ _SHARED = re.compile(r"let (\S+) = \{ lambda ")
 _FLAT_SUB = re.compile(r"(\w+)=\{ lambda ")
 _REF = re.compile(r"(\w+)=(\w+)(?=[\s\]]|$)")
 _BINDER = re.compile(r"[a-z_]+:\S")
+_WRAPPED_REPR = re.compile(r"(\d+ +: |Core: )")
+"""The lines of a ``Wrapped function:`` parameter (0.5 prints a custom_jvp's and a
+custom_vjp's so, from column 0), and blank ones: no part of the jaxpr's structure."""
 
 
 def program(
@@ -116,6 +119,8 @@ class _Blocks:
         for i in range(head + 1, len(lines)):
             line = lines[i]
             indent, text = _indent(line), line.strip()
+            if not text or (indent == 0 and _WRAPPED_REPR.match(line)):
+                continue
             if indent == base + 2 and text.startswith("in ("):
                 break
             if indent < base + 2:

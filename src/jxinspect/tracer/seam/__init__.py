@@ -33,6 +33,7 @@ from jxinspect.tracer.seam.compiled import (
     compiled_shardings,
     module_from_hlo_text,
     optimized_module,
+    reads_async_collectives,
 )
 from jxinspect.tracer.seam.devices import (
     backend_started,
@@ -252,6 +253,7 @@ __all__ = [
     "newer_spelling",
     "normalize_result_path",
     "optimized_module",
+    "reads_async_collectives",
     "out_avals",
     "out_info",
     "parse_hlo_sharding",

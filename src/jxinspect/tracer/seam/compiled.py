@@ -1,8 +1,10 @@
 """Compiled programs: the shardings XLA chose and the optimized HLO as StableHLO.
 
-* **Optimized HLO → StableHLO**: ``_jax.mlir.hlo_to_stablehlo`` (0.5 on); in 0.4.35
-  ``xla_computation_to_mlir_module``. HLO text: ``_hlo.hlo_module_from_text`` (0.10 on;
-  not in 0.8.3 or 0.9.2), ``xla_extension``/``xla_client._xla`` before.
+* **Optimized HLO → StableHLO**: ``hlo_to_stablehlo`` (0.6 on); before,
+  ``xla_computation_to_mlir_module``, which can emit MHLO for async collectives in 0.4.35
+  but not in 0.5.3 (:func:`reads_async_collectives`). HLO text:
+  ``_hlo.hlo_module_from_text`` (0.10 on; not in 0.8.3 or 0.9.2), ``xla_extension``/
+  ``xla_client._xla`` before.
 """
 
 from __future__ import annotations
@@ -54,5 +56,28 @@ def _hlo_to_module(hlo: HloModule) -> MlirModule:
     convert = lib.xla_client._xla.mlir.xla_computation_to_mlir_module
     try:
         return mlir.parse_module(convert(computation))
-    except Exception:  # XlaRuntimeError: MHLO => StableHLO failed
+    except Exception as err:  # XlaRuntimeError: MHLO => StableHLO failed
+        if not reads_async_collectives():
+            raise ValueError(
+                "this jaxlib converts optimized HLO to StableHLO only, and the program's "
+                "asynchronous collectives have none (JAX 0.6 reads them)"
+            ) from err
         return mlir.parse_module(convert(computation, emit_stable_hlo=False))
+
+
+def reads_async_collectives() -> bool:
+    """Whether an optimized program with asynchronous collectives (``all-gather-start``)
+    can be read: through ``hlo_to_stablehlo``, or as MHLO (0.4.35); not in 0.5.3, whose
+    converter emits StableHLO only."""
+    import inspect
+
+    from jax._src import lib
+
+    for holder in (getattr(lib, "_jax", None), getattr(lib.xla_client, "_xla", None)):
+        if getattr(getattr(holder, "mlir", None), "hlo_to_stablehlo", None) is not None:
+            return True
+    convert = lib.xla_client._xla.mlir.xla_computation_to_mlir_module
+    try:
+        return "emit_stable_hlo" in inspect.signature(convert).parameters
+    except (TypeError, ValueError):  # a builtin without a signature: its docstring says
+        return "emit_stable_hlo" in (convert.__doc__ or "")

@@ -1,8 +1,8 @@
 """MLIR locations read alike through every release's bindings.
 
 * **Locations**: ``ir.NameLoc``/``CallSiteLoc``/… classes (after 0.10.0; 0.10.2 has
-  them), ``Location.is_a_name()`` and friends (0.5 to 0.10.0; 0.7.2 has them), only the
-  printed form (0.4.35).
+  them), ``Location.is_a_name()`` and friends (0.6 to 0.10.0; 0.6.2 and 0.7.2 have them),
+  only the printed form (0.4.35, 0.5.3).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 * **Meshes**: ``AbstractMesh(((name, size), ...))`` up to 0.5 (lowering for one works
   from 0.5.0; 0.4.35's constructor has no ``axis_types``), ``AbstractMesh(sizes, names,
-  axis_types=...)`` from 0.6; ``AxisType`` from 0.6, ``jax.set_mesh`` (explicit sharding)
+  axis_types=...)`` from 0.6; ``AxisType`` from 0.5 (0.5.3), ``jax.set_mesh`` (explicit sharding)
   from 0.7. ``jax.make_mesh`` makes ``Auto`` axes in 0.7.2, ``Explicit`` ones in 0.10.2.
 """
 

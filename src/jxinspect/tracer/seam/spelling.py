@@ -1,7 +1,7 @@
 """Names and result paths in one spelling, whichever release wrote them.
 
-* **Result paths**: ``result['y']`` from 0.6 on, ``['y']`` (and ``""`` for a lone result)
-  up to 0.5; :func:`normalize_result_path` maps both to the newer spelling.
+* **Result paths**: ``result['y']`` from 0.5 on (0.5.3), ``['y']`` (and ``""`` for a lone
+  result) in 0.4; :func:`normalize_result_path` maps both to the newer spelling.
 * **Keys of nodes without key paths**: ``p[<flat index 0>]`` in 0.4.35, ``p[0]`` later;
   :func:`newer_spelling` reads both alike.
 * **pmap's unnamed axis**: 0.8 and 0.9 name the mesh axis of a pmap without
