@@ -72,7 +72,7 @@ def stage(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Adapted:
     if _JIT_WRAPPED is not None and isinstance(fun, _JIT_WRAPPED):
         # the user's function: ``fun`` from flax 0.12, ``__wrapped__`` alone in 0.11
         user_fun = getattr(fun, "fun", None) or getattr(fun, "__wrapped__", None)
-        inner = getattr(fun, "jitted_fn", None)
+        inner: Any = getattr(fun, "jitted_fn", None)
         if user_fun is None:
             raise UsageError(
                 f"{WRAPPER} of this flax release does not say which function it wraps; "
