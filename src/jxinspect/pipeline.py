@@ -177,6 +177,7 @@ def inspect_function(
     from jxinspect.tracer import stage as staging
     from jxinspect.tracer.read.report import Context
 
+    seam.require_supported()
     options = dict(options or {})
     platform, platform_note = seam.lowering_platform(platform)
     notes = (*notes, *([platform_note] if platform_note else []))
@@ -389,6 +390,9 @@ def inspect_target(
     Devices are prepared before the user's module is imported when the declaration can
     be read from the source; a declaration built at import time is applied after.
     """
+    from jxinspect.tracer import seam
+
+    seam.require_supported()
     resolved = target if isinstance(target, Resolved) else resolve(target, given)
     mesh, notes = _prepare_devices(resolved.options_before_import)
     module = load_module(resolved.target)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import FIXTURES, error_line, marker_line
+from helpers import FIXTURES, REPO, error_line, marker_line
 
 FIXTURE = "tests/fixtures/targets.py"
 TARGETS_PY = FIXTURES / "targets.py"
@@ -217,3 +217,28 @@ def test_a_maker_that_calls_sys_exit_never_exits_0(command: str, run_cli: Any) -
     assert error_line(result).startswith(
         f"error: --args-from {FIXTURE}:make_then_exit failed: called sys.exit(0) (at "
     )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["lower", "sample_programs/mlp.py:predict"], ["lint", "--no-cache"],
+     ["diff-debug", "sample_programs/mlp.py:predict", "sample_programs/mlp.py:predict"]],
+    ids=["lower", "lint", "diff-debug"],
+)  # fmt: skip
+def test_a_jax_older_than_the_oldest_supported_is_one_line(
+    command: list[str], run_cli: Any, tmp_path: Path
+) -> None:
+    """JAX below 0.4.35 (installed with ``--no-deps``): exit 2 naming the release found and
+    the oldest supported, before anything imports it (was exit 4, an ImportError). The
+    distribution's metadata says 0.4.30 here: a ``jax-0.4.30.dist-info`` first on the path."""
+    info = tmp_path / "site" / "jax-0.4.30.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: jax\nVersion: 0.4.30\n")
+    cwd = REPO / "sample_repo" if command[0] == "lint" else REPO
+    result = run_cli(*command, cwd=cwd, env={"PYTHONPATH": str(tmp_path / "site")})
+    assert result.returncode == 2, result.describe()
+    assert error_line(result) == (
+        "error: jxinspect needs JAX 0.4.35 or newer; this environment has JAX 0.4.30 "
+        "(pip install -U 'jax>=0.4.35' 'jaxlib>=0.4.35')"
+    ), result.describe()
+    assert "Traceback" not in result.stderr

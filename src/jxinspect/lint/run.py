@@ -401,6 +401,9 @@ def run_lint(request: LintRequest) -> LintResult:
     options = run_options(request, config)
     if request.records is not None:
         return _run_records(request, config, options, request.records)
+    from jxinspect.tracer import seam
+
+    seam.require_supported()  # once, before any worker: not once per target
     root = config.root
     supervisor = Supervisor(
         request.jobs, root, options.timeout, request.traceback, _keep_workers(options, root)

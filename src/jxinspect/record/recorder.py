@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jxinspect.core.errors import UsageError
 from jxinspect.core.model import Report
 from jxinspect.core.units import source_parts
 from jxinspect.project.config import Policy, load_config
@@ -154,6 +155,11 @@ def start() -> None:
 
     def install() -> None:
         recorder.index.jax_version = seam.jax_version()
+        try:
+            seam.require_supported()
+        except UsageError as err:  # the run goes on, unrecorded
+            print(f"jxinspect record: not recording: {err}", file=sys.stderr)
+            return
         seam.install_lowering_hook(recorder.on_lowering)
 
     seam.when_jax_imported(install)

@@ -7,15 +7,42 @@ the version is only named in messages (:func:`unsupported`) and reports.
 from __future__ import annotations
 
 import contextlib
+import re
 from typing import Any
 
 from jxinspect.core.errors import UsageError
+
+OLDEST_SUPPORTED = "0.4.35"
+"""The oldest JAX release jxinspect reads (``pyproject.toml`` requires it too)."""
 
 
 def jax_version() -> str:
     import jax
 
     return str(jax.__version__)
+
+
+def require_supported() -> None:
+    """Raise the one-line error (exit 2) where the installed JAX is older than
+    :data:`OLDEST_SUPPORTED` (installed beside it with ``--no-deps``); read from the
+    distribution's metadata, without importing JAX."""
+    from importlib import metadata
+
+    try:
+        found = metadata.version("jax")
+    except metadata.PackageNotFoundError:
+        return  # JAX's own import will say it is missing
+    if _release(found) < _release(OLDEST_SUPPORTED):
+        raise UsageError(
+            f"jxinspect needs JAX {OLDEST_SUPPORTED} or newer; this environment has JAX "
+            f"{found} (pip install -U 'jax>={OLDEST_SUPPORTED}' 'jaxlib>={OLDEST_SUPPORTED}')"
+        )
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """``0.4.35`` → ``(0, 4, 35)``; what follows a part's digits (``0.4.36rc1``,
+    ``0.5.0.dev1``) is dropped."""
+    return tuple(int((re.findall(r"^\d+", part) or ["0"])[0]) for part in version.split(".")[:3])
 
 
 def import_jax() -> None:
