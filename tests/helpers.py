@@ -36,6 +36,10 @@ FIXTURES = REPO / "tests" / "fixtures"
 JAX_SERIES = ".".join(importlib.metadata.version("jax").split(".")[:2])
 """``0.10`` for JAX 0.10.2: each release series emits its own programs."""
 GOLDEN = REPO / "tests" / "golden" / f"jax-{JAX_SERIES}"
+JAX_RELEASE = importlib.metadata.version("jax")
+RELEASE_GOLDEN = REPO / "tests" / "golden" / f"jax-{JAX_RELEASE}"
+"""What this release prints where it differs from its series' golden files (0.4.38 and
+0.7.1 keep other names than 0.4.35 and 0.7.2): one file per difference, read first."""
 """This JAX series' golden files (CI keeps them for each series it tests)."""
 
 CLI_TIMEOUT_S = 300
@@ -477,24 +481,37 @@ def dump_json(data: Any) -> str:
 
 
 UPDATE_GOLDEN = os.environ.get("JXINSPECT_UPDATE_GOLDEN", "") not in ("", "0")
-"""``JXINSPECT_UPDATE_GOLDEN=1``: the golden-file tests write what they got instead."""
+"""``JXINSPECT_UPDATE_GOLDEN=1``: the golden-file tests write what they got instead, into
+the series' files; ``=release``: into this release's (:data:`RELEASE_GOLDEN`), only where
+it differs from the series'."""
+UPDATE_RELEASE = os.environ.get("JXINSPECT_UPDATE_GOLDEN", "") == "release"
 
 
 def compare_golden(path: Path, actual: str, regenerate: str) -> None:
     """Fail, with a diff and the ``regenerate`` command, where ``actual`` differs from the
-    golden file ``path``; write it instead under :data:`UPDATE_GOLDEN`. Skips where this
-    JAX series has no golden folder."""
+    golden file ``path`` (this release's own file first, where it has one); write it
+    instead under :data:`UPDATE_GOLDEN`. Skips where this JAX series has no golden folder."""
     import difflib
 
     import pytest
 
     if not UPDATE_GOLDEN and not GOLDEN.is_dir():
         pytest.skip(f"no golden files for JAX {GOLDEN.name[4:]}; make them with: {regenerate}")
+    override = RELEASE_GOLDEN / path.relative_to(GOLDEN) if path.is_relative_to(GOLDEN) else None
+    if UPDATE_RELEASE and override is not None:
+        if path.exists() and path.read_text(encoding="utf-8") == actual:
+            override.unlink(missing_ok=True)  # the series' file says it
+        else:
+            override.parent.mkdir(parents=True, exist_ok=True)
+            override.write_text(actual, encoding="utf-8")
+        return
     if UPDATE_GOLDEN:
         if not path.exists() or path.read_text(encoding="utf-8") != actual:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(actual, encoding="utf-8")
         return
+    if override is not None and override.exists():
+        path = override
     assert path.exists(), f"no golden file {path.relative_to(REPO)}; create it with: {regenerate}"
     expected = path.read_text(encoding="utf-8")
     if actual != expected:

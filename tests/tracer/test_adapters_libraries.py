@@ -16,7 +16,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import pytest
-from helpers import GOLDEN, REPO, normalize_text, run_cli, run_python
+from helpers import GOLDEN, REPO, compare_golden, normalize_text, run_cli, run_python
 
 from jxinspect.tracer import seam
 from jxinspect.tracer.read import mlir
@@ -69,15 +69,12 @@ def _golden(name: str, text: str) -> None:
     """The text report, per JAX series; a series without the file skips, saying how to
     make it (the libraries' releases differ between series)."""
     path = GOLDEN / "libraries" / f"{name}.txt"
-    actual = normalize_text(text)
-    if UPDATE:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(actual, encoding="utf-8")
-        return
-    if not path.exists():
-        pytest.skip(f"no {path.relative_to(REPO)}; make it with JXINSPECT_UPDATE_GOLDEN=1 "
-                    "python -m pytest tests/tracer/test_adapters_libraries.py")  # fmt: skip
-    assert actual == path.read_text(encoding="utf-8")
+    regenerate = "JXINSPECT_UPDATE_GOLDEN=1 python -m pytest " + str(
+        Path(__file__).relative_to(REPO)
+    )
+    if not UPDATE and not path.exists():
+        pytest.skip(f"no {path.relative_to(REPO)}; make it with {regenerate}")
+    compare_golden(path, normalize_text(text), regenerate)
 
 
 def _real(tree: Any) -> Any:

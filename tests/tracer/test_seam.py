@@ -140,27 +140,27 @@ RELEASE_FACTS: list[tuple[str, Callable[[], bool], Callable[[tuple[int, int, int
     ("devices: jax_num_cpu_devices", lambda: "jax_num_cpu_devices" in jax.config.values,
      lambda v: v >= (0, 5, 0)),
     ("devices: Shardy by default", seam.shardy_default, lambda v: v >= (0, 7, 0)),
-    ("meshes: lowering for an AbstractMesh", seam.abstract_meshes_lower, lambda v: v >= (0, 5, 0)),
+    ("meshes: lowering for an AbstractMesh", seam.abstract_meshes_lower, lambda v: v >= (0, 4, 38)),
     ("meshes: AxisType", lambda: hasattr(jax.sharding, "AxisType"), lambda v: v >= (0, 5, 0)),
     ("meshes: jax.set_mesh", lambda: hasattr(jax, "set_mesh"), lambda v: v >= (0, 7, 0)),
     ("staging: jax.shard_map", lambda: hasattr(jax, "shard_map"), lambda v: v >= (0, 6, 0)),
     ("staging: pmap through jit/shard_map", seam.pmap_global_shapes, lambda v: v >= (0, 8, 0)),
     ("staging: pmap's own axis name",
-     lambda: seam.pmap_axis_default() == "_internal_pmap_axis_name", lambda v: v >= (0, 10, 0)),
+     lambda: seam.pmap_axis_default() == "_internal_pmap_axis_name", lambda v: v >= (0, 10, 2)),
     ("lowering: as_text(debug_info=)",
      lambda: "debug_info" in inspect.signature(jax.stages.Lowered.as_text).parameters,
-     lambda v: v > (0, 4, 35)),
+     lambda v: v >= (0, 5, 0)),
     ("jaxprs: JaxprDebugInfo",
      lambda: type(jax.make_jaxpr(lambda x: x)(1.0).jaxpr.debug_info).__name__ == "JaxprDebugInfo",
      lambda v: v < (0, 5, 0)),
-    ("spelling: result['a']", seam.result_paths_prefixed, lambda v: v >= (0, 5, 0)),
+    ("spelling: result['a']", seam.result_paths_prefixed, lambda v: v >= (0, 5, 3)),
     ("mlir: BlockArgument.isinstance", lambda: hasattr(_ir().BlockArgument, "isinstance"),  # type: ignore[attr-defined]
      lambda v: v < (0, 9, 0)),
     ("locations: ir.NameLoc", lambda: hasattr(_ir(), "NameLoc"), lambda v: v > (0, 10, 0)),
     ("locations: Location.is_a_name", lambda: hasattr(_ir().Location, "is_a_name"),  # type: ignore[attr-defined]
      lambda v: (0, 6, 0) <= v <= (0, 10, 0)),
     ("compiled: _hlo.hlo_module_from_text", lambda: _has_module("jaxlib._hlo"),
-     lambda v: v >= (0, 10, 0)),
+     lambda v: v >= (0, 10, 2)),
     ("hooks: pxla.lower_parallel_callable",
      lambda: hasattr(_pxla(), "lower_parallel_callable"), lambda v: v < (0, 10, 0)),
 ]  # fmt: skip
@@ -198,10 +198,10 @@ def test_flat_index_keys_read_in_the_newer_spelling() -> None:
     assert seam.newer_spelling(name) == "p[0]"
 
 
-def test_lone_result_path_in_0_4() -> None:
+def test_lone_result_path_before_0_5_3() -> None:
     info = seam.debug_info(jax.make_jaxpr(lambda x: x)(1.0).jaxpr)
     assert info is not None and info.result_paths is not None
-    assert info.result_paths == (("",) if _release() < (0, 5, 0) else ("result",))
+    assert info.result_paths == (("",) if _release() < (0, 5, 3) else ("result",))
     assert (
         seam.normalize_result_path(info.result_paths[0], seam.result_paths_prefixed()) == "result"
     )

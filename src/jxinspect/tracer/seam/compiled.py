@@ -3,7 +3,7 @@
 * **Optimized HLO → StableHLO**: ``hlo_to_stablehlo`` (0.6 on); before,
   ``xla_computation_to_mlir_module``, which can emit MHLO for async collectives in 0.4.35
   but not in 0.5.3 (:func:`reads_async_collectives`). HLO text:
-  ``_hlo.hlo_module_from_text`` (0.10 on; not in 0.8.3 or 0.9.2), ``xla_extension``/
+  ``_hlo.hlo_module_from_text`` (0.10.2 on; not in 0.8.3 to 0.10.1), ``xla_extension``/
   ``xla_client._xla`` before.
 """
 

@@ -1,6 +1,6 @@
 """Lowering a staged function, and what its ``Traced``/``Lowered`` say about it.
 
-* **``Lowered.as_text(debug_info=)``**: absent in 0.4.35; the module is printed with
+* **``Lowered.as_text(debug_info=)``**: absent in 0.4 (0.4.35, 0.4.38); the module is printed with
   the MLIR bindings instead.
 * **``out_info``**: ``Lowered.out_info`` of the older pmap (0.4.35) raises
   ``KeyError('global_out_avals')``; the caller rebuilds it from

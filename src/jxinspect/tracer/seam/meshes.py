@@ -1,9 +1,10 @@
 """Meshes and shardings, with each release's constructors.
 
 * **Meshes**: ``AbstractMesh(((name, size), ...))`` up to 0.5 (lowering for one works
-  from 0.5.0; 0.4.35's constructor has no ``axis_types``), ``AbstractMesh(sizes, names,
-  axis_types=...)`` from 0.6; ``AxisType`` from 0.5 (0.5.3), ``jax.set_mesh`` (explicit sharding)
-  from 0.7. ``jax.make_mesh`` makes ``Auto`` axes in 0.7.2, ``Explicit`` ones in 0.10.2.
+  from 0.4.38, not in 0.4.35, whose constructor has no ``axis_types``),
+  ``AbstractMesh(sizes, names, axis_types=...)`` from 0.6; ``AxisType`` from 0.5 (0.5.3),
+  ``jax.set_mesh`` (explicit sharding) from 0.7. ``jax.make_mesh`` makes ``Auto`` axes in
+  0.7.2, ``Explicit`` ones in 0.10.2.
 """
 
 from __future__ import annotations
@@ -57,8 +58,8 @@ def make_mesh(
 
 
 def abstract_meshes_lower() -> bool:
-    """Whether this release lowers for an ``AbstractMesh`` (0.5.0 on; 0.4.x's constructor,
-    the one without ``axis_types``, belongs to the releases that cannot)."""
+    """Whether this release lowers for an ``AbstractMesh`` (0.4.38 on; 0.4.35's
+    constructor, the one without ``axis_types``, belongs to the releases that cannot)."""
     from jax.sharding import AbstractMesh
 
     params = inspect.signature(AbstractMesh.__init__).parameters
@@ -71,7 +72,7 @@ def make_abstract_mesh(sizes: tuple[int, ...], names: tuple[str, ...], explicit:
 
     types = _axis_types(len(names), explicit)
     if not abstract_meshes_lower():
-        raise release.unsupported("lowering for an abstract mesh (--abstract)", "0.5.0")
+        raise release.unsupported("lowering for an abstract mesh (--abstract)", "0.4.38")
     if "shape_tuple" in inspect.signature(AbstractMesh.__init__).parameters:  # up to 0.5
         return AbstractMesh(tuple(zip(names, sizes)))
     if types is None:

@@ -1,10 +1,10 @@
 """Names and result paths in one spelling, whichever release wrote them.
 
-* **Result paths**: ``result['y']`` from 0.5 on (0.5.3), ``['y']`` (and ``""`` for a lone
-  result) in 0.4; :func:`normalize_result_path` maps both to the newer spelling.
+* **Result paths**: ``result['y']`` from 0.5.3 on, ``['y']`` (and ``""`` for a lone
+  result) before (0.4.x, 0.5.0); :func:`normalize_result_path` maps both to the newer spelling.
 * **Keys of nodes without key paths**: ``p[<flat index 0>]`` in 0.4.35, ``p[0]`` later;
   :func:`newer_spelling` reads both alike.
-* **pmap's unnamed axis**: 0.8 and 0.9 name the mesh axis of a pmap without
+* **pmap's unnamed axis**: 0.8 to 0.10.1 name the mesh axis of a pmap without
   ``axis_name`` by an object's repr, ``<axis 0x7f3a…>`` (JAX's ``_TempAxisName``: the
   function's id, another each run); :func:`mesh_axis_name` reads it as ``(unnamed)``,
   as the older pmap's axis, so two runs of one program read alike.
@@ -21,7 +21,7 @@ from jxinspect.tracer.seam import jaxprs
 
 @functools.cache
 def result_paths_prefixed() -> bool:
-    """Whether this release writes ``result['a']`` (0.5 on) rather than ``['a']`` (0.4.x),
+    """Whether this release writes ``result['a']`` (0.5.3 on) rather than ``['a']`` (0.4.x, 0.5.0),
     found by tracing a one-line function (about a millisecond)."""
     import jax
 
@@ -37,7 +37,7 @@ _TEMPORARY_AXIS = re.compile(r"<axis 0x[0-9a-f]+>")
 
 def mesh_axis_name(name: str) -> str:
     """A mesh axis name as the report spells it (:data:`UNNAMED_AXIS` for the
-    ``<axis 0x…>`` of 0.8 and 0.9's pmap)."""
+    ``<axis 0x…>`` of 0.8 to 0.10.1's pmap)."""
     return UNNAMED_AXIS if _TEMPORARY_AXIS.fullmatch(name) else name
 
 

@@ -6,7 +6,7 @@
 * **pmap**: a ``PmapFunction`` with ``.trace`` (0.4.35), without it (0.7); from 0.8 on a
   function that lowers through jit/shard_map (global shapes; ``args[i]`` names on 0.8,
   ``flat_args[i]`` from 0.9; its anonymous mesh axis prints as an object,
-  ``<axis 0x7f…>``, on 0.8 and 0.9, as ``_internal_pmap_axis_name`` on 0.10). Up to 0.7
+  ``<axis 0x7f…>``, on 0.8 to 0.10.1, as ``_internal_pmap_axis_name`` on 0.10.2). Up to 0.7
   the program is one replica's (per-device shapes); it keeps the real names up to 0.7.1
   and none in 0.7.2.
 * **Static argument names**: 0.4.35 matches keyword names against ``static_argnames`` by
@@ -49,7 +49,7 @@ def is_pmap_wrapped(fun: object) -> bool:
 @functools.cache
 def pmap_axis_default() -> str:
     """What the report calls pmap's axis when no ``axis_name`` is given: pmap built on
-    shard_map names it ``_internal_pmap_axis_name`` in its mesh on 0.10; on 0.8 and 0.9
+    shard_map names it ``_internal_pmap_axis_name`` in its mesh on 0.10.2; on 0.8 to 0.10.1
     it is an object's ``<axis 0x7f…>`` (another each run), and the older pmap's axis is
     an anonymous object that no program names: both read as ``(unnamed)``."""
 
@@ -60,7 +60,7 @@ def pmap_axis_default() -> str:
     fixed = "_internal_pmap_axis_name"
     prepare = getattr(pmap_module, "_prepare_pmap", None)  # 0.8 has one, naming no axis
     if fixed in getattr(getattr(prepare, "__code__", None), "co_consts", ()):
-        return fixed  # 0.10: the axis gets this fixed name
+        return fixed  # 0.10.2: the axis gets this fixed name
     return UNNAMED_AXIS
 
 
