@@ -30,7 +30,8 @@ from jxinspect.tracer.devices import MAX_SIMULATED_DEVICES
 
 TARGETS = FIXTURES / "targets.py"
 abstract = pytest.mark.skipif(
-    not seam.abstract_meshes_lower(), reason="lowering for an abstract mesh needs JAX 0.5.0"
+    not seam.abstract_meshes_lower(),
+    reason=f"lowering for an abstract mesh needs JAX {seam.ABSTRACT_SINCE}",
 )
 
 # ---- simulated devices -------------------------------------------------------------------

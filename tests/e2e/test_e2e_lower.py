@@ -559,13 +559,15 @@ def test_gspmd_size_one_axis_named_like_shardy(lower_json: Any) -> None:
 
 
 def test_abstract_tpu_mesh(lower_json: Any, run_cli: Any) -> None:
-    """A 1024-chip topology that is not here: an AbstractMesh, lowered for TPU (JAX 0.5.0
+    """A 1024-chip topology that is not here: an AbstractMesh, lowered for TPU (JAX 0.4.38
     on; an older release says so in one line and exits 2)."""
     flags = ("--abstract", "--platform", "tpu", "--mesh", "data=64,model=16",
              "--args", "f32[1024@data,512], f32[512,2048@model]")  # fmt: skip
     if not seam.abstract_meshes_lower():
         result = run_cli("lower", f"{FIXTURE}:matmul", *flags)
-        assert_release_lacks(result, "lowering for an abstract mesh (--abstract)", "0.4.38")
+        assert_release_lacks(
+            result, "lowering for an abstract mesh (--abstract)", seam.ABSTRACT_SINCE
+        )
         return
     result, report = lower_json(f"{FIXTURE}:matmul", *flags)
     assert result.stderr == "", result.describe()

@@ -363,10 +363,12 @@ def test_abstract_mesh_of_2048_devices_is_summarized(lower_text: Any, run_cli: A
         result = run_cli("lower", f"{FIXTURE}:matmul", *flags)
         assert result.returncode == 2, result.describe()
         assert error_line(result).startswith(
-            "error: lowering for an abstract mesh (--abstract) needs JAX 0.5.0 or newer; "
+            f"error: lowering for an abstract mesh (--abstract) needs JAX {seam.ABSTRACT_SINCE} "
         )
         release = seam.jax_version()
-        pytest.skip(f"lowering for an AbstractMesh needs JAX 0.5.0; this is JAX {release}")
+        pytest.skip(
+            f"lowering for an AbstractMesh needs JAX {seam.ABSTRACT_SINCE}; this is {release}"
+        )
     result = lower_text(f"{FIXTURE}:matmul", *flags)
     sharding = split_views(result.stdout)["sharding"]
     assert sharding.startswith("abstract mesh data=64,model=32 (2048 devices)")

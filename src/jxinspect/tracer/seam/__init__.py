@@ -71,6 +71,7 @@ from jxinspect.tracer.seam.lowering import (
     stablehlo_module,
 )
 from jxinspect.tracer.seam.meshes import (
+    ABSTRACT_SINCE,
     MAX_SHARDING_DEVICES,
     abstract_meshes_lower,
     hlo_sharding_text,
@@ -205,6 +206,7 @@ __all__ = [
     "Traced",
     "TreeDef",
     "Wrapped",
+    "ABSTRACT_SINCE",
     "abstract_meshes_lower",
     "arity",
     "backend_started",

@@ -57,6 +57,10 @@ def make_mesh(
     return jax.make_mesh(sizes, names, devices=list(chosen), **extra)
 
 
+ABSTRACT_SINCE = "0.4.38"
+"""The first release tested to lower for an ``AbstractMesh`` (0.4.35 cannot)."""
+
+
 def abstract_meshes_lower() -> bool:
     """Whether this release lowers for an ``AbstractMesh`` (0.4.38 on; 0.4.35's
     constructor, the one without ``axis_types``, belongs to the releases that cannot)."""
@@ -72,7 +76,7 @@ def make_abstract_mesh(sizes: tuple[int, ...], names: tuple[str, ...], explicit:
 
     types = _axis_types(len(names), explicit)
     if not abstract_meshes_lower():
-        raise release.unsupported("lowering for an abstract mesh (--abstract)", "0.4.38")
+        raise release.unsupported("lowering for an abstract mesh (--abstract)", ABSTRACT_SINCE)
     if "shape_tuple" in inspect.signature(AbstractMesh.__init__).parameters:  # up to 0.5
         return AbstractMesh(tuple(zip(names, sizes)))
     if types is None:
