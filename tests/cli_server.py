@@ -101,7 +101,7 @@ def _preload(kind: str) -> None:
 
 
 def _streams(stdout: str, stderr: str) -> None:
-    """Standard streams as a new process with ``PYTHONIOENCODING=utf-8`` has them, on
+    """Standard streams as a new process has them (:func:`_std_streams`), on
     ``/dev/null`` and the two files."""
     stdin = os.open(os.devnull, os.O_RDONLY)
     out = os.open(stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -109,19 +109,7 @@ def _streams(stdout: str, stderr: str) -> None:
     for fd, target in ((stdin, 0), (out, 1), (err, 2)):
         os.dup2(fd, target)
         os.close(fd)
-    encoding = os.environ.get("PYTHONIOENCODING", "utf-8").partition(":")[0] or "utf-8"
-    sys.stdin = sys.__stdin__ = io.TextIOWrapper(
-        open(0, "rb", closefd=False), encoding=encoding, errors="strict"
-    )
-    sys.stdout = sys.__stdout__ = io.TextIOWrapper(
-        open(1, "wb", closefd=False), encoding=encoding, errors="strict"
-    )
-    sys.stderr = sys.__stderr__ = io.TextIOWrapper(
-        open(2, "wb", closefd=False),
-        encoding=encoding,
-        errors="backslashreplace",
-        line_buffering=True,
-    )
+    _std_streams()
 
 
 def _child(request: dict[str, Any]) -> int:
@@ -232,7 +220,7 @@ def _python_run(sock: socket.socket) -> None:
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(env)
-        _python_streams()
+        _std_streams()
         _python_startup(env.get("PYTHONPATH", ""))
         _exit(_python(request["argv"]))
     for fd in fds:
@@ -241,8 +229,9 @@ def _python_run(sock: socket.socket) -> None:
     sock.sendall(json.dumps({"rc": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
 
 
-def _python_streams() -> None:
-    """``sys.std*`` on descriptors 0, 1 and 2, as a new Python makes them."""
+def _std_streams() -> None:
+    """``sys.std*`` on descriptors 0, 1 and 2, as a new Python makes them
+    (``PYTHONIOENCODING``, ``PYTHONUNBUFFERED``; stderr line-buffered)."""
     encoding = os.environ.get("PYTHONIOENCODING", "").partition(":")[0] or "utf-8"
     unbuffered = bool(os.environ.get("PYTHONUNBUFFERED"))
     for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):

@@ -17,16 +17,20 @@ from jxinspect.core.model import Mesh
 COMPILED = "sample_programs/compiled.py"
 
 
-def _readable(report: dict[str, Any]) -> None:
-    """Skip, once the report says why, where this release cannot read an optimized
-    program with asynchronous collectives (0.5.3's jaxlib emits StableHLO only)."""
+def _skip_where_unreadable(said: str) -> None:
+    """Skip, once the report (``said``: its notes, or its text) says why, where this
+    release cannot read an optimized program with asynchronous collectives (0.5.3's
+    jaxlib emits StableHLO only)."""
     from jxinspect.tracer import seam
 
-    assert report["reached"] == "compiled"
-    notes = " ".join(report["compiled"]["notes"])
-    if "optimized HLO unreadable" in notes:  # only where the release cannot, saying why
-        assert not seam.reads_async_collectives() and "StableHLO only" in notes, notes
+    if "optimized HLO unreadable" in said:  # only where the release cannot, saying why
+        assert not seam.reads_async_collectives() and "StableHLO only" in said, said
         pytest.skip("this jaxlib cannot read the optimized program (the report says so)")
+
+
+def _readable(report: dict[str, Any]) -> None:
+    assert report["reached"] == "compiled"
+    _skip_where_unreadable(" ".join(report["compiled"]["notes"]))
 
 
 def _collectives(report: dict[str, Any]) -> list[dict[str, Any]]:
@@ -105,11 +109,7 @@ def test_usable_donation_is_aliased(lower_json: Any) -> None:
 
 def test_show_collectives_table(lower_text: Any) -> None:
     text = lower_text(f"{COMPILED}:dp_step", "--show", "collectives").stdout
-    from jxinspect.tracer import seam
-
-    if "optimized HLO unreadable" in text:
-        assert not seam.reads_async_collectives() and "StableHLO only" in text, text
-        pytest.skip("this jaxlib cannot read the optimized program (the report says so)")
+    _skip_where_unreadable(text)
     assert "collectives (" in text
     assert "all-reduce  data" in text
     assert "per axis: data" in text

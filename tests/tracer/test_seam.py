@@ -256,3 +256,22 @@ def test_make_mesh_axes_are_auto_unless_explicit() -> None:
         return
     mesh = seam.make_mesh((1,), ("a",), jax.devices()[:1], False)
     assert tuple(mesh.axis_types) == (jax.sharding.AxisType.Auto,)
+
+
+def test_the_oldest_supported_release_is_the_one_the_package_requires() -> None:
+    """``seam.release.OLDEST_SUPPORTED`` (the one-line error's) and ``pyproject.toml``'s
+    requirements name one release."""
+    import sys
+
+    from helpers import REPO
+
+    from jxinspect.tracer.seam import release
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # Python 3.10: the runtime dependency tomli
+        import tomli as tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    oldest = release.OLDEST_SUPPORTED
+    assert {f"jax>={oldest}", f"jaxlib>={oldest}"} <= set(project["dependencies"])

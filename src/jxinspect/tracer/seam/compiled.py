@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from jxinspect.tracer.seam import mlir
 from jxinspect.tracer.seam.objects import Compiled, HloModule, MlirModule, PyTree, Sharding
 
@@ -46,10 +48,9 @@ def _hlo_to_module(hlo: HloModule) -> MlirModule:
     from jax._src import lib
 
     proto = hlo.as_serialized_hlo_module_proto()
-    for holder in (getattr(lib, "_jax", None), getattr(lib.xla_client, "_xla", None)):
-        converter = getattr(getattr(holder, "mlir", None), "hlo_to_stablehlo", None)
-        if converter is not None:
-            return mlir.parse_module(converter(proto))
+    converter = _hlo_to_stablehlo()
+    if converter is not None:
+        return mlir.parse_module(converter(proto))
     # 0.4.35: the XlaComputation route; StableHLO where it converts, else MHLO (async
     # collectives have no StableHLO form there), which names its ops alike (mhlo.all_gather)
     computation = lib.xla_client.XlaComputation(proto)
@@ -73,11 +74,22 @@ def reads_async_collectives() -> bool:
 
     from jax._src import lib
 
-    for holder in (getattr(lib, "_jax", None), getattr(lib.xla_client, "_xla", None)):
-        if getattr(getattr(holder, "mlir", None), "hlo_to_stablehlo", None) is not None:
-            return True
+    if _hlo_to_stablehlo() is not None:
+        return True
     convert = lib.xla_client._xla.mlir.xla_computation_to_mlir_module
     try:
         return "emit_stable_hlo" in inspect.signature(convert).parameters
     except (TypeError, ValueError):  # a builtin without a signature: its docstring says
         return "emit_stable_hlo" in (convert.__doc__ or "")
+
+
+def _hlo_to_stablehlo() -> Callable[[bytes], str] | None:
+    """jaxlib's ``hlo_to_stablehlo`` (``_jax.mlir`` or ``xla_client._xla.mlir``), where
+    this release has one."""
+    from jax._src import lib
+
+    for holder in (getattr(lib, "_jax", None), getattr(lib.xla_client, "_xla", None)):
+        converter = getattr(getattr(holder, "mlir", None), "hlo_to_stablehlo", None)
+        if converter is not None:
+            return converter  # type: ignore[no-any-return]
+    return None

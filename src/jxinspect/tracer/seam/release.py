@@ -7,6 +7,7 @@ the version is only named in messages (:func:`unsupported`) and reports.
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 from typing import Any
 
@@ -26,17 +27,24 @@ def require_supported() -> None:
     """Raise the one-line error (exit 2) where the installed JAX is older than
     :data:`OLDEST_SUPPORTED` (installed beside it with ``--no-deps``); read from the
     distribution's metadata, without importing JAX."""
-    from importlib import metadata
-
-    try:
-        found = metadata.version("jax")
-    except metadata.PackageNotFoundError:
-        return  # JAX's own import will say it is missing
-    if _release(found) < _release(OLDEST_SUPPORTED):
+    found = _installed_jax()
+    if found is not None and _release(found) < _release(OLDEST_SUPPORTED):
         raise UsageError(
             f"jxinspect needs JAX {OLDEST_SUPPORTED} or newer; this environment has JAX "
             f"{found} (pip install -U 'jax>={OLDEST_SUPPORTED}' 'jaxlib>={OLDEST_SUPPORTED}')"
         )
+
+
+@functools.cache
+def _installed_jax() -> str | None:
+    """The installed JAX distribution's version (``None``: none is installed, and JAX's
+    own import will say so); read once, as each staged target checks it."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("jax")
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def _release(version: str) -> tuple[int, ...]:
