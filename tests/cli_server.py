@@ -1,30 +1,32 @@
-"""A warm starting point for the tests' runs of the ``jxinspect`` command.
-
-``python tests/cli_server.py KIND`` imports what a run of the command imports (``jax``:
+"""A warm starting point for the tests' runs of the ``jxinspect`` command and of Python.
+``python tests/cli_server.py KIND OWNER ADDRESS`` imports what a run imports (``jax``:
 JAX and the whole tool, for ``lower``, ``diff-debug`` and ``lint``, whose workers fork
 from it; ``libs``: that and Flax, Equinox and Optax, for targets whose module imports
-them; ``plain``: the tool without JAX, for the commands whose process never imports
-it; ``python``: what ``libs`` imports, for ``python`` commands run under ``record``,
-served to ``warm_python.py`` on a Unix socket: :func:`_serve_python`), then serves
-requests, one JSON
-line each on stdin: ``{"command": [...], "argv": [...], "cwd": ..., "env": {...},
-"stdout": FILE, "stderr": FILE}``. For each it forks a child, which becomes what a new
-``jxinspect ARGS`` process would be (its own folder, environment, standard streams at
-the file descriptor level, ``sys.argv`` and ``sys.path[0]``, a JAX backend that has not
-started, none of the user's modules) and runs the installed console script (for
-``"argv": ["-c", CODE]``, the code as ``python -c`` runs it). The server answers
-``{"pid": N}`` when the child starts and ``{"rc": CODE}`` when it ends (a negative code
-for a signal, as :mod:`subprocess` says it).
+them and for the ``python`` commands run under ``record`` (``warm_python.py``);
+``plain``: the tool without JAX, for the commands whose process never imports it), then
+serves every test process of the run (each pytest-xdist worker) on the abstract Unix
+socket ``ADDRESS``, until the process ``OWNER`` (the run's first pytest process) ends or
+a client asks it to stop. A second server started for a taken address says so and ends.
+
+A client connects, sends one JSON line, ``{"argv": [...], "cwd": ..., "env": {...}}``
+(``argv`` is what follows ``python``), and hands over its standard streams as three file
+descriptors. A process forked for the connection forks a child that becomes what a new
+``python ARGS`` process would be (its folder, environment, standard streams at the file
+descriptor level, ``sys.argv`` and ``sys.path[0]``, ``PYTHONPATH`` and its
+``sitecustomize``, a JAX backend that has not started, none of the user's modules) and
+answers ``{"pid": N}`` when the child starts and ``{"rc": CODE}`` when it ends (a
+negative code for a signal, as :mod:`subprocess` says it), or ``{"fallback": true}``
+where a variable read when JAX starts differs from the server's: the client starts a
+real process then. Runs never wait for each other.
 
 The server never starts JAX's backend, never runs user code and runs no thread of its
 own (a fork copies only the forking thread), so every child starts as clean as a new
 process, about a second sooner: importing JAX is most of a run. A child ends as Python
 ends a process, up to the teardown that frees each object (:func:`_exit`). What cannot
-be the same
-is what the interpreter or JAX read when they started (``PYTHON*``, ``JAX_*``
-variables: ``helpers.run_cli`` starts a real process for those) and the modules already
-imported (a test that looks at ``sys.modules`` runs a real process). The client is
-``helpers.run_cli``; this file is not a test module.
+be the same is what the interpreter read when it started (``PYTHON*`` variables other
+than ``PYTHONPATH``: ``helpers.run_cli`` starts a real process for those) and the modules
+already imported (a test that looks at ``sys.modules`` runs a real process). The client
+is ``helpers``; this file is not a test module.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ import socket
 import sys
 import traceback
 import types
-from typing import Any, BinaryIO
+from typing import Any
 
 PRELOAD = {
     "jax": (
@@ -70,7 +72,6 @@ PRELOAD = {
         "equinox",
         "optax",
     ),
-    "python": ("flax.nnx", "flax.linen", "equinox", "optax"),
     "plain": (
         "jxinspect.cli.app",
         "jxinspect.cli.common",
@@ -87,7 +88,7 @@ another release of the tool may lay them out differently)."""
 def _preload(kind: str) -> None:
     import importlib
 
-    for name in PRELOAD[kind] + (PRELOAD["jax"] if kind in ("libs", "python") else ()):
+    for name in PRELOAD[kind] + (PRELOAD["jax"] if kind == "libs" else ()):
         try:
             importlib.import_module(name)
         except ImportError:
@@ -98,33 +99,6 @@ def _preload(kind: str) -> None:
 
     gc.collect()
     gc.freeze()  # what is imported here is never collected: children skip it
-
-
-def _streams(stdout: str, stderr: str) -> None:
-    """Standard streams as a new process has them (:func:`_std_streams`), on
-    ``/dev/null`` and the two files."""
-    stdin = os.open(os.devnull, os.O_RDONLY)
-    out = os.open(stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    err = os.open(stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    for fd, target in ((stdin, 0), (out, 1), (err, 2)):
-        os.dup2(fd, target)
-        os.close(fd)
-    _std_streams()
-
-
-def _child(request: dict[str, Any]) -> int:
-    """Become the new process and run the command; its exit code."""
-    os.chdir(request["cwd"])
-    os.environ.clear()
-    os.environ.update(request["env"])
-    _streams(request["stdout"], request["stderr"])
-    command: list[str] = request["command"]
-    argv: list[str] = request["argv"]
-    if command[-2:] == ["-m", "jxinspect"]:
-        return _python(["-m", "jxinspect", *argv])
-    if argv[:1] == ["-c"]:
-        return _python(argv)
-    return _python([command[-1], *argv])
 
 
 def _python(args: list[str]) -> int:
@@ -178,55 +152,19 @@ def _exit(code: int) -> None:
     os._exit(code)
 
 
-def _reply(replies: BinaryIO, message: dict[str, Any]) -> None:
-    replies.write(json.dumps(message).encode() + b"\n")
-    replies.flush()
-
-
 _STARTUP_VARS = ("JAX_", "TF_", "LD_")
-"""Prefixes of variables JAX or jaxlib read when they are imported: a Python run that
-sets them otherwise than the server needs a process of its own."""
+"""Prefixes of variables JAX or jaxlib read when they are imported: a run that sets them
+otherwise than the server needs a process of its own."""
 
 
 def _startup(env: dict[str, str] | os._Environ[str]) -> dict[str, str]:
-    return {key: value for key, value in env.items() if key.startswith(_STARTUP_VARS)}
+    startup = {key: value for key, value in env.items() if key.startswith(_STARTUP_VARS)}
+    startup.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # what importing JAX sets by default
+    return startup
 
 
 _STARTED_WITH = _startup(os.environ)
 """The server's own, read before it imports JAX (which sets ``TF_CPP_MIN_LOG_LEVEL``)."""
-
-
-def _python_run(sock: socket.socket) -> None:
-    """Serve one ``warm_python.py`` client: become ``python ARGS`` in a forked process
-    with the client's streams, and answer its exit code (or that it must start a real
-    Python)."""
-    data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 3)
-    while not data.endswith(b"\n"):
-        chunk = sock.recv(1 << 16)
-        if not chunk:
-            return
-        data += chunk
-    request = json.loads(data)
-    env: dict[str, str] = request["env"]
-    if _startup(env) != _STARTED_WITH:
-        sock.sendall(b'{"fallback": true}\n')
-        return
-    pid = os.fork()
-    if pid == 0:
-        sock.close()
-        for fd, target in zip(fds, (0, 1, 2)):
-            os.dup2(fd, target)
-            os.close(fd)
-        os.chdir(request["cwd"])
-        os.environ.clear()
-        os.environ.update(env)
-        _std_streams()
-        _python_startup(env.get("PYTHONPATH", ""))
-        _exit(_python(request["argv"]))
-    for fd in fds:
-        os.close(fd)
-    _, status = os.waitpid(pid, 0)
-    sock.sendall(json.dumps({"rc": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
 
 
 def _std_streams() -> None:
@@ -248,9 +186,11 @@ def _std_streams() -> None:
 
 
 def _python_startup(pythonpath: str) -> None:
-    """What Python's start does with ``PYTHONPATH``: its folders after ``sys.path[0]``,
-    and the ``sitecustomize`` found there imported."""
+    """What Python's start does with ``PYTHONPATH``: its folders after ``sys.path[0]``
+    (those the server did not start with), and the ``sitecustomize`` found there
+    imported."""
     folders = [os.path.abspath(f) for f in pythonpath.split(os.pathsep) if f]
+    folders = [f for f in folders if f not in sys.path]
     sys.path[1:1] = folders
     if any(os.path.isfile(os.path.join(f, "sitecustomize.py")) for f in folders):
         sys.modules.pop("sitecustomize", None)
@@ -259,58 +199,101 @@ def _python_startup(pythonpath: str) -> None:
         importlib.import_module("sitecustomize")
 
 
-def _serve_python(requests: BinaryIO, replies: BinaryIO) -> None:
-    """The ``python`` kind: serve ``warm_python.py`` clients on an abstract Unix socket
-    until the tests close the server's stdin. Each client is served by a forked process
-    of its own, so runs of several tests, or a run inside a run, never wait for each
-    other."""
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    name = f"jxinspect-tests-python-{os.getpid()}"
-    listener.bind("\0" + name)
-    listener.listen()
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the serving processes reap themselves
-    _reply(replies, {"ready": os.getpid(), "address": name})
-    while True:
-        ready, _, _ = select.select([requests, listener], [], [])
-        if requests in ready:
-            return  # the tests closed stdin: stop serving
-        sock, _ = listener.accept()
-        if os.fork() == 0:
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            listener.close()
-            requests.close()
-            replies.close()
-            try:
-                _python_run(sock)
-            finally:
-                os._exit(0)
+def _become(request: dict[str, Any], fds: list[int]) -> None:
+    """In a forked child: become ``python ARGS`` with the client's streams, and end."""
+    for fd, target in zip(fds, (0, 1, 2)):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    _std_streams()
+    _python_startup(request["env"].get("PYTHONPATH", ""))
+    _exit(_python(request["argv"]))
+
+
+def _serve(sock: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
+    """In the process forked for one connection: run the request in a child of its own,
+    answering its pid and then its exit code."""
+    if _startup(request["env"]) != _STARTED_WITH:
+        sock.sendall(b'{"fallback": true}\n')
+        return
+    pid = os.fork()
+    if pid == 0:
         sock.close()
+        _become(request, fds)
+    for fd in fds:
+        os.close(fd)
+    sock.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+    _, status = os.waitpid(pid, 0)
+    sock.sendall(json.dumps({"rc": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
+
+
+def _receive(sock: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
+    """One request line and the descriptors sent with it (``None`` if the client left)."""
+    data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 3)
+    while not data.endswith(b"\n"):
+        chunk = sock.recv(1 << 16)
+        if not chunk:
+            for fd in fds:
+                os.close(fd)
+            return None, []
+        data += chunk
+    return json.loads(data), fds
+
+
+def _owner_alive(owner: int) -> bool:
+    try:
+        os.kill(owner, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 def main() -> None:
-    kind = sys.argv[1]
-    # the protocol gets its own descriptors; the server's own 0, 1 and 2 go nowhere
-    requests = os.fdopen(os.dup(0), "rb")
+    kind, owner, address = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    # the ready line goes to the starting client; the server's own 0, 1 and 2 go nowhere
     replies = os.fdopen(os.dup(1), "wb")
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1):
         os.dup2(null, fd)
     os.close(null)
-    _preload(kind)
-    if kind == "python":
-        _serve_python(requests, replies)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind("\0" + address)
+    except OSError:  # another client started this kind first
+        replies.write(b'{"taken": true}\n')
         return
-    _reply(replies, {"ready": os.getpid()})
-    for line in requests:
-        request = json.loads(line)
-        pid = os.fork()
-        if pid == 0:
-            requests.close()
-            replies.close()
-            _exit(_child(request))
-        _reply(replies, {"pid": pid})
-        _, status = os.waitpid(pid, 0)
-        _reply(replies, {"rc": os.waitstatus_to_exitcode(status)})
+    listener.listen(64)  # clients that come while it imports wait in the queue
+    _preload(kind)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the serving processes reap themselves
+    replies.write(json.dumps({"ready": os.getpid()}).encode() + b"\n")
+    replies.close()
+    while True:
+        ready, _, _ = select.select([listener], [], [], 1.0)
+        if not ready:
+            if not _owner_alive(owner):
+                return
+            continue
+        sock, _ = listener.accept()
+        request, fds = _receive(sock)
+        if request is None or request.get("stop"):
+            sock.close()
+            if request is not None:
+                return
+            continue
+        if os.fork() == 0:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            listener.close()
+            try:
+                _serve(sock, request, fds)
+            finally:
+                os._exit(0)
+        sock.close()
+        for fd in fds:
+            os.close(fd)
 
 
 if __name__ == "__main__":

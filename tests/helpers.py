@@ -19,12 +19,12 @@ import re
 import select
 import shutil
 import signal
+import socket
 import subprocess as _subprocess
 import sys
 import sysconfig
 import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,9 +116,11 @@ def run_cli(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = 
             command: tuple[str, ...] | None = None,
             timeout: float = CLI_TIMEOUT_S,
             env: dict[str, str] | None = None,
-            subprocess: bool = False) -> CliResult:  # fmt: skip
+            subprocess: bool = False,
+            stdout: Path | None = None) -> CliResult:  # fmt: skip
     """Run ``jxinspect ARGS`` (or ``command ARGS``) in ``cwd`` (default: the repository),
-    with ``env`` added to the environment, killed after ``timeout`` seconds.
+    with ``env`` added to the environment, killed after ``timeout`` seconds; its standard
+    output is captured, or is the existing file ``stdout`` (a device, say).
 
     A run of the installed command is forked from a warm server (:mod:`cli_server`): a
     new process as ``subprocess`` would start, with JAX already imported, about a second
@@ -132,28 +134,24 @@ def run_cli(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = 
     folder = str(cwd or REPO)
     environment = {**cli_env(), **(env or {})}
     if WARM_PYTHON[1] in argv and _warm_runs():
-        environment["JXINSPECT_TESTS_PYTHON"] = _server("python").address
+        environment["JXINSPECT_TESTS_PYTHON"] = _SERVERS["libs"].address
     if not subprocess and (command or base) == base and _warm_runs():
-        server = _server(_server_kind(args, folder))
+        server = _SERVERS[_server_kind(args, folder)]
         if server.serves(environment):
-            return server.run(base, argv, folder, environment, timeout)
-    return _run_process(argv, folder, environment, timeout)
+            python_args = (base[0],) if len(base) == 1 else base[1:]
+            return server.run((*python_args, *argv[len(base):]), argv, folder, environment,
+                              timeout, stdout)  # fmt: skip
+    return _run_process(argv, folder, environment, timeout, stdout)
 
 
 def _run_process(argv: tuple[str, ...], cwd: str, env: dict[str, str],
-                 timeout: float) -> CliResult:  # fmt: skip
-    proc = _subprocess.run(
-        argv,
-        cwd=cwd,
-        env=env,
-        stdin=_subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=timeout,
-        check=False,
-    )
-    return CliResult(proc.returncode, proc.stdout, proc.stderr, argv)
+                 timeout: float, stdout: Path | None = None) -> CliResult:  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        out = stack.enter_context(open(stdout, "w")) if stdout else _subprocess.PIPE
+        proc = _subprocess.run(argv, cwd=cwd, env=env, stdin=_subprocess.DEVNULL, stdout=out,
+                               stderr=_subprocess.PIPE, text=True, encoding="utf-8",
+                               timeout=timeout, check=False)  # fmt: skip
+    return CliResult(proc.returncode, proc.stdout or "", proc.stderr, argv)
 
 
 _STARTUP_VARS = ("PYTHON", "JAX_", "TF_", "LD_")
@@ -166,7 +164,9 @@ def _warm_runs() -> bool:
 
 
 def _startup(env: dict[str, str]) -> dict[str, str]:
-    return {key: value for key, value in env.items() if key.startswith(_STARTUP_VARS)}
+    startup = {key: value for key, value in env.items() if key.startswith(_STARTUP_VARS)}
+    startup.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # what importing JAX sets by default
+    return startup
 
 
 _JAX_COMMANDS = ("lower", "diff-debug", "lint")
@@ -196,104 +196,115 @@ def _imports_libraries(cwd: Path, arg: str) -> bool:
         return False
 
 
+_OWNER = os.getppid() if os.environ.get("PYTEST_XDIST_WORKER") else os.getpid()
+"""The run's first pytest process (pytest-xdist's controller): the servers it owns serve
+all its workers, and end with it."""
+
+_STREAMS = Path(tempfile.mkdtemp(prefix="jxinspect-cli-streams-"))
+"""Where this process's forked runs write their standard output and error."""
+atexit.register(shutil.rmtree, _STREAMS, ignore_errors=True)
+
+
 class _Server:
-    """One ``cli_server.py`` process of a kind, started on first use."""
+    """The run's ``cli_server.py`` process of a kind, shared by every test process of the
+    run (pytest-xdist's workers) at one abstract socket; the first that needs it starts
+    it."""
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
-        self.process: _subprocess.Popen[bytes] | None = None
+        self.address = f"jxinspect-tests-{kind}-{_OWNER}"
         self.lock = threading.Lock()
-        self.folder = Path(tempfile.mkdtemp(prefix=f"jxinspect-cli-{kind}-"))
-        self.runs = 0
-        self.started: dict[str, Any] = {}
         self.env = cli_env()
-        """The environment the server starts with."""
+        """The environment the server starts with (each test process's is the same)."""
 
     def serves(self, env: dict[str, str]) -> bool:
         """Whether a run in ``env`` can be forked from this server: the variables read
         when the interpreter, JAX or jaxlib start are the ones the server started with."""
         return _startup(env) == _startup(self.env)
 
-    def _start(self) -> _subprocess.Popen[bytes]:
-        if self.process is not None and self.process.poll() is None:
-            return self.process
-        process = _subprocess.Popen(
-            [sys.executable, str(Path(__file__).with_name("cli_server.py")), self.kind],
-            cwd=str(REPO),
-            env=self.env,
-            stdin=_subprocess.PIPE,
-            stdout=_subprocess.PIPE,
-            stderr=_subprocess.DEVNULL,
-        )
-        self.process = process
-        ready = self._read(None)
-        assert "ready" in ready, f"the {self.kind} CLI server did not start: {ready}"
-        self.started = ready
-        return process
+    def _connect(self) -> socket.socket:
+        for attempt in (1, 2):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                sock.connect("\0" + self.address)
+                return sock
+            except OSError:
+                sock.close()
+                if attempt == 2:
+                    raise
+                self.start()
+        raise AssertionError("unreachable")
 
-    @property
-    def address(self) -> str:
-        """The socket the ``python`` server listens on (started on first use)."""
-        self._start()
-        return str(self.started["address"])
-
-    def _read(self, deadline: float | None) -> dict[str, Any]:
-        assert self.process is not None and self.process.stdout is not None
-        if deadline is not None:
-            left = max(0.0, deadline - time.monotonic())
-            readable, _, _ = select.select([self.process.stdout], [], [], left)
-            if not readable:
-                raise TimeoutError
-        line = self.process.stdout.readline()
-        if not line:
-            raise ConnectionError(f"the {self.kind} CLI server exited")
-        message: dict[str, Any] = json.loads(line)
-        return message
-
-    def run(self, command: tuple[str, ...], argv: tuple[str, ...], cwd: str,
-            env: dict[str, str], timeout: float) -> CliResult:  # fmt: skip
+    def start(self) -> None:
+        """Start the server unless a process of the run already did (it answers
+        ``taken``, and that one serves)."""
         with self.lock:
-            self.runs += 1
-            out = self.folder / f"{self.runs}.out"
-            err = self.folder / f"{self.runs}.err"
-            request = {"command": list(command), "argv": list(argv[len(command):]),
-                       "cwd": cwd, "env": env, "stdout": str(out), "stderr": str(err)}  # fmt: skip
-            for attempt in (1, 2):
-                process = self._start()
-                assert process.stdin is not None
-                try:
-                    process.stdin.write(json.dumps(request).encode() + b"\n")
-                    process.stdin.flush()
-                    pid = self._read(None)["pid"]
-                    break
-                except (BrokenPipeError, ConnectionError):
-                    if attempt == 2:
-                        raise
-            deadline = time.monotonic() + timeout
-            try:
-                code = self._read(deadline)["rc"]
-            except TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-                self._read(None)
-                raise _subprocess.TimeoutExpired(
-                    list(argv), timeout, _text(out), _text(err)
-                ) from None
-            result = CliResult(code, _text(out), _text(err), argv)
-            out.unlink()
-            err.unlink()
-            return result
+            process = _subprocess.Popen(
+                [sys.executable, str(Path(__file__).with_name("cli_server.py")), self.kind,
+                 str(_OWNER), self.address],
+                cwd=str(REPO),
+                env=self.env,
+                stdin=_subprocess.DEVNULL,
+                stdout=_subprocess.PIPE,
+                stderr=_subprocess.DEVNULL,
+                start_new_session=True,
+            )  # fmt: skip
+            assert process.stdout is not None
+            line = process.stdout.readline()
+            process.stdout.close()
+            assert line, f"the {self.kind} CLI server did not start"
+            ready = json.loads(line)
+            assert "ready" in ready or "taken" in ready, ready
 
-    def close(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            assert self.process.stdin is not None
-            self.process.stdin.close()
-            try:
-                self.process.wait(10)
-            except _subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        shutil.rmtree(self.folder, ignore_errors=True)
+    def run(self, python_args: tuple[str, ...], argv: tuple[str, ...], cwd: str,
+            env: dict[str, str], timeout: float,
+            stdout: Path | None = None) -> CliResult:  # fmt: skip
+        """``python PYTHON_ARGS`` forked from the server, standard output to ``stdout``
+        (a file of its own by default); ``argv`` is what the result says ran."""
+        out_fd, out_name = tempfile.mkstemp(dir=_STREAMS, suffix=".out")
+        err_fd, err_name = tempfile.mkstemp(dir=_STREAMS, suffix=".err")
+        out, err = Path(out_name), Path(err_name)
+        if stdout is not None:
+            os.close(out_fd)
+            out_fd = os.open(stdout, os.O_WRONLY)
+        stdin = os.open(os.devnull, os.O_RDONLY)
+        request = {"argv": list(python_args), "cwd": cwd, "env": env}
+        try:
+            with self._connect() as sock:
+                socket.send_fds(sock, [json.dumps(request).encode() + b"\n"],
+                                [stdin, out_fd, err_fd])  # fmt: skip
+                for fd in (stdin, out_fd, err_fd):
+                    os.close(fd)
+                stdin = out_fd = err_fd = -1
+                replies = sock.makefile("rb")
+                started = json.loads(replies.readline() or b"{}")
+                if "pid" not in started:
+                    if started.get("fallback"):
+                        return _run_process(argv, cwd, env, timeout)
+                    raise ConnectionError(f"the {self.kind} CLI server answered {started}")
+                readable, _, _ = select.select([sock], [], [], timeout)
+                if not readable:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(started["pid"], signal.SIGKILL)
+                    replies.readline()
+                    raise _subprocess.TimeoutExpired(
+                        list(argv), timeout, _text(out), _text(err)
+                    ) from None
+                code = json.loads(replies.readline() or b'{"rc": -9}')["rc"]
+            return CliResult(code, "" if stdout else _text(out), _text(err), argv)
+        finally:
+            for fd in (stdin, out_fd, err_fd):
+                if fd >= 0:
+                    os.close(fd)
+            out.unlink(missing_ok=True)
+            err.unlink(missing_ok=True)
+
+    def stop(self) -> None:
+        """Ask the server to end (nothing when none is running)."""
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        with contextlib.suppress(OSError), sock:
+            sock.connect("\0" + self.address)
+            socket.send_fds(sock, [b'{"stop": true}\n'], [])
 
 
 def _text(path: Path) -> str:
@@ -303,21 +314,15 @@ def _text(path: Path) -> str:
     return data.replace("\r\n", "\n").replace("\r", "\n")
 
 
-_SERVERS: dict[str, _Server] = {}
+_SERVERS = {kind: _Server(kind) for kind in ("plain", "jax", "libs")}
 
 
-def _server(kind: str) -> _Server:
-    if kind not in _SERVERS:
-        _SERVERS[kind] = _Server(kind)
-    return _SERVERS[kind]
-
-
-@atexit.register
 def close_servers() -> None:
-    """Stop the CLI servers (at exit, or when the session ends)."""
-    for server in _SERVERS.values():
-        server.close()
-    _SERVERS.clear()
+    """Stop the run's CLI servers (when the run's first pytest process ends its session;
+    a server also ends within a second of that process)."""
+    if _OWNER == os.getpid():
+        for server in _SERVERS.values():
+            server.stop()
 
 
 def run_python(code: str, cwd: str | os.PathLike[str] | None = None,
@@ -329,12 +334,12 @@ def run_python(code: str, cwd: str | os.PathLike[str] | None = None,
     imports them itself and does not look at what is imported.
     """
     command = (sys.executable,)
-    server = _server("libs" if _LIBRARY_IMPORT.search(code) else "jax")
+    server = _SERVERS["libs" if _LIBRARY_IMPORT.search(code) else "jax"]
     env = cli_env()
     if not warm or not _warm_runs() or not server.serves(env):
         return run_cli("-c", code, cwd=cwd, command=command)
-    argv = (*command, "-c", code)
-    return server.run(command, argv, str(cwd or REPO), env, CLI_TIMEOUT_S)
+    return server.run(("-c", code), (*command, "-c", code), str(cwd or REPO), env,
+                      CLI_TIMEOUT_S)  # fmt: skip
 
 
 # ---- errors -------------------------------------------------------------------------

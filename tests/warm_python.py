@@ -1,6 +1,6 @@
 """``python tests/warm_python.py ARGS`` is ``python ARGS`` for a command that a test runs
 under ``jxinspect record``, about a second sooner: it asks the tests' warm Python server
-(``cli_server.py python``, at the abstract socket named by ``JXINSPECT_TESTS_PYTHON``)
+(``cli_server.py libs``, at the abstract socket named by ``JXINSPECT_TESTS_PYTHON``)
 to fork a process that has imported JAX, Flax, Equinox and Optax but started no backend,
 hands it this process's standard streams, folder, environment and arguments, and exits
 as that process exits (with its code, or killed by its signal). The forked process
@@ -32,7 +32,10 @@ def main(args: list[str]) -> None:
         else:
             request = {"argv": args, "cwd": os.getcwd(), "env": dict(os.environ)}
             socket.send_fds(sock, [json.dumps(request).encode() + b"\n"], [0, 1, 2])
-            reply = json.loads(sock.makefile("rb").readline() or b'{"fallback": true}')
+            replies = sock.makefile("rb")
+            reply = json.loads(replies.readline() or b'{"fallback": true}')
+            if "pid" in reply:
+                reply = json.loads(replies.readline() or b'{"rc": 1}')
             if "rc" in reply:
                 code = reply["rc"]
                 if code < 0:  # killed: so is this process, as the run would be

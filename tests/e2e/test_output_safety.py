@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 import threading
 from pathlib import Path
 
 import pytest
-from helpers import CliResult, cli_env, error_line, jxinspect_command, run_cli
+from helpers import CliResult, error_line, run_cli
 
 MODULE = """
 import jax.numpy as jnp
@@ -52,11 +51,7 @@ def full_device(folder: Path) -> Path:
 
 def run_into(device: Path, *args: str, cwd: Path) -> CliResult:
     """The installed command with its standard output on ``device``."""
-    argv = (*jxinspect_command(), *args)
-    with open(device, "w") as out:
-        done = subprocess.run(argv, cwd=cwd, env=cli_env(), stdout=out, stderr=subprocess.PIPE,
-                              text=True, timeout=120)  # fmt: skip
-    return CliResult(done.returncode, "", done.stderr, argv)
+    return run_cli(*args, cwd=cwd, stdout=device)
 
 
 def test_a_device_given_to_o_is_written_in_place_never_replaced(folder: Path) -> None:
