@@ -41,8 +41,8 @@ GOLDEN = REPO / "tests" / "golden" / f"jax-{JAX_SERIES}"
 """This JAX series' golden files (CI keeps them for each series it tests)."""
 RELEASE_GOLDEN = REPO / "tests" / "golden" / f"jax-{JAX_RELEASE}"
 """What this release prints where it differs from its series' golden files (0.4.38,
-0.10.0 and 0.10.1 grade some nested jaxprs otherwise than 0.4.35 and 0.10.2): one file
-per difference, read first."""
+0.10.0 and 0.10.1 grade some nested jaxprs otherwise than 0.4.35 and 0.10.2; 0.7.1's
+pmap keeps the names that 0.7.2's drops): one file per difference, read first."""
 
 CLI_TIMEOUT_S = 300
 """Generous: one run takes about a second, but CI machines can be slow and loaded."""
