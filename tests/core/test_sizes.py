@@ -17,11 +17,13 @@ import itertools
 import math
 import random
 import re
+import shutil
+import sys
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, CliResult, error_line, run_cli
+from helpers import FIXTURES, CliResult, error_line, jxinspect_command, run_cli
 
 from jxinspect.core.model import Input, Mesh, Report, Sharding
 from jxinspect.render.report import sharding_view
@@ -71,6 +73,23 @@ def test_a_sharding_over_more_devices_than_jax_counts_is_one_line() -> None:
                      "--abstract", "--platform", "tpu", *mesh)  # fmt: skip
     assert result.returncode == 2, result.describe()
     assert "a sharding over a mesh of 10000000000 devices" in error_line(result)
+
+
+@abstract
+@pytest.mark.skipif(not sys.platform.startswith("linux") or not shutil.which("sh"),
+                    reason="the address-space limit is set with the shell's ulimit -v")  # fmt: skip
+def test_an_abstract_mesh_that_would_not_fit_in_memory_is_one_line() -> None:
+    """JAX holds 8 bytes per device of an abstract mesh while it lowers for it (8.5 GB at
+    2**30 devices): where the process may not have that (here ``ulimit -v`` 6 GiB), one
+    line and exit 2 before JAX starts, instead of the kernel's kill."""
+    limit = f'ulimit -v {6 << 20} && exec "$@"'
+    result = run_cli("lower", f"{TARGETS}:double", "--args", "f32[1073741824@data]",
+                     "--abstract", "--platform", "tpu", "--mesh", "data=1073741824",
+                     command=("sh", "-c", limit, "sh", *jxinspect_command()))  # fmt: skip
+    assert result.returncode == 2, result.describe()
+    line = error_line(result)
+    assert "an abstract mesh of 1073741824 devices" in line and "8.0 GiB" in line, line
+    assert "use a smaller mesh" in line
 
 
 def test_diff_debug_refuses_too_many_devices() -> None:
