@@ -25,26 +25,24 @@ class Command(NamedTuple):
     module: str
     function: str
     summary: str
-    """Its line in ``jxinspect --help`` (its own ``--help`` shows its docstring)."""
+    """Its line in ``jxinspect --help``, whole at 80 columns (at most 60 characters; its
+    own ``--help`` shows its docstring)."""
     settings: dict[str, Any] = {}
 
 
 COMMANDS: dict[str, Command] = {
     "lower": Command("jxinspect.cli.lower", "lower",
-                     "Stage a function and report its argument names, result paths, "
-                     "shardings, and where JAX dropped that debug info."),
+                     "Stage a function; show the debug info JAX kept and dropped."),
     "explain": Command("jxinspect.cli.app", "explain",
                        "Say what a finding code means and how to fix or silence it."),
     "diff-debug": Command("jxinspect.cli.diff", "diff_debug",
                           "Compare two versions of a program; exit 1 on a regression."),
     "lint": Command("jxinspect.cli.lint", "lint",
-                    "Stage every configured or declared target and fail when debug info, "
-                    "shardings or memory budgets regress."),
+                    "Stage every target; fail on lost names, shardings, budgets."),
     "lint-merge": Command("jxinspect.cli.lint", "lint_merge",
                           "Combine the parts of a lint run split with --shard K/N."),
     "record": Command("jxinspect.cli.record", "record",
-                      "Run a command unchanged and record every function of yours that "
-                      "JAX lowers in it.",
+                      "Run a command; record each function of yours JAX lowers.",
                       {"context_settings": {"allow_interspersed_args": False}}),
     "show": Command("jxinspect.cli.record", "show",
                     "Show a recording: every recorded function, or one's report."),
@@ -104,6 +102,7 @@ def make_app(names: list[str] | None = None, *, listed: bool = False) -> typer.T
         "and where JAX dropped them.",
         pretty_exceptions_enable=False,
         add_completion=False,
+        rich_markup_mode=None,  # click's help: wrapped at any width, never cut
         context_settings={"help_option_names": ["-h", "--help"]},
     )
     app.callback()(_root)

@@ -39,6 +39,12 @@ class Show(str, enum.Enum):
     collectives = "collectives"
 
 
+class SavedShow(str, enum.Enum):
+    """What ``show`` draws from a saved report, which keeps no program text."""
+
+    sharding = Show.sharding.value
+
+
 class Dialect(str, enum.Enum):
     stablehlo = "stablehlo"
     hlo = "hlo"
@@ -179,6 +185,11 @@ OutputOpt = Annotated[
 ]  # fmt: skip
 FORMAT_HELP = "Output format (text: tables on a terminal, plain text elsewhere)."
 """The --format option's help, in every command."""
+
+ColorOpt = Annotated[
+    Color, typer.Option(help="Colour: auto (on a terminal, unless -o), always or never.")
+]
+"""The --color option, in every command that prints a report."""
 
 TracebackOpt = Annotated[
     bool, typer.Option("--traceback", help="Show the full Python traceback on errors.")

@@ -14,6 +14,7 @@ import typer
 from jxinspect.cli.common import (
     FORMAT_HELP,
     Color,
+    ColorOpt,
     OutputOpt,
     TracebackOpt,
     emit,
@@ -81,7 +82,7 @@ def diff_debug(
             "nested, finding, stage... (repeatable, or comma-separated)."
         ),
     ] = None,
-    color: Annotated[Color, typer.Option()] = Color.auto,
+    color: ColorOpt = Color.auto,
     show_traceback: TracebackOpt = False,
 ) -> None:
     """Compare two versions of a program (Python, target, saved report or StableHLO): names

@@ -15,6 +15,7 @@ import typer
 from jxinspect.cli.common import (
     FORMAT_HELP,
     Color,
+    ColorOpt,
     OutputOpt,
     TracebackOpt,
     emit,
@@ -116,7 +117,7 @@ def lint(
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Say on stderr how each target was judged.")
     ] = False,
-    color: Annotated[Color, typer.Option()] = Color.auto,
+    color: ColorOpt = Color.auto,
     show_traceback: TracebackOpt = False,
 ) -> None:
     """Stage every configured or declared target and fail when debug info, shardings or
@@ -195,7 +196,7 @@ def lint_merge(
     exit_zero: Annotated[
         bool, typer.Option("--exit-zero", help="Exit 0 even with failing findings.")
     ] = False,
-    color: Annotated[Color, typer.Option()] = Color.auto,
+    color: ColorOpt = Color.auto,
     show_traceback: TracebackOpt = False,
 ) -> None:
     """Combine the parts of a lint run split with --shard K/N into one result, in any

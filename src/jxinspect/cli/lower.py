@@ -9,6 +9,7 @@ import typer
 from jxinspect.cli.common import (
     FORMAT_HELP,
     Color,
+    ColorOpt,
     Dialect,
     Format,
     OutputOpt,
@@ -59,7 +60,7 @@ def lower(
         bool, typer.Option("--compile", help="Also compile: chosen shardings, memory, collectives.")
     ] = False,
     fail_on: Annotated[FailOn, typer.Option(help="Exit 1 on findings this severe.")] = "never",
-    color: Annotated[Color, typer.Option()] = Color.auto,
+    color: ColorOpt = Color.auto,
     show_traceback: TracebackOpt = False,
 ) -> None:
     """Stage a function and report each argument's name, each result's path, the shardings,

@@ -14,9 +14,12 @@ import typer
 from jxinspect.cli.common import (
     FORMAT_HELP,
     Color,
+    ColorOpt,
     Format,
     OutputOpt,
+    SavedShow,
     Show,
+    TracebackOpt,
     emit,
     fails,
     render_report,
@@ -50,6 +53,7 @@ def record(
     compile: Annotated[
         bool, typer.Option("--compile", help="Also compile each: what XLA chose.")
     ] = False,
+    show_traceback: TracebackOpt = False,
 ) -> None:
     """Run a command unchanged and record every function of yours that JAX lowers in it,
     each as a report in FOLDER. The run's output and exit code are its own."""
@@ -77,7 +81,7 @@ def record(
             raise_no_records(index, output)
         return status
 
-    run_command(body, False)
+    run_command(body, show_traceback)
 
 
 def raise_no_records(index: records.Index, output: Path) -> None:
@@ -100,10 +104,15 @@ def show(
     format: Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)] = "text",
     output: OutputOpt = None,
     show: Annotated[
-        Optional[list[Show]], typer.Option(help="Also draw sharding pictures (one function).")
+        Optional[list[SavedShow]],
+        typer.Option(
+            help="Also draw sharding pictures (one function; a saved report keeps "
+            "no program text for jaxpr, mlir or collectives)."
+        ),
     ] = None,
     fail_on: Annotated[FailOn, typer.Option(help="Exit 1 on findings this severe.")] = "never",
-    color: Annotated[Color, typer.Option()] = Color.auto,
+    color: ColorOpt = Color.auto,
+    show_traceback: TracebackOpt = False,
 ) -> None:
     """Show a recording: a table of every recorded function, or one function's report."""
 
@@ -120,17 +129,11 @@ def show(
             )
         else:
             report = records.read_report(path)
-        views = show or []
-        kept: list[Show] = [v for v in views if v is Show.sharding]
-        if len(kept) != len(views):
-            raise UsageError(
-                "a saved report keeps no program text: --show sharding only "
-                "(stage it with `jxinspect lower` for --show jaxpr, mlir or collectives)"
-            )
+        kept = [Show(view.value) for view in show or []]
         emit(render_report(report, format, kept, use_color(color, output), None), output)
         return EXIT_FINDINGS if fails([f.severity for f in report.findings], fail_on) else EXIT_OK
 
-    run_command(body, False)
+    run_command(body, show_traceback)
 
 
 def _show_folder(folder: Path, format: Format, output: Optional[Path], fail_on: FailOn) -> int:
