@@ -724,6 +724,27 @@ def test_an_unsharded_scalar_beside_sharded_arrays_is_replicated(
     assert "maximal" not in text and "one device" not in text
 
 
+def test_no_declared_input_sharding_on_a_mesh_raises_no_jx202(
+    lower_json: Any, run_cli: Any, tmp_path: Any
+) -> None:
+    """A mesh alone declares no input sharding, nor does a scalar's (JAX writes its own
+    ``@empty_mesh`` for one beside sharded arrays): the results left to the compiler are
+    no JX202, in ``lower`` and in ``lint`` alike."""
+    for args in ("f32[8,4], f32[]", "f32[8,4], 0.5"):
+        _, report = lower_json(f"{FIXTURE}:scale", "--mesh", "data=8", "--args", args)
+        assert all(leaf["sharding"] is None for leaf in report["inputs"]), report["inputs"]
+        assert "JX202" not in {f["code"] for f in report["findings"]}, report["findings"]
+    (tmp_path / "m.py").write_text(
+        'JXINSPECT = {"scale": {"args": "f32[8,4], f32[]", "mesh": "data=8"}}\n\n'
+        "def scale(x, s):\n    return x * s\n",
+        encoding="utf-8",
+    )
+    result = run_cli("lint", ".", "--format", "json", "--no-cache", cwd=tmp_path)
+    assert result.returncode == 0, result.describe()
+    (target,) = json.loads(result.stdout)["targets"]
+    assert target["error"] is None and not target["findings"], target
+
+
 STRICT_RAW = """
 import sys, jax
 sys.path.insert(0, {folder!r})
