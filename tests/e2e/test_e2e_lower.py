@@ -627,6 +627,31 @@ def test_lowering_failure_is_reported(lower_text: Any, lower_json: Any) -> None:
     assert "// no module: lowering failed: " in text.stdout
 
 
+@pytest.mark.skipif(
+    not seam.abstract_meshes_lower(),
+    reason=f"lowering for an abstract mesh needs JAX {seam.ABSTRACT_SINCE}",
+)
+def test_when_lowering_fails_the_declared_shardings_are_shown_and_judged(
+    lower_text: Any, lower_json: Any
+) -> None:
+    """Nothing lowered, so the program's shardings are unknown; the arguments' declared
+    ones are known before lowering: shown, marked as declared, and judged (per-device
+    bytes, no false JX201)."""
+    flags = ("--abstract", "--platform", "tpu", "--mesh", "data=8",
+             "--args", "f32[8@data,4,4], f32[4096@data,256]")  # fmt: skip
+    result, report = lower_json(f"{FIXTURE}:cpu_only_pair", *flags)
+    assert result.returncode == 3 and report["reached"] == "traced", result.describe()
+    a, b = report["inputs"]
+    for leaf, readable in ((a, "P('data', None, None)"), (b, "P('data', None)")):
+        sharding = leaf["sharding"]
+        assert (sharding["readable"], sharding["source"]) == (readable, "declared"), leaf
+    assert b["shard_shape"] == [512, 256] and b["bytes_per_device"] == 512 * 1024, b
+    assert "JX201" not in {f["code"] for f in report["findings"]}, report["findings"]
+    text = lower_text(f"{FIXTURE}:cpu_only_pair", *flags).stdout
+    (row,) = [line for line in text.splitlines() if line.startswith("  1  b ")]
+    assert re.search(r"P\('data', None\) \(declared, not lowered\) +f32\[512,256\] 512\.0 KiB", row)
+
+
 # ---- explain, help ---------------------------------------------------------------------------
 
 

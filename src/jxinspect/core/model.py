@@ -92,8 +92,9 @@ class Sharding:
     """Devices that hold a copy of each shard (partial replication)."""
     source: str = ""
     """Where it was read: ``sdy``, ``gspmd``, ``jax`` (an aval's sharding), ``pmap`` (the
-    mapped axis of a pmap whose program holds per-device shapes, JAX 0.4.x–0.9) or
-    ``compiled``."""
+    mapped axis of a pmap whose program holds per-device shapes, JAX 0.4.x–0.9),
+    ``compiled``, or ``declared`` (what the argument declared, where lowering failed:
+    not confirmed by the compiler)."""
     raw: str = ""
     """The attribute as written, e.g. ``#sdy.sharding<@mesh, [{"data"}, {}]>``."""
 

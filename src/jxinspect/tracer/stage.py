@@ -277,7 +277,25 @@ def _traced(
         out_info = None
     if out_info is None:
         out_info = program.shapes
-    return Traced(stage, program.jaxpr, program.names_jaxpr, donated, out_info, wrapped)
+    declared = None if wrapped else _declared_shardings(args, kwargs, plan, len(donated))
+    return Traced(stage, program.jaxpr, program.names_jaxpr, donated, out_info, wrapped,
+                  declared=declared)  # fmt: skip
+
+
+def _declared_shardings(
+    args: tuple[Any, ...], kwargs: dict[str, Any], plan: StagingPlan, inputs: int
+) -> tuple[Any, ...] | None:
+    """The sharding each flat input's argument declared, in JAX's order of the dynamic
+    leaves (positional, then keyword by name); ``None`` where that order does not give
+    the program's inputs one for one."""
+    statics, static_names = plan.static_positions(len(args)), set(plan.static_names)
+    leaves = [leaf for i, arg in enumerate(args) if i not in statics
+              for leaf in seam.tree_leaves(arg)]  # fmt: skip
+    leaves += [leaf for name in sorted(kwargs) if name not in static_names
+               for leaf in seam.tree_leaves(kwargs[name])]  # fmt: skip
+    if len(leaves) != inputs:
+        return None
+    return tuple(getattr(leaf, "sharding", None) for leaf in leaves)
 
 
 def _staged(traced: Traced, lowering: _Lowering) -> Staged:

@@ -45,6 +45,10 @@ class Traced:
     results: list[str | None] | None = None
     """The user's path of each result when a wrapper rearranged them (``None``: read
     them from ``out_info``); see :attr:`jxinspect.tracer.adapters.Adapted.results`."""
+    declared: tuple[Any, ...] | None = None
+    """Per flat input: the JAX sharding its argument declared (a ``ShapeDtypeStruct``'s,
+    as ``f32[8@data]`` makes it), or ``None``; shown when lowering fails, as the
+    program's own are then unknown (``None``: the inputs could not be told apart)."""
 
 
 @dataclass(frozen=True)

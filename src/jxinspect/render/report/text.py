@@ -56,6 +56,14 @@ def _donation(leaf: Input, compiled: bool) -> str:
     return "requested, unused" if leaf.donated else ""
 
 
+def sharding_text(leaf: Input | Output) -> str:
+    """The layout the program (or, where it did not lower, the argument) declares."""
+    if leaf.sharding is None:
+        return ""
+    declared = leaf.sharding.source == "declared"
+    return leaf.sharding.readable + (" (declared, not lowered)" if declared else "")
+
+
 def _leaf_row(leaf: Input | Output) -> tuple[str, ...]:
     """The columns an input and an output share."""
     return (
@@ -64,7 +72,7 @@ def _leaf_row(leaf: Input | Output) -> tuple[str, ...]:
         leaf.name if leaf.name is not None else "—",
         leaf.status,
         type_text(leaf.shape, leaf.dtype),
-        leaf.sharding.readable if leaf.sharding else "",
+        sharding_text(leaf),
         compiled_text(leaf),
         _per_device(leaf),
     )

@@ -79,12 +79,15 @@ def _aval(aval: Any) -> tuple[tuple[int, ...], str]:
     return shape, name
 
 
-def _jax_sharding(value: Any, mesh: Mesh | None) -> Sharding | None:
-    """A ``NamedSharding`` JAX attached to an aval, for when nothing was lowered."""
-    spec = getattr(getattr(value, "sharding", None), "spec", None)
-    if spec is None or mesh is None:
-        return None
-    return shardings.from_partition_spec(spec, len(getattr(value, "shape", ())), mesh, "jax")
+def _unlowered_sharding(aval: Any, declared: Any, mesh: Mesh | None) -> Sharding | None:
+    """For when nothing was lowered: the ``NamedSharding`` the argument declared
+    (``source="declared"``), else the one JAX attached to the aval."""
+    for sharding, source in ((declared, "declared"), (getattr(aval, "sharding", None), "jax")):
+        spec = getattr(sharding, "spec", None)
+        if spec is not None and mesh is not None:
+            rank = len(getattr(aval, "shape", ()))
+            return shardings.from_partition_spec(spec, rank, mesh, source)
+    return None
 
 
 def _program(staged: Staged, request: TextRequest, main: Any, inputs: Any) -> Any:
@@ -340,7 +343,8 @@ def _input(
         status = classify_name(spelled, known, FALLBACK_ARG)
         if traced.wrapper is not None and status != "missing" and spelled != known:
             status = "renamed"  # the wrapper's own name, mapped back to the user's path
-    sharding = value.sharding if value is not None else _jax_sharding(aval, mesh)
+    declared = traced.declared[i] if traced.declared and not lowered else None
+    sharding = value.sharding if value is not None else _unlowered_sharding(aval, declared, mesh)
     if sharding is None and value is not None and traced.stage == "pmap":
         sharding = _pmap_sharding(shape, value.shape, mesh)
     return Input(
