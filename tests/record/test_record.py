@@ -413,3 +413,22 @@ def test_a_program_whose_main_reads_no_argument_names_runs_as_without_record(
     result = record(tmp_path / "runs", "--", *WARM_PYTHON, "-c", code, cwd=tmp_path)
     assert result.returncode == 0, result.describe()
     assert "1 function recorded" in result.stderr, result.describe()
+
+
+def test_recording_leaves_what_jax_emits_unchanged(tmp_path: Path) -> None:
+    """The program a recorded run lowers carries the same debug locations as without
+    ``record``: the hook's own frame is in none of them."""
+    script = tmp_path / "emit.py"
+    script.write_text(textwrap.dedent("""
+        import jax, jax.numpy as jnp
+        def f(x):
+            return jnp.sin(x) * 2
+        module = jax.jit(f).lower(jnp.ones(3)).compiler_ir()
+        print(module.operation.get_asm(enable_debug_info=True))
+        """), encoding="utf-8")  # fmt: skip
+    plain = run_cli(script.name, command=WARM_PYTHON, cwd=tmp_path)
+    assert plain.returncode == 0 and "emit.py" in plain.stdout, plain.describe()
+    recorded = record(tmp_path / "runs", "--", *WARM_PYTHON, script.name, cwd=tmp_path)
+    assert recorded.returncode == 0, recorded.describe()
+    assert "hooks.py" not in recorded.stdout and "hooked" not in recorded.stdout
+    assert recorded.stdout == plain.stdout

@@ -165,14 +165,18 @@ def install_lowering_hook(callback: Callable[[Lowering], object]) -> None:
     It wraps ``pxla.lower_sharding_computation``, the one lowering step that ``jit``,
     ``pjit``, ``shard_map``, the 0.10 ``pmap`` and every wrapper built on them share, and
     ``pxla.lower_parallel_callable`` of the older pmap; what JAX returns is returned
-    unchanged. ``callback`` runs only when JAX lowers (a cache miss), never per call.
+    unchanged, and the wrapper's frame is in none of the locations JAX writes. ``callback`` runs only when JAX lowers (a cache miss), never per call.
     An ``Exception`` from it is reported once and dropped: recording never breaks the run.
     """
+    from jax._src import source_info_util
     from jax._src.interpreters import pxla
 
     if _HOOK["installed"]:
         return
     _HOOK["installed"] = True
+    # the hook's frame is no frame of the user's: JAX leaves it out of the locations it
+    # writes, as it leaves out its own (it was in every recorded module's debug info)
+    source_info_util.register_exclusion(__file__)
 
     def _report(
         stage: str,
