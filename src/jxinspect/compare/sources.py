@@ -178,10 +178,10 @@ class Pairing:
 
 
 def _label(entry: Entry, entries: tuple[Entry, ...]) -> str:
-    """``step``, or ``step (f32[8], f32[8])`` when the run recorded it with several
-    input signatures."""
+    """``step``, or its folder and input types, ``step.2 (f32[8], f32[8])``, when the run
+    recorded it with several input signatures."""
     if sum(1 for e in entries if e.name == entry.name) > 1:
-        return f"{entry.name} ({entry.signature})"
+        return f"{entry.folder} {entry.input_types}"
     return entry.name
 
 

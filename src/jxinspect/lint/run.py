@@ -454,11 +454,11 @@ def _read_baseline(request: LintRequest, options: RunOptions, judge: _Judge) -> 
 
 
 def _record_names(entries: list[Entry]) -> list[str]:
-    """Each recorded function's lint target name: ``train.py:step``, with its input
-    signature when the run recorded the name with several."""
+    """Each recorded function's lint target name: ``train.py:step``, with its input types,
+    ``train.py:step (f32[8])``, when the run recorded the name with several."""
     names = [target_name(e) for e in entries]
     return [
-        f"{name} [{e.signature}]" if names.count(name) > 1 else name
+        f"{name} {e.input_types}" if names.count(name) > 1 else name
         for name, e in zip(names, entries)
     ]
 

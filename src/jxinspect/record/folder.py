@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jxinspect.core.dtypes import short_name
 from jxinspect.core.errors import UsageError
 from jxinspect.core.files import write_atomically
 from jxinspect.core.model import SCHEMA as REPORT_SCHEMA
@@ -62,6 +63,12 @@ class RecordSettings:
         )
 
 
+_DTYPE = re.compile(r"\b([a-z]+[0-9]*)\[")
+"""A dtype's name before an array's shape, ``float32[``."""
+_SHAPED_ARRAY = re.compile(r"ShapedArray\(([^()]*?)(?:, weak_type=True)?\)")
+"""How JAX 0.4 writes an abstract value, ``ShapedArray(float32[2])``."""
+
+
 @dataclass
 class Entry:
     """One recorded function with one input signature."""
@@ -79,6 +86,14 @@ class Entry:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def input_types(self) -> str:
+        """The signature's input types as a jaxpr writes them, ``(f32[32@model],
+        f32[4,16])``: what tells two recordings of one function apart in a list."""
+        types, _, _ = self.signature.partition(" donated=")
+        types = _SHAPED_ARRAY.sub(r"\1", types)
+        return _DTYPE.sub(lambda m: short_name(m.group(1)) + "[", types)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Entry:
