@@ -165,8 +165,9 @@ def install_lowering_hook(callback: Callable[[Lowering], object]) -> None:
     It wraps ``pxla.lower_sharding_computation``, the one lowering step that ``jit``,
     ``pjit``, ``shard_map``, the 0.10 ``pmap`` and every wrapper built on them share, and
     ``pxla.lower_parallel_callable`` of the older pmap; what JAX returns is returned
-    unchanged, and the wrapper's frame is in none of the locations JAX writes. ``callback`` runs only when JAX lowers (a cache miss), never per call.
-    An ``Exception`` from it is reported once and dropped: recording never breaks the run.
+    unchanged, and the wrapper's frame is in none of the locations JAX writes.
+    ``callback`` runs only when JAX lowers (a cache miss), never per call. An
+    ``Exception`` from it is reported once and dropped: recording never breaks the run.
     """
     from jax._src import source_info_util
     from jax._src.interpreters import pxla
