@@ -432,3 +432,39 @@ def test_recording_leaves_what_jax_emits_unchanged(tmp_path: Path) -> None:
     assert recorded.returncode == 0, recorded.describe()
     assert "hooks.py" not in recorded.stdout and "hooked" not in recorded.stdout
     assert recorded.stdout == plain.stdout
+
+
+def test_functions_lowered_at_once_by_threads_each_get_their_own_record(tmp_path: Path) -> None:
+    """Threads that lower at the same time (as JAX's own concurrent-jit tests do) never
+    share a folder, nor mix one lowering's report with another's call."""
+    script = tmp_path / "threads.py"
+    script.write_text(textwrap.dedent("""
+        import threading
+        import jax, jax.numpy as jnp
+
+        def f(x):
+            return jnp.sin(x) * 2
+
+        start = threading.Barrier(8)
+        def run(n):
+            start.wait()
+            jax.jit(f)(jnp.ones(n))
+
+        threads = [threading.Thread(target=run, args=(n,)) for n in range(1, 9)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        """), encoding="utf-8")  # fmt: skip
+    runs = tmp_path / "runs"
+    result = record(runs, "--", *WARM_PYTHON, script.name, cwd=tmp_path)
+    assert result.returncode == 0, result.describe()
+    entries = index_of(runs)["functions"]
+    assert len(entries) == 8 and len({e["folder"] for e in entries}) == 8, entries
+    sizes = set()
+    for entry in entries:
+        (leaf,) = report_of(runs / entry["folder"])["inputs"]
+        call = json.loads((runs / entry["folder"] / "call.json").read_text(encoding="utf-8"))
+        assert call["options"]["args"] == f"f32[{leaf['shape'][0]}]", (leaf, call)
+        sizes.add(leaf["shape"][0])
+    assert sizes == set(range(1, 9))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import os
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,8 +37,15 @@ class Recorder:
     by_key: dict[tuple[str, str], records.Entry] = field(default_factory=dict)
     policy: Policy = field(default_factory=Policy)
     """The project's rule settings, which judge each report as ``lint`` would."""
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    """Held while a lowering is recorded: threads that lower at once (JAX's own tests of
+    concurrent jit do) each get a folder and an index entry of their own."""
 
     def on_lowering(self, lowering: seam.Lowering) -> None:
+        with self.lock:
+            self._record(lowering)
+
+    def _record(self, lowering: seam.Lowering) -> None:
         if lowering.internal:
             self.index.internal += 1
             return
@@ -102,9 +110,10 @@ class Recorder:
     def at_exit(self) -> None:
         """Write what was counted but not recorded (JAX's own computations, functions
         left out), claiming the folder if no process of the run has."""
-        if self.owner is None and (self.index.internal or self.index.not_selected):
-            self.owner = records.claim(self.folder, os.getpid())
-        self._write_index()
+        with self.lock:
+            if self.owner is None and (self.index.internal or self.index.not_selected):
+                self.owner = records.claim(self.folder, os.getpid())
+            self._write_index()
 
 
 def _call(lowering: seam.Lowering) -> dict[str, Any]:
