@@ -65,3 +65,13 @@ def test_sub_byte_arrays_and_keys_have_bytes_in_reports(lower_json: Any) -> None
     assert by_path["key"]["dtype"].startswith("key<")
     assert by_path["key"]["bytes_per_device"] == 8  # two uint32 words
     assert by_path["packed"]["bytes_per_device"] == 8  # int4[16]: 16 half-bytes
+
+
+def test_a_float0_result_is_named_as_a_jaxpr_names_it(lower_json: Any, lower_text: Any) -> None:
+    """The tangent of an integer is ``float0[3]`` of 0 bytes, as the jaxpr writes it, not
+    NumPy's ``[('float0', 'V')]``."""
+    _, report = lower_json(f"{FIXTURE}:int_grad", "--args", "i32[3]")
+    (result,) = report["outputs"]
+    assert (result["dtype"], result["bytes_per_device"]) == ("float0", 0), result
+    text = lower_text(f"{FIXTURE}:int_grad", "--args", "i32[3]").stdout
+    assert "float0[3]" in text and "('float0'" not in text, text

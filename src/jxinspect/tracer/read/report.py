@@ -75,8 +75,14 @@ def _aval(aval: Any) -> tuple[tuple[int, ...], str]:
     except TypeError:  # an unhashable stand-in
         return shape, str(dtype)
     if name is None:
-        name = _DTYPE_NAMES[dtype] = str(dtype)
+        name = _DTYPE_NAMES[dtype] = _dtype_name(dtype)
     return shape, name
+
+
+def _dtype_name(dtype: Any) -> str:
+    """``str(dtype)``, except for JAX's ``float0`` (the tangent of an integer, a
+    structured NumPy dtype that prints ``[('float0', 'V')]``): named as a jaxpr names it."""
+    return "float0" if getattr(dtype, "names", None) == ("float0",) else str(dtype)
 
 
 def _unlowered_sharding(aval: Any, declared: Any, mesh: Mesh | None) -> Sharding | None:
