@@ -468,3 +468,20 @@ def test_functions_lowered_at_once_by_threads_each_get_their_own_record(tmp_path
         assert call["options"]["args"] == f"f32[{leaf['shape'][0]}]", (leaf, call)
         sizes.add(leaf["shape"][0])
     assert sizes == set(range(1, 9))
+
+
+def test_a_numpy_float64_argument_is_replayed_as_the_float32_jax_lowered(tmp_path: Path) -> None:
+    script = tmp_path / "np64.py"
+    script.write_text(textwrap.dedent("""
+        import numpy as np, jax
+        @jax.jit
+        def f(x):
+            return x * 2
+        f(np.ones(5))
+        """), encoding="utf-8")  # fmt: skip
+    runs = tmp_path / "runs"
+    result = record(runs, "--", *WARM_PYTHON, script.name, cwd=tmp_path)
+    assert result.returncode == 0, result.describe()
+    (leaf,) = report_of(runs / "f")["inputs"]
+    call = json.loads((runs / "f" / "call.json").read_text(encoding="utf-8"))
+    assert (leaf["dtype"], call["options"]["args"]) == ("float32", "f32[5]"), (leaf, call)

@@ -58,7 +58,7 @@ class _Writer:
         )
 
     def array(self, value: Any, where: str) -> str:
-        dtype = str(getattr(value, "dtype", ""))
+        dtype = seam.staged_dtype(value) if hasattr(value, "dtype") else ""
         if dtype not in spec.SHORT_DTYPES.values():
             raise Unwritable(f"{where} has dtype {dtype}, which the spec language cannot write")
         shape = tuple(int(d) for d in value.shape)

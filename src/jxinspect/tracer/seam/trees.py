@@ -56,6 +56,14 @@ def shape_dtype_struct(
     return jax.ShapeDtypeStruct(shape, jnp.dtype(dtype), sharding=sharding)
 
 
+def staged_dtype(value: Leaf) -> str:
+    """The dtype JAX stages an array value as: NumPy's 64-bit types become 32-bit ones
+    unless ``jax_enable_x64`` is on (``np.ones(5)`` is lowered as ``f32[5]``)."""
+    import jax
+
+    return str(jax.dtypes.canonicalize_dtype(value.dtype))
+
+
 def is_array_leaf(leaf: Leaf) -> bool:
     """An array the program receives: a JAX or NumPy array, a NumPy scalar, or a
     ``ShapeDtypeStruct`` standing for one (what ``eqx.is_array`` accepts, plus the
