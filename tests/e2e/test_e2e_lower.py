@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from helpers import (
+    JAX_RELEASE,
     REPO,
     assert_valid_report,
     error_line,
@@ -151,7 +152,8 @@ def test_sample_text_report(entry: str, lower_text: Any, lower_json: Any) -> Non
         assert leaf["path"] in text
         if " " not in leaf["path"]:
             assert leaf["status"] in rows[leaf["path"]], (leaf, rows[leaf["path"]])
-    # every finding is a line, or folded into the line of the first of its kind
+    # every finding about the user's code is a line, or folded into the line of the
+    # first of its kind; those inside JAX's own code are one line that counts them
     messages = {f"{f['code']} {f['severity']:<7} {f['message']}" for f in report["findings"]}
     counted = 0
     for line in (line for line in text.splitlines() if re.match(r"^  JX\d{3} ", line)):
@@ -159,7 +161,10 @@ def test_sample_text_report(entry: str, lower_text: Any, lower_json: Any) -> Non
         assert first in messages, line
         folded = re.match(r"(\d+) more like it: ", more)
         counted += 1 + (int(folded.group(1)) if folded else 0)
-    assert counted == len(report["findings"])
+    jax_own = sum(f["inside_jax"] for f in report["findings"])
+    inside = re.search(r"^  (\d+) (?:more )?inside JAX's own code \(", text, re.MULTILINE)
+    assert (int(inside.group(1)) if inside else 0) == jax_own, text
+    assert counted + jax_own == len(report["findings"])
     ok_in = sum(leaf["status"] == "ok" for leaf in report["inputs"])
     ok_out = sum(leaf["status"] == "ok" for leaf in report["outputs"])
     summary = text.rstrip("\n").splitlines()[-1]
@@ -650,6 +655,45 @@ def test_when_lowering_fails_the_declared_shardings_are_shown_and_judged(
     text = lower_text(f"{FIXTURE}:cpu_only_pair", *flags).stdout
     (row,) = [line for line in text.splitlines() if line.startswith("  1  b ")]
     assert re.search(r"P\('data', None\) \(declared, not lowered\) +f32\[512,256\] 512\.0 KiB", row)
+
+
+_JAX_SOURCE = re.compile(r"[\\/]jax[\\/]_src[\\/]")
+
+
+def test_findings_inside_jax_are_marked_folded_and_never_fail(
+    lower_json: Any, lower_text: Any, run_cli: Any, tmp_path: Any
+) -> None:
+    """A finding about a nested jaxpr whose function is JAX's own (from jax/_src/) is
+    marked ``inside_jax`` in JSON, folded into one line in text, and fails neither
+    ``lower --fail-on info`` nor ``lint --fail-on info``; the user's own are not marked."""
+    flags = ("--args", "f32[4,3], i32[4,1]")
+    _, report = lower_json(f"{FIXTURE}:jax_bodies", *flags)
+    nested = {n["where"]: n for n in report["nested"]}
+    for finding in report["findings"]:
+        words = finding["message"].split()
+        where = words[2] if words[:2] == ["nested", "jaxpr"] else words[1]
+        source = (nested.get(where, {}).get("func_src_info") or "").partition(" at ")[2]
+        assert finding["inside_jax"] == bool(_JAX_SOURCE.search(source)), (finding, source)
+    own = [f for f in report["findings"] if f["inside_jax"]]
+    if not own or len(own) != len(report["findings"]):
+        pytest.skip(f"JAX {JAX_RELEASE} names no finding here as JAX's own alone")
+    text = lower_text(f"{FIXTURE}:jax_bodies", *flags, "--fail-on", "info")
+    assert text.returncode == 0, text.describe()
+    assert f"  {len(own)} inside JAX's own code (" in text.stdout
+    assert not re.search(r"^  JX\d{3} ", text.stdout, re.MULTILINE), text.stdout
+    (tmp_path / "m.py").write_text(
+        "import jax, jax.numpy as jnp\n\n"
+        'JXINSPECT = {"jax_bodies": {"args": "f32[4,3], i32[4,1]"}}\n\n'
+        "def jax_bodies(x, index):\n"
+        "    return jnp.take_along_axis(jax.nn.relu(x), index, axis=1)\n",
+        encoding="utf-8",
+    )
+    lint = run_cli("lint", ".", "--fail-on", "info", "--no-cache", cwd=tmp_path)
+    assert lint.returncode == 0, lint.describe()
+    assert f"m.py:jax_bodies: ok ({len(own)} inside JAX's own code)" in lint.stdout, lint.stdout
+    data = run_cli("lint", ".", "--fail-on", "info", "--no-cache", "-f", "json", cwd=tmp_path)
+    (target,) = json.loads(data.stdout)["targets"]
+    assert [f["inside_jax"] for f in target["findings"]] == [True] * len(own), target
 
 
 # ---- explain, help ---------------------------------------------------------------------------

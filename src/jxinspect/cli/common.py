@@ -20,7 +20,7 @@ import typer
 from jxinspect.core.errors import EXIT_INTERNAL, JxError, UsageError, internal_error
 from jxinspect.core.files import write_output
 from jxinspect.core.interrupts import watch_terminal
-from jxinspect.core.model import Report, at_or_above
+from jxinspect.core.model import Finding, Report, at_or_above
 from jxinspect.core.program import TextRequest
 from jxinspect.core.vocabulary import FailOn
 from jxinspect.render import formats
@@ -147,6 +147,12 @@ def use_color(color: Color, output: Path | None) -> bool:
     if color is Color.always:
         return True
     return color is Color.auto and output is None and sys.stdout.isatty()
+
+
+def gated(findings: Iterable[Finding]) -> list[str]:
+    """The severities ``--fail-on`` judges: every finding's but those inside JAX's own
+    code, which the user cannot change."""
+    return [f.severity for f in findings if not f.inside_jax]
 
 
 def fails(severities: Iterable[str], fail_on: FailOn) -> bool:

@@ -17,6 +17,7 @@ from jxinspect.cli.common import (
     TracebackOpt,
     emit,
     fails,
+    gated,
     render_report,
     run_command,
     text_request,
@@ -93,7 +94,6 @@ def lower(
                 typer.echo(report.error_traceback, err=True, nl=False)
             typer.echo(f"error: lowering failed: {one_line(report.error)}", err=True)
             return EXIT_USER_CODE
-        severities = [f.severity for f in report.findings]
-        return EXIT_FINDINGS if fails(severities, fail_on) else EXIT_OK
+        return EXIT_FINDINGS if fails(gated(report.findings), fail_on) else EXIT_OK
 
     run_command(body, show_traceback)

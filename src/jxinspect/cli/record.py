@@ -22,6 +22,7 @@ from jxinspect.cli.common import (
     TracebackOpt,
     emit,
     fails,
+    gated,
     render_report,
     run_command,
     use_color,
@@ -131,7 +132,7 @@ def show(
             report = records.read_report(path)
         kept = [Show(view.value) for view in show or []]
         emit(render_report(report, format, kept, use_color(color, output), None), output)
-        return EXIT_FINDINGS if fails([f.severity for f in report.findings], fail_on) else EXIT_OK
+        return EXIT_FINDINGS if fails(gated(report.findings), fail_on) else EXIT_OK
 
     run_command(body, show_traceback)
 
@@ -150,5 +151,5 @@ def _show_folder(folder: Path, format: Format, output: Optional[Path], fail_on: 
         for entry in index.functions
     )
     emit(formats.RECORD.render(Recording(str(folder), index, reports), format), output)
-    severities = [f.severity for _, report, _ in reports for f in report.findings]
+    severities = [s for _, report, _ in reports for s in gated(report.findings)]
     return EXIT_FINDINGS if fails(severities, fail_on) else EXIT_OK

@@ -10,6 +10,7 @@ compared with one made under another.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -19,6 +20,9 @@ from jxinspect.core.program import Program
 from jxinspect.core.vocabulary import SEVERITY_RANK, Reached, Severity, Stage, Status
 
 __all__ = ["Reached", "Severity", "Status"]  # the model's words, defined in the vocabulary
+
+_JAX_SOURCE = re.compile(r"[\\/]jax[\\/]_src[\\/]")
+"""A path inside JAX's own package, where its functions live."""
 
 SCHEMA = "jxinspect.report/1"
 
@@ -382,6 +386,13 @@ class NestedJaxpr:
     num_invars: int = 0
     num_outvars: int = 0
 
+    @property
+    def inside_jax(self) -> bool:
+        """Its function is JAX's own (from ``jax/_src/``: the body of a ``jnp`` or
+        ``jax.nn`` function): its debug info is not the user's to change."""
+        where = (self.func_src_info or "").partition(" at ")[2]
+        return bool(_JAX_SOURCE.search(where))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "where": self.where,
@@ -422,15 +433,19 @@ class Finding:
     """The leaf it is about, if any."""
     file: str | None = None
     line: int | None = None
+    inside_jax: bool = False
+    """About JAX's own code (a nested jaxpr of a ``jnp`` function): kept for JAX's
+    developers, shown apart, and never failing a run (``--fail-on``, ``lint``)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "severity": self.severity, "message": self.message,
-                "path": self.path, "file": self.file, "line": self.line}  # fmt: skip
+                "path": self.path, "file": self.file, "line": self.line,
+                "inside_jax": self.inside_jax}  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Finding:
         return cls(data["code"], data["severity"], data["message"], data.get("path"),
-                   data.get("file"), data.get("line"))  # fmt: skip
+                   data.get("file"), data.get("line"), bool(data.get("inside_jax")))  # fmt: skip
 
 
 @dataclass(frozen=True)

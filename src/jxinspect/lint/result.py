@@ -38,6 +38,9 @@ class LintFinding:
     line: int | None
     baselined: bool = False
     """Recorded in the baseline: reported, but never fails the run."""
+    inside_jax: bool = False
+    """About JAX's own code (:attr:`jxinspect.core.model.Finding.inside_jax`): reported,
+    but never fails the run."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -48,6 +51,7 @@ class LintFinding:
             "file": self.file,
             "line": self.line,
             "baselined": self.baselined,
+            "inside_jax": self.inside_jax,
         }
 
     @classmethod
@@ -60,6 +64,7 @@ class LintFinding:
             file=data["file"],
             line=data["line"],
             baselined=bool(data["baselined"]),
+            inside_jax=bool(data.get("inside_jax")),
         )
 
 
@@ -187,8 +192,12 @@ class LintResult(Displayed):
     """Set when this is one part of a run split with ``--shard``."""
 
     def fails(self, finding: LintFinding) -> bool:
-        """A new finding at or above ``fail_on``."""
-        return not finding.baselined and at_or_above(finding.severity, self.fail_on)
+        """A new finding at or above ``fail_on``, about the user's code."""
+        return (
+            not finding.baselined
+            and not finding.inside_jax
+            and at_or_above(finding.severity, self.fail_on)
+        )
 
     def findings(self) -> Iterator[tuple[TargetResult, LintFinding]]:
         for target in self.targets:

@@ -342,6 +342,7 @@ class _Judge:
                 path=f.path,
                 file=self.path(f.file) or planned.file,
                 line=f.line or planned.line,
+                inside_jax=f.inside_jax,
             )
             for f in map(Finding.from_dict, report.get("findings", []))
             if policy.enabled(f.code)

@@ -22,6 +22,11 @@ class Rule:
     explanation: str
     check: Check
 
-    def finding(self, report: Report, message: str, path: str | None = None) -> Finding:
-        """A finding of this rule, located at the user's function."""
-        return Finding(self.code, self.severity, message, path, report.file, report.line)
+    def finding(
+        self, report: Report, message: str, path: str | None = None, inside_jax: bool = False
+    ) -> Finding:
+        """A finding of this rule, located at the user's function (``inside_jax``: about
+        JAX's own code)."""
+        return Finding(
+            self.code, self.severity, message, path, report.file, report.line, inside_jax
+        )

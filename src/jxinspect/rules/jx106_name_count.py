@@ -19,6 +19,7 @@ def check(report: Report, settings: Settings) -> Iterator[Finding]:
                 report,
                 f"jaxpr {jaxpr.where} ({jaxpr.primitive}) has {names} names for "
                 f"{jaxpr.num_invars} inputs and {paths} paths for {jaxpr.num_outvars} outputs",
+                inside_jax=jaxpr.inside_jax,
             )
 
 

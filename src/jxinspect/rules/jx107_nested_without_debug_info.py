@@ -13,7 +13,9 @@ def check(report: Report, settings: Settings) -> Iterator[Finding]:
     for jaxpr in report.nested:
         if jaxpr.quality == "missing":
             yield RULE.finding(
-                report, f"nested jaxpr {jaxpr.where} ({jaxpr.primitive}) has no debug info"
+                report,
+                f"nested jaxpr {jaxpr.where} ({jaxpr.primitive}) has no debug info",
+                inside_jax=jaxpr.inside_jax,
             )
 
 

@@ -19,7 +19,9 @@ def check(report: Report, settings: Settings) -> Iterator[Finding]:
             if jaxpr.result_paths is None or "" in jaxpr.result_paths:
                 lacks.append("result paths")
             yield RULE.finding(
-                report, f"nested jaxpr {jaxpr.where} lacks {' and '.join(lacks)}: {_words(jaxpr)}"
+                report,
+                f"nested jaxpr {jaxpr.where} lacks {' and '.join(lacks)}: {_words(jaxpr)}",
+                inside_jax=jaxpr.inside_jax,
             )
 
 
@@ -44,6 +46,9 @@ argument names or result paths are unknown. JAX records no result paths for
 custom_jvp/custom_vjp functions, for example, so errors inside them name values by
 position.
 
-Usually nothing to fix in user code; this is informational. Silence: `ignore: [JX110]`.""",
+Usually nothing to fix in user code; this is informational. Where the body is JAX's own
+(a `jnp` or `jax.nn` function, from jax/_src/), the finding is marked inside JAX: text and
+HTML fold it, `--fail-on` and `lint` never fail on it, JSON and SARIF keep it (for JAX's
+developers). Silence: `ignore: [JX110]`.""",
     check=check,
 )

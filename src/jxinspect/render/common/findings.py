@@ -2,7 +2,8 @@
 (the first message, how many, a few examples), most severe first.
 
 A ResNet under pmap gives hundreds of ``JX102 argument ... carries the fallback name
-'flat_args[i]'``; text and HTML show that as one line. JSON, SARIF and JUnit keep every
+'flat_args[i]'``; text and HTML show that as one line, and the findings about JAX's own
+code (the bodies of ``jnp`` functions) as one more. JSON, SARIF and JUnit keep every
 finding (they do not use this module).
 """
 
@@ -60,9 +61,12 @@ def _shape(finding: Finding) -> str:
 
 
 def grouped(findings: Sequence[Finding]) -> list[FindingGroup]:
-    """Most severe first, then by code; repeats of a code and shape folded together."""
+    """The findings about the user's code, most severe first, then by code; repeats of a
+    code and shape folded together (those inside JAX's own code: :func:`inside_jax`)."""
     buckets: dict[tuple[str, str, str], list[int]] = {}
     for i, finding in enumerate(findings):
+        if finding.inside_jax:
+            continue
         buckets.setdefault((finding.code, finding.severity, _shape(finding)), []).append(i)
     groups: list[FindingGroup] = []
     for indices in buckets.values():
@@ -70,4 +74,28 @@ def grouped(findings: Sequence[Finding]) -> list[FindingGroup]:
         groups += [FindingGroup(tuple(findings[i] for i in c), tuple(c)) for c in chunks]
     return sorted(
         groups, key=lambda g: (-SEVERITY_RANK[g.first.severity], g.first.code, g.indices[0])
+    )
+
+
+def inside_jax(findings: Sequence[Finding]) -> tuple[int, ...]:
+    """Positions of the findings about JAX's own code, which text and HTML fold into one
+    line (:func:`inside_jax_line`)."""
+    return tuple(i for i, finding in enumerate(findings) if finding.inside_jax)
+
+
+def inside_jax_line(findings: Sequence[Finding]) -> str | None:
+    """``4 more inside JAX's own code (JX110 ×4), not yours to change: --format json
+    lists them``; ``None`` where there are none."""
+    codes: dict[str, int] = {}
+    for finding in findings:
+        if finding.inside_jax:
+            codes[finding.code] = codes.get(finding.code, 0) + 1
+    if not codes:
+        return None
+    count = sum(codes.values())
+    said = ", ".join(f"{code} ×{n}" for code, n in sorted(codes.items()))
+    more = "more " if count < len(findings) else ""
+    return (
+        f"{count} {more}inside JAX's own code ({said}), not yours to change: "
+        "--format json lists them"
     )

@@ -36,9 +36,15 @@ def render(result: LintResult, color: bool = False) -> str:
 
     lines: list[str] = []
     for target in result.targets:
-        new = [f for f in target.findings if not f.baselined]
-        kept = len(target.findings) - len(new)
-        tail = f" ({kept} baselined)" if kept else ""
+        fresh = [f for f in target.findings if not f.baselined]
+        new = [f for f in fresh if not f.inside_jax]
+        kept = len(target.findings) - len(fresh)
+        jax_own = len(fresh) - len(new)
+        tail = ", ".join(
+            ([f"{kept} baselined"] if kept else [])
+            + ([f"{jax_own} inside JAX's own code"] if jax_own else [])
+        )
+        tail = f" ({tail})" if tail else ""
         name = esc(target.name)
         if target.failed:
             lines.append(f"{paint(name, 'bold')}: {paint('failed', 'error')}")

@@ -23,7 +23,7 @@ from jxinspect.core.program import Mark, ProgramText
 from jxinspect.core.units import recorded
 from jxinspect.core.vocabulary import STATUSES
 from jxinspect.render.common.escape import html as _e
-from jxinspect.render.common.findings import grouped
+from jxinspect.render.common.findings import grouped, inside_jax, inside_jax_line
 from jxinspect.render.report.code import (
     COMMENT,
     HIGHLIGHT_MAX_LINES,
@@ -137,6 +137,11 @@ def _findings(report: Report, targets: list[tuple[str, str] | None]) -> str:
         more = (f"<details class=more><summary>{len(rest)} more like it</summary>"
                 f"<ul class=findings>{inner}</ul></details>")  # fmt: skip
         items.append(item(first, group.first.message, more))
+    folded = inside_jax_line(report.findings)
+    if folded:
+        inner = "".join(item(i, report.findings[i].message) for i in inside_jax(report.findings))
+        items.append(f"<li class=inside-jax><details class=more><summary>{_e(folded)}</summary>"
+                     f"<ul class=findings>{inner}</ul></details></li>")  # fmt: skip
     body = f"<ul class=findings>{''.join(items)}</ul>" if items else "<p>No findings.</p>"
     return (
         "<section id=findings><details open><summary><h2>Findings</h2><span class=count>"

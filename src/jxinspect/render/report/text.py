@@ -14,7 +14,7 @@ from jxinspect.core.model import Input, Output, Report
 from jxinspect.core.units import human_bytes, recorded, type_text
 from jxinspect.render.common.console import ansi_console
 from jxinspect.render.common.escape import text as esc
-from jxinspect.render.common.findings import grouped
+from jxinspect.render.common.findings import grouped, inside_jax_line
 from jxinspect.render.common.table import plain_table
 
 INPUT_COLUMNS = ("#", "path", "name in program", "status", "type", "sharding", "compiled",
@@ -154,6 +154,8 @@ def render_plain(report: Report) -> str:
             f"  {g.first.code} {g.first.severity:<7} {esc(g.text())}"
             for g in grouped(report.findings)
         ]
+        folded = inside_jax_line(report.findings)
+        lines += [f"  {folded}"] if folded else []
     lines += ["", summary_line(report)]
     return "\n".join(lines) + "\n"
 
@@ -190,6 +192,9 @@ def render_rich(report: Report, width: int = 120) -> str:
         line.append(f"{f.severity:<7} ", style=SEVERITY_STYLE[f.severity])
         line.append(esc(group.text()))
         console.print(line)
+    folded = inside_jax_line(report.findings)
+    if folded:
+        console.print(Text(folded, style="dim"))
     console.print(Text(summary_line(report), style="bold"))
     return buffer.getvalue()
 
