@@ -446,3 +446,21 @@ def test_nnx_shard_map_on_its_own_names_equal_flax_call() -> None:
     assert _carried(report) == said["args"]
     assert [o["name"] for o in report["outputs"]] == said["results"]
     _golden("nnx_shard_map.train_step", _lower("nnx_shard_map.py:train_step", "text"))
+
+
+def test_nnx_objects_under_plain_jit_say_their_updates_are_not_in_the_program() -> None:
+    """``train_step.fun`` (the function inside ``nnx.jit``) staged by plain ``jit``: the
+    optimizer's and metrics' in-place updates are not in the program, and the report
+    says so and names what to inspect; through ``nnx.jit`` no such note."""
+    _needs("flax.nnx")
+    model = _load("nnx_mnist").make()[0]
+    if jax.tree_util.tree_leaves(model) == [model]:
+        pytest.skip("this flax release's modules are not pytrees: plain jax.jit refuses them")
+    step = _load("nnx_mnist").train_step
+    attribute = "fun" if hasattr(step, "fun") else "__wrapped__"  # flax 0.11: functools.wraps
+    inner = _lower_with(f"nnx_mnist.py:train_step.{attribute}", "make")
+    (note,) = [n for n in inner["notes"] if "Flax NNX" in n]
+    assert note.startswith("model, optimizer, metrics are Flax NNX objects staged by plain")
+    assert "@nnx.jit" in note
+    outer = _lower_with("nnx_mnist.py:train_step", "make")
+    assert not [n for n in outer["notes"] if "Flax NNX" in n]

@@ -120,12 +120,16 @@ def stage_function(
     else:
         lowering = _lower(program.staged, staged_args, staged_kwargs, platform)
     traced = _traced(program, lowering, staged_args, staged_kwargs, plan, stage, wrapped)
+    nnx_note = adapters.nnx_objects_note(fun, args, kwargs)
+    if nnx_note is not None:
+        traced = replace(traced, notes=(nnx_note,))
     if split is not None:
         traced = replace(
             traced,
             leaves=split.leaves,
             call=(fun, args, kwargs),
             notes=(
+                *traced.notes,
                 f"{split.static} argument leaves are not arrays ({split.example}); staged "
                 "as eqx.filter_jit does: array leaves traced, the rest static",
             ),

@@ -89,3 +89,35 @@ def find(fun: Any) -> Any | None:
         if eqx_pmap.matches(fun):
             return eqx_pmap
     return None
+
+
+def nnx_objects_note(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    """For a function staged by plain ``jax.jit`` with Flax NNX objects (a module, an
+    optimizer, metrics) among its arguments: that their in-place updates are not in the
+    program, and what to inspect instead; ``None`` otherwise."""
+    if "flax.nnx" not in sys.modules:
+        return None
+    from jxinspect.tracer.adapters import nnx_shared
+
+    held = [name for name, value in _arguments(fun, args, kwargs) if nnx_shared.is_node(value)]
+    if not held:
+        return None
+    said = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
+    return (
+        f"{said} {'is a Flax NNX object' if len(held) == 1 else 'are Flax NNX objects'} "
+        "staged by plain jax.jit: what the function updates in place (optimizer.update, "
+        "metrics.update, a module's state) is not in this program, only what it returns; "
+        "inspect the function decorated with @nnx.jit instead (its .fun or __wrapped__ "
+        "is the undecorated one), which jxinspect stages as Flax does, updates included"
+    )
+
+
+def _arguments(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Each argument by its parameter's name where the signature binds the call."""
+    import inspect
+
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs).arguments
+        return list(bound.items())
+    except (TypeError, ValueError):
+        return [(f"argument {i}", a) for i, a in enumerate(args)] + list(kwargs.items())

@@ -81,6 +81,12 @@ def update_paths(
     return named
 
 
+def is_node(value: Any) -> bool:
+    """A Flax NNX graph object: a module, an optimizer, metrics, a variable."""
+    is_graph_node = getattr(_graphlib, "is_graph_node", None)
+    return bool(is_graph_node(value)) if is_graph_node else isinstance(value, nnx.Module)
+
+
 def _is_variable(value: Any) -> bool:
     return isinstance(value, nnx.Variable)
 
