@@ -652,6 +652,11 @@ def test_when_lowering_fails_the_declared_shardings_are_shown_and_judged(
         assert (sharding["readable"], sharding["source"]) == (readable, "declared"), leaf
     assert b["shard_shape"] == [512, 256] and b["bytes_per_device"] == 512 * 1024, b
     assert "JX201" not in {f["code"] for f in report["findings"]}, report["findings"]
+    specs = ("--abstract", "--platform", "tpu", "--mesh", "data=8", "--args",
+             "f32[8,4,4], f32[4096,256]", "--in-specs", "P('data'), P('data')")  # fmt: skip
+    _, by_specs = lower_json(f"{FIXTURE}:cpu_only_pair", *specs)
+    said = [(s["readable"], s["source"]) for s in (leaf["sharding"] for leaf in by_specs["inputs"])]
+    assert said == [("P('data', None, None)", "declared"), ("P('data', None)", "declared")]
     text = lower_text(f"{FIXTURE}:cpu_only_pair", *flags).stdout
     (row,) = [line for line in text.splitlines() if line.startswith("  1  b ")]
     assert re.search(r"P\('data', None\) \(declared, not lowered\) +f32\[512,256\] 512\.0 KiB", row)

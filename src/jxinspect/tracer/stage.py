@@ -289,17 +289,41 @@ def _traced(
 def _declared_shardings(
     args: tuple[Any, ...], kwargs: dict[str, Any], plan: StagingPlan, inputs: int
 ) -> tuple[Any, ...] | None:
-    """The sharding each flat input's argument declared, in JAX's order of the dynamic
-    leaves (positional, then keyword by name); ``None`` where that order does not give
-    the program's inputs one for one."""
+    """The sharding each flat input's argument declared (``in_shardings``, else the
+    argument's own, as ``f32[8@data]`` makes it), in JAX's order of the dynamic leaves
+    (positional, then keyword by name); ``None`` where that order does not give the
+    program's inputs one for one."""
     statics, static_names = plan.static_positions(len(args)), set(plan.static_names)
-    leaves = [leaf for i, arg in enumerate(args) if i not in statics
-              for leaf in seam.tree_leaves(arg)]  # fmt: skip
-    leaves += [leaf for name in sorted(kwargs) if name not in static_names
-               for leaf in seam.tree_leaves(kwargs[name])]  # fmt: skip
-    if len(leaves) != inputs:
+    layouts = _positional_layouts(plan, len(args)) if not statics else None
+    declared: list[Any] = []
+    for i, arg in enumerate(args):
+        if i not in statics:
+            leaves = seam.tree_leaves(arg)
+            given = _per_leaf(layouts[i], len(leaves)) if layouts else [None] * len(leaves)
+            declared += [s or getattr(leaf, "sharding", None) for s, leaf in zip(given, leaves)]
+    for name in sorted(kwargs):
+        if name not in static_names:
+            declared += [getattr(leaf, "sharding", None) for leaf in seam.tree_leaves(kwargs[name])]
+    return tuple(declared) if len(declared) == inputs else None
+
+
+def _positional_layouts(plan: StagingPlan, count: int) -> list[Any] | None:
+    """``in_shardings`` per positional argument (one sharding for all, or one each)."""
+    layout = plan.in_layout if plan.stage in ("jit", "pjit") else None
+    if layout is None:
         return None
-    return tuple(getattr(leaf, "sharding", None) for leaf in leaves)
+    if isinstance(layout, (tuple, list)):
+        return list(layout) if len(layout) == count else None
+    return [layout] * count
+
+
+def _per_leaf(layout: Any, count: int) -> list[Any]:
+    """An argument's ``in_shardings`` entry for each of its ``count`` leaves: one sharding
+    for them all, or a tree of them matching the argument's (``None`` each otherwise)."""
+    if layout is None or hasattr(layout, "spec"):
+        return [layout] * count
+    given = seam.tree_leaves(layout, none_is_leaf=True)  # a sharding is a leaf
+    return list(given) if len(given) == count else [None] * count
 
 
 def _staged(traced: Traced, lowering: _Lowering) -> Staged:
