@@ -92,7 +92,11 @@ def lower(
             # the report (what tracing gave) is out; the user's code still failed to lower
             if show_traceback and report.error_traceback:
                 typer.echo(report.error_traceback, err=True, nl=False)
-            typer.echo(f"error: lowering failed: {one_line(report.error)}", err=True)
+            from jxinspect.tracer import seam
+
+            fix = seam.lowering_fix(report.error)
+            said = one_line(report.error) + (f"; {fix}" if fix else "")
+            typer.echo(f"error: lowering failed: {said}", err=True)
             return EXIT_USER_CODE
         return EXIT_FINDINGS if fails(gated(report.findings), fail_on) else EXIT_OK
 

@@ -10,10 +10,27 @@
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from jxinspect.tracer.seam.objects import Lowered, MlirModule, OutInfo, Traced, Wrapped
+
+_NO_RULE = re.compile(r"MLIR translation rule for primitive '([^']+)' not found for platform (\w+)")
+"""How JAX says a primitive has no lowering for a platform (every release from 0.4.35)."""
+
+
+def lowering_fix(error: str) -> str | None:
+    """What to do about a lowering error, where JAX's words name it: a primitive with no
+    lowering for the platform asked for."""
+    found = _NO_RULE.search(error)
+    if found is None:
+        return None
+    primitive, platform = found.groups()
+    return (
+        f"JAX has no {platform} lowering of {primitive}: lower for a platform that has one "
+        f"(--platform cpu), or keep {primitive} out of the {platform} program"
+    )
 
 
 def donated_flags(
