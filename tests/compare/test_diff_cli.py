@@ -519,7 +519,10 @@ def test_function_picks_one_of_several(run_cli: Run) -> None:
 def test_missing_file(run_cli: Run) -> None:
     _, after = pair("static_moved")
     line = error_line(diff(run_cli, "no/such/before.py", after, rc=2))
-    assert line == "error: no such file: no/such/before.py"
+    assert line == (
+        "error: no such file: no/such/before.py (relative to the current folder); check the "
+        "path, or give the file's full path"
+    )
 
 
 def test_unparsable_mlir(run_cli: Run, tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from jxinspect.core.errors import UsageError
+from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.model import Report
 from jxinspect.project.config import Policy
 from jxinspect.project.options import TargetOptions
@@ -83,7 +83,7 @@ def _read(path: Path, text: str) -> str:
     if path.is_dir():
         raise UsageError(_folder_given(path, text))
     if not path.is_file():
-        raise UsageError(f"no such file: {text}")
+        raise no_such_file(text)
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -130,7 +130,7 @@ def _kind_of(text: str) -> SourceKind:
 
 def _python_functions(target: Target, text: str, functions: tuple[str, ...]) -> tuple[str, ...]:
     if target.is_file and not Path(target.module).is_file():
-        raise UsageError(f"no such file: {target.module}")
+        raise no_such_file(target.module)
     names = functions or declared_functions(target)
     if not names:
         raise UsageError(
@@ -163,7 +163,7 @@ def open_source(text: str, functions: tuple[str, ...] = ()) -> Source:
     target = parse_target(text)
     if kind == "target":
         if target.is_file and not Path(target.module).is_file():
-            raise UsageError(f"no such file: {target.module}")
+            raise no_such_file(target.module)
         return Source(text, kind, (target.attribute,), target=target)
     return Source(text, kind, _python_functions(target, text, functions), target=target)
 

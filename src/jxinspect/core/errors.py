@@ -42,6 +42,14 @@ class TooFewDevices(UsageError):
         self.needed = needed
 
 
+def no_such_file(path: object, relative_to: str = "the current folder") -> UsageError:
+    """The one line for a path that names no file: what, and how to fix it."""
+    return UsageError(
+        f"no such file: {path} (relative to {relative_to}); check the path, or give the "
+        "file's full path"
+    )
+
+
 def internal_error(err: BaseException) -> str:
     """How a bug in jxinspect is reported: briefly, asking for ``--traceback``."""
     return f"internal error: {type(err).__name__}: {err} (rerun with --traceback and report it)"

@@ -152,7 +152,10 @@ class _Planner:
         seen: set[Path] = set()
         for start in roots:
             if not start.exists():
-                raise UsageError(f"no such file or folder: {start}")
+                raise UsageError(
+                    f"no such file or folder: {start}; give a folder of modules that declare "
+                    "JXINSPECT, or a file"
+                )
             files = [start] if start.is_file() else self._walk(start)
             for path in files:
                 resolved = self.resolved(path)

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from jxinspect.core.errors import UsageError
+from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.lint.result import LINT_SCHEMA, LintResult, ShardInfo
 
 
@@ -66,7 +66,7 @@ def read_part(path: Path) -> LintResult:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise UsageError(f"no such file: {path}") from None
+        raise no_such_file(path) from None
     except IsADirectoryError:
         raise UsageError(f"{path} is a folder; give the JSON files of the parts") from None
     except (OSError, UnicodeDecodeError) as err:

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NoReturn, cast
 
-from jxinspect.core.errors import UsageError
+from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.model import Severity
 from jxinspect.core.settings import BUDGET_KEYS, DEFAULT_SETTINGS, Settings, parse_bytes
 from jxinspect.core.vocabulary import FAIL_ON, SEVERITIES
@@ -556,7 +556,7 @@ class _Reader:
         if target.is_file and not (self.root / target.module).is_file():
             self.fail(
                 path + ("target",),
-                f"no such file: {target.module} (relative to the folder of {self.name})",
+                str(no_such_file(target.module, f"the folder of {self.name}")),
             )
         options = {k: v for k, v in data.items() if k in OPTION_NAMES}
         return TargetEntry(

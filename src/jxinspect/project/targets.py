@@ -22,7 +22,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from jxinspect.core.errors import JxError, UsageError, UserCodeError
+from jxinspect.core.errors import JxError, UsageError, UserCodeError, no_such_file
 from jxinspect.core.interrupts import reraise_if_stopping
 
 DECLARATION = "JXINSPECT"
@@ -96,7 +96,7 @@ def load_module(target: Target) -> ModuleType:
     if target.is_file:
         path = Path(target.module).resolve()
         if not path.is_file():
-            raise UsageError(f"no such file: {target.module}")
+            raise no_such_file(target.module)
         name = _unique_name(path)
         if name in sys.modules:
             return sys.modules[name]

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from jxinspect.core.dtypes import short_name
-from jxinspect.core.errors import UsageError
+from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.files import write_atomically
 from jxinspect.core.model import SCHEMA as REPORT_SCHEMA
 from jxinspect.core.model import Report
@@ -279,7 +279,7 @@ def read_record(folder: Path, entry: Entry) -> Report:
 
 def _read_json(path: Path, text: str, what: str = "read") -> Any:
     if not path.is_file():
-        raise UsageError(f"no such file: {text}")
+        raise no_such_file(text)
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
