@@ -10,7 +10,8 @@ def available_memory() -> int | None:
     """Bytes this process can still take: the least of the memory the kernel reports
     available, what the cgroup's limit leaves, and what the address-space limit
     (``ulimit -v``) leaves; ``None`` where none of them can be read."""
-    bounds = [b for b in (_meminfo_available(), _cgroup_left(), _address_space_left()) if b]
+    read = (_meminfo_available(), _cgroup_left(), _address_space_left())
+    bounds = [bound for bound in read if bound is not None]  # 0 is a bound: nothing left
     return min(bounds) if bounds else None
 
 

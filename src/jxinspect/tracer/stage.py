@@ -281,7 +281,10 @@ def _traced(
         out_info = None
     if out_info is None:
         out_info = program.shapes
-    declared = None if wrapped else _declared_shardings(args, kwargs, plan, len(donated))
+    failed = lowering.lowered is None  # only then are the declared shardings shown
+    declared = (
+        _declared_shardings(args, kwargs, plan, len(donated)) if failed and not wrapped else None
+    )
     return Traced(stage, program.jaxpr, program.names_jaxpr, donated, out_info, wrapped,
                   declared=declared)  # fmt: skip
 

@@ -46,9 +46,10 @@ class Traced:
     """The user's path of each result when a wrapper rearranged them (``None``: read
     them from ``out_info``); see :attr:`jxinspect.tracer.adapters.Adapted.results`."""
     declared: tuple[Any, ...] | None = None
-    """Per flat input: the JAX sharding its argument declared (a ``ShapeDtypeStruct``'s,
-    as ``f32[8@data]`` makes it), or ``None``; shown when lowering fails, as the
-    program's own are then unknown (``None``: the inputs could not be told apart)."""
+    """Where lowering failed, per flat input: the JAX sharding its argument declared
+    (``in_shardings``, else a ``ShapeDtypeStruct``'s, as ``f32[8@data]`` makes it), or
+    ``None``; shown as the program's own are then unknown (``None``: lowering succeeded,
+    or the inputs could not be told apart)."""
 
 
 @dataclass(frozen=True)
