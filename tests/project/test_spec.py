@@ -261,6 +261,18 @@ def test_parse_pytrees() -> None:
     assert nested == {"a": [(A("float32", 1), {"b": PSpec(("x",))}), None], "c": (True, -1.5, "s")}
 
 
+def test_a_class_is_written_by_its_import_path_with_its_fields() -> None:
+    state = parse_value("(optax.ScaleByAdamState(count=i32[], mu={'w': f32[3]}, nu=f32[3]), "
+                        "optax._src.base.EmptyState())")  # fmt: skip
+    assert state == (
+        spec.Struct(
+            "optax.ScaleByAdamState",
+            (("count", A("int32")), ("mu", {"w": A("float32", 3)}), ("nu", A("float32", 3))),
+        ),
+        spec.Struct("optax._src.base.EmptyState", ()),
+    )
+
+
 def test_dict_order_kept() -> None:
     assert list(parse_value("{z: 1, a: 2, m: 3}")) == ["z", "a", "m"]  # type: ignore[call-overload]
 
@@ -531,8 +543,11 @@ def test_parse_axes_errors(text: str, column: int) -> None:
         ("{a: 1, 'a': 2}", 7, "duplicate key 'a'"),
         ("{1: 1, a: 2}", 7, "all strings or all ints"),
         # forbidden syntax, caught by the token check
-        ("__import__('os').system('x')", 16, "unexpected '.'"),
-        ("a.b", 1, "unexpected '.'"),
+        ("__import__('os').system('x')", 0, "expected an import path"),
+        ("a.b", 0, "a dotted name is only allowed as a class called with its fields"),
+        ("optax.EmptyState(f32[3])", 17, "takes its fields by name"),
+        ("m.C(a=1, a=2)", 9, "field 'a' given twice"),
+        ("m.C(a=x.y)", 6, "a dotted name is only allowed"),
         ("lambda: 1", 0, "unexpected keyword 'lambda'"),
         ("[x for x in y]", 3, "unexpected keyword 'for'"),
         ("1 if 1 else 2", 2, "unexpected keyword 'if'"),

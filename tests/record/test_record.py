@@ -136,7 +136,7 @@ def test_show_summarizes_the_folder_and_each_function(recorded: tuple[Path, Any]
     summary = run_cli("show", runs, cwd=project)
     assert summary.returncode == 0, summary.describe()
     assert "run:       the run exited with 0" in summary.stdout
-    assert "traced and lowered 3 times with the same signature" in summary.stdout
+    assert "the same program was traced and lowered 3 times" in summary.stdout
     assert "computations of JAX's own" in summary.stdout
     as_json = json.loads(run_cli("show", runs, "--format", "json", cwd=project).stdout)
     assert [f["folder"] for f in as_json["functions"]] == ["step", "lambda", "lambda.2"]

@@ -97,8 +97,9 @@ class Sharding:
     source: str = ""
     """Where it was read: ``sdy``, ``gspmd``, ``jax`` (an aval's sharding), ``pmap`` (the
     mapped axis of a pmap whose program holds per-device shapes, JAX 0.4.x–0.9),
-    ``compiled``, or ``declared`` (what the argument declared, where lowering failed:
-    not confirmed by the compiler)."""
+    ``compiled``, ``declared`` (what the argument declared, where lowering failed:
+    not confirmed by the compiler), or ``shard_map`` (the in/out spec of the shard_map
+    that ``@main`` hands the value to, where ``@main`` itself declares none)."""
     raw: str = ""
     """The attribute as written, e.g. ``#sdy.sharding<@mesh, [{"data"}, {}]>``."""
 

@@ -104,8 +104,18 @@ class PSpec:
         return "P(" + ", ".join(map(entry, self.entries)) + ")"
 
 
+@dataclass(frozen=True)
+class Struct:
+    """A NamedTuple or dataclass pytree node, written as its class's import path called
+    with its fields: ``optax.ScaleByAdamState(count=i32[], mu=f32[3], nu=f32[3])``. The
+    path is only a name here; the tracer imports it and builds the class."""
+
+    path: str
+    fields: tuple[tuple[str, object], ...]
+
+
 _PREFIX = "_("  # every text is parsed as the call _(text)
-_OPS = frozenset("()[]{},:@-=")
+_OPS = frozenset("()[]{},:@-=.")
 _OPEN = {")": "(", "]": "[", "}": "{"}
 _Leaf = Callable[[ast.expr], object]
 
@@ -223,6 +233,8 @@ class _Reader:
         if isinstance(node, (ast.Tuple, ast.List)):
             items = [self.tree(e, leaf, depth + 1) for e in node.elts]
             return tuple(items) if isinstance(node, ast.Tuple) else items
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            return self.struct(node, leaf, depth)
         if not isinstance(node, ast.Dict):
             return leaf(node)
         out: dict[object, object] = {}
@@ -236,6 +248,24 @@ class _Reader:
                 self.fail(k or v, "dict keys must be all strings or all ints")
             out[key] = self.tree(v, leaf, depth + 1)
         return out
+
+    def struct(self, node: ast.Call, leaf: _Leaf, depth: int) -> Struct:
+        """``module.Class(field=value, ...)``: a NamedTuple or dataclass by import path."""
+        parts, func = [], node.func
+        while isinstance(func, ast.Attribute):
+            parts.append(func.attr)
+            func = func.value
+        if not isinstance(func, ast.Name):
+            self.fail(node.func, "expected an import path, e.g. optax.ScaleByAdamState(...)")
+        path = ".".join([func.id, *reversed(parts)])
+        if node.args:
+            self.fail(node.args[0], f"{_short(path)}(...) takes its fields by name: field=value")
+        fields: list[tuple[str, object]] = []
+        for k in node.keywords:  # k.arg is never None: '**' never passes the token check
+            if k.arg is None or any(k.arg == name for name, _ in fields):
+                self.fail(k, f"field {_short(k.arg)} given twice")
+            fields.append((k.arg, self.tree(k.value, leaf, depth + 1)))
+        return Struct(path, tuple(fields))
 
     def literal(self, node: ast.expr) -> object:
         """An int, float (maybe negated), str, True, False or None."""
@@ -256,6 +286,9 @@ class _Reader:
             )
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
             self.fail(node, "'@' is only allowed on array dims, e.g. f32[8@data]")
+        if isinstance(node, ast.Attribute):
+            self.fail(node, "a dotted name is only allowed as a class called with its fields, "
+                      "e.g. optax.EmptyState()")  # fmt: skip
         self.fail(node, f"{type(node).__name__} expressions are not allowed")
 
     def value(self, node: ast.expr) -> object:

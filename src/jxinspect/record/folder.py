@@ -4,8 +4,10 @@
 A record folder holds ``index.json`` (``jxinspect.record/1``: the command, how the run
 ended, and one entry per recorded function) and, per entry, a folder with the
 function's ``report.json`` (an ordinary ``jxinspect.report/1`` report). Each distinct
-(function, input signature) is one entry; the same signature lowered again is counted
-in its entry. Every file is written to a temporary file and renamed.
+program is one entry: the function, its input signature, its static arguments and the
+lowered module itself (other closures, names or output types are other programs); the
+same program lowered again is counted in its entry. Every file is written to a
+temporary file and renamed.
 """
 
 from __future__ import annotations
@@ -79,21 +81,29 @@ class Entry:
     source: str | None
     """``step at train.py:12``, as JAX names the function."""
     signature: str
+    """Input types, donation and the input shardings JAX lowered with, in full."""
     stage: str
     lowerings: int
-    """How many times the run lowered this same signature (1: never traced again)."""
+    """How many times the run lowered this same program (1: never traced again)."""
     findings: int = 0
+    statics: str = ""
+    """The static arguments of the call, ``k=True, mode='fast'`` (``""``: none)."""
+    program: str = ""
+    """A digest of the lowered module: which lowerings were this same program."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @property
     def input_types(self) -> str:
-        """The signature's input types as a jaxpr writes them, ``(f32[32@model],
-        f32[4,16])``: what tells two recordings of one function apart in a list."""
+        """The signature in one short line: input types as a jaxpr writes them and the
+        static arguments, ``(f32[32@model], f32[4,16]; k=2)``: what tells two recordings
+        of one function apart in a list."""
         types, _, _ = self.signature.partition(" donated=")
-        types = _SHAPED_ARRAY.sub(r"\1", types)
-        return _DTYPE.sub(lambda m: short_name(m.group(1)) + "[", types)
+        types = _DTYPE.sub(lambda m: short_name(m.group(1)) + "[", _SHAPED_ARRAY.sub(r"\1", types))
+        if not self.statics:
+            return types
+        return f"{types[:-1]}; {self.statics})" if types.endswith(")") else types
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Entry:
@@ -105,7 +115,23 @@ class Entry:
             stage=str(data["stage"]),
             lowerings=int(data["lowerings"]),
             findings=int(data.get("findings", 0)),
+            statics=str(data.get("statics", "")),
+            program=str(data.get("program", "")),
         )
+
+
+@dataclass
+class Failure:
+    """Lowerings the recorder could not record (the run went on without their reports):
+    the function, the first line of the error, and how many times it happened."""
+
+    function: str | None
+    error: str
+    count: int = 1
+
+
+MAX_FAILURES = 50
+"""Distinct failures an index lists (``Index.failed`` counts them all)."""
 
 
 @dataclass
@@ -120,6 +146,10 @@ class Index:
     """Lowerings of functions left out by ``--only``."""
     over_limit: int = 0
     """Lowerings of new functions after ``--max-functions`` was reached."""
+    failed: int = 0
+    """Lowerings that could not be recorded (their report is missing)."""
+    failures: list[Failure] = field(default_factory=list)
+    """Why: the first :data:`MAX_FAILURES` distinct (function, error) pairs."""
     stopped_after: str | None = None
     exit_code: int | None = None
     """How the run ended: its exit code, ``-N`` for signal N; ``None`` while it runs."""
@@ -133,6 +163,7 @@ class Index:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["functions"] = [e.to_dict() for e in self.functions]
+        data["failures"] = [asdict(f) for f in self.failures]
         return {"schema": SCHEMA, "complete": self.complete, **data}
 
     @classmethod
@@ -143,6 +174,11 @@ class Index:
             internal=int(data.get("internal", 0)),
             not_selected=int(data.get("not_selected", 0)),
             over_limit=int(data.get("over_limit", 0)),
+            failed=int(data.get("failed", 0)),
+            failures=[
+                Failure(f.get("function"), str(f["error"]), int(f.get("count", 1)))
+                for f in data.get("failures", ())
+            ],
             stopped_after=data.get("stopped_after"),
             exit_code=data.get("exit_code"),
             jax_version=data.get("jax_version"),
@@ -151,9 +187,16 @@ class Index:
     def write(self, folder: Path) -> None:
         write_json(folder / INDEX, self.to_dict())
 
-    def signatures(self, name: str) -> int:
-        """How many input signatures the run lowered ``name`` with."""
-        return sum(1 for e in self.functions if e.name == name)
+    def count_failure(self, function: str | None, error: str) -> None:
+        """Count a lowering that could not be recorded."""
+        self.failed += 1
+        line = (error.strip().splitlines() or [""])[0][:300]
+        for failure in self.failures:
+            if (failure.function, failure.error) == (function, line):
+                failure.count += 1
+                return
+        if len(self.failures) < MAX_FAILURES:
+            self.failures.append(Failure(function, line))
 
 
 def write_json(path: Path, data: Any) -> None:

@@ -34,7 +34,8 @@ class Recorder:
     index: records.Index
     owner: bool | None = None
     """This process owns the folder (the first of the run to stage a function of its own)."""
-    by_key: dict[tuple[str, str], records.Entry] = field(default_factory=dict)
+    by_key: dict[tuple[str, ...], records.Entry] = field(default_factory=dict)
+    """Each recorded program's entry, by function, signature, statics and module digest."""
     policy: Policy = field(default_factory=Policy)
     """The project's rule settings, which judge each report as ``lint`` would."""
     lock: threading.RLock = field(default_factory=threading.RLock)
@@ -43,7 +44,21 @@ class Recorder:
 
     def on_lowering(self, lowering: seam.Lowering) -> None:
         with self.lock:
-            self._record(lowering)
+            try:
+                self._record(lowering)
+            except Exception as err:
+                self.on_failure(lowering.name, err)
+
+    def on_failure(self, function: str | None, err: Exception) -> None:
+        """A lowering that could not be recorded: counted, with its first error line,
+        in the index; the user's run goes on as if nothing was recorded."""
+        with self.lock:
+            if not self.index.failures:
+                print(f"jxinspect record: could not record `{function}`: {err!r} (every "
+                      "such lowering is counted in the recording's index)",
+                      file=sys.stderr)  # fmt: skip
+            self.index.count_failure(function, f"{type(err).__name__}: {err}")
+            self._write_index()
 
     def _record(self, lowering: seam.Lowering) -> None:
         if lowering.internal:
@@ -56,7 +71,9 @@ class Recorder:
             return
         if not self._own():
             return
-        key = (source or name, lowering.signature)
+        statics = _statics(lowering.call)
+        program = seam.program_digest(lowering.lowered) if lowering.lowered else ""
+        key = (source or name, lowering.signature, statics, program)
         entry = self.by_key.get(key)
         if entry is not None:
             entry.lowerings += 1
@@ -70,16 +87,18 @@ class Recorder:
             return
         entry = records.Entry(
             name=name,
-            folder=records.free_folder_name(name, {e.folder for e in self.index.functions}),
+            folder="",
             source=source,
             signature=lowering.signature,
             stage=lowering.stage,
             lowerings=1,
+            statics=statics,
+            program=program,
         )
         report = _report(lowering, entry, self.settings.compile, self.policy)
         entry.findings = len(report.findings)
+        entry.folder = self._new_folder(name)
         where = self.folder / entry.folder
-        where.mkdir(exist_ok=True)
         records.write_json(where / records.REPORT, report.to_dict())
         records.write_json(where / records.CALL, _call(lowering))
         self.by_key[key] = entry
@@ -91,6 +110,18 @@ class Recorder:
             sys.stderr.flush()
             raise SystemExit(0)  # ends the run as an exit at that point would
         self._write_index()
+
+    def _new_folder(self, name: str) -> str:
+        """Create the folder of a new record, one no record has (also one left by
+        anything else in the folder): ``mkdir`` claims it or fails."""
+        taken = {e.folder for e in self.index.functions}
+        while True:
+            chosen = records.free_folder_name(name, taken)
+            try:
+                (self.folder / chosen).mkdir()
+                return chosen
+            except FileExistsError:
+                taken.add(chosen)
 
     def _own(self) -> bool:
         """Claim the folder for this process, or learn that another process has it: one
@@ -114,6 +145,26 @@ class Recorder:
             if self.owner is None and (self.index.internal or self.index.not_selected):
                 self.owner = records.claim(self.folder, os.getpid())
             self._write_index()
+
+
+_STATIC_TEXT = 60
+"""How much of a static argument's ``repr`` a label shows."""
+
+
+def _statics(call: seam.Call | None) -> str:
+    """``k=True, mode='fast'``: the static arguments of a ``jit`` call, each of which
+    JAX's cache tells apart (``1``, ``True`` and ``1.0`` are three programs)."""
+    if call is None:
+        return ""
+    return ", ".join(f"{k}={_short_repr(v)}" for k, v in seam.static_arguments(call))
+
+
+def _short_repr(value: Any) -> str:
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= _STATIC_TEXT else text[: _STATIC_TEXT - 1] + "…"
 
 
 def _call(lowering: seam.Lowering) -> dict[str, Any]:
@@ -169,7 +220,7 @@ def start() -> None:
         except UsageError as err:  # the run goes on, unrecorded
             print(f"jxinspect record: not recording: {err}", file=sys.stderr)
             return
-        seam.install_lowering_hook(recorder.on_lowering)
+        seam.install_lowering_hook(recorder.on_lowering, recorder.on_failure)
 
     seam.when_jax_imported(install)
     atexit.register(recorder.at_exit)

@@ -3,20 +3,25 @@
 the inputs the run gave it, without the run.
 
 Arrays become their abstract form (``f32[32@data,16]``: dtype, shape, and the mesh axes
-of a ``NamedSharding``), Python values stay literals (static arguments included), and
-tuples, lists and dicts keep their structure. What the spec language cannot write (a
-custom pytree node, a library's model object, a PRNG key array) makes the call not
-replayable, with the reason; the text written is parsed back before it is kept.
+of a ``NamedSharding``), Python values stay literals (static arguments included),
+tuples, lists and dicts keep their structure, and NamedTuples and dataclasses are
+written as their class's import path called with their fields
+(``optax._src.transform.ScaleByAdamState(count=i32[], mu=..., nu=...)``). ``jit``'s own
+``in_shardings`` and ``out_shardings`` become ``in_specs`` and ``out_specs``. What the
+spec language cannot write (another custom pytree node, a class defined inside a
+function, a PRNG key array) makes the call not replayable, with the reason; the text
+written is parsed back before it is kept.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from typing import Any, cast
 
 from jxinspect.project import spec
-from jxinspect.project.options import OPTIONS
+from jxinspect.project.options import OPTIONS, Role
+from jxinspect.project.plan import role_option
 from jxinspect.tracer import seam
 
 
@@ -53,6 +58,12 @@ class _Writer:
             ) + "}"  # fmt: skip
         if seam.is_array_leaf(value):
             return self.array(value, where)
+        fields = _struct_fields(value)
+        if fields is not None:
+            path = _import_path(type(value), where)
+            return f"{path}(" + ", ".join(
+                f"{k}={self.value(v, f'{where}.{k}', depth + 1)}" for k, v in fields
+            ) + ")"  # fmt: skip
         raise Unwritable(
             f"{where} is a {type(value).__name__}, which the spec language cannot write"
         )
@@ -66,10 +77,7 @@ class _Writer:
         found = seam.sharding_of_leaf(value)
         if found is not None:
             pspec, jax_mesh = found
-            mesh = seam.mesh_axes(jax_mesh)
-            if self.mesh is not None and mesh != self.mesh:
-                raise Unwritable(f"{where} is sharded over another mesh than the arguments before")
-            self.mesh = mesh
+            self.use_mesh(seam.mesh_axes(jax_mesh), where)
             entries = tuple(pspec) + (None,) * (len(shape) - len(tuple(pspec)))
             axes = tuple(
                 () if e is None else (e,) if isinstance(e, str) else tuple(e) for e in entries
@@ -77,6 +85,77 @@ class _Writer:
         elif len(getattr(getattr(value, "sharding", None), "device_set", ())) > 1:
             raise Unwritable(f"{where} is laid out over several devices without a named mesh")
         return str(spec.ArraySpec(dtype, shape, axes))
+
+    def sharding(self, value: Any, where: str) -> str:
+        """A ``NamedSharding`` as ``P(...)`` (its mesh the arguments' own), ``None`` as
+        ``None``."""
+        if value is None or seam.is_unspecified(value):
+            return "None"
+        found = seam.sharding_of_leaf(value)
+        if found is None:
+            raise Unwritable(f"{where} is a {type(value).__name__}, not a NamedSharding")
+        pspec, jax_mesh = found
+        self.use_mesh(seam.mesh_axes(jax_mesh), where)
+        return str(spec.PSpec(tuple(
+            e if e is None or isinstance(e, str) else tuple(e) for e in tuple(pspec)
+        )))  # fmt: skip
+
+    def use_mesh(self, mesh: tuple[tuple[str, int], ...], where: str) -> None:
+        if self.mesh is not None and mesh != self.mesh:
+            raise Unwritable(f"{where} is sharded over another mesh than the arguments before")
+        self.mesh = mesh
+
+    def layout(self, tree: Any, where: str, depth: int = 0) -> str:
+        """A tree of shardings, as ``jit`` took it (one, a tuple, or a tree per argument)."""
+        if depth > spec.MAX_DEPTH:
+            raise Unwritable(f"{where} is nested deeper than {spec.MAX_DEPTH}")
+        if type(tree) in (tuple, list):
+            items = [self.layout(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(tree)]
+            if isinstance(tree, list):
+                return "[" + ", ".join(items) + "]"
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        if type(tree) is dict:
+            return "{" + ", ".join(
+                f"{k!r}: {self.layout(v, f'{where}[{k!r}]', depth + 1)}" for k, v in tree.items()
+            ) + "}"  # fmt: skip
+        return self.sharding(tree, where)
+
+
+def _option_name(role: str) -> str:
+    """The option that plays ``role`` under ``jit``, from the one option table."""
+    option = role_option("jit", cast(Role, role))
+    assert option is not None, role
+    return option.name
+
+
+def _struct_fields(value: Any) -> list[tuple[str, Any]] | None:
+    """A NamedTuple's or a pytree dataclass's fields by name (``None``: neither)."""
+    import dataclasses
+
+    names: Any = getattr(type(value), "_fields", None)
+    if isinstance(value, tuple) and names is not None:
+        return list(zip(names, value))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if not seam.is_pytree_node(value):
+            return None  # a leaf to JAX: not an argument jit takes apart
+        return [(f.name, getattr(value, f.name)) for f in dataclasses.fields(value) if f.init]
+    return None
+
+
+def _import_path(cls: type, where: str) -> str:
+    """``optax._src.transform.ScaleByAdamState``: where the class can be imported from."""
+    import sys
+
+    path = f"{cls.__module__}.{cls.__qualname__}"
+    found: Any = sys.modules.get(cls.__module__)
+    for part in cls.__qualname__.split("."):
+        found = getattr(found, part, None)
+    if found is not cls or cls.__module__ == "__main__":
+        raise Unwritable(
+            f"{where} is a {cls.__qualname__}, which cannot be imported by its path {path} "
+            "(defined inside a function, or in the script run as __main__)"
+        )
+    return path
 
 
 _CALL_ROLES = ("statics", "static_names", "donated")
@@ -96,14 +175,24 @@ def call_options(call: seam.Call) -> dict[str, Any]:
     writer = _Writer()
     args = ", ".join(writer.value(a, f"argument {i}") for i, a in enumerate(call.args))
     kwargs = ", ".join(f"{k}={writer.value(v, f'argument {k!r}')}" for k, v in call.kwargs.items())
-    try:
-        spec.parse_args(args)
-        spec.parse_kwargs(kwargs)
-    except spec.SpecError as err:
-        raise Unwritable(f"the written call does not read back: {err}") from None
     options: dict[str, Any] = {"args": args}
     if kwargs:
         options["kwargs"] = kwargs
+    layouts = seam.jit_layouts(call.jit_info)
+    for role, tree in layouts.items():
+        if role == "in_layout":  # one per positional argument, as the option reads them
+            each = tree if type(tree) is tuple else (tree,) * len(call.args)
+            written = ", ".join(writer.layout(t, f"input sharding {i}") for i, t in enumerate(each))
+        else:
+            written = writer.layout(tree, "output sharding")
+        options[_option_name(role)] = written
+    try:
+        spec.parse_args(args)
+        spec.parse_kwargs(kwargs)
+        for role in layouts:
+            spec.parse_specs(options[_option_name(role)])
+    except spec.SpecError as err:
+        raise Unwritable(f"the written call does not read back: {err}") from None
     for option in OPTIONS:  # the statics and donation jit resolved (names and positions)
         if option.role in _CALL_ROLES and "jit" in option.stages:
             value = getattr(call.jit_info, option.name, None)

@@ -11,7 +11,7 @@ from typing import Any
 from jxinspect.core.errors import UsageError
 from jxinspect.core.model import Mesh
 from jxinspect.project.plan import StagingPlan
-from jxinspect.project.spec import ArraySpec, PSpec
+from jxinspect.project.spec import ArraySpec, PSpec, Struct
 from jxinspect.tracer import seam
 
 
@@ -97,9 +97,13 @@ def layout_tree(specs: Any, jax_mesh: Any, where: str, *, specs_only: bool) -> A
 
 
 def to_abstract(value: Any, jax_mesh: Any | None) -> Any:
-    """Replace each :class:`ArraySpec` in a pytree with a ``ShapeDtypeStruct``."""
+    """Replace each :class:`ArraySpec` in a pytree with a ``ShapeDtypeStruct``, and
+    build each :class:`Struct` as the class it names."""
 
     def convert(leaf: Any) -> Any:
+        if isinstance(leaf, Struct):
+            fields = {name: to_abstract(field, jax_mesh) for name, field in leaf.fields}
+            return build_struct(leaf.path, fields)
         if not isinstance(leaf, ArraySpec):
             return leaf
         if not leaf.sharded:
@@ -124,4 +128,41 @@ def to_abstract(value: Any, jax_mesh: Any | None) -> Any:
         sharding = seam.named_sharding(jax_mesh, entries)
         return seam.shape_dtype_struct(leaf.shape, leaf.dtype, sharding)
 
-    return seam.tree_map(convert, value, is_leaf=lambda x: isinstance(x, ArraySpec))
+    return seam.tree_map(convert, value, is_leaf=lambda x: isinstance(x, (ArraySpec, Struct)))
+
+
+def struct_class(path: str) -> type:
+    """The NamedTuple or dataclass that an import path names (``optax.EmptyState``):
+    its longest importable module prefix, then attributes; a one-line error otherwise."""
+    import dataclasses
+    import importlib
+
+    parts = path.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            found: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for attribute in parts[cut:]:
+                found = getattr(found, attribute)
+        except AttributeError:
+            break
+        if isinstance(found, type) and (
+            (issubclass(found, tuple) and hasattr(found, "_fields"))
+            or dataclasses.is_dataclass(found)
+        ):
+            return found
+        raise UsageError(f"{path} is not a NamedTuple or dataclass class; only those can be "
+                         "written as Class(field=value, ...)")  # fmt: skip
+    raise UsageError(f"{path}: no importable module and class by that path; write the "
+                     "class's full import path, e.g. optax.ScaleByAdamState")  # fmt: skip
+
+
+def build_struct(path: str, fields: dict[str, Any]) -> Any:
+    """An instance of the class ``path`` names, from its fields (abstract arrays)."""
+    cls = struct_class(path)
+    try:
+        return cls(**fields)
+    except Exception as err:  # the class's own checks may raise anything
+        raise UsageError(f"{path}(...) could not be built: {type(err).__name__}: {err}") from None

@@ -15,8 +15,8 @@ from jxinspect.record.folder import Entry, Index
 from jxinspect.render.common.escape import text as esc
 from jxinspect.render.common.table import plain_table
 
-COLUMNS = ("function", "folder", "stage", "inputs", "outputs", "findings", "lowered", "replay",
-           "source")  # fmt: skip
+COLUMNS = ("function", "folder", "signature", "stage", "inputs", "outputs", "findings", "lowered",
+           "replay", "source")  # fmt: skip
 
 
 def _statuses(leaves: Any) -> str:
@@ -53,18 +53,34 @@ def not_recorded(index: Index) -> list[str]:
     if index.over_limit:
         lines.append(f"{index.over_limit} lowerings after --max-functions was reached "
                      "were not recorded")  # fmt: skip
+    if index.failed:
+        lines.append(f"{index.failed} lowerings could not be recorded (the run went on "
+                     "without their reports):")  # fmt: skip
+        lines.extend(
+            f"  {failure.count}× `{esc(failure.function or '?')}`: {esc(failure.error)}"
+            for failure in index.failures
+        )
     for entry in index.functions:
         if entry.lowerings > 1:
-            lines.append(f"`{esc(entry.name)}` ({entry.folder}) was traced and lowered "
-                         f"{entry.lowerings} times with the same signature: a new jit "
-                         "object or function each call defeats JAX's cache")  # fmt: skip
+            lines.append(f"`{esc(entry.name)}` ({entry.folder}): the same program was traced "
+                         f"and lowered {entry.lowerings} times, each a miss of JAX's cache "
+                         "(a new jit object or function per call, or cleared caches)")  # fmt: skip
     names = Counter(e.name for e in index.functions)
     for name, count in names.items():
         if count > 1:
             folders = ", ".join(e.folder for e in index.functions if e.name == name)
-            lines.append(f"`{esc(name)}` was lowered with {count} input signatures "
-                         f"({folders}): each new signature is a new trace and compile")  # fmt: skip
+            lines.append(f"`{esc(name)}` was lowered as {count} programs ({folders}): other "
+                         "input types, static arguments or closed-over values; each is a new "
+                         "trace and compile")  # fmt: skip
     return lines
+
+
+_BRIEF = 36
+"""How much of a signature a row shows (the index holds it whole)."""
+
+
+def _brief(text: str) -> str:
+    return text if len(text) <= _BRIEF else text[: _BRIEF - 1] + "…"
 
 
 Recorded = tuple[Entry, Report, "str | None"]
@@ -97,6 +113,7 @@ def render(recording: Recording) -> str:
         (
             entry.name,
             entry.folder,
+            esc(_brief(entry.input_types)),
             entry.stage,
             _statuses(report.inputs),
             _statuses(report.outputs),

@@ -60,8 +60,12 @@ def sharding_text(leaf: Input | Output) -> str:
     """The layout the program (or, where it did not lower, the argument) declares."""
     if leaf.sharding is None:
         return ""
-    declared = leaf.sharding.source == "declared"
-    return leaf.sharding.readable + (" (declared, not lowered)" if declared else "")
+    said = _SOURCE_SAYS.get(leaf.sharding.source)
+    return leaf.sharding.readable + (f" ({said})" if said else "")
+
+
+_SOURCE_SAYS = {"declared": "declared, not lowered", "shard_map": "shard_map's spec"}
+"""What a sharding's text adds where it is not ``@main``'s own."""
 
 
 def _leaf_row(leaf: Input | Output) -> tuple[str, ...]:

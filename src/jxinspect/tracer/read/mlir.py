@@ -115,7 +115,7 @@ class _Reader:
         elif "mhlo.sharding" in attrs:
             sharding = self.from_hlo(string_value(attrs["mhlo.sharding"]), len(shape or ()))
         jax_kind: ExtraKind | None = None
-        if "jax.token" in attrs or type_text == "!stablehlo.token":
+        if "jax.token" in attrs:  # a token of JAX's (effects); a user's own has no mark
             jax_kind = "token"
         elif "jax.const" in attrs:
             jax_kind = "constant"
@@ -196,7 +196,8 @@ def _with_manual_specs(
 ) -> tuple[tuple[MainValue, ...], tuple[MainValue, ...]]:
     """Give the arguments and results of a top-level shard_map its in/out specs when
     ``@main`` itself declares none: Shardy's ``sdy.manual_computation``, or GSPMD's
-    ``@Sharding`` (into the shard_map) and ``@SPMDShardToFullShape`` (out of it)."""
+    ``@Sharding`` (into the shard_map) and ``@SPMDShardToFullShape`` (out of it). They
+    are the shard_map's, not ``@main``'s, and say so (``source="shard_map"``)."""
     if all(value.sharding is not None for value in (*args, *results)):
         return args, results  # nothing left to fill in: skip reading every operation
     arg_specs: dict[int, Sharding] = {}
@@ -256,6 +257,8 @@ def _filled(values: tuple[MainValue, ...], specs: dict[int, Sharding]) -> tuple[
     if not specs:
         return values
     return tuple(
-        replace(v, sharding=specs[v.index]) if v.sharding is None and v.index in specs else v
+        replace(v, sharding=replace(specs[v.index], source="shard_map"))
+        if v.sharding is None and v.index in specs
+        else v
         for v in values
     )

@@ -56,7 +56,8 @@ def kept_inputs(staged: Staged, main_args: list[MainValue], n_inputs: int) -> li
     avals = seam.in_avals(staged.traced.jaxpr)
     result, j = [], 0
     for i, aval in enumerate(avals):
-        if j < len(main_args) and tuple(aval.shape) == main_args[j].shape:
+        shape = getattr(aval, "shape", None)  # a token has none, as in @main
+        if j < len(main_args) and (None if shape is None else tuple(shape)) == main_args[j].shape:
             result.append(i)
             j += 1
     return result
@@ -301,7 +302,9 @@ def build_report(staged: Staged, main: MainSignature | None, context: Context) -
         line=context.line,
         inputs=tuple(inputs),
         static_args=context.static_args,
-        outputs=tuple(_outputs(traced, main, names, mesh, prefixed)),
+        outputs=tuple(
+            _written_back(main, inputs, _outputs(traced, main, names, mesh, prefixed), prefixed)
+        ),
         extra_args=_extra_args(main),
         jaxpr=nested.grade(traced.names_jaxpr, "top", traced.stage),
         nested=tuple(nested.walk(traced.jaxpr)),
@@ -394,6 +397,24 @@ def _outputs(
                                lowered=main is not None,
                                wrapped=traced.wrapper is not None))  # fmt: skip
     return outputs
+
+
+def _written_back(
+    main: MainSignature | None, inputs: list[Input], outputs: list[Output], prefixed: bool
+) -> list[Output]:
+    """``@main``'s results beyond the function's own: the new values of ``Ref``
+    arguments, which JAX writes back into the argument aliased to them."""
+    extra = _user_values(main.results if main else None)[len(outputs) :]
+    into = {i.aliased_output: i.path for i in inputs if i.aliased_output is not None}
+    written = []
+    for i, value in enumerate(extra, len(outputs)):
+        output = _output(
+            i, value.shape or (), value.dtype or value.type, value, None, None, prefixed
+        )
+        into_what = into.get(value.index)
+        said = f"written back to {into_what}" if into_what else "not the function's own"
+        written.append(replace(output, path=f"{output.path} ({said})"))
+    return outputs + written
 
 
 def _input_from_main(i: int, value: MainValue) -> Input:

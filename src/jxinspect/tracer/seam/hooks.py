@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import inspect
 import os
@@ -72,21 +71,98 @@ class Call:
     jit_info: Any
 
 
-def _call_site() -> Call | None:
-    """The ``jit`` call being lowered: ``pjit``'s ``cache_miss`` frame holds it (its own
-    locals ``args``/``kwargs``, its closure's ``fun``/``jit_info``) in every release."""
-    frame: Any = sys._getframe(2)
+def jit_layouts(jit_info: Any) -> dict[str, Any]:
+    """``{"in_layout": tree, "out_layout": tree}`` (the option table's roles): the
+    ``in_shardings`` and ``out_shardings`` a ``jit`` call's ``PjitInfo`` holds, as the
+    user gave them (one sharding, or a tree with ``None``s), each only where given."""
+    from jxinspect.tracer.seam.meshes import is_unspecified
+
+    found: dict[str, Any] = {}
+    for role, side in (("in_layout", "in"), ("out_layout", "out")):
+        treedef = getattr(jit_info, f"{side}_shardings_treedef", None)
+        leaves = getattr(jit_info, f"{side}_shardings_leaves", None)
+        if treedef is None or leaves is None or all(is_unspecified(x) for x in leaves):
+            continue
+        found[role] = treedef.unflatten(list(leaves))
+    return found
+
+
+def static_arguments(call: Call) -> list[tuple[str, Any]]:
+    """``[("k", True)]``: a ``jit`` call's static arguments as ``jit`` resolved them
+    (positions and names), each by its parameter name where the signature gives one."""
+    numbers = tuple(getattr(call.jit_info, "static_argnums", ()) or ())
+    names = tuple(getattr(call.jit_info, "static_argnames", ()) or ())
+    try:
+        parameters = list(inspect.signature(call.fun).parameters)
+    except (TypeError, ValueError):
+        parameters = []
+    found = [
+        (parameters[i] if i < len(parameters) else str(i), call.args[i])
+        for i in sorted(n for n in numbers if 0 <= n < len(call.args))
+    ]
+    return found + [(k, v) for k, v in call.kwargs.items() if k in names]
+
+
+def _jit_call_frame() -> Any:
+    """The frame of the ``jit`` call being lowered, ``pjit``'s ``cache_miss`` (its own
+    locals ``args``/``kwargs``, its closure's ``fun``/``jit_info`` in every release), or
+    ``None`` (lowered from ``.lower()``, ``.trace()`` or the older pmap)."""
+    frame: Any = sys._getframe(3)
     for _ in range(40):
         if frame is None:
             return None
         code = frame.f_code
         if code.co_name == "cache_miss" and code.co_filename.endswith("pjit.py"):
-            found = frame.f_locals
-            info = found.get("jit_info")
-            if info is None or not isinstance(found.get("args"), tuple):
-                return None
-            return Call(found.get("fun"), found["args"], dict(found.get("kwargs") or {}), info)
+            return frame
         frame = frame.f_back
+    return None
+
+
+def _call_site(frame: Any) -> Call | None:
+    """The ``jit`` call of a ``cache_miss`` frame, as the user made it."""
+    found = frame.f_locals
+    info = found.get("jit_info")
+    if info is None or not isinstance(found.get("args"), tuple):
+        return None
+    return Call(found.get("fun"), found["args"], dict(found.get("kwargs") or {}), info)
+
+
+def _called_by_jax(frame: Any) -> bool:
+    """Whether the code that made a ``jit`` call (the first frame out of ``cache_miss``
+    that is not JAX's traceback wrapper) is JAX's own: eager ``shard_map`` jits helpers
+    of its own that name no source (``<unknown>``)."""
+    caller = frame.f_back
+    while caller is not None and caller.f_code.co_filename.endswith("traceback_util.py"):
+        caller = caller.f_back
+    return caller is not None and _is_jax_file(caller.f_code.co_filename)
+
+
+def _is_jax_file(path: str) -> bool:
+    import jax
+
+    return path.startswith(os.path.dirname(jax.__file__) + os.sep)
+
+
+def _pmap_function_source(fun: Any) -> str | None:
+    """``ident at train.py:6``: the user's function of a pmap built on shard_map, from
+    the ``WrappedFun`` pmap traces (``_fun``'s closure on 0.9 and 0.10, the bound
+    ``call_wrapped`` on 0.8), whose debug info names it."""
+    import inspect as inspect_
+
+    try:
+        inner = inspect_.unwrap(fun)
+    except ValueError:
+        return None
+    holders = [getattr(inner, "__self__", None)]
+    for cell in getattr(inner, "__closure__", None) or ():
+        try:
+            holders.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            continue
+    for holder in holders:
+        source = getattr(getattr(holder, "debug_info", None), "func_src_info", None)
+        if isinstance(source, str) and source and source != "<unknown>":
+            return source
     return None
 
 
@@ -138,12 +214,16 @@ def _lowering(
     computation: Computation,
     donated: tuple[bool, ...],
     in_shardings: Sequence[Sharding] | None,
+    call_frame: Any,
 ) -> Lowering:
     source: str | None = _source(jaxpr)
     internal = _inside_jax(source or "")
     if internal and _is_pmap_on_shard_map(jaxpr, source or ""):  # around the user's body
-        stage, internal, source = "pmap", False, _pmap_body_frame(jaxpr)
+        found = _pmap_function_source(call_frame.f_locals.get("fun")) if call_frame else None
+        stage, internal, source = "pmap", False, found or _pmap_body_frame(jaxpr)
         name = source_parts(source)[0] or name
+    elif source in ("", "<unknown>") and call_frame is not None:
+        internal = _called_by_jax(call_frame)  # a helper JAX jits for itself
     if internal:
         return Lowering(stage, jaxpr, jaxpr, name, source, None, donated, (), "", True)
     shardings = tuple(in_shardings or ())
@@ -151,15 +231,28 @@ def _lowering(
     said = ", ".join(str(s) for s in shardings)
     signature = f"({types}) donated={[i for i, d in enumerate(donated) if d]} [{said}]"
     lowered = _lowered(computation, jaxpr, donated)
+    call = _call_site(call_frame) if call_frame is not None and stage == "jit" else None
     return Lowering(
-        stage, jaxpr, jaxpr, name, source or None, lowered, donated, shardings, signature, False
+        stage,
+        jaxpr,
+        jaxpr,
+        name,
+        source or None,
+        lowered,
+        donated,
+        shardings,
+        signature,
+        False,
+        call,
     )
 
 
-_HOOK = {"installed": False, "warned": False}
+_HOOK = {"installed": False}
 
 
-def install_lowering_hook(callback: Callable[[Lowering], object]) -> None:
+def install_lowering_hook(
+    callback: Callable[[Lowering], object], failed: Callable[[str | None, Exception], object]
+) -> None:
     """Call ``callback(Lowering)`` after each computation JAX lowers in this process.
 
     It wraps ``pxla.lower_sharding_computation``, the one lowering step that ``jit``,
@@ -167,7 +260,8 @@ def install_lowering_hook(callback: Callable[[Lowering], object]) -> None:
     ``pxla.lower_parallel_callable`` of the older pmap; what JAX returns is returned
     unchanged, and the wrapper's frame is in none of the locations JAX writes.
     ``callback`` runs only when JAX lowers (a cache miss), never per call. An
-    ``Exception`` from it is reported once and dropped: recording never breaks the run.
+    ``Exception`` from reading the lowering or from ``callback`` goes to ``failed(the
+    function's name, error)`` and no further: recording never breaks the run.
     """
     from jax._src import source_info_util
     from jax._src.interpreters import pxla
@@ -186,23 +280,24 @@ def install_lowering_hook(callback: Callable[[Lowering], object]) -> None:
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
     ) -> None:
+        name: str | None = None
         try:
             bound = signature.bind(*args, **kwargs).arguments
+            name = str(bound.get("fun_name", bound.get("name")))
             closed = bound.get("closed_jaxpr")
             if closed is None:
                 return
             donated = tuple(bool(d) for d in bound["donated_invars"])
             shardings = bound.get("in_shardings", bound.get("in_axes"))
-            name = str(bound.get("fun_name", bound.get("name")))
-            lowering = _lowering(stage, name, closed.jaxpr, computation, donated, shardings)
-            if not lowering.internal and stage == "jit":
-                lowering = dataclasses.replace(lowering, call=_call_site())
+            frame = _jit_call_frame()
+            lowering = _lowering(stage, name, closed.jaxpr, computation, donated, shardings, frame)
+            del frame
             callback(lowering)
         except Exception as err:  # recording must never break the user's program
-            if not _HOOK["warned"]:
-                _HOOK["warned"] = True
-                print(f"jxinspect record: could not record a computation: {err!r}",
-                      file=sys.stderr)  # fmt: skip
+            try:
+                failed(name, err)
+            except Exception:
+                pass
 
     def hooked(stage: str, original: Callable[..., Computation]) -> Callable[..., Computation]:
         signature = inspect.signature(original)

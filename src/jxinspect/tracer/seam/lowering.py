@@ -115,3 +115,26 @@ def lowered_text(lowered: Lowered, dialect: str, debug_info: bool) -> str:
         return str(lowered.as_text(dialect=dialect))  # HLO text of 0.4.35 keeps no names
     module = lowered.compiler_ir("stablehlo")
     return str(module.operation.get_asm(enable_debug_info=True, large_elements_limit=20))
+
+
+def program_digest(lowered: Lowered) -> str:
+    """A digest of what a lowering made: the module without its locations, and the names
+    ``@main``'s arguments carry in theirs. Equal for one program lowered again (from
+    another call site too: the locations hold the caller's line), different where
+    anything lowered differs (operations, constants, types, shardings, names). The
+    module is printed, never changed."""
+    import hashlib
+
+    from jxinspect.tracer.seam.mlir import block_argument_names
+
+    module = stablehlo_module(lowered)
+    text = module.operation.get_asm(enable_debug_info=False, assume_verified=True)
+    main = next(
+        (op for op in module.body.operations if "sym_name" in op.attributes
+         and str(op.attributes["sym_name"]).strip('"') == "main"),
+        None,
+    )  # fmt: skip
+    names = block_argument_names(main) if main is not None else []
+    digest = hashlib.blake2b(text.encode(), digest_size=12)
+    digest.update(repr(names).encode())
+    return digest.hexdigest()

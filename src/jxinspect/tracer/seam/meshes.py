@@ -194,3 +194,10 @@ def parse_hlo_sharding(text: str) -> HloSharding:
         return xc.HloSharding.from_string(text)
     except Exception as err:  # XLA raises its own runtime error type
         raise ValueError(f"unreadable mhlo.sharding {text!r}: {err}") from None
+
+
+def is_unspecified(value: Any) -> bool:
+    """Whether ``value`` is JAX's "no sharding given" (``UnspecifiedValue``)."""
+    from jax._src import sharding_impls
+
+    return isinstance(value, sharding_impls.UnspecifiedValue)

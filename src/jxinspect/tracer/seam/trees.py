@@ -108,3 +108,10 @@ def tree_unflatten(treedef: TreeDef, leaves: Iterable[Leaf]) -> PyTree:
     import jax
 
     return jax.tree_util.tree_unflatten(treedef, list(leaves))
+
+
+def is_pytree_node(value: Any) -> bool:
+    """Whether JAX takes ``value`` apart (a registered node), rather than a leaf."""
+    import jax
+
+    return not jax.tree_util.treedef_is_leaf(jax.tree_util.tree_structure(value))
