@@ -132,22 +132,19 @@ def to_abstract(value: Any, jax_mesh: Any | None) -> Any:
 
 
 def struct_class(path: str) -> type:
-    """The NamedTuple or dataclass that an import path names (``optax.EmptyState``):
-    its longest importable module prefix, then attributes; a one-line error otherwise."""
+    """The NamedTuple or dataclass that an import path names (``optax.EmptyState``),
+    looked up among the modules already imported (by the target and what it imports):
+    nothing is imported for it, so no code runs but the class's own construction."""
     import dataclasses
-    import importlib
+    import sys
 
     parts = path.split(".")
     for cut in range(len(parts) - 1, 0, -1):
-        try:
-            found: Any = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
+        found: Any = sys.modules.get(".".join(parts[:cut]))
+        if found is None:
             continue
-        try:
-            for attribute in parts[cut:]:
-                found = getattr(found, attribute)
-        except AttributeError:
-            break
+        for attribute in parts[cut:]:
+            found = getattr(found, attribute, None)
         if isinstance(found, type) and (
             (issubclass(found, tuple) and hasattr(found, "_fields"))
             or dataclasses.is_dataclass(found)
@@ -155,8 +152,9 @@ def struct_class(path: str) -> type:
             return found
         raise UsageError(f"{path} is not a NamedTuple or dataclass class; only those can be "
                          "written as Class(field=value, ...)")  # fmt: skip
-    raise UsageError(f"{path}: no importable module and class by that path; write the "
-                     "class's full import path, e.g. optax.ScaleByAdamState")  # fmt: skip
+    raise UsageError(f"{path}: no module the target has imported holds it; write the class's "
+                     "full import path as the target imports it, e.g. "
+                     "optax._src.transform.ScaleByAdamState")  # fmt: skip
 
 
 def build_struct(path: str, fields: dict[str, Any]) -> Any:
