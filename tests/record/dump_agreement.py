@@ -67,7 +67,15 @@ def mlir_element(dtype: str) -> str:
     return dtype
 
 
+_KEY_WORDS = {"fry": 2, "rbg": 4, "unsafe_rbg": 4}
+"""uint32 words per key of each PRNG implementation: a ``key<fry>[3]`` is a
+``tensor<3x2xui32>`` in the program."""
+
+
 def tensor_type(shape: Iterable[int], dtype: str) -> str:
+    shape = list(shape)
+    if dtype.startswith("key<") and dtype.endswith(">") and dtype[4:-1] in _KEY_WORDS:
+        shape, dtype = [*shape, _KEY_WORDS[dtype[4:-1]]], "uint32"
     dims = "".join(("?" if d == -1 else str(d)) + "x" for d in shape)
     return f"tensor<{dims}{mlir_element(dtype)}>"
 
