@@ -445,8 +445,8 @@ class Agreement:
     unrecorded: list[str] = field(default_factory=list)
     """Dumped lowerings (file and module) of recorded functions that no entry matches."""
     not_dumped: list[str] = field(default_factory=list)
-    """Entries that no dumped module matches (lowered and never compiled, or types that
-    differ: those are paired with an unrecorded dump of the same name when there is one)."""
+    """Entries that no dumped module matches: lowered and never compiled (a jit inside
+    another, ``.lower()`` alone), or recorded with types that no dump of that name has."""
     matched: int = 0
     records: int = 0
     dumps: int = 0
@@ -534,18 +534,8 @@ def agreement(records_folder: Path, dump_folder: Path) -> Agreement:
         pairs.append((record, groups[best][0]))
     recorded_modules = {m for r in records for m in module_names(r)}
     left = [k for k in groups if k not in used and groups[k][0].module in recorded_modules]
-    for record in unmatched:  # same name and arity, other types: compare them anyway
-        same = [
-            k
-            for k in left
-            if groups[k][0].module in module_names(record)
-            and len(groups[k][0].args) == len(record.args)
-        ]
-        if len(same) == 1:
-            left.remove(same[0])
-            pairs.append((record, groups[same[0]][0]))
-        else:
-            result.not_dumped.append(f"{record.name} ({record.folder}, {record.reached})")
+    for record in unmatched:
+        result.not_dumped.append(f"{record.name} ({record.folder}, {record.reached})")
     for record, dump in pairs:
         result.matched += 1
         for category, where, rec, got in _compare(record, dump):
