@@ -42,6 +42,7 @@ _PROGRAM_SOURCES = ("sdy", "gspmd")
 
 _DTYPES = {
     "bool": "i1",
+    "float0": "i1",  # a zero-sized tangent: JAX lowers it as a boolean
     "bfloat16": "bf16",
     "complex64": "complex<f32>",
     "complex128": "complex<f64>",
