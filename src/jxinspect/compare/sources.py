@@ -186,8 +186,9 @@ def _label(entry: Entry, entries: tuple[Entry, ...]) -> str:
 
 
 def pair_records(before: Source, after: Source) -> Pairing:
-    """Two record folders: each function by name and input signature; a name recorded
-    once on each side pairs even if its signature changed. The rest is listed."""
+    """Two record folders: each function by name, input signature and static arguments
+    (a program of each side, in order, where one function made several of each); a name
+    recorded once on each side pairs even if its signature changed. The rest is listed."""
     if before.kind != "record" or after.kind != "record":
         folder, other = (before, after) if before.kind == "record" else (after, before)
         raise UsageError(
@@ -198,9 +199,8 @@ def pair_records(before: Source, after: Source) -> Pairing:
     old, new = list(before.entries), list(after.entries)
     pairs: list[Pair] = []
     for entry in list(old):
-        match = next(
-            (e for e in new if (e.name, e.signature) == (entry.name, entry.signature)), None
-        )
+        key = (entry.name, entry.signature, entry.statics)
+        match = next((e for e in new if (e.name, e.signature, e.statics) == key), None)
         if match is not None:
             pairs.append(Pair(_label(entry, before.entries), entry.folder, match.folder))
             old.remove(entry)

@@ -143,6 +143,23 @@ def _is_jax_file(path: str) -> bool:
     return path.startswith(os.path.dirname(jax.__file__) + os.sep)
 
 
+def _function_source(fun: Any) -> str:
+    """``step at train.py:12`` of a Python function (through ``partial`` and wrappers),
+    as JAX's debug info writes it; ``""`` where ``fun`` has no Python code."""
+    import inspect as inspect_
+
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    try:
+        fun = inspect_.unwrap(fun)
+    except ValueError:
+        return ""
+    code = getattr(fun, "__code__", None)
+    if code is None:
+        return ""
+    return f"{getattr(fun, '__name__', code.co_name)} at {code.co_filename}:{code.co_firstlineno}"
+
+
 def _pmap_function_source(fun: Any) -> str | None:
     """``ident at train.py:6``: the user's function of a pmap built on shard_map, from
     the ``WrappedFun`` pmap traces (``_fun``'s closure on 0.9 and 0.10, the bound
@@ -223,7 +240,10 @@ def _lowering(
         stage, internal, source = "pmap", False, found or _pmap_body_frame(jaxpr)
         name = source_parts(source)[0] or name
     elif source in ("", "<unknown>") and call_frame is not None:
-        internal = _called_by_jax(call_frame)  # a helper JAX jits for itself
+        # no source in the debug info (0.4.35 keeps none for some lowerings; a helper of
+        # JAX's may name none): the jitted function's own, or who called jit
+        source = _function_source(call_frame.f_locals.get("fun"))
+        internal = _inside_jax(source) if source else _called_by_jax(call_frame)
     if internal:
         return Lowering(stage, jaxpr, jaxpr, name, source, None, donated, (), "", True)
     shardings = tuple(in_shardings or ())
