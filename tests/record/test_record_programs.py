@@ -64,6 +64,11 @@ PROGRAMS = textwrap.dedent("""
         return t, x + 1
 
 
+    @jax.jit
+    def with_key(key, x):
+        return jax.random.normal(key, x.shape) + x
+
+
     def main():
         mesh = Mesh(np.array(jax.devices()[:2]), ("data",))
         rows, whole = NamedSharding(mesh, P("data", None)), NamedSharding(mesh, P())
@@ -88,6 +93,9 @@ PROGRAMS = textwrap.dedent("""
         shard_map(lambda a: a + 1, mesh=mesh, in_specs=P("data"), out_specs=P("data"))(jnp.ones(4))
         jax.pmap(ident)(jnp.arange(1.0))
         with_token(jax.lax.create_token(), jnp.ones(2))
+        with_key(jax.random.PRNGKey(0), jnp.ones(2))
+        if hasattr(jax.random, "key"):
+            with_key(jax.random.key(0), jnp.ones(2))
         if hasattr(jax, "new_ref"):
             @jax.jit
             def into_ref(ref, x):
@@ -164,6 +172,19 @@ def test_a_token_argument_is_kept_as_main_keeps_it(run: tuple[Path, dict[str, An
     (entry,) = entries(index, "with_token")
     token, x = report(project, entry)["inputs"]
     assert (token["name"], token["status"], x["name"], x["status"]) == ("t", "ok", "x", "ok")
+
+
+def test_prng_keys_are_recorded_and_a_typed_key_says_why_it_cannot_be_replayed(
+    run: tuple[Path, dict[str, Any]],
+) -> None:
+    project, index = run
+    found = entries(index, "with_key")
+    assert found and not index["failures"][1:], index["failures"]
+    raw = report(project, found[0])["inputs"][0]
+    assert (raw["path"], raw["dtype"]) == ("key", "uint32")
+    for entry in found[1:]:  # a typed key array: key<fry>
+        call = json.loads((project / "runs" / entry["folder"] / "call.json").read_text("utf-8"))
+        assert call["options"] is None and "key<fry>" in call["why"], call
 
 
 def test_a_ref_argument_is_aliased_to_the_value_written_back(

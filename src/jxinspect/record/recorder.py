@@ -178,6 +178,8 @@ def _call(lowering: seam.Lowering) -> dict[str, Any]:
         return records.call_data(replay.call_options(lowering.call), None)
     except replay.Unwritable as err:
         return records.call_data(None, str(err))
+    except Exception as err:  # a value no writer foresaw: the report is kept all the same
+        return records.call_data(None, f"the call could not be written: {err!r}")
 
 
 def _report(lowering: seam.Lowering, entry: records.Entry, compile: bool, policy: Policy) -> Report:

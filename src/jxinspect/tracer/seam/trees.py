@@ -58,9 +58,12 @@ def shape_dtype_struct(
 
 def staged_dtype(value: Leaf) -> str:
     """The dtype JAX stages an array value as: NumPy's 64-bit types become 32-bit ones
-    unless ``jax_enable_x64`` is on (``np.ones(5)`` is lowered as ``f32[5]``)."""
+    unless ``jax_enable_x64`` is on (``np.ones(5)`` is lowered as ``f32[5]``); an
+    extended dtype (a PRNG key's ``key<fry>``) is its own."""
     import jax
 
+    if jax.dtypes.issubdtype(value.dtype, jax.dtypes.extended):
+        return str(value.dtype)
     return str(jax.dtypes.canonicalize_dtype(value.dtype))
 
 
