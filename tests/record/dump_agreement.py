@@ -19,7 +19,9 @@ whose ``@main`` takes the same argument types. Then, on ``@main`` only, it compa
 * ``arg_shardings`` and ``result_shardings``: ``sdy.sharding`` or ``mhlo.sharding``,
 * ``donation``: ``tf.aliasing_output`` and ``jax.buffer_donor``,
 * ``types``: each argument's and result's type (arguments JAX adds, such as tokens and
-  dimension variables, included).
+  dimension variables, included; the token results JAX adds for ordered effects,
+  ``jax.token = true``, which a report does not list among the function's outputs, are
+  left out).
 
 An empty name (``loc(unknown)``, ``jax.result_info = ""``) counts as no name.
 """
@@ -224,6 +226,19 @@ class Dump:
     module: str
     args: list[Value]
     results: list[Value]
+    lines: dict[str, frozenset[int]] = field(default_factory=dict)
+    """The source lines its locations name, per file name (no folder)."""
+
+    def plausible_for(self, source: str | None) -> bool:
+        """Whether the function ``step at train.py:12`` can have made this module: some
+        operation's location is in its file within :data:`BODY_LINES` after its line
+        (two functions of one name and types in one test file are told apart so)."""
+        found = _SOURCE.match(source or "")
+        if found is None:
+            return True
+        lines = self.lines.get(Path(found.group(1)).name)
+        start = int(found.group(2))
+        return lines is None or any(start <= line < start + BODY_LINES for line in lines)
 
     @property
     def arg_types(self) -> tuple[str, ...]:
@@ -240,6 +255,10 @@ class Dump:
 
 
 _LOC_ALIAS = re.compile(r"^(#loc\d*)\s*=\s*loc\((.*)\)\s*$", re.M)
+_FILE_LINE = re.compile(r'loc\("((?:[^"\\]|\\.)*)":(\d+):')
+_SOURCE = re.compile(r"^.* at (.+):(\d+)$")
+BODY_LINES = 80
+"""How far after a function's first line its operations are looked for."""
 _MODULE = re.compile(r"^\s*module\s+@(\"(?:[^\"\\]|\\.)*\"|[\w.$-]+)", re.M)
 
 
@@ -309,7 +328,11 @@ def read_dump(path: Path) -> Dump | None:
         else:  # one result, no attributes: `-> tensor<f32> {` (the body's brace)
             end = _find_top(rest, " ")
             results = [Value(type=rest[: end if end >= 0 else len(rest)].strip())]
-    return Dump(file=path.name, module=module, args=args, results=results)
+    lines: dict[str, set[int]] = {}
+    for match in _FILE_LINE.finditer(text):
+        lines.setdefault(Path(match.group(1)).name, set()).add(int(match.group(2)))
+    frozen = {name: frozenset(found) for name, found in lines.items()}
+    return Dump(file=path.name, module=module, args=args, results=results, lines=frozen)
 
 
 def read_dumps(folder: Path) -> list[Dump]:
@@ -489,9 +512,10 @@ def _compare(record: Recorded, dump: Dump) -> list[tuple[str, str, Any, Any]]:
         out.append(("arg_names", where, rec["name"], got.name))
         out.append(("arg_shardings", where, rec["sharding"], got.sharding))
         out.append(("donation", where, rec["donation"], got.donation))
-    if len(record.results) != len(dump.results):
-        out.append(("types", "result count", len(record.results), len(dump.results)))
-    for i, (rec, got) in enumerate(zip(record.results, dump.results)):
+    results = [r for r in dump.results if "jax.token" not in r.attrs]
+    if len(record.results) != len(results):
+        out.append(("types", "result count", len(record.results), len(results)))
+    for i, (rec, got) in enumerate(zip(record.results, results)):
         where = f"result {i} ({rec['path']})"
         out.append(("types", where, rec["type"], got.type))
         out.append(("result_names", where, rec["name"], got.result_name))
@@ -529,8 +553,18 @@ def agreement(records_folder: Path, dump_folder: Path) -> Agreement:
         if not candidates:
             unmatched.append(record)
             continue
-        # the closest lowering, one not yet taken by another entry first
-        best = min(candidates, key=lambda k: (_misses(record, groups[k][0]), k in used))
+
+        # the closest lowering, one whose locations are in the function first, then one
+        # not yet taken by another entry
+        def rank(k: tuple[Any, ...]) -> tuple[int, bool, bool]:
+            dump = groups[k][0]
+            return (_misses(record, dump), not dump.plausible_for(record.source), k in used)
+
+        best = min(candidates, key=rank)
+        misses, implausible, _ = rank(best)
+        if misses and implausible:  # another function's module: this one was not dumped
+            unmatched.append(record)
+            continue
         used.add(best)
         pairs.append((record, groups[best][0]))
     recorded_modules = {m for r in records for m in module_names(r)}
