@@ -527,6 +527,12 @@ def _misses(record: Recorded, dump: Dump) -> int:
     return sum(1 for _, _, a, b in _compare(record, dump) if a != b)
 
 
+def _rank(record: Recorded, dump: Dump, used: bool) -> tuple[int, bool, bool]:
+    """How close a dump is to a record: fewer misses, then locations in the function,
+    then not yet taken by another entry."""
+    return (_misses(record, dump), not dump.plausible_for(record.source), used)
+
+
 def agreement(records_folder: Path, dump_folder: Path) -> Agreement:
     """Compare every entry of ``records_folder`` with the modules JAX dumped to
     ``dump_folder`` in the same run."""
@@ -556,12 +562,9 @@ def agreement(records_folder: Path, dump_folder: Path) -> Agreement:
 
         # the closest lowering, one whose locations are in the function first, then one
         # not yet taken by another entry
-        def rank(k: tuple[Any, ...]) -> tuple[int, bool, bool]:
-            dump = groups[k][0]
-            return (_misses(record, dump), not dump.plausible_for(record.source), k in used)
-
-        best = min(candidates, key=rank)
-        misses, implausible, _ = rank(best)
+        ranks = {k: _rank(record, groups[k][0], k in used) for k in candidates}
+        best = min(candidates, key=ranks.__getitem__)
+        misses, implausible, _ = ranks[best]
         if misses and implausible:  # another function's module: this one was not dumped
             unmatched.append(record)
             continue
