@@ -92,6 +92,7 @@ PROGRAMS = textwrap.dedent("""
             from jax.experimental.shard_map import shard_map
         shard_map(lambda a: a + 1, mesh=mesh, in_specs=P("data"), out_specs=P("data"))(jnp.ones(4))
         jax.pmap(ident)(jnp.arange(1.0))
+        jax.grad(lambda p: jnp.sum(jnp.multiply(p, 2.0)))(jnp.ones(3))  # jnp's, transposed
         with_token(jax.lax.create_token(), jnp.ones(2))
         with_key(jax.random.PRNGKey(0), jnp.ones(2))
         if hasattr(jax.random, "key"):
@@ -163,6 +164,8 @@ def test_jax_own_helpers_are_counted_not_recorded(run: tuple[Path, dict[str, Any
     assert index["internal"] > 0
     assert not [e for e in index["functions"] if e["source"] in (None, "<unknown>")
                 and e["stage"] == "jit"]  # fmt: skip
+    names = {e["name"] for e in index["functions"]}
+    assert not names & {"_multiply", "multiply", "_reduce_sum", "sum"}, names
     (pmapped,) = entries(index, "ident")  # pmap's own `_fun` is not the user's name
     assert pmapped["stage"] == "pmap" and not entries(index, "_fun")
 

@@ -137,6 +137,22 @@ def _called_by_jax(frame: Any) -> bool:
     return caller is not None and _is_jax_file(caller.f_code.co_filename)
 
 
+@functools.lru_cache(maxsize=1024)
+def _is_jax_function_name(name: str) -> bool:
+    """Whether a module of JAX's own (``jax._src.numpy.ufuncs``, ...) holds a jitted
+    function of this name (``_multiply``): one JAX jits for itself."""
+    for module_name, module in list(sys.modules.items()):
+        if not module_name.startswith("jax._src.") or module is None:
+            continue
+        found = getattr(module, name, None)
+        if not callable(getattr(found, "lower", None)):  # not a jit-wrapped function
+            continue
+        code = getattr(inspect.unwrap(found), "__code__", None)
+        if code is not None and _is_jax_file(code.co_filename):
+            return True
+    return False
+
+
 def _is_jax_file(path: str) -> bool:
     import jax
 
@@ -244,6 +260,10 @@ def _lowering(
         # JAX's may name none): the jitted function's own, or who called jit
         source = _function_source(call_frame.f_locals.get("fun"))
         internal = _inside_jax(source) if source else _called_by_jax(call_frame)
+    elif not source:
+        # no source and no jit call: the derivative or batched form of a jitted function
+        # evaluated eagerly (0.4.35's jaxprs then keep no debug info), known by its name
+        internal = _is_jax_function_name(name)
     if internal:
         return Lowering(stage, jaxpr, jaxpr, name, source, None, donated, (), "", True)
     shardings = tuple(in_shardings or ())
