@@ -144,8 +144,8 @@ def _is_jax_function_name(name: str) -> bool:
     for module_name, module in list(sys.modules.items()):
         if not module_name.startswith("jax._src.") or module is None:
             continue
-        found = getattr(module, name, None)
-        if not callable(getattr(found, "lower", None)):  # not a jit-wrapped function
+        found: Any = getattr(module, name, None)
+        if found is None or not callable(getattr(found, "lower", None)):  # not jit-wrapped
             continue
         code = getattr(inspect.unwrap(found), "__code__", None)
         if code is not None and _is_jax_file(code.co_filename):
