@@ -164,13 +164,14 @@ def test_a_killed_run_keeps_what_was_recorded(tmp_path: Path) -> None:
         import os, signal
         import jax
         jax.jit(lambda x: x * 2)(1.0)
+        jax.jit(lambda x: x + 1)(1.0)  # recorded after the index was last written
         os.kill(os.getpid(), signal.SIGKILL)
     """), encoding="utf-8")  # fmt: skip
     result = record(tmp_path / "runs", "--", PYTHON, script.name, cwd=tmp_path)
     assert result.returncode == 128 + 9, result.describe()
     index = index_of(tmp_path / "runs")
     assert index["complete"] is False and index["exit_code"] == -9
-    assert [e["name"] for e in index["functions"]] == ["<lambda>"]
+    assert [e["folder"] for e in index["functions"]] == ["lambda", "lambda.2"]
     shown = run_cli("show", tmp_path / "runs", cwd=tmp_path)
     assert "killed by signal 9: the recording is incomplete" in shown.stdout
 

@@ -36,15 +36,17 @@ def write_output(path: Path, text: str) -> None:
         file.flush()
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8) in one step; raises ``OSError``."""
+def write_atomically(path: Path, text: str, *, durable: bool = True) -> None:
+    """Replace ``path`` with ``text`` (UTF-8) in one step; raises ``OSError``.
+    ``durable``: on disk before it replaces ``path`` (``fsync``), not only in one step."""
     folder = path.parent if str(path.parent) else Path(".")
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
             file.write(text)
             file.flush()
-            os.fsync(file.fileno())
+            if durable:
+                os.fsync(file.fileno())
         with contextlib.suppress(OSError):  # keep the file's permissions, when it exists
             os.chmod(temporary, path.stat().st_mode & 0o7777)
         if not path.exists():

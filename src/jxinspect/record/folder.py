@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,9 @@ SCHEMA = "jxinspect.record/1"
 INDEX = "index.json"
 REPORT = "report.json"
 CALL = "call.json"
+ENTRY = "entry.json"
+"""A record's own index entry, from which the index is completed when a run died before
+it was written there."""
 CALL_SCHEMA = "jxinspect.call/1"
 OWNER = ".owner"
 ENV_FOLDER = "JXINSPECT_RECORD_DIR"
@@ -92,7 +95,7 @@ class Entry:
     """A digest of the lowered module: which lowerings were this same program."""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return dict(vars(self))  # its fields are plain values
 
     @property
     def input_types(self) -> str:
@@ -161,7 +164,7 @@ class Index:
         return self.exit_code == 0
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = {f.name: getattr(self, f.name) for f in fields(self)}  # shallow: written often
         data["functions"] = [e.to_dict() for e in self.functions]
         data["failures"] = [asdict(f) for f in self.failures]
         return {"schema": SCHEMA, "complete": self.complete, **data}
@@ -185,7 +188,15 @@ class Index:
         )
 
     def write(self, folder: Path) -> None:
-        write_json(folder / INDEX, self.to_dict())
+        """Write ``index.json``: after every new record, so one function per line, each
+        encoded by JSON's C encoder (one indented document of hundreds of entries,
+        written as often, was most of what recording a test suite cost)."""
+        data = self.to_dict()
+        functions = data.pop("functions")
+        lines = ",\n  ".join(json.dumps(entry) for entry in functions)
+        head = json.dumps(data)[:-1]
+        text = head + (f', "functions": [\n  {lines}\n]}}\n' if lines else ', "functions": []}\n')
+        write_atomically(folder / INDEX, text, durable=False)
 
     def count_failure(self, function: str | None, error: str) -> None:
         """Count a lowering that could not be recorded."""
@@ -199,8 +210,28 @@ class Index:
             self.failures.append(Failure(function, line))
 
 
+def recover_entries(folder: Path, index: Index) -> int:
+    """Add to ``index`` the records of ``folder`` that it does not list (the run died
+    before it wrote them there), from each record's ``entry.json``; how many."""
+    listed = {e.folder for e in index.functions}
+    found: list[tuple[int, Entry]] = []
+    for path in folder.iterdir():
+        if path.name in listed or not (path / ENTRY).is_file() or not (path / REPORT).is_file():
+            continue
+        try:
+            entry = Entry.from_dict(json.loads((path / ENTRY).read_text(encoding="utf-8")))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if entry.folder == path.name:
+            found.append((path.stat().st_mtime_ns, entry))
+    index.functions.extend(entry for _, entry in sorted(found, key=lambda item: item[0]))
+    return len(found)
+
+
 def write_json(path: Path, data: Any) -> None:
-    write_atomically(path, json.dumps(data, indent=1, sort_keys=False) + "\n")
+    """A record's file, replaced in one step (not forced to disk: a recording outlives
+    the run that wrote it, not the machine)."""
+    write_atomically(path, json.dumps(data, indent=1, sort_keys=False) + "\n", durable=False)
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")

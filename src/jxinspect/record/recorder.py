@@ -13,6 +13,7 @@ import atexit
 import os
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,9 @@ from jxinspect.core.units import source_parts
 from jxinspect.project.config import Policy, load_config
 from jxinspect.record import folder as records
 from jxinspect.tracer import seam
+
+INDEX_EVERY_S = 5.0
+"""How often, at most, the index is written while the run lowers (and at its end)."""
 
 
 @dataclass
@@ -38,6 +42,8 @@ class Recorder:
     """Each recorded program's entry, by function, signature, statics and module digest."""
     policy: Policy = field(default_factory=Policy)
     """The project's rule settings, which judge each report as ``lint`` would."""
+    index_written: float = -INDEX_EVERY_S
+    """When the index was last written (``time.monotonic()``)."""
     lock: threading.RLock = field(default_factory=threading.RLock)
     """Held while a lowering is recorded: threads that lower at once (JAX's own tests of
     concurrent jit do) each get a folder and an index entry of their own."""
@@ -101,11 +107,12 @@ class Recorder:
         where = self.folder / entry.folder
         records.write_json(where / records.REPORT, report.to_dict())
         records.write_json(where / records.CALL, _call(lowering))
+        records.write_json(where / records.ENTRY, entry.to_dict())
         self.by_key[key] = entry
         self.index.functions.append(entry)
         if self.settings.stop_after is not None and name == self.settings.stop_after:
             self.index.stopped_after = name
-            self._write_index()
+            self._write_index(now=True)
             sys.stdout.flush()
             sys.stderr.flush()
             raise SystemExit(0)  # ends the run as an exit at that point would
@@ -134,9 +141,16 @@ class Recorder:
                       file=sys.stderr)  # fmt: skip
         return self.owner
 
-    def _write_index(self) -> None:
-        if self.owner:
+    def _write_index(self, now: bool = False) -> None:
+        """Write the index ``now``, or where :data:`INDEX_EVERY_S` has passed since the
+        last write (a suite lowers hundreds of programs a second; each record's own
+        ``entry.json`` keeps it listed if the run dies in between)."""
+        if not self.owner:
+            return
+        clock = time.monotonic()
+        if now or clock - self.index_written >= INDEX_EVERY_S:
             self.index.write(self.folder)
+            self.index_written = clock
 
     def at_exit(self) -> None:
         """Write what was counted but not recorded (JAX's own computations, functions
@@ -144,7 +158,7 @@ class Recorder:
         with self.lock:
             if self.owner is None and (self.index.internal or self.index.not_selected):
                 self.owner = records.claim(self.folder, os.getpid())
-            self._write_index()
+            self._write_index(now=True)
 
 
 _STATIC_TEXT = 60

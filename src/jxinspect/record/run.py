@@ -90,6 +90,7 @@ def run(
     finally:
         signal.signal(signal.SIGINT, previous)
     index = records.read_index(folder)
+    records.recover_entries(folder, index)
     index.exit_code = 0 if index.stopped_after is not None and status == 0 else status
     _write_index(index, folder)
     with contextlib.suppress(FileNotFoundError):

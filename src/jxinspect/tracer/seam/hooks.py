@@ -6,7 +6,12 @@
   longer has.
 * **pmap on shard_map** is JAX's own computation by its debug info: ``_fun`` in
   ``pmap.py`` (0.9, 0.10), ``call_wrapped`` in ``linear_util.py`` (0.8), whose one
-  equation is the shard_map; the user's function is its first operation's frame.
+  equation is the shard_map; the user's function is the one pmap wraps (its
+  ``WrappedFun``'s debug info), else its first operation's frame.
+* **JAX's own computations**: a source inside JAX's package; where the debug info names
+  none (``<unknown>``, or 0.4.35's derivatives of a jit), the jitted function's own
+  code, the code that called ``jit`` (eager ``shard_map`` jits helpers of its own), or
+  the name of one of JAX's own jitted functions (``_multiply``).
 """
 
 from __future__ import annotations
@@ -147,7 +152,7 @@ def _is_jax_function_name(name: str) -> bool:
         found: Any = getattr(module, name, None)
         if found is None or not callable(getattr(found, "lower", None)):  # not jit-wrapped
             continue
-        code = getattr(inspect.unwrap(found), "__code__", None)
+        code = getattr(getattr(found, "__wrapped__", found), "__code__", None)
         if code is not None and _is_jax_file(code.co_filename):
             return True
     return False
@@ -162,12 +167,10 @@ def _is_jax_file(path: str) -> bool:
 def _function_source(fun: Any) -> str:
     """``step at train.py:12`` of a Python function (through ``partial`` and wrappers),
     as JAX's debug info writes it; ``""`` where ``fun`` has no Python code."""
-    import inspect as inspect_
-
     while isinstance(fun, functools.partial):
         fun = fun.func
     try:
-        fun = inspect_.unwrap(fun)
+        fun = inspect.unwrap(fun)
     except ValueError:
         return ""
     code = getattr(fun, "__code__", None)
@@ -180,10 +183,8 @@ def _pmap_function_source(fun: Any) -> str | None:
     """``ident at train.py:6``: the user's function of a pmap built on shard_map, from
     the ``WrappedFun`` pmap traces (``_fun``'s closure on 0.9 and 0.10, the bound
     ``call_wrapped`` on 0.8), whose debug info names it."""
-    import inspect as inspect_
-
     try:
-        inner = inspect_.unwrap(fun)
+        inner = inspect.unwrap(fun)
     except ValueError:
         return None
     holders = [getattr(inner, "__self__", None)]
