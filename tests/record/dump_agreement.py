@@ -76,6 +76,8 @@ _KEY_WORDS = {"fry": 2, "rbg": 4, "unsafe_rbg": 4}
 
 
 def tensor_type(shape: Iterable[int], dtype: str) -> str:
+    if dtype == "token":  # a report's token (the user's own: JAX's are extra arguments)
+        return "!stablehlo.token"
     shape = list(shape)
     if dtype.startswith("key<") and dtype.endswith(">") and dtype[4:-1] in _KEY_WORDS:
         shape, dtype = [*shape, _KEY_WORDS[dtype[4:-1]]], "uint32"

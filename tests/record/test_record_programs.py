@@ -173,8 +173,11 @@ def test_jax_own_helpers_are_counted_not_recorded(run: tuple[Path, dict[str, Any
 def test_a_token_argument_is_kept_as_main_keeps_it(run: tuple[Path, dict[str, Any]]) -> None:
     project, index = run
     (entry,) = entries(index, "with_token")
-    token, x = report(project, entry)["inputs"]
+    data = report(project, entry)
+    token, x = data["inputs"]
     assert (token["name"], token["status"], x["name"], x["status"]) == ("t", "ok", "x", "ok")
+    assert [(o["dtype"], o["status"]) for o in data["outputs"]] == [("token", "ok"),
+                                                                    ("float32", "ok")]  # fmt: skip
 
 
 def test_prng_keys_are_recorded_and_a_typed_key_says_why_it_cannot_be_replayed(

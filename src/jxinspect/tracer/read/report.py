@@ -70,6 +70,8 @@ leaves of a few dtypes."""
 
 def _aval(aval: Any) -> tuple[tuple[int, ...], str]:
     shape = tuple(int(d) if isinstance(d, int) else -1 for d in getattr(aval, "shape", ()))
+    if type(aval).__name__ == "AbstractToken":  # a token the function takes or returns
+        return shape, "token"
     dtype = getattr(aval, "dtype", "unknown")
     try:
         name = _DTYPE_NAMES.get(dtype)
