@@ -486,3 +486,25 @@ def test_a_numpy_float64_argument_is_replayed_as_the_float32_jax_lowered(tmp_pat
     (leaf,) = report_of(runs / "f")["inputs"]
     call = json.loads((runs / "f" / "call.json").read_text(encoding="utf-8"))
     assert (leaf["dtype"], call["options"]["args"]) == ("float32", "f32[5]"), (leaf, call)
+
+
+def test_what_other_processes_of_the_run_lowered_is_counted(tmp_path: Path) -> None:
+    """Only the first process that stages a function is recorded (a pytest-xdist worker,
+    a multiprocessing child, ...): what the others lowered is counted in the index."""
+    script = tmp_path / "procs.py"
+    script.write_text(textwrap.dedent("""
+        import subprocess, sys
+        import jax
+        jax.jit(lambda x: x * 2)(1.0)
+        child = "import jax; jax.jit(lambda x: x + 1)(1.0); jax.jit(lambda x: x - 1)(2.0)"
+        subprocess.run([sys.executable, "-c", child], check=True)
+    """), encoding="utf-8")  # fmt: skip
+    runs = tmp_path / "runs"
+    result = record(runs, "--", PYTHON, script.name, cwd=tmp_path)
+    assert result.returncode == 0, result.describe()
+    index = index_of(runs)
+    assert len(index["functions"]) == 1
+    assert (index["other_processes"], index["other_lowerings"]) == (1, 2), index
+    assert not list(runs.glob(".process-*"))
+    shown = run_cli("show", runs, cwd=tmp_path)
+    assert "2 lowerings of functions of yours in 1 other processes" in shown.stdout

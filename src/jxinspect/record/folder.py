@@ -149,6 +149,11 @@ class Index:
     """Lowerings of functions left out by ``--only``."""
     over_limit: int = 0
     """Lowerings of new functions after ``--max-functions`` was reached."""
+    other_processes: int = 0
+    """Other processes of the run that lowered functions of the user's (only the first
+    process that does is recorded: pytest-xdist workers, a multiprocessing pool)."""
+    other_lowerings: int = 0
+    """How many lowerings those processes made."""
     failed: int = 0
     """Lowerings that could not be recorded (their report is missing)."""
     failures: list[Failure] = field(default_factory=list)
@@ -177,6 +182,8 @@ class Index:
             internal=int(data.get("internal", 0)),
             not_selected=int(data.get("not_selected", 0)),
             over_limit=int(data.get("over_limit", 0)),
+            other_processes=int(data.get("other_processes", 0)),
+            other_lowerings=int(data.get("other_lowerings", 0)),
             failed=int(data.get("failed", 0)),
             failures=[
                 Failure(f.get("function"), str(f["error"]), int(f.get("count", 1)))
@@ -208,6 +215,27 @@ class Index:
                 return
         if len(self.failures) < MAX_FAILURES:
             self.failures.append(Failure(function, line))
+
+
+OTHER_PROCESS = ".process-{pid}.json"
+"""What a process that did not own the folder lowered, for the owner's index."""
+
+
+def write_other_process(folder: Path, pid: int, lowerings: int) -> None:
+    write_json(folder / OTHER_PROCESS.format(pid=pid), {"pid": pid, "lowerings": lowerings})
+
+
+def collect_other_processes(folder: Path, index: Index) -> None:
+    """Count in ``index`` what the run's other processes lowered, and remove their files."""
+    for path in sorted(folder.glob(OTHER_PROCESS.format(pid="*"))):
+        try:
+            lowerings = int(json.loads(path.read_text(encoding="utf-8"))["lowerings"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        finally:
+            path.unlink(missing_ok=True)
+        index.other_processes += 1
+        index.other_lowerings += lowerings
 
 
 def recover_entries(folder: Path, index: Index) -> int:

@@ -42,6 +42,9 @@ class Recorder:
     """Each recorded program's entry, by function, signature, statics and module digest."""
     policy: Policy = field(default_factory=Policy)
     """The project's rule settings, which judge each report as ``lint`` would."""
+    elsewhere: int = 0
+    """Lowerings of the user's functions this process lowered while another process of
+    the run owns the folder (written at exit for the owner's index to count)."""
     index_written: float = -INDEX_EVERY_S
     """When the index was last written (``time.monotonic()``)."""
     lock: threading.RLock = field(default_factory=threading.RLock)
@@ -76,6 +79,7 @@ class Recorder:
             self.index.not_selected += 1
             return
         if not self._own():
+            self.elsewhere += 1
             return
         statics = _statics(lowering.call)
         program = seam.program_digest(lowering.lowered) if lowering.lowered else ""
@@ -158,6 +162,8 @@ class Recorder:
         with self.lock:
             if self.owner is None and (self.index.internal or self.index.not_selected):
                 self.owner = records.claim(self.folder, os.getpid())
+            if self.owner is False and self.elsewhere:
+                records.write_other_process(self.folder, os.getpid(), self.elsewhere)
             self._write_index(now=True)
 
 

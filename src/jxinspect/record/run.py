@@ -39,6 +39,7 @@ def prepare_folder(folder: Path, command: list[str]) -> None:
             shutil.rmtree(folder / entry.folder, ignore_errors=True)
         with contextlib.suppress(FileNotFoundError):
             (folder / records.OWNER).unlink()
+        records.collect_other_processes(folder, old)  # a previous run's, now stale
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -91,6 +92,7 @@ def run(
         signal.signal(signal.SIGINT, previous)
     index = records.read_index(folder)
     records.recover_entries(folder, index)
+    records.collect_other_processes(folder, index)
     index.exit_code = 0 if index.stopped_after is not None and status == 0 else status
     _write_index(index, folder)
     with contextlib.suppress(FileNotFoundError):

@@ -53,6 +53,11 @@ def not_recorded(index: Index) -> list[str]:
     if index.over_limit:
         lines.append(f"{index.over_limit} lowerings after --max-functions was reached "
                      "were not recorded")  # fmt: skip
+    if index.other_processes:
+        lines.append(f"{index.other_lowerings} lowerings of functions of yours in "
+                     f"{index.other_processes} other processes of the run were not recorded: "
+                     "only the first process that stages one is (record one process, e.g. "
+                     "pytest without -n)")  # fmt: skip
     if index.failed:
         lines.append(f"{index.failed} lowerings could not be recorded (the run went on "
                      "without their reports):")  # fmt: skip
