@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -104,10 +104,10 @@ def _skip_string(text: str, i: int) -> int:
     return i
 
 
-def _closing(text: str, i: int) -> int:
-    """Index of the bracket that closes the one at ``text[i]``."""
-    stack = [_OPEN[text[i]]]
-    i += 1
+def _top_level(text: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
+    """``(index, character, depth)`` of each character of ``text`` from ``start`` that is
+    outside strings and ``->`` arrows, with the bracket depth before it."""
+    depth, i = 0, start
     while i < len(text):
         c = text[i]
         if c == '"':
@@ -116,35 +116,29 @@ def _closing(text: str, i: int) -> int:
         if c == "-" and text.startswith("->", i):
             i += 2
             continue
+        yield i, c, depth
         if c in _OPEN:
-            stack.append(_OPEN[c])
-        elif stack and c == stack[-1]:
-            stack.pop()
-            if not stack:
-                return i
+            depth += 1
+        elif c in ")]}>":
+            depth -= 1
         i += 1
+
+
+def _closing(text: str, i: int) -> int:
+    """Index of the bracket that closes the one at ``text[i]``."""
+    for at, c, depth in _top_level(text, i):
+        if depth == 1 and c in ")]}>":
+            return at
     raise ValueError("unbalanced brackets")
 
 
 def _split_top(text: str, sep: str = ",") -> list[str]:
     """``text`` split at the ``sep`` characters outside brackets and strings."""
-    parts, depth, start, i = [], 0, 0, 0
-    while i < len(text):
-        c = text[i]
-        if c == '"':
-            i = _skip_string(text, i)
-            continue
-        if c == "-" and text.startswith("->", i):
-            i += 2
-            continue
-        if c in _OPEN:
-            depth += 1
-        elif c in ")]}>":
-            depth -= 1
-        elif c == sep and depth == 0:
+    parts, start = [], 0
+    for i, c, depth in _top_level(text):
+        if c == sep and depth == 0:
             parts.append(text[start:i])
             start = i + 1
-        i += 1
     parts.append(text[start:])
     return [p.strip() for p in parts if p.strip()]
 
@@ -286,22 +280,9 @@ def _value(text: str, aliases: dict[str, str], with_name: bool) -> Value:
 
 def _find_top(text: str, needle: str) -> int:
     """Where ``needle`` starts outside brackets and strings (``-1``: nowhere)."""
-    depth, i = 0, 0
-    while i < len(text):
+    for i, _, depth in _top_level(text):
         if depth == 0 and text.startswith(needle, i):
             return i
-        c = text[i]
-        if c == '"':
-            i = _skip_string(text, i)
-            continue
-        if c == "-" and text.startswith("->", i):
-            i += 2
-            continue
-        if c in _OPEN:
-            depth += 1
-        elif c in ")]}>":
-            depth -= 1
-        i += 1
     return -1
 
 
