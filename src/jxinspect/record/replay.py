@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from typing import Any, cast
 
 from jxinspect.project import spec
@@ -33,7 +34,26 @@ class _Writer:
     def __init__(self) -> None:
         self.mesh: tuple[tuple[str, int], ...] | None = None
 
+    def tree(self, tree: Any, where: str, depth: int, leaf: Callable[[Any, str, int], str]) -> str:
+        """A tuple, list or dict as the spec language writes it, each item by
+        ``leaf(item, where, depth)``."""
+        if depth > spec.MAX_DEPTH:
+            raise Unwritable(f"{where} is nested deeper than {spec.MAX_DEPTH}")
+        if type(tree) in (tuple, list):
+            items = [leaf(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(tree)]
+            if isinstance(tree, list):
+                return "[" + ", ".join(items) + "]"
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        keys = list(tree)
+        if not (all(type(k) is str for k in keys) or all(type(k) is int for k in keys)):
+            raise Unwritable(f"{where} is a dict whose keys are not all strings or all ints")
+        return "{" + ", ".join(
+            f"{k!r}: {leaf(v, f'{where}[{k!r}]', depth + 1)}" for k, v in tree.items()
+        ) + "}"  # fmt: skip
+
     def value(self, value: Any, where: str, depth: int = 0) -> str:
+        if type(value) in (tuple, list, dict):
+            return self.tree(value, where, depth, self.value)
         if depth > spec.MAX_DEPTH:
             raise Unwritable(f"{where} is nested deeper than {spec.MAX_DEPTH}")
         if value is None or isinstance(value, (bool, str)):
@@ -44,18 +64,6 @@ class _Writer:
             if not math.isfinite(value):
                 raise Unwritable(f"{where} is {value}, which the spec language cannot write")
             return repr(float(value))
-        if type(value) in (tuple, list):
-            items = [self.value(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
-            if isinstance(value, list):
-                return "[" + ", ".join(items) + "]"
-            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
-        if type(value) is dict:
-            keys = list(value)
-            if not (all(type(k) is str for k in keys) or all(type(k) is int for k in keys)):
-                raise Unwritable(f"{where} is a dict whose keys are not all strings or all ints")
-            return "{" + ", ".join(
-                f"{k!r}: {self.value(v, f'{where}[{k!r}]', depth + 1)}" for k, v in value.items()
-            ) + "}"  # fmt: skip
         if seam.is_array_leaf(value):
             return self.array(value, where)
         fields = _struct_fields(value)
@@ -107,17 +115,8 @@ class _Writer:
 
     def layout(self, tree: Any, where: str, depth: int = 0) -> str:
         """A tree of shardings, as ``jit`` took it (one, a tuple, or a tree per argument)."""
-        if depth > spec.MAX_DEPTH:
-            raise Unwritable(f"{where} is nested deeper than {spec.MAX_DEPTH}")
-        if type(tree) in (tuple, list):
-            items = [self.layout(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(tree)]
-            if isinstance(tree, list):
-                return "[" + ", ".join(items) + "]"
-            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
-        if type(tree) is dict:
-            return "{" + ", ".join(
-                f"{k!r}: {self.layout(v, f'{where}[{k!r}]', depth + 1)}" for k, v in tree.items()
-            ) + "}"  # fmt: skip
+        if type(tree) in (tuple, list, dict):
+            return self.tree(tree, where, depth, self.layout)
         return self.sharding(tree, where)
 
 
