@@ -46,6 +46,8 @@ COMMANDS: dict[str, Command] = {
                       {"context_settings": {"allow_interspersed_args": False}}),
     "show": Command("jxinspect.cli.record", "show",
                     "Show a recording: every recorded function, or one's report."),
+    "survey": Command("jxinspect.cli.survey", "survey",
+                      "What this JAX keeps, transformation by transformation."),
 }  # fmt: skip
 """Each command's name, where its function is, its summary and how it is registered, in
 ``--help``'s order."""
@@ -83,6 +85,14 @@ def explain(
                 f"unknown code {code!r}{nearest(code.upper(), codes)}; known: {', '.join(codes)}"
             )
         typer.echo(f"{rule.code} ({rule.severity}): {rule.summary}\n\n{rule.explanation}")
+        if rule.surveyed:
+            from jxinspect.rules import advice
+
+            said = advice.summary(rule.surveyed)
+            if said:
+                releases = ", ".join(s.jax_version for s in advice.shipped())
+                typer.echo(f"\nBy the surveys shipped with jxinspect (JAX {releases}):")
+                typer.echo("\n".join(f"  {line}" for line in said))
         return EXIT_OK
 
     run_command(body, False)

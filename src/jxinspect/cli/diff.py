@@ -36,6 +36,8 @@ SIDE_HELP = (
 
 
 if TYPE_CHECKING:  # typer reads the enum; the code reads a format name
+    from jxinspect.compare.survey import SurveyDiff
+
     DiffFormat = str
 else:
     DiffFormat = formats.DIFF.choice()
@@ -93,6 +95,16 @@ def diff_debug(
         from jxinspect.compare.diff import DiffReport, Policy, diff_reports
         from jxinspect.compare.sources import load_sides
 
+        surveyed = _survey_diff(before, after, gate=fail_on != "never")
+        if surveyed is not None:
+            if format not in formats.SURVEY_DIFF.names:
+                raise UsageError(
+                    f"--format {format}: two surveys compare as "
+                    f"{' or '.join(formats.SURVEY_DIFF.names)}"
+                )
+            style = formats.Style(color=use_color(color, output))
+            emit(formats.SURVEY_DIFF.render(surveyed, format, style), output)
+            return EXIT_FINDINGS if surveyed.failed else EXIT_OK
         policy = Policy(
             fail_on=None if fail_on == "never" else fail_on,
             allow=allowed_classes(allow),
@@ -114,6 +126,22 @@ def diff_debug(
         return EXIT_FINDINGS if diff.failed else EXIT_OK
 
     run_command(body, show_traceback)
+
+
+def _survey_diff(before: str, after: str, gate: bool) -> SurveyDiff | None:
+    """Two saved surveys compared cell by cell; ``None`` when neither side is a survey."""
+    from jxinspect.compare.survey import diff_surveys, read_survey
+
+    old, new = read_survey(before), read_survey(after)
+    if old is None and new is None:
+        return None
+    if old is None or new is None:
+        survey, other = (before, after) if old is not None else (after, before)
+        raise UsageError(
+            f"{survey} is a survey and {other} is not: compare two surveys "
+            "(jxinspect survey --format json -o FILE, under each JAX)"
+        )
+    return diff_surveys(old, new, before, after, gate)
 
 
 def _warn_incomplete(folders: Iterable[str]) -> None:

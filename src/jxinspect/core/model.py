@@ -388,6 +388,16 @@ class NestedJaxpr:
     num_outvars: int = 0
 
     @property
+    def lacking(self) -> tuple[str, ...]:
+        """What it lacks of its names: ``argument names``, ``result paths``, both or none."""
+        lacks = []
+        if self.arg_names is None or "" in self.arg_names:
+            lacks.append("argument names")
+        if self.result_paths is None or "" in self.result_paths:
+            lacks.append("result paths")
+        return tuple(lacks)
+
+    @property
     def inside_jax(self) -> bool:
         """Its function is JAX's own (from ``jax/_src/``: the body of a ``jnp`` or
         ``jax.nn`` function): its debug info is not the user's to change."""
@@ -437,16 +447,24 @@ class Finding:
     inside_jax: bool = False
     """About JAX's own code (a nested jaxpr of a ``jnp`` function): kept for JAX's
     developers, shown apart, and never failing a run (``--fail-on``, ``lint``)."""
+    shape: str | None = None
+    """The program shape it is about, as the survey names its cells (``nested:scan``,
+    ``pmap:args``); ``None`` when no survey cell stands for it."""
+    fixed_in: str | None = None
+    """The JAX release from which the surveys shipped with jxinspect keep what this finding
+    says was lost (``0.7.2``); ``None`` when no shipped survey says so."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "severity": self.severity, "message": self.message,
                 "path": self.path, "file": self.file, "line": self.line,
-                "inside_jax": self.inside_jax}  # fmt: skip
+                "inside_jax": self.inside_jax, "shape": self.shape,
+                "fixed_in": self.fixed_in}  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Finding:
         return cls(data["code"], data["severity"], data["message"], data.get("path"),
-                   data.get("file"), data.get("line"), bool(data.get("inside_jax")))  # fmt: skip
+                   data.get("file"), data.get("line"), bool(data.get("inside_jax")),
+                   data.get("shape"), data.get("fixed_in"))  # fmt: skip
 
 
 @dataclass(frozen=True)

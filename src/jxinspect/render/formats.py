@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from jxinspect.compare.diff import DiffReport
+    from jxinspect.compare.survey import SurveyDiff
     from jxinspect.core.model import Report
+    from jxinspect.core.survey import Survey
     from jxinspect.lint.result import LintResult
     from jxinspect.render.record.summary import Recording
 
@@ -197,6 +199,48 @@ def _record_json(recording: Recording, style: Style) -> str:
     return summary.render_json(recording)
 
 
+def _survey_text(survey: Survey, style: Style) -> str:
+    from jxinspect.render.survey import text
+
+    return text.render(survey, color=style.color)
+
+
+def _survey_json(survey: Survey | SurveyDiff, style: Style) -> str:
+    from jxinspect.render.survey import json
+
+    return json.render(survey)
+
+
+def _survey_html(survey: Survey, style: Style) -> str:
+    from jxinspect.render.survey import html
+
+    return html.render(survey)
+
+
+def _describe_survey(survey: Survey) -> str:
+    from jxinspect.render.survey import text
+
+    return text.describe(survey)
+
+
+def _survey_diff_text(diff: SurveyDiff, style: Style) -> str:
+    from jxinspect.render.survey import text
+
+    return text.render_diff(diff, color=style.color)
+
+
+def _survey_diff_markdown(diff: SurveyDiff, style: Style) -> str:
+    from jxinspect.render.survey import markdown
+
+    return markdown.render(diff)
+
+
+def _describe_survey_diff(diff: SurveyDiff) -> str:
+    from jxinspect.render.survey import text
+
+    return text.describe_diff(diff)
+
+
 # ---- the table ---------------------------------------------------------------------------
 
 REPORT: Product[Report] = Product(
@@ -244,5 +288,30 @@ RECORD: Product[Recording] = Product(
 )
 """A record folder at a glance (``show FOLDER``)."""
 
-PRODUCTS: dict[str, Product[Any]] = {p.name: p for p in (REPORT, DIFF, LINT, RECORD)}
+SURVEY: Product[Survey] = Product(
+    "survey",
+    (
+        Format("text", _survey_text, ".txt", color=True),
+        Format("json", _survey_json, ".json", machine=True),
+        Format("html", _survey_html, ".html"),
+    ),
+    describe=_describe_survey,
+    page="html",
+)
+"""What the installed JAX keeps, transformation by transformation (``survey``)."""
+
+SURVEY_DIFF: Product[SurveyDiff] = Product(
+    "survey_diff",
+    (
+        Format("text", _survey_diff_text, ".txt", color=True),
+        Format("json", _survey_json, ".json", machine=True),
+        Format("markdown", _survey_diff_markdown, ".md"),
+    ),
+    describe=_describe_survey_diff,
+)
+"""Two surveys compared cell by cell (``diff-debug`` of two survey files)."""
+
+PRODUCTS: dict[str, Product[Any]] = {
+    p.name: p for p in (REPORT, DIFF, LINT, RECORD, SURVEY, SURVEY_DIFF)
+}
 """Every product by name: what :class:`jxinspect.core.display.Displayed` dispatches on."""

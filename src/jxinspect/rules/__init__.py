@@ -13,6 +13,7 @@ import importlib
 
 from jxinspect.core.model import Report
 from jxinspect.core.settings import Settings
+from jxinspect.rules import advice
 from jxinspect.rules.base import Rule
 
 TABLE: tuple[str, ...] = (
@@ -50,8 +51,8 @@ RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 
 
 def judge(report: Report, settings: Settings) -> Report:
-    """``report`` with every rule's findings on it, in code order (any it had replaced);
+    """``report`` with every rule's findings on it, in code order (any it had replaced),
+    each advised with the release that fixes it where the shipped surveys say so;
     ``settings`` holds the thresholds of the rules that take them."""
-    return report.with_findings(
-        tuple(finding for rule in RULES for finding in rule.check(report, settings))
-    )
+    found = tuple(finding for rule in RULES for finding in rule.check(report, settings))
+    return report.with_findings(advice.advise(found, report.jax_version))

@@ -21,12 +21,20 @@ class Rule:
     summary: str
     explanation: str
     check: Check
+    surveyed: str | None = None
+    """The prefix of the program shapes its findings name (``nested:``), whose shipped
+    surveys ``jxinspect explain`` summarizes."""
 
     def finding(
-        self, report: Report, message: str, path: str | None = None, inside_jax: bool = False
+        self,
+        report: Report,
+        message: str,
+        path: str | None = None,
+        inside_jax: bool = False,
+        shape: str | None = None,
     ) -> Finding:
         """A finding of this rule, located at the user's function (``inside_jax``: about
-        JAX's own code)."""
+        JAX's own code; ``shape``: the program shape it is about, for the advice)."""
         return Finding(
-            self.code, self.severity, message, path, report.file, report.line, inside_jax
+            self.code, self.severity, message, path, report.file, report.line, inside_jax, shape
         )

@@ -6,13 +6,19 @@ from collections.abc import Iterator
 
 from jxinspect.core.model import Finding, Report
 from jxinspect.core.settings import Settings
+from jxinspect.core.survey import pmap_shape
 from jxinspect.rules.base import Rule
 
 
 def check(report: Report, settings: Settings) -> Iterator[Finding]:
     for leaf in report.inputs:
         if leaf.status == "missing":
-            yield RULE.finding(report, f"argument {leaf.path} carries no name", leaf.path)
+            yield RULE.finding(
+                report,
+                f"argument {leaf.path} carries no name",
+                leaf.path,
+                shape=pmap_shape(report, "args"),
+            )
 
 
 RULE = Rule(
@@ -29,4 +35,5 @@ flat function, or a staging API called on something without a Python signature.
 Fix: stage the function itself (not a lambda or functools.partial over *args), or
 file an issue with JAX naming the transformation. Silence: `ignore: [JX101]`.""",
     check=check,
+    surveyed="pmap:args",
 )

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from jxinspect.core.model import Finding, Report
 from jxinspect.core.settings import Settings
+from jxinspect.core.survey import pmap_shape
 from jxinspect.rules.base import Rule
 
 
@@ -13,7 +14,10 @@ def check(report: Report, settings: Settings) -> Iterator[Finding]:
     for leaf in report.inputs:
         if leaf.status == "synthetic":
             yield RULE.finding(
-                report, f"argument {leaf.path} carries the fallback name {leaf.name!r}", leaf.path
+                report,
+                f"argument {leaf.path} carries the fallback name {leaf.name!r}",
+                leaf.path,
+                shape=pmap_shape(report, "args"),
             )
 
 
@@ -30,4 +34,5 @@ current JAX), `args[1]` or `kwargs['k']` (no bindable signature). The real name,
 Fix: prefer jax.jit with shardings or jax.shard_map over jax.pmap; give wrappers a
 signature (functools.wraps). Silence: `ignore: [JX102]`.""",
     check=check,
+    surveyed="pmap:args",
 )

@@ -6,13 +6,19 @@ from collections.abc import Iterator
 
 from jxinspect.core.model import Finding, Report
 from jxinspect.core.settings import Settings
+from jxinspect.core.survey import pmap_shape
 from jxinspect.rules.base import Rule
 
 
 def check(report: Report, settings: Settings) -> Iterator[Finding]:
     for leaf in report.outputs:
         if leaf.status == "missing":
-            yield RULE.finding(report, f"result {leaf.path} carries no path", leaf.path)
+            yield RULE.finding(
+                report,
+                f"result {leaf.path} carries no path",
+                leaf.path,
+                shape=pmap_shape(report, "results"),
+            )
 
 
 RULE = Rule(
@@ -28,4 +34,5 @@ output structure.
 Fix: return a pytree from the staged function itself rather than from a wrapper that
 flattens it. Silence: `ignore: [JX103]`.""",
     check=check,
+    surveyed="pmap:results",
 )

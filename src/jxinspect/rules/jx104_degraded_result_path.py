@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from jxinspect.core.model import Finding, Report
 from jxinspect.core.settings import Settings
+from jxinspect.core.survey import pmap_shape
 from jxinspect.rules.base import Rule
 
 
@@ -13,7 +14,10 @@ def check(report: Report, settings: Settings) -> Iterator[Finding]:
     for leaf in report.outputs:
         if leaf.status in ("synthetic", "mismatch"):
             yield RULE.finding(
-                report, f"result {leaf.path} carries the path {leaf.name!r}", leaf.path
+                report,
+                f"result {leaf.path} carries the path {leaf.name!r}",
+                leaf.path,
+                shape=pmap_shape(report, "results"),
             )
 
 
@@ -28,4 +32,5 @@ returned) or another path altogether.
 
 Fix: stage the function that builds the output pytree. Silence: `ignore: [JX104]`.""",
     check=check,
+    surveyed="pmap:results",
 )

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from jxinspect.core.model import Finding, Report
 from jxinspect.core.settings import Settings
+from jxinspect.core.survey import nested_shape
 from jxinspect.rules.base import Rule
 
 
@@ -20,6 +21,7 @@ def check(report: Report, settings: Settings) -> Iterator[Finding]:
                 f"jaxpr {jaxpr.where} ({jaxpr.primitive}) has {names} names for "
                 f"{jaxpr.num_invars} inputs and {paths} paths for {jaxpr.num_outvars} outputs",
                 inside_jax=jaxpr.inside_jax,
+                shape=nested_shape(jaxpr.primitive) if jaxpr is not report.jaxpr else None,
             )
 
 
@@ -35,4 +37,5 @@ input, and leaves names or `jax.result_info` off the lowered program.
 This is a JAX bookkeeping bug in the transformation that built the jaxpr; report it
 with the primitive named here. Silence: `ignore: [JX106]`.""",
     check=check,
+    surveyed="nested:",
 )

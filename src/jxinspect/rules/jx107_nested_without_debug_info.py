@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from jxinspect.core.model import Finding, Report
 from jxinspect.core.settings import Settings
+from jxinspect.core.survey import nested_shape
 from jxinspect.rules.base import Rule
 
 
@@ -16,6 +17,7 @@ def check(report: Report, settings: Settings) -> Iterator[Finding]:
                 report,
                 f"nested jaxpr {jaxpr.where} ({jaxpr.primitive}) has no debug info",
                 inside_jax=jaxpr.inside_jax,
+                shape=nested_shape(jaxpr.primitive),
             )
 
 
@@ -31,4 +33,5 @@ argument names. Errors and profiles inside it cannot point back to the user's co
 This comes from the transformation that built the nested jaxpr; report it to JAX with
 the primitive named here. Silence: `ignore: [JX107]`.""",
     check=check,
+    surveyed="nested:",
 )

@@ -6,14 +6,21 @@ from collections.abc import Iterator
 
 from jxinspect.core.model import Finding, Report
 from jxinspect.core.settings import Settings
+from jxinspect.core.survey import KEYWORDS_SHAPE, parameter_of
 from jxinspect.rules.base import Rule
 
 
 def check(report: Report, settings: Settings) -> Iterator[Finding]:
+    parameters = {parameter_of(leaf.path) for leaf in report.inputs}
     for leaf in report.inputs:
         if leaf.status == "mismatch":
+            # another parameter's name: the shape of the keywords JAX 0.4 named out of order
+            swapped = parameter_of(leaf.name or "") in parameters - {parameter_of(leaf.path)}
             yield RULE.finding(
-                report, f"argument {leaf.path} carries the name {leaf.name!r}", leaf.path
+                report,
+                f"argument {leaf.path} carries the name {leaf.name!r}",
+                leaf.path,
+                shape=KEYWORDS_SHAPE if swapped else None,
             )
 
 
@@ -29,4 +36,5 @@ the StableHLO.
 
 Fix: stage the function with the signature the callers use. Silence: `ignore: [JX109]`.""",
     check=check,
+    surveyed=KEYWORDS_SHAPE,
 )

@@ -7,21 +7,18 @@ from collections.abc import Iterator
 
 from jxinspect.core.model import Finding, NestedJaxpr, Report
 from jxinspect.core.settings import Settings
+from jxinspect.core.survey import nested_shape
 from jxinspect.rules.base import Rule
 
 
 def check(report: Report, settings: Settings) -> Iterator[Finding]:
     for jaxpr in report.nested:
         if jaxpr.quality == "partial":
-            lacks = []
-            if jaxpr.arg_names is None or "" in jaxpr.arg_names:
-                lacks.append("argument names")
-            if jaxpr.result_paths is None or "" in jaxpr.result_paths:
-                lacks.append("result paths")
             yield RULE.finding(
                 report,
-                f"nested jaxpr {jaxpr.where} lacks {' and '.join(lacks)}: {_words(jaxpr)}",
+                f"nested jaxpr {jaxpr.where} lacks {' and '.join(jaxpr.lacking)}: {_words(jaxpr)}",
                 inside_jax=jaxpr.inside_jax,
+                shape=nested_shape(jaxpr.primitive),
             )
 
 
@@ -51,4 +48,5 @@ Usually nothing to fix in user code; this is informational. Where the body is JA
 HTML fold it, `--fail-on` and `lint` never fail on it, JSON and SARIF keep it (for JAX's
 developers). Silence: `ignore: [JX110]`.""",
     check=check,
+    surveyed="nested:",
 )

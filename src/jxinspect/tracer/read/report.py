@@ -45,6 +45,13 @@ def classify_name(carried: str | None, expected: str | None, fallback: re.Patter
     return "ok" if expected is None else "mismatch"
 
 
+def normalized_result(carried: str | None, prefixed: bool) -> str | None:
+    """A carried result path in the newer spelling; ``None`` when it names nothing (``""``
+    is a lone result's path in 0.4.x, and an unknown one in newer releases)."""
+    known = carried is not None and (carried != "" or not prefixed)
+    return seam.normalize_result_path(carried or "", prefixed) if known else None
+
+
 def kept_inputs(staged: Staged, main_args: list[MainValue], n_inputs: int) -> list[int]:
     """Indices of the flat inputs that survived lowering, in ``@main`` order."""
     kept = seam.kept_inputs(lowered_of(staged))
@@ -454,9 +461,7 @@ def _output(
     ``wrapped``: a library's wrapper named it (``renamed`` unless it carries ``expected``,
     the user's path)."""
     carried = result.name if result is not None else (None if lowered else jaxpr_path)
-    # "" is a lone result's path in 0.4.x, and an unknown one in newer releases
-    known = carried is not None and (carried != "" or not prefixed)
-    normalized = seam.normalize_result_path(carried or "", prefixed) if known else None
+    normalized = normalized_result(carried, prefixed)
     if expected is None:
         path = normalized if normalized else (jaxpr_path or f"result#{i}")
         status = "ok" if normalized else "missing"

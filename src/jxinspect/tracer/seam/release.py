@@ -23,6 +23,12 @@ def jax_version() -> str:
     return str(jax.__version__)
 
 
+def jaxlib_version() -> str:
+    import jaxlib
+
+    return str(jaxlib.__version__)
+
+
 def require_supported() -> None:
     """Raise the one-line error (exit 2) where the installed JAX is older than
     :data:`OLDEST_SUPPORTED` (installed beside it with ``--no-deps``); read from the

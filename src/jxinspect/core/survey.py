@@ -1,0 +1,240 @@
+"""The survey: what one JAX release keeps of the debug info, transformation by
+transformation, as plain frozen dataclasses.
+
+``jxinspect survey`` stages a built-in corpus of small programs (one per transformation)
+and grades, for each, every level that carries names: the top jaxpr's argument names and
+result paths, each kind of nested jaxpr, and ``@main``'s arguments and results. A level of
+a program is a :class:`Cell` with the count of each :data:`Outcome`. Its JSON form
+(schema ``jxinspect.survey/1``) is what ``diff-debug`` compares across releases and what
+the findings' "fixed in" advice is read from (the surveys shipped in ``jxinspect/surveys``).
+This module never imports JAX.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from jxinspect.core.display import Displayed
+from jxinspect.core.model import Report
+from jxinspect.core.vocabulary import Reached, Stage
+
+SCHEMA = "jxinspect.survey/1"
+
+Outcome = Literal["kept", "pruned", "partial", "fallback", "wrong", "missing"]
+"""What a level kept of one name or one nested jaxpr, best first: the user's name
+(``kept``); the argument was dropped from ``@main`` (``pruned``); a nested jaxpr with some
+names empty (``partial``); JAX's fallback name such as ``flat_args[0]`` (``fallback``);
+another leaf's name, or names that do not match the jaxpr's variables (``wrong``); none
+(``missing``)."""
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
+
+Verdict = Literal["kept", "pruned", "partial", "fallback", "wrong", "missing", "failed"]
+"""A cell's verdict: its worst outcome, or ``failed`` when the program did not stage."""
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
+
+LEAF_LEVELS: tuple[str, ...] = ("jaxpr.args", "jaxpr.results", "main.args", "main.results")
+"""The levels of a program's own names, in the survey's column order; nested jaxprs add
+``nested.<primitive>``."""
+
+NESTED = "nested."
+
+
+_PRIMITIVES = {"pjit": "jit", "custom_vjp_call_jaxpr": "custom_vjp_call"}
+"""Primitives JAX renamed, by their older name (``pjit`` is ``jit`` from 0.7 on): one
+level of the survey, and one program shape, in every release."""
+
+
+def primitive_name(primitive: str) -> str:
+    """The newest name of a primitive (``jit`` for ``pjit``)."""
+    return _PRIMITIVES.get(primitive, primitive)
+
+
+def nested_shape(primitive: str) -> str:
+    """The program shape of a nested jaxpr of ``primitive`` (``nested:scan``): how a
+    finding about one names the survey cells it can be advised from."""
+    return f"nested:{primitive_name(primitive)}"
+
+
+def leaf_shape(family: str, side: Literal["args", "results"]) -> str:
+    """The program shape of ``@main``'s names in a family of programs (``pmap:args``)."""
+    return f"{family}:{side}"
+
+
+KEYWORDS_SHAPE = "keywords:args"
+"""The shape of an argument that carries another parameter's name (JAX 0.4 named keyword
+arguments in signature order, flattened them sorted)."""
+
+
+def pmap_shape(report: Report, side: Literal["args", "results"]) -> str | None:
+    """The program shape of a report's own names where pmap staged it, else ``None``: a
+    name pmap lost is a release's doing, one jit lost is not (the survey's jit programs
+    keep theirs)."""
+    return leaf_shape("pmap", side) if report.stage == "pmap" else None
+
+
+def parameter_of(path: str) -> str:
+    """The parameter a name or path starts with: ``params`` of ``params['w']``."""
+    return re.split(r"[\[.]", path, maxsplit=1)[0]
+
+
+def rank(verdict: str) -> int:
+    """How bad a verdict is: 0 for ``kept``, higher for worse."""
+    return VERDICTS.index(verdict) if verdict in VERDICTS else len(VERDICTS)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One level of one program: how many of its names (or nested jaxprs) had each outcome."""
+
+    level: str
+    """``jaxpr.args``, ``jaxpr.results``, ``main.args``, ``main.results`` or
+    ``nested.<primitive>`` (``nested.scan``)."""
+    counts: tuple[tuple[Outcome, int], ...]
+    """Each outcome that occurred and how often, best first."""
+    shape: str | None = None
+    """The program shape findings are advised by (``nested:scan``, ``pmap:args``)."""
+    examples: tuple[str, ...] = ()
+    """A few names that were not kept, ``params['w'] → flat_args[0]``, for a person."""
+
+    @property
+    def total(self) -> int:
+        return sum(n for _, n in self.counts)
+
+    @property
+    def verdict(self) -> Outcome:
+        """The worst outcome (``kept`` when all were kept)."""
+        return max((o for o, n in self.counts if n), key=rank, default="kept")
+
+    def count(self, outcome: Outcome) -> int:
+        return dict(self.counts).get(outcome, 0)
+
+    @property
+    def summary(self) -> str:
+        """``kept 2/2``, ``fallback 2/3``: the verdict and how many had it."""
+        verdict = self.verdict
+        return f"{verdict} {self.count(verdict)}/{self.total}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "level": self.level,
+            "verdict": self.verdict,
+            "total": self.total,
+            "counts": {outcome: n for outcome, n in self.counts},
+            "shape": self.shape,
+            "examples": list(self.examples),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Cell:
+        counts = data.get("counts", {})
+        return cls(
+            level=data["level"],
+            counts=tuple((o, int(counts[o])) for o in OUTCOMES if counts.get(o)),
+            shape=data.get("shape"),
+            examples=tuple(data.get("examples", [])),
+        )
+
+
+@dataclass(frozen=True)
+class SurveyProgram:
+    """One program of the corpus, as the surveyed release staged it."""
+
+    name: str
+    """The corpus function, named after the transformation it exercises."""
+    stage: Stage
+    reached: Reached
+    cells: tuple[Cell, ...] = ()
+    error: str | None = None
+    """Why it did not stage (then it has no cells: every level counts as ``failed``)."""
+
+    def cell(self, level: str) -> Cell | None:
+        return next((c for c in self.cells if c.level == level), None)
+
+    def verdict(self, level: str) -> Verdict | None:
+        """The level's verdict; ``failed`` when the program failed, ``None`` when it has
+        no such level (a program with no nested jaxpr of that primitive)."""
+        if self.error is not None:
+            return "failed"
+        found = self.cell(level)
+        return found.verdict if found is not None else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "stage": self.stage,
+            "reached": self.reached,
+            "error": self.error,
+            "cells": [c.to_dict() for c in self.cells],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SurveyProgram:
+        return cls(
+            name=data["name"],
+            stage=data["stage"],
+            reached=data["reached"],
+            cells=tuple(Cell.from_dict(c) for c in data.get("cells", [])),
+            error=data.get("error"),
+        )
+
+
+@dataclass(frozen=True, repr=False)
+class Survey(Displayed):
+    """What one JAX release kept of the debug info of every program of the corpus."""
+
+    product = "survey"
+
+    jax_version: str
+    jaxlib_version: str
+    platform: str
+    partitioner: str
+    programs: tuple[SurveyProgram, ...]
+
+    @property
+    def levels(self) -> tuple[str, ...]:
+        """Every level some program has: the leaf levels, then the nested ones by name."""
+        nested = sorted(
+            {c.level for p in self.programs for c in p.cells if c.level.startswith(NESTED)}
+        )
+        return (*LEAF_LEVELS, *nested)
+
+    def program(self, name: str) -> SurveyProgram | None:
+        return next((p for p in self.programs if p.name == name), None)
+
+    def cells_of_shape(self, shape: str) -> list[tuple[str, Cell]]:
+        """Each program's cell of this program shape, with the program's name."""
+        return [(p.name, c) for p in self.programs for c in p.cells if c.shape == shape]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "jax_version": self.jax_version,
+            "jaxlib_version": self.jaxlib_version,
+            "platform": self.platform,
+            "partitioner": self.partitioner,
+            "programs": [p.to_dict() for p in self.programs],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Survey:
+        """Read back :meth:`to_dict`'s output (``KeyError``/``TypeError`` if it is not one)."""
+        if data.get("schema") != SCHEMA:
+            raise KeyError(f"schema {data.get('schema')!r} is not {SCHEMA}")
+        return cls(
+            jax_version=data["jax_version"],
+            jaxlib_version=data["jaxlib_version"],
+            platform=data["platform"],
+            partitioner=data["partitioner"],
+            programs=tuple(SurveyProgram.from_dict(p) for p in data["programs"]),
+        )
+
+
+_RELEASE = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
+
+
+def release_key(version: str | None) -> tuple[int, int, int] | None:
+    """``(0, 4, 35)`` for ``0.4.35`` (or ``0.4.35.dev2024``); ``None`` when unreadable."""
+    found = _RELEASE.match(version or "")
+    return (int(found[1]), int(found[2]), int(found[3])) if found else None

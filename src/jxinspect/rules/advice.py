@@ -1,0 +1,98 @@
+""" "Fixed in" advice, read from the surveys shipped with jxinspect (``jxinspect/surveys``,
+one ``jax-<release>.json`` per supported release, made by ``jxinspect survey``).
+
+A finding that names a program shape (``nested:scan``) is advised when the shipped
+surveys say which release keeps what it lost: the release of the report (or the newest
+surveyed one before it) loses it, and a newer surveyed release and every one after keep
+it. Nothing is guessed: no survey of the shape, no advice.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import replace
+from importlib import resources
+
+from jxinspect.core.model import Finding
+from jxinspect.core.survey import Survey, release_key
+
+SHIPPED = "surveys"
+"""The folder of the shipped surveys, in the ``jxinspect`` package."""
+
+
+@functools.cache
+def shipped() -> tuple[Survey, ...]:
+    """The shipped surveys, oldest release first (read once)."""
+    folder = resources.files("jxinspect").joinpath(SHIPPED)
+    found = []
+    for entry in folder.iterdir():
+        if entry.name.startswith("jax-") and entry.name.endswith(".json"):
+            found.append(Survey.from_dict(json.loads(entry.read_text(encoding="utf-8"))))
+    return tuple(sorted(found, key=lambda s: release_key(s.jax_version) or (0, 0, 0)))
+
+
+def kept(survey: Survey, shape: str) -> bool | None:
+    """Whether every cell of ``shape`` in the survey was kept; ``None`` for no cell."""
+    cells = survey.cells_of_shape(shape)
+    return all(cell.verdict == "kept" for _, cell in cells) if cells else None
+
+
+def fixed_in(shape: str, release: str | None) -> str | None:
+    """The first surveyed release newer than ``release`` from which ``shape`` is kept in
+    every surveyed release, where ``release`` (or the newest surveyed before it) loses it."""
+    key = release_key(release)
+    if key is None:
+        return None
+    surveys = shipped()
+    older = [s for s in surveys if (release_key(s.jax_version) or (0, 0, 0)) <= key]
+    if older and kept(older[-1], shape) is not False:
+        return None  # this release keeps it (or no survey says): the loss is not the release's
+    newer = [s for s in surveys if (release_key(s.jax_version) or (0, 0, 0)) > key]
+    first: str | None = None
+    for survey in newer:
+        keeps = kept(survey, shape)
+        if keeps is None:
+            continue
+        first = (first or survey.jax_version) if keeps else None
+    return first
+
+
+def advise(findings: tuple[Finding, ...], release: str | None) -> tuple[Finding, ...]:
+    """``findings``, each one whose shape a newer surveyed release keeps saying so."""
+    advised = []
+    for finding in findings:
+        fixed = fixed_in(finding.shape, release) if finding.shape else None
+        if fixed is not None:
+            finding = replace(
+                finding,
+                fixed_in=fixed,
+                message=f"{finding.message} (kept from JAX {fixed} on; this is {release})",
+            )
+        advised.append(finding)
+    return tuple(advised)
+
+
+def summary(prefix: str) -> list[str]:
+    """What the shipped surveys say of each shape starting with ``prefix``, a line each
+    (``nested:scan: lost up to 0.6.2, kept from 0.7.2 on``), for ``jxinspect explain``."""
+    surveys = shipped()
+    shapes = sorted({c.shape for s in surveys for p in s.programs for c in p.cells
+                     if c.shape and c.shape.startswith(prefix)})  # fmt: skip
+    lines = []
+    for shape in shapes:
+        verdicts = [(s.jax_version, kept(s, shape)) for s in surveys]
+        said = [(v, k) for v, k in verdicts if k is not None]
+        lost = [v for v, k in said if not k]
+        keeps = [v for v, k in said if k]
+        if not lost:
+            words = "kept in every surveyed release"
+        elif not keeps:
+            words = "lost in every surveyed release"
+        else:
+            fixed = fixed_in(shape, lost[0])
+            words = f"lost in {', '.join(lost)}; kept in {', '.join(keeps)}"
+            if fixed is not None:
+                words += f" (kept from {fixed} on)"
+        lines.append(f"{shape}: {words}")
+    return lines

@@ -1,0 +1,110 @@
+"""One report, graded level by level into the survey's cells."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Literal
+
+from jxinspect.core.model import Report
+from jxinspect.core.survey import (
+    NESTED,
+    OUTCOMES,
+    Cell,
+    Outcome,
+    leaf_shape,
+    nested_shape,
+    primitive_name,
+)
+from jxinspect.core.vocabulary import Status
+from jxinspect.tracer import seam
+from jxinspect.tracer.read.report import (
+    FALLBACK_ARG,
+    FALLBACK_RESULT,
+    classify_name,
+    normalized_result,
+)
+
+OUTCOME_OF_STATUS: dict[Status, Outcome] = {
+    "ok": "kept",
+    "renamed": "kept",  # a library wrapper's name, mapped back to the user's path
+    "pruned": "pruned",
+    "synthetic": "fallback",
+    "mismatch": "wrong",
+    "missing": "missing",
+}
+"""A leaf's name status, as the survey counts it."""
+
+OUTCOME_OF_QUALITY: dict[str, Outcome] = {
+    "ok": "kept",
+    "partial": "partial",
+    "count_mismatch": "wrong",
+    "missing": "missing",
+}
+"""A nested jaxpr's debug-info quality, as the survey counts it."""
+
+EXAMPLES = 3
+"""Names shown per cell that were not kept."""
+
+
+def _cell(
+    level: str, graded: Iterable[tuple[Outcome, str]], shape: str | None = None
+) -> Cell | None:
+    """A cell of the outcomes (each with a few words for a person); ``None`` for none."""
+    graded = list(graded)
+    if not graded:
+        return None
+    counts = Counter(outcome for outcome, _ in graded)
+    examples = tuple(words for outcome, words in graded if outcome != "kept")[:EXAMPLES]
+    return Cell(level, tuple((o, counts[o]) for o in OUTCOMES if counts[o]), shape, examples)
+
+
+def _shown(name: str | None) -> str:
+    return repr(name) if name else "no name"
+
+
+def cells(report: Report, family: str | None = None) -> tuple[Cell, ...]:
+    """The cells of one program's report: the top jaxpr's names and paths (as its debug
+    info holds them), ``@main``'s (as the report judged them), and each primitive's nested
+    jaxprs (those of JAX's own functions left out). ``family`` names the program shape of
+    ``@main``'s cells (``pmap``) for the findings' advice."""
+    prefixed = seam.result_paths_prefixed()
+    jaxpr_args = (
+        (OUTCOME_OF_STATUS[classify_name(i.jaxpr_name, i.path, FALLBACK_ARG)],
+         f"{i.path} → {_shown(i.jaxpr_name)}")
+        for i in report.inputs
+    )  # fmt: skip
+    jaxpr_results = (
+        (OUTCOME_OF_STATUS[classify_name(normalized_result(o.jaxpr_path, prefixed), o.path,
+                                         FALLBACK_RESULT)],
+         f"{o.path} → {_shown(o.jaxpr_path)}")
+        for o in report.outputs
+    )  # fmt: skip
+    lowered = report.reached in ("lowered", "compiled")
+    main_args = ((OUTCOME_OF_STATUS[i.status], f"{i.path} → {_shown(i.name)}")
+                 for i in report.inputs if lowered)  # fmt: skip
+    main_results = ((OUTCOME_OF_STATUS[o.status], f"{o.path} → {_shown(o.name)}")
+                    for o in report.outputs if lowered)  # fmt: skip
+
+    def main_shape(side: Literal["args", "results"]) -> str | None:
+        return leaf_shape(family, side) if family else None
+
+    found = [
+        _cell("jaxpr.args", jaxpr_args),
+        _cell("jaxpr.results", jaxpr_results),
+        _cell("main.args", main_args, main_shape("args")),
+        _cell("main.results", main_results, main_shape("results")),
+    ]
+    by_primitive: dict[str, list[tuple[Outcome, str]]] = {}
+    for jaxpr in report.nested:
+        if not jaxpr.inside_jax:
+            function = (jaxpr.func_src_info or "").partition(" at ")[0] or "no function"
+            words = f"{jaxpr.where}: {function}"  # no file or line: the same on every machine
+            if jaxpr.quality == "partial":
+                words += f", lacks {' and '.join(jaxpr.lacking)}"
+            by_primitive.setdefault(primitive_name(jaxpr.primitive), []).append(
+                (OUTCOME_OF_QUALITY[jaxpr.quality], words)
+            )
+    for primitive in sorted(by_primitive):
+        found.append(_cell(NESTED + primitive, by_primitive[primitive], nested_shape(primitive)))
+    return tuple(c for c in found if c is not None)

@@ -1,0 +1,65 @@
+"""Stage every program of the corpus through the one pipeline, in one process, and grade
+each report into the survey's cells."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from jxinspect.core.errors import JxError, UsageError
+from jxinspect.core.survey import Survey, SurveyProgram
+from jxinspect.core.vocabulary import Partitioner
+from jxinspect.pipeline import inspect_target
+from jxinspect.project.options import NO_OPTIONS, TargetOptions
+from jxinspect.project.resolve import declared_functions, resolve
+from jxinspect.project.targets import parse_target
+from jxinspect.survey import grade
+
+CORPUS = Path(__file__).parent / "corpus" / "programs.py"
+"""The corpus: a module whose ``JXINSPECT`` declares each program's inputs and staging."""
+
+DEVICES = 4
+"""CPU devices simulated for every program (pmap and shard_map need several)."""
+
+FAMILIES: dict[str, str] = {"keywords": "keywords", "pmap": "pmap"}
+"""Programs whose ``@main`` names stand for a program shape findings are advised by:
+keyword arguments (named in signature order by 0.4.x), and pmap's arguments and results."""
+
+
+def programs() -> tuple[str, ...]:
+    """The corpus's programs, in order (read from its source: nothing imported)."""
+    return declared_functions(parse_target(f"{CORPUS}:_"))
+
+
+def run_survey(only: tuple[str, ...] = (), partitioner: Partitioner | None = None) -> Survey:
+    """Stage the programs (``only`` these, when given) and grade them."""
+    from jxinspect.tracer import seam
+
+    names = programs()
+    unknown = [name for name in only if name not in names]
+    if unknown:
+        raise UsageError(
+            f"no program {unknown[0]!r} in the survey's corpus; known: {', '.join(names)}"
+        )
+    given = replace(NO_OPTIONS, devices=DEVICES, partitioner=partitioner)
+    surveyed = [_program(name, given) for name in names if not only or name in only]
+    return Survey(
+        jax_version=seam.jax_version(),
+        jaxlib_version=seam.jaxlib_version(),
+        platform=seam.default_backend(),
+        partitioner=partitioner or ("shardy" if seam.shardy_default() else "gspmd"),
+        programs=tuple(surveyed),
+    )
+
+
+def _program(name: str, given: TargetOptions) -> SurveyProgram:
+    resolved = resolve(f"{CORPUS}:{name}", given, config=None)
+    stage = resolved.options.stage_name
+    try:
+        report = inspect_target(resolved, freeze=False)
+    except JxError as err:
+        return SurveyProgram(name, stage, "failed", error=str(err))
+    family = FAMILIES.get(name)
+    if report.reached == "failed":
+        return SurveyProgram(name, stage, "failed", error=report.error or "did not trace")
+    return SurveyProgram(name, stage, report.reached, grade.cells(report, family), report.error)
