@@ -14,7 +14,7 @@ import importlib
 from jxinspect.core.model import Report
 from jxinspect.core.settings import Settings
 from jxinspect.rules import advice
-from jxinspect.rules.base import Rule
+from jxinspect.rules.base import Rule, Surveyed
 
 TABLE: tuple[str, ...] = (
     "jx101_missing_arg_name",
@@ -48,6 +48,8 @@ def _load(module: str) -> Rule:
 
 RULES: tuple[Rule, ...] = tuple(_load(module) for module in TABLE)
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
+SURVEYED: dict[str, Surveyed] = {rule.code: rule.surveyed for rule in RULES if rule.surveyed}
+"""The rules whose findings the shipped surveys advise, by code."""
 
 
 def judge(report: Report, settings: Settings) -> Report:
@@ -55,4 +57,4 @@ def judge(report: Report, settings: Settings) -> Report:
     each advised with the release that fixes it where the shipped surveys say so;
     ``settings`` holds the thresholds of the rules that take them."""
     found = tuple(finding for rule in RULES for finding in rule.check(report, settings))
-    return report.with_findings(advice.advise(found, report.jax_version))
+    return report.with_findings(advice.advise(found, report.jax_version, SURVEYED))

@@ -7,9 +7,22 @@ from dataclasses import dataclass
 
 from jxinspect.core.model import Finding, Report, Severity
 from jxinspect.core.settings import Settings
+from jxinspect.core.survey import Outcome
 
 Check = Callable[[Report, Settings], Iterable[Finding]]
 """A rule's check: its findings on a report, under the run's thresholds."""
+
+
+@dataclass(frozen=True)
+class Surveyed:
+    """The program shapes a rule's findings name (by prefix: ``nested:``), and when a
+    release counts as fixing what such a finding says was lost."""
+
+    shapes: str
+    fixed_when: Outcome = "kept"
+    """The worst verdict each cell of the shape may have in a release that fixes it:
+    ``kept`` for a name; ``wrong`` for a nested jaxpr with no debug info (any debug info
+    at all fixes that); ``partial`` for one whose names do not match its variables."""
 
 
 @dataclass(frozen=True)
@@ -21,9 +34,9 @@ class Rule:
     summary: str
     explanation: str
     check: Check
-    surveyed: str | None = None
-    """The prefix of the program shapes its findings name (``nested:``), whose shipped
-    surveys ``jxinspect explain`` summarizes."""
+    surveyed: Surveyed | None = None
+    """The program shapes its findings name, whose shipped surveys advise them (and
+    ``jxinspect explain`` summarizes)."""
 
     def finding(
         self,

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from jxinspect.core.model import Finding, Report
 from jxinspect.core.settings import Settings
 from jxinspect.core.survey import pmap_shape
-from jxinspect.rules.base import Rule
+from jxinspect.rules.base import Rule, Surveyed
 
 
 def check(report: Report, settings: Settings) -> Iterator[Finding]:
@@ -35,5 +35,5 @@ flat function, or a staging API called on something without a Python signature.
 Fix: stage the function itself (not a lambda or functools.partial over *args), or
 file an issue with JAX naming the transformation. Silence: `ignore: [JX101]`.""",
     check=check,
-    surveyed="pmap:args",
+    surveyed=Surveyed("pmap:args"),
 )

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from jxinspect.core.model import Finding, Report
 from jxinspect.core.settings import Settings
 from jxinspect.core.survey import pmap_shape
-from jxinspect.rules.base import Rule
+from jxinspect.rules.base import Rule, Surveyed
 
 
 def check(report: Report, settings: Settings) -> Iterator[Finding]:
@@ -34,5 +34,5 @@ current JAX), `args[1]` or `kwargs['k']` (no bindable signature). The real name,
 Fix: prefer jax.jit with shardings or jax.shard_map over jax.pmap; give wrappers a
 signature (functools.wraps). Silence: `ignore: [JX102]`.""",
     check=check,
-    surveyed="pmap:args",
+    surveyed=Surveyed("pmap:args"),
 )

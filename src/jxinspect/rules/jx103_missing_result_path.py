@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from jxinspect.core.model import Finding, Report
 from jxinspect.core.settings import Settings
 from jxinspect.core.survey import pmap_shape
-from jxinspect.rules.base import Rule
+from jxinspect.rules.base import Rule, Surveyed
 
 
 def check(report: Report, settings: Settings) -> Iterator[Finding]:
@@ -34,5 +34,5 @@ output structure.
 Fix: return a pytree from the staged function itself rather than from a wrapper that
 flattens it. Silence: `ignore: [JX103]`.""",
     check=check,
-    surveyed="pmap:results",
+    surveyed=Surveyed("pmap:results"),
 )

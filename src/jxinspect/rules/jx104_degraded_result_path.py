@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from jxinspect.core.model import Finding, Report
 from jxinspect.core.settings import Settings
 from jxinspect.core.survey import pmap_shape
-from jxinspect.rules.base import Rule
+from jxinspect.rules.base import Rule, Surveyed
 
 
 def check(report: Report, settings: Settings) -> Iterator[Finding]:
@@ -32,5 +32,5 @@ returned) or another path altogether.
 
 Fix: stage the function that builds the output pytree. Silence: `ignore: [JX104]`.""",
     check=check,
-    surveyed="pmap:results",
+    surveyed=Surveyed("pmap:results"),
 )

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from jxinspect.core.model import Finding, Report
 from jxinspect.core.settings import Settings
 from jxinspect.core.survey import nested_shape
-from jxinspect.rules.base import Rule
+from jxinspect.rules.base import Rule, Surveyed
 
 
 def check(report: Report, settings: Settings) -> Iterator[Finding]:
@@ -37,5 +37,5 @@ input, and leaves names or `jax.result_info` off the lowered program.
 This is a JAX bookkeeping bug in the transformation that built the jaxpr; report it
 with the primitive named here. Silence: `ignore: [JX106]`.""",
     check=check,
-    surveyed="nested:",
+    surveyed=Surveyed("nested:", "partial"),
 )

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from jxinspect.core.model import Finding, Report
 from jxinspect.core.settings import Settings
 from jxinspect.core.survey import nested_shape
-from jxinspect.rules.base import Rule
+from jxinspect.rules.base import Rule, Surveyed
 
 
 def check(report: Report, settings: Settings) -> Iterator[Finding]:
@@ -33,5 +33,5 @@ argument names. Errors and profiles inside it cannot point back to the user's co
 This comes from the transformation that built the nested jaxpr; report it to JAX with
 the primitive named here. Silence: `ignore: [JX107]`.""",
     check=check,
-    surveyed="nested:",
+    surveyed=Surveyed("nested:", "wrong"),
 )

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from jxinspect.core.model import Finding, Report
 from jxinspect.core.settings import Settings
 from jxinspect.core.survey import KEYWORDS_SHAPE, parameter_of
-from jxinspect.rules.base import Rule
+from jxinspect.rules.base import Rule, Surveyed
 
 
 def check(report: Report, settings: Settings) -> Iterator[Finding]:
@@ -36,5 +36,5 @@ the StableHLO.
 
 Fix: stage the function with the signature the callers use. Silence: `ignore: [JX109]`.""",
     check=check,
-    surveyed=KEYWORDS_SHAPE,
+    surveyed=Surveyed(KEYWORDS_SHAPE),
 )

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from jxinspect.core.model import Finding, NestedJaxpr, Report
 from jxinspect.core.settings import Settings
 from jxinspect.core.survey import nested_shape
-from jxinspect.rules.base import Rule
+from jxinspect.rules.base import Rule, Surveyed
 
 
 def check(report: Report, settings: Settings) -> Iterator[Finding]:
@@ -48,5 +48,5 @@ Usually nothing to fix in user code; this is informational. Where the body is JA
 HTML fold it, `--fail-on` and `lint` never fail on it, JSON and SARIF keep it (for JAX's
 developers). Silence: `ignore: [JX110]`.""",
     check=check,
-    surveyed="nested:",
+    surveyed=Surveyed("nested:"),
 )

@@ -194,7 +194,8 @@ def pmap(params, batch):
 
 
 # A literal declaration, read from the source before the module is imported (the
-# simulated devices must be set first).
+# simulated devices must be set first); `jxinspect survey` simulates 4 devices for every
+# program, and the ones that need several say so, for `jxinspect lower` of one alone.
 JXINSPECT = {
     "plain": {"args": "f32[3], f32[3]"},
     "nested_jit": {"args": "f32[4], f32[4]"},
@@ -203,7 +204,7 @@ JXINSPECT = {
     "keywords": {"args": "f32[3]", "kwargs": "beta=f32[3], alpha=f32[]"},
     "star_args": {"args": "f32[3], f32[3], f32[3]"},
     "pytree": {"args": "{'w': f32[4,2], 'b': f32[2]}, {'x': f32[8,4]}"},
-    "with_shardings": {"args": "f32[4,3], f32[3]", "mesh": "x=2", "in_specs": "P('x'), P()",
+    "with_shardings": {"args": "f32[4,3], f32[3]", "devices": 4, "mesh": "x=2", "in_specs": "P('x'), P()",
                        "out_specs": "P('x')"},
     "grad": {"args": "f32[4], f32[4]"},
     "value_and_grad": {"args": "f32[4], f32[4]"},
@@ -221,10 +222,9 @@ JXINSPECT = {
     "custom_jvp": {"args": "f32[3]"},
     "custom_vjp": {"args": "f32[3]"},
     "grad_of_custom_vjp": {"args": "f32[3]"},
-    "shard_map": {"args": "f32[4,3], f32[3,2]"},
-    "remat_of_shard_map": {"args": "f32[4,3], f32[3,2]"},
-    "pmap": {"args": "{'scale': f32[4,3]}, {'x': f32[4,3]}", "stage": "pmap",
+    "shard_map": {"args": "f32[4,3], f32[3,2]", "devices": 4},
+    "remat_of_shard_map": {"args": "f32[4,3], f32[3,2]", "devices": 4},
+    "pmap": {"args": "{'scale': f32[4,3]}, {'x': f32[4,3]}", "devices": 4, "stage": "pmap",
              "axis_name": "batch"},
 }  # fmt: skip
-"""Each program's inputs and staging, in the survey's order (``jxinspect survey``
-simulates 4 CPU devices for all of them)."""
+"""Each program's inputs and staging, in the survey's order."""

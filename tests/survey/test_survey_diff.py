@@ -1,0 +1,127 @@
+"""``diff-debug`` of two surveys, and the "fixed in" advice the shipped surveys give the
+findings of ``lower`` and ``explain``, through the command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from helpers import JAX_RELEASE, REPO
+
+from jxinspect.core.survey import Survey, rank, release_key
+
+SHIPPED = REPO / "src" / "jxinspect" / "surveys"
+CORPUS = REPO / "src" / "jxinspect" / "survey" / "corpus" / "programs.py"
+
+
+def _shipped() -> list[Survey]:
+    surveys = [Survey.from_dict(json.loads(f.read_text())) for f in SHIPPED.glob("jax-*.json")]
+    return sorted(surveys, key=lambda s: release_key(s.jax_version) or (0, 0, 0))
+
+
+def test_the_oldest_and_newest_surveys_differ_where_the_releases_do(run_cli: Any) -> None:
+    oldest, newest = (
+        SHIPPED / f"jax-{s.jax_version}.json" for s in _shipped()[:: len(_shipped()) - 1]
+    )
+    result = run_cli("diff-debug", oldest, newest, "--format", "json")
+    assert result.returncode == 1, result.describe()
+    diff = json.loads(result.stdout)
+    changed = {(c["program"], c["level"]): c for c in diff["changes"]}
+    # 0.4.35 names keyword arguments in signature order; later releases their own
+    assert changed[("keywords", "main.args")]["kind"] == "improved"
+    assert changed[("keywords", "main.args")]["before_counts"] == "wrong 2/3"
+    # scan's body had no debug info; it has it now
+    assert changed[("scan", "nested.scan")]["before"] == "missing"
+    assert changed[("scan", "nested.scan")]["kind"] == "improved"
+    # pmap's arguments kept the user's names, and now fall back to flat_args[i]
+    assert changed[("pmap", "main.args")]["kind"] == "regressed"
+    assert changed[("pmap", "main.args")]["after_counts"] == "fallback 2/2"
+    assert diff["failed"] is True and diff["regressed"] >= 1
+    text = run_cli("diff-debug", oldest, newest)
+    assert "regressed (" in text.stdout and text.stdout.splitlines()[-1].startswith("FAILED: ")
+
+
+def test_a_regression_fails_the_gate_unless_asked_not_to(run_cli: Any, tmp_path: Path) -> None:
+    newest = _shipped()[-1].to_dict()
+    worse = json.loads(json.dumps(newest))
+    scan = next(p for p in worse["programs"] if p["name"] == "scan")
+    cell = next(c for c in scan["cells"] if c["level"] == "nested.scan")
+    cell.update(verdict="missing", counts={"missing": 1})
+    before, after = tmp_path / "before.json", tmp_path / "after.json"
+    before.write_text(json.dumps(newest))
+    after.write_text(json.dumps(worse))
+    result = run_cli("diff-debug", before, after, "--format", "json")
+    assert result.returncode == 1, result.describe()
+    changes = json.loads(result.stdout)["changes"]
+    assert [(c["program"], c["level"], c["kind"], c["after"]) for c in changes] == [
+        ("scan", "nested.scan", "regressed", "missing")
+    ]
+    assert run_cli("diff-debug", before, after, "--fail-on", "never").returncode == 0
+    same = run_cli("diff-debug", before, before)
+    assert (
+        same.returncode == 0
+        and same.stdout.splitlines()[-1] == "0 regressed, 0 improved, 0 changed"
+    )
+    markdown = run_cli("diff-debug", before, after, "--format", "markdown")
+    assert "| regressed | scan | nested.scan | kept 1/1 | missing 1/1 |" in markdown.stdout
+
+
+def test_a_survey_against_a_report_is_one_line(run_cli: Any, tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    run_cli("lower", "sample_programs/mlp.py:predict", "--format", "json", "-o", report)
+    survey = SHIPPED / f"jax-{_shipped()[0].jax_version}.json"
+    result = run_cli("diff-debug", survey, report)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith(f"error: {survey} is a survey and {report} is not: ")
+    assert len(result.stderr.splitlines()) == 1
+
+
+def _fixed_in(shape: str, fixed_when: str) -> str | None:
+    """The first shipped release after this one from which every later shipped survey has
+    every cell of ``shape`` at worst ``fixed_when``, where this release loses it."""
+    ours = release_key(JAX_RELEASE)
+    assert ours is not None
+
+    def fixed(survey: Survey) -> bool | None:
+        cells = [c for p in survey.programs for c in p.cells if c.shape == shape]
+        return all(rank(c.verdict) <= rank(fixed_when) for c in cells) if cells else None
+
+    surveys = _shipped()
+    older = [s for s in surveys if (release_key(s.jax_version) or ()) <= ours]
+    if older and fixed(older[-1]) is not False:
+        return None
+    first = None
+    for survey in (s for s in surveys if (release_key(s.jax_version) or ()) > ours):
+        verdict = fixed(survey)
+        if verdict is not None:
+            first = (first or survey.jax_version) if verdict else None
+    return first
+
+
+def test_findings_name_the_release_that_fixes_them(lower_json: Any) -> None:
+    for program, code, shape, fixed_when in (
+        ("scan", "JX107", "nested:scan", "wrong"),
+        ("keywords", "JX109", "keywords:args", "kept"),
+        ("pmap", "JX101", "pmap:args", "kept"),
+    ):
+        _, report = lower_json(f"{CORPUS}:{program}")
+        found = [f for f in report["findings"] if f["code"] == code]
+        expected = _fixed_in(shape, fixed_when)
+        for finding in found:
+            assert finding["shape"] == shape
+            assert finding["fixed_in"] == expected, (finding, expected)
+            said = f"(fixed in JAX {expected}; this is {JAX_RELEASE})"
+            assert finding["message"].endswith(said) == (expected is not None), finding
+
+
+def test_explain_says_what_the_shipped_surveys_say(run_cli: Any) -> None:
+    result = run_cli("explain", "JX107")
+    assert result.returncode == 0, result.describe()
+    releases = ", ".join(s.jax_version for s in _shipped())
+    assert f"By the surveys shipped with jxinspect (JAX {releases}):" in result.stdout
+    scan = next(line for line in result.stdout.splitlines() if "nested:scan:" in line)
+    missing = [s.jax_version for s in _shipped()
+               if any(c.shape == "nested:scan" and c.verdict == "missing"
+                      for p in s.programs for c in p.cells)]  # fmt: skip
+    assert scan.strip().startswith(f"nested:scan: lost in {', '.join(missing)};"), scan
