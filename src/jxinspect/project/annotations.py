@@ -186,6 +186,7 @@ def _missing_message(
 ) -> str:
     listed = ", ".join(f"{name} ({why})" for name, why in missing.items())
     first = next(iter(missing))
+    example = f"{first}=3" if missing[first].startswith("static") else f"{first}=f32[8]"
     if not any_hints:
         return (
             f"no example inputs for {where}: "
@@ -194,7 +195,7 @@ def _missing_message(
         )
     return (
         f"no example inputs for {where}: the annotations do not say {listed}; "
-        f'give {"it" if len(missing) == 1 else "them"} by name, e.g. --kwargs "{first}=f32[8]" '
+        f'give {"it" if len(missing) == 1 else "them"} by name, e.g. --kwargs "{example}" '
         "(the annotated arguments are built from their annotations), or every input with --args"
     )
 
@@ -275,7 +276,7 @@ def _build(hint: Any, path: str, reading: _Reading) -> object:
 
 def _name(hint: Any) -> str:
     if isinstance(hint, type) and typing.get_origin(hint) is None:
-        return hint.__qualname__
+        return hint.__name__.rpartition(".")[2]  # jax.Array's is jaxlib._jax.Array
     return str(hint).replace("typing.", "")
 
 
@@ -334,7 +335,9 @@ def _dataclass(cls: type, path: str, reading: _Reading) -> Struct:
         else:
             kind = "static field" if static else "no annotation"
             raise _Missing(f"{here}: {kind}, with no default")
-        reading.choose(f"{here} left to its default")
+        reading.choose(
+            f"{here}={values[-1][1]!r} ({'static field: ' if static else ''}its default)"
+        )
     return Struct(_class_path(cls), tuple(values), cls)
 
 
