@@ -180,13 +180,29 @@ def build_known(cls: type, path: str, fields: dict[str, Any]) -> Any:
     called with them; a dataclass (an ``eqx.Module``, a ``flax.struct`` or registered
     dataclass) made the way its pytree unflattening makes one, ``object.__new__`` and
     every field set, so its ``__init__`` (which may take other arguments) never runs and
-    the tree is exactly the one its fields give."""
+    the tree is exactly the one its fields give. Where the class has its own
+    ``__init__`` (the dataclass made none), a field left to its default is not set, as
+    that ``__init__`` does not set it: the class attribute answers, and Equinox's tree
+    (which records the fields an instance holds) is the one its constructor makes."""
+
     try:
         if issubclass(cls, tuple):
             return cls(**fields)
         instance = object.__new__(cls)
         for name, value in fields.items():
+            if _left_to_class(cls, name, value):
+                continue
             object.__setattr__(instance, name, value)
         return instance
     except Exception as err:  # the class's own code may raise anything
         raise UsageError(f"{path} could not be built: {type(err).__name__}: {err}") from None
+
+
+def _left_to_class(cls: type, name: str, value: Any) -> bool:
+    import dataclasses
+
+    params = getattr(cls, "__dataclass_params__", None)
+    if params is None or getattr(params, "init", True):
+        return False
+    found = {f.name: f for f in dataclasses.fields(cls)}.get(name)
+    return found is not None and found.default is value
