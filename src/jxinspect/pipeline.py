@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Any
 from jxinspect import rules
 from jxinspect.core.errors import UsageError, UserCodeError
 from jxinspect.core.interrupts import reraise_if_stopping
-from jxinspect.core.model import Mesh, Report
+from jxinspect.core.model import InputsFrom, Mesh, Report
 from jxinspect.core.program import TextRequest
 from jxinspect.core.vocabulary import Stage
 from jxinspect.project import spec as specs
+from jxinspect.project.annotations import infer_inputs
 from jxinspect.project.config import Policy
 from jxinspect.project.options import NO_OPTIONS, TargetOptions
 from jxinspect.project.plan import StagingPlan, api_keywords, role_option
@@ -43,12 +44,6 @@ if TYPE_CHECKING:
     from jxinspect.core.model import StaticArg
     from jxinspect.tracer.read.report import Context
     from jxinspect.tracer.stages import Lowered, Staged, Traced
-
-INPUT_HELP = (
-    'give example inputs with --args "f32[8,128], 3" (and --kwargs "scale=2.0"), '
-    "--args-from module:make_args, or a module-level "
-    'JXINSPECT = {"%s": {"args": "..."}} declaration'
-)
 
 
 def callable_name(fun: Any) -> str:
@@ -169,10 +164,11 @@ def inspect_function(
     keep_texts: TextRequest | None = None,
     compile: bool = False,
     policy: Policy | None = None,
+    inputs_from: InputsFrom | None = None,
 ) -> Report:
     """Stage ``fun`` with ``options`` passed to the staging API as given; return its
     Report, judged with ``policy``. With ``compile``, also compile it and record what
-    XLA chose."""
+    XLA chose. ``inputs_from``: how the inputs were built, when the user gave none."""
     from jxinspect.tracer import inputs, seam
     from jxinspect.tracer import stage as staging
     from jxinspect.tracer.read.report import Context
@@ -205,6 +201,8 @@ def inspect_function(
             keep_texts=keep_texts,
         )
         report = report_of(staged, context, jax_mesh, compile=compile)
+    if inputs_from is not None:
+        report = replace(report, inputs_from=inputs_from)
     said = [str(w.message).strip().splitlines()[0] for w in caught if str(w.message).strip()]
     if said:
         report = replace(
@@ -272,7 +270,10 @@ def _parse(flag: str, parser: Any, text: str) -> Any:
 
 def _example_inputs(
     options: TargetOptions, module: Any, target: Target, fun: Any
-) -> tuple[tuple[Any, ...], dict[str, Any]]:
+) -> tuple[tuple[Any, ...], dict[str, Any], InputsFrom | None]:
+    """The call's inputs in the spec language's values: from ``args_from``, from
+    ``args``/``kwargs``, or, where those leave a required argument out, from the
+    target's annotations (and what was chosen doing so)."""
     if options.args_from:
         ref = options.args_from
         if ":" in ref:
@@ -291,27 +292,53 @@ def _example_inputs(
             and isinstance(made[0], (tuple, list))
             and isinstance(made[1], dict)
         ):
-            return tuple(made[0]), dict(made[1])
+            return tuple(made[0]), dict(made[1]), None
         if isinstance(made, (tuple, list)):
-            return tuple(made), {}
+            return tuple(made), {}, None
         raise UsageError(
             f"--args-from {ref} returned {type(made).__name__}; return args or (args, kwargs)"
         )
-    if options.args is None and options.kwargs is None:
-        try:
-            needs = any(
-                p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-                for p in pyinspect.signature(fun).parameters.values()
-            )
-        except (TypeError, ValueError):
-            needs = True
-        if needs:
-            raise UsageError(
-                f"no example inputs for {target.text}: " + INPUT_HELP % target.attribute
-            )
-    args = _parse("--args", specs.parse_args, options.args or "")
     kwargs = _parse("--kwargs", specs.parse_kwargs, options.kwargs or "")
-    return args, kwargs
+    if options.args is None and _needs_more(fun, kwargs):
+        return _inferred_inputs(options, fun, target, kwargs)
+    args = _parse("--args", specs.parse_args, options.args or "")
+    return args, kwargs, None
+
+
+def _needs_more(fun: Any, given: dict[str, Any]) -> bool:
+    """Whether a call with only ``given`` keyword arguments lacks one ``fun`` requires."""
+    try:
+        parameters = pyinspect.signature(fun).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(
+        p.default is p.empty
+        and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        and p.name not in given
+        for p in parameters
+    )
+
+
+def _inferred_inputs(
+    options: TargetOptions, fun: Any, target: Target, given: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any], InputsFrom]:
+    """The inputs the target's annotations describe (``given``: those named by
+    ``--kwargs``), its static arguments as its staging options (or its own ``jax.jit``)
+    say."""
+    from jxinspect.tracer import seam
+
+    plan = StagingPlan.of(options.stage_name, api_keywords(options) or seam.wrapper_keywords(fun))
+    real = real_function(fun)
+    inferred = infer_inputs(
+        real if pyinspect.isfunction(real) else fun,
+        given=given,
+        dims=_parse("--dims", specs.parse_dims, options.dims or ""),
+        float_dtype=options.dtype,
+        statics=frozenset(plan.statics),
+        static_names=plan.static_names,
+        where=target.text,
+    )
+    return inferred.args, inferred.kwargs, inferred.said
 
 
 def _single_or_tuple(values: tuple[Any, ...]) -> Any:
@@ -357,11 +384,12 @@ def _prepare_devices(options: TargetOptions) -> tuple[Mesh | None, list[str]]:
 
 def _abstract_inputs(
     options: TargetOptions, mesh: Mesh | None, module: Any, resolved: Resolved, fun: Any
-) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
-    """The JAX mesh (if any) and the example inputs as abstract values laid out on it."""
+) -> tuple[Any, tuple[Any, ...], dict[str, Any], InputsFrom | None]:
+    """The JAX mesh (if any), the example inputs as abstract values laid out on it, and
+    how they were built when the user gave none."""
     from jxinspect.tracer import inputs
 
-    args, kwargs = _example_inputs(options, module, resolved.target, fun)
+    args, kwargs, said = _example_inputs(options, module, resolved.target, fun)
     jax_mesh = (
         inputs.build_mesh(mesh, abstract=mesh.abstract, explicit=bool(options.explicit))
         if mesh
@@ -369,7 +397,7 @@ def _abstract_inputs(
     )
     args = tuple(inputs.to_abstract(a, jax_mesh) for a in args)
     kwargs = {k: inputs.to_abstract(v, jax_mesh) for k, v in kwargs.items()}
-    return jax_mesh, args, kwargs
+    return jax_mesh, args, kwargs, said
 
 
 def inspect_target(
@@ -406,7 +434,7 @@ def inspect_target(
         # collector's permanent generation, or a full collection while tracing rescans
         # them all (~50 ms).
         gc.freeze()
-    jax_mesh, args, kwargs = _abstract_inputs(options, mesh, module, resolved, fun)
+    jax_mesh, args, kwargs, said = _abstract_inputs(options, mesh, module, resolved, fun)
     stage_options = _staging_options(options, jax_mesh)
     platform = options.platform or ("cpu" if options.abstract else None)
     context: Any = contextlib.nullcontext()
@@ -428,4 +456,5 @@ def inspect_target(
             keep_texts=keep_texts,
             compile=compile,
             policy=policy,
+            inputs_from=said,
         )

@@ -8,6 +8,7 @@ from dataclasses import fields
 import pytest
 from helpers import REPO
 
+from jxinspect.core.dtypes import FLOAT_SHORTS
 from jxinspect.core.errors import UsageError
 from jxinspect.core.vocabulary import PARTITIONERS, PLATFORMS, STAGES
 from jxinspect.project.options import (
@@ -22,7 +23,7 @@ _FIELD_TYPES = {
     "name_tuple": "tuple[str, ...] | None", "bool": "bool | None", "positive_int": "int | None",
 }  # fmt: skip
 _CHOICE_TYPES = {STAGES: "Stage | None", PLATFORMS: "Platform | None",
-                 PARTITIONERS: "Partitioner | None"}  # fmt: skip
+                 PARTITIONERS: "Partitioner | None", FLOAT_SHORTS: "str | None"}  # fmt: skip
 
 
 def test_target_options_has_one_field_per_option_typed_by_its_kind() -> None:

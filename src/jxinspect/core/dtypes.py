@@ -64,6 +64,10 @@ TABLE: tuple[DType, ...] = (
 KEY_BITS: dict[str, int] = {"fry": 64, "rbg": 128, "urbg": 128}
 """Bits of one typed PRNG key, by the implementation name ``key<...>`` prints."""
 
+FLOAT_SHORTS: tuple[str, ...] = ("f32", "bf16", "f16", "f64")
+"""The dtypes an abstract float annotation (jaxtyping's ``Float``) may stand for: ``f32``
+unless the ``dtype`` option says otherwise."""
+
 BY_NAME = {d.name: d for d in TABLE}
 BY_SHORT = {d.short: d for d in TABLE}
 BY_MLIR = {d.mlir: d for d in TABLE}

@@ -577,6 +577,55 @@ class CompiledInfo:
         )
 
 
+@dataclass(frozen=True)
+class InputsFrom:
+    """Where the example inputs came from, when jxinspect built them on the user's
+    behalf, and what it chose doing so."""
+
+    source: Literal["annotations"]
+    """``annotations``: the target's signature's (jaxtyping arrays, NamedTuples, …)."""
+    dims: tuple[tuple[str, str], ...] = ()
+    """Each named dimension used and its size as given (``("batch", "64@data")``,
+    ``("lead", "(8,4)")``)."""
+    dtypes: tuple[tuple[str, str], ...] = ()
+    """Each abstract dtype family and the dtype it was built as (``("Float", "f32")``)."""
+    choices: tuple[str, ...] = ()
+    """Other choices: static arguments' values, arguments left to their defaults, sizes of
+    anonymous and broadcastable dimensions."""
+    given: tuple[str, ...] = ()
+    """Arguments given by name instead (``--kwargs``)."""
+
+    def __str__(self) -> str:
+        parts = [f"from {self.source}"]
+        if self.dims:
+            parts.append("dims " + ", ".join(f"{name}={size}" for name, size in self.dims))
+        if self.dtypes:
+            parts.append(", ".join(f"{family} → {dtype}" for family, dtype in self.dtypes))
+        if self.given:
+            parts.append("given by name: " + ", ".join(self.given))
+        parts.extend(self.choices)
+        return "; ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "dims": {name: size for name, size in self.dims},
+            "dtypes": {family: dtype for family, dtype in self.dtypes},
+            "choices": list(self.choices),
+            "given": list(self.given),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> InputsFrom:
+        return cls(
+            source=data["source"],
+            dims=tuple(data.get("dims", {}).items()),
+            dtypes=tuple(data.get("dtypes", {}).items()),
+            choices=tuple(data.get("choices", [])),
+            given=tuple(data.get("given", [])),
+        )
+
+
 @dataclass(frozen=True, repr=False)
 class Report(Displayed):
     """Everything jxinspect learned about one staged function."""
@@ -612,6 +661,9 @@ class Report(Displayed):
     """Why the next stage failed (e.g. lowering), when ``reached`` stopped short."""
     notes: tuple[str, ...] = ()
     """Things the tool did on the user's behalf, e.g. simulating CPU devices."""
+    inputs_from: InputsFrom | None = None
+    """How the example inputs were built when the user gave none (from annotations);
+    ``None`` for inputs given (flags, a declaration, a configuration, a call)."""
     error_traceback: str | None = field(default=None, compare=False, repr=False)
     """The formatted traceback behind ``error``, for ``--traceback`` (not in the JSON)."""
     program: Program | None = field(default=None, compare=False, repr=False)
@@ -642,6 +694,7 @@ class Report(Displayed):
             "abstract_mesh": self.mesh.abstract if self.mesh is not None else False,
             "partitioner": self.partitioner,
             "notes": list(self.notes),
+            "inputs_from": self.inputs_from.to_dict() if self.inputs_from is not None else None,
             "inputs": [leaf.to_dict() for leaf in self.inputs],
             "static_args": [arg.to_dict() for arg in self.static_args],
             "outputs": [leaf.to_dict() for leaf in self.outputs],
@@ -678,4 +731,7 @@ class Report(Displayed):
             compiled=CompiledInfo.from_dict(data["compiled"]) if data.get("compiled") else None,
             error=data.get("error"),
             notes=tuple(data.get("notes", [])),
+            inputs_from=InputsFrom.from_dict(data["inputs_from"])
+            if data.get("inputs_from")
+            else None,
         )

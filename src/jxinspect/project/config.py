@@ -498,11 +498,13 @@ class _Reader:
     def options(self, data: dict[str, Any], path: KeyPath) -> TargetOptions:
         """Target options, each key checked on its own line, spec strings parsed."""
         for key, value in data.items():
-            options_from_mapping({key: value}, f"{self.where(path + (key,))}: {_dotted(path)}")
+            read = options_from_mapping(
+                {key: value}, f"{self.where(path + (key,))}: {_dotted(path)}"
+            )
             parse = OPTIONS_BY_NAME[key].parse
             if parse is not None:
                 try:
-                    parse(value)
+                    parse(getattr(read, key.replace("-", "_")))  # as read: dims may be a mapping
                 except specs.SpecError as err:
                     self.fail(path + (key,), str(err))
         return options_from_mapping(data, self.where(path))

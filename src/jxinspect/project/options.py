@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
+from jxinspect.core.dtypes import FLOAT_SHORTS
 from jxinspect.core.errors import UsageError
 from jxinspect.core.vocabulary import PARTITIONERS, PLATFORMS, STAGES, Partitioner, Platform, Stage
 from jxinspect.project import spec as specs
@@ -89,6 +90,10 @@ OPTIONS: tuple[Option, ...] = (
            group="input"),
     Option("args_from", "text", "module:function returning args or (args, kwargs).",
            group="input"),
+    Option("dims", "spec", 'Sizes of annotated dimensions: "batch=8,seq=128", "batch=64@data".',
+           parse=specs.parse_dims, group="input", in_defaults=True),
+    Option("dtype", "choice", "The dtype of an annotated Float array (default f32).",
+           choices=FLOAT_SHORTS, group="input", in_defaults=True),
     Option("stage", "choice", "Staging API (default jit).", choices=STAGES, in_defaults=True),
     Option("static_argnums", "int_tuple", 'Static argument positions: "1" or "0,2".', _JIT,
            role="statics", keyword=True),
@@ -141,6 +146,8 @@ class TargetOptions:
     args: str | None = None
     kwargs: str | None = None
     args_from: str | None = None
+    dims: str | None = None
+    dtype: str | None = None
     stage: Stage | None = None
     static_argnums: tuple[int, ...] | None = None
     static_argnames: tuple[str, ...] | None = None
@@ -162,8 +169,14 @@ class TargetOptions:
 
     def merged_over(self, base: TargetOptions) -> TargetOptions:
         """These options where given, ``base``'s elsewhere. ``args_from`` and
-        ``args``/``kwargs`` are alternatives: giving one set drops ``base``'s other."""
+        ``args``/``kwargs`` are alternatives: giving one set drops ``base``'s other.
+        ``dims`` merge by name: these sizes win over ``base``'s for the names both give."""
         given = {f.name: getattr(self, f.name) for f in fields(self)}
+        if self.dims is not None and base.dims is not None:  # merged name by name
+            try:
+                given["dims"] = specs.merge_dims(base.dims, self.dims)
+            except specs.SpecError as err:
+                raise UsageError(f"dims: {err}") from None
         if self.args_from is not None:
             base = replace(base, args=None, kwargs=None)
         elif self.args is not None or self.kwargs is not None:
@@ -256,11 +269,26 @@ def checked(option: Option, value: Any, where: str) -> Any:
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise bad(_EXPECTED[kind])
         return value
+    if option.parse is specs.parse_dims and isinstance(value, Mapping):
+        value = _dims_text(value, bad)
     if not isinstance(value, str):
         raise bad("a string")
     if kind == "choice" and value not in option.choices:
         raise bad("one of " + ", ".join(option.choices) + nearest(value, option.choices))
     return value
+
+
+def _dims_text(value: Mapping[Any, Any], bad: Callable[[str], UsageError]) -> str:
+    """``{batch: 8, seq: "64@data", lead: [8, 4]}`` (a YAML or declaration mapping) as the
+    text ``dims`` is written in: ``batch=8, seq=64@data, lead=(8,4)``."""
+    parts = []
+    for name, size in value.items():
+        if isinstance(size, (list, tuple)):
+            size = "(" + "".join(f"{item}," for item in size) + ")"
+        if not isinstance(name, str) or isinstance(size, bool) or not isinstance(size, (int, str)):
+            raise bad('"name=size, ..." or a mapping of names to sizes')
+        parts.append(f"{name}={size}")
+    return ", ".join(parts)
 
 
 def options_from_flags(values: Mapping[str, Any]) -> TargetOptions:

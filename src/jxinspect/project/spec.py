@@ -15,7 +15,7 @@ import sys
 import tokenize
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NoReturn, TypeAlias
 
 from jxinspect.core import dtypes
@@ -112,6 +112,9 @@ class Struct:
 
     path: str
     fields: tuple[tuple[str, object], ...]
+    cls: type | None = field(default=None, compare=False)
+    """The class itself, where it is known (read from an annotation): built from its
+    fields without running its ``__init__`` (an ``eqx.Module``'s takes other arguments)."""
 
 
 _PREFIX = "_("  # every text is parsed as the call _(text)
@@ -309,21 +312,27 @@ class _Reader:
         dims = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         shape, axes, seen = list[int](), list[tuple[str, ...]](), set[str]()
         for dim in dims:
-            names: tuple[str, ...] = ()
-            if isinstance(dim, ast.BinOp) and isinstance(dim.op, ast.MatMult):
-                if isinstance(dim.left, ast.BinOp):
-                    self.fail(dim.left, "one '@' per dim; write 8@(data,fsdp)")
-                at = dim.right.elts if isinstance(dim.right, ast.Tuple) else [dim.right]
-                if not at or not all(isinstance(a, ast.Name) for a in at):
-                    self.fail(dim.right, "expected mesh axis names after '@', e.g. 8@(data,fsdp)")
-                names, dim = tuple(self.name(a, seen) for a in at), dim.left
-            if not (isinstance(dim, ast.Constant) and type(dim.value) is int):
-                self.fail(dim, "array dims must be non-negative ints")
-            if dim.value > MAX_DIM:
-                self.fail(dim, "array dim too large")
-            shape.append(dim.value)
+            size, names = self.dim(dim, seen)
+            shape.append(size)
             axes.append(names)
         return ArraySpec(_DTYPES[name], tuple(shape), tuple(axes))
+
+    def dim(self, dim: ast.expr, seen: set[str]) -> tuple[int, tuple[str, ...]]:
+        """One array dim, ``N``, ``N@axis`` or ``N@(axis, ...)``: its size and mesh axes
+        (each used once within ``seen``)."""
+        names: tuple[str, ...] = ()
+        if isinstance(dim, ast.BinOp) and isinstance(dim.op, ast.MatMult):
+            if isinstance(dim.left, ast.BinOp):
+                self.fail(dim.left, "one '@' per dim; write 8@(data,fsdp)")
+            at = dim.right.elts if isinstance(dim.right, ast.Tuple) else [dim.right]
+            if not at or not all(isinstance(a, ast.Name) for a in at):
+                self.fail(dim.right, "expected mesh axis names after '@', e.g. 8@(data,fsdp)")
+            names, dim = tuple(self.name(a, seen) for a in at), dim.left
+        if not (isinstance(dim, ast.Constant) and type(dim.value) is int):
+            self.fail(dim, "array dims must be non-negative ints")
+        if dim.value > MAX_DIM:
+            self.fail(dim, "array dim too large")
+        return dim.value, names
 
     def pspec(self, node: ast.expr) -> PSpec:
         """``P(entry, ...)``, each entry None, an axis name or a tuple of names."""
@@ -422,6 +431,57 @@ def parse_mesh(text: str) -> tuple[tuple[str, int], ...]:
         if out[-1][1] <= 0:
             r.fail(v, "mesh axis sizes must be positive")
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class Dim:
+    """The size of one named dimension, and the mesh axes it is sharded over."""
+
+    size: int
+    axes: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        a = self.axes
+        return (
+            str(self.size)
+            if not a
+            else f"{self.size}@{a[0]}"
+            if len(a) == 1
+            else (f"{self.size}@({','.join(a)})")
+        )
+
+
+DimValue: TypeAlias = Dim | tuple[Dim, ...]
+"""A named dimension's size, or a variadic one's sizes (``*batch``)."""
+
+
+def dim_text(value: DimValue) -> str:
+    """``8``, ``64@data``, ``(8,4)``, ``()``: as :func:`parse_dims` reads it."""
+    if isinstance(value, Dim):
+        return str(value)
+    return "(" + ",".join(map(str, value)) + ("," if len(value) == 1 else "") + ")"
+
+
+def parse_dims(text: str) -> tuple[tuple[str, DimValue], ...]:
+    """``batch=8, seq=128``, ``batch=64@data``, a variadic one's sizes ``batch=(8,4)``
+    (``()``: none), or ``{batch: 8}`` → ``(("batch", Dim(8)), ...)``; ``""`` is ``()``."""
+    r = _Reader(text)
+    out: list[tuple[str, DimValue]] = []
+    for name, key, v in r.named():
+        if not name.isidentifier():
+            r.fail(key, f"dimension name {_short(name)} is not an identifier")
+        if isinstance(v, (ast.Tuple, ast.List)):
+            out.append((name, tuple(Dim(*r.dim(e, set())) for e in v.elts)))
+        else:
+            out.append((name, Dim(*r.dim(v, set()))))
+    return tuple(out)
+
+
+def merge_dims(base: str, over: str) -> str:
+    """Two ``dims`` texts as one: ``over``'s size wins for a name both give."""
+    merged = dict(parse_dims(base))
+    merged.update(parse_dims(over))
+    return ", ".join(f"{name}={dim_text(value)}" for name, value in merged.items())
 
 
 def parse_int_tuple(text: str) -> tuple[int, ...]:

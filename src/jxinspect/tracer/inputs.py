@@ -10,6 +10,7 @@ from typing import Any
 
 from jxinspect.core.errors import UsageError
 from jxinspect.core.model import Mesh
+from jxinspect.project.annotations import KEY_DTYPE
 from jxinspect.project.plan import StagingPlan
 from jxinspect.project.spec import ArraySpec, PSpec, Struct
 from jxinspect.tracer import seam
@@ -103,11 +104,13 @@ def to_abstract(value: Any, jax_mesh: Any | None) -> Any:
     def convert(leaf: Any) -> Any:
         if isinstance(leaf, Struct):
             fields = {name: to_abstract(field, jax_mesh) for name, field in leaf.fields}
+            if leaf.cls is not None:
+                return build_known(leaf.cls, leaf.path, fields)
             return build_struct(leaf.path, fields)
         if not isinstance(leaf, ArraySpec):
             return leaf
         if not leaf.sharded:
-            return seam.shape_dtype_struct(leaf.shape, leaf.dtype)
+            return _array(leaf.shape, leaf.dtype, None)
         if jax_mesh is None:
             raise UsageError(
                 f"{leaf} names mesh axes but no mesh is given; add --mesh, e.g. --mesh data=8"
@@ -126,9 +129,15 @@ def to_abstract(value: Any, jax_mesh: Any | None) -> Any:
                     f"({pieces} devices); pick a multiple of {pieces}"
                 )
         sharding = seam.named_sharding(jax_mesh, entries)
-        return seam.shape_dtype_struct(leaf.shape, leaf.dtype, sharding)
+        return _array(leaf.shape, leaf.dtype, sharding)
 
     return seam.tree_map(convert, value, is_leaf=lambda x: isinstance(x, (ArraySpec, Struct)))
+
+
+def _array(shape: tuple[int, ...], dtype: str, sharding: Any) -> Any:
+    if dtype == KEY_DTYPE:
+        return seam.prng_key_struct(shape, sharding)
+    return seam.shape_dtype_struct(shape, dtype, sharding)
 
 
 def struct_class(path: str) -> type:
@@ -164,3 +173,36 @@ def build_struct(path: str, fields: dict[str, Any]) -> Any:
         return cls(**fields)
     except Exception as err:  # the class's own checks may raise anything
         raise UsageError(f"{path}(...) could not be built: {type(err).__name__}: {err}") from None
+
+
+def build_known(cls: type, path: str, fields: dict[str, Any]) -> Any:
+    """An instance of ``cls`` (read from an annotation) holding ``fields``: a NamedTuple
+    called with them; a dataclass (an ``eqx.Module``, a ``flax.struct`` or registered
+    dataclass) made the way its pytree unflattening makes one, ``object.__new__`` and
+    every field set, so its ``__init__`` (which may take other arguments) never runs and
+    the tree is exactly the one its fields give. Where the class has its own
+    ``__init__`` (the dataclass made none), a field left to its default is not set, as
+    that ``__init__`` does not set it: the class attribute answers, and Equinox's tree
+    (which records the fields an instance holds) is the one its constructor makes."""
+
+    try:
+        if issubclass(cls, tuple):
+            return cls(**fields)
+        instance = object.__new__(cls)
+        for name, value in fields.items():
+            if _left_to_class(cls, name, value):
+                continue
+            object.__setattr__(instance, name, value)
+        return instance
+    except Exception as err:  # the class's own code may raise anything
+        raise UsageError(f"{path} could not be built: {type(err).__name__}: {err}") from None
+
+
+def _left_to_class(cls: type, name: str, value: Any) -> bool:
+    import dataclasses
+
+    params = getattr(cls, "__dataclass_params__", None)
+    if params is None or getattr(params, "init", True):
+        return False
+    found = {f.name: f for f in dataclasses.fields(cls)}.get(name)
+    return found is not None and found.default is value

@@ -107,6 +107,8 @@ def header_lines(report: Report) -> list[tuple[str, str]]:
         ),  # fmt: skip
         ("mesh", f"{mesh}, partitioner {report.partitioner}"),
     ]
+    if report.inputs_from is not None:
+        lines.append(("inputs", str(report.inputs_from)))
     if report.static_args:
         lines.append(("static", ", ".join(f"{s.path}={s.value}" for s in report.static_args)))
     if report.extra_args:

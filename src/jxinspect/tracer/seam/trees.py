@@ -56,6 +56,17 @@ def shape_dtype_struct(
     return jax.ShapeDtypeStruct(shape, jnp.dtype(dtype), sharding=sharding)
 
 
+def prng_key_struct(shape: tuple[int, ...], sharding: Sharding | None = None) -> ShapeDtypeStruct:
+    """An abstract array of typed PRNG keys of the default implementation, as
+    ``jax.random.key`` makes them (``key<fry>``); nothing is allocated."""
+    import jax
+
+    dtype = jax.eval_shape(lambda: jax.random.key(0)).dtype
+    if sharding is None:
+        return jax.ShapeDtypeStruct(shape, dtype)
+    return jax.ShapeDtypeStruct(shape, dtype, sharding=sharding)
+
+
 def staged_dtype(value: Leaf) -> str:
     """The dtype JAX stages an array value as: NumPy's 64-bit types become 32-bit ones
     unless ``jax_enable_x64`` is on (``np.ones(5)`` is lowered as ``f32[5]``); an

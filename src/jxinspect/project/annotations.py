@@ -1,0 +1,507 @@
+"""Example inputs read from the shapes a target's code already declares.
+
+When a target is given no inputs (no ``args``, no ``args_from``), its signature's
+annotations say what to call it with: jaxtyping arrays (``Float[Array, "batch seq"]``),
+``NamedTuple``s, dataclasses and ``eqx.Module``s whose fields are so annotated,
+``tuple[...]`` and ``TypedDict``s of those. This module turns them into the spec
+language's own values (:class:`~jxinspect.project.spec.ArraySpec`,
+:class:`~jxinspect.project.spec.Struct`, tuples, dicts and literals), so the tracer's one
+builder makes ``ShapeDtypeStruct``s of them as it does of ``--args``.
+
+Imports no JAX and no jaxtyping: a jaxtyping array type is read by its own parsed
+attributes (``dtype``, ``dtypes``, ``dims``, ``dim_str``), on the annotation objects the
+user's module made, falling back to reading ``dim_str`` where a release spells its dims
+otherwise. String annotations (``from __future__ import annotations``) are resolved by
+:func:`typing.get_type_hints` in the namespace of the module that wrote them. Nothing of
+the dimension text is evaluated: a symbolic dim (``"n+1"``) is read by a walker that
+accepts names, ints and ``+ - * //``.
+
+What is chosen on the user's behalf is said in :class:`~jxinspect.core.model.InputsFrom`:
+the sizes used, the dtype each abstract family stands for (``Float`` → ``f32`` unless the
+``dtype`` option says otherwise, ``Int`` → ``i32``, ``Complex`` → ``c64``, ``Shaped`` and
+``Num`` → the float dtype, ``Key`` → a typed PRNG key), the static arguments' values, the
+arguments left to their defaults.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import operator
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from jxinspect.core import dtypes
+from jxinspect.core.errors import UsageError
+from jxinspect.core.model import InputsFrom
+from jxinspect.project.spec import ArraySpec, Dim, DimValue, Struct, dim_text
+
+KEY_DTYPE = "key"
+"""The :class:`ArraySpec` dtype of a typed PRNG key of JAX's default implementation
+(``jax.random.key``): the tracer builds it."""
+
+_PREFERRED = ("float32", "int32", "uint32", "complex64", "bool")
+"""Where an abstract family allows several dtypes (and not the float one chosen), the
+first of these it allows: ``Int`` → int32, ``UInt`` → uint32, ``Complex`` → complex64."""
+
+_SCALARS: dict[type, str] = {bool: "bool", int: "int32", float: "float32", complex: "complex64"}
+"""A traced Python scalar annotation, as JAX stages such a value."""
+
+INPUT_HELP = (
+    'give example inputs with --args "f32[8,128], 3" (and --kwargs "scale=2.0"), '
+    "--args-from module:make_args, or a module-level "
+    'JXINSPECT = {"%s": {"args": "..."}} declaration'
+)
+
+
+class _Missing(Exception):
+    """An argument (or a field of one) the annotations cannot build: why."""
+
+
+@dataclass
+class _Reading:
+    """What one inference has used and chosen so far."""
+
+    dims: Mapping[str, DimValue]
+    float_dtype: str
+    used: dict[str, str] = field(default_factory=dict)
+    unsized: dict[str, None] = field(default_factory=dict)
+    families: dict[str, str] = field(default_factory=dict)
+    choices: list[str] = field(default_factory=list)
+
+    def choose(self, text: str) -> None:
+        if text not in self.choices:
+            self.choices.append(text)
+
+
+@dataclass(frozen=True)
+class Inferred:
+    """A call built from annotations: the spec language's values, and what was chosen."""
+
+    args: tuple[object, ...]
+    kwargs: dict[str, object]
+    said: InputsFrom
+
+
+def is_array_annotation(hint: Any) -> bool:
+    """Whether ``hint`` is a jaxtyping array type (``Float[Array, "n"]``), by its own
+    parsed attributes."""
+    return isinstance(hint, type) and all(
+        hasattr(hint, name) for name in ("dtypes", "dim_str", "array_type", "dtype")
+    )
+
+
+def infer_inputs(
+    fun: Callable[..., Any],
+    *,
+    given: Mapping[str, object],
+    dims: tuple[tuple[str, DimValue], ...],
+    float_dtype: str | None,
+    statics: frozenset[int],
+    static_names: tuple[str, ...],
+    where: str,
+) -> Inferred:
+    """The call of ``fun`` its annotations describe. ``given``: values the user gave by
+    name (they take their parameter's place); ``statics``/``static_names``: the static
+    arguments, which take their default or their first ``Literal`` value. Raises one
+    :class:`UsageError` naming every argument it cannot build and every dimension that
+    has no size."""
+    try:
+        signature = inspect.signature(fun)
+    except (TypeError, ValueError) as err:
+        raise UsageError(
+            f"no example inputs for {where}: its signature is unknown ({err}); "
+            + INPUT_HELP % where.rpartition(":")[2]
+        ) from None
+    hints = _hints(fun, where)
+    float_name = dtypes.BY_SHORT[float_dtype or "f32"].name
+    reading = _Reading(dict(dims), float_name)
+    args: list[object] = []
+    kwargs: dict[str, object] = {}
+    missing: dict[str, str] = {}
+    positional = True
+    for position, param in enumerate(signature.parameters.values()):
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        name = param.name
+        static = position in statics or name in static_names
+        has_default = param.default is not param.empty
+        if name in given:
+            value: object = given[name]
+        elif static:
+            try:
+                value = _static_value(hints.get(name, param.empty), param.default)
+            except _Missing as why:
+                missing[name] = str(why)
+                continue
+            taken = "its default" if has_default else "its first Literal value"
+            reading.choose(f"{name}={value!r} (static: {taken})")
+        elif has_default:
+            reading.choose(f"{name} left to its default")
+            positional = False
+            continue
+        elif name not in hints:
+            missing[name] = "no annotation"
+            continue
+        else:
+            try:
+                value = _build(hints[name], name, reading)
+            except _Missing as why:
+                missing[name] = str(why)
+                continue
+        if positional and param.kind != param.KEYWORD_ONLY:
+            args.append(value)
+        else:
+            kwargs[name] = value
+    if missing:
+        raise UsageError(_missing_message(where, missing, bool(hints), signature))
+    if reading.unsized:
+        names = list(reading.unsized)
+        example = ",".join(f"{n}=8" for n in names)
+        raise UsageError(
+            f"{where}: the annotations' dimension{'s' if len(names) > 1 else ''} "
+            f"{', '.join(names)} {'have' if len(names) > 1 else 'has'} no size; give "
+            f'{"them" if len(names) > 1 else "it"} with --dims {example} (or "dims" in the '
+            "module's JXINSPECT entry, or dims: in jxinspect.yaml)"
+        )
+    unused = [name for name in reading.dims if name not in reading.used]
+    if unused:
+        reading.choose(f"dims not in the annotations: {', '.join(unused)}")
+    said = InputsFrom(
+        source="annotations",
+        dims=tuple(reading.used.items()),
+        dtypes=tuple(reading.families.items()),
+        choices=tuple(reading.choices),
+        given=tuple(name for name in given if name in signature.parameters),
+    )
+    return Inferred(tuple(args), kwargs, said)
+
+
+def _missing_message(
+    where: str, missing: dict[str, str], any_hints: bool, signature: inspect.Signature
+) -> str:
+    listed = ", ".join(f"{name} ({why})" for name, why in missing.items())
+    first = next(iter(missing))
+    example = f"{first}=3" if missing[first].startswith("static") else f"{first}=f32[8]"
+    if not any_hints:
+        return (
+            f"no example inputs for {where}: "
+            + INPUT_HELP % where.rpartition(":")[2]
+            + ', or annotate its arguments (x: Float[Array, "batch dim"]) and give --dims'
+        )
+    return (
+        f"no example inputs for {where}: the annotations do not say {listed}; "
+        f'give {"it" if len(missing) == 1 else "them"} by name, e.g. --kwargs "{example}" '
+        "(the annotated arguments are built from their annotations), or every input with --args"
+    )
+
+
+def _hints(obj: Any, where: str) -> dict[str, Any]:
+    """``obj``'s annotations, strings resolved in its module's namespace."""
+    try:
+        return typing.get_type_hints(obj, include_extras=True)
+    except Exception as err:  # an annotation names something its module lacks
+        raise UsageError(
+            f"{where}: its annotations could not be resolved ({type(err).__name__}: {err}); "
+            "give its inputs with --args"
+        ) from None
+
+
+def _static_value(hint: Any, default: Any) -> object:
+    if default is not inspect.Parameter.empty:
+        return default
+    hint = _strip_annotated(hint)
+    if typing.get_origin(hint) is typing.Literal:
+        return typing.get_args(hint)[0]
+    raise _Missing("static, with no default or Literal to take")
+
+
+def _strip_annotated(hint: Any) -> Any:
+    while typing.get_origin(hint) is typing.Annotated:
+        hint = typing.get_args(hint)[0]
+    return hint
+
+
+def _build(hint: Any, path: str, reading: _Reading) -> object:
+    """The spec-language value an argument annotated ``hint`` is built as."""
+    hint = _strip_annotated(hint)
+    if is_array_annotation(hint):
+        return _array(hint, path, reading)
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        members = [m for m in typing.get_args(hint) if m is not type(None)]
+        failures = []
+        for member in members:
+            try:
+                value = _build(member, path, reading)
+            except _Missing as why:
+                failures.append(str(why))
+                continue
+            if len(members) > 1 or len(members) < len(typing.get_args(hint)):
+                reading.choose(f"{path}: built as {_name(member)} of {_name(hint)}")
+            return value
+        raise _Missing("; ".join(failures) or f"{_name(hint)}")
+    if origin is typing.Literal:
+        value = typing.get_args(hint)[0]
+        reading.choose(f"{path}={value!r} (its first Literal value)")
+        return value
+    if origin is tuple:
+        items = typing.get_args(hint)
+        if len(items) == 2 and items[1] is Ellipsis:
+            raise _Missing(f"{_name(hint)} does not say how many")
+        if items == ((),):  # tuple[()]
+            return ()
+        return tuple(_build(item, f"{path}[{i}]", reading) for i, item in enumerate(items))
+    if origin is not None and isinstance(origin, type) and issubclass(origin, (dict, list)):
+        kind = "keys" if issubclass(origin, dict) else "length"
+        raise _Missing(f"{_name(hint)} does not say its {kind}; use a TypedDict or tuple")
+    if isinstance(hint, type):
+        if issubclass(hint, tuple) and hasattr(hint, "_fields"):
+            return _named_tuple(hint, path, reading)
+        if dataclasses.is_dataclass(hint):
+            return _dataclass(hint, path, reading)
+        if typing.is_typeddict(hint):
+            hints = _field_hints(hint, path)
+            return {key: _build(h, f"{path}[{key!r}]", reading) for key, h in hints.items()}
+        if hint in _SCALARS:
+            dtype = _SCALARS[hint]
+            reading.choose(f"{path}: {hint.__name__} → {dtypes.short_name(dtype)}[]")
+            return ArraySpec(dtype, ())
+    raise _Missing(f"{_name(hint)} has no shape")
+
+
+def _name(hint: Any) -> str:
+    if isinstance(hint, type) and typing.get_origin(hint) is None:
+        return hint.__name__.rpartition(".")[2]  # jax.Array's is jaxlib._jax.Array
+    return str(hint).replace("typing.", "")
+
+
+def _field_hints(cls: type, path: str) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(cls, include_extras=True)
+    except Exception as err:
+        raise _Missing(
+            f"{path}: {cls.__qualname__}'s annotations could not be resolved "
+            f"({type(err).__name__}: {err})"
+        ) from None
+
+
+def _named_tuple(cls: type, path: str, reading: _Reading) -> Struct:
+    hints = _field_hints(cls, path)
+    defaults: dict[str, Any] = getattr(cls, "_field_defaults", {})
+    values: list[tuple[str, object]] = []
+    for name in cls._fields:  # type: ignore[attr-defined]
+        here = f"{path}.{name}"
+        if name in hints:
+            try:
+                values.append((name, _build(hints[name], here, reading)))
+                continue
+            except _Missing as why:
+                if name not in defaults:
+                    raise _Missing(f"{here}: {why}") from None
+        elif name not in defaults:
+            raise _Missing(f"{here}: no annotation")
+        reading.choose(f"{here} left to its default")
+        values.append((name, defaults[name]))
+    return Struct(_class_path(cls), tuple(values), cls)
+
+
+def _dataclass(cls: type, path: str, reading: _Reading) -> Struct:
+    """Every field (the pytree node flattens them all, ``init`` or not), built from its
+    annotation; a static one (``eqx.field(static=True)``, ``struct.field(pytree_node=
+    False)``) or one that cannot be built takes its default."""
+    hints = _field_hints(cls, path)
+    values: list[tuple[str, object]] = []
+    for f in dataclasses.fields(cls):
+        here = f"{path}.{f.name}"
+        static = f.metadata.get("static") is True or f.metadata.get("pytree_node") is False
+        has_default = f.default is not dataclasses.MISSING
+        has_factory = f.default_factory is not dataclasses.MISSING
+        if not static and f.name in hints:
+            try:
+                values.append((f.name, _build(hints[f.name], here, reading)))
+                continue
+            except _Missing as why:
+                if not (has_default or has_factory):
+                    raise _Missing(f"{here}: {why}") from None
+        if has_default:
+            values.append((f.name, f.default))
+        elif has_factory:
+            values.append((f.name, f.default_factory()))  # type: ignore[operator]
+        else:
+            kind = "static field" if static else "no annotation"
+            raise _Missing(f"{here}: {kind}, with no default")
+        reading.choose(
+            f"{here}={values[-1][1]!r} ({'static field: ' if static else ''}its default)"
+        )
+    return Struct(_class_path(cls), tuple(values), cls)
+
+
+def _class_path(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+# ---------------------------------------------------------------- jaxtyping arrays ----
+
+
+def _array(hint: type, path: str, reading: _Reading) -> ArraySpec:
+    dtype = _dtype(hint, reading)
+    shape: list[int] = []
+    axes: list[tuple[str, ...]] = []
+    for kind, name, extra in _dims(hint):
+        if kind == "fixed":
+            shape.append(int(str(extra)))
+            axes.append(())
+        elif kind == "anonymous":
+            reading.choose("an anonymous dimension _ → 1")
+            shape.append(1)
+            axes.append(())
+        elif kind == "anonymous_variadic":
+            reading.choose("... → no dimensions")
+        elif kind == "symbolic":
+            shape.append(_symbolic(str(extra), path, reading))
+            axes.append(())
+        else:
+            value = _sized(name, broadcastable=bool(extra), variadic=kind == "variadic",
+                           reading=reading)  # fmt: skip
+            for dim in (value,) if isinstance(value, Dim) else value:
+                shape.append(dim.size)
+                axes.append(dim.axes)
+    return ArraySpec(dtype, tuple(shape), tuple(axes))
+
+
+def _sized(name: str, *, broadcastable: bool, variadic: bool, reading: _Reading) -> DimValue:
+    value = reading.dims.get(name)
+    if value is None:
+        if broadcastable:
+            chosen: DimValue = () if variadic else Dim(1)
+            reading.choose(f"#{'*' if variadic else ''}{name} → {dim_text(chosen)}"
+                           " (broadcastable, no size given)")  # fmt: skip
+            return chosen
+        reading.unsized[name] = None
+        return () if variadic else Dim(0)
+    if not isinstance(value, Dim) and not variadic:
+        if len(value) != 1:
+            raise _Missing(f"dimension {name} is one dimension, given {dim_text(value)}")
+        value = value[0]
+    reading.used[name] = dim_text(value)
+    return value
+
+
+def _symbolic(text: str, path: str, reading: _Reading) -> int:
+    """``n+1``, ``2*n``, ``n//2``: sizes of named dims, read, never evaluated."""
+    ops: dict[type, Callable[[int, int], int]] = {
+        ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+        ast.FloorDiv: operator.floordiv,
+    }  # fmt: skip
+
+    def value(node: ast.expr) -> int:
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, ast.Name):
+            got = _sized(node.id, broadcastable=False, variadic=False, reading=reading)
+            return got.size if isinstance(got, Dim) else 0
+        if isinstance(node, ast.BinOp) and type(node.op) in ops:
+            right = value(node.right)
+            if isinstance(node.op, ast.FloorDiv) and right == 0:
+                return 0
+            return ops[type(node.op)](value(node.left), right)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -value(node.operand)
+        raise _Missing(f"symbolic dimension {text!r} is not names and ints with + - * //")
+
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        raise _Missing(f"symbolic dimension {text!r} does not parse") from None
+    size = value(tree.body)
+    if size < 0:
+        raise _Missing(f"symbolic dimension {text!r} is {size}")
+    return size
+
+
+def _dims(hint: type) -> list[tuple[str, str, object]]:
+    """``(kind, name, extra)`` per dim of a jaxtyping array: kinds ``fixed`` (extra: the
+    size), ``named`` and ``variadic`` (extra: broadcastable), ``anonymous``,
+    ``anonymous_variadic``, ``symbolic`` (extra: its text). From the parsed ``dims``;
+    from ``dim_str`` where those are spelled otherwise than this release's."""
+    parsed = getattr(hint, "dims", None)
+    if isinstance(parsed, tuple):
+        read = [_dim_object(d) for d in parsed]
+        if all(r is not None for r in read):
+            return [r for r in read if r is not None]
+    return [_dim_word(word) for word in str(hint.dim_str).split()]  # type: ignore[attr-defined]
+
+
+def _dim_object(dim: object) -> tuple[str, str, object] | None:
+    kind = type(dim).__name__
+    if dim is Ellipsis or "AnonymousVariadic" in kind:
+        return ("anonymous_variadic", "", None)
+    if "Anonymous" in kind:
+        return ("anonymous", "", None)
+    broadcastable = getattr(dim, "broadcastable", False)
+    if "Fixed" in kind and isinstance(getattr(dim, "size", None), int):
+        return ("fixed", "", dim.size)  # type: ignore[attr-defined]
+    if "Symbolic" in kind and hasattr(dim, "elem"):
+        return ("symbolic", "", dim.elem)
+    name = getattr(dim, "name", None)
+    if isinstance(name, str) and "Named" in kind:
+        return ("variadic" if "Variadic" in kind else "named", name, broadcastable)
+    return None
+
+
+def _dim_word(word: str) -> tuple[str, str, object]:
+    """One word of a ``dim_str``, read as jaxtyping documents it."""
+    if word == "...":
+        return ("anonymous_variadic", "", None)
+    broadcastable = variadic = anonymous = False
+    while word:
+        if word[0] == "#":
+            broadcastable, word = True, word[1:]
+        elif word[0] == "*":
+            variadic, word = True, word[1:]
+        elif word[0] == "_":
+            anonymous, word = True, word[1:]
+        elif word[0] == "?":
+            word = word[1:]
+        elif word.count("=") == 1:
+            word = word.split("=")[1]
+        else:
+            break
+    if word.isdigit():
+        return ("fixed", "", int(word))
+    if anonymous and (not word or word.isidentifier()):
+        return ("anonymous_variadic" if variadic else "anonymous", "", None)
+    if word.isidentifier():
+        return ("variadic" if variadic else "named", word, broadcastable)
+    return ("symbolic", "", word)
+
+
+def _dtype(hint: type, reading: _Reading) -> str:
+    """The concrete dtype an array annotation stands for, and, where its family allows
+    several, the choice recorded (``Float`` → ``f32``)."""
+    allowed = getattr(hint, "dtypes", None)
+    family = getattr(getattr(hint, "dtype", None), "__name__", None) or "Shaped"
+    if not isinstance(allowed, (list, tuple)):  # jaxtyping's "any dtype"
+        chosen = reading.float_dtype
+    else:
+        names = [d for d in allowed if isinstance(d, str)]
+        if "prng_key" in names or "key" in names:
+            reading.families.setdefault(family, "key (jax.random.key)")
+            return KEY_DTYPE
+        known = [n for n in names if n in dtypes.BY_NAME or n == "bool_"]
+        if reading.float_dtype in known:
+            chosen = reading.float_dtype
+        else:
+            chosen = next((p for p in _PREFERRED if p in known), known[0] if known else "")
+        if not chosen:
+            raise _Missing(f"{family} allows no dtype jxinspect knows ({', '.join(names)})")
+        if len(set(known) - {"bool_"}) <= 1:
+            return "bool" if chosen == "bool_" else chosen
+    chosen = "bool" if chosen == "bool_" else chosen
+    reading.families.setdefault(family, dtypes.short_name(chosen))
+    return chosen
