@@ -11,6 +11,7 @@ Chromium binary is missing or the browser cannot start (``.ci/run`` installs bot
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -223,3 +224,32 @@ def test_notebook_cell_html_in_chromium(browser: Any, tmp_path: Path) -> None:
     page.close()
     assert problems == [], problems
     assert refused == [], f"the cell asked for more than its own file: {refused}"
+
+
+def test_survey_heat_map_in_chromium(browser: Any, tmp_path: Path, run_cli: Any) -> None:
+    """The survey page needs nothing but itself, shows a row per program and a cell per
+    level, each coloured by its verdict."""
+    from jxinspect.render.survey.html import COLOURS
+
+    page_file = tmp_path / "survey.html"
+    result = run_cli("survey", "--format", "html", "-o", page_file)
+    assert result.returncode == 0, result.describe()
+    data = json.loads(run_cli("survey", "--format", "json").stdout)
+    page, problems, refused = open_offline(browser, page_file, 1400, 900)
+    try:
+        assert problems == [] and refused == []
+        rows = page.locator("#survey tbody tr")
+        assert rows.count() == len(data["programs"])
+        names = [rows.nth(i).locator("th").inner_text() for i in range(rows.count())]
+        assert names == [p["name"] for p in data["programs"]]
+        cells = page.locator("#survey td[data-verdict]")
+        for i in range(cells.count()):
+            cell = cells.nth(i)
+            colour = cell.evaluate("e => getComputedStyle(e).backgroundColor")
+            hex_colour = COLOURS[cell.get_attribute("data-verdict")]
+            rgb = tuple(int(hex_colour[k : k + 2], 16) for k in (1, 3, 5))
+            assert colour == f"rgb({rgb[0]}, {rgb[1]}, {rgb[2]})", (i, colour)
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "survey.png"), full_page=True)
+    finally:
+        page.close()
