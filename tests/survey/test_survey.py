@@ -168,3 +168,16 @@ def test_text_html_and_an_unknown_program(run_cli: Any, tmp_path: Path) -> None:
     assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr.startswith("error: no program 'scann' in the survey's corpus; known: plain")
     assert "Traceback" not in bad.stderr
+
+
+def test_compile_adds_the_compiled_programs_parameter_names(run_cli: Any) -> None:
+    result = run_cli("survey", "--compile", "--program", "plain", "--program", "pytree",
+                     "--format", "json")  # fmt: skip
+    assert result.returncode == 0, result.describe()
+    compiled = Survey.from_dict(json.loads(result.stdout))
+    for program in compiled.programs:
+        cell = program.cell("compiled.args")
+        assert cell is not None and cell.verdict == "kept", program  # jit keeps them
+        assert program.cell("main.args") == cell.__class__("main.args", cell.counts)
+    plain = run_cli("survey", "--program", "plain")
+    assert "compiled args" not in plain.stdout  # without --compile, no such column

@@ -38,6 +38,10 @@ def survey(
         Optional[Partitioner],
         typer.Option(help="Partition with shardy or gspmd (default: the release's own)."),
     ] = None,
+    compile: Annotated[
+        bool,
+        typer.Option("--compile", help="Also compile: the names the compiled parameters carry."),
+    ] = False,
     format: Annotated[SurveyFormat, typer.Option("--format", "-f", help=FORMAT_HELP)] = "text",
     output: OutputOpt = None,
     color: ColorOpt = Color.auto,
@@ -52,7 +56,7 @@ def survey(
         from jxinspect.survey.run import run_survey
 
         with user_prints_to_stderr():
-            done = run_survey(tuple(program or ()), partitioner)
+            done = run_survey(tuple(program or ()), partitioner, compile)
         style = formats.Style(color=use_color(color, output))
         emit(formats.SURVEY.render(done, format, style), output)
         for failed in (p for p in done.programs if p.error is not None):

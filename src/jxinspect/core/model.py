@@ -209,6 +209,8 @@ class Input:
     """The sharding XLA chose, once compiled."""
     compiled_alias: int | None = None
     """The output the compiled program reuses this buffer for (input/output alias)."""
+    compiled_name: str | None = None
+    """The name the compiled program's parameter carries (its op metadata), once compiled."""
 
     @property
     def shard_shape(self) -> tuple[int, ...]:
@@ -241,6 +243,7 @@ class Input:
             "main_index": self.main_index,
             "compiled_sharding": _sharding_dict(self.compiled_sharding),
             "compiled_alias": self.compiled_alias,
+            "compiled_name": self.compiled_name,
         }
 
     @classmethod
@@ -261,6 +264,7 @@ class Input:
             main_index=data.get("main_index"),
             compiled_sharding=_sharding_or_none(data.get("compiled_sharding")),
             compiled_alias=data.get("compiled_alias"),
+            compiled_name=data.get("compiled_name"),
         )
 
 

@@ -34,8 +34,11 @@ Verdict = Literal["kept", "pruned", "partial", "fallback", "wrong", "missing", "
 """A cell's verdict: its worst outcome, or ``failed`` when the program did not stage."""
 VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 
-LEAF_LEVELS: tuple[str, ...] = ("jaxpr.args", "jaxpr.results", "main.args", "main.results")
-"""The levels of a program's own names, in the survey's column order; nested jaxprs add
+LEAF_LEVELS: tuple[str, ...] = (
+    "jaxpr.args", "jaxpr.results", "main.args", "main.results", "compiled.args"
+)  # fmt: skip
+"""The levels of a program's own names, in the survey's column order (``compiled.args``:
+the compiled program's parameters, with ``--compile``); nested jaxprs add
 ``nested.<primitive>``."""
 
 NESTED = "nested."
@@ -89,8 +92,7 @@ class Cell:
     """One level of one program: how many of its names (or nested jaxprs) had each outcome."""
 
     level: str
-    """``jaxpr.args``, ``jaxpr.results``, ``main.args``, ``main.results`` or
-    ``nested.<primitive>`` (``nested.scan``)."""
+    """One of :data:`LEAF_LEVELS`, or ``nested.<primitive>`` (``nested.scan``)."""
     counts: tuple[tuple[Outcome, int], ...]
     """Each outcome that occurred and how often, best first."""
     shape: str | None = None

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Literal
 
-from jxinspect.core.model import Report
+from jxinspect.core.model import Input, Report
 from jxinspect.core.survey import (
     NESTED,
     OUTCOMES,
@@ -18,6 +18,7 @@ from jxinspect.core.survey import (
 )
 from jxinspect.core.vocabulary import Status
 from jxinspect.tracer import seam
+from jxinspect.tracer.read.compiled import names_read
 from jxinspect.tracer.read.report import (
     FALLBACK_ARG,
     FALLBACK_RESULT,
@@ -63,9 +64,17 @@ def _shown(name: str | None) -> str:
     return repr(name) if name else "no name"
 
 
+def _compiled_status(leaf: Input) -> Status:
+    """The name a compiled parameter carries, judged as ``@main``'s is."""
+    if leaf.main_index is None:
+        return "pruned"
+    return classify_name(leaf.compiled_name, leaf.path, FALLBACK_ARG)
+
+
 def cells(report: Report, family: str | None = None) -> tuple[Cell, ...]:
     """The cells of one program's report: the top jaxpr's names and paths (as its debug
-    info holds them), ``@main``'s (as the report judged them), and each primitive's nested
+    info holds them), ``@main``'s (as the report judged them), the compiled program's
+    parameters' (once compiled), and each primitive's nested
     jaxprs (those of JAX's own functions left out). ``family`` names the program shape of
     ``@main``'s cells (``pmap``) for the findings' advice."""
     prefixed = seam.result_paths_prefixed()
@@ -86,6 +95,11 @@ def cells(report: Report, family: str | None = None) -> tuple[Cell, ...]:
     main_results = ((OUTCOME_OF_STATUS[o.status], f"{o.path} → {_shown(o.name)}")
                     for o in report.outputs if lowered)  # fmt: skip
 
+    compiled = report.reached == "compiled" and names_read(report)  # unread: unknown
+    compiled_args = ((OUTCOME_OF_STATUS[_compiled_status(i)],
+                      f"{i.path} → {_shown(i.compiled_name)}")
+                     for i in report.inputs if compiled)  # fmt: skip
+
     def main_shape(side: Literal["args", "results"]) -> str | None:
         return leaf_shape(family, side) if family else None
 
@@ -94,6 +108,7 @@ def cells(report: Report, family: str | None = None) -> tuple[Cell, ...]:
         _cell("jaxpr.results", jaxpr_results),
         _cell("main.args", main_args, main_shape("args")),
         _cell("main.results", main_results, main_shape("results")),
+        _cell("compiled.args", compiled_args),
     ]
     by_primitive: dict[str, list[tuple[Outcome, str]]] = {}
     for jaxpr in report.nested:

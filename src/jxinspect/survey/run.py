@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from jxinspect.core.errors import JxError, UsageError
+from jxinspect.core.errors import JxError, UsageError, internal_error
 from jxinspect.core.survey import Survey, SurveyProgram
 from jxinspect.core.vocabulary import Partitioner
 from jxinspect.pipeline import inspect_target
@@ -31,8 +31,11 @@ def programs() -> tuple[str, ...]:
     return declared_functions(parse_target(f"{CORPUS}:_"))
 
 
-def run_survey(only: tuple[str, ...] = (), partitioner: Partitioner | None = None) -> Survey:
-    """Stage the programs (``only`` these, when given) and grade them."""
+def run_survey(
+    only: tuple[str, ...] = (), partitioner: Partitioner | None = None, compile: bool = False
+) -> Survey:
+    """Stage the programs (``only`` these, when given; with ``compile``, compiled too) and
+    grade them."""
     from jxinspect.tracer import seam
 
     names = programs()
@@ -42,7 +45,7 @@ def run_survey(only: tuple[str, ...] = (), partitioner: Partitioner | None = Non
             f"no program {unknown[0]!r} in the survey's corpus; known: {', '.join(names)}"
         )
     given = replace(NO_OPTIONS, devices=DEVICES, partitioner=partitioner)
-    surveyed = [_program(name, given) for name in names if not only or name in only]
+    surveyed = [_program(name, given, compile) for name in names if not only or name in only]
     return Survey(
         jax_version=seam.jax_version(),
         jaxlib_version=seam.jaxlib_version(),
@@ -52,13 +55,15 @@ def run_survey(only: tuple[str, ...] = (), partitioner: Partitioner | None = Non
     )
 
 
-def _program(name: str, given: TargetOptions) -> SurveyProgram:
+def _program(name: str, given: TargetOptions, compile: bool) -> SurveyProgram:
     resolved = resolve(f"{CORPUS}:{name}", given, config=None)
     stage = resolved.options.stage_name
     try:
-        report = inspect_target(resolved, freeze=False)
+        report = inspect_target(resolved, compile=compile, freeze=False)
     except JxError as err:
         return SurveyProgram(name, stage, "failed", error=str(err))
+    except Exception as err:  # jxinspect's own failure on one program: the others go on
+        return SurveyProgram(name, stage, "failed", error=internal_error(err))
     family = FAMILIES.get(name)
     if report.reached == "failed":
         return SurveyProgram(name, stage, "failed", error=report.error or "did not trace")

@@ -16,7 +16,9 @@ from jxinspect.render.common.escape import text as esc
 from jxinspect.render.common.table import plain_table
 
 COLUMNS = ("program", "stage", "jaxpr args", "jaxpr results", "@main args", "@main results",
-           "nested jaxprs")  # fmt: skip
+           "compiled args", "nested jaxprs")  # fmt: skip
+"""The columns: the program, then :data:`LEAF_LEVELS`, then its nested jaxprs (a column
+empty in every row, compiled args without ``--compile``, is left out)."""
 
 STYLES = {"kept": "green", "pruned": "cyan", "partial": "yellow", "fallback": "yellow",
           "wrong": "red", "missing": "red", "failed": "bold red"}  # fmt: skip
@@ -24,7 +26,7 @@ STYLES = {"kept": "green", "pruned": "cyan", "partial": "yellow", "fallback": "y
 
 
 def _cell_text(cell: Cell | None) -> str:
-    return cell.summary if cell is not None else "-"
+    return cell.summary if cell is not None else ""
 
 
 def _nested(program: SurveyProgram) -> str:
@@ -37,7 +39,7 @@ def _nested(program: SurveyProgram) -> str:
 
 def _row(program: SurveyProgram) -> tuple[str, ...]:
     if program.error is not None:
-        return (program.name, program.stage, "failed", "", "", "", "")
+        return (program.name, program.stage, "failed", *("" for _ in LEAF_LEVELS[1:]), "")
     leaves = tuple(_cell_text(program.cell(level)) for level in LEAF_LEVELS)
     return (program.name, program.stage, *leaves, _nested(program))
 
@@ -78,19 +80,16 @@ def render(survey: Survey, color: bool = False) -> str:
     from rich.table import Table
     from rich.text import Text
 
+    shown = [i for i in range(len(COLUMNS)) if i < 2 or any(row[i] for row in rows)]
     table = Table(title=headline(survey), title_justify="left")
-    for column in COLUMNS:
-        table.add_column(column)
+    for i in shown:
+        table.add_column(COLUMNS[i])
     for program, row in zip(survey.programs, rows):
         verdicts = [program.verdict(level) for level in LEAF_LEVELS]
-        styled = [Text(esc(row[0]), style="bold"), Text(row[1])]
-        styled += [
-            Text(esc(text), style=STYLES.get(v or "", "")) for text, v in zip(row[2:6], verdicts)
-        ]
         worst = max((c.verdict for c in program.cells if c.level.startswith(NESTED)),
                     key=lambda v: list(STYLES).index(v), default="kept")  # fmt: skip
-        styled.append(Text(esc(row[6]), style=STYLES[worst] if row[6] else ""))
-        table.add_row(*styled)
+        styles = ["bold", "", *(STYLES.get(v or "", "") for v in verdicts), STYLES[worst]]
+        table.add_row(*(Text(esc(row[i]), style=styles[i] if row[i] else "") for i in shown))
     buffer = io.StringIO()
     console = ansi_console(buffer, width=160)
     console.print(table)

@@ -267,22 +267,45 @@ def read_aliases(module: Any) -> dict[int, int]:
         return result
 
 
-def read_compiled(compiled: Any, mesh: Mesh | None, estimate: tuple[int, int]) -> CompiledInfo:
-    """Memory, aliasing and collectives of a compiled program."""
+HLO_UNREADABLE = "optimized HLO unreadable"
+"""How a compiled report's note begins where its collectives and aliases could not be read."""
+NAMES_UNREADABLE = "parameter names unreadable"
+"""How it begins where its parameters' names could not be read: unknown, not lost."""
+
+
+def names_read(report: Report) -> bool:
+    """Whether the compiled program's parameter names were read (``compiled_name``)."""
+    notes = report.compiled.notes if report.compiled is not None else ()
+    return report.compiled is not None and not any(
+        note.startswith(NAMES_UNREADABLE) for note in notes
+    )
+
+
+def read_compiled(
+    compiled: Any, mesh: Mesh | None, estimate: tuple[int, int]
+) -> tuple[CompiledInfo, tuple[str | None, ...]]:
+    """Memory, aliasing and collectives of a compiled program, and the name each of its
+    parameters carries (XLA keeps ``@main``'s argument names as their op metadata)."""
     notes: list[str] = []
     try:
         module = seam.optimized_module(compiled)
     except Exception as err:  # no converter in this jaxlib, or an unreadable module
         module = None
-        notes.append(f"optimized HLO unreadable ({type(err).__name__}: {err})")
+        notes.append(f"{HLO_UNREADABLE} ({type(err).__name__}: {err})")
     collectives = read_collectives(module, mesh) if module is not None else ()
     aliases = read_aliases(module) if module is not None else {}
-    return CompiledInfo(
+    names: tuple[str | None, ...] = ()
+    try:
+        names = tuple(seam.compiled_parameter_names(compiled))
+    except Exception as err:  # a text this reader does not know
+        notes.append(f"{NAMES_UNREADABLE} ({type(err).__name__}: {err})")
+    info = CompiledInfo(
         memory=memory_stats(compiled, estimate),
         collectives=collectives,
         aliases=tuple(sorted(aliases.items())),
         notes=tuple(notes),
     )
+    return info, names
 
 
 XLA_MAX_BYTES = 2**63 - 1
@@ -323,23 +346,26 @@ def attach(report: Report, compiled: Any) -> Report:
         sum(leaf.bytes_per_device or 0 for leaf in report.inputs if leaf.status != "pruned"),
         sum(leaf.bytes_per_device or 0 for leaf in report.outputs),
     )
-    info = read_compiled(compiled, mesh, estimate)
+    info, names = read_compiled(compiled, mesh, estimate)
     aliases = dict(info.aliases)
 
     def chosen(chosen_shardings: list[Any], i: int, rank: int) -> Sharding | None:
         value = chosen_shardings[i] if i < len(chosen_shardings) else None
         return sharding_of(value, rank, mesh)
 
-    inputs = tuple(
-        replace(
-            leaf,
-            compiled_sharding=chosen(chosen_in, i, len(leaf.shape)),
-            compiled_alias=aliases.get(leaf.main_index) if leaf.main_index is not None else None,
+    inputs = []
+    for i, leaf in enumerate(report.inputs):
+        at = leaf.main_index  # the compiled program's parameter number; None: pruned
+        inputs.append(
+            replace(
+                leaf,
+                compiled_sharding=chosen(chosen_in, i, len(leaf.shape)),
+                compiled_alias=aliases.get(at) if at is not None else None,
+                compiled_name=names[at] if at is not None and at < len(names) else None,
+            )
         )
-        for i, leaf in enumerate(report.inputs)
-    )
     outputs = tuple(
         replace(leaf, compiled_sharding=chosen(chosen_out, i, len(leaf.shape)))
         for i, leaf in enumerate(report.outputs)
     )
-    return replace(report, reached="compiled", inputs=inputs, outputs=outputs, compiled=info)
+    return replace(report, reached="compiled", inputs=tuple(inputs), outputs=outputs, compiled=info)

@@ -30,6 +30,7 @@ the top), so the package has no import cycle.
 from __future__ import annotations
 
 from jxinspect.tracer.seam.compiled import (
+    compiled_parameter_names,
     compiled_shardings,
     module_from_hlo_text,
     optimized_module,
@@ -196,6 +197,7 @@ __all__ = [
     "block_argument_number",
     "Call",
     "Compiled",
+    "compiled_parameter_names",
     "compiled_shardings",
     "Computation",
     "config_values",

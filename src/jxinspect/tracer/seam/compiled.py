@@ -5,24 +5,54 @@
   but not in 0.5.3 (:func:`reads_async_collectives`). HLO text:
   ``_hlo.hlo_module_from_text`` (0.10.2 on; not in 0.8.3 to 0.10.1), ``xla_extension``/
   ``xla_client._xla`` before.
+* **Parameter names**: every release keeps ``@main``'s argument names as the entry
+  parameters' ``op_name`` metadata, but the pmap of 0.5 to 0.7, whose parameters carry
+  none (read from the HLO text: the converted module names an unnamed parameter after its
+  instruction, ``Arg_0.1``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from jxinspect.tracer.seam import mlir
-from jxinspect.tracer.seam.objects import Compiled, HloModule, MlirModule, PyTree, Sharding
+from jxinspect.tracer.seam.objects import Compiled, HloModule, MlirModule, Sharding
 
 
 def compiled_shardings(compiled: Compiled) -> tuple[list[Sharding | None], list[Sharding | None]]:
-    """Flat (input, output) shardings XLA chose, ``None`` where it gave none."""
+    """Flat (input, output) shardings XLA chose, ``None`` where it gave none; none at all
+    from the pmap of JAX 0.4.x to 0.7, whose compiled executable keeps no shardings (it
+    raises ``NotImplementedError``, or from 0.5 an ``AttributeError``)."""
     import jax
 
-    def flat(tree: PyTree) -> list[Sharding | None]:
+    def flat(attribute: str) -> list[Sharding | None]:
+        try:
+            tree = getattr(compiled, attribute)
+        except (NotImplementedError, AttributeError):  # 0.4.x's pmap; 0.5 to 0.7's
+            return []
         return list(jax.tree_util.tree_leaves(tree, is_leaf=lambda x: x is None))
 
-    return flat(compiled.input_shardings), flat(compiled.output_shardings)
+    return flat("input_shardings"), flat("output_shardings")
+
+
+_PARAMETER = re.compile(r"\bparameter\((\d+)\)(.*)$", re.MULTILINE)
+_OP_NAME = re.compile(r'\bop_name="((?:[^"\\]|\\.)*)"')
+_ESCAPE = re.compile(r"\\(.)")
+
+
+def compiled_parameter_names(compiled: Compiled) -> list[str | None]:
+    """The name each parameter of the compiled program's entry computation carries (its
+    ``op_name`` metadata, where XLA keeps ``@main``'s argument names), by parameter
+    number; ``None`` where it has none (the pmap of 0.5 to 0.7 keeps none)."""
+    text = compiled.as_text()
+    entry = text[text.index("\nENTRY") :] if "\nENTRY" in text else text
+    entry = entry[: entry.find("\n}")] if "\n}" in entry else entry
+    names: dict[int, str | None] = {}
+    for number, rest in _PARAMETER.findall(entry):
+        found = _OP_NAME.search(rest)
+        names[int(number)] = _ESCAPE.sub(r"\1", found.group(1)) if found else None
+    return [names.get(i) for i in range(max(names) + 1)] if names else []
 
 
 def optimized_module(compiled: Compiled) -> MlirModule:
