@@ -33,6 +33,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_programs"
 FIXTURES = REPO / "tests" / "fixtures"
+CORPUS = REPO / "src" / "jxinspect" / "survey" / "corpus"
+"""The survey's corpus: user code shipped as package data (it imports JAX and calls jit)."""
 JAX_RELEASE = importlib.metadata.version("jax")
 """The installed JAX release, ``0.10.2``."""
 JAX_SERIES = ".".join(JAX_RELEASE.split(".")[:2])
@@ -451,7 +453,8 @@ _ADDRESS_RE = re.compile(r" at 0x[0-9a-f]+")
 
 
 def normalize_string(text: str) -> str:
-    """Paths and line numbers that differ between machines and JAX versions, replaced.
+    """Paths, line numbers and the running release in the findings' advice, which differ
+    between machines and JAX versions, replaced.
 
     Site-packages first: in a virtual environment it lies inside the repository.
     """
@@ -460,6 +463,7 @@ def normalize_string(text: str) -> str:
     text = _SITE_RE.sub("<site-packages>", text)
     text = text.replace(str(REPO), "<repo>")
     text = _ADDRESS_RE.sub(" at 0x<address>", text)  # object reprs in older jaxprs
+    text = text.replace(f"; this is {JAX_RELEASE})", "; this is <jax>)")  # fixed-in advice
     return _AT_LINE_RE.sub(r"\1:<line>", text)
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 import pytest
+from helpers import CORPUS
 
 from jxinspect.tracer import seam
 from jxinspect.tracer.read import mlir
@@ -90,7 +91,8 @@ def test_only_the_seam_touches_jax() -> None:
     root = Path(jxinspect.__file__).parent
     offenders = []
     for path in sorted(root.rglob("*.py")):
-        if path.is_relative_to(root / "tracer" / "seam"):
+        # the survey's corpus is a user's module shipped as data, staged as any target
+        if path.is_relative_to(root / "tracer" / "seam") or path.is_relative_to(CORPUS):
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
