@@ -463,7 +463,7 @@ def normalize_string(text: str) -> str:
     text = _SITE_RE.sub("<site-packages>", text)
     text = text.replace(str(REPO), "<repo>")
     text = _ADDRESS_RE.sub(" at 0x<address>", text)  # object reprs in older jaxprs
-    text = text.replace(f"; this is {JAX_RELEASE})", "; this is <jax>)")  # fixed-in advice
+    text = text.replace(f", this is {JAX_RELEASE})", ", this is <jax>)")  # fixed-in advice
     return _AT_LINE_RE.sub(r"\1:<line>", text)
 
 

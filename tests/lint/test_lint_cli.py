@@ -24,7 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO, CliResult, error_line, run_python
+from helpers import JAX_RELEASE, REPO, CliResult, error_line, run_python
+
+from jxinspect.core.survey import nested_shape
+from jxinspect.rules import SURVEYED, advice
 
 SAMPLE_REPO = REPO / "sample_repo"
 SARIF_SCHEMA = REPO / ".." / "shared" / "schemas" / "sarif-schema-2.1.0.json"
@@ -191,6 +194,14 @@ class Expected:
         return self.target.partition(":")[0]
 
 
+def _advice(code: str, shape: str) -> str:
+    """The "fixed in" words the shipped surveys add to such a finding on this release
+    (their reading is tested in ``tests/survey``)."""
+    link = SURVEYED[code]
+    fixed = advice.fixed_in(shape, JAX_RELEASE, link.fixed_when)
+    return f" (fixed in JAX {fixed}, this is {JAX_RELEASE})" if fixed else ""
+
+
 def derive(target: str, facts: dict[str, Any]) -> list[Expected]:
     """The findings the raw facts of one target call for (JX201 is added by the caller)."""
     found: list[tuple[str, str | None, str]] = []
@@ -205,7 +216,8 @@ def derive(target: str, facts: dict[str, Any]) -> list[Expected]:
         else:
             found.append(("JX104", path, f"result {path} carries the path {info!r}"))
     for where, primitive in facts["nested_missing"]:
-        found.append(("JX107", None, f"nested jaxpr {where} ({primitive}) has no debug info"))
+        message = f"nested jaxpr {where} ({primitive}) has no debug info"
+        found.append(("JX107", None, message + _advice("JX107", nested_shape(primitive))))
     if any(facts["args_sharded"]):
         for path, sharded in zip(facts["result_paths"], facts["results_sharded"], strict=True):
             if not sharded:

@@ -111,7 +111,7 @@ def test_findings_name_the_release_that_fixes_them(lower_json: Any) -> None:
         for finding in found:
             assert finding["shape"] == shape
             assert finding["fixed_in"] == expected, (finding, expected)
-            said = f"(fixed in JAX {expected}; this is {JAX_RELEASE})"
+            said = f"(fixed in JAX {expected}, this is {JAX_RELEASE})"
             assert finding["message"].endswith(said) == (expected is not None), finding
 
 

@@ -76,7 +76,7 @@ def advise(
             finding = replace(
                 finding,
                 fixed_in=fixed,
-                message=f"{finding.message} (fixed in JAX {fixed}; this is {release})",
+                message=f"{finding.message} (fixed in JAX {fixed}, this is {release})",
             )
         advised.append(finding)
     return tuple(advised)
