@@ -74,9 +74,9 @@ def _compiled_status(leaf: Input) -> Status:
 def cells(report: Report, family: str | None = None) -> tuple[Cell, ...]:
     """The cells of one program's report: the top jaxpr's names and paths (as its debug
     info holds them), ``@main``'s (as the report judged them), the compiled program's
-    parameters' (once compiled), and each primitive's nested
-    jaxprs (those of JAX's own functions left out). ``family`` names the program shape of
-    ``@main``'s cells (``pmap``) for the findings' advice."""
+    parameters' (once compiled), and each primitive's nested jaxprs (those of JAX's own
+    functions left out). ``family`` names the program shape of ``@main``'s cells
+    (``pmap``) for the findings' advice."""
     prefixed = seam.result_paths_prefixed()
     jaxpr_args = (
         (OUTCOME_OF_STATUS[classify_name(i.jaxpr_name, i.path, FALLBACK_ARG)],
