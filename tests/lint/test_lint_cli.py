@@ -21,12 +21,12 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from helpers import JAX_RELEASE, REPO, CliResult, error_line, run_python
 
-from jxinspect.core.survey import nested_shape
+from jxinspect.core.survey import leaf_shape, nested_shape
 from jxinspect.rules import SURVEYED, advice
 
 SAMPLE_REPO = REPO / "sample_repo"
@@ -194,6 +194,10 @@ class Expected:
         return self.target.partition(":")[0]
 
 
+PMAP_TARGET = "models/legacy.py:step"
+"""The sample repository's pmap target (staged with ``jax.pmap`` by the oracle too)."""
+
+
 def _advice(code: str, shape: str) -> str:
     """The "fixed in" words the shipped surveys add to such a finding on this release
     (their reading is tested in ``tests/survey``)."""
@@ -205,16 +209,24 @@ def _advice(code: str, shape: str) -> str:
 def derive(target: str, facts: dict[str, Any]) -> list[Expected]:
     """The findings the raw facts of one target call for (JX201 is added by the caller)."""
     found: list[tuple[str, str | None, str]] = []
+
+    def pmap_advice(code: str, side: Literal["args", "results"]) -> str:
+        """A pmap's lost names are advised from the surveys' pmap program."""
+        return _advice(code, leaf_shape("pmap", side)) if target == PMAP_TARGET else ""
+
     for path, loc in zip(facts["arg_paths"], facts["arg_locs"], strict=True):
         if loc == "unknown":
-            found.append(("JX101", path, f"argument {path} carries no name"))
+            message = f"argument {path} carries no name"
+            found.append(("JX101", path, message + pmap_advice("JX101", "args")))
     for path, info in zip(facts["result_paths"], facts["result_info"], strict=True):
         if info in (path, path.removeprefix("result")):  # 0.4 has no `result` prefix
             continue
         if not info:
-            found.append(("JX103", path, f"result {path} carries no path"))
+            message = f"result {path} carries no path"
+            found.append(("JX103", path, message + pmap_advice("JX103", "results")))
         else:
-            found.append(("JX104", path, f"result {path} carries the path {info!r}"))
+            message = f"result {path} carries the path {info!r}"
+            found.append(("JX104", path, message + pmap_advice("JX104", "results")))
     for where, primitive in facts["nested_missing"]:
         message = f"nested jaxpr {where} ({primitive}) has no debug info"
         found.append(("JX107", None, message + _advice("JX107", nested_shape(primitive))))
