@@ -125,3 +125,14 @@ def test_explain_says_what_the_shipped_surveys_say(run_cli: Any) -> None:
                if any(c.shape == "nested:scan" and c.verdict == "missing"
                       for p in s.programs for c in p.cells)]  # fmt: skip
     assert scan.strip().startswith(f"nested:scan: lost in {', '.join(missing)};"), scan
+
+
+def test_a_broken_survey_is_one_line(run_cli: Any, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({"schema": "jxinspect.survey/1", "jax_version": "0.4.35"}))
+    good = SHIPPED / f"jax-{_shipped()[-1].jax_version}.json"
+    result = run_cli("diff-debug", broken, good)
+    assert result.returncode == 2 and result.stdout == "", result.describe()
+    assert result.stderr.startswith(f"error: {broken} is not a survey jxinspect can read (")
+    assert "jxinspect survey --format json -o FILE" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
