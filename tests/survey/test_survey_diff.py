@@ -9,7 +9,8 @@ from typing import Any
 
 from helpers import JAX_RELEASE, REPO
 
-from jxinspect.core.survey import Survey, rank, release_key
+from jxinspect.core.survey import Survey, rank
+from jxinspect.core.vocabulary import release_key
 
 SHIPPED = REPO / "src" / "jxinspect" / "surveys"
 CORPUS = REPO / "src" / "jxinspect" / "survey" / "corpus" / "programs.py"
@@ -17,7 +18,7 @@ CORPUS = REPO / "src" / "jxinspect" / "survey" / "corpus" / "programs.py"
 
 def _shipped() -> list[Survey]:
     surveys = [Survey.from_dict(json.loads(f.read_text())) for f in SHIPPED.glob("jax-*.json")]
-    return sorted(surveys, key=lambda s: release_key(s.jax_version) or (0, 0, 0))
+    return sorted(surveys, key=lambda s: release_key(s.jax_version))
 
 
 def test_the_oldest_and_newest_surveys_differ_where_the_releases_do(run_cli: Any) -> None:
@@ -81,18 +82,17 @@ def _fixed_in(shape: str, fixed_when: str) -> str | None:
     """The first shipped release after this one from which every later shipped survey has
     every cell of ``shape`` at worst ``fixed_when``, where this release loses it."""
     ours = release_key(JAX_RELEASE)
-    assert ours is not None
 
     def fixed(survey: Survey) -> bool | None:
         cells = [c for p in survey.programs for c in p.cells if c.shape == shape]
         return all(rank(c.verdict) <= rank(fixed_when) for c in cells) if cells else None
 
     surveys = _shipped()
-    older = [s for s in surveys if (release_key(s.jax_version) or ()) <= ours]
+    older = [s for s in surveys if release_key(s.jax_version) <= ours]
     if older and fixed(older[-1]) is not False:
         return None
     first = None
-    for survey in (s for s in surveys if (release_key(s.jax_version) or ()) > ours):
+    for survey in (s for s in surveys if release_key(s.jax_version) > ours):
         verdict = fixed(survey)
         if verdict is not None:
             first = (first or survey.jax_version) if verdict else None

@@ -231,12 +231,3 @@ class Survey(Displayed):
             partitioner=data["partitioner"],
             programs=tuple(SurveyProgram.from_dict(p) for p in data["programs"]),
         )
-
-
-_RELEASE = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
-
-
-def release_key(version: str | None) -> tuple[int, int, int] | None:
-    """``(0, 4, 35)`` for ``0.4.35`` (or ``0.4.35.dev2024``); ``None`` when unreadable."""
-    found = _RELEASE.match(version or "")
-    return (int(found[1]), int(found[2]), int(found[3])) if found else None

@@ -1,5 +1,6 @@
 """The words every part of jxinspect shares, in one place: the staging APIs, platforms,
-partitioners, severities, how far staging got, and a leaf's name status.
+partitioners, severities, how far staging got, a leaf's name status, and how releases
+are ordered.
 
 The command line's choices (typer reads the ``Literal`` types), the configuration's
 checks, the data model's types, the rules and the HTML filters all read them from here.
@@ -8,6 +9,7 @@ Imports nothing of jxinspect and no JAX.
 
 from __future__ import annotations
 
+import re
 from typing import Literal, get_args
 
 Stage = Literal["jit", "pjit", "pmap", "shard_map"]
@@ -43,3 +45,11 @@ STATUSES: tuple[Status, ...] = get_args(Status)
 
 SEVERITY_RANK: dict[str, int] = {s: len(SEVERITIES) - i for i, s in enumerate(SEVERITIES)}
 """``error`` ranks highest."""
+
+
+def release_key(version: str) -> tuple[int, int, int]:
+    """``0.4.35`` → ``(0, 4, 35)``, for ordering JAX releases: what follows a part's
+    digits (``0.4.36rc1``, ``0.5.0.dev1``) is dropped, a missing or unreadable part is 0."""
+    parts = [int((re.findall(r"^\d+", part) or ["0"])[0]) for part in version.split(".")[:3]]
+    major, minor, patch = (*parts, 0, 0, 0)[:3]
+    return major, minor, patch

@@ -15,7 +15,8 @@ from dataclasses import replace
 from importlib import resources
 
 from jxinspect.core.model import Finding
-from jxinspect.core.survey import Outcome, Survey, rank, release_key
+from jxinspect.core.survey import Outcome, Survey, rank
+from jxinspect.core.vocabulary import release_key
 from jxinspect.rules.base import Surveyed
 
 SHIPPED = "surveys"
@@ -30,7 +31,7 @@ def shipped() -> tuple[Survey, ...]:
     for entry in folder.iterdir():
         if entry.name.startswith("jax-") and entry.name.endswith(".json"):
             found.append(Survey.from_dict(json.loads(entry.read_text(encoding="utf-8"))))
-    return tuple(sorted(found, key=lambda s: release_key(s.jax_version) or (0, 0, 0)))
+    return tuple(sorted(found, key=lambda s: release_key(s.jax_version)))
 
 
 def kept(survey: Survey, shape: str, fixed_when: Outcome = "kept") -> bool | None:
@@ -44,14 +45,14 @@ def fixed_in(shape: str, release: str | None, fixed_when: Outcome = "kept") -> s
     """The first surveyed release newer than ``release`` from which ``shape`` is kept (at
     worst ``fixed_when``) in every surveyed release, where ``release`` (or the newest
     surveyed before it) loses it."""
-    key = release_key(release)
-    if key is None:
+    if release is None:  # a program text, which names no release
         return None
+    key = release_key(release)
     surveys = shipped()
-    older = [s for s in surveys if (release_key(s.jax_version) or (0, 0, 0)) <= key]
+    older = [s for s in surveys if release_key(s.jax_version) <= key]
     if older and kept(older[-1], shape, fixed_when) is not False:
         return None  # this release keeps it (or no survey says): the loss is not the release's
-    newer = [s for s in surveys if (release_key(s.jax_version) or (0, 0, 0)) > key]
+    newer = [s for s in surveys if release_key(s.jax_version) > key]
     first: str | None = None
     for survey in newer:
         keeps = kept(survey, shape, fixed_when)

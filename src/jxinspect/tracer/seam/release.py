@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import re
 from typing import Any
 
 from jxinspect.core.errors import UsageError
+from jxinspect.core.vocabulary import release_key
 
 OLDEST_SUPPORTED = "0.4.35"
 """The oldest JAX release jxinspect reads (``pyproject.toml`` requires it too)."""
@@ -34,7 +34,7 @@ def require_supported() -> None:
     :data:`OLDEST_SUPPORTED` (installed beside it with ``--no-deps``); read from the
     distribution's metadata, without importing JAX."""
     found = _installed_jax()
-    if found is not None and _release(found) < _release(OLDEST_SUPPORTED):
+    if found is not None and release_key(found) < release_key(OLDEST_SUPPORTED):
         raise UsageError(
             f"jxinspect needs JAX {OLDEST_SUPPORTED} or newer; this environment has JAX "
             f"{found} (pip install -U 'jax>={OLDEST_SUPPORTED}' 'jaxlib>={OLDEST_SUPPORTED}')"
@@ -51,12 +51,6 @@ def _installed_jax() -> str | None:
         return metadata.version("jax")
     except metadata.PackageNotFoundError:
         return None
-
-
-def _release(version: str) -> tuple[int, ...]:
-    """``0.4.35`` → ``(0, 4, 35)``; what follows a part's digits (``0.4.36rc1``,
-    ``0.5.0.dev1``) is dropped."""
-    return tuple(int((re.findall(r"^\d+", part) or ["0"])[0]) for part in version.split(".")[:3])
 
 
 def import_jax() -> None:

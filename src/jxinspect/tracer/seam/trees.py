@@ -62,8 +62,6 @@ def prng_key_struct(shape: tuple[int, ...], sharding: Sharding | None = None) ->
     import jax
 
     dtype = jax.eval_shape(lambda: jax.random.key(0)).dtype
-    if sharding is None:
-        return jax.ShapeDtypeStruct(shape, dtype)
     return jax.ShapeDtypeStruct(shape, dtype, sharding=sharding)
 
 
