@@ -10,9 +10,9 @@ from jxinspect.core.errors import JxError, UsageError, internal_error
 from jxinspect.core.survey import Survey, SurveyProgram
 from jxinspect.core.vocabulary import Partitioner
 from jxinspect.pipeline import inspect_target
-from jxinspect.project.options import NO_OPTIONS, TargetOptions
-from jxinspect.project.resolve import declared_functions, resolve
-from jxinspect.project.targets import parse_target
+from jxinspect.project.declarations import static_declaration
+from jxinspect.project.options import NO_OPTIONS
+from jxinspect.project.resolve import Resolved, resolve
 from jxinspect.survey import grade
 
 CORPUS = Path(__file__).parent / "corpus" / "programs.py"
@@ -26,11 +26,6 @@ FAMILIES: dict[str, str] = {"keywords": "keywords", "pmap": "pmap"}
 keyword arguments (named in signature order by 0.4.x), and pmap's arguments and results."""
 
 
-def programs() -> tuple[str, ...]:
-    """The corpus's programs, in order (read from its source: nothing imported)."""
-    return declared_functions(parse_target(f"{CORPUS}:_"))
-
-
 def run_survey(
     only: tuple[str, ...] = (), partitioner: Partitioner | None = None, compile: bool = False
 ) -> Survey:
@@ -38,14 +33,20 @@ def run_survey(
     grade them."""
     from jxinspect.tracer import seam
 
-    names = programs()
+    # the corpus's programs, in order, read once from its source (nothing imported)
+    declaration = static_declaration(CORPUS)
+    names = declaration.functions if declaration is not None else ()
     unknown = [name for name in only if name not in names]
     if unknown:
         raise UsageError(
             f"no program {unknown[0]!r} in the survey's corpus; known: {', '.join(names)}"
         )
     given = replace(NO_OPTIONS, devices=DEVICES, partitioner=partitioner)
-    surveyed = [_program(name, given, compile) for name in names if not only or name in only]
+    surveyed = [
+        _program(resolve(f"{CORPUS}:{name}", given, None, lambda _: declaration), compile)
+        for name in names
+        if not only or name in only
+    ]
     return Survey(
         jax_version=seam.jax_version(),
         jaxlib_version=seam.jaxlib_version(),
@@ -55,9 +56,8 @@ def run_survey(
     )
 
 
-def _program(name: str, given: TargetOptions, compile: bool) -> SurveyProgram:
-    resolved = resolve(f"{CORPUS}:{name}", given, config=None)
-    stage = resolved.options.stage_name
+def _program(resolved: Resolved, compile: bool) -> SurveyProgram:
+    name, stage = str(resolved.target.attribute), resolved.options.stage_name
     try:
         report = inspect_target(resolved, compile=compile, freeze=False)
     except JxError as err:
