@@ -47,18 +47,20 @@ SILENT: dict[str, dict[str, str | None]] = {
     "JX101": {"0.4": "pmap keeps the real names", "0.5": "pmap keeps the real names",
               "0.6": "pmap keeps the real names", "0.7.1": "pmap keeps the real names",
               "0.8": "pmap says args[i] (JX102)",
-              "0.9": "pmap says flat_args[i] (JX102)", "0.10": "pmap says flat_args[i] (JX102)"},
+              "0.9": "pmap says flat_args[i] (JX102)", "0.10": "pmap says flat_args[i] (JX102)",
+              "0.11": "pmap says flat_args[i] (JX102)", "0.12": "pmap says flat_args[i] (JX102)"},
     "JX102": {"0.4": "pmap keeps the real names", "0.5": "pmap keeps the real names",
               "0.6": "pmap keeps the real names", "0.7": "pmap names nothing (JX101)",
               "0.7.1": "pmap keeps the real names"},
     "JX103": {series: "pmap keeps the result paths"
-              for series in ("0.4", "0.5", "0.6", "0.7.1", "0.8", "0.9", "0.10")},
+              for series in ("0.4", "0.5", "0.6", "0.7.1", "0.8", "0.9", "0.10", "0.11", "0.12")},
     "JX104": {series: _NO_PLAIN_STAGING
-              for series in ("0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "0.10")},
+              for series in ("0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "0.10", "0.11", "0.12")},
     "JX106": {**{series: "only 0.5.3-0.7.1 miscount names"
-                 for series in ("0.4", "0.7", "0.8", "0.9", "0.10")}, "0.7.1": None},
+                 for series in ("0.4", "0.7", "0.8", "0.9", "0.10", "0.11", "0.12")},
+              "0.7.1": None},
     "JX107": {series: "remat's body has debug info"
-              for series in ("0.5", "0.6", "0.7", "0.8", "0.9", "0.10")},
+              for series in ("0.5", "0.6", "0.7", "0.8", "0.9", "0.10", "0.11", "0.12")},
     "JX110": {"0.4": "the custom_vjp body has no debug info (JX107); a lone result's '' is whole",
               "0.5": "the custom_vjp body keeps its names and paths",
               "0.6": "the custom_vjp body keeps its names and paths",

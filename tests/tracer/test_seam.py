@@ -155,6 +155,8 @@ RELEASE_FACTS: list[tuple[str, Callable[[], bool], Callable[[tuple[int, int, int
     ("jaxprs: JaxprDebugInfo",
      lambda: type(jax.make_jaxpr(lambda x: x)(1.0).jaxpr.debug_info).__name__ == "JaxprDebugInfo",
      lambda v: v < (0, 5, 0)),
+    ("jaxprs: core.ClosedJaxpr", lambda: seam.closed_jaxpr_type() is not None,
+     lambda v: v < (0, 12, 0)),
     ("spelling: result['a']", seam.result_paths_prefixed, lambda v: v >= (0, 5, 3)),
     ("mlir: BlockArgument.isinstance", lambda: hasattr(_ir().BlockArgument, "isinstance"),  # type: ignore[attr-defined]
      lambda v: v < (0, 9, 0)),

@@ -176,7 +176,7 @@ def run_command(body: Callable[[], int], show_traceback: bool) -> None:
     except Exception as err:  # a bug in jxinspect: say so, briefly
         if show_traceback:
             traceback.print_exc()
-        typer.echo(one_line(internal_error(err)), err=True)
+        typer.echo(f"error: {one_line(internal_error(err))}", err=True)
         raise typer.Exit(EXIT_INTERNAL) from None
     raise typer.Exit(code)
 

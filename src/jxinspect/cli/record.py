@@ -27,7 +27,14 @@ from jxinspect.cli.common import (
     run_command,
     use_color,
 )
-from jxinspect.core.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USER_CODE, UsageError
+from jxinspect.core.errors import (
+    EXIT_FINDINGS,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_USER_CODE,
+    UsageError,
+    releases,
+)
 from jxinspect.core.vocabulary import FailOn
 from jxinspect.record import folder as records
 from jxinspect.render import formats
@@ -78,6 +85,16 @@ def record(
         )
         for line in record_summary.not_recorded(index):
             typer.echo(f"note: {line}", err=True)
+        if index.failed and status == 0:  # the run succeeded; recording it did not
+            first = index.failures[0]
+            typer.echo(
+                f"error: internal error ({releases()}): {index.failed} lowering"
+                f"{'s' if index.failed != 1 else ''} could not be recorded (first: "
+                f"`{first.function}`: {first.error}); the run itself succeeded (rerun with "
+                "--traceback in the recorded command's environment and report it)",
+                err=True,
+            )
+            return EXIT_INTERNAL
         if count == 0 and status == 0:
             raise_no_records(index, output)
         return status

@@ -6,6 +6,10 @@
 
 from __future__ import annotations
 
+import functools
+import traceback
+from pathlib import Path
+
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
@@ -33,6 +37,13 @@ class UserCodeError(JxError):
     exit_code = EXIT_USER_CODE
 
 
+class InternalError(JxError):
+    """A bug of jxinspect's (the seam on a JAX release it does not yet know, say), said
+    in one line that names the releases (exit 4)."""
+
+    exit_code = EXIT_INTERNAL
+
+
 class TooFewDevices(UsageError):
     """JAX's backend started with fewer CPU devices than a target needs; a fresh process
     that simulates ``needed`` devices can stage it (``lint`` retries it in one)."""
@@ -51,8 +62,44 @@ def no_such_file(path: object, relative_to: str = "the current folder") -> Usage
 
 
 def internal_error(err: BaseException) -> str:
-    """How a bug in jxinspect is reported: briefly, asking for ``--traceback``."""
-    return f"internal error: {type(err).__name__}: {err} (rerun with --traceback and report it)"
+    """How a bug in jxinspect is reported: briefly, with the releases it happened on,
+    asking for ``--traceback``."""
+    return (
+        f"internal error ({releases()}): {type(err).__name__}: {err} (rerun with "
+        "--traceback and report it)"
+    )
+
+
+@functools.cache
+def releases() -> str:
+    """``jxinspect 0.1.0, JAX 0.12.0.1``: read from the installed distributions, so
+    that an internal error can name them without importing JAX."""
+    from importlib import metadata
+
+    said = []
+    for name in ("jxinspect", "jax"):
+        try:
+            said.append(f"{'JAX' if name == 'jax' else name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            said.append(f"no {name} installed" if name == "jax" else name)
+    return ", ".join(said)
+
+
+_PACKAGE = Path(__file__).resolve().parents[1]
+_SHIPPED_USER_CODE = _PACKAGE / "survey" / "corpus"
+"""The survey's corpus: a user's module shipped as data, whose errors are a user's."""
+
+
+def raised_by_jxinspect(err: BaseException) -> bool:
+    """Whether ``err`` was raised in jxinspect's own code (its innermost frame is ours:
+    the seam reading something this JAX release no longer has, say), so that it is a
+    bug of ours and never reported as the user's code failing. An error JAX raises,
+    or the user's code, has its innermost frame there."""
+    frames = traceback.extract_tb(err.__traceback__)
+    if not frames:
+        return False
+    where = Path(frames[-1].filename).resolve()
+    return where.is_relative_to(_PACKAGE) and not where.is_relative_to(_SHIPPED_USER_CODE)
 
 
 def error_kind(err: BaseException) -> str:

@@ -47,9 +47,10 @@ SEVERITY_RANK: dict[str, int] = {s: len(SEVERITIES) - i for i, s in enumerate(SE
 """``error`` ranks highest."""
 
 
-def release_key(version: str) -> tuple[int, int, int]:
-    """``0.4.35`` → ``(0, 4, 35)``, for ordering JAX releases: what follows a part's
-    digits (``0.4.36rc1``, ``0.5.0.dev1``) is dropped, a missing or unreadable part is 0."""
-    parts = [int((re.findall(r"^\d+", part) or ["0"])[0]) for part in version.split(".")[:3]]
-    major, minor, patch = (*parts, 0, 0, 0)[:3]
-    return major, minor, patch
+def release_key(version: str) -> tuple[int, int, int, int]:
+    """``0.4.35`` → ``(0, 4, 35, 0)``, ``0.12.0.1`` → ``(0, 12, 0, 1)``, for ordering JAX
+    releases: what follows a part's digits (``0.4.36rc1``) is dropped, a missing or
+    unreadable part (``0.5.0.dev1``'s fourth) is 0."""
+    parts = [int((re.findall(r"^\d+", part) or ["0"])[0]) for part in version.split(".")[:4]]
+    major, minor, patch, post = (*parts, 0, 0, 0, 0)[:4]
+    return major, minor, patch, post

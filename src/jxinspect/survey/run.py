@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from jxinspect.core.errors import JxError, UsageError, internal_error
+from jxinspect.core.errors import InternalError, JxError, UsageError, releases
 from jxinspect.core.survey import Survey, SurveyProgram
 from jxinspect.core.vocabulary import Partitioner
 from jxinspect.pipeline import inspect_target
@@ -42,11 +42,25 @@ def run_survey(
             f"no program {unknown[0]!r} in the survey's corpus; known: {', '.join(names)}"
         )
     given = replace(NO_OPTIONS, devices=DEVICES, partitioner=partitioner)
-    surveyed = [
-        _program(resolve(f"{CORPUS}:{name}", given, None, lambda _: declaration), compile)
-        for name in names
-        if not only or name in only
-    ]
+    surveyed: list[SurveyProgram] = []
+    ours: list[tuple[str, Exception]] = []
+    chosen = [name for name in names if not only or name in only]
+    for name in chosen:
+        try:
+            resolved = resolve(f"{CORPUS}:{name}", given, None, lambda _: declaration)
+            surveyed.append(_program(resolved, compile))
+        except JxError:
+            raise
+        except Exception as err:  # jxinspect's own failure: the others still go on
+            ours.append((name, err))
+    if ours:  # a survey would grade JAX with what failed in jxinspect
+        first, failure = ours[0]
+        raise InternalError(
+            f"internal error ({releases()}): {len(ours)} of {len(chosen)} survey programs "
+            f"failed inside jxinspect, not in JAX (first, {first}: "
+            f"{type(failure).__name__}: {failure}); no survey was made (rerun with "
+            "--traceback and report it)"
+        ) from failure
     return Survey(
         jax_version=seam.jax_version(),
         jaxlib_version=seam.jaxlib_version(),
@@ -61,9 +75,9 @@ def _program(resolved: Resolved, compile: bool) -> SurveyProgram:
     try:
         report = inspect_target(resolved, compile=compile, freeze=False)
     except JxError as err:
+        if isinstance(err, InternalError):
+            raise
         return SurveyProgram(name, stage, "failed", error=str(err))
-    except Exception as err:  # jxinspect's own failure on one program: the others go on
-        return SurveyProgram(name, stage, "failed", error=internal_error(err))
     family = FAMILIES.get(name)
     if report.reached == "failed":
         return SurveyProgram(name, stage, "failed", error=report.error or "did not trace")

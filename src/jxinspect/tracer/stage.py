@@ -15,7 +15,7 @@ import traceback
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
-from jxinspect.core.errors import UsageError, UserCodeError
+from jxinspect.core.errors import UsageError, UserCodeError, raised_by_jxinspect
 from jxinspect.core.interrupts import reraise_if_stopping
 from jxinspect.core.vocabulary import STAGES, Stage
 from jxinspect.project.plan import StagingPlan, role_option
@@ -168,17 +168,20 @@ def _trace(
     problem = None if wrapped else call_problem(fun, args, kwargs, plan)
     call_args, call_kwargs = (split.args, split.kwargs) if split else (args, kwargs)
     try:
-        staged = fun if wrapped else _wrap(split.fun if split else fun, stage, options)
-        if stage == "pmap" and not seam.is_jit_wrapped(staged):
-            jaxpr, shapes = seam.make_jaxpr(staged, call_args, call_kwargs, plan.statics)
-            return _Program(staged, None, jaxpr, _pmap_inner(jaxpr), shapes)
-        traced = staged.trace(*call_args, **call_kwargs)
-        jaxpr = seam.jaxpr_of(traced)
-        return _Program(staged, traced, jaxpr, jaxpr)
+        with seam.unfiltered_tracebacks():
+            staged = fun if wrapped else _wrap(split.fun if split else fun, stage, options)
+            if stage == "pmap" and not seam.is_jit_wrapped(staged):
+                jaxpr, shapes = seam.make_jaxpr(staged, call_args, call_kwargs, plan.statics)
+                return _Program(staged, None, jaxpr, _pmap_inner(jaxpr), shapes)
+            traced = staged.trace(*call_args, **call_kwargs)
+            jaxpr = seam.jaxpr_of(traced)
+            return _Program(staged, traced, jaxpr, jaxpr)
     except UsageError:
         raise
     except BaseException as err:  # the user's code may raise anything while tracing
         reraise_if_stopping(err)
+        if raised_by_jxinspect(err):
+            raise  # ours (the seam on a new JAX, say): an internal error, never the user's
         if problem is not None and isinstance(err, Exception):
             raise problem from None  # JAX refused the call too: say what to fix
         # the split call's non-array leaves are static: they are not what JAX refused
@@ -256,8 +259,11 @@ def _lower(
     """Lower JAX's ``Traced`` (``args`` ``None``) or a staged function called with
     ``args``; an error is carried, not raised."""
     try:
-        return _Lowering(seam.lower(lowerable, args, kwargs, platform))
+        with seam.unfiltered_tracebacks():
+            return _Lowering(seam.lower(lowerable, args, kwargs, platform))
     except Exception as err:
+        if raised_by_jxinspect(err):
+            raise
         return _Lowering(None, describe_exception(err), "".join(traceback.format_exception(err)))
 
 
@@ -351,8 +357,11 @@ def recorded(lowering: seam.Lowering) -> Lowered:
 def compile(staged: Lowered) -> Compiled | CompileFailed:
     """Compile a lowered program; an error (XLA's own types) is carried, not raised."""
     try:
-        return Compiled(staged, staged.lowered.compile())
+        with seam.unfiltered_tracebacks():
+            return Compiled(staged, staged.lowered.compile())
     except Exception as err:
+        if raised_by_jxinspect(err):
+            raise
         return CompileFailed(staged, describe_exception(err))
 
 
@@ -361,14 +370,17 @@ def _stage_adapted(
 ) -> Staged:
     """Stage through a library's wrapper (:mod:`jxinspect.tracer.adapters`)."""
     try:
-        adapted = adapter.stage(fun, args, kwargs)
-        if adapted.pmap is None:
-            traced = seam.inner_traced(adapted.traced)
-            jaxpr = seam.jaxpr_of(traced)
+        with seam.unfiltered_tracebacks():
+            adapted = adapter.stage(fun, args, kwargs)
+            if adapted.pmap is None:
+                traced = seam.inner_traced(adapted.traced)
+                jaxpr = seam.jaxpr_of(traced)
     except UsageError:
         raise
     except BaseException as err:  # the user's code may raise anything while tracing
         reraise_if_stopping(err)
+        if raised_by_jxinspect(err):
+            raise
         raise UserCodeError(
             f"tracing through {getattr(adapter, 'WRAPPER', 'its wrapper')} failed: "
             f"{describe_exception(err)}"

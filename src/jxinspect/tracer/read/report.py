@@ -166,11 +166,13 @@ _UNPREFIXED = (
 
 
 def _declared_mesh(main: MainSignature | None, mesh: Mesh | None) -> Mesh | None:
-    """``mesh``, or the one mesh with axes that ``@main`` declares."""
+    """``mesh``, or the one mesh with axes that ``@main`` declares (0.11 on may declare
+    it twice, ``@mesh`` and ``@mesh_0``, the second for the collectives' replica groups:
+    one mesh)."""
     if mesh is None and main is not None:
-        declared = [m for m in main.meshes.values() if m.axes]
+        declared = {m for m in main.meshes.values() if m.axes}
         if len(declared) == 1:
-            return declared[0]
+            return declared.pop()
     return mesh
 
 
@@ -284,6 +286,9 @@ def build_report(staged: Staged, main: MainSignature | None, context: Context) -
     added by ``jxinspect.rules``."""
     traced = staged.traced
     notes = list(context.notes)
+    untested = seam.untested_note()
+    if untested is not None:
+        notes.append(untested)
     if traced.wrapper is not None:
         notes.append(
             f"staged through {traced.wrapper}, as the library does: each argument's and "

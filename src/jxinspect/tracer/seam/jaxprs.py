@@ -4,6 +4,9 @@
   computed lazily in some releases); :class:`DebugInfo` reads both alike.
 * **Source lines**: ``source_info_util.user_frame`` takes a traceback, in 0.4.35 the
   ``SourceInfo`` itself.
+* **Closed jaxprs**: up to 0.11 a nested jaxpr in an equation's parameters is a
+  ``ClosedJaxpr`` (a ``Jaxpr`` with its constants) or a bare ``Jaxpr``; 0.12 has no
+  ``ClosedJaxpr`` (a ``Jaxpr`` holds its constants): every one is a ``Jaxpr``.
 """
 
 from __future__ import annotations
@@ -108,14 +111,24 @@ def sub_jaxprs(params: dict[str, Any]) -> Iterator[tuple[str, Jaxpr]]:
     """``(label, jaxpr)`` for each jaxpr in an equation's parameters (``branches[1]``)."""
     from jax._src import core
 
+    closed = closed_jaxpr_type()
     for key, value in params.items():
         items = value if isinstance(value, (tuple, list)) else (value,)
         for i, item in enumerate(items):
             label = f"{key}[{i}]" if isinstance(value, (tuple, list)) else key
-            if isinstance(item, core.ClosedJaxpr):
+            if closed is not None and isinstance(item, closed):
                 yield label, item.jaxpr
             elif isinstance(item, core.Jaxpr):
                 yield label, item
+
+
+def closed_jaxpr_type() -> type[Any] | None:
+    """``core.ClosedJaxpr`` (0.4.35–0.11); ``None`` from 0.12, where a ``Jaxpr`` holds
+    its own constants (every nested jaxpr is a ``Jaxpr``)."""
+    from jax._src import core
+
+    found = getattr(core, "ClosedJaxpr", None)
+    return found if isinstance(found, type) else None
 
 
 def user_line(eqn: Any) -> SourceLine | None:

@@ -16,6 +16,10 @@ from jxinspect.core.vocabulary import release_key
 OLDEST_SUPPORTED = "0.4.35"
 """The oldest JAX release jxinspect reads (``pyproject.toml`` requires it too)."""
 
+NEWEST_TESTED = "0.12.0.1"
+"""The newest JAX release CI tests (the newest leg of ``.ci/releases``; a test holds
+the two equal, and CI fails when the package index serves a newer one)."""
+
 
 def jax_version() -> str:
     import jax
@@ -53,6 +57,15 @@ def _installed_jax() -> str | None:
         return None
 
 
+def untested_note() -> str | None:
+    """The report's note on a JAX newer than :data:`NEWEST_TESTED` (a note, never a
+    refusal: what it reads is still what that release emitted); ``None`` otherwise."""
+    running = jax_version()
+    if release_key(running) <= release_key(NEWEST_TESTED):
+        return None
+    return f"tested up to JAX {NEWEST_TESTED}; this is {running} (what differs is worth a report)"
+
+
 def import_jax() -> None:
     """Load JAX and ``jax.numpy`` (what every target needs)."""
     import jax.numpy  # noqa: F401
@@ -79,6 +92,17 @@ def warm_up() -> None:
     import jax.numpy as jnp
 
     jax.jit(lambda x: x + 1).lower(jax.ShapeDtypeStruct((), jnp.float32)).as_text()
+
+
+def unfiltered_tracebacks() -> contextlib.AbstractContextManager[object]:
+    """JAX keeps its own frames in the tracebacks of what it raises (it removes them by
+    default), so that an error's innermost frame says whose it is: JAX's or the user's
+    code, or jxinspect's own (:func:`jxinspect.core.errors.raised_by_jxinspect`);
+    otherwise every error JAX raises would seem to come from jxinspect's call of it."""
+    from jax._src import config
+
+    manager: contextlib.AbstractContextManager[object] = config.traceback_filtering("off")
+    return manager
 
 
 def config_values() -> dict[str, Any]:
