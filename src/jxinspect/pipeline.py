@@ -81,14 +81,16 @@ def _function_line(fun: Any, traced: Traced) -> str | None:
     from jxinspect.tracer.read import report as extract
 
     said = extract.function_name(traced)
-    if traced.wrapper is None and said and "<unknown>" not in said:
-        return None
     real = real_function(fun)
-    file, line = _source(real)
     name = getattr(real, "__name__", None)
+    qualified = getattr(real, "__qualname__", name)
+    method = isinstance(qualified, str) and "." in qualified and "<locals>" not in qualified
+    if traced.wrapper is None and said and "<unknown>" not in said and not method:
+        return None
+    file, line = _source(real)
     if not isinstance(name, str) or file is None:
         return None
-    return f"{name} at {file}:{line}"
+    return f"{qualified if method else name} at {file}:{line}"
 
 
 def _source(fun: Any) -> tuple[str | None, int | None]:
@@ -269,11 +271,16 @@ def _parse(flag: str, parser: Any, text: str) -> Any:
 
 
 def _example_inputs(
-    options: TargetOptions, module: Any, target: Target, fun: Any
+    options: TargetOptions,
+    module: Any,
+    target: Target,
+    fun: Any,
+    shared_dims: frozenset[str] = frozenset(),
 ) -> tuple[tuple[Any, ...], dict[str, Any], InputsFrom | None]:
     """The call's inputs in the spec language's values: from ``args_from``, from
     ``args``/``kwargs``, or, where those leave a required argument out, from the
-    target's annotations (and what was chosen doing so)."""
+    target's annotations (and what was chosen doing so). ``shared_dims``: the dims only
+    the configuration's ``defaults`` give."""
     if options.args_from:
         ref = options.args_from
         if ":" in ref:
@@ -300,9 +307,40 @@ def _example_inputs(
         )
     kwargs = _parse("--kwargs", specs.parse_kwargs, options.kwargs or "")
     if options.args is None and _needs_more(fun, kwargs):
-        return _inferred_inputs(options, fun, target, kwargs)
+        owner = _owner_class(module, target)
+        return _inferred_inputs(options, fun, target, kwargs, shared_dims, owner)
+    if options.args is None:  # all given by name: in the signature's order, as inferred
+        return (*_in_signature_order(fun, kwargs), None)
     args = _parse("--args", specs.parse_args, options.args or "")
     return args, kwargs, None
+
+
+def _in_signature_order(fun: Any, kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """``--kwargs`` passed as the inferred inputs are: each leading parameter that can
+    be positional in its place, the rest by name (one rule for both: the program's
+    arguments follow the signature, not the keywords' sorted order)."""
+    try:
+        parameters = list(pyinspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return (), kwargs
+    args: list[Any] = []
+    rest = dict(kwargs)
+    for param in parameters:
+        if param.kind not in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            break
+        if param.name not in rest:
+            break
+        args.append(rest.pop(param.name))
+    return tuple(args), rest
+
+
+def _owner_class(module: Any, target: Target) -> type | None:
+    """The class a method target belongs to (``Model`` of ``file.py:Model.__call__``)."""
+    parts = (target.attribute or "").split(".")
+    owner: Any = module
+    for part in parts[:-1]:
+        owner = getattr(owner, part, None)
+    return owner if len(parts) > 1 and isinstance(owner, type) else None
 
 
 def _needs_more(fun: Any, given: dict[str, Any]) -> bool:
@@ -320,7 +358,12 @@ def _needs_more(fun: Any, given: dict[str, Any]) -> bool:
 
 
 def _inferred_inputs(
-    options: TargetOptions, fun: Any, target: Target, given: dict[str, Any]
+    options: TargetOptions,
+    fun: Any,
+    target: Target,
+    given: dict[str, Any],
+    shared_dims: frozenset[str],
+    owner: type | None,
 ) -> tuple[tuple[Any, ...], dict[str, Any], InputsFrom]:
     """The inputs the target's annotations describe (``given``: those named by
     ``--kwargs``), its static arguments as its staging options (or its own ``jax.jit``)
@@ -337,6 +380,8 @@ def _inferred_inputs(
         statics=frozenset(plan.statics),
         static_names=plan.static_names,
         where=target.text,
+        shared_dims=shared_dims,
+        owner=owner,
     )
     return inferred.args, inferred.kwargs, inferred.said
 
@@ -382,6 +427,36 @@ def _prepare_devices(options: TargetOptions) -> tuple[Mesh | None, list[str]]:
     return mesh, devices.prepare_devices(options.devices, needed)
 
 
+def _dim_names(options: TargetOptions | None) -> set[str]:
+    if options is None or not options.dims:
+        return set()
+    return {name for name, _ in _parse("--dims", specs.parse_dims, options.dims)}
+
+
+def _own_dims(resolved: Resolved) -> set[str]:
+    """The dims a layer over the configuration's ``defaults`` gives (flags, the
+    configuration's entry, the declaration)."""
+    layers = (resolved.given, resolved.entry, resolved.declared)
+    return set().union(*(_dim_names(layer) for layer in layers))
+
+
+def _shared_dims(resolved: Resolved) -> frozenset[str]:
+    """The dims only the configuration's ``defaults`` give: given to every target, so a
+    target that does not use them is not told so."""
+    return frozenset(_dim_names(resolved.defaults) - _own_dims(resolved))
+
+
+def _unused_dims_note(resolved: Resolved, said: InputsFrom | None) -> list[str]:
+    """Dims given for a target whose inputs are given too: said, not silently ignored."""
+    own = sorted(_own_dims(resolved))
+    if said is not None or not own:
+        return []
+    return [
+        f"dims unused ({', '.join(own)}): the inputs are given (args, kwargs or "
+        "args_from), and dims only size inputs read from the annotations"
+    ]
+
+
 def _abstract_inputs(
     options: TargetOptions, mesh: Mesh | None, module: Any, resolved: Resolved, fun: Any
 ) -> tuple[Any, tuple[Any, ...], dict[str, Any], InputsFrom | None]:
@@ -389,7 +464,8 @@ def _abstract_inputs(
     how they were built when the user gave none."""
     from jxinspect.tracer import inputs
 
-    args, kwargs, said = _example_inputs(options, module, resolved.target, fun)
+    shared = _shared_dims(resolved)
+    args, kwargs, said = _example_inputs(options, module, resolved.target, fun, shared)
     jax_mesh = (
         inputs.build_mesh(mesh, abstract=mesh.abstract, explicit=bool(options.explicit))
         if mesh
@@ -435,6 +511,7 @@ def inspect_target(
         # them all (~50 ms).
         gc.freeze()
     jax_mesh, args, kwargs, said = _abstract_inputs(options, mesh, module, resolved, fun)
+    notes = [*notes, *_unused_dims_note(resolved, said)]
     stage_options = _staging_options(options, jax_mesh)
     platform = options.platform or ("cpu" if options.abstract else None)
     context: Any = contextlib.nullcontext()

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO, assert_valid_report, error_line, run_cli
+from helpers import REPO, assert_valid_report, error_line, run_cli, run_python
 from helpers import raw_main as oracle
 
 pytest.importorskip("jaxtyping")
@@ -108,7 +108,7 @@ def test_a_dim_with_no_size_is_one_line_exit_2(run_cli: Any) -> None:
 def test_partly_annotated_arguments_are_named_then_given_by_name(run_cli: Any) -> None:
     missing = run_cli("lower", f"{FIXTURE}:partly", "--dims", "batch=8,dim=4")
     assert missing.returncode == 2, missing.describe()
-    assert "table (no annotation), mask (Array has no shape)" in error_line(missing)
+    assert "table (no annotation), mask (Array gives no shape)" in error_line(missing)
     given = run_cli("lower", f"{FIXTURE}:partly", "--dims", "batch=8,dim=4",
                     "--kwargs", "mask=bool[3], table={w: f32[2]}", "--format", "json")  # fmt: skip
     assert given.returncode == 0, given.describe()
@@ -226,3 +226,239 @@ def test_a_declaration_gives_dims_and_flags_win_name_by_name(tmp_path: Path) -> 
     assert report["inputs_from"]["dims"] == {"din": "4", "dout": "3", "batch": "16"}
     bad = run_cli("lower", "model.py:predict", "--dims", "batch=x", cwd=tmp_path)
     assert bad.returncode == 2 and error_line(bad).startswith("error: dims: bad spec at column")
+
+
+# ------------------------------------------- annotations that pin no shape, unions ----
+
+
+def test_array_like_is_never_built_as_a_member_of_its_union(run_cli: Any) -> None:
+    """``jax.typing.ArrayLike`` (``Array | ndarray | bool | ...``) gives no shape: one
+    line naming the argument and how to give it, never a ``bool[]`` program."""
+    result = run_cli("lower", f"{FIXTURE}:softmax_loss")
+    assert result.returncode == 2, result.describe()
+    line = error_line(result)
+    assert line.startswith(f"error: no example inputs for {FIXTURE}:softmax_loss: the "
+                           "annotations do not say logits (Array | ndarray | bool")  # fmt: skip
+    assert "gives no shape), labels (" in line and '--kwargs "logits=f32[8]"' in line
+    given = run_cli("lower", f"{FIXTURE}:softmax_loss", "--kwargs",
+                    "logits=f32[8,10], labels=f32[8,10]", "--format", "json")  # fmt: skip
+    assert given.returncode == 0, given.describe()
+    report = json.loads(given.stdout)
+    assert [(leaf["name"], leaf["dtype"]) for leaf in report["inputs"]] == [
+        ("logits", "float32"), ("labels", "float32")]  # fmt: skip
+
+
+def test_a_python_int_under_a_type_checker_is_listed_with_its_two_choices(run_cli: Any) -> None:
+    target = f"{FIXTURE}:windowed"
+    missing = run_cli("lower", target, "--dims", "batch=2,time=5")
+    assert missing.returncode == 2, missing.describe()
+    assert ("window_size (a Python int: static with --static-argnames window_size (and "
+            "--kwargs window_size=3), or traced as jit traces one with --kwargs "
+            "window_size=3)") in error_line(missing)  # fmt: skip
+    traced = run_cli("lower", target, "--dims", "batch=2,time=5", "--kwargs", "window_size=3")
+    assert traced.returncode == 3, traced.describe()
+    line = error_line(traced)  # beartype's parameter name kept, and what to do
+    assert "typechecking parameter 'window_size'" in line and "Expected type: <class 'int'>" in line
+    assert line.endswith("make it static with --static-argnames window_size")
+    static = run_cli("lower", target, "--dims", "batch=2,time=5", "--kwargs", "window_size=3",
+                     "--static-argnames", "window_size", "--format", "json")  # fmt: skip
+    assert static.returncode == 0, static.describe()
+    raw = oracle(
+        LOAD.format(repo=str(REPO))
+        + """
+m = load_path("tests/fixtures/annotated.py", "annotated")
+lowered = jax.jit(m.windowed, static_argnames="window_size").lower(S(2, 5), window_size=3)
+"""
+    )
+    report = json.loads(static.stdout)
+    assert [leaf["name"] for leaf in report["inputs"]] == [a["name"] for a in raw["args"]]
+    assert [s["path"] for s in report["static_args"]] == ["window_size"]
+
+
+def test_a_traced_python_float_keeps_its_weak_type_as_a_real_call_does(lower_json: Any) -> None:
+    """``scale=2.0`` is traced as ``jit`` traces a Python float: weakly typed, so that
+    ``x * scale`` stays bf16 (a strong f32 scalar would make it f32)."""
+    raw = oracle(
+        LOAD.format(repo=str(REPO))
+        + """
+m = load_path("tests/fixtures/annotated.py", "annotated")
+lowered = jax.jit(m.scaled).lower(jax.ShapeDtypeStruct((4,), jnp.bfloat16), 2.0)
+print("OUT", lowered.out_info.dtype)
+"""
+    )
+    result, report = lower_json(f"{FIXTURE}:scaled", "--dims", "n=4", "--dtype", "bf16",
+                                "--kwargs", "scale=2.0")  # fmt: skip
+    assert result.returncode == 0, result.describe()
+    assert [o["dtype"] for o in report["outputs"]] == ["bfloat16"]
+    assert [leaf["name"] for leaf in report["inputs"]] == [a["name"] for a in raw["args"]]
+
+
+def test_the_dims_given_pick_a_unions_member(run_cli: Any) -> None:
+    target = f"{FIXTURE}:either"
+    for dims, shape in (("batch=2,keys=3", [2, 3]), ("batch=2,queries=5", [2, 5])):
+        result = run_cli("lower", target, "--dims", dims, "--format", "json")
+        assert result.returncode == 0, result.describe()
+        report = json.loads(result.stdout)
+        assert report["inputs"][0]["shape"] == shape
+        member = "keys" if "keys" in dims else "queries"
+        assert (f"x: built as Float[Array, 'batch {member}'] of Float[Array, 'batch keys'] | "
+                "Float[Array, 'batch queries'] (the member the dims size)"
+                in report["inputs_from"]["choices"])  # fmt: skip
+        assert not any("unused" in c for c in report["inputs_from"]["choices"])
+    both = run_cli("lower", target, "--dims", "batch=2,keys=3,queries=5")
+    assert both.returncode == 2, both.describe()
+    assert ("x (Float[Array, 'batch keys'] | Float[Array, 'batch queries']: the dims given "
+            "size 2 of its members; give its value") in error_line(both)  # fmt: skip
+    assert '--kwargs "x=f32[2,3]"' in error_line(both)
+
+
+def test_a_mistyped_dim_is_named_with_the_one_it_meant(run_cli: Any, lower_json: Any) -> None:
+    result = run_cli("lower", f"{FIXTURE}:attention", "--dims", "btach=8,seq=4,heads=2,dim=16")
+    assert result.returncode == 2, result.describe()
+    assert error_line(result).endswith(
+        "; btach is in no annotation of this target; did you mean batch?"
+    )
+    _, report = lower_json(f"{FIXTURE}:attention", "--dims", "batch=8,seq=4,heads=2,dim=16,hedas=3")
+    assert ("dims unused: hedas is in no annotation of this target; did you mean heads?"
+            in report["inputs_from"]["choices"])  # fmt: skip
+
+
+def test_dims_with_given_inputs_are_said_to_be_unused(lower_json: Any) -> None:
+    _, report = lower_json(f"{FIXTURE}:attention", "--dims", "batch=8",
+                           "--args", "f32[2,3,4,5], f32[2,3,4,5], bool[2,3,3]")  # fmt: skip
+    assert report["inputs_from"] is None
+    assert (
+        "dims unused (batch): the inputs are given (args, kwargs or args_from), and dims "
+        "only size inputs read from the annotations"
+    ) in report["notes"]
+
+
+def test_kwargs_follow_the_signature_whether_or_not_annotations_fill_the_rest(
+    lower_json: Any,
+) -> None:
+    """One rule: the program's arguments in the signature's order (``zeta``, ``alpha``),
+    all given by name or some read from the annotations."""
+    raw = oracle(
+        LOAD.format(repo=str(REPO))
+        + """
+m = load_path("tests/fixtures/annotated.py", "annotated")
+lowered = jax.jit(m.ordered).lower(S(3), S(4))
+"""
+    )
+    expected = [a["name"] for a in raw["args"]]
+    assert expected == ["zeta", "alpha"]
+    _, given = lower_json(f"{FIXTURE}:ordered", "--kwargs", "alpha=f32[4], zeta=f32[3]")
+    _, inferred = lower_json(f"{FIXTURE}:ordered", "--kwargs", "alpha=f32[4]", "--dims", "n=3")
+    for report in (given, inferred):
+        assert [leaf["name"] for leaf in report["inputs"]] == expected
+        assert [leaf["shape"] for leaf in report["inputs"]] == [[3], [4]]
+
+
+def test_dims_every_target_is_given_are_no_note_where_unused(project: Path) -> None:
+    """``defaults: {dims: ...}`` size every target's dims: a target that does not use
+    some of them is not told so; dims it is given itself are."""
+    quiet = run_cli("lower", "eqx_annotated.py:loss", "--format", "json", cwd=project)
+    assert quiet.returncode == 0, quiet.describe()
+    choices = json.loads(quiet.stdout)["inputs_from"]["choices"]
+    assert not any("unused" in c for c in choices), choices
+    told = run_cli("lower", "eqx_annotated.py:loss", "--dims", "din=5", "--format", "json",
+                   cwd=project)  # fmt: skip
+    assert told.returncode == 0, told.describe()
+    assert (
+        "dims unused: din is in no annotation of this target"
+        in (json.loads(told.stdout)["inputs_from"]["choices"])
+    )
+
+
+# ------------------------------------------------- models built by their constructors ----
+
+MODELS = "tests/fixtures/eqx_models.py"
+
+
+def test_an_equinox_model_of_stock_layers_is_built_by_its_constructor(lower_json: Any) -> None:
+    """``eqx.nn.Linear``'s ``weight: Array`` says no shape and ``layers: list`` no length:
+    the model is ``eqx.filter_eval_shape`` of its constructor, its ints sized by --dims."""
+    raw = oracle(
+        LOAD.format(repo=str(REPO))
+        + """
+import equinox as eqx
+m = load_path("tests/fixtures/eqx_models.py", "eqx_models")
+model = eqx.filter_eval_shape(m.MLP, 3, 8, 2, jax.random.key(0))
+lowered = jax.jit(m.loss).lower(model, S(4, 3), S(4, 2))
+"""
+    )
+    result, report = lower_json(f"{MODELS}:loss", "--dims", "batch=4,din=3,width=8,dout=2")
+    assert result.returncode == 0, result.describe()
+    assert [leaf["name"] for leaf in report["inputs"]] == [a["name"] for a in raw["args"]]
+    assert [leaf["path"] for leaf in report["inputs"]][:2] == [
+        "model.layers[0].weight", "model.layers[0].bias"]  # fmt: skip
+    assert (
+        "model: built by eqx.filter_eval_shape(MLP, din=3, width=8, dout=2, "
+        "key=jax.random.key(0)), nothing allocated"
+    ) in report["inputs_from"]["choices"]
+
+
+def test_a_model_whose_constructor_needs_more_is_advised_a_maker(run_cli: Any) -> None:
+    result = run_cli("lower", f"{MODELS}:loss", "--dims", "batch=4,din=3,width=8")
+    assert result.returncode == 2, result.describe()
+    line = error_line(result)
+    assert "model (an eqx.Module MLP's fields do not say its arrays" in line
+    assert line.endswith(
+        "its constructor needs dout); build it in a maker, e.g. `def make_args(): return "
+        "(eqx.filter_eval_shape(MLP, dout=..., key=jax.random.key(0)), ...)`, and give "
+        "--args-from make_args (a Python int argument named like a dim takes its --dims size)"
+    )
+    assert '--kwargs "model=' not in line
+
+
+def test_equinoxs_mnist_model_is_built_from_its_key_alone(lower_json: Any) -> None:
+    made = run_python(
+        LOAD.format(repo=str(REPO)).replace("I = lambda", "import jax, json\nI = lambda")
+        + """
+import equinox as eqx
+m = load_path("tests/fixtures/eqx_models.py", "eqx_models")
+model = eqx.filter_eval_shape(m.CNN, jax.random.key(0))
+arrays = [(jax.tree_util.keystr(p), list(x.shape))
+          for p, x in jax.tree_util.tree_leaves_with_path(model)
+          if isinstance(x, jax.ShapeDtypeStruct)]
+print(json.dumps(arrays))
+""",
+        warm=True,
+    )
+    assert made.returncode == 0, made.describe()
+    raw = json.loads(made.stdout.strip().splitlines()[-1])
+    result, report = lower_json(f"{MODELS}:cnn_loss", "--dims", "batch=4")
+    assert result.returncode == 0, result.describe()
+    leaves = [[leaf["path"].removeprefix("model"), leaf["shape"]]
+              for leaf in report["inputs"] if leaf["path"].startswith("model")]  # fmt: skip
+    assert leaves == raw and len(raw) == 8
+    assert all(leaf["status"] == "ok" for leaf in report["inputs"])
+
+
+def test_a_methods_self_is_built_as_its_class(lower_text: Any) -> None:
+    text = lower_text(f"{MODELS}:MLP.__call__", "--dims", "din=3,width=8,dout=2").stdout
+    assert f"function:     MLP.__call__ at {REPO}/{MODELS}:" in text
+    assert "self: built by eqx.filter_eval_shape(MLP, din=3, width=8, dout=2, " in text
+    assert "self.layers[1].bias" in text
+
+
+def test_an_nnx_model_is_built_by_nnx_eval_shape(lower_json: Any) -> None:
+    pytest.importorskip("flax.nnx")
+    raw = oracle(
+        LOAD.format(repo=str(REPO))
+        + """
+from flax import nnx
+m = load_path("tests/fixtures/nnx_models.py", "nnx_models")
+model = nnx.eval_shape(lambda: m.MLP(3, 4, rngs=nnx.Rngs(0)))
+lowered = jax.jit(m.loss).lower(model, S(2, 3))
+"""
+    )
+    result, report = lower_json(
+        "tests/fixtures/nnx_models.py:loss", "--dims", "batch=2,din=3,dout=4"
+    )
+    assert result.returncode == 0, result.describe()
+    assert [leaf["name"] for leaf in report["inputs"]] == [a["name"] for a in raw["args"]]
+    assert (
+        "model: built by nnx.eval_shape(lambda: MLP(din=3, dout=4, rngs=nnx.Rngs(0))), "
+        "nothing allocated"
+    ) in report["inputs_from"]["choices"]

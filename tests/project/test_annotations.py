@@ -163,7 +163,7 @@ def test_dims_with_no_size_are_named_in_one_line(fx: ModuleType) -> None:
 def test_partly_annotated_names_what_is_missing_and_takes_it_by_name(fx: ModuleType) -> None:
     with pytest.raises(UsageError) as err:
         infer(fx.partly, "batch=8, dim=4")
-    assert re.search(r"do not say table \(no annotation\), mask \(Array has no shape\)",
+    assert re.search(r"do not say table \(no annotation\), mask \(Array gives no shape\)",
                      str(err.value))  # fmt: skip
     assert '--kwargs "table=f32[8]"' in str(err.value)
     mask, table = ArraySpec("bool", (8,)), {"w": f32(2)}

@@ -38,7 +38,16 @@ from typing import Any
 from jxinspect.core import dtypes
 from jxinspect.core.errors import UsageError
 from jxinspect.core.model import InputsFrom
-from jxinspect.project.spec import ArraySpec, Dim, DimValue, Struct, dim_text
+from jxinspect.project.spec import (
+    ArraySpec,
+    Constructed,
+    Dim,
+    DimValue,
+    ModelLibrary,
+    Seed,
+    Struct,
+    dim_text,
+)
 
 KEY_DTYPE = "key"
 """The :class:`ArraySpec` dtype of a typed PRNG key of JAX's default implementation
@@ -48,8 +57,9 @@ _PREFERRED = ("float32", "int32", "uint32", "complex64", "bool")
 """Where an abstract family allows several dtypes (and not the float one chosen), the
 first of these it allows: ``Int`` → int32, ``UInt`` → uint32, ``Complex`` → complex64."""
 
-_SCALARS: dict[type, str] = {bool: "bool", int: "int32", float: "float32", complex: "complex64"}
-"""A traced Python scalar annotation, as JAX stages such a value."""
+_SCALAR_EXAMPLES: dict[type, str] = {bool: "True", int: "3", float: "2.0", complex: "1j"}
+"""A value of each Python scalar type, to advise ``--kwargs "NAME=VALUE"`` with: a
+Python scalar annotation is never built (it is static or traced as the user decides)."""
 
 INPUT_HELP = (
     'give example inputs with --args "f32[8,128], 3" (and --kwargs "scale=2.0"), '
@@ -59,7 +69,14 @@ INPUT_HELP = (
 
 
 class _Missing(Exception):
-    """An argument (or a field of one) the annotations cannot build: why."""
+    """An argument (or a field of one) the annotations cannot build: why, and the value
+    to give it by (``--kwargs "NAME=EXAMPLE"``) where one can be said."""
+
+    def __init__(self, why: str, example: str | None = None, advice: str | None = None) -> None:
+        super().__init__(why)
+        self.example = example
+        self.advice = advice
+        """What to do instead of ``--kwargs`` (a model: an ``--args-from`` maker)."""
 
 
 @dataclass
@@ -72,10 +89,25 @@ class _Reading:
     unsized: dict[str, None] = field(default_factory=dict)
     families: dict[str, str] = field(default_factory=dict)
     choices: list[str] = field(default_factory=list)
+    mentioned: set[str] = field(default_factory=set)
+    """Every dimension name an annotation read names, a union's every member's too."""
 
     def choose(self, text: str) -> None:
         if text not in self.choices:
             self.choices.append(text)
+
+    def trial(self) -> _Reading:
+        """A reading of one union member: its choices kept apart until it is taken."""
+        return _Reading(self.dims, self.float_dtype, mentioned=self.mentioned)
+
+    def take(self, trial: _Reading) -> None:
+        """Keep what a union member's reading used and chose."""
+        self.used.update(trial.used)
+        self.unsized.update(trial.unsized)
+        for family, dtype in trial.families.items():
+            self.families.setdefault(family, dtype)
+        for text in trial.choices:
+            self.choose(text)
 
 
 @dataclass(frozen=True)
@@ -104,12 +136,17 @@ def infer_inputs(
     statics: frozenset[int],
     static_names: tuple[str, ...],
     where: str,
+    shared_dims: frozenset[str] = frozenset(),
+    owner: type | None = None,
 ) -> Inferred:
     """The call of ``fun`` its annotations describe. ``given``: values the user gave by
     name (they take their parameter's place); ``statics``/``static_names``: the static
-    arguments, which take their default or their first ``Literal`` value. Raises one
-    :class:`UsageError` naming every argument it cannot build and every dimension that
-    has no size."""
+    arguments, which take their default or their first ``Literal`` value;
+    ``shared_dims``: dims every target is given (the configuration's ``defaults``), not
+    worth a note where a target does not use them; ``owner``: the class of a method
+    target (``Model.__call__``), whose unannotated ``self`` is built as that class is.
+    Raises one :class:`UsageError`
+    naming every argument it cannot build and every dimension that has no size."""
     try:
         signature = inspect.signature(fun)
     except (TypeError, ValueError) as err:
@@ -118,11 +155,14 @@ def infer_inputs(
             + INPUT_HELP % where.rpartition(":")[2]
         ) from None
     hints = _hints(fun, where)
+    first = next(iter(signature.parameters.values()), None)
+    if owner is not None and first is not None and first.name == "self" and "self" not in hints:
+        hints["self"] = owner
     float_name = dtypes.BY_SHORT[float_dtype or "f32"].name
     reading = _Reading(dict(dims), float_name)
     args: list[object] = []
     kwargs: dict[str, object] = {}
-    missing: dict[str, str] = {}
+    missing: dict[str, _Missing] = {}
     positional = True
     for position, param in enumerate(signature.parameters.values()):
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -136,7 +176,7 @@ def infer_inputs(
             try:
                 value = _static_value(hints.get(name, param.empty), param.default)
             except _Missing as why:
-                missing[name] = str(why)
+                missing[name] = why
                 continue
             taken = "its default" if has_default else "its first Literal value"
             reading.choose(f"{name}={value!r} (static: {taken})")
@@ -145,13 +185,13 @@ def infer_inputs(
             positional = False
             continue
         elif name not in hints:
-            missing[name] = "no annotation"
+            missing[name] = _Missing("no annotation")
             continue
         else:
             try:
                 value = _build(hints[name], name, reading)
             except _Missing as why:
-                missing[name] = str(why)
+                missing[name] = why
                 continue
         if positional and param.kind != param.KEYWORD_ONLY:
             args.append(value)
@@ -159,6 +199,7 @@ def infer_inputs(
             kwargs[name] = value
     if missing:
         raise UsageError(_missing_message(where, missing, bool(hints), signature))
+    unknown = [n for n in reading.dims if n not in reading.mentioned and n not in shared_dims]
     if reading.unsized:
         names = list(reading.unsized)
         example = ",".join(f"{n}=8" for n in names)
@@ -167,10 +208,11 @@ def infer_inputs(
             f"{', '.join(names)} {'have' if len(names) > 1 else 'has'} no size; give "
             f'{"them" if len(names) > 1 else "it"} with --dims {example} (or "dims" in the '
             "module's JXINSPECT entry, or dims: in jxinspect.yaml)"
+            + "".join(f"; {_unknown_dim(n, names)}" for n in unknown)
         )
-    unused = [name for name in reading.dims if name not in reading.used]
-    if unused:
-        reading.choose(f"dims not in the annotations: {', '.join(unused)}")
+    if unknown:
+        named = "; ".join(_unknown_dim(n, sorted(reading.mentioned)) for n in unknown)
+        reading.choose(f"dims unused: {named}")
     said = InputsFrom(
         source="annotations",
         dims=tuple(reading.used.items()),
@@ -181,12 +223,26 @@ def infer_inputs(
     return Inferred(tuple(args), kwargs, said)
 
 
+def _unknown_dim(name: str, known: list[str]) -> str:
+    """``btach is in no annotation of this target; did you mean batch?``"""
+    import difflib
+
+    close = difflib.get_close_matches(name, known, n=1)
+    return f"{name} is in no annotation of this target" + (
+        f"; did you mean {close[0]}?" if close else ""
+    )
+
+
 def _missing_message(
-    where: str, missing: dict[str, str], any_hints: bool, signature: inspect.Signature
+    where: str, missing: dict[str, _Missing], any_hints: bool, signature: inspect.Signature
 ) -> str:
     listed = ", ".join(f"{name} ({why})" for name, why in missing.items())
-    first = next(iter(missing))
-    example = f"{first}=3" if missing[first].startswith("static") else f"{first}=f32[8]"
+    first, why = next(iter(missing.items()))
+    value = why.example or ("3" if str(why).startswith("static") else "f32[8]")
+    example = f"{first}={value}"
+    advice = next((m.advice for m in missing.values() if m.advice), None)
+    if advice is not None and any_hints:
+        return f"no example inputs for {where}: the annotations do not say {listed}; {advice}"
     if not any_hints:
         return (
             f"no example inputs for {where}: "
@@ -233,18 +289,7 @@ def _build(hint: Any, path: str, reading: _Reading) -> object:
         return _array(hint, path, reading)
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
-        members = [m for m in typing.get_args(hint) if m is not type(None)]
-        failures = []
-        for member in members:
-            try:
-                value = _build(member, path, reading)
-            except _Missing as why:
-                failures.append(str(why))
-                continue
-            if len(members) > 1 or len(members) < len(typing.get_args(hint)):
-                reading.choose(f"{path}: built as {_name(member)} of {_name(hint)}")
-            return value
-        raise _Missing("; ".join(failures) or f"{_name(hint)}")
+        return _union(hint, path, reading)
     if origin is typing.Literal:
         value = typing.get_args(hint)[0]
         reading.choose(f"{path}={value!r} (its first Literal value)")
@@ -260,6 +305,9 @@ def _build(hint: Any, path: str, reading: _Reading) -> object:
         kind = "keys" if issubclass(origin, dict) else "length"
         raise _Missing(f"{_name(hint)} does not say its {kind}; use a TypedDict or tuple")
     if isinstance(hint, type):
+        library = _model_library(hint)
+        if library is not None:
+            return _model(hint, library, path, reading)
         if issubclass(hint, tuple) and hasattr(hint, "_fields"):
             return _named_tuple(hint, path, reading)
         if dataclasses.is_dataclass(hint):
@@ -267,17 +315,85 @@ def _build(hint: Any, path: str, reading: _Reading) -> object:
         if typing.is_typeddict(hint):
             hints = _field_hints(hint, path)
             return {key: _build(h, f"{path}[{key!r}]", reading) for key, h in hints.items()}
-        if hint in _SCALARS:
-            dtype = _SCALARS[hint]
-            reading.choose(f"{path}: {hint.__name__} → {dtypes.short_name(dtype)}[]")
-            return ArraySpec(dtype, ())
-    raise _Missing(f"{_name(hint)} has no shape")
+        if hint in _SCALAR_EXAMPLES:
+            raise _Missing(_scalar_choices(hint, path), example=_SCALAR_EXAMPLES[hint])
+    raise _Missing(f"{_name(hint)} gives no shape")
+
+
+def _scalar_choices(hint: type, path: str) -> str:
+    """Why a Python scalar is not built, and its two choices: JAX traces a Python
+    ``int`` passed to ``jit`` as a weak-typed ``i32[]`` (another program than a strong
+    one), and code that needs its value needs it static."""
+    name = hint.__name__
+    if not path.isidentifier():  # a field of an argument: only a value can be given
+        return f"a Python {name} (give the argument's value)"
+    value = _SCALAR_EXAMPLES[hint]
+    return (
+        f"a Python {name}: static with --static-argnames {path} (and --kwargs {path}={value}), "
+        f"or traced as jit traces one with --kwargs {path}={value}"
+    )
+
+
+def _union(hint: Any, path: str, reading: _Reading) -> object:
+    """``X | None`` is built as ``X``; a union of several members only where they are
+    all arrays whose shapes the annotations pin and the dims given size just one of
+    them (or several alike). A member is never picked for the user otherwise: a union
+    with a Python scalar or a bare array type (``jax.typing.ArrayLike``) gives no shape."""
+    members = [m for m in typing.get_args(hint) if m is not type(None)]
+    if len(members) == 1:
+        value = _build(members[0], path, reading)
+        reading.choose(f"{path}: built as {_name(members[0])} of {_name(hint)}")
+        return value
+    arrays = [m for m in members if is_array_annotation(_strip_annotated(m))]
+    for member in arrays:  # every member's dims are the annotations'
+        reading.mentioned.update(name for _, name, _ in _dims(_strip_annotated(member)) if name)
+    if len(arrays) < len(members):
+        raise _Missing(f"{_name(hint)} gives no shape")
+    fits: list[tuple[Any, ArraySpec, _Reading]] = []
+    for member in arrays:
+        trial = reading.trial()
+        try:
+            spec = _array(_strip_annotated(member), path, trial)
+        except _Missing:
+            continue
+        if not trial.unsized:
+            fits.append((member, spec, trial))
+    if not fits or len({spec for _, spec, _ in fits}) > 1:
+        said = "size none of its members" if not fits else f"size {len(fits)} of its members"
+        raise _Missing(
+            f"{_name(hint)}: the dims given {said}; give its value, or size one member's "
+            "dims alone with --dims",
+            example=str(fits[0][1]) if fits else None,
+        )
+    member, spec, trial = fits[0]
+    reading.take(trial)
+    reading.choose(f"{path}: built as {_name(member)} of {_name(hint)} (the member the dims size)")
+    return spec
 
 
 def _name(hint: Any) -> str:
-    if isinstance(hint, type) and typing.get_origin(hint) is None:
+    """An annotation as its code reads (``Float[Array, 'batch seq']``, ``Keys |
+    Queries`` as their members, ``tuple[int, ...]``), whatever module made it."""
+    hint = _strip_annotated(hint)
+    if hint is type(None) or hint is None:
+        return "None"
+    if is_array_annotation(hint):
+        family = getattr(getattr(hint, "dtype", None), "__name__", "Shaped")
+        array = str(getattr(getattr(hint, "array_type", None), "__name__", "Array"))
+        array = array.rpartition(".")[2]  # jax.Array's is jaxlib._jax.Array
+        return f"{family}[{array}, {str(getattr(hint, 'dim_str', ''))!r}]"
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        names = list(dict.fromkeys(_name(m) for m in typing.get_args(hint)))
+        shown = names if len(names) <= 4 else [*names[:3], f"… ({len(names)} members)"]
+        return " | ".join(shown)
+    if origin is not None:
+        args = ", ".join("..." if a is Ellipsis else _name(a) for a in typing.get_args(hint))
+        base = getattr(origin, "__name__", None) or str(origin).rpartition(".")[2]
+        return f"{base}[{args}]"
+    if isinstance(hint, type):
         return hint.__name__.rpartition(".")[2]  # jax.Array's is jaxlib._jax.Array
-    return str(hint).replace("typing.", "")
+    return str(hint)
 
 
 def _field_hints(cls: type, path: str) -> dict[str, Any]:
@@ -341,6 +457,130 @@ def _dataclass(cls: type, path: str, reading: _Reading) -> Struct:
     return Struct(_class_path(cls), tuple(values), cls)
 
 
+# ----------------------------------------------------------- models, constructed ----
+
+_BUILDERS: dict[ModelLibrary, str] = {"equinox": "eqx.filter_eval_shape", "nnx": "nnx.eval_shape"}
+_SEEDS: dict[ModelLibrary, tuple[str, str]] = {
+    "equinox": ("key", "jax.random.key(0)"), "nnx": ("rngs", "nnx.Rngs(0)"),
+}  # fmt: skip
+
+
+def _model_library(cls: type) -> ModelLibrary | None:
+    """``equinox`` for an ``eqx.Module``, ``nnx`` for a ``flax.nnx.Module``, by the
+    classes it derives from (neither library is imported for it)."""
+    for base in cls.__mro__:
+        if base.__name__ == "Module" and base.__module__.startswith("equinox"):
+            return "equinox"
+        if base.__name__ == "Module" and base.__module__.startswith("flax.nnx"):
+            return "nnx"
+    return None
+
+
+def _model(cls: type, library: ModelLibrary, path: str, reading: _Reading) -> object:
+    """An Equinox model from its fields' annotations where they say every array (the
+    tree its unflattening makes); else, an Equinox or NNX model from its constructor."""
+    why = f"{_kind(library)} {cls.__name__}"
+    if library == "equinox" and dataclasses.is_dataclass(cls):
+        trial = reading.trial()
+        try:
+            built = _dataclass(cls, path, trial)
+        except _Missing as missing:
+            why = f"{why}'s fields do not say its arrays ({missing})"
+        else:
+            reading.take(trial)
+            return built
+    return _constructed(cls, library, path, reading, why)
+
+
+def _kind(library: ModelLibrary) -> str:
+    return "an eqx.Module" if library == "equinox" else "an nnx.Module"
+
+
+def _constructed(
+    cls: type, library: ModelLibrary, path: str, reading: _Reading, why: str
+) -> Constructed:
+    """The model its own constructor builds, where every argument it needs is a PRNG
+    key (``key``/``rngs``, or annotated as one), a Python ``int`` that ``--dims`` sizes
+    by its name, or an array its annotation says; the others keep their defaults."""
+    try:  # the __init__'s own (a metaclass's __call__, NNX's, hides it from the class's)
+        parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]  # type: ignore[misc]
+    except (TypeError, ValueError):
+        parameters = []
+    hints = _init_hints(cls)
+    arguments: list[tuple[str, object]] = []
+    needs: list[str] = []
+    for param in parameters:
+        name = param.name
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        hint = _strip_annotated(hints.get(name, param.empty))
+        if _is_seed(name, hint):
+            arguments.append((name, Seed("rngs" if library == "nnx" else "key")))
+        elif param.default is not param.empty:
+            continue
+        elif hint in (int, float) and isinstance(reading.dims.get(name), Dim):
+            reading.mentioned.add(name)
+            size = reading.dims[name]
+            assert isinstance(size, Dim)
+            reading.used[name] = dim_text(size)
+            arguments.append((name, hint(size.size)))
+        elif hint is not param.empty and hint not in _SCALAR_EXAMPLES:
+            trial = reading.trial()
+            try:
+                arguments.append((name, _build(hint, f"{path}({name})", trial)))
+            except _Missing:
+                needs.append(name)
+            else:
+                reading.take(trial)
+        else:
+            needs.append(name)
+    if needs:
+        seed, seeded = _SEEDS[library]
+        call = _call_text(library, cls, [*((n, "...") for n in needs), (seed, seeded)])
+        raise _Missing(
+            f"{why}; its constructor needs {', '.join(needs)}",
+            advice=f"build it in a maker, e.g. `def make_args(): return ({call}, ...)`, "
+            "and give --args-from make_args (a Python int argument named like a dim "
+            "takes its --dims size)",
+        )
+    shown = [(n, _SEEDS[library][1] if isinstance(v, Seed) else str(v)) for n, v in arguments]
+    reading.choose(f"{path}: built by {_call_text(library, cls, shown)}, nothing allocated")
+    return Constructed(_class_path(cls), library, tuple(arguments), cls)
+
+
+def _call_text(library: ModelLibrary, cls: type, arguments: list[tuple[str, str]]) -> str:
+    """``eqx.filter_eval_shape(MLP, width=8, key=jax.random.key(0))``, or
+    ``nnx.eval_shape(lambda: Model(rngs=nnx.Rngs(0)))``."""
+    said = ", ".join(f"{name}={value}" for name, value in arguments)
+    if library == "equinox":
+        return f"{_BUILDERS[library]}({cls.__name__}{', ' if said else ''}{said})"
+    return f"{_BUILDERS[library]}(lambda: {cls.__name__}({said}))"
+
+
+def _init_hints(cls: type) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(cls.__init__, include_extras=True)  # type: ignore[misc]
+    except Exception:  # an annotation names what its module lacks: read as unannotated
+        return {}
+
+
+def _is_seed(name: str, hint: Any) -> bool:
+    """A constructor's PRNG argument: named ``key`` or ``rngs`` (as Equinox's examples
+    and NNX's docs write it), or annotated as a key array, ``PRNGKeyArray`` or
+    ``nnx.Rngs``."""
+    if name in ("key", "rngs"):
+        return True
+    members = typing.get_args(hint) if typing.get_origin(hint) in (
+        typing.Union, types.UnionType) else (hint,)  # fmt: skip
+    for member in members:
+        member = _strip_annotated(member)
+        if is_array_annotation(member) and getattr(member.dtype, "__name__", "") == "Key":
+            return True
+        if isinstance(member, type) and member.__name__ == "Rngs":
+            return True
+    return False
+
+
 def _class_path(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
@@ -366,6 +606,7 @@ def _array(hint: type, path: str, reading: _Reading) -> ArraySpec:
             shape.append(_symbolic(str(extra), path, reading))
             axes.append(())
         else:
+            reading.mentioned.add(name)
             value = _sized(name, broadcastable=bool(extra), variadic=kind == "variadic",
                            reading=reading)  # fmt: skip
             for dim in (value,) if isinstance(value, Dim) else value:
@@ -403,6 +644,7 @@ def _symbolic(text: str, path: str, reading: _Reading) -> int:
         if isinstance(node, ast.Constant) and type(node.value) is int:
             return node.value
         if isinstance(node, ast.Name):
+            reading.mentioned.add(node.id)
             got = _sized(node.id, broadcastable=False, variadic=False, reading=reading)
             return got.size if isinstance(got, Dim) else 0
         if isinstance(node, ast.BinOp) and type(node.op) in ops:

@@ -16,7 +16,7 @@ import tokenize
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NoReturn, TypeAlias
+from typing import Literal, NoReturn, TypeAlias
 
 from jxinspect.core import dtypes
 
@@ -115,6 +115,32 @@ class Struct:
     cls: type | None = field(default=None, compare=False)
     """The class itself, where it is known (read from an annotation): built from its
     fields without running its ``__init__`` (an ``eqx.Module``'s takes other arguments)."""
+
+
+ModelLibrary: TypeAlias = Literal["equinox", "nnx"]
+"""The libraries whose models are built by their own constructor (:class:`Constructed`)."""
+
+
+@dataclass(frozen=True)
+class Seed:
+    """The PRNG argument of a model's constructor: ``jax.random.key(0)`` for a ``key``,
+    ``nnx.Rngs(0)`` for ``rngs`` (under ``eval_shape``, so no number is drawn)."""
+
+    kind: Literal["key", "rngs"]
+
+
+@dataclass(frozen=True)
+class Constructed:
+    """A model built abstractly by its own constructor: ``eqx.filter_eval_shape`` (or
+    ``nnx.eval_shape``) of ``cls(**arguments)``, nothing allocated; read from an
+    annotation (no spec text writes one)."""
+
+    path: str
+    """The class's import path, as the report names it."""
+    library: ModelLibrary
+    arguments: tuple[tuple[str, object], ...]
+    """The constructor's arguments by name: spec values, a :class:`Seed` for its key."""
+    cls: type | None = field(default=None, compare=False)
 
 
 _PREFIX = "_("  # every text is parsed as the call _(text)

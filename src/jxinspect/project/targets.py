@@ -175,10 +175,21 @@ def _mesh_hint(err: BaseException) -> str:
     )
 
 
+_TYPECHECK_LINES = ("The problem arose whilst typechecking", "Actual value:", "Expected type:")
+"""The lines of jaxtyping's ``TypeCheckError`` that say which parameter, and why."""
+
+
 def describe_exception(err: BaseException) -> str:
     """``ValueError: msg (at file.py:12 in f)``, naming the innermost frame of user code;
     ``called sys.exit(0) (at ...)`` for an exit, which is a failure too, whatever its code."""
-    message = str(err).strip().splitlines()[0] if str(err).strip() else ""
+    lines = str(err).strip().splitlines()
+    message = lines[0] if lines else ""
+    # a type checker's (jaxtyping with beartype) first line names the function; the
+    # parameter, its value and the type it wanted follow
+    said = [line for line in lines[1:4] if line.startswith(_TYPECHECK_LINES)]
+    if said:
+        message = f"{message.rstrip('.')}: " + " ".join(line.rstrip(".") + ";" for line in said)
+        message = message.rstrip(";")
     text = f"{type(err).__name__}: {message}" if message else type(err).__name__
     if isinstance(err, SystemExit):
         text = f"called sys.exit({err.code!r})"

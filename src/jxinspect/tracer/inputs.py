@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from jxinspect.core.errors import UsageError
+from jxinspect.core.errors import UsageError, UserCodeError
 from jxinspect.core.model import Mesh
 from jxinspect.project.annotations import KEY_DTYPE
 from jxinspect.project.plan import StagingPlan
-from jxinspect.project.spec import ArraySpec, PSpec, Struct
+from jxinspect.project.spec import ArraySpec, Constructed, PSpec, Seed, Struct
 from jxinspect.tracer import seam
 
 
@@ -102,6 +102,8 @@ def to_abstract(value: Any, jax_mesh: Any | None) -> Any:
     build each :class:`Struct` as the class it names."""
 
     def convert(leaf: Any) -> Any:
+        if isinstance(leaf, Constructed):
+            return build_model(leaf, jax_mesh)
         if isinstance(leaf, Struct):
             fields = {name: to_abstract(field, jax_mesh) for name, field in leaf.fields}
             if leaf.cls is not None:
@@ -131,7 +133,38 @@ def to_abstract(value: Any, jax_mesh: Any | None) -> Any:
         sharding = seam.named_sharding(jax_mesh, entries)
         return _array(leaf.shape, leaf.dtype, sharding)
 
-    return seam.tree_map(convert, value, is_leaf=lambda x: isinstance(x, (ArraySpec, Struct)))
+    return seam.tree_map(
+        convert, value, is_leaf=lambda x: isinstance(x, (ArraySpec, Struct, Constructed))
+    )
+
+
+def build_model(model: Constructed, jax_mesh: Any | None) -> Any:
+    """The model its constructor builds, abstractly (``eqx.filter_eval_shape``, or
+    ``nnx.eval_shape``): every array a ``ShapeDtypeStruct``, nothing allocated, the
+    tree exactly the one the constructor makes. Its key is drawn inside, so no random
+    number is either."""
+    cls = model.cls or struct_class(model.path)
+    given = {name: to_abstract(value, jax_mesh) for name, value in model.arguments
+             if not isinstance(value, Seed)}  # fmt: skip
+    seeds = [name for name, value in model.arguments if isinstance(value, Seed)]
+    try:
+        if model.library == "equinox":
+            import equinox as eqx
+
+            def construct() -> Any:
+                keys = {name: seam.random_key() for name in seeds}
+                return cls(**seam.traced_values(given), **keys)
+
+            return eqx.filter_eval_shape(construct)
+        from flax import nnx
+
+        return nnx.eval_shape(
+            lambda: cls(**seam.traced_values(given), **{name: nnx.Rngs(0) for name in seeds})
+        )
+    except Exception as err:  # the model's own constructor may raise anything
+        raise UserCodeError(
+            f"building {model.path} from its constructor failed: {type(err).__name__}: {err}"
+        ) from None
 
 
 def _array(shape: tuple[int, ...], dtype: str, sharding: Any) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import re
 import traceback
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
@@ -208,6 +209,8 @@ def _tracing_error(
     hint = _pmap_devices_hint(args, plan) if stage == "pmap" else ""
     if not wrapped and seam.needs_concrete_value(err):
         hint += _static_number_hint(fun, args, plan)
+    elif not wrapped:
+        hint += _typechecked_scalar_hint(err, fun, args, kwargs, plan)
     return UserCodeError(f"tracing failed: {describe_exception(err)}{hint}")
 
 
@@ -232,6 +235,33 @@ def _static_number_hint(fun: Any, args: tuple[Any, ...], plan: StagingPlan) -> s
         f"; a number given as an argument is traced, as jit traces it ({said}): make it "
         f"static with {option.flag} {positions} (or `{option.name}: [{positions}]` in the "
         "declaration)"
+    )
+
+
+_TYPECHECKED = re.compile(r"typechecking parameter '(\w+)'")
+"""jaxtyping's ``TypeCheckError`` naming the parameter whose value failed its check."""
+
+
+def _typechecked_scalar_hint(
+    err: BaseException, fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], plan: StagingPlan
+) -> str:
+    """How to pass a Python number that a type checker (``window_size: int`` under
+    jaxtyping and beartype) refused once ``jit`` traced it: as a static argument."""
+    found = _TYPECHECKED.search(str(err))
+    option = role_option(plan.stage, "static_names")
+    if found is None or option is None:
+        return ""
+    name = found.group(1)
+    try:
+        bound = inspect.signature(fun).bind_partial(*args, **kwargs).arguments
+    except (TypeError, ValueError):
+        return ""
+    value = bound.get(name)
+    if not isinstance(value, (bool, int, float, complex)):
+        return ""
+    return (
+        f"; {name}={value!r} is a Python {type(value).__name__}, which jit traces as an "
+        f"array: make it static with {option.flag} {name}"
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -63,6 +64,31 @@ def prng_key_struct(shape: tuple[int, ...], sharding: Sharding | None = None) ->
 
     dtype = jax.eval_shape(lambda: jax.random.key(0)).dtype
     return jax.ShapeDtypeStruct(shape, dtype, sharding=sharding)
+
+
+def traced_values(tree: Any) -> Any:
+    """``tree`` with each ``ShapeDtypeStruct`` a value of its shape and dtype, for code
+    traced abstractly (under ``eval_shape``: zeros there allocate nothing), and the
+    PRNG key ``jax.random.key(0)`` for each key one."""
+    import jax
+    import jax.numpy as jnp
+
+    def value(leaf: Any) -> Any:
+        if not isinstance(leaf, jax.ShapeDtypeStruct):
+            return leaf
+        if jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
+            keys = jax.random.split(jax.random.key(0), max(1, math.prod(leaf.shape)))
+            return keys.reshape(leaf.shape)
+        return jnp.zeros(leaf.shape, leaf.dtype)
+
+    return jax.tree_util.tree_map(value, tree)
+
+
+def random_key() -> Any:
+    """``jax.random.key(0)``: a model constructor's key, drawn under ``eval_shape``."""
+    import jax
+
+    return jax.random.key(0)
 
 
 def staged_dtype(value: Leaf) -> str:
