@@ -80,6 +80,32 @@ def test_only_targets_whose_sources_changed_are_staged_again(project: Path) -> N
     assert set(how(run_cli("lint", "-v", cwd=project).stderr).values()) == {"staged"}
 
 
+def test_editing_jxinspects_own_code_stages_everything_again(
+    project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The cache key covers the tool's own code: in an editable checkout, an edited rule
+    re-lints (run from a copy of the package, first on the import path, that is edited)."""
+    import shutil
+    import sys
+
+    import jxinspect
+
+    site = tmp_path_factory.mktemp("site")
+    shutil.copytree(Path(jxinspect.__file__).parent, site / "jxinspect",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    command = (sys.executable, "-m", "jxinspect")
+    env = {"PYTHONPATH": str(site)}
+    first = run_cli("lint", "-v", command=command, env=env, cwd=project)
+    assert first.returncode == 1 and set(how(first.stderr).values()) == {"staged"}, first.describe()
+    again = run_cli("lint", "-v", command=command, env=env, cwd=project)
+    assert set(how(again.stderr).values()) == {"cached"}, again.describe()
+    rule = site / "jxinspect" / "rules" / "jx105_pruned_argument.py"
+    rule.write_text(rule.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    edited = run_cli("lint", "-v", command=command, env=env, cwd=project)
+    assert set(how(edited.stderr).values()) == {"staged"}, edited.describe()
+    assert edited.stdout == first.stdout
+
+
 def test_a_corrupt_or_foreign_cache_entry_is_never_trusted(project: Path) -> None:
     first = run_cli("lint", "--format", "json", cwd=project)
     entries = sorted((project / ".jxinspect_cache").glob("*/*.jsonl"))

@@ -10,7 +10,7 @@ the gate (:class:`Policy`: ``--fail-on`` and ``--allow``) that decides the exit 
 its JSON form is schema ``jxinspect.diff/1``.
 
 Only what both sides know is compared: a report read from StableHLO text (stage
-``unknown``, no jaxpr) has no static arguments or nested jaxprs to compare.
+``None``, no jaxpr) has no static arguments or nested jaxprs to compare.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from jxinspect.core.model import (
     at_or_above,
 )
 from jxinspect.core.units import type_text
+from jxinspect.core.vocabulary import Partitioner, Reached, Stage
 
 DIFF_SCHEMA = "jxinspect.diff/1"
 
@@ -111,14 +112,14 @@ class Side:
 
     target: str
     function: str | None
-    stage: str | None
+    stage: Stage | None
     """``None``: not recorded (read from a program text)."""
-    reached: str
+    reached: Reached
     jax_version: str | None
     platform: str | None
     num_devices: int
     mesh: str | None
-    partitioner: str
+    partitioner: Partitioner
     inputs: int
     named_inputs: int
     outputs: int

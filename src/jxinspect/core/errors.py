@@ -10,6 +10,8 @@ import functools
 import traceback
 from pathlib import Path
 
+from jxinspect.core.vocabulary import ErrorKind
+
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
@@ -102,7 +104,7 @@ def raised_by_jxinspect(err: BaseException) -> bool:
     return where.is_relative_to(_PACKAGE) and not where.is_relative_to(_SHIPPED_USER_CODE)
 
 
-def error_kind(err: BaseException) -> str:
+def error_kind(err: BaseException) -> ErrorKind:
     """How a report names whose fault an error is: ``usage``, ``user-code`` or ``internal``."""
     if isinstance(err, UsageError):
         return "usage"

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from jxinspect.core.display import Displayed, renderers
 from jxinspect.core.dtypes import element_bytes
 from jxinspect.core.program import Program
-from jxinspect.core.vocabulary import SEVERITY_RANK, Reached, Severity, Stage, Status
+from jxinspect.core.vocabulary import SEVERITY_RANK, Partitioner, Reached, Severity, Stage, Status
 
 __all__ = ["Reached", "Severity", "Status"]  # the model's words, defined in the vocabulary
 
@@ -646,7 +646,7 @@ class Report(Displayed):
     """``None`` when not recorded (read from a program text)."""
     num_devices: int
     mesh: Mesh | None = None
-    partitioner: str = "shardy"
+    partitioner: Partitioner = "shardy"
     function: str | None = None
     """``func_src_info``: the function's name and where it is defined."""
     file: str | None = None

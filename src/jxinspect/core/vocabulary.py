@@ -1,6 +1,6 @@
 """The words every part of jxinspect shares, in one place: the staging APIs, platforms,
-partitioners, severities, how far staging got, a leaf's name status, and how releases
-are ordered.
+partitioners, severities, how far staging got, a leaf's name status, whose fault a
+failure is, and how releases are ordered.
 
 The command line's choices (typer reads the ``Literal`` types), the configuration's
 checks, the data model's types, the rules and the HTML filters all read them from here.
@@ -42,6 +42,11 @@ Status = Literal["ok", "synthetic", "missing", "mismatch", "pruned", "renamed"]
 the name a library's wrapper gave it (``renamed``: ``model.states[0][3]`` for
 ``model.linear1.kernel.value``)."""
 STATUSES: tuple[Status, ...] = get_args(Status)
+
+ErrorKind = Literal["usage", "user-code", "internal", "timeout", "interrupted"]
+"""Whose fault a target's failure is: the command line's or configuration's (exit 2), the
+user's code (exit 3), jxinspect's (exit 4), the time limit's, or Ctrl-C's."""
+ERROR_KINDS: tuple[ErrorKind, ...] = get_args(ErrorKind)
 
 SEVERITY_RANK: dict[str, int] = {s: len(SEVERITIES) - i for i, s in enumerate(SEVERITIES)}
 """``error`` ranks highest."""

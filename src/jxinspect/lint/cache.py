@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -152,13 +153,32 @@ def _plain(value: Any) -> Any:
     return value
 
 
+PACKAGE = Path(__file__).resolve().parents[1]
+"""The installed jxinspect package (the source folder of an editable checkout)."""
+
+
+@functools.cache
+def tool_digest(package: Path = PACKAGE) -> str:
+    """A digest of jxinspect's own code and data (every file of the package, by
+    content): an edited rule in an editable checkout changes it, as a new version does.
+    About a megabyte of files, read once per run."""
+    files = sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0")
+        digest.update(_digest(path.read_bytes()).encode())
+    return digest.hexdigest()
+
+
 def environment() -> dict[str, Any]:
-    """The versions (jxinspect, Python, installed distributions) and the ``JAX_*`` and
-    ``XLA_*`` environment of this process: what every target's report depends on."""
+    """The versions (jxinspect, Python, installed distributions), jxinspect's own code
+    (:func:`tool_digest`) and the ``JAX_*`` and ``XLA_*`` environment of this process:
+    what every target's report depends on."""
     env = {k: v for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES)}
     return {
         "format": FORMAT,
         "jxinspect": __version__,
+        "tool": tool_digest(),
         "python": sys.version,
         "packages": installed_packages(),
         "env": dict(sorted(env.items())),

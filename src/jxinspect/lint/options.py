@@ -8,12 +8,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
+from jxinspect.core.vocabulary import FailOn
 from jxinspect.lint.shards import Shard
 from jxinspect.lint.workers.supervisor import DEFAULT_TIMEOUT_S
 from jxinspect.project.config import Config, Policy
 
 DEFAULT_BASELINE = "jxinspect-baseline.json"
-DEFAULT_FAIL_ON = "error"
+DEFAULT_FAIL_ON: FailOn = "error"
 T = TypeVar("T")
 
 
@@ -25,7 +26,7 @@ class LintRequest:
     config: Path | None = None
     select: tuple[str, ...] | None = None
     ignore: tuple[str, ...] = ()
-    fail_on: str | None = None
+    fail_on: FailOn | None = None
     baseline: Path | None = None
     write_baseline: bool = False
     jobs: int = 1
@@ -54,7 +55,7 @@ def first_given(*values: T | None, default: T) -> T:
 class RunOptions:
     """The run options of one run, merged."""
 
-    fail_on: str
+    fail_on: FailOn
     timeout: float | None
     """Seconds one target may take to stage; ``None``: no limit."""
     cache: bool

@@ -20,7 +20,7 @@ from jxinspect.core.errors import (
     EXIT_USER_CODE,
 )
 from jxinspect.core.model import Severity, at_or_above
-from jxinspect.core.vocabulary import SEVERITIES
+from jxinspect.core.vocabulary import SEVERITIES, ErrorKind, FailOn, Reached
 
 LINT_SCHEMA = "jxinspect.lint/1"
 
@@ -78,12 +78,12 @@ class TargetResult:
     line: int | None
     """Where the function is defined (its ``def`` line), when known."""
     function: str | None = None
-    reached: str | None = None
+    reached: Reached | None = None
     """``traced``, ``lowered`` or ``compiled``; ``None`` when it failed."""
     findings: tuple[LintFinding, ...] = ()
     error: str | None = None
     """Why it could not be staged (import, trace, inputs); ``None`` when it was."""
-    error_kind: str | None = None
+    error_kind: ErrorKind | None = None
     """``user-code``, ``usage``, ``internal``, ``timeout`` or ``interrupted``."""
     cached: bool = field(default=False, compare=False)
     """Its report came from the cache (not in the JSON: runs give identical output)."""
@@ -178,7 +178,7 @@ class LintResult(Displayed):
 
     targets: tuple[TargetResult, ...]
     rules: tuple[RuleInfo, ...]
-    fail_on: str = "error"
+    fail_on: FailOn = "error"
     gone: tuple[GoneEntry, ...] = ()
     baseline: str | None = None
     """The baseline file used (relative to the root), if any."""

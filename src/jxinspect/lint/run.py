@@ -31,6 +31,7 @@ from jxinspect._version import __version__
 from jxinspect.core.errors import JxError, UsageError, error_kind
 from jxinspect.core.files import write_output
 from jxinspect.core.model import Finding
+from jxinspect.core.vocabulary import ErrorKind
 from jxinspect.lint.baseline import Key, make_key, read_baseline, render_baseline
 from jxinspect.lint.cache import Cache
 from jxinspect.lint.options import LintRequest, RunOptions, run_options, target_policy
@@ -78,7 +79,7 @@ class Planned:
     job: Job | None = None
     error: str | None = None
     """Why it cannot be staged at all (a bad declaration); then ``job`` is ``None``."""
-    error_kind: str = "usage"
+    error_kind: ErrorKind = "usage"
 
 
 def _once(store: dict[Path, T | JxError], key: Path, make: Callable[[Path], T]) -> T:

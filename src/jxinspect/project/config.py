@@ -36,12 +36,12 @@ import re
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, NoReturn, cast
+from typing import Any, NoReturn, TypeVar, cast
 
 from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.model import Severity
 from jxinspect.core.settings import BUDGET_KEYS, DEFAULT_SETTINGS, Settings, parse_bytes
-from jxinspect.core.vocabulary import FAIL_ON, SEVERITIES
+from jxinspect.core.vocabulary import FAIL_ON, SEVERITIES, FailOn
 from jxinspect.project import spec as specs
 from jxinspect.project.options import (
     DEFAULT_KEYS,
@@ -54,6 +54,9 @@ from jxinspect.project.options import (
 from jxinspect.project.sourcefile import undecodable
 from jxinspect.project.targets import parse_target
 from jxinspect.rules import RULES
+
+_Choice = TypeVar("_Choice", bound=str)
+"""One of a closed set of words (a ``Literal`` of :mod:`jxinspect.core.vocabulary`)."""
 
 YAML_NAMES = ("jxinspect.yaml", "jxinspect.yml")
 PYPROJECT = "pyproject.toml"
@@ -133,7 +136,7 @@ class Config:
     exclude: tuple[str, ...] = ()
     policy: Policy = field(default_factory=Policy)
     baseline: str | None = None
-    fail_on: str | None = None
+    fail_on: FailOn | None = None
     timeout: float | None = None
     """Seconds one target may take to stage (0: no limit); ``None``: not configured."""
     cache: bool = True
@@ -475,7 +478,7 @@ class _Reader:
             self.fail(path, f"must be true or false, got {_kind(value)}")
         return value
 
-    def choice(self, value: Any, path: KeyPath, choices: tuple[str, ...]) -> str:
+    def choice(self, value: Any, path: KeyPath, choices: tuple[_Choice, ...]) -> _Choice:
         if not isinstance(value, str) or value not in choices:
             hint = nearest(value, choices) if isinstance(value, str) else ""
             self.fail(path, f"must be one of {', '.join(choices)}, got {value!r}{hint}")
@@ -527,7 +530,7 @@ class _Reader:
         for code, severity in self.mapping(value, path).items():
             self.code_prefix(code, path + (code,))
             chosen = self.choice(severity, path + (code,), SEVERITIES)
-            result.append((code.upper(), cast(Severity, chosen)))
+            result.append((code.upper(), chosen))
         return tuple(result)
 
     def budgets(self, value: Any, path: KeyPath) -> dict[str, int | None]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jxinspect.core.settings import Settings
+from jxinspect.core.vocabulary import ErrorKind
 from jxinspect.project.resolve import Resolved
 
 
@@ -33,7 +34,7 @@ class Outcome:
 
     report: dict[str, Any] | None
     error: str | None = None
-    kind: str | None = None
+    kind: ErrorKind | None = None
     """``user-code``, ``usage``, ``internal``, ``timeout`` or ``interrupted``."""
     needs_devices: int | None = None
     """The target needs more CPU devices than the worker's backend started with."""

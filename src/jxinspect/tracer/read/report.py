@@ -23,6 +23,7 @@ from jxinspect.core.model import (
     Status,
 )
 from jxinspect.core.program import TextRequest
+from jxinspect.core.vocabulary import Partitioner
 from jxinspect.tracer import seam
 from jxinspect.tracer.read import mlir, nested, shardings
 from jxinspect.tracer.read.mlir import MainSignature, MainValue
@@ -234,7 +235,7 @@ class Context:
     platform: str | None = None
     num_devices: int = 1
     mesh: Mesh | None = None
-    partitioner: str | None = None
+    partitioner: Partitioner | None = None
     function: str | None = None
     """``f at file.py:12``; ``None``: as JAX's debug info says."""
     file: str | None = None

@@ -13,6 +13,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 
+from jxinspect.core.vocabulary import Partitioner
 from jxinspect.tracer.seam import release
 from jxinspect.tracer.seam.objects import Device
 
@@ -62,7 +63,7 @@ def simulate_cpu_devices(count: int) -> None:
 
 
 @contextlib.contextmanager
-def partitioner(name: str | None) -> Iterator[str]:
+def partitioner(name: str | None) -> Iterator[Partitioner]:
     """Use Shardy (``"shardy"``) or GSPMD inside the block; JAX's setting is restored."""
     import jax
 
