@@ -16,6 +16,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from jxinspect.core import codec
 from jxinspect.core.errors import UsageError
 from jxinspect.project.sourcefile import undecodable
 
@@ -150,4 +151,4 @@ def render_baseline(counts: Counter[Key]) -> str:
         for (target, code, path), count in sorted(counts.items())
         if count > 0
     ]
-    return json.dumps({"schema": SCHEMA, "findings": findings}, indent=2, ensure_ascii=False) + "\n"
+    return codec.dumps({"schema": SCHEMA, "findings": findings})

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 from jxinspect.compare.diff import DiffReport
+from jxinspect.core import codec
 
 
 def render(diff: DiffReport) -> str:
     """``DiffReport.to_dict()`` as indented, key-ordered JSON."""
-    return json.dumps(diff.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    return codec.dumps(diff.to_dict())

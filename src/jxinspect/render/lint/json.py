@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
+from jxinspect.core import codec
 from jxinspect.lint.result import LintResult
 
 
 def render(result: LintResult) -> str:
     """:meth:`LintResult.to_dict` as indented JSON, keys in a fixed order."""
-    return json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    return codec.dumps(result.to_dict())

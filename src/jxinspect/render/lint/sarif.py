@@ -10,11 +10,11 @@ suppressed; new ones are ``new``. Targets that failed are tool notifications.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from typing import Any
 from urllib.parse import quote
 
+from jxinspect.core import codec
 from jxinspect.lint.result import LintResult
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -135,4 +135,4 @@ def _notifications(result: LintResult) -> list[dict[str, Any]]:
 
 def render(result: LintResult) -> str:
     """The SARIF log as indented JSON."""
-    return json.dumps(to_sarif(result), indent=2, ensure_ascii=False) + "\n"
+    return codec.dumps(to_sarif(result))

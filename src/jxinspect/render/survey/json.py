@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 from jxinspect.compare.survey import SurveyDiff
+from jxinspect.core import codec
 from jxinspect.core.survey import Survey
 
 
 def render(product: Survey | SurveyDiff) -> str:
     """``to_dict()`` as indented JSON."""
-    return json.dumps(product.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    return codec.dumps(product.to_dict())
