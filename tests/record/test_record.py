@@ -225,10 +225,13 @@ def test_bad_uses_are_one_line_errors(tmp_path: Path) -> None:
 def test_recording_again_replaces_the_previous_recording(recorded_copy: Path) -> None:
     project = recorded_copy
     runs = project / "runs"
-    assert sorted(p.name for p in runs.iterdir()) == ["index.json", "lambda", "lambda.2", "step"]
+    assert sorted(p.name for p in runs.iterdir()) == [
+        "compiles.json", "index.json", "lambda", "lambda.2", "step"]  # fmt: skip
     again = record(runs, "--only", "step", "--", *WARM_PYTHON, "run.py", cwd=project)
     assert again.returncode == 0, again.describe()
-    assert sorted(p.name for p in runs.iterdir()) == ["index.json", "step"]
+    assert sorted(p.name for p in runs.iterdir()) == ["compiles.json", "index.json", "step"]
+    compiles = json.loads((runs / "compiles.json").read_text(encoding="utf-8"))["compiles"]
+    assert {c["function"] for c in compiles} == {"step"}  # the previous run's are gone
 
 
 def test_the_sample_training_script(tmp_path: Path) -> None:

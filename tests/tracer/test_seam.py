@@ -158,6 +158,9 @@ RELEASE_FACTS: list[tuple[str, Callable[[], bool], Callable[[tuple[int, int, int
     ("jaxprs: core.ClosedJaxpr", lambda: seam.closed_jaxpr_type() is not None,
      lambda v: v < (0, 12, 0)),
     ("spelling: result['a']", seam.result_paths_prefixed, lambda v: v >= (0, 5, 3)),
+    ("spelling: result['a'], by the release table",
+     lambda: seam.result_paths_prefixed_in_release() == seam.result_paths_prefixed(),
+     lambda v: True),
     ("mlir: BlockArgument.isinstance", lambda: hasattr(_ir().BlockArgument, "isinstance"),  # type: ignore[attr-defined]
      lambda v: v < (0, 9, 0)),
     ("locations: ir.NameLoc", lambda: hasattr(_ir(), "NameLoc"), lambda v: v > (0, 10, 0)),

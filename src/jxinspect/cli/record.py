@@ -61,10 +61,20 @@ def record(
     compile: Annotated[
         bool, typer.Option("--compile", help="Also compile each: what XLA chose.")
     ] = False,
+    max_compiles: Annotated[
+        Optional[int],
+        typer.Option(
+            "--max-compiles",
+            min=1,
+            help="Exit 1 after the run when a function of yours compiled more than N times "
+            "(each named with its reasons); the run's own failure exit wins.",
+        ),
+    ] = None,
     show_traceback: TracebackOpt = False,
 ) -> None:
     """Run a command unchanged and record every function of yours that JAX lowers in it,
-    each as a report in FOLDER. The run's output and exit code are its own."""
+    each as a report in FOLDER, with every compile's reasons and seconds. The run's
+    output and exit code are its own."""
 
     def body() -> int:
         from jxinspect.record import run as recording
@@ -97,9 +107,33 @@ def record(
             return EXIT_INTERNAL
         if count == 0 and status == 0:
             raise_no_records(index, output)
+        if max_compiles is not None:
+            over = _over_budget(output, max_compiles)
+            for line in over:
+                typer.echo(f"error: {line}", err=True)
+            if over and status == 0:
+                return EXIT_FINDINGS
         return status
 
     run_command(body, show_traceback)
+
+
+def _over_budget(folder: Path, most: int) -> list[str]:
+    """One line per function of the run that compiled more than ``most`` times."""
+    from jxinspect.render.common.escape import text as esc
+    from jxinspect.render.record.recompiles import by_function
+
+    compiles, _ = records.read_compiles(folder)
+    lines = []
+    for found in by_function(compiles):
+        if len(found.compiles) > most:
+            why = "; ".join(str(g) for g in found.groups()[:4]) or "the same program each time"
+            lines.append(
+                f"`{esc(found.function)}` ({esc(found.source or 'no source')}) compiled "
+                f"{len(found.compiles)} times, more than --max-compiles {most}: {why} "
+                f"(jxinspect show {folder})"
+            )
+    return lines
 
 
 def raise_no_records(index: records.Index, output: Path) -> None:
@@ -167,6 +201,8 @@ def _show_folder(folder: Path, format: Format, output: Optional[Path], fail_on: 
         (entry, records.read_record(folder, entry), records.replay_problem(folder, entry))
         for entry in index.functions
     )
-    emit(formats.RECORD.render(Recording(str(folder), index, reports), format), output)
+    compiles, dropped = records.read_compiles(folder)
+    recording = Recording(str(folder), index, reports, tuple(compiles), dropped)
+    emit(formats.RECORD.render(recording, format), output)
     severities = [s for _, report, _ in reports for s in gated(report.findings)]
     return EXIT_FINDINGS if fails(severities, fail_on) else EXIT_OK

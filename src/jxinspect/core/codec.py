@@ -18,3 +18,8 @@ def dumps(data: Any, *, indent: int = 2) -> str:
     """``data`` (plain dicts, lists, strings, numbers, booleans, ``None``) as indented
     JSON text ending in a newline."""
     return msgspec.json.format(_ENCODER.encode(data), indent=indent).decode() + "\n"
+
+
+def line(data: Any) -> str:
+    """``data`` as compact JSON on one line (no newline at its end)."""
+    return _ENCODER.encode(data).decode()

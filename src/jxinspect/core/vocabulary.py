@@ -48,6 +48,17 @@ ErrorKind = Literal["usage", "user-code", "internal", "timeout", "interrupted"]
 user's code (exit 3), jxinspect's (exit 4), the time limit's, or Ctrl-C's."""
 ERROR_KINDS: tuple[ErrorKind, ...] = get_args(ErrorKind)
 
+ReasonKind = Literal[
+    "shape", "dtype", "weak_type", "sharding", "static", "structure", "function",
+    "constants", "context",
+]  # fmt: skip
+"""Why a function compiled again: a leaf's shape, dtype, weak type (a Python scalar
+where an array was) or sharding; a static argument's value; the pytree's structure; a
+new function object for the same code (a ``jit`` or ``lambda`` made per call); the same
+inputs making another program (closed-over values); JAX's tracing context (the
+configuration, the mesh)."""
+REASON_KINDS: tuple[ReasonKind, ...] = get_args(ReasonKind)
+
 SEVERITY_RANK: dict[str, int] = {s: len(SEVERITIES) - i for i, s in enumerate(SEVERITIES)}
 """``error`` ranks highest."""
 

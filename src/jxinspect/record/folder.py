@@ -24,6 +24,8 @@ from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.files import write_atomically
 from jxinspect.core.model import SCHEMA as REPORT_SCHEMA
 from jxinspect.core.model import Report
+from jxinspect.core.recompiles import SCHEMA as COMPILES_SCHEMA
+from jxinspect.core.recompiles import Compile
 from jxinspect.core.units import source_parts
 from jxinspect.project.options import TargetOptions, options_from_mapping
 
@@ -413,3 +415,31 @@ def read_report(text: str) -> Report:
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
         what = f"missing {err}" if isinstance(err, KeyError) else str(err)
         raise UsageError(f"{text} is not a valid {REPORT_SCHEMA} report: {what}") from None
+
+
+COMPILES = "compiles.json"
+"""Every compile of the user's functions in the run, with its reasons and seconds."""
+
+
+def write_compiles(folder: Path, compiles: list[Compile], dropped: int) -> None:
+    """Write ``compiles.json`` (schema ``jxinspect.compiles/1``), one compile a line."""
+    from jxinspect.core import codec
+
+    lines = ",\n  ".join(codec.line(c.to_dict()) for c in compiles)
+    head = f'{{"schema": "{COMPILES_SCHEMA}", "dropped": {dropped}, "compiles": ['
+    text = head + (f"\n  {lines}\n]}}\n" if lines else "]}\n")
+    write_atomically(folder / COMPILES, text, durable=False)
+
+
+def read_compiles(folder: Path) -> tuple[list[Compile], int]:
+    """The compiles a record folder lists, and how many more it only counted; none for
+    a recording made before compiles were recorded."""
+    path = folder / COMPILES
+    if not path.is_file():
+        return [], 0
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return [Compile.from_dict(c) for c in data["compiles"]], int(data.get("dropped", 0))
+    except (ValueError, KeyError, TypeError) as err:
+        raise UsageError(f"{path}: not a {COMPILES_SCHEMA} file ({err}); record the run "
+                         "again") from None  # fmt: skip

@@ -23,6 +23,7 @@ from jxinspect.core.model import Report
 from jxinspect.core.units import source_parts
 from jxinspect.project.config import Policy, load_config
 from jxinspect.record import folder as records
+from jxinspect.record import recompiles
 from jxinspect.tracer import seam
 
 INDEX_EVERY_S = 5.0
@@ -47,6 +48,8 @@ class Recorder:
     the run owns the folder (written at exit for the owner's index to count)."""
     index_written: float = -INDEX_EVERY_S
     """When the index was last written (``time.monotonic()``)."""
+    compiles: recompiles.CompileLog = field(default_factory=recompiles.CompileLog)
+    """Every compile of the user's functions, with its reasons and seconds."""
     lock: threading.RLock = field(default_factory=threading.RLock)
     """Held while a lowering is recorded: threads that lower at once (JAX's own tests of
     concurrent jit do) each get a folder and an index entry of their own."""
@@ -84,15 +87,19 @@ class Recorder:
         statics = _statics(lowering.call)
         program = seam.program_digest(lowering.lowered) if lowering.lowered else ""
         key = (source or name, lowering.signature, statics, program)
+        called = _static_values(lowering.call)
+        compiled = recompiles.fingerprint(lowering, called, program)
         entry = self.by_key.get(key)
         if entry is not None:
             entry.lowerings += 1
+            self.compiles.add(source or name, name, entry.folder, compiled, lowering.call_site)
             self._write_index()
             return
         if self.settings.max_functions is not None and (
             len(self.index.functions) >= self.settings.max_functions
         ):
             self.index.over_limit += 1
+            self.compiles.add(source or name, name, "", compiled, lowering.call_site)
             self._write_index()
             return
         entry = records.Entry(
@@ -114,6 +121,7 @@ class Recorder:
         records.write_json(where / records.ENTRY, entry.to_dict())
         self.by_key[key] = entry
         self.index.functions.append(entry)
+        self.compiles.add(source or name, name, entry.folder, compiled, lowering.call_site)
         if self.settings.stop_after is not None and name == self.settings.stop_after:
             self.index.stopped_after = name
             self._write_index(now=True)
@@ -154,6 +162,7 @@ class Recorder:
         clock = time.monotonic()
         if now or clock - self.index_written >= INDEX_EVERY_S:
             self.index.write(self.folder)
+            records.write_compiles(self.folder, self.compiles.compiles, self.compiles.dropped)
             self.index_written = clock
 
     def at_exit(self) -> None:
@@ -179,12 +188,23 @@ def _statics(call: seam.Call | None) -> str:
     return ", ".join(f"{k}={_short_repr(v)}" for k, v in seam.static_arguments(call))
 
 
-def _short_repr(value: Any) -> str:
+_STATIC_COMPARED = 300
+"""How much of a static argument's ``repr`` two compiles are compared by."""
+
+
+def _static_values(call: seam.Call | None) -> list[tuple[str, str]]:
+    """Each static argument's ``repr``, as two compiles are told apart by."""
+    if call is None:
+        return []
+    return [(k, _short_repr(v, _STATIC_COMPARED)) for k, v in seam.static_arguments(call)]
+
+
+def _short_repr(value: Any, limit: int = _STATIC_TEXT) -> str:
     try:
         text = repr(value)
     except Exception:
         text = f"<{type(value).__name__}>"
-    return text if len(text) <= _STATIC_TEXT else text[: _STATIC_TEXT - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _call(lowering: seam.Lowering) -> dict[str, Any]:
@@ -243,6 +263,7 @@ def start() -> None:
             print(f"jxinspect record: not recording: {err}", file=sys.stderr)
             return
         seam.install_lowering_hook(recorder.on_lowering, recorder.on_failure)
+        seam.install_duration_listener(recorder.compiles.on_duration)
 
     seam.when_jax_imported(install)
     atexit.register(recorder.at_exit)

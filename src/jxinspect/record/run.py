@@ -39,6 +39,9 @@ def prepare_folder(folder: Path, command: list[str]) -> None:
             shutil.rmtree(folder / entry.folder, ignore_errors=True)
         with contextlib.suppress(FileNotFoundError):
             (folder / records.OWNER).unlink()
+        stale = folder / records.COMPILES
+        if stale.is_file() and not stale.is_symlink():  # only a file of ours is removed
+            stale.unlink()
         records.collect_other_processes(folder, old)  # a previous run's, now stale
     try:
         folder.mkdir(parents=True, exist_ok=True)

@@ -380,6 +380,7 @@ def recorded(lowering: seam.Lowering) -> Lowered:
         donated=lowering.donated,
         out_info=None,
         wrapped=True,
+        recorded=True,
     )
     return Lowered(traced, lowering.lowered)
 

@@ -50,6 +50,9 @@ class Traced:
     (``in_shardings``, else a ``ShapeDtypeStruct``'s, as ``f32[8@data]`` makes it), or
     ``None``; shown as the program's own are then unknown (``None``: lowering succeeded,
     or the inputs could not be told apart)."""
+    recorded: bool = False
+    """A lowering of a recorded run (``jxinspect record``): what it says is read from it
+    and the release table alone, nothing traced in the user's process."""
 
 
 @dataclass(frozen=True)

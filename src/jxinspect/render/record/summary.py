@@ -10,10 +10,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from jxinspect.core.model import Report
+from jxinspect.core.recompiles import Compile
 from jxinspect.core.vocabulary import STATUSES
 from jxinspect.record.folder import Entry, Index
 from jxinspect.render.common.escape import text as esc
 from jxinspect.render.common.table import plain_table
+from jxinspect.render.record import recompiles
 
 COLUMNS = ("function", "folder", "signature", "stage", "inputs", "outputs", "findings", "lowered",
            "replay", "source")  # fmt: skip
@@ -101,6 +103,9 @@ class Recording:
     index: Index
     reports: tuple[Recorded, ...]
     """Every recorded function, in the index's order."""
+    compiles: tuple[Compile, ...] = ()
+    """Every compile of the user's functions, with its reasons (``compiles.json``)."""
+    compiles_dropped: int = 0
 
 
 def render(recording: Recording) -> str:
@@ -135,7 +140,8 @@ def render(recording: Recording) -> str:
         notes.append("replay: `jxinspect lower FILE:FUNCTION --args-from-record FOLDER/NAME`; "
                      "a `no` says why in NAME/call.json")  # fmt: skip
     tail = ["", *(f"note: {line}" for line in notes)] if notes else []
-    return "\n".join([*head, *body, *tail]) + "\n"
+    again = recompiles.render_text(list(recording.compiles), recording.compiles_dropped)
+    return "\n".join([*head, *body, *again, *tail]) + "\n"
 
 
 def render_json(recording: Recording) -> str:
@@ -149,4 +155,6 @@ def render_json(recording: Recording) -> str:
         item["inputs"] = dict(Counter(leaf.status for leaf in report.inputs))
         item["outputs"] = dict(Counter(leaf.status for leaf in report.outputs))
         item["finding_codes"] = sorted({f.code for f in report.findings})
+    data["recompiles"] = recompiles.to_json(list(recording.compiles))
+    data["compiles_dropped"] = recording.compiles_dropped
     return json.dumps(data, indent=2) + "\n"

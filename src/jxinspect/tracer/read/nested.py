@@ -15,7 +15,7 @@ def grade(jaxpr: seam.Jaxpr, where: str, primitive: str) -> NestedJaxpr:
     if info is None:
         return NestedJaxpr(where, primitive, "missing", num_invars=n_in, num_outvars=n_out)
     names, paths = info.arg_names, info.result_paths
-    if paths is not None and tuple(paths) == ("",) and not seam.result_paths_prefixed():
+    if paths is not None and tuple(paths) == ("",) and not seam.result_paths_prefixed_in_release():
         paths = ("result",)  # before 0.5.3 a lone result's whole path is ""
     quality: NestedQuality = "ok"
     if (names is not None and len(names) != n_in) or (paths is not None and len(paths) != n_out):

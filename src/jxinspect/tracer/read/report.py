@@ -153,8 +153,17 @@ def read_lowered(staged: Staged, mesh: Mesh | None, device_ids: Any) -> MainSign
 
 
 def _result_convention(traced: Traced | None, main: MainSignature | None) -> bool:
-    """Whether result paths carry the ``result`` prefix (0.6 on) in this program."""
+    """Whether result paths carry the ``result`` prefix (0.5.3 on) in this program: as
+    its own debug info spells them, else as the release does (a recorded run's from the
+    release table: nothing is traced in the user's process)."""
     if traced is not None:
+        info = seam.debug_info(traced.names_jaxpr)
+        paths = list(info.result_paths) if info is not None and info.result_paths else []
+        said = seam.prefixes_results(paths) if paths else None
+        if said is not None:
+            return said
+        if traced.recorded:
+            return seam.result_paths_prefixed_in_release()
         return seam.result_paths_prefixed()
     said = seam.prefixes_results([r.name for r in main.results]) if main else None
     return True if said is None else said

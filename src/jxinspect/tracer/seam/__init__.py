@@ -49,14 +49,17 @@ from jxinspect.tracer.seam.devices import (
 from jxinspect.tracer.seam.hooks import (
     Call,
     Lowering,
+    install_duration_listener,
     install_lowering_hook,
     jit_layouts,
     static_arguments,
+    trace_context,
     when_jax_imported,
 )
 from jxinspect.tracer.seam.jaxprs import (
     DebugInfo,
     Equation,
+    LeafType,
     SourceLine,
     arity,
     closed_jaxpr_type,
@@ -65,6 +68,7 @@ from jxinspect.tracer.seam.jaxprs import (
     first_user_line,
     in_avals,
     jaxpr_text,
+    leaf_types,
     out_avals,
     pmap_body,
     sub_jaxprs,
@@ -156,6 +160,7 @@ from jxinspect.tracer.seam.spelling import (
     normalize_result_path,
     prefixes_results,
     result_paths_prefixed,
+    result_paths_prefixed_in_release,
 )
 from jxinspect.tracer.seam.staging import (
     inner_traced,
@@ -295,6 +300,7 @@ __all__ = [
     "require_supported",
     "restore_config",
     "result_paths_prefixed",
+    "result_paths_prefixed_in_release",
     "sdy",
     "prng_key_struct",
     "shape_dtype_struct",
@@ -312,6 +318,10 @@ __all__ = [
     "stand_in_array",
     "static_arguments",
     "sub_jaxprs",
+    "LeafType",
+    "leaf_types",
+    "install_duration_listener",
+    "trace_context",
     "closed_jaxpr_type",
     "Traced",
     "tree_flatten",

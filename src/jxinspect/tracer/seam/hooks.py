@@ -62,6 +62,12 @@ class Lowering:
     """JAX's own computation (an eager operation, a ``jnp`` function), not the user's."""
     call: Call | None = None
     """The call that made JAX lower it, where a ``jit`` call did (not ``.lower()``)."""
+    context: tuple[tuple[str, str], ...] = ()
+    """The configuration that enters JAX's tracing cache key, as it was when it lowered
+    (:func:`trace_context`)."""
+    call_site: str | None = None
+    """``train.py:40``: the line of the user's code whose call of a jitted function made
+    JAX lower it (the first frame out of JAX), where a ``jit`` call did."""
 
 
 @dataclass(frozen=True)
@@ -285,7 +291,70 @@ def _lowering(
         signature,
         False,
         call,
+        trace_context(),
+        _call_site_line(call_frame) if call_frame is not None else None,
     )
+
+
+def _call_site_line(frame: Any) -> str | None:
+    """``file.py:40``: the first frame out of a ``cache_miss`` frame that is not JAX's."""
+    caller = frame.f_back
+    while caller is not None and (
+        _is_jax_file(caller.f_code.co_filename) or caller.f_code.co_filename == __file__
+    ):
+        caller = caller.f_back
+    return f"{caller.f_code.co_filename}:{caller.f_lineno}" if caller is not None else None
+
+
+CONTEXT_OPTIONS = (
+    "jax_enable_x64", "jax_default_device", "jax_default_matmul_precision",
+    "jax_numpy_rank_promotion", "jax_numpy_dtype_promotion", "jax_default_prng_impl",
+    "jax_threefry_partitionable", "jax_use_shardy_partitioner", "jax_disable_jit",
+)  # fmt: skip
+"""Configuration options that enter JAX's tracing cache key in every supported release
+(a change of one traces again: ``jax_explain_cache_misses`` says "Tracing context
+doesn't match"); those a release lacks are left out."""
+
+
+def trace_context() -> tuple[tuple[str, str], ...]:
+    """The :data:`CONTEXT_OPTIONS` this release has, and the mesh in context (``jax.set_mesh``
+    or ``with mesh:``, 0.5 on), as text: read, never changed."""
+    import jax
+
+    values = jax.config.values
+    found = [(name, repr(values[name])) for name in CONTEXT_OPTIONS if name in values]
+    get_mesh = getattr(jax.sharding, "get_abstract_mesh", None)
+    if get_mesh is not None:
+        try:
+            mesh = get_mesh()
+        except Exception:  # no mesh machinery in this context
+            mesh = None
+        shape = getattr(mesh, "shape_tuple", None)
+        if shape:
+            found.append(("mesh", ",".join(f"{name}={size}" for name, size in shape)))
+    return tuple(found)
+
+
+DURATION_EVENTS = {
+    "/jax/core/compile/jaxpr_trace_duration": "trace",
+    "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower",
+    "/jax/core/compile/backend_compile_duration": "compile",
+}
+"""JAX's own duration events of a compile (``jax.monitoring``, the same in every
+supported release), by the phase each measures."""
+
+
+def install_duration_listener(callback: Callable[[str, float], object]) -> None:
+    """Call ``callback(phase, seconds)`` for each trace, lowering and backend compile JAX
+    times (:data:`DURATION_EVENTS`); a listener only reads what JAX reports."""
+    import jax
+
+    def listener(event: str, duration: float, *args: Any, **kwargs: Any) -> None:
+        phase = DURATION_EVENTS.get(event)
+        if phase is not None:
+            callback(phase, float(duration))
+
+    jax.monitoring.register_event_duration_secs_listener(listener)
 
 
 _HOOK = {"installed": False}

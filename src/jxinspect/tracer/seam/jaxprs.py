@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from jxinspect.core.dtypes import short_name
 from jxinspect.tracer.seam.objects import Aval, Jaxpr
 
 
@@ -63,6 +64,36 @@ def debug_info(jaxpr: Jaxpr) -> DebugInfo | None:
         arg_names=tuple(str(n) for n in names) if names is not None else None,
         result_paths=tuple(str(p) for p in paths) if paths is not None else None,
     )
+
+
+@dataclass(frozen=True)
+class LeafType:
+    """What JAX's tracing cache tells one flat input apart by: its path, shape, dtype
+    and weak type (a Python scalar is weakly typed)."""
+
+    path: str
+    shape: tuple[int, ...]
+    dtype: str
+    weak_type: bool
+
+    @property
+    def text(self) -> str:
+        """``f32[32,128]`` (the short dtype, as a jaxpr prints it)."""
+        return f"{short_name(self.dtype)}[{','.join(str(d) for d in self.shape)}]"
+
+
+def leaf_types(jaxpr: Jaxpr) -> tuple[LeafType, ...]:
+    """Each input of a jaxpr, by the name its debug info gives it (``args[i]`` where it
+    gives none)."""
+    info = debug_info(jaxpr)
+    names = info.arg_names if info is not None and info.arg_names is not None else ()
+    found = []
+    for i, aval in enumerate(in_avals(jaxpr)):
+        name = names[i] if i < len(names) and names[i] else f"args[{i}]"
+        shape = tuple(int(d) if isinstance(d, int) else -1 for d in getattr(aval, "shape", ()))
+        dtype = str(getattr(aval, "dtype", "?"))
+        found.append(LeafType(name, shape, dtype, bool(getattr(aval, "weak_type", False))))
+    return tuple(found)
 
 
 def arity(jaxpr: Jaxpr) -> tuple[int, int]:

@@ -30,6 +30,20 @@ def result_paths_prefixed() -> bool:
     return not paths or paths[0].startswith("result")
 
 
+PREFIXED_SINCE = "0.5.3"
+"""The release table's first release with the ``result`` prefix (0.4.x and 0.5.0 write
+``['a']``; the releases between are read as 0.5.0)."""
+
+
+def result_paths_prefixed_in_release() -> bool:
+    """:func:`result_paths_prefixed` from the release table, tracing nothing: for a
+    recorded run, where nothing of jxinspect's may trace in the user's process."""
+    from jxinspect.core.vocabulary import release_key
+    from jxinspect.tracer.seam.release import jax_version
+
+    return release_key(jax_version()) >= release_key(PREFIXED_SINCE)
+
+
 UNNAMED_AXIS = "(unnamed)"
 """What the report calls a pmap axis that the program names by no fixed name."""
 _TEMPORARY_AXIS = re.compile(r"<axis 0x[0-9a-f]+>")

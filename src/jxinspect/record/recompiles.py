@@ -1,0 +1,161 @@
+"""Why it compiled again, inside the recorded run: each lowering of a function of the
+user's is remembered by what JAX's tracing cache tells calls apart (the function object,
+each leaf's type and sharding by its path, the static values, the tracing context, the
+program made), and a later lowering of the same code gets every difference from the
+nearest earlier one (the one it differs from least, the earliest of those, as JAX's own
+explanation picks its closest key).
+
+Nothing here traces, lowers or compiles: it reads the lowering JAX just made, and the
+durations JAX itself reports (``jax.monitoring``).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from jxinspect.core.recompiles import Compile, Reason
+from jxinspect.tracer import seam
+
+MAX_REMEMBERED = 32
+"""Earlier lowerings of one code a new one is compared with (the latest ones)."""
+
+MAX_COMPILES = 20_000
+"""Compiles a recording lists (it counts the rest)."""
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """What one lowering was called with, as JAX's tracing cache tells calls apart."""
+
+    function: Any
+    """A weak reference to the function object (``None`` where there is none)."""
+    leaves: dict[str, seam.LeafType]
+    shardings: dict[str, str]
+    statics: dict[str, str]
+    context: dict[str, str]
+    program: str
+
+    def same_function(self, other: Fingerprint) -> bool:
+        if self.function is None or other.function is None:
+            return True
+        mine, theirs = self.function(), other.function()
+        return mine is not None and mine is theirs
+
+
+def fingerprint(
+    lowering: seam.Lowering, statics: list[tuple[str, str]], program: str
+) -> Fingerprint:
+    """The lowering's :class:`Fingerprint` (``statics``: name and ``repr``)."""
+    fun = lowering.call.fun if lowering.call is not None else None
+    try:
+        ref = weakref.ref(fun) if fun is not None else None
+    except TypeError:  # an object that takes no weak reference: not told apart
+        ref = None
+    leaves = seam.leaf_types(lowering.names_jaxpr)
+    shardings = {leaf.path: _sharding_text(s) for leaf, s in zip(leaves, lowering.shardings)}
+    return Fingerprint(
+        ref, {leaf.path: leaf for leaf in leaves}, shardings, dict(statics),
+        dict(lowering.context), program,
+    )  # fmt: skip
+
+
+def _sharding_text(sharding: Any) -> str:
+    spec = getattr(sharding, "spec", None)
+    return str(spec) if spec is not None else type(sharding).__name__
+
+
+def reasons(before: Fingerprint, now: Fingerprint) -> list[Reason]:
+    """Every difference between two lowerings of one code, in the order JAX checks them:
+    the function, the tracing context, the pytree and static values, the leaves' types,
+    and the program itself."""
+    found: list[Reason] = []
+    if not now.same_function(before):
+        found.append(Reason("function", None, "an earlier function object",
+                            "a new function object of the same code"))  # fmt: skip
+    for name in sorted(before.context.keys() | now.context.keys()):
+        if before.context.get(name) != now.context.get(name):
+            found.append(Reason("context", name, before.context.get(name), now.context.get(name)))
+    for name in sorted(before.statics.keys() | now.statics.keys()):
+        was, is_ = before.statics.get(name), now.statics.get(name)
+        if was != is_:
+            changed = was is not None and is_ is not None
+            found.append(Reason("static" if changed else "structure", name, was, is_))
+    for path in [*before.leaves, *(p for p in now.leaves if p not in before.leaves)]:
+        was_leaf, is_leaf = before.leaves.get(path), now.leaves.get(path)
+        if was_leaf is None or is_leaf is None:
+            found.append(Reason("structure", path, was_leaf.text if was_leaf else None,
+                                is_leaf.text if is_leaf else None))  # fmt: skip
+            continue
+        if was_leaf.shape != is_leaf.shape:
+            found.append(Reason("shape", path, was_leaf.text, is_leaf.text))
+        if was_leaf.dtype != is_leaf.dtype:
+            found.append(Reason("dtype", path, was_leaf.text, is_leaf.text))
+        if was_leaf.weak_type != is_leaf.weak_type:
+            found.append(Reason("weak_type", path, _weak(was_leaf), _weak(is_leaf)))
+        if before.shardings.get(path) != now.shardings.get(path):
+            found.append(Reason("sharding", path, before.shardings.get(path),
+                                now.shardings.get(path)))  # fmt: skip
+    if not found and before.program != now.program:
+        found.append(Reason("constants", None, f"program {before.program[:12]}",
+                            f"program {now.program[:12]}"))  # fmt: skip
+    return found
+
+
+def _weak(leaf: seam.LeafType) -> str:
+    return f"{leaf.text} (weak: a Python scalar)" if leaf.weak_type else f"{leaf.text} (an array)"
+
+
+@dataclass
+class CompileLog:
+    """The compiles of the run so far, their reasons and their seconds."""
+
+    compiles: list[Compile] = field(default_factory=list)
+    dropped: int = 0
+    """Compiles past :data:`MAX_COMPILES`, counted only."""
+    remembered: dict[str, list[Fingerprint]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    pending: threading.local = field(default_factory=threading.local)
+    """This thread's trace and lowering seconds not yet given to a compile, and its
+    last compile (whose backend compile JAX reports after the lowering)."""
+
+    def on_duration(self, phase: str, seconds: float) -> None:
+        """A duration JAX reported: trace and lower come before the lowering is seen,
+        the backend compile after it."""
+        state = self.pending
+        if phase == "compile":
+            index = getattr(state, "last", None)
+            if index is not None and index < len(self.compiles):
+                done = self.compiles[index]
+                if done.compile_s is None:
+                    self.compiles[index] = replace(done, compile_s=seconds)
+            state.last = None
+            return
+        times: dict[str, float] = getattr(state, "times", None) or {}
+        times[phase] = times.get(phase, 0.0) + seconds
+        state.times = times
+
+    def add(self, code: str, function: str, folder: str, now: Fingerprint,
+            call_site: str | None) -> Compile:  # fmt: skip
+        """Record a compile of ``code``: its reasons against the nearest earlier one."""
+        earlier = self.remembered.setdefault(code, [])
+        # the one it differs from least; of those, the earliest (the run's steady shape)
+        found = min((reasons(b, now) for b in earlier), key=len, default=[])
+        earlier.append(now)
+        del earlier[:-MAX_REMEMBERED]
+        self.counts[code] = number = self.counts.get(code, 0) + 1
+        times: dict[str, float] = getattr(self.pending, "times", None) or {}
+        self.pending.times = {}
+        done = Compile(
+            function, code, folder, number, call_site,
+            trace_s=times.get("trace"), lower_s=times.get("lower"), reasons=tuple(found),
+        )  # fmt: skip
+        if len(self.compiles) >= MAX_COMPILES:
+            self.dropped += 1
+            self.pending.last = None
+        else:
+            self.compiles.append(done)
+            self.pending.last = len(self.compiles) - 1
+        return done

@@ -1,0 +1,235 @@
+"""Why it compiled again, through the installed command: a scenario corpus (shape, dtype,
+weak type, static value, structure, a new function object, the x64 context, a last
+batch of each size, and a steady loop) recorded with JAX's own ``jax_explain_cache_misses``
+on; every miss JAX explains has a reason of its kind and path in the recording (JAX is
+the oracle: its wording differs between releases, the tracing cache's key does not),
+``show`` groups them with advice, and ``--max-compiles`` gates the run."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import run_cli
+
+SCENARIOS = textwrap.dedent("""
+    import functools
+    import jax, jax.numpy as jnp
+
+    @jax.jit
+    def step(batch):
+        return batch["x"].sum()
+
+    step({"x": jnp.ones((32, 4))})
+    step({"x": jnp.ones((31, 4))})
+    step({"x": jnp.ones((31, 4), jnp.int32)})
+    step({"x": jnp.ones((31, 4)), "y": jnp.ones(3)})
+
+    @functools.partial(jax.jit, static_argnames="k")
+    def scale(x, k):
+        return x * k
+
+    scale(jnp.ones(3), k=1)
+    scale(jnp.ones(3), k=2)
+
+    @jax.jit
+    def mul(x, s):
+        return x * s
+
+    mul(jnp.ones(3), 2.0)
+    mul(jnp.ones(3), jnp.float32(2.0))
+
+    for i in range(2):
+        jax.jit(lambda x: x + 1)(jnp.ones(3))
+
+    @jax.jit
+    def ctx(x):
+        return x + 1
+
+    ctx(jnp.ones(3))
+    jax.config.update("jax_enable_x64", True)
+    ctx(jnp.ones(3, jnp.float32))
+    jax.config.update("jax_enable_x64", False)
+
+    @jax.jit
+    def last_batch(x):
+        return x.mean()
+
+    for n in range(32, 0, -1):
+        last_batch(jnp.ones((n, 8)))
+""")
+
+STEADY = textwrap.dedent("""
+    import jax, jax.numpy as jnp
+
+    @jax.jit
+    def steady(x):
+        return x * 2
+
+    for _ in range(5):
+        steady(jnp.ones(3))
+""")
+
+TYPES = {"shape", "dtype", "weak_type", "sharding"}
+
+
+def _record(tmp: Path, script: str, *flags: str) -> tuple[Any, list[dict[str, Any]]]:
+    (tmp / "scenarios.py").write_text(script, encoding="utf-8")
+    result = run_cli("record", "-o", "runs", *flags, "--", sys.executable, "scenarios.py",
+                     cwd=tmp, env={"JAX_EXPLAIN_CACHE_MISSES": "1"})  # fmt: skip
+    data = json.loads((tmp / "runs" / "compiles.json").read_text(encoding="utf-8"))
+    return result, data["compiles"]
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any, list[dict[str, Any]]]:
+    tmp = tmp_path_factory.mktemp("recompiles")
+    result, compiles = _record(tmp, SCENARIOS, "--max-compiles", "1")
+    return tmp, result, compiles
+
+
+def _explained(stderr: str, script: Path) -> list[tuple[str, str, str | None]]:
+    """JAX's explanations of misses of the script's own functions: ``(function, family,
+    path)``, the family ``types``, ``pytree``, ``context`` or ``function``."""
+    found = []
+    for block in re.split(r"(?=TRACING CACHE MISS)", stderr):
+        if not block.startswith("TRACING CACHE MISS") or str(script) not in block:
+            continue
+        named = re.search(r"for (\S+) defined at (\S+)", block) or re.search(
+            r"never seen function:\s+(\S+) id=\S+ defined at (\S+)", block)  # fmt: skip
+        if named is None or not named.group(2).startswith(str(script)):
+            continue
+        function = named.group(1)
+        if "seen another function defined on the same line" in block:
+            found.append((function, "function", None))
+        elif "tracing context doesn't match" in block.lower():  # 0.4.35 names no option
+            options = re.findall(r"\* (\w+) differs", block) or [None]
+            found.extend((function, "context", option) for option in options)
+        elif "input pytree" in block or "input path" in block:
+            found.append((function, "pytree", None))
+        else:
+            for path in re.findall(r"\* at ([^,]+),", block):
+                found.append((function, "types", path))
+    return found
+
+
+def test_every_miss_jax_explains_has_a_reason_of_its_kind_and_path(
+    recorded: tuple[Path, Any, list[dict[str, Any]]],
+) -> None:
+    tmp, result, compiles = recorded
+    explained = _explained(result.stderr, tmp / "scenarios.py")
+    assert {f for f, _, _ in explained} >= {"step", "mul", "<lambda>", "ctx", "last_batch"}, (
+        result.stderr
+    )
+    reasons = {(c["function"], r["kind"], r["path"]) for c in compiles for r in c["reasons"]}
+    for function, family, path in explained:
+        kinds = {k for f, k, p in reasons if f == function and (path is None or p == path)}
+        wanted = {"types": TYPES, "pytree": {"static", "structure"}, "context": {"context"},
+                  "function": {"function"}}[family]  # fmt: skip
+        assert kinds & wanted, (function, family, path, sorted(reasons))
+
+
+def test_each_scenario_gets_exactly_its_reason(
+    recorded: tuple[Path, Any, list[dict[str, Any]]],
+) -> None:
+    _, _, compiles = recorded
+    said = {(c["function"], c["number"]): [(r["kind"], r["path"], r["before"], r["after"])
+                                           for r in c["reasons"]] for c in compiles}  # fmt: skip
+    assert said[("step", 1)] == []
+    assert said[("step", 2)] == [("shape", "batch['x']", "f32[32,4]", "f32[31,4]")]
+    assert said[("step", 3)] == [("dtype", "batch['x']", "f32[31,4]", "i32[31,4]")]
+    assert said[("step", 4)] == [("structure", "batch['y']", None, "f32[3]")]
+    assert said[("scale", 2)] == [("static", "k", "1", "2")]
+    assert [r[:2] for r in said[("mul", 2)]] == [("weak_type", "s")]
+    assert [r[:2] for r in said[("<lambda>", 2)]] == [("function", None)]
+    assert said[("ctx", 2)] == [("context", "jax_enable_x64", "False", "True")]
+    assert max(n for f, n in said if f == "last_batch") == 32
+    for compile in compiles:  # JAX's own durations
+        assert compile["trace_s"] is not None and compile["compile_s"] is not None, compile
+
+
+def test_max_compiles_names_each_function_over_it_and_exits_1(
+    recorded: tuple[Path, Any, list[dict[str, Any]]], tmp_path: Path
+) -> None:
+    _, result, _ = recorded
+    assert result.returncode == 1, result.describe()
+    over = [line for line in result.stderr.splitlines() if line.startswith("error: `")]
+    assert [line.split("`")[1] for line in over] == [
+        "step", "scale", "mul", "<lambda>", "ctx", "last_batch"]  # fmt: skip
+    assert (
+        "compiled 32 times, more than --max-compiles 1: 31× x shape f32[32,8] → "
+        "f32[N,8], N in 1..31" in over[-1]
+    )
+    steady, compiles = _record(tmp_path, STEADY, "--max-compiles", "1")
+    assert steady.returncode == 0, steady.describe()
+    assert [(c["function"], c["number"]) for c in compiles] == [("steady", 1)]
+
+
+def test_show_groups_the_reasons_with_advice(
+    recorded: tuple[Path, Any, list[dict[str, Any]]],
+) -> None:
+    tmp, _, _ = recorded
+    shown = run_cli("show", "runs", cwd=tmp)
+    assert shown.returncode == 0, shown.describe()
+    section = shown.stdout.split("\nrecompiles\n", 1)[1]
+    assert "  last_batch (last_batch at " in section and ": 32 compiles, " in section
+    assert "    31× x shape f32[32,8] → f32[N,8], N in 1..31" in section
+    assert "    advice (shape): pad or bucket the dimension that varies" in section
+    assert "    advice (function): hoist the jit out of the loop" in section
+    data = json.loads(run_cli("show", "runs", "--format", "json", cwd=tmp).stdout)
+    step = next(f for f in data["recompiles"] if f["function"] == "step")
+    assert step["count"] == 4 and [c["number"] for c in step["compiles"]] == [1, 2, 3, 4]
+    assert {g["kind"] for g in step["groups"]} == {"shape", "dtype", "structure"}
+
+
+OBSERVED = textwrap.dedent("""
+    import collections, jax, jax.numpy as jnp
+    events = collections.Counter()
+    jax.monitoring.register_event_listener(lambda event, **kw: events.update([event]))
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda event, duration, **kw: events.update([event]))
+
+    @jax.jit
+    def f(x, n):
+        return x * n
+
+    for shape in ((3,), (3,), (4,)):
+        f(jnp.ones(shape), 2)
+    for i in range(2):
+        jax.jit(lambda x: x + 1)(jnp.ones(3))
+    print("cache", f._cache_size())
+    for event, count in sorted(events.items()):
+        print("event", event, count)
+""")
+
+
+def _jax_says(stderr: str) -> list[str]:
+    """JAX's own log lines (cache-miss explanations, compile logs), with object ids,
+    addresses and timings taken out."""
+    kept = [line for line in stderr.splitlines()
+            if not line.startswith(("jxinspect record", "note:"))]  # fmt: skip
+    text = "\n".join(kept)
+    text = re.sub(r"id=\d+", "id=…", text)
+    text = re.sub(r"0x[0-9a-f]+", "0x…", text)
+    return re.sub(r"\d+\.\d+(e-?\d+)? ?(sec|s)\b", "… s", text).splitlines()
+
+
+def test_record_is_invisible_to_jaxs_logs_counters_and_events(tmp_path: Path) -> None:
+    """Nothing of jxinspect traces, lowers or compiles in the recorded process: JAX's
+    cache-miss explanations, its compile log, its cache and its monitoring events read
+    the same with and without ``record``."""
+    (tmp_path / "observed.py").write_text(OBSERVED, encoding="utf-8")
+    env = {"JAX_EXPLAIN_CACHE_MISSES": "1", "JAX_LOG_COMPILES": "1"}
+    plain = run_cli("observed.py", command=(sys.executable,), cwd=tmp_path, env=env)
+    assert plain.returncode == 0, plain.describe()
+    recorded = run_cli("record", "-o", "runs", "--", sys.executable, "observed.py",
+                       cwd=tmp_path, env=env)  # fmt: skip
+    assert recorded.returncode == 0, recorded.describe()
+    assert recorded.stdout == plain.stdout
+    assert "TRACING CACHE MISS" in plain.stderr and "event " in plain.stdout
+    assert _jax_says(recorded.stderr) == _jax_says(plain.stderr)
