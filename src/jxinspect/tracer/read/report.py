@@ -321,7 +321,7 @@ def build_report(staged: Staged, main: MainSignature | None, context: Context) -
         ),
         extra_args=_extra_args(main),
         jaxpr=nested.grade(traced.names_jaxpr, "top", traced.stage),
-        nested=tuple(nested.walk(traced.jaxpr)),
+        nested=tuple(nested.walk(traced.jaxpr, traced.stage)),
         error=failed.error if failed else None,
         error_traceback=failed.traceback if failed else None,
         notes=tuple(notes),
