@@ -189,3 +189,49 @@ def test_a_gpu_platform_lowers_from_a_machine_without_one(tmp_path: Path, platfo
         f".lower(lowering_platforms=({lowered_for!r},))"
     )
     assert [leaf["name"] for leaf in report["inputs"]] == [a["name"] for a in raw["args"]]
+
+
+EIG = """
+import jax.numpy as jnp
+
+
+def eig_two(matrix, other):
+    return jnp.linalg.eig(matrix @ other)  # eig lowers for CPU only
+"""
+
+
+@pytest.mark.parametrize("where", ["--devices", "--abstract"])
+def test_an_argument_that_declares_nothing_shows_no_sharding_where_lowering_failed(
+    tmp_path: Path, where: str
+) -> None:
+    """Lowered for TPU, the program fails: ``matrix`` shows what it declared, ``other``
+    nothing, as the program JAX writes where it does lower (CPU) carries nothing for it
+    (its abstract value's ``P(None, None)`` on no mesh, or on ``Auto`` axes, is no layout)."""
+    from jxinspect.tracer import seam
+
+    if where == "--abstract" and not seam.abstract_meshes_lower():
+        pytest.skip(f"JAX {seam.jax_version()} cannot lower for an abstract mesh (needs 0.4.38)")
+    (tmp_path / "eig.py").write_text(EIG, encoding="utf-8")
+    raw = oracle(f"sys.path.insert(0, {str(tmp_path)!r}); import eig\n"
+                 "mesh = seam.make_mesh((8,), ('data',), jax.devices()[:8], explicit=False)\n"
+                 "matrix = jax.ShapeDtypeStruct((8, 8), jnp.float32, "
+                 "sharding=NamedSharding(mesh, P('data')))\n"
+                 "lowered = jax.jit(eig.eig_two).lower(matrix, S(8, 8))")  # fmt: skip
+    flags = (
+        where,
+        *(["8"] if where == "--devices" else []),
+        "--mesh",
+        "data=8",
+        "--platform",
+        "tpu",
+    )
+    result = run_cli("lower", "eig.py:eig_two", *flags, "--args", "f32[8@data,8], f32[8,8]",
+                     "--format", "json", cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 3, result.describe()  # the user's code did not lower
+    report = json.loads(result.stdout)
+    assert report["reached"] == "traced" and report["error"], report
+    matrix, other = report["inputs"]
+    assert raw["args"][0]["sharding"] is not None and raw["args"][1]["sharding"] is None, raw
+    assert matrix["sharding"]["readable"] == "P('data', None)", matrix
+    assert matrix["sharding"]["source"] == "declared", matrix
+    assert other["sharding"] is None, other

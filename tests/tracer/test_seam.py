@@ -262,6 +262,26 @@ def test_make_mesh_axes_are_auto_unless_explicit() -> None:
     assert tuple(mesh.axis_types) == (jax.sharding.AxisType.Auto,)
 
 
+def test_a_type_carries_a_layout_on_explicit_axes_only() -> None:
+    """An argument that declares nothing is typed on the empty mesh, one on ``Auto``
+    axes ``P(None)`` whatever it declared: no layout; on ``Explicit`` axes (0.7 on, under
+    ``jax.set_mesh``), its spec."""
+    mesh = seam.make_mesh((1,), ("data",), jax.devices()[:1], False)
+    declared = jax.ShapeDtypeStruct((2,), jnp.float32, sharding=seam.named_sharding(mesh, ["data"]))
+    plain = jax.ShapeDtypeStruct((2,), jnp.float32)
+    avals = seam.in_avals(jax.make_jaxpr(lambda a, b: a + b)(declared, plain).jaxpr)
+    assert [seam.typed_spec(aval) for aval in avals] == [None, None]
+    if not hasattr(jax, "set_mesh"):
+        return
+    mesh = seam.make_mesh((1,), ("data",), jax.devices()[:1], True)
+    with seam.use_mesh(mesh):
+        declared = jax.ShapeDtypeStruct(
+            (2,), jnp.float32, sharding=seam.named_sharding(mesh, ["data"])
+        )
+        avals = seam.in_avals(jax.make_jaxpr(lambda a, b: a + b)(declared, plain).jaxpr)
+    assert [seam.typed_spec(aval) for aval in avals] == [seam.partition_spec(["data"]), None]
+
+
 def test_the_oldest_supported_release_is_the_one_the_package_requires() -> None:
     """``seam.release.OLDEST_SUPPORTED`` (the one-line error's) and ``pyproject.toml``'s
     requirements name one release."""
