@@ -10,6 +10,12 @@
   type carries the spec. An argument that declares nothing is typed ``P(None, …)`` on
   the empty mesh, and one on ``Auto`` axes ``P(None, …)`` whatever it declared: neither
   says anything of the layout, and ``@main`` carries no sharding for it.
+* **JAX's own replicated sharding**: from 0.8, a program over several devices gives
+  each scalar argument that declares no sharding a replicated ``GSPMDSharding`` of its
+  own (``pxla``), which Shardy writes on the empty mesh, ``#sdy.sharding<@empty_mesh,
+  []>`` (GSPMD: ``{replicated}``); a ``NamedSharding`` is always written on its own
+  mesh, so a sharding on the empty mesh is JAX's, never the user's (0.4.35 and 0.7.2
+  write none).
 """
 
 from __future__ import annotations
