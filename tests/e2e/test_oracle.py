@@ -53,7 +53,7 @@ lowered = jax.pmap(m.step, axis_name="batch").lower(params, batch)
 
 
 def _sharding_attr(sharding: dict[str, Any] | None) -> str | None:
-    if sharding is None or sharding["source"] not in ("sdy", "gspmd", "shard_map"):
+    if sharding is None or sharding["source"] not in ("sdy", "gspmd", "shard_map", "jax_default"):
         return None
     raw = str(sharding["raw"])
     return f'mhlo.sharding = "{raw}"' if raw.startswith("{") else f"sdy.sharding = {raw}"
@@ -189,3 +189,99 @@ def test_a_gpu_platform_lowers_from_a_machine_without_one(tmp_path: Path, platfo
         f".lower(lowering_platforms=({lowered_for!r},))"
     )
     assert [leaf["name"] for leaf in report["inputs"]] == [a["name"] for a in raw["args"]]
+
+
+NORMALIZE = """
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+
+def normalize_rows(x, eps):
+    mesh = jax.sharding.Mesh(np.array(jax.devices()), ("data",))  # Auto axes on every release
+    x = jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P("data", None)))
+    return x / jnp.sqrt(jnp.sum(x * x, axis=1, keepdims=True) + eps)
+"""
+
+
+@pytest.mark.parametrize("x", ["f32[8,4]", "f32[8@data,4]"])
+def test_jax_own_sharding_of_a_scalar_is_no_declaration(tmp_path: Path, x: str) -> None:
+    """From 0.8 JAX gives a scalar argument that declares no sharding its own replicated
+    one, on Shardy's ``@empty_mesh`` (none before): shown as JAX's own, and no reason for
+    JX202, which still fires where an input does declare its sharding."""
+    (tmp_path / "norm.py").write_text(NORMALIZE, encoding="utf-8")
+    sharded = "@data" in x
+    x_arg = (
+        "jax.ShapeDtypeStruct((8, 4), jnp.float32, sharding=NamedSharding("
+        "jax.sharding.Mesh(np.array(jax.devices()), ('data',)), P('data')))"
+        if sharded
+        else "S(8, 4)"
+    )
+    raw = oracle(f"sys.path.insert(0, {str(tmp_path)!r}); import norm; import numpy as np\n"
+                 f"lowered = jax.jit(norm.normalize_rows).lower({x_arg}, "
+                 "jax.ShapeDtypeStruct((), jnp.float32))")  # fmt: skip
+    flags = ("--devices", "8", "--mesh", "data=8", "--args", f"{x}, f32[]")
+    result = run_cli("lower", "norm.py:normalize_rows", *flags, "--format", "json", cwd=tmp_path)
+    assert result.returncode == 0, result.describe()
+    report = json.loads(result.stdout)
+    assert [_sharding_attr(leaf["sharding"]) for leaf in report["inputs"]] == [
+        arg["sharding"] for arg in raw["args"]
+    ]
+    jax_own = "@empty_mesh" in (raw["args"][1]["sharding"] or "")  # from 0.8 on
+    declared = "sdy" if report["partitioner"] == "shardy" else "gspmd"
+    assert [leaf["sharding"] and leaf["sharding"]["source"] for leaf in report["inputs"]] == [
+        declared if sharded else None,
+        "jax_default" if jax_own else None,
+    ], (report["inputs"], raw)
+    codes = [finding["code"] for finding in report["findings"]]
+    assert ("JX202" in codes) == sharded, report["findings"]
+    text = run_cli("lower", "norm.py:normalize_rows", *flags, cwd=tmp_path).stdout
+    (eps_line,) = [line for line in text.splitlines() if line.split()[:2] == ["1", "eps"]]
+    assert ("replicated (JAX's own)" in eps_line) == jax_own, text
+
+
+EIG = """
+import jax.numpy as jnp
+
+
+def eig_two(matrix, other):
+    return jnp.linalg.eig(matrix @ other)  # eig lowers for CPU only
+"""
+
+
+@pytest.mark.parametrize("where", ["--devices", "--abstract"])
+def test_an_argument_that_declares_nothing_shows_no_sharding_where_lowering_failed(
+    tmp_path: Path, where: str
+) -> None:
+    """Lowered for TPU, the program fails: ``matrix`` shows what it declared, ``other``
+    nothing, as the program JAX writes where it does lower (CPU) carries nothing for it
+    (its abstract value's ``P(None, None)`` on no mesh, or on ``Auto`` axes, is no layout)."""
+    from jxinspect.tracer import seam
+
+    if where == "--abstract" and not seam.abstract_meshes_lower():
+        pytest.skip(f"JAX {seam.jax_version()} cannot lower for an abstract mesh (needs 0.4.38)")
+    (tmp_path / "eig.py").write_text(EIG, encoding="utf-8")
+    raw = oracle(f"sys.path.insert(0, {str(tmp_path)!r}); import eig\n"
+                 "mesh = seam.make_mesh((8,), ('data',), jax.devices()[:8], explicit=False)\n"
+                 "matrix = jax.ShapeDtypeStruct((8, 8), jnp.float32, "
+                 "sharding=NamedSharding(mesh, P('data')))\n"
+                 "lowered = jax.jit(eig.eig_two).lower(matrix, S(8, 8))")  # fmt: skip
+    flags = (
+        where,
+        *(["8"] if where == "--devices" else []),
+        "--mesh",
+        "data=8",
+        "--platform",
+        "tpu",
+    )
+    result = run_cli("lower", "eig.py:eig_two", *flags, "--args", "f32[8@data,8], f32[8,8]",
+                     "--format", "json", cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 3, result.describe()  # the user's code did not lower
+    report = json.loads(result.stdout)
+    assert report["reached"] == "traced" and report["error"], report
+    matrix, other = report["inputs"]
+    assert raw["args"][0]["sharding"] is not None and raw["args"][1]["sharding"] is None, raw
+    assert matrix["sharding"]["readable"] == "P('data', None)", matrix
+    assert matrix["sharding"]["source"] == "declared", matrix
+    assert other["sharding"] is None, other

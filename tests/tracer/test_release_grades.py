@@ -1,9 +1,11 @@
 """The grade of each jaxpr's debug info is what this release's own jaxprs and lowering
 carry (raw JAX is the oracle): a lone result's path up to 0.5 is ``""``, the whole path;
-the older pmap's body is the program itself, not a nested jaxpr."""
+the older pmap's body is the program itself, not a nested jaxpr, unless that pmap is
+called inside another staged program."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -32,8 +34,13 @@ def step(x, y):
     return {"loss": jnp.sum(x * y)}
 
 
+def jvp_of_pmap(x, t):
+    return jax.jvp(jax.pmap(step), (x, x), (t, t))
+
+
 JXINSPECT = {"f": {"args": "f32[3]"},
-             "step": {"stage": "pmap", "args": "f32[1,3], f32[1,3]"}}
+             "step": {"stage": "pmap", "args": "f32[1,3], f32[1,3]"},
+             "jvp_of_pmap": {"args": "f32[1,3], f32[1,3]"}}
 """
 
 
@@ -64,3 +71,43 @@ def test_the_older_pmaps_body_is_the_program(tmp_path: Path) -> None:
     named = all(arg["name"] for arg in raw["args"])
     # the top grade says whether the program carries the arguments' names
     assert (report["jaxpr"]["quality"] == "ok") == named, (report["jaxpr"], raw)
+
+
+def _raw_nested(jaxpr: Any) -> list[tuple[str, Any]]:
+    """``(primitive, debug_info)`` of every jaxpr in the equations' parameters, depth
+    first, read from raw JAX's objects (a ``ClosedJaxpr`` holds its ``jaxpr``)."""
+    found: list[tuple[str, Any]] = []
+    for eqn in jaxpr.eqns:
+        for value in eqn.params.values():
+            for item in value if isinstance(value, (tuple, list)) else (value,):
+                inner = getattr(item, "jaxpr", item)
+                if hasattr(inner, "eqns") and hasattr(inner, "invars"):
+                    found.append((eqn.primitive.name, inner.debug_info))
+                    found.extend(_raw_nested(inner))
+    return found
+
+
+def test_a_pmap_inside_a_jit_is_nested(tmp_path: Path) -> None:
+    """``jit`` of a ``jvp`` of a pmap: the older pmap (0.4.35–0.7) is the one
+    ``xla_pmap`` equation of the program, and its body a nested jaxpr like any other,
+    graded as JAX's traced jaxpr keeps it (no debug info on 0.4.35: JX107; no names on
+    0.7: JX110); newer pmaps nest a jit and a shard_map."""
+    report = _lower(tmp_path, "jvp_of_pmap")
+    spec = importlib.util.spec_from_file_location("lone", tmp_path / "lone.py")
+    assert spec is not None and spec.loader is not None
+    lone = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lone)
+    x = jax.ShapeDtypeStruct((1, 3), jnp.float32)
+    raw = _raw_nested(jax.jit(lone.jvp_of_pmap).trace(x, x).jaxpr.jaxpr)
+    assert raw, "raw JAX's jaxpr nests the pmap"
+    assert [n["primitive"] for n in report["nested"]] == [p for p, _ in raw], report["nested"]
+    messages: dict[str, list[str]] = {}
+    for finding in report["findings"]:
+        messages.setdefault(finding["code"], []).append(finding["message"])
+    for nested, (_, info) in zip(report["nested"], raw):
+        if info is None:
+            assert nested["quality"] == "missing", nested
+            assert any(nested["where"] in m for m in messages.get("JX107", [])), messages
+        elif info.arg_names is None:
+            assert nested["quality"] == "partial", nested
+            assert any(nested["where"] in m for m in messages.get("JX110", [])), messages

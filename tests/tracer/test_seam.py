@@ -11,7 +11,7 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 import pytest
-from helpers import CORPUS
+from helpers import CORPUS, raw_main
 
 from jxinspect.tracer import seam
 from jxinspect.tracer.read import mlir
@@ -263,6 +263,42 @@ def test_make_mesh_axes_are_auto_unless_explicit() -> None:
         return
     mesh = seam.make_mesh((1,), ("a",), jax.devices()[:1], False)
     assert tuple(mesh.axis_types) == (jax.sharding.AxisType.Auto,)
+
+
+def test_a_type_carries_a_layout_on_explicit_axes_only() -> None:
+    """An argument that declares nothing is typed on the empty mesh, one on ``Auto``
+    axes ``P(None)`` whatever it declared: no layout; on ``Explicit`` axes (0.7 on, under
+    ``jax.set_mesh``), its spec."""
+    mesh = seam.make_mesh((1,), ("data",), jax.devices()[:1], False)
+    declared = jax.ShapeDtypeStruct((2,), jnp.float32, sharding=seam.named_sharding(mesh, ["data"]))
+    plain = jax.ShapeDtypeStruct((2,), jnp.float32)
+    avals = seam.in_avals(jax.make_jaxpr(lambda a, b: a + b)(declared, plain).jaxpr)
+    assert [seam.typed_spec(aval) for aval in avals] == [None, None]
+    if not hasattr(jax, "set_mesh"):
+        return
+    mesh = seam.make_mesh((1,), ("data",), jax.devices()[:1], True)
+    with seam.use_mesh(mesh):
+        declared = jax.ShapeDtypeStruct(
+            (2,), jnp.float32, sharding=seam.named_sharding(mesh, ["data"])
+        )
+        avals = seam.in_avals(jax.make_jaxpr(lambda a, b: a + b)(declared, plain).jaxpr)
+    assert [seam.typed_spec(aval) for aval in avals] == [seam.partition_spec(["data"]), None]
+
+
+def test_jax_gives_a_scalar_its_own_replicated_sharding_from_0_8() -> None:
+    """Over several devices, a scalar argument that declares no sharding gets JAX's
+    replicated one, on Shardy's ``@empty_mesh`` (0.8 on; none in 0.4.35 and 0.7.2)."""
+    raw = raw_main(
+        "mesh = seam.make_mesh((8,), ('data',), jax.devices()[:8], explicit=False)\n"
+        "c = lambda x: jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P('data')))\n"
+        "scalar = jax.ShapeDtypeStruct((), jnp.float32)\n"
+        "lowered = jax.jit(lambda x, e: c(x) * e).lower(S(8), scalar)"
+    )
+    x, eps = (arg["sharding"] for arg in raw["args"])
+    assert x is None
+    assert eps == (
+        "sdy.sharding = #sdy.sharding<@empty_mesh, []>" if _release() >= (0, 8, 0) else None
+    )
 
 
 def test_the_oldest_supported_release_is_the_one_the_package_requires() -> None:

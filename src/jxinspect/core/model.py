@@ -98,8 +98,10 @@ class Sharding:
     """Where it was read: ``sdy``, ``gspmd``, ``jax`` (an aval's sharding), ``pmap`` (the
     mapped axis of a pmap whose program holds per-device shapes, JAX 0.4.x–0.9),
     ``compiled``, ``declared`` (what the argument declared, where lowering failed:
-    not confirmed by the compiler), or ``shard_map`` (the in/out spec of the shard_map
-    that ``@main`` hands the value to, where ``@main`` itself declares none)."""
+    not confirmed by the compiler), ``shard_map`` (the in/out spec of the shard_map
+    that ``@main`` hands the value to, where ``@main`` itself declares none), or
+    ``jax_default`` (``@main``'s, but JAX's own, not declared: the replicated sharding
+    JAX gives a scalar argument that declares none, Shardy's ``@empty_mesh``)."""
     raw: str = ""
     """The attribute as written, e.g. ``#sdy.sharding<@mesh, [{"data"}, {}]>``."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from jxinspect.core.model import Finding, Report
+from jxinspect.core.model import Finding, Report, Sharding
 from jxinspect.core.settings import Settings
 from jxinspect.rules.base import Rule
 
@@ -12,7 +12,7 @@ from jxinspect.rules.base import Rule
 def check(report: Report, settings: Settings) -> Iterator[Finding]:
     if report.reached == "traced" or report.mesh is None or report.mesh.size <= 1:
         return
-    if not any(leaf.sharding is not None for leaf in report.inputs):
+    if not any(_declared(leaf.sharding) for leaf in report.inputs):
         return
     for leaf in report.outputs:
         if leaf.sharding is None:
@@ -24,6 +24,11 @@ def check(report: Report, settings: Settings) -> Iterator[Finding]:
                 f"theirs: the compiler picks its layout{tail}",
                 leaf.path,
             )
+
+
+def _declared(sharding: Sharding | None) -> bool:
+    """A sharding the program declares (JAX's own replicated one for a scalar is not)."""
+    return sharding is not None and sharding.source != "jax_default"
 
 
 RULE = Rule(

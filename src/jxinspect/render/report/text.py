@@ -64,7 +64,11 @@ def sharding_text(leaf: Input | Output) -> str:
     return leaf.sharding.readable + (f" ({said})" if said else "")
 
 
-_SOURCE_SAYS = {"declared": "declared, not lowered", "shard_map": "shard_map's spec"}
+_SOURCE_SAYS = {
+    "declared": "declared, not lowered",
+    "shard_map": "shard_map's spec",
+    "jax_default": "JAX's own",
+}
 """What a sharding's text adds where it is not ``@main``'s own."""
 
 

@@ -35,14 +35,18 @@ def grade(jaxpr: seam.Jaxpr, where: str, primitive: str) -> NestedJaxpr:
     )
 
 
-def walk(jaxpr: seam.Jaxpr, prefix: str = "") -> Iterator[NestedJaxpr]:
-    """Every nested jaxpr, depth first, with its place (``3:scan.jaxpr/0:pjit.jaxpr``);
-    the older pmap's body is the program, not a jaxpr nested in it."""
-    body = seam.pmap_body(jaxpr) if not prefix else None
-    if body is not None:
-        jaxpr = body
+def walk(jaxpr: seam.Jaxpr, stage: str | None = None) -> Iterator[NestedJaxpr]:
+    """Every nested jaxpr of the program ``stage`` staged, depth first, with its place
+    (``3:scan.jaxpr/0:pjit.jaxpr``). A staged pmap's body (the older pmap's) is the
+    program, not a jaxpr nested in it; an ``xla_pmap`` in any other program (a jit of a
+    pmap, or of its jvp) is nested like any call."""
+    body = seam.pmap_body(jaxpr) if stage == "pmap" else None
+    yield from _walk(body if body is not None else jaxpr, "")
+
+
+def _walk(jaxpr: seam.Jaxpr, prefix: str) -> Iterator[NestedJaxpr]:
     for i, eqn in enumerate(seam.equations(jaxpr)):
         for label, sub in eqn.nested:
             where = f"{prefix}{i}:{eqn.primitive}.{label}"
             yield grade(sub, where, eqn.primitive)
-            yield from walk(sub, where + "/")
+            yield from _walk(sub, where + "/")

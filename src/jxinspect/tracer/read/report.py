@@ -98,9 +98,10 @@ def _dtype_name(dtype: Any) -> str:
 
 def _unlowered_sharding(aval: Any, declared: Any, mesh: Mesh | None) -> Sharding | None:
     """For when nothing was lowered: the ``NamedSharding`` the argument declared
-    (``source="declared"``), else the one JAX attached to the aval."""
-    for sharding, source in ((declared, "declared"), (getattr(aval, "sharding", None), "jax")):
-        spec = getattr(sharding, "spec", None)
+    (``source="declared"``), else the spec its type carries on ``Explicit`` axes
+    (``source="jax"``); else none (no program says what an ``Auto`` axis makes of it)."""
+    for spec, source in ((getattr(declared, "spec", None), "declared"),
+                         (seam.typed_spec(aval), "jax")):  # fmt: skip
         if spec is not None and mesh is not None:
             rank = len(getattr(aval, "shape", ()))
             return shardings.from_partition_spec(spec, rank, mesh, source)
@@ -331,7 +332,7 @@ def build_report(staged: Staged, main: MainSignature | None, context: Context) -
         ),
         extra_args=_extra_args(main),
         jaxpr=nested.grade(traced.names_jaxpr, "top", traced.stage),
-        nested=tuple(nested.walk(traced.jaxpr)),
+        nested=tuple(nested.walk(traced.jaxpr, traced.stage)),
         error=failed.error if failed else None,
         error_traceback=failed.traceback if failed else None,
         notes=tuple(notes),

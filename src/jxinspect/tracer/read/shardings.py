@@ -68,8 +68,9 @@ def from_sdy(attr: Any, meshes: dict[str, Mesh], maximal: frozenset[str] = froze
     raw = str(attr)
     if one_device:
         return Sharding("maximal", spec, mesh, source="sdy", raw=raw)
-    if mesh is not None and not mesh.axes:  # the empty mesh: a copy on every device
-        return Sharding("replicated", spec, None, source="sdy", raw=raw)
+    if mesh is not None and not mesh.axes:
+        # the empty mesh: a copy on every device, and JAX's own (see seam.meshes)
+        return Sharding("replicated", spec, None, source="jax_default", raw=raw)
     used = {axis.split(":")[0] for axes in spec for axis in axes}
     replicas = math.prod(size for name, size in mesh.axes if name not in used) if mesh else 1
     kind: ShardingKind = "tiled" if used else "replicated"

@@ -101,6 +101,7 @@ from jxinspect.tracer.seam.meshes import (
     parse_hlo_sharding,
     partition_spec,
     sharding_of_leaf,
+    typed_spec,
     use_mesh,
 )
 from jxinspect.tracer.seam.mlir import (
@@ -309,6 +310,7 @@ __all__ = [
     "shard_map_in_jit",
     "Sharding",
     "sharding_of_leaf",
+    "typed_spec",
     "shardy_default",
     "simulate_cpu_devices",
     "SourceLine",

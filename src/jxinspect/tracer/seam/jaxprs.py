@@ -130,7 +130,9 @@ def equations(jaxpr: Jaxpr, source: bool = False) -> tuple[Equation, ...]:
 def pmap_body(jaxpr: Jaxpr) -> Jaxpr | None:
     """The body of the older pmap (0.4.35–0.7): ``make_jaxpr`` of a ``PmapFunction`` is
     one ``xla_pmap`` equation, and JAX lowers its ``call_jaxpr`` as the program itself
-    (one replica's), not as a jaxpr nested in it. ``None`` for any other jaxpr."""
+    (one replica's), not as a jaxpr nested in it. ``None`` for any other jaxpr. Ask only
+    of a pmap's own jaxpr: a jit whose one equation is an ``xla_pmap`` (``jit`` of a
+    pmap, or of its ``jvp``) lowers that pmap as a call nested in its program."""
     eqns = jaxpr.eqns
     if len(eqns) != 1 or eqns[0].primitive.name != "xla_pmap":
         return None

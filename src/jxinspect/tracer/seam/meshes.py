@@ -5,6 +5,17 @@
   ``AbstractMesh(sizes, names, axis_types=...)`` from 0.6; ``AxisType`` from 0.5 (0.5.3),
   ``jax.set_mesh`` (explicit sharding) from 0.7. ``jax.make_mesh`` makes ``Auto`` axes in
   0.7.2, ``Explicit`` ones in 0.10.2.
+* **An abstract value's sharding** (0.5 on; none in 0.4.x) is a layout only on a mesh
+  whose axes are all ``Explicit`` (0.7 on, staged under ``jax.set_mesh``): there the
+  type carries the spec. An argument that declares nothing is typed ``P(None, …)`` on
+  the empty mesh, and one on ``Auto`` axes ``P(None, …)`` whatever it declared: neither
+  says anything of the layout, and ``@main`` carries no sharding for it.
+* **JAX's own replicated sharding**: from 0.8, a program over several devices gives
+  each scalar argument that declares no sharding a replicated ``GSPMDSharding`` of its
+  own (``pxla``), which Shardy writes on the empty mesh, ``#sdy.sharding<@empty_mesh,
+  []>`` (GSPMD: ``{replicated}``); a ``NamedSharding`` is always written on its own
+  mesh, so a sharding on the empty mesh is JAX's, never the user's (0.4.35 and 0.7.2
+  write none).
 """
 
 from __future__ import annotations
@@ -176,6 +187,24 @@ def sharding_of_leaf(leaf: Leaf) -> tuple[PartitionSpec, JaxMesh] | None:
     if isinstance(sharding, NamedSharding):
         return sharding.spec, sharding.mesh
     return None
+
+
+def typed_spec(aval: Any) -> PartitionSpec | None:
+    """The ``PartitionSpec`` an abstract value's type carries where it is a layout (its
+    mesh's axes all ``Explicit``); ``None`` on ``Auto`` axes, on the empty mesh, and in
+    releases whose abstract values carry no sharding."""
+    sharding = getattr(aval, "sharding", None)
+    types = tuple(getattr(getattr(sharding, "mesh", None), "axis_types", None) or ())
+    explicit = getattr(_axis_type(), "Explicit", None)
+    if not types or explicit is None or any(t != explicit for t in types):
+        return None
+    return getattr(sharding, "spec", None)
+
+
+def _axis_type() -> Any:
+    import jax.sharding
+
+    return getattr(jax.sharding, "AxisType", None)
 
 
 def hlo_sharding_text(sharding: Sharding, rank: int) -> str | None:
