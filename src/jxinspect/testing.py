@@ -8,13 +8,18 @@
 :func:`assert_debug_info` stages the function exactly as :func:`jxinspect.inspect` does
 and raises a plain :class:`AssertionError` (pytest and unittest both report it) when a
 finding is at or above ``fail_on``, a leaf carries another name than expected, or a leaf
-has another sharding than expected. Importing this module does not import JAX.
+has another sharding than expected. :func:`assert_max_compiles` fails a test when a
+function compiled more often inside it than it should, with every compile's reasons.
+Importing this module does not import JAX.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import inspect
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from jxinspect.core.errors import UsageError
@@ -27,7 +32,7 @@ from jxinspect.project.options import nearest
 if TYPE_CHECKING:
     from jxinspect.core.model import Sharding
 
-__all__ = ["assert_debug_info"]
+__all__ = ["assert_debug_info", "assert_max_compiles"]
 
 
 def assert_debug_info(
@@ -252,3 +257,85 @@ def _message(
     if distinct:
         lines.append(f"  to accept them: ignore={distinct!r}")
     return "\n".join([*lines, *name_lines, *sharding_lines])
+
+
+class assert_max_compiles(contextlib.ContextDecorator):  # noqa: N801 (reads as a function)
+    """Fail (``AssertionError``) when any function (or ``function``, a function or its
+    name) compiled more than ``n`` times inside the block or the decorated test, saying
+    why it compiled each time (the reasons ``jxinspect record`` gives), no ``record``
+    needed::
+
+        with assert_max_compiles(1):
+            for batch in batches:
+                train_step(state, batch)
+
+    Only JAX's own lowerings are read: nothing is traced, lowered or compiled for it.
+    """
+
+    def __init__(self, n: int, function: Callable[..., Any] | str | None = None) -> None:
+        if n < 1:
+            raise UsageError(f"assert_max_compiles: n must be at least 1, got {n}")
+        self.n = n
+        self.function = function
+        self._stop: list[Callable[[], None]] = []
+
+    def __enter__(self) -> assert_max_compiles:
+        from jxinspect.record.recompiles import CompileLog, fingerprint
+        from jxinspect.tracer import seam
+
+        self.log = log = CompileLog()
+
+        def on_lowering(lowering: seam.Lowering) -> None:
+            if lowering.internal:
+                return
+            source = lowering.source or lowering.name
+            program = seam.program_digest(lowering.lowered) if lowering.lowered else ""
+            statics = [(k, repr(v)[:300]) for k, v in seam.static_arguments(lowering.call)] \
+                if lowering.call is not None else []  # fmt: skip
+            done = fingerprint(lowering, statics, program)
+            log.add(source, lowering.name, "", done, lowering.call_site)
+
+        self._stop = [
+            seam.install_lowering_hook(on_lowering, lambda name, err: None),
+            seam.install_duration_listener(log.on_duration),
+        ]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for stop in self._stop:
+            stop()
+        if exc[0] is not None:
+            return
+        from jxinspect.render.record.recompiles import by_function
+
+        over = [f for f in by_function(self.log.compiles)
+                if len(f.compiles) > self.n and self._wanted(f.function, f.source)]  # fmt: skip
+        if over:
+            lines = [
+                f"{found.function} ({found.source}) compiled {len(found.compiles)} times, "
+                f"more than {self.n}: "
+                + ("; ".join(str(g) for g in found.groups()) or "the same program each time")
+                for found in over
+            ]
+            raise AssertionError("\n".join(lines))
+
+    def _wanted(self, name: str, source: str | None) -> bool:
+        if self.function is None:
+            return True
+        if isinstance(self.function, str):
+            return name == self.function
+        return source is not None and source.endswith(_where(self.function))
+
+
+@functools.cache
+def _where_of(code: Any) -> str:
+    return f" at {code.co_filename}:{code.co_firstlineno}"
+
+
+def _where(fun: Any) -> str:
+    """`` at file.py:12``: where ``fun`` (a jitted function too) is defined, as JAX's
+    debug info ends its source."""
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    code = getattr(inspect.unwrap(fun), "__code__", None)
+    return _where_of(code) if code is not None else "\0"

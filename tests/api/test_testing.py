@@ -279,3 +279,42 @@ def test_bad_arguments_raise_value_error(given: dict[str, Any], match: str) -> N
     with pytest.raises(ValueError, match=match) as caught:
         assert_debug_info(model, MODEL_ARGS, **given)
     assert "\n" not in str(caught.value)
+
+
+# ---- assert_max_compiles ------------------------------------------------------------------
+
+
+def test_assert_max_compiles_fails_with_the_reasons_and_passes_a_steady_loop() -> None:
+    import jax
+    import jax.numpy as jnp
+
+    from jxinspect.testing import assert_max_compiles
+
+    @jax.jit
+    def step(batch: dict[str, jax.Array]) -> jax.Array:
+        return batch["x"].sum()
+
+    with pytest.raises(AssertionError) as failed, assert_max_compiles(1):
+        for n in (32, 32, 31):
+            step({"x": jnp.ones((n, 4))})
+    message = str(failed.value)
+    assert "step (step at " in message
+    assert "compiled 2 times, more than 1: 1× batch['x'] shape f32[32,4] → f32[31,4]" in message
+
+    @jax.jit
+    def steady(x: jax.Array) -> jax.Array:
+        return x * 2
+
+    with assert_max_compiles(1, function=steady):
+        for _ in range(3):
+            steady(jnp.ones(3))
+        for n in (5, 6):  # another function's compiles are not counted
+            step({"x": jnp.ones((n, 4))})
+
+    @assert_max_compiles(2)
+    def a_test() -> None:
+        for k in (1, 2, 3):
+            jax.jit(lambda x: x * k)(jnp.ones(2))  # a new jit per call
+
+    with pytest.raises(AssertionError, match=r"compiled 3 times, more than 2: 2× function"):
+        a_test()

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import os
@@ -344,26 +345,39 @@ DURATION_EVENTS = {
 supported release), by the phase each measures."""
 
 
-def install_duration_listener(callback: Callable[[str, float], object]) -> None:
+_DURATION_LISTENERS: list[Callable[[str, float], object]] = []
+
+
+def install_duration_listener(callback: Callable[[str, float], object]) -> Callable[[], None]:
     """Call ``callback(phase, seconds)`` for each trace, lowering and backend compile JAX
-    times (:data:`DURATION_EVENTS`); a listener only reads what JAX reports."""
+    times (:data:`DURATION_EVENTS`), until the function returned is called; one listener
+    of JAX's (registered once) only reads what JAX reports."""
     import jax
 
-    def listener(event: str, duration: float, *args: Any, **kwargs: Any) -> None:
-        phase = DURATION_EVENTS.get(event)
-        if phase is not None:
-            callback(phase, float(duration))
+    if not _DURATION_LISTENERS:
 
-    jax.monitoring.register_event_duration_secs_listener(listener)
+        def listener(event: str, duration: float, *args: Any, **kwargs: Any) -> None:
+            phase = DURATION_EVENTS.get(event)
+            if phase is not None:
+                for each in list(_DURATION_LISTENERS):
+                    each(phase, float(duration))
+
+        jax.monitoring.register_event_duration_secs_listener(listener)
+    _DURATION_LISTENERS.append(callback)
+    return lambda: _DURATION_LISTENERS.remove(callback)
 
 
 _HOOK = {"installed": False}
+_LISTENERS: list[
+    tuple[Callable[[Lowering], object], Callable[[str | None, Exception], object]]
+] = []
 
 
 def install_lowering_hook(
     callback: Callable[[Lowering], object], failed: Callable[[str | None, Exception], object]
-) -> None:
-    """Call ``callback(Lowering)`` after each computation JAX lowers in this process.
+) -> Callable[[], None]:
+    """Call ``callback(Lowering)`` after each computation JAX lowers in this process,
+    until the function returned is called (the hook itself stays, passing through).
 
     It wraps ``pxla.lower_sharding_computation``, the one lowering step that ``jit``,
     ``pjit``, ``shard_map``, the 0.10 ``pmap`` and every wrapper built on them share, and
@@ -376,8 +390,9 @@ def install_lowering_hook(
     from jax._src import source_info_util
     from jax._src.interpreters import pxla
 
+    _LISTENERS.append((callback, failed))
     if _HOOK["installed"]:
-        return
+        return lambda: _LISTENERS.remove((callback, failed))
     _HOOK["installed"] = True
     # the hook's frame is no frame of the user's: JAX leaves it out of the locations it
     # writes, as it leaves out its own (it was in every recorded module's debug info)
@@ -402,12 +417,17 @@ def install_lowering_hook(
             frame = _jit_call_frame()
             lowering = _lowering(stage, name, closed.jaxpr, computation, donated, shardings, frame)
             del frame
-            callback(lowering)
         except Exception as err:  # recording must never break the user's program
+            for _, failing in list(_LISTENERS):
+                with contextlib.suppress(Exception):
+                    failing(name, err)
+            return
+        for listening, failing in list(_LISTENERS):
             try:
-                failed(name, err)
-            except Exception:
-                pass
+                listening(lowering)
+            except Exception as err:
+                with contextlib.suppress(Exception):
+                    failing(name, err)
 
     def hooked(stage: str, original: Callable[..., Computation]) -> Callable[..., Computation]:
         signature = inspect.signature(original)
@@ -423,6 +443,7 @@ def install_lowering_hook(
     pxla.lower_sharding_computation = hooked("jit", pxla.lower_sharding_computation)
     if hasattr(pxla, "lower_parallel_callable"):  # the older pmap
         pxla.lower_parallel_callable = hooked("pmap", pxla.lower_parallel_callable)
+    return lambda: _LISTENERS.remove((callback, failed))
 
 
 def when_jax_imported(action: Callable[[], object]) -> None:
