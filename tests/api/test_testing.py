@@ -314,7 +314,7 @@ def test_assert_max_compiles_fails_with_the_reasons_and_passes_a_steady_loop() -
     @assert_max_compiles(2)
     def a_test() -> None:
         for k in (1, 2, 3):
-            jax.jit(lambda x: x * k)(jnp.ones(2))  # a new jit per call
+            jax.jit(lambda x, k=k: x * k)(jnp.ones(2))  # a new jit per call
 
     with pytest.raises(AssertionError, match=r"compiled 3 times, more than 2: 2× function"):
         a_test()
