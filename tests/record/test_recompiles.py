@@ -233,3 +233,38 @@ def test_record_is_invisible_to_jaxs_logs_counters_and_events(tmp_path: Path) ->
     assert recorded.stdout == plain.stdout
     assert "TRACING CACHE MISS" in plain.stderr and "event " in plain.stdout
     assert _jax_says(recorded.stderr) == _jax_says(plain.stderr)
+
+
+EQUINOX = textwrap.dedent("""
+    import equinox as eqx, jax.numpy as jnp
+
+    @eqx.filter_jit
+    def f(x, flag):
+        return x * 2 if flag else x
+
+    @eqx.filter_jit
+    def g(x):
+        return x + 1
+
+    f(jnp.ones(3), True)
+    f(jnp.ones(4), True)
+    f(jnp.ones(4), False)
+    g(jnp.ones(3))
+""")
+
+
+def test_compiles_under_equinox_name_and_group_by_the_users_function(tmp_path: Path) -> None:
+    """``eqx.filter_jit`` jits a function of Equinox's own (``fun_wrapped``): the
+    compiles are the user's ``f`` and ``g``, each with its own file and line."""
+    pytest.importorskip("equinox")
+    result, compiles = _record(tmp_path, EQUINOX)
+    assert result.returncode == 0, result.describe()
+    script = tmp_path / "scenarios.py"
+    assert [(c["source"], c["number"]) for c in compiles] == [
+        (f"f at {script}:4", 1), (f"f at {script}:4", 2), (f"f at {script}:4", 3),
+        (f"g at {script}:8", 1)]  # fmt: skip
+    kinds = [[r["kind"] for r in c["reasons"]] for c in compiles]
+    assert kinds == [[], ["shape"], ["static"], []]
+    static = compiles[2]["reasons"][0]
+    assert "True" in static["before"] and "False" in static["after"]
+    assert len(static["before"]) < 80  # cut to where the static trees differ

@@ -82,6 +82,9 @@ def reasons(before: Fingerprint, now: Fingerprint) -> list[Reason]:
         was, is_ = before.statics.get(name), now.statics.get(name)
         if was != is_:
             changed = was is not None and is_ is not None
+            if changed:
+                assert was is not None and is_ is not None
+                was, is_ = _where_they_differ(was, is_)
             found.append(Reason("static" if changed else "structure", name, was, is_))
     for path in [*before.leaves, *(p for p in now.leaves if p not in before.leaves)]:
         was_leaf, is_leaf = before.leaves.get(path), now.leaves.get(path)
@@ -102,6 +105,30 @@ def reasons(before: Fingerprint, now: Fingerprint) -> list[Reason]:
         found.append(Reason("constants", None, f"program {before.program[:12]}",
                             f"program {now.program[:12]}"))  # fmt: skip
     return found
+
+
+_CONTEXT = 16
+"""Characters kept on each side of where two long values differ."""
+
+
+def _where_they_differ(before: str, after: str) -> tuple[str, str]:
+    """Two long ``repr``\ s cut to where they differ (``…((True,), …`` → ``…((False,), …``):
+    a library's static tree (Equinox's) is one value holding every static leaf."""
+    if len(before) <= 60 and len(after) <= 60:
+        return before, after
+    start = 0
+    while start < min(len(before), len(after)) and before[start] == after[start]:
+        start += 1
+    end = 0
+    while end < min(len(before), len(after)) - start and before[-1 - end] == after[-1 - end]:
+        end += 1
+    begin = max(0, start - _CONTEXT)
+
+    def cut(text: str) -> str:
+        stop = len(text) - max(0, end - _CONTEXT)
+        return ("…" if begin else "") + text[begin:stop] + ("…" if stop < len(text) else "")
+
+    return cut(before), cut(after)
 
 
 def _weak(leaf: seam.LeafType) -> str:

@@ -263,6 +263,10 @@ def _lowering(
         found = _pmap_function_source(call_frame.f_locals.get("fun")) if call_frame else None
         stage, internal, source = "pmap", False, found or _pmap_body_frame(jaxpr)
         name = source_parts(source)[0] or name
+    elif _EQUINOX_JIT in (source or "") and call_frame is not None:
+        # eqx.filter_jit jits a function of its own; the user's sits in its static part
+        found = _static_user_function(call_frame.f_locals.get("args"))
+        source = found or source
     elif source in ("", "<unknown>") and call_frame is not None:
         # no source in the debug info (0.4.35 keeps none for some lowerings; a helper of
         # JAX's may name none): the jitted function's own, or who called jit
@@ -295,6 +299,24 @@ def _lowering(
         trace_context(),
         _call_site_line(call_frame) if call_frame is not None else None,
     )
+
+
+_EQUINOX_JIT = f"{os.sep}equinox{os.sep}_jit.py:"
+"""Where Equinox's ``filter_jit`` defines the function it jits (every release)."""
+
+
+def _static_user_function(args: Any) -> str | None:
+    """``f at train.py:12``: the first Python function among a call's static leaves that
+    is not Equinox's own (``filter_jit`` passes the user's function there)."""
+    import jax
+
+    if not isinstance(args, tuple):
+        return None
+    for leaf in jax.tree_util.tree_leaves(args[1:]):
+        found = _function_source(leaf) if callable(leaf) else ""
+        if found and f"{os.sep}equinox{os.sep}" not in found:
+            return found
+    return None
 
 
 def _call_site_line(frame: Any) -> str | None:
