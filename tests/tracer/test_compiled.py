@@ -206,3 +206,53 @@ def test_async_pairs_called_computations_and_permutes_from_hlo_text() -> None:
     assert (gather.op_name, gather.file, gather.line) == ("jit(f)/all_gather", "/tmp/user.py", 12)
     assert by_kind["all-reduce"].axes == ("data",) and by_kind["all-reduce"].computation == "inner"
     assert by_kind["collective-permute"].axes == ("data",)
+
+
+SCAN = """
+import jax, jax.numpy as jnp
+
+
+def f(x):
+    def body(c, _):
+        c = c * 0.5 + jnp.sum(jnp.tanh(x * c))
+        return c, None
+
+    c, _ = jax.lax.scan(body, jnp.float32(1.0), None, length=4)
+    return c
+
+
+JXINSPECT = {"f": {"args": "f32[64@data,16]", "mesh": "data=8"}}
+"""
+
+RAW_SCAN = """
+import os, sys
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+import jax, jax.numpy as jnp, re
+from jax.sharding import NamedSharding, PartitionSpec as P
+sys.path.insert(0, ".")
+from scanned import f
+mesh = jax.make_mesh((8,), ("data",), **({"axis_types": (jax.sharding.AxisType.Auto,)}
+                                          if hasattr(jax.sharding, "AxisType") else {}))
+x = jax.ShapeDtypeStruct((64, 16), jnp.float32, sharding=NamedSharding(mesh, P("data")))
+text = jax.jit(f).lower(x).compile().as_text()
+print(len(re.findall(r"= \\S+ all-reduce(?:-start)?\\(", text)))
+"""
+
+
+def test_a_collective_in_a_scan_body_counts_once(tmp_path: Any, run_cli: Any) -> None:
+    """The module converted from HLO holds a while body twice (its function, and
+    inlined in the ``while``): each collective instruction is counted once, as the
+    compiled HLO of raw JAX has it."""
+    from helpers import run_python
+
+    (tmp_path / "scanned.py").write_text(SCAN, encoding="utf-8")
+    raw = run_python(RAW_SCAN, cwd=tmp_path)
+    assert raw.returncode == 0, raw.describe()
+    result = run_cli("lower", "scanned.py:f", "--compile", "--format", "json", cwd=tmp_path)
+    assert result.returncode in (0, 1), result.describe()
+    import json
+
+    report = json.loads(result.stdout)
+    found = [c for c in _collectives(report) if c["kind"] == "all-reduce"]
+    assert len(found) == int(raw.stdout.strip().splitlines()[-1]) == 1
+    assert found[0]["computation"] == "main" and found[0]["line"] is not None

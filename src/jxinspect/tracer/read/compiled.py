@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -174,9 +175,13 @@ def _kind(op_name: str) -> str | None:
 
 
 def read_collectives(module: Any, mesh: Mesh | None) -> tuple[Collective, ...]:
-    """Every collective op in the optimized module, inside fusions and called
-    computations too; async start/done pairs count once."""
-    found = []
+    """Every collective instruction of the optimized module once, inside fusions and
+    called computations too; async start/done pairs count once. The module converted
+    from HLO keeps a while loop's body twice (its own function, and inlined in the
+    ``while``): the two copies of one instruction share its channel, and the one
+    reached from ``main`` is kept."""
+    found: list[Collective] = []
+    seen: dict[tuple[str, int], int] = {}
     with module.context:
         mlir_mesh = _mlir_mesh(module)
         for op, function in _walk(module.operation, ""):
@@ -186,6 +191,15 @@ def read_collectives(module: Any, mesh: Mesh | None) -> tuple[Collective, ...]:
             operand_types, total = _operands(op)
             axes, groups_text = _participants(op.attributes, mlir_mesh, mesh)
             op_name, file, line = _source(op.location)
+            channel = _channel(op.attributes)
+            if channel is not None and (kind, channel) in seen:
+                if function == "main":  # the copy main reaches
+                    found[seen[kind, channel]] = replace(
+                        found[seen[kind, channel]], computation=function
+                    )
+                continue
+            if channel is not None:
+                seen[kind, channel] = len(found)
             found.append(
                 Collective(
                     kind=kind,
@@ -200,6 +214,14 @@ def read_collectives(module: Any, mesh: Mesh | None) -> tuple[Collective, ...]:
                 )
             )
     return tuple(found)
+
+
+def _channel(attrs: Any) -> int | None:
+    """A collective's channel id (``channel_handle``), unique to its instruction."""
+    if "channel_handle" not in attrs:
+        return None
+    found = re.search(r"handle = (\d+)", str(attrs["channel_handle"]))
+    return int(found.group(1)) if found else None
 
 
 def _mlir_mesh(module: Any) -> dict[str, int]:
