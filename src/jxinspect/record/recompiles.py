@@ -112,7 +112,7 @@ _CONTEXT = 16
 
 
 def _where_they_differ(before: str, after: str) -> tuple[str, str]:
-    """Two long ``repr``\ s cut to where they differ (``…((True,), …`` → ``…((False,), …``):
+    """Two long ``repr`` texts cut to where they differ (``…((True,), …`` → ``…((False,), …``):
     a library's static tree (Equinox's) is one value holding every static leaf."""
     if len(before) <= 60 and len(after) <= 60:
         return before, after
