@@ -444,15 +444,16 @@ def test_a_methods_self_is_built_as_its_class(lower_text: Any) -> None:
 
 def test_an_nnx_model_is_built_by_nnx_eval_shape(lower_json: Any) -> None:
     pytest.importorskip("flax.nnx")
-    raw = oracle(
-        LOAD.format(repo=str(REPO))
-        + """
+    made = """
 from flax import nnx
 m = load_path("tests/fixtures/nnx_models.py", "nnx_models")
 model = nnx.eval_shape(lambda: m.MLP(3, 4, rngs=nnx.Rngs(0)))
-lowered = jax.jit(m.loss).lower(model, S(2, 3))
+lowered = jax.jit(m.loss).lower(model, jax.ShapeDtypeStruct((2, 3), "float32"))
 """
-    )
+    probe = run_python("import jax\n" + LOAD.format(repo=str(REPO)) + made, warm=True)
+    if probe.returncode != 0 and "as an abstract array" in probe.stderr:
+        pytest.skip("this Flax's nnx.Module is no pytree: raw jax.jit refuses it as well")
+    raw = oracle(LOAD.format(repo=str(REPO)) + made)
     result, report = lower_json(
         "tests/fixtures/nnx_models.py:loss", "--dims", "batch=2,din=3,dout=4"
     )

@@ -107,7 +107,8 @@ def _explained(stderr: str, script: Path) -> list[tuple[str, str, str | None]]:
         function = named.group(1)
         if "seen another function defined on the same line" in block:
             found.append((function, "function", None))
-        elif "tracing context doesn't match" in block.lower():  # 0.4.35 names no option
+        elif re.search(r"tracing context doesn't match|different tracing context", block, re.I):
+            # the option is named from 0.7 on; 0.4.35 and 0.6 give a tuple position
             options = re.findall(r"\* (\w+) differs", block) or [None]
             found.extend((function, "context", option) for option in options)
         elif "input pytree" in block or "input path" in block:
@@ -214,6 +215,8 @@ def _jax_says(stderr: str) -> list[str]:
     kept = [line for line in stderr.splitlines()
             if not line.startswith(("jxinspect record", "note:"))]  # fmt: skip
     text = "\n".join(kept)
+    text = re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+", "…", text)  # a log record's time
+    text = re.sub(r"costing \d+\.\d+ ms", "costing … ms", text)
     text = re.sub(r"id=\d+", "id=…", text)
     text = re.sub(r"0x[0-9a-f]+", "0x…", text)
     return re.sub(r"\d+\.\d+(e-?\d+)? ?(sec|s)\b", "… s", text).splitlines()
