@@ -625,3 +625,32 @@ def test_explain_a_lint_rule(run_cli: Run) -> None:
     assert result.stdout.startswith(
         "JX201 (warning): large argument left fully replicated on a multi-device mesh\n"
     )
+
+
+DECLARED_POLICY = """
+def f(x, unused):
+    return x * 2
+
+
+JXINSPECT = {"f": {"args": "f32[4], f32[4]", "compile": True, "severity": {"JX105": "error"},
+                   "budgets": {"bytes_per_device": 16}}}
+"""
+
+
+def test_a_declaration_takes_the_per_target_keys_a_config_entry_takes(
+    tmp_path: Path, run_cli: Run
+) -> None:
+    """``compile``, ``severity``, ``budgets`` (and ``select``, ``ignore``) in a module's
+    ``JXINSPECT`` entry, as in a ``jxinspect.yaml`` target: the target is compiled,
+    judged with them, and a misspelled key is named with the one it meant."""
+    (tmp_path / "m.py").write_text(DECLARED_POLICY, encoding="utf-8")
+    result = run_cli("lint", "m.py", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 1, result.describe()
+    (target,) = json.loads(result.stdout)["targets"]
+    assert target["reached"] == "compiled"
+    assert {(f["code"], f["severity"]) for f in target["findings"]} >= {
+        ("JX105", "error"), ("JX302", "error")}  # fmt: skip
+    (tmp_path / "m.py").write_text(DECLARED_POLICY.replace('"compile"', '"compil"'), "utf-8")
+    misspelled = run_cli("lint", "m.py", cwd=tmp_path)
+    assert misspelled.returncode == 3, misspelled.describe()
+    assert "unknown key `compil` (did you mean `compile`?)" in misspelled.stdout

@@ -51,7 +51,7 @@ from jxinspect.lint.workers.supervisor import (
     Supervisor,
 )
 from jxinspect.pipeline import judge as judge_report
-from jxinspect.project.config import Config, Policy, TargetEntry, project_config
+from jxinspect.project.config import Config, Policy, PolicyOverride, TargetEntry, project_config
 from jxinspect.project.declarations import (
     Declaration,
     definition_line,
@@ -125,8 +125,11 @@ class _Planner:
         return _once(self.declarations, self.resolved(path),
                      lambda key: static_declaration(key, self.tree(key)))  # fmt: skip
 
-    def policy(self, entry: TargetEntry | None) -> Policy:
-        policy = entry.override.apply(self.config.policy) if entry else self.config.policy
+    def policy(self, entry: TargetEntry | None, declared: PolicyOverride | None = None) -> Policy:
+        """The configuration's policy, under the declaration's per-target keys, under
+        the configuration entry's, under the command line's."""
+        policy = declared.apply(self.config.policy) if declared else self.config.policy
+        policy = entry.override.apply(policy) if entry else policy
         return target_policy(policy, self.request)
 
     def plan(self) -> list[Planned]:
@@ -232,6 +235,7 @@ class _Planner:
             resolved = resolve(text, config=self.config, read=self.declaration)
         except JxError as err:
             return Planned(name, policy, file, line, error=str(err), error_kind=error_kind(err))
+        policy = self.policy(entry, resolved.declared_policy)
         job = Job(name, resolved, policy.settings, policy.compile, str(source or text))
         return Planned(name, policy, file, line, job=job)
 

@@ -113,6 +113,20 @@ class PolicyOverride:
         )
 
 
+def declared_override(data: dict[str, Any], where: str) -> tuple[dict[str, Any], PolicyOverride]:
+    """A ``JXINSPECT`` entry split into its staging options and its per-target keys
+    (``select``, ``ignore``, ``severity``, ``budgets``, ``compile``), which a declaration
+    takes as a configuration's target entry does; the latter read and checked."""
+    if not isinstance(data, dict):
+        return data, PolicyOverride()
+    policy = {k: v for k, v in data.items() if str(k).replace("-", "_") in POLICY_KEYS}
+    options = {k: v for k, v in data.items() if k not in policy}
+    if not policy:
+        return options, PolicyOverride()
+    reader = _Reader(where, {}, Path("."))
+    return options, reader.override({str(k).replace("-", "_"): v for k, v in policy.items()}, ())
+
+
 @dataclass(frozen=True)
 class TargetEntry:
     """One item of ``targets:``."""

@@ -204,16 +204,17 @@ def nearest(word: str, choices: tuple[str, ...] | list[str]) -> str:
 
 
 def options_from_mapping(
-    data: Any, where: str, allowed: tuple[str, ...] = OPTION_NAMES
+    data: Any, where: str, allowed: tuple[str, ...] = OPTION_NAMES, also: tuple[str, ...] = ()
 ) -> TargetOptions:
-    """Validate a declaration's plain-data mapping (keys use ``_`` or ``-``)."""
+    """Validate a declaration's plain-data mapping (keys use ``_`` or ``-``); ``also``:
+    other keys the mapping may hold (read elsewhere), suggested for a misspelled one."""
     if not isinstance(data, Mapping):
         raise UsageError(f"{where}: expected a mapping of options, got {type(data).__name__}")
     values: dict[str, Any] = {}
     for raw_key, value in data.items():
         key = str(raw_key).replace("-", "_")
         if key not in allowed:
-            raise UsageError(f"{where}: unknown key `{raw_key}`{nearest(key, allowed)}")
+            raise UsageError(f"{where}: unknown key `{raw_key}`{nearest(key, allowed + also)}")
         values[key] = checked(OPTIONS_BY_NAME[key], value, where)
     return TargetOptions(**values)
 

@@ -22,7 +22,13 @@ from typing import Final, Literal
 
 from jxinspect.core.errors import UsageError
 from jxinspect.project import spec as specs
-from jxinspect.project.config import Config, project_config
+from jxinspect.project.config import (
+    POLICY_KEYS,
+    Config,
+    PolicyOverride,
+    declared_override,
+    project_config,
+)
 from jxinspect.project.declarations import Declaration, OpaqueDeclaration, static_declaration
 from jxinspect.project.options import NO_OPTIONS, TargetOptions, options_from_mapping
 from jxinspect.project.targets import DECLARATION, Target, load_module, parse_target
@@ -47,6 +53,9 @@ class Resolved:
     """The module's ``JXINSPECT`` entry for the function, when there is one."""
     declared_at_import: bool = False
     """The declaration is not plain data: :meth:`imported` reads it from the module."""
+    declared_policy: PolicyOverride = PolicyOverride()
+    """The declaration's per-target keys (``compile``, ``budgets``, ``select``...), under
+    the configuration entry's."""
 
     @property
     def options(self) -> TargetOptions:
@@ -70,8 +79,11 @@ class Resolved:
         entries = getattr(module, DECLARATION, None)
         entry = entries.get(self.target.attribute) if isinstance(entries, dict) else None
         where = f"{self.target.module}: {self.target.attribute!r} in {DECLARATION}"
-        declared = options_from_mapping(entry, where) if entry is not None else None
-        return replace(self, declared=declared, declared_at_import=False)
+        if entry is None:
+            return replace(self, declared=None, declared_at_import=False)
+        options, policy = declared_override(entry, where)
+        return replace(self, declared=options_from_mapping(options, where, also=POLICY_KEYS),
+                       declared_policy=policy, declared_at_import=False)  # fmt: skip
 
     @property
     def devices_needed(self) -> int:
@@ -129,7 +141,12 @@ def resolve(
     if entry is None:  # computed when the module is imported
         return replace(layers, declared_at_import=True)
     where = f"{path}:{declaration.line}: {target.attribute!r} in {DECLARATION}"
-    return replace(layers, declared=options_from_mapping(entry, where))
+    options, policy = declared_override(entry, where)
+    return replace(
+        layers,
+        declared=options_from_mapping(options, where, also=POLICY_KEYS),
+        declared_policy=policy,
+    )
 
 
 def config_entry(config: Config, target: Target) -> TargetOptions:
