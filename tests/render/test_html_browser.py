@@ -253,3 +253,35 @@ def test_survey_heat_map_in_chromium(browser: Any, tmp_path: Path, run_cli: Any)
         page.screenshot(path=str(ARTIFACTS / "survey.png"), full_page=True)
     finally:
         page.close()
+
+
+def test_survey_details_and_legend_are_on_the_page(
+    browser: Any, tmp_path: Path, run_cli: Any
+) -> None:
+    """What a cell lost is read on the page, not only in a tooltip; the legend says what
+    each verdict means; JAX's own nested jaxprs are a cell of their own, not counted."""
+    page_file = tmp_path / "survey.html"
+    result = run_cli("survey", "--format", "html", "-o", page_file)
+    assert result.returncode == 0, result.describe()
+    data = json.loads(run_cli("survey", "--format", "json").stdout)
+    page, problems, refused = open_offline(browser, page_file, 1400, 900)
+    try:
+        assert problems == [] and refused == []
+        headers = page.locator("#survey thead th").all_inner_texts()
+        assert "compiled.args" not in headers
+        details = page.locator("#details")
+        assert details.is_visible()
+        shown = details.inner_text()
+        for program in data["programs"]:
+            for cell in program["cells"]:
+                for example in cell["examples"]:
+                    assert example in shown, example
+        legend = page.locator("#legend")
+        assert legend.is_visible() and "partial" in legend.inner_text()
+        own = [p for p in data["programs"] if p["jax_own"]]
+        assert own, "a program with JAX's own nested jaxprs (grad_of_custom_vjp's jnp.clip)"
+        cells = page.locator("#survey td.own")
+        assert cells.count() >= 1 and "not counted" in cells.first.inner_text()
+        assert cells.first.is_visible()
+    finally:
+        page.close()

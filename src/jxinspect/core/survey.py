@@ -23,12 +23,26 @@ from jxinspect.core.vocabulary import Reached, Stage
 SCHEMA = "jxinspect.survey/1"
 
 Outcome = Literal["kept", "pruned", "partial", "fallback", "wrong", "missing"]
-"""What a level kept of one name or one nested jaxpr, best first: the user's name
-(``kept``); the argument was dropped from ``@main`` (``pruned``); a nested jaxpr with some
-names empty (``partial``); JAX's fallback name such as ``flat_args[0]`` (``fallback``);
-another leaf's name, or names that do not match the jaxpr's variables (``wrong``); none
+"""What a level kept of one name (an argument's name, a result's path) or of one nested
+jaxpr's names, best first: the user's name, or every name of the nested jaxpr (``kept``);
+the argument was dropped from ``@main`` (``pruned``); a nested jaxpr that has debug info
+(it names its function and source line) but lacks some or all of its argument names or
+result paths (``partial``); JAX's fallback name such as ``flat_args[0]``
+(``fallback``); another leaf's name, or a nested jaxpr's names that do not match its
+variables (``wrong``); no name, or a nested jaxpr with no debug info at all
 (``missing``)."""
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
+
+MEANINGS: dict[str, str] = {
+    "kept": "the user's name (a nested jaxpr: all its names)",
+    "pruned": "dropped from @main (unused)",
+    "partial": "a nested jaxpr with debug info that lacks some or all of its names",
+    "fallback": "JAX's positional name (flat_args[0], args[1])",
+    "wrong": "another leaf's name, or names that do not match the variables",
+    "missing": "no name (a nested jaxpr: no debug info at all)",
+    "failed": "the program did not stage",
+}
+"""Each verdict in a few words, for a legend."""
 
 Verdict = Literal["kept", "pruned", "partial", "fallback", "wrong", "missing", "failed"]
 """A cell's verdict: its worst outcome, or ``failed`` when the program did not stage."""
@@ -42,6 +56,11 @@ the compiled program's parameters, with ``--compile``); nested jaxprs add
 ``nested.<primitive>``."""
 
 NESTED = "nested."
+COMPILED = "compiled.args"
+
+UNITS = "cells count names (args), result paths (results) or nested jaxprs (nested)"
+"""What a cell's ``n/m`` counts, for a legend: a leaf level one per flat argument or
+result, a nested level one per jaxpr of that primitive (JAX's own left out)."""
 
 
 _PRIMITIVES = {"pjit": "jit", "custom_vjp_call_jaxpr": "custom_vjp_call"}
@@ -118,6 +137,19 @@ class Cell:
         verdict = self.verdict
         return f"{verdict} {self.count(verdict)}/{self.total}"
 
+    @property
+    def unit(self) -> str:
+        """What the cell counts: ``names`` (arguments), ``paths`` (results) or ``jaxprs``
+        (a nested level: one per nested jaxpr, however many names each has)."""
+        if self.level.startswith(NESTED):
+            return "jaxprs"
+        return "paths" if self.level.endswith(".results") else "names"
+
+    @property
+    def counted(self) -> str:
+        """The summary with its unit: ``partial 2/2 jaxprs``, ``fallback 2/2 names``."""
+        return f"{self.summary} {self.unit}"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "level": self.level,
@@ -150,6 +182,12 @@ class SurveyProgram:
     cells: tuple[Cell, ...] = ()
     error: str | None = None
     """Why it did not stage (then it has no cells: every level counts as ``failed``)."""
+    reads: str | None = None
+    """The jaxpr whose debug info the ``jaxpr.*`` levels read, where it is not the traced
+    function's own (``jit(f).trace()``'s): pmap's, in ``make_jaxpr(pmap(f))``."""
+    jax_own: tuple[tuple[str, int], ...] = ()
+    """Nested jaxprs of JAX's own functions (``jnp.clip``'s jit), by primitive: found,
+    and not counted in the nested levels (their names are not the user's)."""
 
     def cell(self, level: str) -> Cell | None:
         return next((c for c in self.cells if c.level == level), None)
@@ -162,23 +200,34 @@ class SurveyProgram:
         found = self.cell(level)
         return found.verdict if found is not None else None
 
+    def own(self, level: str) -> int:
+        """How many nested jaxprs of JAX's own the level left out (0 for a leaf level)."""
+        if not level.startswith(NESTED):
+            return 0
+        return dict(self.jax_own).get(level.removeprefix(NESTED), 0)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "stage": self.stage,
             "reached": self.reached,
             "error": self.error,
+            "reads": self.reads,
+            "jax_own": {primitive: n for primitive, n in self.jax_own},
             "cells": [c.to_dict() for c in self.cells],
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SurveyProgram:
+        own = data.get("jax_own") or {}
         return cls(
             name=data["name"],
             stage=data["stage"],
             reached=data["reached"],
             cells=tuple(Cell.from_dict(c) for c in data.get("cells", [])),
             error=data.get("error"),
+            reads=data.get("reads"),
+            jax_own=tuple((str(p), int(own[p])) for p in sorted(own)),
         )
 
 
@@ -201,6 +250,16 @@ class Survey(Displayed):
             {c.level for p in self.programs for c in p.cells if c.level.startswith(NESTED)}
         )
         return (*LEAF_LEVELS, *nested)
+
+    @property
+    def shown_levels(self) -> tuple[str, ...]:
+        """The levels a matrix shows: those some program has a cell of (``compiled.args``
+        only with ``--compile``), or left nested jaxprs of JAX's own out of."""
+        nested = {c.level for p in self.programs for c in p.cells if c.level.startswith(NESTED)}
+        nested |= {NESTED + primitive for p in self.programs for primitive, _ in p.jax_own}
+        compiled = any(c.level == COMPILED for p in self.programs for c in p.cells)
+        leaves = (lv for lv in LEAF_LEVELS if compiled or lv != COMPILED)
+        return (*leaves, *sorted(nested))
 
     def program(self, name: str) -> SurveyProgram | None:
         return next((p for p in self.programs if p.name == name), None)
