@@ -13,12 +13,13 @@ This module never imports JAX.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from jxinspect.core.display import Displayed
 from jxinspect.core.model import Report
-from jxinspect.core.vocabulary import Reached, Stage
+from jxinspect.core.vocabulary import Reached, Stage, release_key
 
 SCHEMA = "jxinspect.survey/1"
 
@@ -290,3 +291,149 @@ class Survey(Displayed):
             partitioner=data["partitioner"],
             programs=tuple(SurveyProgram.from_dict(p) for p in data["programs"]),
         )
+
+
+HISTORY_SCHEMA = "jxinspect.survey-history/1"
+
+Mark = Literal["kept", "pruned", "partial", "fallback", "wrong", "missing", "failed", "own",
+               "none", "absent"]  # fmt: skip
+"""What a history's cell shows for one program, level and release: the cell's verdict
+(or ``failed``); ``own`` (only nested jaxprs of JAX's own, not counted); ``none`` (no
+such level: no nested jaxpr of that primitive); ``absent`` (the program is not in that
+release's survey)."""
+MARKS: tuple[Mark, ...] = get_args(Mark)
+
+
+@dataclass(frozen=True)
+class HistoryCell:
+    """One program's level in one release's survey."""
+
+    release: str
+    mark: Mark
+    text: str
+    """``partial 2/2``, ``failed``, ``JAX's own 1``; empty for ``none`` and ``absent``."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"release": self.release, "mark": self.mark, "text": self.text}
+
+
+@dataclass(frozen=True)
+class Run:
+    """Consecutive releases whose cell of a program's level has the same mark."""
+
+    mark: Mark
+    first: str
+    last: str
+
+    @property
+    def releases(self) -> str:
+        """``0.4.35–0.4.38``, or ``0.5.3`` for one."""
+        return self.first if self.first == self.last else f"{self.first}–{self.last}"
+
+
+@dataclass(frozen=True, repr=False)
+class History(Displayed):
+    """The surveys of several releases side by side (``jxinspect survey --history``, the
+    surveys shipped with jxinspect): for each level, a matrix of program × release, oldest
+    release first, so that where each transformation's debug info appeared, moved and
+    regressed reads in one picture."""
+
+    product = "survey_history"
+
+    surveys: tuple[Survey, ...]
+    """Oldest release first."""
+    only: tuple[str, ...] = ()
+    """Only these programs (``--program``), when given."""
+
+    @property
+    def releases(self) -> tuple[str, ...]:
+        return tuple(s.jax_version for s in self.surveys)
+
+    @property
+    def programs(self) -> tuple[str, ...]:
+        """Every program some survey has, in the newest survey's order, then the ones only
+        older surveys have."""
+        names: dict[str, None] = {}
+        for survey in reversed(self.surveys):
+            names.update((p.name, None) for p in survey.programs)
+        return tuple(n for n in names if not self.only or n in self.only)
+
+    @property
+    def levels(self) -> tuple[str, ...]:
+        """Every level some survey shows (``compiled.args`` only where one was compiled)
+        that one of the programs has."""
+        found = {level for s in self.surveys for level in s.shown_levels}
+        nested = sorted(level for level in found if level.startswith(NESTED))
+        levels = (*(lv for lv in LEAF_LEVELS if lv in found), *nested)
+        return tuple(level for level in levels if self.rows(level))
+
+    def cell(self, survey: Survey, name: str, level: str) -> HistoryCell:
+        release = survey.jax_version
+        program = survey.program(name)
+        if program is None:
+            return HistoryCell(release, "absent", "")
+        verdict = program.verdict(level)
+        found = program.cell(level)
+        if verdict == "failed":
+            return HistoryCell(release, "failed", "failed")
+        if verdict is not None and found is not None:
+            return HistoryCell(release, verdict, found.summary)
+        own = program.own(level)
+        return (
+            HistoryCell(release, "own", f"JAX's own {own}")
+            if own
+            else HistoryCell(release, "none", "")
+        )
+
+    def row(self, name: str, level: str) -> tuple[HistoryCell, ...]:
+        """A program's cells of a level, one per release, oldest first."""
+        return tuple(self.cell(s, name, level) for s in self.surveys)
+
+    def rows(self, level: str) -> tuple[str, ...]:
+        """The programs a level's matrix has: those that have the level in some release
+        (every program, for a leaf level)."""
+        return tuple(
+            name
+            for name in self.programs
+            if not level.startswith(NESTED)
+            or any(c.mark not in ("none", "absent") for c in self.row(name, level))
+        )
+
+    def runs(self, name: str, level: str) -> tuple[Run, ...]:
+        """A program's level as runs of releases with one mark each (``missing`` from
+        0.4.35 to 0.4.38, then ``wrong``...)."""
+        runs: list[Run] = []
+        for cell in self.row(name, level):
+            if runs and runs[-1].mark == cell.mark:
+                runs[-1] = Run(cell.mark, runs[-1].first, cell.release)
+            else:
+                runs.append(Run(cell.mark, cell.release, cell.release))
+        return tuple(runs)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": HISTORY_SCHEMA,
+            "releases": list(self.releases),
+            "levels": [
+                {
+                    "level": level,
+                    "programs": [
+                        {
+                            "program": name,
+                            "cells": [c.to_dict() for c in self.row(name, level)],
+                            "runs": [
+                                {"mark": r.mark, "first": r.first, "last": r.last}
+                                for r in self.runs(name, level)
+                            ],
+                        }
+                        for name in self.rows(level)
+                    ],
+                }
+                for level in self.levels
+            ],
+        }
+
+
+def history(surveys: Iterable[Survey], only: tuple[str, ...] = ()) -> History:
+    """The surveys side by side, oldest release first."""
+    return History(tuple(sorted(surveys, key=lambda s: release_key(s.jax_version))), only)
