@@ -253,3 +253,85 @@ def test_survey_heat_map_in_chromium(browser: Any, tmp_path: Path, run_cli: Any)
         page.screenshot(path=str(ARTIFACTS / "survey.png"), full_page=True)
     finally:
         page.close()
+
+
+def test_survey_details_and_legend_are_on_the_page(
+    browser: Any, tmp_path: Path, run_cli: Any
+) -> None:
+    """What a cell lost is read on the page, not only in a tooltip; the legend says what
+    each verdict means; JAX's own nested jaxprs are a cell of their own, not counted."""
+    page_file = tmp_path / "survey.html"
+    result = run_cli("survey", "--format", "html", "-o", page_file)
+    assert result.returncode == 0, result.describe()
+    data = json.loads(run_cli("survey", "--format", "json").stdout)
+    page, problems, refused = open_offline(browser, page_file, 1400, 900)
+    try:
+        assert problems == [] and refused == []
+        headers = page.locator("#survey thead th").all_inner_texts()
+        assert "compiled.args" not in headers
+        details = page.locator("#details")
+        assert details.is_visible()
+        shown = details.inner_text()
+        for program in data["programs"]:
+            for cell in program["cells"]:
+                for example in cell["examples"]:
+                    assert example in shown, example
+        legend = page.locator("#legend")
+        assert legend.is_visible() and "partial" in legend.inner_text()
+        own = [p for p in data["programs"] if p["jax_own"]]
+        assert own, "a program with JAX's own nested jaxprs (grad_of_custom_vjp's jnp.clip)"
+        cells = page.locator("#survey td.own")
+        assert cells.count() >= 1 and "not counted" in cells.first.inner_text()
+        assert cells.first.is_visible()
+    finally:
+        page.close()
+
+
+def test_survey_history_heat_maps_in_chromium(browser: Any, tmp_path: Path, run_cli: Any) -> None:
+    """``survey --history``: one table per level, a column per shipped release (oldest
+    first), each verdict cell coloured as the survey's, what moved listed on the page, a
+    link to each level that brings it into view."""
+    from jxinspect.render.survey.html import COLOURS
+
+    page_file = tmp_path / "history.html"
+    result = run_cli("survey", "--history", "--format", "html", "-o", page_file)
+    assert result.returncode == 0, result.describe()
+    data = json.loads(run_cli("survey", "--history", "--format", "json").stdout)
+    page, problems, refused = open_offline(browser, page_file, 1600, 1000)
+    try:
+        assert problems == [] and refused == []
+        sections = page.locator("section.level")
+        assert sections.count() == len(data["levels"])
+        for i, entry in enumerate(data["levels"]):
+            section = sections.nth(i)
+            assert section.get_attribute("data-level") == entry["level"]
+            headers = section.locator("thead th").all_inner_texts()
+            assert headers == ["program", *data["releases"]]
+            rows = section.locator("tbody tr")
+            assert rows.count() == len(entry["programs"])
+            names = [rows.nth(k).locator("th").inner_text() for k in range(rows.count())]
+            assert names == [r["program"] for r in entry["programs"]]
+            moved = [r for r in entry["programs"] if len(r["runs"]) > 1]
+            assert section.locator("ul.moved li").count() == len(moved)
+        painted = page.evaluate(
+            "() => [...document.querySelectorAll('section.level td[data-verdict]')]"
+            ".map(e => [e.dataset.verdict, getComputedStyle(e).backgroundColor])"
+        )
+        assert len(painted) == sum(
+            1 for e in data["levels"] for r in e["programs"] for c in r["cells"]
+            if c["mark"] not in ("own", "none", "absent")
+        )  # fmt: skip
+        seen = set()
+        for verdict, colour in painted:
+            seen.add(verdict)
+            hex_colour = COLOURS[verdict]
+            rgb = tuple(int(hex_colour[j : j + 2], 16) for j in (1, 3, 5))
+            assert colour == f"rgb({rgb[0]}, {rgb[1]}, {rgb[2]})", (verdict, colour)
+        assert {"kept", "missing"} <= seen
+        last = len(data["levels"]) - 1
+        page.locator(f'nav a[href="#level-{last}"]').click()
+        assert page.locator(f"#level-{last} h2").is_visible()
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "survey-history.png"), full_page=True)
+    finally:
+        page.close()

@@ -33,37 +33,63 @@ RAW_CALLS: dict[str, str] = {
     "scan": "lowered = jax.jit(m.scan).lower(S(), S(5))",
     "cond": "lowered = jax.jit(m.cond).lower(jax.ShapeDtypeStruct((), jnp.bool_), S(3))",
     "custom_jvp": "lowered = jax.jit(m.custom_jvp).lower(S(3))",
+    "custom_vjp": "lowered = jax.jit(m.custom_vjp).lower(S(3))",
+    "grad_of_custom_vjp": "lowered = jax.jit(m.grad_of_custom_vjp).lower(S(3))",
+    "vmap": "lowered = jax.jit(m.vmap).lower(S(4), S(8, 4))",
     "shard_map": "lowered = jax.jit(m.shard_map).lower(S(4, 3), S(3, 2))",
     "pmap": "lowered = jax.pmap(m.pmap, axis_name='batch', devices=jax.devices()[:4])"
     ".lower({'scale': S(4, 3)}, {'x': S(4, 3)})",
 }
 
 RAW_NESTED = r"""
-def nested(jaxpr, found):
-    for eqn in jaxpr.eqns:
-        for value in eqn.params.values():
-            for sub in value if isinstance(value, (tuple, list)) else [value]:
+def nested(jaxpr, found, where=""):
+    for i, eqn in enumerate(jaxpr.eqns):
+        for key, value in eqn.params.items():
+            many = isinstance(value, (tuple, list))
+            for k, sub in enumerate(value if many else [value]):
                 inner = getattr(sub, "jaxpr", sub)
                 if hasattr(inner, "eqns") and hasattr(inner, "invars"):
-                    info = getattr(inner, "debug_info", None)
-                    source = getattr(info, "func_src_info", None) or ""
-                    if "jax/_src" not in source:
-                        found.append([eqn.primitive.name, info is None])
-                    nested(inner, found)
+                    label = f"{{key}}[{{k}}]" if many else key
+                    place = f"{{where}}{{i}}:{{eqn.primitive.name}}.{{label}}"
+                    found.append(dict(names(inner), primitive=eqn.primitive.name, where=place))
+                    nested(inner, found, place + "/")
     return found
 
-found = []
-if hasattr(lowered, "_jxinspect_pmap") or "pmap" in {name!r}:
-    found = None
+def names(jaxpr):
+    info = getattr(jaxpr, "debug_info", None)
+    source = getattr(info, "func_src_info", None) or ""
+    args = getattr(info, "arg_names", None)
+    paths = getattr(info, "result_paths", None)
+    return {{"missing": info is None, "own": "jax/_src/" in source.replace("\\", "/"),
+            "args": None if args is None else list(args),
+            "results": None if paths is None else list(paths)}}
+
+function = getattr(m, {name!r})
+if {name!r} == "pmap":
+    top = jax.make_jaxpr(jax.pmap(function, axis_name="batch", devices=jax.devices()[:4]))(
+        *ARGS, **KWARGS).jaxpr
+    eqns = top.eqns
+    if len(eqns) == 1 and eqns[0].primitive.name == "xla_pmap":  # JAX lowers the body itself
+        body = eqns[0].params["call_jaxpr"]
+        body = getattr(body, "jaxpr", body)
+        jaxprs = {{"top": names(top), "body": names(body)}}
+        found = nested(body, [])
+    else:
+        jaxprs = {{"top": names(top)}}
+        found = nested(top, [])
 else:
-    traced = getattr(jax.jit(getattr(m, {name!r})), "trace", None)
-    found = nested(traced(*ARGS, **KWARGS).jaxpr.jaxpr, [])
-print(json.dumps(found))
+    top = jax.jit(function).trace(*ARGS, **KWARGS).jaxpr.jaxpr
+    jaxprs = {{"top": names(top)}}
+    found = nested(top, [])
+jaxprs.update((j["where"], j) for j in found)
+print(json.dumps({{"nested": found, "jaxprs": jaxprs}}))
 """
 
 
-def _raw(name: str) -> tuple[dict[str, Any], list[list[Any]] | None]:
-    """Raw JAX's ``@main`` of the program and its nested jaxprs (``[primitive, missing]``)."""
+def _raw(name: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Raw JAX's ``@main`` of the program, and its jaxprs: ``nested`` (each nested jaxpr's
+    primitive, place, whether it has debug info, is JAX's own, and its names) and
+    ``jaxprs`` (the same by place, with ``top`` and the older pmap's ``body``)."""
     call = RAW_CALLS[name]
     args = call.split(".lower(", 1)[1].rsplit(")", 1)[0]
     prelude = f"m = load_corpus()\nARGS, KWARGS = (lambda *a, **k: (a, k))({args})\n"
@@ -83,6 +109,16 @@ def _raw(name: str) -> tuple[dict[str, Any], list[list[Any]] | None]:
     return json.loads(lines[-2]), json.loads(lines[-1])
 
 
+def _read_place(reads: str | None) -> str:
+    """The raw jaxpr a program's ``reads`` names: ``top`` (its own, or make_jaxpr's top),
+    pmap's ``body``, or a nested jaxpr's place (``0:jit.jaxpr``)."""
+    if reads is None or reads.startswith("the top jaxpr"):
+        return "top"
+    if reads.startswith("pmap's body"):
+        return "body"
+    return reads.split(" of make_jaxpr", 1)[0]
+
+
 @pytest.fixture(scope="module")
 def survey(run_cli: Any) -> Survey:
     result = run_cli("survey", "--format", "json")
@@ -97,7 +133,7 @@ def _bare(path: str | None) -> str | None:
 
 @pytest.mark.parametrize("name", sorted(RAW_CALLS))
 def test_cells_equal_what_raw_jax_carries(name: str, survey: Survey, run_cli: Any) -> None:
-    main, nested = _raw(name)
+    main, raw = _raw(name)
     program = survey.program(name)
     assert program is not None and program.error is None, program
     report = json.loads(run_cli("lower", f"{CORPUS}:{name}", "--format", "json").stdout)
@@ -118,18 +154,44 @@ def test_cells_equal_what_raw_jax_carries(name: str, survey: Survey, run_cli: An
                and c != "")  # fmt: skip
     lone = len(results) == 1 and carried[0] == "" and results[0] == "result"  # 0.4.x's lone result
     assert cell.count("kept") == kept + (1 if lone else 0), (cell, carried)
-    # nested jaxprs: how many of each primitive, and how many carry no debug info
-    if nested is None:
-        return
-    raw_total = Counter(primitive_name(p) for p, _ in nested)
-    raw_missing = Counter(primitive_name(p) for p, missing in nested if missing)
+    # the jaxpr levels: the names of the raw jaxpr the program says they read, which for
+    # pmap is the one @main is lowered from (make_jaxpr's top may keep other names)
+    read = raw["jaxprs"][_read_place(program.reads)]
+    expected = [leaf["path"] for leaf in report["inputs"]]
+    cell = program.cell("jaxpr.args")
+    assert cell is not None and read["args"] is not None
+    assert cell.count("kept") == sum(1 for p, n in zip(expected, read["args"]) if n == p), (
+        cell,
+        read,
+        program.reads,
+    )
+    if program.stage == "pmap":  # @main's names are that jaxpr's: the level reads the right one
+        assert [a["name"] or "" for a in main["args"]] == [n or "" for n in read["args"]], read
+    # nested jaxprs: how many of each primitive, how many carry no debug info, how many
+    # carry debug info without any name (partial), and how many are JAX's own (not counted)
+    nested = raw["nested"]
     ours = {
         c.level.removeprefix("nested."): c for c in program.cells if c.level.startswith("nested.")
     }
+    user = [j for j in nested if not j["own"]]
+    raw_total = Counter(primitive_name(j["primitive"]) for j in user)
+    raw_missing = Counter(primitive_name(j["primitive"]) for j in user if j["missing"])
     assert {p: c.total for p, c in ours.items()} == dict(raw_total), (ours, nested)
     assert {p: c.count("missing") for p, c in ours.items() if c.count("missing")} == dict(
         raw_missing
     ), (ours, nested)
+    for cell in ours.values():  # each example said of a jaxpr, judged from raw JAX's
+        for example in cell.examples:
+            jaxpr = raw["jaxprs"][example.split(": ", 1)[0]]
+            nameless = (
+                not jaxpr["missing"]
+                and not any(jaxpr["args"] or [])
+                and not any(jaxpr["results"] or [])
+            )
+            assert example.endswith("debug info without names") == nameless, (example, jaxpr)
+            assert example.endswith("no debug info") == jaxpr["missing"], (example, jaxpr)
+    own = Counter(primitive_name(j["primitive"]) for j in nested if j["own"])
+    assert dict(program.jax_own) == dict(own), (program.jax_own, nested)
 
 
 def test_the_survey_equals_the_one_shipped_for_this_release(survey: Survey) -> None:
@@ -181,3 +243,53 @@ def test_compile_adds_the_compiled_programs_parameter_names(run_cli: Any) -> Non
         assert program.cell("main.args") == cell.__class__("main.args", cell.counts)
     plain = run_cli("survey", "--program", "plain")
     assert "compiled args" not in plain.stdout  # without --compile, no such column
+
+
+def test_the_matrix_says_what_it_counts_and_what_it_leaves_out(
+    survey: Survey, run_cli: Any
+) -> None:
+    """Each cell's unit (names, paths, jaxprs) and each verdict's meaning are said; a
+    nested jaxpr that has debug info but no names is ``partial`` and said to have none;
+    JAX's own nested jaxprs (``jnp.clip``'s jit) are said and not counted; pmap's jaxpr
+    levels say which jaxpr they read."""
+    result = run_cli("survey", "--program", "grad", "--program", "grad_of_custom_vjp",
+                     "--program", "pmap")  # fmt: skip
+    assert result.returncode == 0, result.describe()
+    lines = result.stdout.splitlines()
+    assert "cells count names (args), result paths (results) or nested jaxprs (nested)" in (
+        result.stdout
+    )
+    assert "  partial: a nested jaxpr with debug info that lacks some or all of its names" in lines
+    assert "  missing: no name (a nested jaxpr: no debug info at all)" in lines
+    rows = {line.split()[0]: line for line in lines[3:6]}
+    grad = survey.program("grad")
+    assert grad is not None and grad.cell("nested.jit") is not None
+    assert f"jit {grad.cell('nested.jit').counted}" in rows["grad"]  # type: ignore[union-attr]
+    assert rows["grad"].endswith(" jaxprs")
+    clip = survey.program("grad_of_custom_vjp")
+    assert clip is not None and dict(clip.jax_own).get("jit", 0) >= 1, clip  # jnp.clip's jit
+    own = ", ".join(f"{p} {n}" for p, n in clip.jax_own)
+    assert rows["grad_of_custom_vjp"].endswith(f"JAX's own, not counted: {own}")
+    pmap = survey.program("pmap")
+    assert pmap is not None and pmap.reads is not None and "make_jaxpr(pmap(f))" in pmap.reads
+    assert f"  pmap: jaxpr args and results are read from {pmap.reads}" in lines
+    assert all(p.reads is None for p in survey.programs if p.stage == "jit")
+
+
+def test_the_html_page_shows_its_details_and_no_empty_column(
+    survey: Survey, run_cli: Any, tmp_path: Path
+) -> None:
+    page = tmp_path / "survey.html"
+    result = run_cli("survey", "--format", "html", "-o", page)
+    assert result.returncode == 0, result.describe()
+    html = page.read_text()
+    assert ">compiled.args</th>" not in html  # no column of dashes without --compile
+    assert '<ul id="details">' in html and 'id="legend"' in html
+    for program in survey.programs:
+        for cell in program.cells:
+            if cell.verdict != "kept":
+                assert f"<li>{program.name} {cell.level}: {cell.counted}" in html, cell
+    compiled = tmp_path / "compiled.html"
+    result = run_cli("survey", "--compile", "--program", "plain", "--format", "html", "-o",
+                     compiled)  # fmt: skip
+    assert result.returncode == 0 and ">compiled.args</th>" in compiled.read_text()

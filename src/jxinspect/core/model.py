@@ -384,8 +384,9 @@ class NestedJaxpr:
     """Its place: equation indices and primitives, ``3:scan/0:cond[1]``."""
     primitive: str
     quality: NestedQuality
-    """``ok``; ``partial`` (some names empty); ``missing`` (no debug info);
-    ``count_mismatch`` (names do not match the invars/outvars)."""
+    """``ok``; ``partial`` (it has debug info, but some or all of its names are empty or
+    absent); ``missing`` (no debug info); ``count_mismatch`` (names do not match the
+    invars/outvars)."""
     traced_for: str | None = None
     func_src_info: str | None = None
     arg_names: tuple[str, ...] | None = None

@@ -13,22 +13,37 @@ This module never imports JAX.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from jxinspect.core.display import Displayed
 from jxinspect.core.model import Report
-from jxinspect.core.vocabulary import Reached, Stage
+from jxinspect.core.vocabulary import Reached, Stage, release_key
 
 SCHEMA = "jxinspect.survey/1"
 
 Outcome = Literal["kept", "pruned", "partial", "fallback", "wrong", "missing"]
-"""What a level kept of one name or one nested jaxpr, best first: the user's name
-(``kept``); the argument was dropped from ``@main`` (``pruned``); a nested jaxpr with some
-names empty (``partial``); JAX's fallback name such as ``flat_args[0]`` (``fallback``);
-another leaf's name, or names that do not match the jaxpr's variables (``wrong``); none
+"""What a level kept of one name (an argument's name, a result's path) or of one nested
+jaxpr's names, best first: the user's name, or every name of the nested jaxpr (``kept``);
+the argument was dropped from ``@main`` (``pruned``); a nested jaxpr that has debug info
+(it names its function and source line) but lacks some or all of its argument names or
+result paths (``partial``); JAX's fallback name such as ``flat_args[0]``
+(``fallback``); another leaf's name, or a nested jaxpr's names that do not match its
+variables (``wrong``); no name, or a nested jaxpr with no debug info at all
 (``missing``)."""
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
+
+MEANINGS: dict[str, str] = {
+    "kept": "the user's name (a nested jaxpr: all its names)",
+    "pruned": "dropped from @main (unused)",
+    "partial": "a nested jaxpr with debug info that lacks some or all of its names",
+    "fallback": "JAX's positional name (flat_args[0], args[1])",
+    "wrong": "another leaf's name, or names that do not match the variables",
+    "missing": "no name (a nested jaxpr: no debug info at all)",
+    "failed": "the program did not stage",
+}
+"""Each verdict in a few words, for a legend."""
 
 Verdict = Literal["kept", "pruned", "partial", "fallback", "wrong", "missing", "failed"]
 """A cell's verdict: its worst outcome, or ``failed`` when the program did not stage."""
@@ -42,6 +57,11 @@ the compiled program's parameters, with ``--compile``); nested jaxprs add
 ``nested.<primitive>``."""
 
 NESTED = "nested."
+COMPILED = "compiled.args"
+
+UNITS = "cells count names (args), result paths (results) or nested jaxprs (nested)"
+"""What a cell's ``n/m`` counts, for a legend: a leaf level one per flat argument or
+result, a nested level one per jaxpr of that primitive (JAX's own left out)."""
 
 
 _PRIMITIVES = {"pjit": "jit", "custom_vjp_call_jaxpr": "custom_vjp_call"}
@@ -118,6 +138,19 @@ class Cell:
         verdict = self.verdict
         return f"{verdict} {self.count(verdict)}/{self.total}"
 
+    @property
+    def unit(self) -> str:
+        """What the cell counts: ``names`` (arguments), ``paths`` (results) or ``jaxprs``
+        (a nested level: one per nested jaxpr, however many names each has)."""
+        if self.level.startswith(NESTED):
+            return "jaxprs"
+        return "paths" if self.level.endswith(".results") else "names"
+
+    @property
+    def counted(self) -> str:
+        """The summary with its unit: ``partial 2/2 jaxprs``, ``fallback 2/2 names``."""
+        return f"{self.summary} {self.unit}"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "level": self.level,
@@ -150,6 +183,12 @@ class SurveyProgram:
     cells: tuple[Cell, ...] = ()
     error: str | None = None
     """Why it did not stage (then it has no cells: every level counts as ``failed``)."""
+    reads: str | None = None
+    """The jaxpr whose debug info the ``jaxpr.*`` levels read, where it is not the traced
+    function's own (``jit(f).trace()``'s): pmap's, in ``make_jaxpr(pmap(f))``."""
+    jax_own: tuple[tuple[str, int], ...] = ()
+    """Nested jaxprs of JAX's own functions (``jnp.clip``'s jit), by primitive: found,
+    and not counted in the nested levels (their names are not the user's)."""
 
     def cell(self, level: str) -> Cell | None:
         return next((c for c in self.cells if c.level == level), None)
@@ -162,23 +201,34 @@ class SurveyProgram:
         found = self.cell(level)
         return found.verdict if found is not None else None
 
+    def own(self, level: str) -> int:
+        """How many nested jaxprs of JAX's own the level left out (0 for a leaf level)."""
+        if not level.startswith(NESTED):
+            return 0
+        return dict(self.jax_own).get(level.removeprefix(NESTED), 0)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "stage": self.stage,
             "reached": self.reached,
             "error": self.error,
+            "reads": self.reads,
+            "jax_own": {primitive: n for primitive, n in self.jax_own},
             "cells": [c.to_dict() for c in self.cells],
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SurveyProgram:
+        own = data.get("jax_own") or {}
         return cls(
             name=data["name"],
             stage=data["stage"],
             reached=data["reached"],
             cells=tuple(Cell.from_dict(c) for c in data.get("cells", [])),
             error=data.get("error"),
+            reads=data.get("reads"),
+            jax_own=tuple((str(p), int(own[p])) for p in sorted(own)),
         )
 
 
@@ -201,6 +251,16 @@ class Survey(Displayed):
             {c.level for p in self.programs for c in p.cells if c.level.startswith(NESTED)}
         )
         return (*LEAF_LEVELS, *nested)
+
+    @property
+    def shown_levels(self) -> tuple[str, ...]:
+        """The levels a matrix shows: those some program has a cell of (``compiled.args``
+        only with ``--compile``), or left nested jaxprs of JAX's own out of."""
+        nested = {c.level for p in self.programs for c in p.cells if c.level.startswith(NESTED)}
+        nested |= {NESTED + primitive for p in self.programs for primitive, _ in p.jax_own}
+        compiled = any(c.level == COMPILED for p in self.programs for c in p.cells)
+        leaves = (lv for lv in LEAF_LEVELS if compiled or lv != COMPILED)
+        return (*leaves, *sorted(nested))
 
     def program(self, name: str) -> SurveyProgram | None:
         return next((p for p in self.programs if p.name == name), None)
@@ -231,3 +291,149 @@ class Survey(Displayed):
             partitioner=data["partitioner"],
             programs=tuple(SurveyProgram.from_dict(p) for p in data["programs"]),
         )
+
+
+HISTORY_SCHEMA = "jxinspect.survey-history/1"
+
+Mark = Literal["kept", "pruned", "partial", "fallback", "wrong", "missing", "failed", "own",
+               "none", "absent"]  # fmt: skip
+"""What a history's cell shows for one program, level and release: the cell's verdict
+(or ``failed``); ``own`` (only nested jaxprs of JAX's own, not counted); ``none`` (no
+such level: no nested jaxpr of that primitive); ``absent`` (the program is not in that
+release's survey)."""
+MARKS: tuple[Mark, ...] = get_args(Mark)
+
+
+@dataclass(frozen=True)
+class HistoryCell:
+    """One program's level in one release's survey."""
+
+    release: str
+    mark: Mark
+    text: str
+    """``partial 2/2``, ``failed``, ``JAX's own 1``; empty for ``none`` and ``absent``."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"release": self.release, "mark": self.mark, "text": self.text}
+
+
+@dataclass(frozen=True)
+class Run:
+    """Consecutive releases whose cell of a program's level has the same mark."""
+
+    mark: Mark
+    first: str
+    last: str
+
+    @property
+    def releases(self) -> str:
+        """``0.4.35–0.4.38``, or ``0.5.3`` for one."""
+        return self.first if self.first == self.last else f"{self.first}–{self.last}"
+
+
+@dataclass(frozen=True, repr=False)
+class History(Displayed):
+    """The surveys of several releases side by side (``jxinspect survey --history``, the
+    surveys shipped with jxinspect): for each level, a matrix of program × release, oldest
+    release first, so that where each transformation's debug info appeared, moved and
+    regressed reads in one picture."""
+
+    product = "survey_history"
+
+    surveys: tuple[Survey, ...]
+    """Oldest release first."""
+    only: tuple[str, ...] = ()
+    """Only these programs (``--program``), when given."""
+
+    @property
+    def releases(self) -> tuple[str, ...]:
+        return tuple(s.jax_version for s in self.surveys)
+
+    @property
+    def programs(self) -> tuple[str, ...]:
+        """Every program some survey has, in the newest survey's order, then the ones only
+        older surveys have."""
+        names: dict[str, None] = {}
+        for survey in reversed(self.surveys):
+            names.update((p.name, None) for p in survey.programs)
+        return tuple(n for n in names if not self.only or n in self.only)
+
+    @property
+    def levels(self) -> tuple[str, ...]:
+        """Every level some survey shows (``compiled.args`` only where one was compiled)
+        that one of the programs has."""
+        found = {level for s in self.surveys for level in s.shown_levels}
+        nested = sorted(level for level in found if level.startswith(NESTED))
+        levels = (*(lv for lv in LEAF_LEVELS if lv in found), *nested)
+        return tuple(level for level in levels if self.rows(level))
+
+    def cell(self, survey: Survey, name: str, level: str) -> HistoryCell:
+        release = survey.jax_version
+        program = survey.program(name)
+        if program is None:
+            return HistoryCell(release, "absent", "")
+        verdict = program.verdict(level)
+        found = program.cell(level)
+        if verdict == "failed":
+            return HistoryCell(release, "failed", "failed")
+        if verdict is not None and found is not None:
+            return HistoryCell(release, verdict, found.summary)
+        own = program.own(level)
+        return (
+            HistoryCell(release, "own", f"JAX's own {own}")
+            if own
+            else HistoryCell(release, "none", "")
+        )
+
+    def row(self, name: str, level: str) -> tuple[HistoryCell, ...]:
+        """A program's cells of a level, one per release, oldest first."""
+        return tuple(self.cell(s, name, level) for s in self.surveys)
+
+    def rows(self, level: str) -> tuple[str, ...]:
+        """The programs a level's matrix has: those that have the level in some release
+        (every program, for a leaf level)."""
+        return tuple(
+            name
+            for name in self.programs
+            if not level.startswith(NESTED)
+            or any(c.mark not in ("none", "absent") for c in self.row(name, level))
+        )
+
+    def runs(self, name: str, level: str) -> tuple[Run, ...]:
+        """A program's level as runs of releases with one mark each (``missing`` from
+        0.4.35 to 0.4.38, then ``wrong``...)."""
+        runs: list[Run] = []
+        for cell in self.row(name, level):
+            if runs and runs[-1].mark == cell.mark:
+                runs[-1] = Run(cell.mark, runs[-1].first, cell.release)
+            else:
+                runs.append(Run(cell.mark, cell.release, cell.release))
+        return tuple(runs)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": HISTORY_SCHEMA,
+            "releases": list(self.releases),
+            "levels": [
+                {
+                    "level": level,
+                    "programs": [
+                        {
+                            "program": name,
+                            "cells": [c.to_dict() for c in self.row(name, level)],
+                            "runs": [
+                                {"mark": r.mark, "first": r.first, "last": r.last}
+                                for r in self.runs(name, level)
+                            ],
+                        }
+                        for name in self.rows(level)
+                    ],
+                }
+                for level in self.levels
+            ],
+        }
+
+
+def history(surveys: Iterable[Survey], only: tuple[str, ...] = ()) -> History:
+    """The surveys side by side, oldest release first."""
+    return History(tuple(sorted(surveys, key=lambda s: release_key(s.jax_version))), only)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from jxinspect.compare.diff import DiffReport
     from jxinspect.compare.survey import SurveyDiff
     from jxinspect.core.model import Report
-    from jxinspect.core.survey import Survey
+    from jxinspect.core.survey import History, Survey
     from jxinspect.lint.result import LintResult
     from jxinspect.render.record.summary import Recording
 
@@ -205,7 +205,7 @@ def _survey_text(survey: Survey, style: Style) -> str:
     return text.render(survey, color=style.color)
 
 
-def _survey_json(survey: Survey | SurveyDiff, style: Style) -> str:
+def _survey_json(survey: Survey | SurveyDiff | History, style: Style) -> str:
     from jxinspect.render.survey import json
 
     return json.render(survey)
@@ -221,6 +221,24 @@ def _describe_survey(survey: Survey) -> str:
     from jxinspect.render.survey import text
 
     return text.describe(survey)
+
+
+def _history_text(history: History, style: Style) -> str:
+    from jxinspect.render.survey import history as view
+
+    return view.render(history, color=style.color)
+
+
+def _history_html(history: History, style: Style) -> str:
+    from jxinspect.render.survey import history as view
+
+    return view.render_html(history)
+
+
+def _describe_history(history: History) -> str:
+    from jxinspect.render.survey import history as view
+
+    return view.describe(history)
 
 
 def _survey_diff_text(diff: SurveyDiff, style: Style) -> str:
@@ -300,6 +318,19 @@ SURVEY: Product[Survey] = Product(
 )
 """What the installed JAX keeps, transformation by transformation (``survey``)."""
 
+SURVEY_HISTORY: Product[History] = Product(
+    "survey_history",
+    (
+        Format("text", _history_text, ".txt", color=True),
+        Format("json", _survey_json, ".json", machine=True),
+        Format("html", _history_html, ".html"),
+    ),
+    describe=_describe_history,
+    page="html",
+)
+"""The shipped surveys of every release side by side, a matrix per level
+(``survey --history``)."""
+
 SURVEY_DIFF: Product[SurveyDiff] = Product(
     "survey_diff",
     (
@@ -312,6 +343,6 @@ SURVEY_DIFF: Product[SurveyDiff] = Product(
 """Two surveys compared cell by cell (``diff-debug`` of two survey files)."""
 
 PRODUCTS: dict[str, Product[Any]] = {
-    p.name: p for p in (REPORT, DIFF, LINT, RECORD, SURVEY, SURVEY_DIFF)
+    p.name: p for p in (REPORT, DIFF, LINT, RECORD, SURVEY, SURVEY_HISTORY, SURVEY_DIFF)
 }
 """Every product by name: what :class:`jxinspect.core.display.Displayed` dispatches on."""

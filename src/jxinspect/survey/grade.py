@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Literal
 
-from jxinspect.core.model import Input, Report
+from jxinspect.core.model import Input, NestedJaxpr, Report
 from jxinspect.core.survey import (
     NESTED,
     OUTCOMES,
@@ -58,6 +58,54 @@ def _cell(
     counts = Counter(outcome for outcome, _ in graded)
     examples = tuple(words for outcome, words in graded if outcome != "kept")[:EXAMPLES]
     return Cell(level, tuple((o, counts[o]) for o in OUTCOMES if counts[o]), shape, examples)
+
+
+def _function(jaxpr: NestedJaxpr) -> str:
+    """A nested jaxpr's function, without its file and line (``_scaled_sum``)."""
+    return (jaxpr.func_src_info or "").partition(" at ")[0] or "no function"
+
+
+def _lacks(jaxpr: NestedJaxpr) -> str:
+    """What a partial nested jaxpr lacks, in words: ``no names at all (debug info names
+    only its function)``, ``no result paths``, ``2 of 3 argument names empty``."""
+    names, paths = jaxpr.arg_names, jaxpr.result_paths
+    if not any(names or ()) and not any(paths or ()):
+        return "debug info without names"
+    said = []
+    for kind, found in (("argument names", names), ("result paths", paths)):
+        if found is None:
+            said.append(f"no {kind}")
+        elif "" in found:
+            said.append(f"{sum(1 for n in found if not n)} of {len(found)} {kind} empty")
+    return ", ".join(said)
+
+
+def jax_own(report: Report) -> tuple[tuple[str, int], ...]:
+    """The nested jaxprs of JAX's own functions (``jnp.clip``'s jit), by primitive: the
+    survey leaves them out of its nested levels, and says how many it left out."""
+    found = Counter(primitive_name(j.primitive) for j in report.nested if j.inside_jax)
+    return tuple(sorted(found.items()))
+
+
+def reads(report: Report) -> str | None:
+    """Which jaxpr the ``jaxpr.*`` levels read, where it is not the traced function's top
+    jaxpr: for pmap, the jaxpr ``@main`` is lowered from, found in ``make_jaxpr(pmap(f))``
+    (``0:jit.jaxpr``, JAX's ``_fun``, from 0.8 on; the ``xla_pmap`` body on 0.7)."""
+    top = report.jaxpr
+    if report.stage != "pmap" or top is None:
+        return None
+    function = _function(top) + (" (JAX's own)" if top.inside_jax else "")
+
+    def same(jaxpr: NestedJaxpr) -> tuple[object, ...]:
+        return (jaxpr.func_src_info, jaxpr.arg_names, jaxpr.result_paths, jaxpr.traced_for)
+
+    for jaxpr in report.nested:
+        if same(jaxpr) == same(top):
+            return (f"{jaxpr.where} of make_jaxpr(pmap(f)): {function}, which @main is "
+                    "lowered from, not its top jaxpr")  # fmt: skip
+    if top.traced_for == "pmap":
+        return f"pmap's body (0:xla_pmap.call_jaxpr) of make_jaxpr(pmap(f)): {function}"
+    return f"the top jaxpr of make_jaxpr(pmap(f)): {function}"
 
 
 def _shown(name: str | None) -> str:
@@ -113,10 +161,11 @@ def cells(report: Report, family: str | None = None) -> tuple[Cell, ...]:
     by_primitive: dict[str, list[tuple[Outcome, str]]] = {}
     for jaxpr in report.nested:
         if not jaxpr.inside_jax:
-            function = (jaxpr.func_src_info or "").partition(" at ")[0] or "no function"
-            words = f"{jaxpr.where}: {function}"  # no file or line: the same on every machine
+            words = f"{jaxpr.where}: {_function(jaxpr)}"  # no file or line: the same anywhere
             if jaxpr.quality == "partial":
-                words += f", lacks {' and '.join(jaxpr.lacking)}"
+                words += ", " + _lacks(jaxpr)
+            elif jaxpr.quality == "missing":
+                words = f"{jaxpr.where}: no debug info"
             by_primitive.setdefault(primitive_name(jaxpr.primitive), []).append(
                 (OUTCOME_OF_QUALITY[jaxpr.quality], words)
             )

@@ -81,4 +81,12 @@ def _program(resolved: Resolved, compile: bool) -> SurveyProgram:
     family = FAMILIES.get(name)
     if report.reached == "failed":
         return SurveyProgram(name, stage, "failed", error=report.error or "did not trace")
-    return SurveyProgram(name, stage, report.reached, grade.cells(report, family), report.error)
+    return SurveyProgram(
+        name,
+        stage,
+        report.reached,
+        grade.cells(report, family),
+        report.error,
+        reads=grade.reads(report),
+        jax_own=grade.jax_own(report),
+    )

@@ -10,7 +10,15 @@ from __future__ import annotations
 import io
 
 from jxinspect.compare.survey import KINDS, SurveyDiff
-from jxinspect.core.survey import LEAF_LEVELS, NESTED, Cell, Survey, SurveyProgram
+from jxinspect.core.survey import (
+    LEAF_LEVELS,
+    MEANINGS,
+    NESTED,
+    UNITS,
+    Cell,
+    Survey,
+    SurveyProgram,
+)
 from jxinspect.render.common.console import ansi_console
 from jxinspect.render.common.escape import text as esc
 from jxinspect.render.common.table import plain_table
@@ -25,16 +33,31 @@ STYLES = {"kept": "green", "pruned": "cyan", "partial": "yellow", "fallback": "y
 """The colour of each verdict (rich styles)."""
 
 
+LEGEND = (
+    f"{UNITS}; JAX's own nested jaxprs (a jnp function's jit) are not counted.",
+    *(f"  {verdict}: {words}" for verdict, words in MEANINGS.items()),
+)
+"""What the cells say, under the matrix."""
+
+
 def _cell_text(cell: Cell | None) -> str:
     return cell.summary if cell is not None else ""
 
 
+def own_words(program: SurveyProgram) -> str:
+    """``JAX's own, not counted: jit 1`` (empty when there is none)."""
+    if not program.jax_own:
+        return ""
+    return "JAX's own, not counted: " + ", ".join(f"{p} {n}" for p, n in program.jax_own)
+
+
 def _nested(program: SurveyProgram) -> str:
-    return "; ".join(
-        f"{c.level.removeprefix(NESTED)} {c.summary}"
+    counted = [
+        f"{c.level.removeprefix(NESTED)} {c.counted}"
         for c in program.cells
         if c.level.startswith(NESTED)
-    )
+    ]
+    return "; ".join([*counted, *filter(None, [own_words(program)])])
 
 
 def _row(program: SurveyProgram) -> tuple[str, ...]:
@@ -42,6 +65,26 @@ def _row(program: SurveyProgram) -> tuple[str, ...]:
         return (program.name, program.stage, "failed", *("" for _ in LEAF_LEVELS[1:]), "")
     leaves = tuple(_cell_text(program.cell(level)) for level in LEAF_LEVELS)
     return (program.name, program.stage, *leaves, _nested(program))
+
+
+def notes(survey: Survey) -> list[str]:
+    """What a person needs beside the matrix, a line each (not escaped: each renderer
+    escapes them its way): each program that failed, which
+    jaxpr a program's ``jaxpr`` levels read (where it is not its own), each cell not
+    kept with a few of its names."""
+    lines = []
+    for program in survey.programs:
+        name = program.name
+        if program.error is not None:
+            lines.append(f"{name}: failed: {program.error}")
+        if program.reads is not None:
+            lines.append(f"{name}: jaxpr args and results are read from {program.reads}")
+        for cell in program.cells:
+            if cell.verdict != "kept":
+                examples = "; ".join(cell.examples)
+                lines.append(f"{name} {cell.level}: {cell.counted}"
+                             + (f" ({examples})" if examples else ""))  # fmt: skip
+    return lines
 
 
 def headline(survey: Survey) -> str:
@@ -58,16 +101,9 @@ def headline(survey: Survey) -> str:
 
 
 def _details(survey: Survey) -> list[str]:
-    lines = []
-    for program in survey.programs:
-        if program.error is not None:
-            lines.append(f"  {esc(program.name)}: failed: {esc(program.error)}")
-        for cell in program.cells:
-            if cell.verdict != "kept":
-                examples = "; ".join(esc(e) for e in cell.examples)
-                lines.append(f"  {esc(program.name)} {esc(cell.level)}: {cell.summary}"
-                             + (f" ({examples})" if examples else ""))  # fmt: skip
-    return ["", "not kept:", *lines] if lines else []
+    lines = ["", *LEGEND]
+    found = notes(survey)
+    return [*lines, "", "details:", *(f"  {esc(line)}" for line in found)] if found else lines
 
 
 def render(survey: Survey, color: bool = False) -> str:
