@@ -50,11 +50,10 @@ def main() -> None:
     staged = stage.stage_function(chain, (arg, arg), {}, "jit", {}, None)
     lowered = staged.lowered
     main_sig = mlir.read_main(lowered.compiler_ir("stablehlo"))
-    report: Report = extract.build_report(
-        staged, target="chain", expected_args=["x", "y"], static_args=[], platform="cpu",
-        num_devices=1, mesh=None, device_ids=None, partitioner="shardy", file=None, line=None,
-        notes=[], keep_texts=False,
-    )  # fmt: skip
+    context = extract.Context(
+        target="chain", expected_args=["x", "y"], platform="cpu", partitioner="shardy"
+    )
+    report: Report = extract.build_report(staged, main_sig, context)
     print(f"staged {options.ops // 3 * 3} ops in {time.perf_counter() - start:.1f} s")
 
     def view(color: bool) -> str:

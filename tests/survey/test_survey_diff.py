@@ -78,6 +78,18 @@ def test_a_survey_against_a_report_is_one_line(run_cli: Any, tmp_path: Path) -> 
     assert len(result.stderr.splitlines()) == 1
 
 
+def test_a_missing_side_beside_a_survey_is_no_such_file(run_cli: Any, tmp_path: Path) -> None:
+    survey = SHIPPED / f"jax-{_shipped()[-1].jax_version}.json"
+    for sides in (("a.json", survey), (survey, "b.json")):
+        result = run_cli("diff-debug", *sides, cwd=tmp_path)
+        missing = next(side for side in sides if side != survey)
+        assert result.returncode == 2 and result.stdout == "", result.describe()
+        assert result.stderr == (
+            f"error: no such file: {missing} (relative to the current folder); check the "
+            "path, or give the file's full path\n"
+        ), result.describe()
+
+
 def _fixed_in(shape: str, fixed_when: str) -> str | None:
     """The first shipped release after this one from which every later shipped survey has
     every cell of ``shape`` at worst ``fixed_when``, where this release loses it."""

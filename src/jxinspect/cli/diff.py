@@ -7,6 +7,7 @@ Importing this module does not import JAX; staging (both sides, one process) doe
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
@@ -22,7 +23,7 @@ from jxinspect.cli.common import (
     use_color,
 )
 from jxinspect.cli.staging import NO_FLAGS, Flags, with_staging_flags
-from jxinspect.core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from jxinspect.core.errors import EXIT_FINDINGS, EXIT_OK, UsageError, no_such_file
 from jxinspect.core.vocabulary import FailOn
 from jxinspect.project.options import nearest, options_from_flags
 from jxinspect.project.targets import user_prints_to_stderr
@@ -137,11 +138,22 @@ def _survey_diff(before: str, after: str, gate: bool) -> SurveyDiff | None:
         return None
     if old is None or new is None:
         survey, other = (before, after) if old is not None else (after, before)
+        if _names_no_file(other):
+            raise no_such_file(other)
         raise UsageError(
             f"{survey} is a survey and {other} is not: compare two surveys "
             "(jxinspect survey --format json -o FILE, under each JAX)"
         )
     return diff_surveys(old, new, before, after, gate)
+
+
+def _names_no_file(text: str) -> bool:
+    """Whether ``text`` is a path (a file's name, not ``module:function``) that names
+    nothing: the side beside a survey is then missing, not of another kind."""
+    path = Path(text)
+    if path.exists():
+        return False
+    return ":" not in text or path.suffix.lower() in (".json", ".mlir")
 
 
 def _warn_incomplete(folders: Iterable[str]) -> None:
