@@ -1,0 +1,389 @@
+"""The README runs as written: every command of its code blocks, in order, from the root
+of a copy of a fresh clone, with the exit code it states and the output it shows.
+
+What is read (the convention the README states under "Set up"):
+
+* command lines of the code blocks (fenced, or indented four spaces): ``jxinspect ...``,
+  ``$ jxinspect ...``, ``python bench/...`` and ``cd FOLDER`` (which holds for the lines
+  after it, as in a shell); a line ending in ``\\`` goes on on the next;
+* a comment ``# exit N`` at the end of a line: its exit code (else 0);
+  ``# template``: a line to fill in with one's own files, not run;
+* after a ``$ `` command, the lines up to the next ``$`` or the end of the block: its
+  standard output, where a line ``...`` stands for any lines. Paths under the copy read
+  as the README writes them (relative), durations (``0.10 s``) as any.
+
+Each command runs through ``run_cli`` in a temporary copy of what the commands read
+(:data:`COPIED`), so nothing is
+written in the repository; ``> FILE`` is the run's standard output, and the ``python``
+that ``record`` runs is the warm one (:data:`helpers.WARM_PYTHON`).
+
+Outputs are those of JAX :data:`README_JAX`: they are compared only where that release
+is the one running; exit codes are checked on every release (the README's release table
+says which commands a release cannot run: those exit 2 there). The benches run with
+their smallest options only when asked (``python -m pytest -m bench
+tests/e2e/test_readme.py``: a minute or two); otherwise their flags are checked.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import pytest
+from helpers import JAX_RELEASE, REPO, WARM_PYTHON, CliResult, run_cli
+
+from jxinspect.core.vocabulary import release_key
+
+README = REPO / "README.md"
+README_JAX = "0.10.2"
+"""The JAX release whose output the README shows (its ``jax:`` lines say so)."""
+
+COPIED = ("sample_programs", "sample_repo", "bench", "src/jxinspect/surveys", "tests/fixtures")
+"""What the README's commands read (``bench/sharding_view.py`` a fixture), copied into the
+test's folder."""
+
+NEEDS = {"--abstract": "0.4.38"}
+"""Flags a release before this one refuses with exit 2 (the README's release table)."""
+
+BENCH_SMALLEST = {
+    "overhead.py": ("--runs", "1"),
+    "compile.py": ("--runs", "1"),
+    "diff.py": ("--runs", "1"),
+    "mlir_view.py": ("--ops", "300", "--runs", "1"),
+    "lint.py": ("--runs", "1", "--count", "4"),
+    "sharding_view.py": ("--runs", "1"),
+}
+"""Each bench's smallest run, added to the README's command line under ``-m bench``."""
+
+_PREFIXES = ("jxinspect ", "python bench/", "cd ")
+_SHELL = set("();<>|&")
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command line of the README."""
+
+    line: int
+    """Its line in the README (1-based)."""
+    text: str
+    argv: tuple[str, ...]
+    stdout: str | None
+    """``> FILE``: where its output goes."""
+    exit: int
+    template: bool
+    expected: tuple[str, ...] | None
+    """The output shown after a ``$ `` command (``None``: none shown)."""
+
+    def where(self) -> str:
+        return f"README.md:{self.line}: {self.text}"
+
+
+def _code_lines(text: str) -> Iterator[tuple[int, int, str]]:
+    """``(block, line number, text)`` of every line of a code block, the block's
+    indentation removed."""
+    block = 0
+    fence: int | None = None
+    previous_blank = True
+    in_indented = False
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.lstrip(" ")
+        indent = len(line) - len(stripped)
+        if fence is not None:
+            if stripped.startswith("```"):
+                fence = None
+            else:
+                yield block, number, line[fence:] if line[:fence].strip() == "" else stripped
+            continue
+        if stripped.startswith("```"):
+            block += 1
+            fence = indent
+            in_indented = False
+            continue
+        if indent >= 4 and stripped and (previous_blank or in_indented):
+            if not in_indented:
+                block += 1
+            in_indented = True
+            yield block, number, line[4:]
+        elif stripped:
+            in_indented = False
+        previous_blank = not stripped
+
+
+def _split_comment(text: str) -> tuple[str, str]:
+    """The command and its trailing comment (a ``#`` after a space, outside quotes)."""
+    quote = ""
+    for i, char in enumerate(text):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (i == 0 or text[i - 1].isspace()):
+            return text[:i].rstrip(), text[i + 1 :].strip()
+    return text.rstrip(), ""
+
+
+def _command(line: int, text: str, expected: tuple[str, ...] | None) -> Command:
+    body, comment = _split_comment(text)
+    lexer = shlex.shlex(body, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    tokens = list(lexer)
+    stdout = None
+    if len(tokens) >= 2 and tokens[-2] == ">":
+        stdout, tokens = tokens[-1], tokens[:-2]
+    shell = [t for t in tokens if set(t) <= _SHELL]
+    assert not shell, (
+        f"README.md:{line}: `{' '.join(shell)}` makes a shell pipeline or list of this "
+        f"line; write one command a line (a choice of values in the comment): {text}"
+    )
+    found = re.match(r"exit (\d+)\b", comment)
+    return Command(
+        line=line,
+        text=body,
+        argv=tuple(tokens),
+        stdout=stdout,
+        exit=int(found.group(1)) if found else 0,
+        template=comment.startswith("template"),
+        expected=expected,
+    )
+
+
+def readme_commands(text: str) -> list[Command]:
+    """Every command of the README's code blocks, in order."""
+    lines = list(_code_lines(text))
+    commands: list[Command] = []
+    i = 0
+    while i < len(lines):
+        block, number, line = lines[i]
+        i += 1
+        shown = line.startswith("$ ")
+        command = line[2:] if shown else line
+        if not command.startswith(_PREFIXES):
+            continue
+        while command.endswith("\\") and i < len(lines) and lines[i][0] == block:
+            command = command[:-1].rstrip() + " " + lines[i][2].strip()
+            i += 1
+        output: list[str] = []
+        while shown and i < len(lines) and lines[i][0] == block:
+            if lines[i][2].startswith("$ "):
+                break
+            output.append(lines[i][2].rstrip())
+            i += 1
+        while output and not output[-1]:
+            output.pop()
+        commands.append(_command(number, command, tuple(output) if output else None))
+    return commands
+
+
+_DURATION = re.compile(r"\b\d+\.\d+(?= s\b)|(?<=\b(?:trace|lower) )\d+\.\d+|(?<=compile )\d+\.\d+")
+
+
+def _normalized(text: str, root: Path) -> list[str]:
+    text = text.replace(f"{root}/", "").replace(str(root), ".")
+    return [_DURATION.sub("<s>", line.rstrip()) for line in text.splitlines()]
+
+
+def output_matches(expected: tuple[str, ...], actual: list[str]) -> bool:
+    """Whether ``actual`` reads as ``expected``, where a line ``...`` is any lines."""
+    pattern = "".join(
+        r"(?:[^\n]*\n)*?" if line == "..." else re.escape(line) + r"\n" for line in expected
+    )
+    return re.fullmatch(pattern, "".join(f"{line}\n" for line in actual)) is not None
+
+
+def _expected_exit(command: Command) -> int:
+    for flag, since in NEEDS.items():
+        if flag in command.argv and release_key(JAX_RELEASE) < release_key(since):
+            return 2
+    return command.exit
+
+
+_LIBRARY = re.compile(r"^\s*(?:import|from)\s+(flax|equinox|optax|jaxtyping)\b", re.MULTILINE)
+
+
+def _missing_library(command: Command, cwd: Path) -> str | None:
+    """The model library a command's target imports that is not installed (the samples of
+    ``sample_programs/libraries/`` need the test extra's)."""
+    import importlib.util
+
+    for arg in command.argv[2:]:
+        path = cwd / arg.split(":")[0]
+        if path.suffix == ".py" and path.is_file():
+            for library in _LIBRARY.findall(path.read_text(encoding="utf-8")):
+                if importlib.util.find_spec(library) is None:
+                    return library
+    return None
+
+
+def _copy(root: Path) -> None:
+    for name in COPIED:
+        shutil.copytree(
+            REPO / name,
+            root / name,
+            ignore=shutil.ignore_patterns("__pycache__", ".jxinspect_cache"),
+        )
+
+
+def _run(command: Command, root: Path, cwd: Path) -> CliResult:
+    argv = list(command.argv)
+    if argv[0] == "python":
+        argv[0] = sys.executable
+        proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
+        return CliResult(proc.returncode, proc.stdout, proc.stderr, tuple(argv))
+    if "--" in argv and argv[argv.index("--") + 1 :][:1] == ["python"]:
+        at = argv.index("--") + 1
+        argv[at : at + 1] = WARM_PYTHON
+    stdout = None
+    if command.stdout is not None:
+        stdout = cwd / command.stdout
+        stdout.touch()
+    return run_cli(*argv[1:], cwd=cwd, stdout=stdout)
+
+
+def _problem(command: Command, result: CliResult, root: Path, compare: bool) -> str | None:
+    if result.returncode != _expected_exit(command):
+        return (
+            f"{command.where()}\n  exit {result.returncode}, the README says "
+            f"{_expected_exit(command)}\n  stderr: {result.stderr[-800:]}"
+        )
+    if compare and command.expected is not None:
+        actual = _normalized(result.stdout, root)
+        expected = tuple(_DURATION.sub("<s>", line) for line in command.expected)
+        if not output_matches(expected, actual):
+            import difflib
+
+            diff = "\n".join(
+                difflib.unified_diff(list(expected), actual, "README", "run", lineterm="")
+            )
+            return f"{command.where()}\n  prints other output than the README shows:\n{diff}"
+    return None
+
+
+def test_the_readme_commands_run_as_documented(tmp_path: Path) -> None:
+    commands = readme_commands(README.read_text(encoding="utf-8"))
+    root = tmp_path / "clone"
+    _copy(root)
+    cwd = root
+    compare = JAX_RELEASE == README_JAX
+    problems: list[str] = []
+    skipped: list[str] = []
+    for command in commands:
+        if command.template:
+            continue
+        if command.argv[0] == "cd":
+            cwd = (cwd / command.argv[1]).resolve()
+            assert cwd.is_dir() and cwd.is_relative_to(root), command.where()
+            continue
+        if command.argv[0] == "python":
+            continue  # the benches: test_the_benches_*
+        library = _missing_library(command, cwd)
+        if library is not None:
+            skipped.append(f"{command.where()} ({library} is not installed)")
+            continue
+        problem = _problem(command, _run(command, root, cwd), root, compare)
+        if problem is not None:
+            problems.append(problem)
+    assert not problems, f"{len(problems)} README commands do not run as documented:\n" + (
+        "\n\n".join(problems)
+    )
+    if skipped:
+        pytest.skip("not run, the test extra's libraries missing: " + "; ".join(skipped))
+    if not compare:
+        pytest.skip(
+            f"exit codes checked; outputs not compared: the README shows JAX {README_JAX}'s, "
+            f"this is {JAX_RELEASE}"
+        )
+
+
+def test_the_readme_is_read_as_written() -> None:
+    """The reader finds the commands, the blocks' folders, the outputs shown, the exit
+    codes and the templates; every ``jax:`` line shown names :data:`README_JAX`."""
+    commands = readme_commands(README.read_text(encoding="utf-8"))
+    assert len(commands) >= 60
+    by_text = {c.text: c for c in commands}
+    shown = by_text["jxinspect lower sample_programs/data_parallel.py:step"]
+    assert shown.expected is not None and shown.expected[0].startswith("target: ")
+    assert shown.expected[-1].startswith("0/4 arguments and 3/3 results")
+    assert by_text["jxinspect lint"].exit == 1
+    folder = PurePosixPath(".")
+    for command in commands:
+        if command.argv[0] == "cd":
+            folder = PurePosixPath(posixpath.normpath(folder / command.argv[1]))
+        elif command.text == "jxinspect lint":
+            assert folder == PurePosixPath("sample_repo"), command.where()
+    assert folder == PurePosixPath("."), "a block that goes into a folder comes back out"
+    assert any(c.argv[0] == "python" for c in commands)
+    continued = next(c for c in commands if c.text.startswith("jxinspect lower sample_programs/tp"))
+    assert "--out-specs" in continued.argv and "--args" in continued.argv
+    jax_lines = {line for c in commands for line in c.expected or () if line.startswith("jax:")}
+    assert jax_lines == {f"jax:          {README_JAX}"}
+
+
+def test_a_drifted_readme_fails() -> None:
+    """What the main test would see if a command or an output drifted."""
+    text = "\n".join(
+        [
+            "```",
+            "$ jxinspect explain JX105   # exit 1",
+            "JX105 info",
+            "...",
+            "```",
+            "",
+            "    jxinspect lower model.py:f   # template",
+            "    python bench/lint.py --mode cold|edit",
+        ]
+    )
+    with pytest.raises(AssertionError, match="shell pipeline"):
+        readme_commands(text)
+    explain, template = readme_commands(text.rsplit("\n", 1)[0])
+    assert (explain.exit, explain.expected, template.template) == (1, ("JX105 info", "..."), True)
+    assert output_matches(explain.expected or (), ["JX105 info", "more", "lines"])
+    assert not output_matches(explain.expected or (), ["JX105 warning"])
+    assert not output_matches(("a", "b"), ["a", "b", "c"])
+
+
+def _benches() -> list[Command]:
+    return [
+        c
+        for c in readme_commands(README.read_text(encoding="utf-8"))
+        if c.argv[0] == "python" and not c.template
+    ]
+
+
+@pytest.mark.parametrize("command", _benches(), ids=lambda c: " ".join(c.argv[1:]))
+def test_the_benches_take_the_readme_flags(command: Command) -> None:
+    """Without ``-m bench``: the script is there and parses the README's flags."""
+    script = REPO / command.argv[1]
+    assert script.name in BENCH_SMALLEST, f"{command.where()}: add its smallest run"
+    result = subprocess.run(
+        [sys.executable, script, *command.argv[2:], "--help"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0 and "usage:" in result.stdout, result.stderr
+
+
+@pytest.mark.bench
+@pytest.mark.parametrize("command", _benches(), ids=lambda c: " ".join(c.argv[1:]))
+def test_the_benches_run(command: Command, tmp_path: Path) -> None:
+    """``-m bench``: the README's command with the bench's smallest options."""
+    _copy(tmp_path)
+    smallest = BENCH_SMALLEST[Path(command.argv[1]).name]
+    result = subprocess.run(
+        [sys.executable, *command.argv[1:], *smallest],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert result.returncode == command.exit, f"{command.where()}\n{result.stderr[-2000:]}"
+    assert "ratio" in result.stdout, result.stdout
