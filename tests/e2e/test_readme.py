@@ -113,6 +113,8 @@ def _code_lines(text: str) -> Iterator[tuple[int, int, str]]:
             yield block, number, line[4:]
         elif stripped:
             in_indented = False
+        elif in_indented:
+            yield block, number, ""  # a blank line of a shown output
         previous_blank = not stripped
 
 
