@@ -319,7 +319,7 @@ def test_survey_history_heat_maps_in_chromium(browser: Any, tmp_path: Path, run_
         )
         assert len(painted) == sum(
             1 for e in data["levels"] for r in e["programs"] for c in r["cells"]
-            if c["mark"] not in ("own", "none", "absent")
+            if c["mark"] not in ("own", "none", "unavailable", "absent")
         )  # fmt: skip
         seen = set()
         for verdict, colour in painted:

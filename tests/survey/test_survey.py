@@ -36,10 +36,23 @@ RAW_CALLS: dict[str, str] = {
     "custom_vjp": "lowered = jax.jit(m.custom_vjp).lower(S(3))",
     "grad_of_custom_vjp": "lowered = jax.jit(m.grad_of_custom_vjp).lower(S(3))",
     "vmap": "lowered = jax.jit(m.vmap).lower(S(4), S(8, 4))",
+    "named_call": "lowered = jax.jit(m.named_call).lower(S(4), S(4))",
+    "lax_map": "lowered = jax.jit(m.lax_map).lower(S(4), S(5, 4))",
+    "associative_scan": "lowered = jax.jit(m.associative_scan).lower(S(8))",
+    "custom_transpose": "lowered = jax.jit(m.custom_transpose).lower(S(4), S(4))",
+    "custom_vmap": "lowered = jax.jit(m.custom_vmap).lower(S(3))",
+    "pure_callback": "lowered = jax.jit(m.pure_callback).lower(S(3))",
+    "checkify": "lowered = jax.jit(m.checkify).lower(S(3))",
     "shard_map": "lowered = jax.jit(m.shard_map).lower(S(4, 3), S(3, 2))",
     "pmap": "lowered = jax.pmap(m.pmap, axis_name='batch', devices=jax.devices()[:4])"
     ".lower({'scale': S(4, 3)}, {'x': S(4, 3)})",
 }
+
+_API_CHECKS = {
+    "custom_transpose": "__import__('importlib.util').util.find_spec('jax.custom_transpose')"
+    " is not None",
+}
+"""How raw JAX says it has a program's API, where some release lacks it."""
 
 RAW_NESTED = r"""
 def nested(jaxpr, found, where=""):
@@ -133,9 +146,14 @@ def _bare(path: str | None) -> str | None:
 
 @pytest.mark.parametrize("name", sorted(RAW_CALLS))
 def test_cells_equal_what_raw_jax_carries(name: str, survey: Survey, run_cli: Any) -> None:
-    main, raw = _raw(name)
     program = survey.program(name)
     assert program is not None and program.error is None, program
+    if program.unavailable is not None:  # raw JAX lacks the API too
+        check = run_python(f"import jax\nprint({_API_CHECKS[name]})", warm=True)
+        assert check.returncode == 0 and check.stdout.split()[-1] == "False", check.describe()
+        assert program.cells == () and program.reached == "failed"
+        return
+    main, raw = _raw(name)
     report = json.loads(run_cli("lower", f"{CORPUS}:{name}", "--format", "json").stdout)
     # @main's arguments: JAX's own names (none are added to these programs)
     paths = [leaf["path"] for leaf in report["inputs"] if leaf["main_index"] is not None]
@@ -293,3 +311,36 @@ def test_the_html_page_shows_its_details_and_no_empty_column(
     result = run_cli("survey", "--compile", "--program", "plain", "--format", "html", "-o",
                      compiled)  # fmt: skip
     assert result.returncode == 0 and ">compiled.args</th>" in compiled.read_text()
+
+
+def test_a_program_this_release_lacks_the_api_of_is_not_available(
+    survey: Survey, run_cli: Any, tmp_path: Path
+) -> None:
+    """custom_transpose (``jax.custom_transpose``, removed in JAX 0.10): graded on the
+    releases that have it, said plainly to be not available on the others; never a
+    failure (exit 0, no warning)."""
+    program = survey.program("custom_transpose")
+    assert program is not None
+    check = run_python(f"import jax\nprint({_API_CHECKS['custom_transpose']})", warm=True)
+    has = check.stdout.split()[-1] == "True"
+    result = run_cli("survey", "--program", "custom_transpose", "--program", "plain")
+    assert result.returncode == 0 and "did not stage" not in result.stderr, result.describe()
+    row = next(line for line in result.stdout.splitlines() if line.startswith("custom_transpose"))
+    if has:
+        assert program.unavailable is None and program.cell("main.args") is not None
+        assert "not available" not in result.stdout
+        return
+    assert program.unavailable == (
+        "jax.custom_transpose is not in this release (JAX 0.10 removed it)"
+    )
+    assert program.cells == () and program.error is None
+    assert row.split() == ["custom_transpose", "jit", "not", "available"]
+    assert "1 not available on this release" in result.stdout.splitlines()[0]
+    assert (f"  custom_transpose: not available on JAX {JAX_RELEASE}: {program.unavailable}"
+            in result.stdout.splitlines())  # fmt: skip
+    page = tmp_path / "survey.html"
+    html = run_cli("survey", "--program", "custom_transpose", "--format", "html", "-o", page)
+    assert html.returncode == 0
+    assert page.read_text().count('<td class="na"') == len(Survey.from_dict(
+        json.loads(run_cli("survey", "--program", "custom_transpose", "--format", "json").stdout)
+    ).shown_levels)  # fmt: skip

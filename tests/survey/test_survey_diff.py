@@ -148,3 +148,16 @@ def test_a_broken_survey_is_one_line(run_cli: Any, tmp_path: Path) -> None:
     assert result.stderr.startswith(f"error: {broken} is not a survey jxinspect can read (")
     assert "jxinspect survey --format json -o FILE" in result.stderr
     assert len(result.stderr.splitlines()) == 1
+
+
+def test_a_program_one_release_cannot_stage_is_no_change(run_cli: Any) -> None:
+    """custom_transpose is graded on 0.9.2 and not available on 0.10.2 (JAX removed
+    ``jax.custom_transpose``): the diff lists it as only in the first survey, and none of
+    its cells as changes."""
+    older, newer = SHIPPED / "jax-0.9.2.json", SHIPPED / "jax-0.10.2.json"
+    result = run_cli("diff-debug", older, newer, "--format", "json")
+    diff = json.loads(result.stdout)
+    assert "custom_transpose" in diff["only_before"] and diff["only_after"] == []
+    assert not [c for c in diff["changes"] if c["program"] == "custom_transpose"]
+    back = json.loads(run_cli("diff-debug", newer, older, "--format", "json").stdout)
+    assert back["only_after"] == ["custom_transpose"]

@@ -168,6 +168,12 @@ RELEASE_FACTS: list[tuple[str, Callable[[], bool], Callable[[tuple[int, int, int
      lambda v: (0, 6, 0) <= v <= (0, 10, 0)),
     ("compiled: _hlo.hlo_module_from_text", lambda: _has_module("jaxlib._hlo"),
      lambda v: v >= (0, 10, 2)),
+    ("release: jax.custom_transpose (the survey's custom_transpose)",
+     lambda: seam.has_public_api("jax.custom_transpose.custom_transpose")
+     == _has_module("jax.custom_transpose"), lambda v: True),
+    ("release: jax.custom_transpose removed in 0.10",
+     lambda: seam.has_public_api("jax.custom_transpose.custom_transpose"),
+     lambda v: v < (0, 10, 0)),
     ("hooks: pxla.lower_parallel_callable",
      lambda: hasattr(_pxla(), "lower_parallel_callable"), lambda v: v < (0, 10, 0)),
 ]  # fmt: skip
@@ -318,3 +324,9 @@ def test_the_oldest_supported_release_is_the_one_the_package_requires() -> None:
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     oldest = release.OLDEST_SUPPORTED
     assert {f"jax>={oldest}", f"jaxlib>={oldest}"} <= set(project["dependencies"])
+
+
+def test_a_public_api_is_there_or_not() -> None:
+    assert seam.has_public_api("jax.numpy.tanh") and seam.has_public_api("jax.named_call")
+    assert not seam.has_public_api("jax.numpy.no_such_function")
+    assert not seam.has_public_api("jax.no_such_module.anything")

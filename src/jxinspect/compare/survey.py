@@ -54,7 +54,8 @@ class SurveyDiff(Displayed):
     after_release: str
     changes: tuple[CellChange, ...]
     only_before: tuple[str, ...] = ()
-    """Programs only the first survey has (the corpus changed between them)."""
+    """Programs only the first survey has staged (the corpus changed between them, or the
+    second release lacks the program's API: ``unavailable``)."""
     only_after: tuple[str, ...] = ()
     gate: bool = True
     """Whether a regression fails the run (``--fail-on never``: no)."""
@@ -117,22 +118,26 @@ def diff_surveys(
     levels = dict.fromkeys((*before.levels, *after.levels))
     for old in before.programs:
         new = after.program(old.name)
-        if new is None:
+        if new is None or old.unavailable is not None or new.unavailable is not None:
             continue
         for level in levels:
             change = _change(old, new, level)
             if change is not None:
                 changes.append(change)
-    names_before = {p.name for p in before.programs}
-    names_after = {p.name for p in after.programs}
+    names_before = {p.name for p in before.programs if p.unavailable is None}
+    names_after = {p.name for p in after.programs if p.unavailable is None}
     return SurveyDiff(
         before=before_text,
         after=after_text,
         before_release=before.jax_version,
         after_release=after.jax_version,
         changes=tuple(changes),
-        only_before=tuple(p.name for p in before.programs if p.name not in names_after),
-        only_after=tuple(p.name for p in after.programs if p.name not in names_before),
+        only_before=tuple(
+            p.name for p in before.programs if p.name in names_before and p.name not in names_after
+        ),
+        only_after=tuple(
+            p.name for p in after.programs if p.name in names_after and p.name not in names_before
+        ),
         gate=gate,
     )
 

@@ -189,13 +189,20 @@ class SurveyProgram:
     jax_own: tuple[tuple[str, int], ...] = ()
     """Nested jaxprs of JAX's own functions (``jnp.clip``'s jit), by primitive: found,
     and not counted in the nested levels (their names are not the user's)."""
+    unavailable: str | None = None
+    """The public API this release lacks (``jax.custom_transpose``, removed in JAX 0.10):
+    the program was not staged (``reached`` is ``failed``, and it has no cells), and it is
+    no failure of the release."""
 
     def cell(self, level: str) -> Cell | None:
         return next((c for c in self.cells if c.level == level), None)
 
     def verdict(self, level: str) -> Verdict | None:
         """The level's verdict; ``failed`` when the program failed, ``None`` when it has
-        no such level (a program with no nested jaxpr of that primitive)."""
+        no such level (a program with no nested jaxpr of that primitive, or one this
+        release cannot stage: :attr:`unavailable`)."""
+        if self.unavailable is not None:
+            return None
         if self.error is not None:
             return "failed"
         found = self.cell(level)
@@ -213,6 +220,7 @@ class SurveyProgram:
             "stage": self.stage,
             "reached": self.reached,
             "error": self.error,
+            "unavailable": self.unavailable,
             "reads": self.reads,
             "jax_own": {primitive: n for primitive, n in self.jax_own},
             "cells": [c.to_dict() for c in self.cells],
@@ -229,6 +237,7 @@ class SurveyProgram:
             error=data.get("error"),
             reads=data.get("reads"),
             jax_own=tuple((str(p), int(own[p])) for p in sorted(own)),
+            unavailable=data.get("unavailable"),
         )
 
 
@@ -296,11 +305,11 @@ class Survey(Displayed):
 HISTORY_SCHEMA = "jxinspect.survey-history/1"
 
 Mark = Literal["kept", "pruned", "partial", "fallback", "wrong", "missing", "failed", "own",
-               "none", "absent"]  # fmt: skip
+               "none", "unavailable", "absent"]  # fmt: skip
 """What a history's cell shows for one program, level and release: the cell's verdict
 (or ``failed``); ``own`` (only nested jaxprs of JAX's own, not counted); ``none`` (no
-such level: no nested jaxpr of that primitive); ``absent`` (the program is not in that
-release's survey)."""
+such level: no nested jaxpr of that primitive); ``unavailable`` (that release lacks the
+program's API); ``absent`` (the program is not in that release's survey)."""
 MARKS: tuple[Mark, ...] = get_args(Mark)
 
 
@@ -372,6 +381,8 @@ class History(Displayed):
         program = survey.program(name)
         if program is None:
             return HistoryCell(release, "absent", "")
+        if program.unavailable is not None:
+            return HistoryCell(release, "unavailable", "not available")
         verdict = program.verdict(level)
         found = program.cell(level)
         if verdict == "failed":
@@ -396,7 +407,7 @@ class History(Displayed):
             name
             for name in self.programs
             if not level.startswith(NESTED)
-            or any(c.mark not in ("none", "absent") for c in self.row(name, level))
+            or any(c.mark not in ("none", "unavailable", "absent") for c in self.row(name, level))
         )
 
     def runs(self, name: str, level: str) -> tuple[Run, ...]:

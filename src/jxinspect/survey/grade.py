@@ -80,6 +80,19 @@ def _lacks(jaxpr: NestedJaxpr) -> str:
     return ", ".join(said)
 
 
+def _mismatch(jaxpr: NestedJaxpr) -> str:
+    """How a nested jaxpr's names do not match its variables: ``4 argument names for 2
+    inputs``."""
+    said = []
+    for kind, found, wanted, of in (
+        ("argument names", jaxpr.arg_names, jaxpr.num_invars, "inputs"),
+        ("result paths", jaxpr.result_paths, jaxpr.num_outvars, "outputs"),
+    ):
+        if found is not None and len(found) != wanted:
+            said.append(f"{len(found)} {kind if len(found) != 1 else kind[:-1]} for {wanted} {of}")
+    return ", ".join(said) or "names that do not match its variables"
+
+
 def jax_own(report: Report) -> tuple[tuple[str, int], ...]:
     """The nested jaxprs of JAX's own functions (``jnp.clip``'s jit), by primitive: the
     survey leaves them out of its nested levels, and says how many it left out."""
@@ -166,6 +179,8 @@ def cells(report: Report, family: str | None = None) -> tuple[Cell, ...]:
                 words += ", " + _lacks(jaxpr)
             elif jaxpr.quality == "missing":
                 words = f"{jaxpr.where}: no debug info"
+            elif jaxpr.quality == "count_mismatch":
+                words += ", " + _mismatch(jaxpr)
             by_primitive.setdefault(primitive_name(jaxpr.primitive), []).append(
                 (OUTCOME_OF_QUALITY[jaxpr.quality], words)
             )

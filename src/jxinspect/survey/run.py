@@ -21,6 +21,14 @@ CORPUS = Path(__file__).parent / "corpus" / "programs.py"
 DEVICES = 4
 """CPU devices simulated for every program (pmap and shard_map need several)."""
 
+NEEDS: dict[str, tuple[str, str]] = {
+    "custom_transpose": ("jax.custom_transpose.custom_transpose", "JAX 0.10 removed it"),
+}
+"""The programs whose public API not every supported release has, with what to say of
+the releases that lack it: there the program is not staged and is graded as not
+available (``jax.custom_transpose`` is in 0.4.35 to 0.9.x). Every other program stages
+on every supported release."""
+
 FAMILIES: dict[str, str] = {"keywords": "keywords", "pmap": "pmap"}
 """Programs whose ``@main`` names stand for a program shape findings are advised by:
 keyword arguments (named in signature order by 0.4.x), and pmap's arguments and results."""
@@ -46,6 +54,13 @@ def run_survey(
     ours: list[tuple[str, Exception]] = []
     chosen = [name for name in names if not only or name in only]
     for name in chosen:
+        api, why = NEEDS.get(name, (None, ""))
+        if api is not None and not seam.has_public_api(api):
+            entry = (declaration.entries.get(name) if declaration else None) or {}
+            said = f"{api.rpartition('.')[0]} is not in this release ({why})"
+            surveyed.append(SurveyProgram(name, entry.get("stage", "jit"), "failed",
+                                          unavailable=said))  # fmt: skip
+            continue
         try:
             resolved = resolve(f"{CORPUS}:{name}", given, None, lambda _: declaration)
             surveyed.append(_program(resolved, compile))

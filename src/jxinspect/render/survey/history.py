@@ -18,12 +18,13 @@ from jxinspect.render.common.escape import text as esc
 from jxinspect.render.survey import html as survey_html
 from jxinspect.render.survey.text import STYLES
 
-SHOWN = {"own": "own", "none": "–", "absent": "·"}
+SHOWN = {"own": "own", "none": "–", "unavailable": "n/a", "absent": "·"}
 """How the text matrix shows a cell that has no verdict (a verdict shows as itself)."""
 
 KEY = (
     "own: only nested jaxprs of JAX's own (not counted); –: no nested jaxpr of that "
-    "primitive; ·: not in that release's survey"
+    "primitive; n/a: not available (the release lacks the program's API); ·: not in that "
+    "release's survey"
 )
 """The marks beside the verdicts, for the legend."""
 
@@ -52,7 +53,8 @@ LEGEND = (
 )
 """What the history's cells say."""
 
-RUN_WORDS = {"own": "JAX's own only", "none": "none", "absent": "not surveyed"}
+RUN_WORDS = {"own": "JAX's own only", "none": "none", "unavailable": "not available",
+             "absent": "not surveyed"}  # fmt: skip
 """How a run of releases names a mark that is no verdict."""
 
 
@@ -139,6 +141,8 @@ def _td(cell: HistoryCell) -> str:
         return f'<td class="own" data-mark="own">{esc_html(cell.text)}</td>'
     if cell.mark == "none":
         return '<td class="none" data-mark="none">–</td>'
+    if cell.mark == "unavailable":
+        return '<td class="na" data-mark="unavailable">not available</td>'
     if cell.mark == "absent":
         return '<td class="absent" data-mark="absent" title="not in this survey">·</td>'
     return (f'<td class="cell v-{cell.mark}" data-verdict="{cell.mark}" data-mark="{cell.mark}">'

@@ -23,6 +23,7 @@ th.level { writing-mode: vertical-rl; transform: rotate(180deg); font-weight: no
 td.cell { color: #fff; font-variant-numeric: tabular-nums; }
 td.none { background: #f4f4f4; color: #999; }
 td.own { background: #eceff1; color: #455a64; font-style: italic; }
+td.na { background: #fafafa; color: #757575; }
 .legend span.v { display: inline-block; padding: 2px 8px; margin-right: 4px; color: #fff; }
 .legend li { margin: 2px 0; list-style: none; }
 #details li { margin: 2px 0; font-family: ui-monospace, monospace; font-size: 13px; }
@@ -46,6 +47,8 @@ def legend() -> str:
 
 def _cell(program: SurveyProgram, level: str) -> str:
     verdict = program.verdict(level)
+    if program.unavailable is not None:
+        return f'<td class="na" title="{esc(program.unavailable)}">not available</td>'
     own = program.own(level)
     if verdict is None:
         if own:

@@ -61,6 +61,9 @@ def _nested(program: SurveyProgram) -> str:
 
 
 def _row(program: SurveyProgram) -> tuple[str, ...]:
+    if program.unavailable is not None:
+        return (program.name, program.stage, "not available", *("" for _ in LEAF_LEVELS[1:]),
+                "")  # fmt: skip
     if program.error is not None:
         return (program.name, program.stage, "failed", *("" for _ in LEAF_LEVELS[1:]), "")
     leaves = tuple(_cell_text(program.cell(level)) for level in LEAF_LEVELS)
@@ -69,12 +72,16 @@ def _row(program: SurveyProgram) -> tuple[str, ...]:
 
 def notes(survey: Survey) -> list[str]:
     """What a person needs beside the matrix, a line each (not escaped: each renderer
-    escapes them its way): each program that failed, which
+    escapes them its way): each program this release cannot stage or that failed, which
     jaxpr a program's ``jaxpr`` levels read (where it is not its own), each cell not
     kept with a few of its names."""
     lines = []
     for program in survey.programs:
         name = program.name
+        if program.unavailable is not None:
+            lines.append(f"{name}: not available on JAX {survey.jax_version}: "
+                         f"{program.unavailable}")  # fmt: skip
+            continue
         if program.error is not None:
             lines.append(f"{name}: failed: {program.error}")
         if program.reads is not None:
@@ -92,7 +99,9 @@ def headline(survey: Survey) -> str:
     cells = [c for p in survey.programs for c in p.cells]
     lost = sum(1 for c in cells if c.verdict != "kept")
     failed = sum(1 for p in survey.programs if p.error is not None)
+    unavailable = sum(1 for p in survey.programs if p.unavailable is not None)
     tail = f", {failed} failed to stage" if failed else ""
+    tail += f", {unavailable} not available on this release" if unavailable else ""
     return (
         f"JAX {esc(survey.jax_version)} (jaxlib {esc(survey.jaxlib_version)}, "
         f"{esc(survey.platform)}, {esc(survey.partitioner)}): {len(survey.programs)} programs, "

@@ -4,7 +4,10 @@ declaration below gives its inputs and staging options).
 
 A user's program in every respect: it imports JAX and is imported by the pipeline,
 never by jxinspect's own modules. Every transformation wraps a jitted inner function (or
-builds a body of its own) so that its nested jaxprs show what it kept.
+builds a body of its own) so that its nested jaxprs show what it kept. It imports on
+every supported release; a program whose public API a release lacks (``custom_transpose``
+from JAX 0.10 on) is named in ``jxinspect.survey.run.NEEDS`` and graded there as not
+available.
 """
 
 from __future__ import annotations
@@ -12,13 +15,19 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
+from jax import custom_batching, lax
+from jax.experimental import checkify as _checkify
 from jax.sharding import Mesh, PartitionSpec
 
 try:  # JAX 0.7 and later
     from jax import shard_map as _shard_map
 except ImportError:  # pragma: no cover - older releases
     from jax.experimental.shard_map import shard_map as _shard_map
+
+try:  # JAX 0.4.35 to 0.9.x; JAX 0.10 removed it (the survey grades it "not available")
+    from jax.custom_transpose import custom_transpose as _custom_transpose
+except ImportError:  # pragma: no cover - newer releases
+    _custom_transpose = None
 
 MESH = Mesh(np.array(jax.devices()[:2]), ("x",))
 
@@ -41,6 +50,10 @@ def plain(x, y):
 
 def nested_jit(w, x):
     return {"loss": _scaled_sum(w, x)}
+
+
+def named_call(w, x):
+    return {"loss": jax.named_call(_scaled_sum, name="scaled_sum")(w, x)}
 
 
 def static_arg(x, n):
@@ -115,6 +128,19 @@ def scan(carry, xs):
     return lax.scan(step, carry, xs)
 
 
+def lax_map(w, xs):
+    return lax.map(lambda x: _scaled_sum(w, x), xs)
+
+
+@jax.jit
+def _add(a, b):
+    return a + b
+
+
+def associative_scan(xs):
+    return lax.associative_scan(_add, xs)
+
+
 def fori_loop(x, n):
     return lax.fori_loop(0, n, lambda i, acc: acc * 0.5 + i, x)
 
@@ -175,6 +201,56 @@ def grad_of_custom_vjp(x):
     return jax.grad(custom_vjp)(x)
 
 
+if _custom_transpose is not None:
+
+    @_custom_transpose
+    def _scale(res, x):
+        return res * x
+
+    @_scale.def_transpose
+    def _scale_transpose(res, cotangent):
+        return res * cotangent
+
+
+def custom_transpose(w, x):
+    if _custom_transpose is None:  # pragma: no cover - newer releases
+        raise NotImplementedError("jax.custom_transpose is not in this JAX (removed in 0.10)")
+    return _scale(jax.ShapeDtypeStruct(x.shape, x.dtype), w, x)
+
+
+@custom_batching.custom_vmap
+def _sine(x):
+    return jnp.sin(x)
+
+
+@_sine.def_vmap
+def _sine_rule(axis_size, in_batched, x):
+    return jnp.sin(x), in_batched[0]
+
+
+def custom_vmap(x):
+    return _sine(x)
+
+
+# ---- callbacks and checks -----------------------------------------------------------------
+
+
+def pure_callback(x):
+    shape = jax.ShapeDtypeStruct(x.shape, x.dtype)
+    return {"sin": jax.pure_callback(np.sin, shape, x, vmap_method="sequential")}
+
+
+@jax.jit
+def _checked_log(x):
+    _checkify.check(jnp.all(x > 0), "x must be positive")
+    return jnp.log(x)
+
+
+def checkify(x):
+    _, out = _checkify.checkify(_checked_log)(x)
+    return out
+
+
 # ---- devices ------------------------------------------------------------------------------
 
 
@@ -199,6 +275,7 @@ def pmap(params, batch):
 JXINSPECT = {
     "plain": {"args": "f32[3], f32[3]"},
     "nested_jit": {"args": "f32[4], f32[4]"},
+    "named_call": {"args": "f32[4], f32[4]"},
     "static_arg": {"args": "f32[3], 2", "static_argnums": 1},
     "donated": {"args": "f32[3], f32[3]", "donate_argnums": 0},
     "keywords": {"args": "f32[3]", "kwargs": "beta=f32[3], alpha=f32[]"},
@@ -214,6 +291,8 @@ JXINSPECT = {
     "jit_of_grad_of_jit": {"args": "f32[4], f32[4]"},
     "vmap": {"args": "f32[4], f32[8,4]"},
     "scan": {"args": "f32[], f32[5]"},
+    "lax_map": {"args": "f32[4], f32[5,4]"},
+    "associative_scan": {"args": "f32[8]"},
     "fori_loop": {"args": "f32[3], 4", "static_argnums": 1},
     "while_loop": {"args": "f32[3]"},
     "cond": {"args": "bool[], f32[3]"},
@@ -222,6 +301,10 @@ JXINSPECT = {
     "custom_jvp": {"args": "f32[3]"},
     "custom_vjp": {"args": "f32[3]"},
     "grad_of_custom_vjp": {"args": "f32[3]"},
+    "custom_transpose": {"args": "f32[4], f32[4]"},
+    "custom_vmap": {"args": "f32[3]"},
+    "pure_callback": {"args": "f32[3]"},
+    "checkify": {"args": "f32[3]"},
     "shard_map": {"args": "f32[4,3], f32[3,2]", "devices": 4},
     "remat_of_shard_map": {"args": "f32[4,3], f32[3,2]", "devices": 4},
     "pmap": {"args": "{'scale': f32[4,3]}, {'x': f32[4,3]}", "devices": 4, "stage": "pmap",

@@ -144,6 +144,7 @@ from jxinspect.tracer.seam.objects import (
 )
 from jxinspect.tracer.seam.release import (
     config_values,
+    has_public_api,
     import_jax,
     jax_version,
     jaxlib_version,
@@ -223,6 +224,7 @@ __all__ = [
     "Equation",
     "equations",
     "first_user_line",
+    "has_public_api",
     "hlo_sharding_text",
     "HloModule",
     "HloSharding",

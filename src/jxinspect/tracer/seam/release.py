@@ -79,6 +79,20 @@ def unsupported(feature: str, since: str) -> UsageError:
     )
 
 
+def has_public_api(dotted: str) -> bool:
+    """Whether this JAX has the public API ``dotted`` (``jax.custom_transpose.custom_transpose``:
+    its module imports and has the name). ``jax.custom_transpose`` is in 0.4.35 to 0.9.x;
+    JAX 0.10 removed it."""
+    import importlib
+
+    module, _, name = dotted.rpartition(".")
+    try:
+        found = importlib.import_module(module)
+    except ImportError:
+        return False
+    return hasattr(found, name)
+
+
 def config_has(option: str) -> bool:
     import jax
 
