@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -102,161 +103,25 @@ def _choice(product: str, names: tuple[str, ...]) -> type[enum.Enum]:
 
 # ---- the renderers, each imported when first used ---------------------------------------
 
+_RENDERERS = "jxinspect.render."
 
-def _report_text(report: Report, style: Style) -> str:
-    from jxinspect.render.report import views
 
-    return views.text_with_views(report, style.views, style.color, style.max_lines)
+def _renderer(path: str, *style: str) -> Callable[[Any, Style], str]:
+    """The renderer ``module:function`` (under ``jxinspect.render.``), imported when first
+    called with a product and, by name, the :class:`Style` fields listed."""
+    module, _, name = path.partition(":")
 
+    def render(product: Any, given: Style) -> str:
+        found = getattr(importlib.import_module(_RENDERERS + module), name)
+        return str(found(product, **{field: getattr(given, field) for field in style}))
 
-def _report_json(report: Report, style: Style) -> str:
-    from jxinspect.render.report import json
+    return render
 
-    return json.render(report)
 
-
-def _report_html(report: Report, style: Style) -> str:
-    from jxinspect.render.report import html
-
-    return html.render(report, style.max_lines)
-
-
-def _describe_report(report: Report) -> str:
-    from jxinspect.render.report import text
-
-    return text.describe(report)
-
-
-def _diff_text(diff: DiffReport, style: Style) -> str:
-    from jxinspect.render.compare import text
-
-    return text.render(diff, color=style.color)
-
-
-def _diff_json(diff: DiffReport, style: Style) -> str:
-    from jxinspect.render.compare import json
-
-    return json.render(diff)
-
-
-def _diff_markdown(diff: DiffReport, style: Style) -> str:
-    from jxinspect.render.compare import markdown
-
-    return markdown.render(diff)
-
-
-def _describe_diff(diff: DiffReport) -> str:
-    from jxinspect.render.compare import text
-
-    return text.describe(diff)
-
-
-def _lint_text(result: LintResult, style: Style) -> str:
-    from jxinspect.render.lint import text
-
-    return text.render(result, color=style.color)
-
-
-def _lint_json(result: LintResult, style: Style) -> str:
-    from jxinspect.render.lint import json
-
-    return json.render(result)
-
-
-def _lint_sarif(result: LintResult, style: Style) -> str:
-    from jxinspect.render.lint import sarif
-
-    return sarif.render(result)
-
-
-def _lint_github(result: LintResult, style: Style) -> str:
-    from jxinspect.render.lint import github
-
-    return github.render(result)
-
-
-def _lint_junit(result: LintResult, style: Style) -> str:
-    from jxinspect.render.lint import junit
-
-    return junit.render(result)
-
-
-def _describe_lint(result: LintResult) -> str:
-    from jxinspect.render.lint import text
-
-    return text.describe(result)
-
-
-def _record_text(recording: Recording, style: Style) -> str:
-    from jxinspect.render.record import summary
-
-    return summary.render(recording)
-
-
-def _record_json(recording: Recording, style: Style) -> str:
-    from jxinspect.render.record import summary
-
-    return summary.render_json(recording)
-
-
-def _survey_text(survey: Survey, style: Style) -> str:
-    from jxinspect.render.survey import text
-
-    return text.render(survey, color=style.color)
-
-
-def _survey_json(survey: Survey | SurveyDiff | History, style: Style) -> str:
-    from jxinspect.render.survey import json
-
-    return json.render(survey)
-
-
-def _survey_html(survey: Survey, style: Style) -> str:
-    from jxinspect.render.survey import html
-
-    return html.render(survey)
-
-
-def _describe_survey(survey: Survey) -> str:
-    from jxinspect.render.survey import text
-
-    return text.describe(survey)
-
-
-def _history_text(history: History, style: Style) -> str:
-    from jxinspect.render.survey import history as view
-
-    return view.render(history, color=style.color)
-
-
-def _history_html(history: History, style: Style) -> str:
-    from jxinspect.render.survey import history as view
-
-    return view.render_html(history)
-
-
-def _describe_history(history: History) -> str:
-    from jxinspect.render.survey import history as view
-
-    return view.describe(history)
-
-
-def _survey_diff_text(diff: SurveyDiff, style: Style) -> str:
-    from jxinspect.render.survey import text
-
-    return text.render_diff(diff, color=style.color)
-
-
-def _survey_diff_markdown(diff: SurveyDiff, style: Style) -> str:
-    from jxinspect.render.survey import markdown
-
-    return markdown.render(diff)
-
-
-def _describe_survey_diff(diff: SurveyDiff) -> str:
-    from jxinspect.render.survey import text
-
-    return text.describe_diff(diff)
+def _describer(path: str) -> Callable[[Any], str]:
+    """A product's one-line description, ``module:function``, imported when first used."""
+    render = _renderer(path)
+    return lambda product: render(product, Style())
 
 
 # ---- the table ---------------------------------------------------------------------------
@@ -264,11 +129,16 @@ def _describe_survey_diff(diff: SurveyDiff) -> str:
 REPORT: Product[Report] = Product(
     "report",
     (
-        Format("text", _report_text, ".txt", color=True),
-        Format("json", _report_json, ".json", machine=True),
-        Format("html", _report_html, ".html"),
+        Format(
+            "text",
+            _renderer("report.views:text_with_views", "views", "color", "max_lines"),
+            ".txt",
+            color=True,
+        ),
+        Format("json", _renderer("report.json:render"), ".json", machine=True),
+        Format("html", _renderer("report.html:render", "max_lines"), ".html"),
     ),
-    describe=_describe_report,
+    describe=_describer("report.text:describe"),
     page="html",
 )
 """One staged function's report (``lower``, ``show FUNCTION``, ``jxinspect.inspect``)."""
@@ -276,32 +146,32 @@ REPORT: Product[Report] = Product(
 DIFF: Product[DiffReport] = Product(
     "diff",
     (
-        Format("text", _diff_text, ".txt", color=True),
-        Format("json", _diff_json, ".json", machine=True),
-        Format("markdown", _diff_markdown, ".md"),
+        Format("text", _renderer("compare.text:render", "color"), ".txt", color=True),
+        Format("json", _renderer("compare.json:render"), ".json", machine=True),
+        Format("markdown", _renderer("compare.markdown:render"), ".md"),
     ),
-    describe=_describe_diff,
+    describe=_describer("compare.text:describe"),
 )
 """What changed between two versions (``diff-debug``, ``jxinspect.diff``)."""
 
 LINT: Product[LintResult] = Product(
     "lint",
     (
-        Format("text", _lint_text, ".txt", color=True),
-        Format("json", _lint_json, ".json", machine=True),
-        Format("sarif", _lint_sarif, ".sarif", machine=True),
-        Format("github", _lint_github, ".txt", machine=True),
-        Format("junit", _lint_junit, ".xml", machine=True),
+        Format("text", _renderer("lint.text:render", "color"), ".txt", color=True),
+        Format("json", _renderer("lint.json:render"), ".json", machine=True),
+        Format("sarif", _renderer("lint.sarif:render"), ".sarif", machine=True),
+        Format("github", _renderer("lint.github:render"), ".txt", machine=True),
+        Format("junit", _renderer("lint.junit:render"), ".xml", machine=True),
     ),
-    describe=_describe_lint,
+    describe=_describer("lint.text:describe"),
 )
 """A lint run (``lint``, ``lint-merge``)."""
 
 RECORD: Product[Recording] = Product(
     "record",
     (
-        Format("text", _record_text, ".txt"),
-        Format("json", _record_json, ".json", machine=True),
+        Format("text", _renderer("record.summary:render"), ".txt"),
+        Format("json", _renderer("record.summary:render_json"), ".json", machine=True),
     ),
 )
 """A record folder at a glance (``show FOLDER``)."""
@@ -309,11 +179,11 @@ RECORD: Product[Recording] = Product(
 SURVEY: Product[Survey] = Product(
     "survey",
     (
-        Format("text", _survey_text, ".txt", color=True),
-        Format("json", _survey_json, ".json", machine=True),
-        Format("html", _survey_html, ".html"),
+        Format("text", _renderer("survey.text:render", "color"), ".txt", color=True),
+        Format("json", _renderer("survey.json:render"), ".json", machine=True),
+        Format("html", _renderer("survey.html:render"), ".html"),
     ),
-    describe=_describe_survey,
+    describe=_describer("survey.text:describe"),
     page="html",
 )
 """What the installed JAX keeps, transformation by transformation (``survey``)."""
@@ -321,11 +191,11 @@ SURVEY: Product[Survey] = Product(
 SURVEY_HISTORY: Product[History] = Product(
     "survey_history",
     (
-        Format("text", _history_text, ".txt", color=True),
-        Format("json", _survey_json, ".json", machine=True),
-        Format("html", _history_html, ".html"),
+        Format("text", _renderer("survey.history:render", "color"), ".txt", color=True),
+        Format("json", _renderer("survey.json:render"), ".json", machine=True),
+        Format("html", _renderer("survey.history:render_html"), ".html"),
     ),
-    describe=_describe_history,
+    describe=_describer("survey.history:describe"),
     page="html",
 )
 """The shipped surveys of every release side by side, a matrix per level
@@ -334,11 +204,11 @@ SURVEY_HISTORY: Product[History] = Product(
 SURVEY_DIFF: Product[SurveyDiff] = Product(
     "survey_diff",
     (
-        Format("text", _survey_diff_text, ".txt", color=True),
-        Format("json", _survey_json, ".json", machine=True),
-        Format("markdown", _survey_diff_markdown, ".md"),
+        Format("text", _renderer("survey.text:render_diff", "color"), ".txt", color=True),
+        Format("json", _renderer("survey.json:render"), ".json", machine=True),
+        Format("markdown", _renderer("survey.markdown:render"), ".md"),
     ),
-    describe=_describe_survey_diff,
+    describe=_describer("survey.text:describe_diff"),
 )
 """Two surveys compared cell by cell (``diff-debug`` of two survey files)."""
 
