@@ -226,15 +226,21 @@ def test_notebook_cell_html_in_chromium(browser: Any, tmp_path: Path) -> None:
     assert refused == [], f"the cell asked for more than its own file: {refused}"
 
 
-def test_survey_heat_map_in_chromium(browser: Any, tmp_path: Path, run_cli: Any) -> None:
+@pytest.fixture(scope="module")
+def survey_page(tmp_path_factory: pytest.TempPathFactory, run_cli: Any) -> tuple[Path, Any]:
+    """The survey as an HTML page and as JSON, made once for the tests of the page."""
+    page_file = tmp_path_factory.mktemp("survey") / "survey.html"
+    result = run_cli("survey", "--format", "html", "-o", page_file)
+    assert result.returncode == 0, result.describe()
+    return page_file, json.loads(run_cli("survey", "--format", "json").stdout)
+
+
+def test_survey_heat_map_in_chromium(browser: Any, survey_page: tuple[Path, Any]) -> None:
     """The survey page needs nothing but itself, shows a row per program and a cell per
     level, each coloured by its verdict."""
     from jxinspect.render.survey.html import COLOURS
 
-    page_file = tmp_path / "survey.html"
-    result = run_cli("survey", "--format", "html", "-o", page_file)
-    assert result.returncode == 0, result.describe()
-    data = json.loads(run_cli("survey", "--format", "json").stdout)
+    page_file, data = survey_page
     page, problems, refused = open_offline(browser, page_file, 1400, 900)
     try:
         assert problems == [] and refused == []
@@ -256,14 +262,11 @@ def test_survey_heat_map_in_chromium(browser: Any, tmp_path: Path, run_cli: Any)
 
 
 def test_survey_details_and_legend_are_on_the_page(
-    browser: Any, tmp_path: Path, run_cli: Any
+    browser: Any, survey_page: tuple[Path, Any]
 ) -> None:
     """What a cell lost is read on the page, not only in a tooltip; the legend says what
     each verdict means; JAX's own nested jaxprs are a cell of their own, not counted."""
-    page_file = tmp_path / "survey.html"
-    result = run_cli("survey", "--format", "html", "-o", page_file)
-    assert result.returncode == 0, result.describe()
-    data = json.loads(run_cli("survey", "--format", "json").stdout)
+    page_file, data = survey_page
     page, problems, refused = open_offline(browser, page_file, 1400, 900)
     try:
         assert problems == [] and refused == []
