@@ -16,8 +16,6 @@ Importing this module does not import JAX.
 from __future__ import annotations
 
 import contextlib
-import functools
-import inspect
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -280,7 +278,7 @@ class assert_max_compiles(contextlib.ContextDecorator):  # noqa: N801 (reads as 
         self._stop: list[Callable[[], None]] = []
 
     def __enter__(self) -> assert_max_compiles:
-        from jxinspect.record.recompiles import CompileLog, fingerprint
+        from jxinspect.record.recompiles import CompileLog, fingerprint, static_values
         from jxinspect.tracer import seam
 
         self.log = log = CompileLog()
@@ -290,9 +288,7 @@ class assert_max_compiles(contextlib.ContextDecorator):  # noqa: N801 (reads as 
                 return
             source = lowering.source or lowering.name
             program = seam.program_digest(lowering.lowered) if lowering.lowered else ""
-            statics = [(k, repr(v)[:300]) for k, v in seam.static_arguments(lowering.call)] \
-                if lowering.call is not None else []  # fmt: skip
-            done = fingerprint(lowering, statics, program)
+            done = fingerprint(lowering, static_values(lowering.call), program)
             log.add(source, lowering.name, "", done, lowering.call_site)
 
         self._stop = [
@@ -324,18 +320,6 @@ class assert_max_compiles(contextlib.ContextDecorator):  # noqa: N801 (reads as 
             return True
         if isinstance(self.function, str):
             return name == self.function
-        return source is not None and source.endswith(_where(self.function))
+        from jxinspect.tracer import seam
 
-
-@functools.cache
-def _where_of(code: Any) -> str:
-    return f" at {code.co_filename}:{code.co_firstlineno}"
-
-
-def _where(fun: Any) -> str:
-    """`` at file.py:12``: where ``fun`` (a jitted function too) is defined, as JAX's
-    debug info ends its source."""
-    while isinstance(fun, functools.partial):
-        fun = fun.func
-    code = getattr(inspect.unwrap(fun), "__code__", None)
-    return _where_of(code) if code is not None else "\0"
+        return source is not None and source == seam.function_source(self.function)

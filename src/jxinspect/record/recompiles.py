@@ -62,6 +62,27 @@ def fingerprint(
     )  # fmt: skip
 
 
+STATIC_COMPARED = 300
+"""How much of a static argument's ``repr`` two compiles are compared by."""
+
+
+def static_values(call: seam.Call | None) -> list[tuple[str, str]]:
+    """Each static argument of a ``jit`` call and its ``repr``, as two compiles are told
+    apart by (none where no ``jit`` call made the lowering)."""
+    if call is None:
+        return []
+    return [(k, short_repr(v, STATIC_COMPARED)) for k, v in seam.static_arguments(call)]
+
+
+def short_repr(value: Any, limit: int) -> str:
+    """``repr(value)`` cut to ``limit`` characters (a class's own ``repr`` may raise)."""
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _sharding_text(sharding: Any) -> str:
     spec = getattr(sharding, "spec", None)
     return str(spec) if spec is not None else type(sharding).__name__

@@ -87,7 +87,7 @@ class Recorder:
         statics = _statics(lowering.call)
         program = seam.program_digest(lowering.lowered) if lowering.lowered else ""
         key = (source or name, lowering.signature, statics, program)
-        called = _static_values(lowering.call)
+        called = recompiles.static_values(lowering.call)
         compiled = recompiles.fingerprint(lowering, called, program)
         entry = self.by_key.get(key)
         if entry is not None:
@@ -185,26 +185,9 @@ def _statics(call: seam.Call | None) -> str:
     JAX's cache tells apart (``1``, ``True`` and ``1.0`` are three programs)."""
     if call is None:
         return ""
-    return ", ".join(f"{k}={_short_repr(v)}" for k, v in seam.static_arguments(call))
-
-
-_STATIC_COMPARED = 300
-"""How much of a static argument's ``repr`` two compiles are compared by."""
-
-
-def _static_values(call: seam.Call | None) -> list[tuple[str, str]]:
-    """Each static argument's ``repr``, as two compiles are told apart by."""
-    if call is None:
-        return []
-    return [(k, _short_repr(v, _STATIC_COMPARED)) for k, v in seam.static_arguments(call)]
-
-
-def _short_repr(value: Any, limit: int = _STATIC_TEXT) -> str:
-    try:
-        text = repr(value)
-    except Exception:
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return ", ".join(
+        f"{k}={recompiles.short_repr(v, _STATIC_TEXT)}" for k, v in seam.static_arguments(call)
+    )
 
 
 def _call(lowering: seam.Lowering) -> dict[str, Any]:

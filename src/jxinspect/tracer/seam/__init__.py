@@ -49,6 +49,7 @@ from jxinspect.tracer.seam.devices import (
 from jxinspect.tracer.seam.hooks import (
     Call,
     Lowering,
+    function_source,
     install_duration_listener,
     install_lowering_hook,
     jit_layouts,
@@ -325,6 +326,7 @@ __all__ = [
     "LeafType",
     "leaf_types",
     "install_duration_listener",
+    "function_source",
     "trace_context",
     "closed_jaxpr_type",
     "Traced",

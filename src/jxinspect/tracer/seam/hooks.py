@@ -171,7 +171,7 @@ def _is_jax_file(path: str) -> bool:
     return path.startswith(os.path.dirname(jax.__file__) + os.sep)
 
 
-def _function_source(fun: Any) -> str:
+def function_source(fun: Any) -> str:
     """``step at train.py:12`` of a Python function (through ``partial`` and wrappers),
     as JAX's debug info writes it; ``""`` where ``fun`` has no Python code."""
     while isinstance(fun, functools.partial):
@@ -186,7 +186,7 @@ def _function_source(fun: Any) -> str:
     return f"{getattr(fun, '__name__', code.co_name)} at {code.co_filename}:{code.co_firstlineno}"
 
 
-def _pmap_function_source(fun: Any) -> str | None:
+def _pmapfunction_source(fun: Any) -> str | None:
     """``ident at train.py:6``: the user's function of a pmap built on shard_map, from
     the ``WrappedFun`` pmap traces (``_fun``'s closure on 0.9 and 0.10, the bound
     ``call_wrapped`` on 0.8), whose debug info names it."""
@@ -260,7 +260,7 @@ def _lowering(
     source: str | None = _source(jaxpr)
     internal = _inside_jax(source or "")
     if internal and _is_pmap_on_shard_map(jaxpr, source or ""):  # around the user's body
-        found = _pmap_function_source(call_frame.f_locals.get("fun")) if call_frame else None
+        found = _pmapfunction_source(call_frame.f_locals.get("fun")) if call_frame else None
         stage, internal, source = "pmap", False, found or _pmap_body_frame(jaxpr)
         name = source_parts(source)[0] or name
     elif _EQUINOX_JIT in (source or "") and call_frame is not None:
@@ -270,7 +270,7 @@ def _lowering(
     elif source in ("", "<unknown>") and call_frame is not None:
         # no source in the debug info (0.4.35 keeps none for some lowerings; a helper of
         # JAX's may name none): the jitted function's own, or who called jit
-        source = _function_source(call_frame.f_locals.get("fun"))
+        source = function_source(call_frame.f_locals.get("fun"))
         internal = _inside_jax(source) if source else _called_by_jax(call_frame)
     elif not source:
         # no source and no jit call: the derivative or batched form of a jitted function
@@ -313,7 +313,7 @@ def _static_user_function(args: Any) -> str | None:
     if not isinstance(args, tuple):
         return None
     for leaf in jax.tree_util.tree_leaves(args[1:]):
-        found = _function_source(leaf) if callable(leaf) else ""
+        found = function_source(leaf) if callable(leaf) else ""
         if found and f"{os.sep}equinox{os.sep}" not in found:
             return found
     return None
