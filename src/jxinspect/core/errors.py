@@ -73,18 +73,24 @@ def internal_error(err: BaseException) -> str:
 
 
 @functools.cache
+def installed_version(distribution: str) -> str | None:
+    """An installed distribution's version, from its metadata (nothing imported); ``None``
+    where it is not installed. Read once per process."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def releases() -> str:
     """``jxinspect 0.1.0, JAX 0.12.0.1``: read from the installed distributions, so
     that an internal error can name them without importing JAX."""
-    from importlib import metadata
-
-    said = []
-    for name in ("jxinspect", "jax"):
-        try:
-            said.append(f"{'JAX' if name == 'jax' else name} {metadata.version(name)}")
-        except metadata.PackageNotFoundError:
-            said.append(f"no {name} installed" if name == "jax" else name)
-    return ", ".join(said)
+    ours, jax = installed_version("jxinspect"), installed_version("jax")
+    return ", ".join(
+        (f"jxinspect {ours}" if ours else "jxinspect", f"JAX {jax}" if jax else "no jax installed")
+    )
 
 
 _PACKAGE = Path(__file__).resolve().parents[1]

@@ -7,10 +7,9 @@ the version is only named in messages (:func:`unsupported`) and reports.
 from __future__ import annotations
 
 import contextlib
-import functools
 from typing import Any
 
-from jxinspect.core.errors import UsageError
+from jxinspect.core.errors import UsageError, installed_version
 from jxinspect.core.vocabulary import release_key
 
 OLDEST_SUPPORTED = "0.4.35"
@@ -37,24 +36,12 @@ def require_supported() -> None:
     """Raise the one-line error (exit 2) where the installed JAX is older than
     :data:`OLDEST_SUPPORTED` (installed beside it with ``--no-deps``); read from the
     distribution's metadata, without importing JAX."""
-    found = _installed_jax()
+    found = installed_version("jax")  # read once per process, as each target checks it
     if found is not None and release_key(found) < release_key(OLDEST_SUPPORTED):
         raise UsageError(
             f"jxinspect needs JAX {OLDEST_SUPPORTED} or newer; this environment has JAX "
             f"{found} (pip install -U 'jax>={OLDEST_SUPPORTED}' 'jaxlib>={OLDEST_SUPPORTED}')"
         )
-
-
-@functools.cache
-def _installed_jax() -> str | None:
-    """The installed JAX distribution's version (``None``: none is installed, and JAX's
-    own import will say so); read once, as each staged target checks it."""
-    from importlib import metadata
-
-    try:
-        return metadata.version("jax")
-    except metadata.PackageNotFoundError:
-        return None
 
 
 def untested_note() -> str | None:
