@@ -38,6 +38,7 @@ from typing import Any
 from jxinspect.core import dtypes
 from jxinspect.core.errors import UsageError
 from jxinspect.core.model import InputsFrom
+from jxinspect.project.options import closest
 from jxinspect.project.spec import (
     ArraySpec,
     Constructed,
@@ -225,11 +226,9 @@ def infer_inputs(
 
 def _unknown_dim(name: str, known: list[str]) -> str:
     """``btach is in no annotation of this target; did you mean batch?``"""
-    import difflib
-
-    close = difflib.get_close_matches(name, known, n=1)
+    close = closest(name, known)
     return f"{name} is in no annotation of this target" + (
-        f"; did you mean {close[0]}?" if close else ""
+        f"; did you mean {close}?" if close else ""
     )
 
 

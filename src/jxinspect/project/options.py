@@ -197,10 +197,16 @@ NO_OPTIONS = TargetOptions()
 """Nothing given: every option as its staging API's default."""
 
 
+def closest(word: str, choices: tuple[str, ...] | list[str]) -> str | None:
+    """The choice ``word`` most likely misspells, if one is close."""
+    close = difflib.get_close_matches(word, choices, n=1)
+    return close[0] if close else None
+
+
 def nearest(word: str, choices: tuple[str, ...] | list[str]) -> str:
     """`` (did you mean `x`?)`` or an empty string."""
-    close = difflib.get_close_matches(word, choices, n=1)
-    return f" (did you mean `{close[0]}`?)" if close else ""
+    close = closest(word, choices)
+    return f" (did you mean `{close}`?)" if close else ""
 
 
 def options_from_mapping(
