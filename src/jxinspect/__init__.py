@@ -8,7 +8,8 @@ with a finding wherever JAX dropped or degraded that debug info.
     report = jxinspect.inspect(f, args=(x, 3), stage="jit", options={"static_argnums": (1,)})
     report                      # in a notebook: the HTML report; in a console: one line
     report.show("sharding")     # one view: HTML in a notebook, coloured text in a console
-    report.to_dict()            # the JSON report (schema jxinspect.report/1)
+    jxinspect.to_json(report)   # the JSON report (schema jxinspect.report/1)
+    jxinspect.from_json(text, jxinspect.Report)       # read a saved one back
     d = jxinspect.diff(before_report, after_report)   # or two functions and their args
     d.failed, d.regressions
 
@@ -20,26 +21,47 @@ are the contract. Importing this package does not import JAX; :func:`inspect` do
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from jxinspect._version import __version__
 from jxinspect.core import display as _display
 
 if TYPE_CHECKING:
-    from jxinspect.compare.diff import DiffReport
+    from jxinspect.core.diff import DiffReport
     from jxinspect.core.model import Report
     from jxinspect.core.vocabulary import Stage
     from jxinspect.lint.result import LintResult
 
-__all__ = ["DiffReport", "LintResult", "Report", "__version__", "diff", "inspect"]
+__all__ = [
+    "DiffReport", "LintResult", "Report", "__version__", "diff", "from_json", "inspect",
+    "to_json",
+]  # fmt: skip
 
 _PRODUCTS = {
     "Report": "jxinspect.core.model",
-    "DiffReport": "jxinspect.compare.diff",
+    "DiffReport": "jxinspect.core.diff",
     "LintResult": "jxinspect.lint.result",
 }
-"""What each command makes, importable from here (``jxinspect.Report.from_dict(data)``),
-each imported when first asked for."""
+"""What each command makes, importable from here (``jxinspect.from_json(text,
+jxinspect.Report)``), each imported when first asked for."""
+
+_T = TypeVar("_T")
+
+
+def to_json(product: Any) -> str:
+    """A product (a :class:`Report`, a :class:`DiffReport`, a :class:`LintResult`…) as
+    the indented JSON its command writes with ``--format json``."""
+    from jxinspect.core import codec
+
+    return codec.dumps(product)
+
+
+def from_json(text: str | bytes, kind: type[_T]) -> _T:
+    """A product read back from its JSON; ``ValueError`` (one line: where in the text,
+    and what was expected) when the text is not one."""
+    from jxinspect.core import codec
+
+    return codec.decode(text, kind, source=f"a {kind.__name__}")
 
 
 def __getattr__(name: str) -> Any:
@@ -106,14 +128,15 @@ def diff(
     allow: tuple[str, ...] = (),
 ) -> DiffReport:
     """What changed between two versions of a program, by meaning: the same
-    :class:`~jxinspect.diff.DiffReport` that ``jxinspect diff-debug`` renders.
+    :class:`~jxinspect.compare.diff.DiffReport` that ``jxinspect diff-debug`` renders.
 
     ``before`` and ``after`` are reports (from :func:`inspect`
     or ``Report.from_dict`` of a saved JSON report), or two functions staged here on the
     same ``args``/``kwargs`` with the same options. ``fail_on`` (``error``, ``warning``,
     ``info`` or ``None``) and ``allow`` (change classes) set the verdict, ``.failed``.
     """
-    from jxinspect.compare.diff import CHANGE_CLASSES, DiffReport, Policy, diff_reports
+    from jxinspect.compare.diff import diff_reports
+    from jxinspect.core.diff import CHANGE_CLASSES, DiffReport
     from jxinspect.core.model import Report
     from jxinspect.core.vocabulary import SEVERITIES
 
@@ -134,5 +157,5 @@ def diff(
         raise TypeError(f"expected a Report or a function, got {type(side).__name__}")
 
     old, new = report(before), report(after)
-    policy = Policy(fail_on=fail_on, allow=frozenset(allow))
-    return DiffReport(old.target, new.target, (diff_reports(old, new),), policy)
+    return DiffReport(before=old.target, after=new.target, targets=(diff_reports(old, new),),
+                      fail_on=fail_on or "never", allow=tuple(allow))  # fmt: skip

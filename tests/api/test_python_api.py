@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import pytest
 
 import jxinspect
-from jxinspect.compare.diff import DiffReport
+from jxinspect.core.diff import DiffReport
 from jxinspect.core.model import Report
 from jxinspect.lint.result import LintFinding, LintResult, TargetResult
 
@@ -89,14 +89,16 @@ def test_diff_of_reports_equals_what_the_cli_says(report: Report, tmp_path: Path
     files = []
     for name, side in (("before", report), ("after", after)):
         path = tmp_path / f"{name}.json"
-        path.write_text(json.dumps(side.to_dict()), encoding="utf-8")
+        path.write_text(jxinspect.to_json(side), encoding="utf-8")
         files.append(str(path))
     result = run_cli("diff-debug", *files, "--format", "json", "--fail-on", "warning")
     assert result.returncode == 1, result.describe()
     cli = json.loads(result.stdout)
-    ours = jxinspect.diff(Report.from_dict(json.loads(Path(files[0]).read_text())),
-                          Report.from_dict(json.loads(Path(files[1]).read_text())),
-                          fail_on="warning").to_dict()  # fmt: skip
+    ours = json.loads(jxinspect.to_json(jxinspect.diff(
+        jxinspect.from_json(Path(files[0]).read_text(), Report),
+        jxinspect.from_json(Path(files[1]).read_text(), Report),
+        fail_on="warning",
+    )))  # fmt: skip
     assert ours["targets"][0]["changes"] == cli["targets"][0]["changes"]
     assert ours["summary"] == cli["summary"] and ours["failed"] is cli["failed"] is True
 
@@ -150,9 +152,11 @@ def test_the_products_are_importable_from_the_package(tmp_path: Path) -> None:
     assert {"Report", "DiffReport", "LintResult"} <= set(jxinspect.__all__)
     report = jxinspect.inspect(predict, (PARAMS, X))
     saved = tmp_path / "report.json"
-    saved.write_text(json.dumps(report.to_dict()), encoding="utf-8")
-    again = jxinspect.Report.from_dict(json.loads(saved.read_text(encoding="utf-8")))
-    assert again.to_dict() == report.to_dict()
+    saved.write_text(jxinspect.to_json(report), encoding="utf-8")
+    again = jxinspect.from_json(saved.read_text(encoding="utf-8"), jxinspect.Report)
+    assert again == report and jxinspect.to_json(again) == jxinspect.to_json(report)
+    with pytest.raises(ValueError, match=r"^a Report: at \$\.reached: invalid enum value 'x'$"):
+        jxinspect.from_json(jxinspect.to_json(report).replace('"lowered"', '"x"', 1), Report)
     assert isinstance(jxinspect.diff(report, again), jxinspect.DiffReport)
     with pytest.raises(AttributeError):
         jxinspect.NoSuchThing  # noqa: B018

@@ -8,7 +8,7 @@ import importlib
 import importlib.resources
 import json
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,16 +17,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jxinspect.cli.diff import allowed_classes
-from jxinspect.compare.diff import (
-    CHANGE_CLASSES,
-    Change,
-    DiffReport,
-    Policy,
-    TargetDiff,
-    diff_reports,
-    match_leaves,
-)
+from jxinspect.compare.diff import diff_reports, match_leaves
 from jxinspect.compare.sources import Source, open_source, pair_targets
+from jxinspect.core import codec
+from jxinspect.core.diff import CHANGE_CLASSES, Change, DiffReport, Gate, TargetDiff
 from jxinspect.core.errors import UsageError
 from jxinspect.core.model import (
     Finding,
@@ -123,7 +117,11 @@ def tiled(*spec: tuple[str, ...], mesh: Mesh | None = MESH, source: str = "sdy")
     used = {a for axes in spec for a in axes}
     replicas = 1 if mesh is None else math.prod(s for n, s in mesh.axes if n not in used)
     return Sharding(
-        "tiled" if used else "replicated", tuple(spec), mesh, replicas=replicas, source=source
+        "tiled" if used else "replicated",
+        spec=tuple(spec),
+        mesh=mesh,
+        replicas=replicas,
+        source=source,
     )
 
 
@@ -134,7 +132,7 @@ def test_identical_reports_have_no_changes() -> None:
     r = report([arg("x"), arg("w", shape=(16, 4))], [res("result")])
     diff = diff_reports(r, r)
     assert diff.changes == ()
-    assert (diff.unchanged_inputs, diff.unchanged_outputs) == (2, 1)
+    assert (diff.unchanged.inputs, diff.unchanged.outputs) == (2, 1)
 
 
 @pytest.mark.parametrize(
@@ -154,7 +152,7 @@ def test_name_lost_or_degraded_is_an_error(after: Input, kind: str, verdict: str
         "error",
     )
     assert change.matched_by == "path" and change.before == "x"
-    assert Policy().fails(change)
+    assert Gate().fails(change)
 
 
 def test_name_recovered_and_improved() -> None:
@@ -195,7 +193,7 @@ def test_renamed_parameter_and_result_key_are_neutral() -> None:
         ("name", "renamed", "neutral", "x", "inputs"),
         ("path", "renamed", "neutral", "result['acc']", "result['accuracy']"),
     ]
-    assert (diff.unchanged_inputs, diff.unchanged_outputs) == (1, 1)
+    assert (diff.unchanged.inputs, diff.unchanged.outputs) == (1, 1)
 
 
 def test_leaves_of_another_type_are_removed_and_added() -> None:
@@ -264,14 +262,14 @@ def test_sharding_change_is_an_error_and_can_be_allowed() -> None:
         ("result", None, "P('data')"),
     ]
     assert all(c.severity == "error" for c in diff.changes)
-    gate = DiffReport("a", "b", (diff,), Policy(allow=frozenset({"sharding"})))
+    gate = DiffReport(before="a", after="b", targets=(diff,), allow=("sharding",))
     assert gate.failing == [] and not gate.failed
-    assert DiffReport("a", "b", (diff,)).failed
+    assert DiffReport(before="a", after="b", targets=(diff,)).failed
 
 
 def test_same_layout_from_shardy_and_gspmd_is_no_change() -> None:
     shardy = tiled(("data",), ())
-    gspmd = Sharding("tiled", ((), ()), None, tiles=(4, 1), replicas=2, source="gspmd")
+    gspmd = Sharding("tiled", spec=((), ()), mesh=None, tiles=(4, 1), replicas=2, source="gspmd")
     assert (
         diff_reports(
             report([arg("x", sharding=shardy)]), report([arg("x", sharding=gspmd)])
@@ -293,12 +291,8 @@ def test_sharding_on_another_mesh_names_the_meshes() -> None:
 
 
 def test_compiled_sharding_is_compared_when_both_sides_have_it() -> None:
-    @dataclass(frozen=True)
-    class CompiledInput(Input):
-        compiled_sharding: Sharding | None = None
-
     def leaf(sharding: Sharding | None) -> Input:
-        return CompiledInput(**{**arg("x").__dict__, "compiled_sharding": sharding})
+        return replace(arg("x"), compiled_sharding=sharding)
 
     change = only(diff_reports(report([leaf(tiled(("data",), ()))]), report([leaf(tiled((), ()))])))
     assert (change.category, change.before, change.after) == (
@@ -334,7 +328,7 @@ def test_pruned_and_unpruned() -> None:
     kept, pruned = arg("w"), arg("w", None, status="pruned")
     change = only(diff_reports(report([kept]), report([pruned])))
     assert (change.category, change.kind, change.severity) == ("pruned", "pruned", "warning")
-    assert not Policy().fails(change) and Policy("warning").fails(change)
+    assert not Gate().fails(change) and Gate("warning").fails(change)
     back = only(diff_reports(report([pruned]), report([kept])))
     assert (back.kind, back.verdict) == ("unpruned", "improvement")
 
@@ -423,22 +417,24 @@ def test_finding_deltas_by_code_carry_the_finding_severity() -> None:
 
 
 @pytest.mark.parametrize(
-    ("policy", "failing"),
+    ("gate", "failing"),
     [
-        (Policy(), ["name", "sharding"]),
-        (Policy("warning"), ["name", "sharding", "pruned"]),
-        (Policy(allow=frozenset({"name"})), ["sharding"]),
-        (Policy(None), []),
+        ({}, ["name", "sharding"]),
+        ({"fail_on": "warning"}, ["name", "sharding", "pruned"]),
+        ({"allow": ("name",)}, ["sharding"]),
+        ({"fail_on": "never"}, []),
     ],
 )
-def test_policy(policy: Policy, failing: list[str]) -> None:
+def test_gate(gate: dict[str, Any], failing: list[str]) -> None:
     before = report([arg("x"), arg("w")])
     after = report(
         [arg("x", "flat_args[0]", sharding=tiled(("data",), ())), arg("w", None, status="pruned")]
     )
-    diff = DiffReport("a", "b", (diff_reports(before, after),), policy)
+    diff = DiffReport(before="a", after="b", targets=(diff_reports(before, after),), **gate)
     assert [c.category for c in diff.failing] == failing
-    assert diff.counts()["failing"] == len(failing)
+    assert diff.summary.failing == len(failing) and diff.failed == bool(failing)
+    again = codec.decode(codec.dumps(diff), DiffReport, source="diff.json")
+    assert again == diff and codec.dumps(again) == codec.dumps(diff)
 
 
 def test_regressions_come_first() -> None:
@@ -474,7 +470,7 @@ def test_allow_flag_parses_classes() -> None:
         allowed_classes(["shardin"])
     from typing import get_args
 
-    from jxinspect.compare.diff import ChangeClass
+    from jxinspect.core.diff import ChangeClass
 
     assert CHANGE_CLASSES == get_args(ChangeClass)
 
@@ -500,7 +496,7 @@ def assert_valid_diff(data: Any) -> None:
     assert not errors, "\n".join(errors[:20])
 
 
-def _busy_diff(policy: Policy | None = None) -> DiffReport:
+def _busy_diff(**gate: Any) -> DiffReport:
     before = report(
         [
             arg("params['b']", shape=(4,), donated=True, aliased_output=0),
@@ -521,11 +517,11 @@ def _busy_diff(policy: Policy | None = None) -> DiffReport:
         findings=(Finding("JX102", "warning", "m"),),
     )
     targets = (diff_reports(before, after, "step"),)
-    return DiffReport("before.py", "after.mlir", targets, policy or Policy())
+    return DiffReport(before="before.py", after="after.mlir", targets=targets, **gate)
 
 
 def test_json_matches_the_schema() -> None:
-    diff = _busy_diff(Policy("warning", frozenset({"donation"})))
+    diff = _busy_diff(fail_on="warning", allow=("donation",))
     data = json.loads(diff_json.render(diff))
     assert_valid_diff(data)
     assert data["schema"] == "jxinspect.diff/1" and data["failed"] is True
@@ -541,7 +537,7 @@ def test_json_matches_the_schema() -> None:
         ("stage", "changed"),
         ("sharding", "changed"),
     }
-    never = json.loads(diff_json.render(_busy_diff(Policy(None))))
+    never = json.loads(diff_json.render(_busy_diff(fail_on="never")))
     assert_valid_diff(never)
     assert never["fail_on"] == "never" and never["failed"] is False
 
@@ -575,7 +571,8 @@ def test_markdown_escapes_pipes_and_folds_neutral_changes() -> None:
     assert "`x\\|y`" in text
     assert "<details><summary>Neutral (4)</summary>" in text
     assert "| **error** | name | degraded | argument | `params['b']` |" in text
-    ok = diff_markdown.render(DiffReport("a", "b", (diff_reports(report(), report(), "f"),)))
+    same = (diff_reports(report(), report(), "f"),)
+    ok = diff_markdown.render(DiffReport(before="a", after="b", targets=same))
     assert ok.startswith("## ✅") and "No changes." in ok
 
 
@@ -597,14 +594,17 @@ def test_json_that_is_not_a_report(tmp_path: Path) -> None:
         messages[name] = str(err.value)
     assert "not a jxinspect report" in messages["list.json"]
     assert "its schema is 'other/1'" in messages["other.json"]
-    assert "not a valid jxinspect.report/1 report: missing 'stage'" in messages["broken.json"]
+    assert messages["broken.json"] == (
+        f"{tmp_path / 'broken.json'} is not a valid jxinspect.report/1 report: "
+        "object missing required field `stage`"
+    )
     assert "is not JSON (line 1" in messages["bad.json"]
     assert all("\n" not in m for m in messages.values())
 
 
 def test_a_saved_report_reads_back(tmp_path: Path) -> None:
     path = tmp_path / "saved"  # no suffix: sniffed
-    path.write_text(json.dumps(report([arg("x")], target="pkg/m.py:step").to_dict()))
+    path.write_text(codec.dumps(report([arg("x")], target="pkg/m.py:step")))
     source = open_source(str(path))
     assert (source.kind, source.functions) == ("json", ("step",))
     assert source.report is not None and source.report.inputs[0].path == "x"
@@ -671,4 +671,4 @@ def test_report_read_from_stablehlo_text_fits_the_schema() -> None:
     report = report_from_text(seam.lowered_text(lowered, "stablehlo", True), "layer.mlir")
     assert report.stage is None and report.jax_version is None and report.platform is None
     assert [leaf.name for leaf in report.inputs] == ["x", "w"]
-    assert_valid_report(report.to_dict(), "report from StableHLO text")
+    assert_valid_report(codec.plain(report), "report from StableHLO text")

@@ -1,22 +1,23 @@
-"""``jxinspect/schemas/report.schema.json`` against ``jxinspect.core.model``, in process.
+"""``jxinspect/schemas/*.schema.json`` against the result types, in process.
 
-The model never imports JAX, so these tests are fast: the schema is a valid draft
-2020-12 schema shipped with the package, its enums are the model's ``Literal`` types,
-and every object ``Report.to_dict()`` can write (built here fully populated) is valid,
-with exactly the keys the schema requires. The JSON the command writes is validated in
-``test_e2e_lower.py``.
+The model never imports JAX, so these tests are fast: each shipped schema is what
+``jxinspect.core.schemas`` generates from the types today, a valid draft 2020-12 schema
+whose enums are the model's ``Literal`` types; a fully populated report is valid, reads
+back equal, and every way of breaking it is refused by the schema and by the codec
+alike. The JSON the command writes is validated in ``test_e2e_lower.py``.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import typing
 from typing import Any
 
 import pytest
 from helpers import REPO, assert_valid_report, report_schema, schema_errors
 
-from jxinspect.core import model
+from jxinspect.core import codec, model, schemas
 from jxinspect.core.model import (
     ExtraArg,
     Finding,
@@ -33,9 +34,9 @@ SCHEMA = report_schema()
 DEFS = SCHEMA["$defs"]
 
 MESH = Mesh((("data", 4), ("model", 2)))
-TILED = Sharding("tiled", (("data",), ()), MESH, replicas=2, source="sdy",
+TILED = Sharding("tiled", spec=(("data",), ()), mesh=MESH, replicas=2, source="sdy",
                  raw='#sdy.sharding<@mesh, [{"data"}, {}]>')  # fmt: skip
-GSPMD_TILES = Sharding("tiled", ((), ()), None, tiles=(8, 1), source="gspmd",
+GSPMD_TILES = Sharding("tiled", spec=((), ()), mesh=None, tiles=(8, 1), source="gspmd",
                        raw="{devices=[8,1]<=[8]}")  # fmt: skip
 
 
@@ -43,11 +44,11 @@ def _compiled() -> Any:
     """A populated ``CompiledInfo`` (``--compile``)."""
     memory = model.MemoryStats(1024, 512, 4096, 100, 512, "xla", None)
     collective = model.Collective(
-        kind="all-reduce", operands=(((128, 128), "float32"),), bytes=65536,
+        kind="all-reduce", operands=(model.Operand((128, 128), "float32"),), bytes=65536,
         axes=("data",), groups="{{0,2,4,6},{1,3,5,7}}", op_name="jit(f)/psum",
         file="/x/f.py", line=3, computation="main",
     )  # fmt: skip
-    unknown = model.Collective("all-gather", (((8,), "int32"),), 32, None)
+    unknown = model.Collective("all-gather", (model.Operand((8,), "int32"),), 32, None)
     return model.CompiledInfo(memory, (collective, unknown), ((0, 1),), ("a note",))
 
 
@@ -61,7 +62,7 @@ def full_report() -> Report:
     extra: dict[str, Any] = {}
     if hasattr(model, "CompiledInfo"):
         extra = {"compiled": _compiled()}
-        donated = Input(**{**donated.__dict__, "compiled_sharding": TILED, "compiled_alias": 0})
+        donated = dataclasses.replace(donated, compiled_sharding=TILED, compiled_alias=0)
     pruned = Input(1, "unused", "unused", None, "pruned", (100,), "bfloat16")
     synthetic = Input(2, "x", None, "flat_args[0]", "synthetic", (8, 4), "int8",
                       sharding=GSPMD_TILES, buffer_donor=True)  # fmt: skip
@@ -74,7 +75,7 @@ def full_report() -> Report:
         outputs=(Output(0, "result['w']", "result['w']", "result['w']", "ok", (8, 128),
                         "float32", TILED, "device"),
                  Output(1, "result[1]", None, None, "missing", (), "float32",
-                        Sharding("replicated", (), MESH, replicas=8, source="jax"))),
+                        Sharding("replicated", spec=(), mesh=MESH, replicas=8, source="jax"))),
         extra_args=(ExtraArg(0, "token", "!stablehlo.token", None),),
         jaxpr=NestedJaxpr("top", "jit", "ok", "jit", "f at /x/f.py:3", ("state['w']",),
                           ("result['w']", "result[1]"), 3, 2),
@@ -103,7 +104,16 @@ def test_schema_is_valid_draft_2020_12() -> None:
     Draft202012Validator.check_schema(SCHEMA)
     assert SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert SCHEMA["$id"] == "jxinspect.report/1" == model.SCHEMA
-    assert SCHEMA["properties"]["schema"] == {"const": "jxinspect.report/1"}
+    assert SCHEMA["properties"]["schema"]["enum"] == ["jxinspect.report/1"]
+
+
+@pytest.mark.parametrize("entry", schemas.shipped(), ids=lambda e: e.file)
+def test_shipped_schema_is_generated_from_the_types(entry: schemas.Shipped) -> None:
+    """``python -m jxinspect.core.schemas`` writes them again after a change of a type."""
+    shipped = (schemas.folder() / entry.file).read_text(encoding="utf-8")
+    assert shipped == schemas.text(entry), (
+        f"{entry.file} is stale: python -m jxinspect.core.schemas"
+    )
 
 
 def test_schema_ships_with_the_package() -> None:
@@ -113,69 +123,60 @@ def test_schema_ships_with_the_package() -> None:
     assert '"schemas/*.json"' in (REPO / "pyproject.toml").read_text(encoding="utf-8")
 
 
+def _enum(node: dict[str, Any]) -> set[Any]:
+    """The values an ``enum`` (or an ``anyOf`` of one and ``null``) allows."""
+    if "enum" in node:
+        return set(node["enum"])
+    return set().union(*(_enum(option) for option in node["anyOf"] if "enum" in option))
+
+
 def test_enums_are_the_model_literals() -> None:
-    assert enum_at("status") == literal(model.Status)
-    assert enum_at("severity") == literal(model.Severity)
-    assert set(SCHEMA["properties"]["reached"]["enum"]) == literal(model.Reached)
-    assert enum_at("sharding", "properties", "kind") == literal(model.ShardingKind)
-    assert enum_at("nestedJaxpr", "properties", "quality") == literal(model.NestedQuality)
-    hints = typing.get_type_hints(ExtraArg)
-    assert enum_at("extraArg", "properties", "kind") == literal(hints["kind"])
+    def at(name: str, field: str) -> set[Any]:
+        return _enum(DEFS[name]["properties"][field])
+
+    assert at("Input", "status") == literal(model.Status)
+    assert at("Finding", "severity") == literal(model.Severity)
+    assert _enum(SCHEMA["properties"]["reached"]) == literal(model.Reached)
+    assert at("Sharding", "kind") == literal(model.ShardingKind)
+    assert at("Sharding", "source") == literal(model.ShardingSource)
+    assert at("NestedJaxpr", "quality") == literal(model.NestedQuality)
+    assert at("ExtraArg", "kind") == literal(typing.get_type_hints(ExtraArg)["kind"])
     from jxinspect.core import vocabulary
 
-    # None: read from StableHLO, which does not record the staging API
-    assert SCHEMA["properties"]["stage"]["enum"] == [*vocabulary.STAGES, None]
-    assert set(SCHEMA["properties"]["partitioner"]["enum"]) == set(vocabulary.PARTITIONERS)
-    if hasattr(model, "MemoryStats"):
-        source = typing.get_type_hints(model.MemoryStats)["source"]
-        assert enum_at("memoryStats", "properties", "source") == literal(source)
+    assert _enum(SCHEMA["properties"]["stage"]) == set(vocabulary.STAGES)
+    assert SCHEMA["properties"]["stage"]["anyOf"][1] == {"type": "null"}
+    assert _enum(SCHEMA["properties"]["partitioner"]) == set(vocabulary.PARTITIONERS)
+    source = typing.get_type_hints(model.MemoryStats)["source"]
+    assert at("MemoryStats", "source") == literal(source)
 
 
-def _objects(report: Report) -> list[tuple[str, dict[str, Any]]]:
-    """(schema definition, to_dict output) for every object in ``report``."""
-    data = report.to_dict()
-    found: list[tuple[str, dict[str, Any]]] = [("", data)]
-    found += [("input", d) for d in data["inputs"]] + [("output", d) for d in data["outputs"]]
-    found += [("sharding", leaf["sharding"]) for leaf in data["inputs"] + data["outputs"]
-              if leaf["sharding"]]  # fmt: skip
-    found += [("staticArg", d) for d in data["static_args"]]
-    found += [("extraArg", d) for d in data["extra_args"]]
-    found += [("nestedJaxpr", d) for d in [data["jaxpr"], *data["nested"]]]
-    found += [("finding", d) for d in data["findings"]]
-    if data.get("compiled"):
-        found += [("compiled", data["compiled"]), ("memoryStats", data["compiled"]["memory"])]
-        found += [("collective", d) for d in data["compiled"]["collectives"]]
-    return found
+def test_every_object_requires_exactly_what_the_codec_writes() -> None:
+    """``additionalProperties: false`` and every key required, in every definition."""
+    data = codec.plain(full_report())
+    assert set(data) == set(SCHEMA["required"]) == set(SCHEMA["properties"])
+    assert SCHEMA["additionalProperties"] is False
+    for name, node in DEFS.items():
+        if node.get("type") == "object":
+            assert node["additionalProperties"] is False, name
+            assert set(node["required"]) == set(node["properties"]), name
+    assert set(data["inputs"][0]) == set(DEFS["Input"]["required"])
+    assert set(data["compiled"]) == set(DEFS["CompiledInfo"]["required"])
 
 
 def test_full_report_is_valid() -> None:
-    assert_valid_report(full_report().to_dict())
-
-
-@pytest.mark.parametrize("definition", ["", "input", "output", "sharding", "staticArg",
-                                        "extraArg", "nestedJaxpr", "finding", "compiled",
-                                        "memoryStats", "collective"])  # fmt: skip
-def test_required_keys_are_exactly_the_written_keys(definition: str) -> None:
-    """``additionalProperties: false`` and every key required: the schema lists exactly
-    what ``to_dict`` writes, so a field added to the model fails here until the schema
-    says what it is."""
-    node = SCHEMA if not definition else DEFS[definition]
-    assert node["type"] == "object" and node["additionalProperties"] is False
-    assert set(node["required"]) == set(node["properties"])
-    written = [d for name, d in _objects(full_report()) if name == definition]
-    if not written:
-        pytest.skip(f"the model writes no {definition!r} objects")
-    for data in written:
-        assert set(data) == set(node["required"]), definition
+    assert_valid_report(codec.plain(full_report()))
 
 
 def test_round_trip_of_the_full_report() -> None:
-    data = full_report().to_dict()
-    assert Report.from_dict(data).to_dict() == data
+    report = full_report()
+    data = codec.plain(report)
+    again = codec.decode(codec.dumps(report), Report, source="report.json")
+    assert again == report and codec.plain(again) == data
+    assert again.mesh is not None and again.abstract_mesh is False
 
 
 def _broken(change: Any) -> dict[str, Any]:
-    data = copy.deepcopy(full_report().to_dict())
+    data = copy.deepcopy(codec.plain(full_report()))
     change(data)
     return data
 
@@ -205,8 +206,39 @@ def _broken(change: Any) -> dict[str, Any]:
         ("negative bytes", lambda d: d["outputs"][0].update(bytes_per_device=-4)),
     ],
 )
-def test_schema_rejects(name: str, change: Any) -> None:
-    assert schema_errors(_broken(change)), f"schema accepted: {name}"
+def test_schema_and_codec_reject(name: str, change: Any) -> None:
+    data = _broken(change)
+    assert schema_errors(data), f"schema accepted: {name}"
+    if name in CODEC_TOLERATES:
+        codec.convert(data, Report, source="report.json")
+        return
+    with pytest.raises(codec.DecodeError) as raised:
+        codec.convert(data, Report, source="report.json")
+    assert str(raised.value).startswith("report.json: "), str(raised.value)
+
+
+CODEC_TOLERATES = {
+    "extra top-level key": "a newer writer's field",
+    "extra input key": "a newer writer's field",
+    "extra sharding key": "a newer writer's field",
+    "missing input key": "a field with a default",
+    "missing top-level key": "a field with a default",
+}
+"""What the schema refuses but reading accepts, and why: the schema says what is written."""
+
+
+def test_decode_error_names_the_file_the_path_and_the_expectation() -> None:
+    data = _broken(lambda d: d["inputs"][0].update(shape=["8"]))
+    with pytest.raises(codec.DecodeError) as raised:
+        codec.convert(data, Report, source="saved.json")
+    assert str(raised.value) == "saved.json: at $.inputs[0].shape[0]: expected `int`, got `str`"
+    with pytest.raises(codec.DecodeError) as raised:
+        codec.decode('{"schema": "jxinspect.report/1", "target": ', Report, source="cut.json")
+    assert str(raised.value) == "cut.json: input data was truncated"
+    other = _broken(lambda d: d.update(schema="jxinspect.report/2"))
+    with pytest.raises(codec.DecodeError) as raised:
+        codec.convert(other, Report, source="new.json")
+    assert str(raised.value) == "new.json: at $.schema: invalid enum value 'jxinspect.report/2'"
 
 
 def test_symbolic_shape_bytes_are_unknown_not_negative() -> None:
@@ -222,7 +254,7 @@ def test_symbolic_shape_bytes_are_unknown_not_negative() -> None:
 
     (b,) = export.symbolic_shape("b")
     report = jxinspect.inspect(lambda x: x * 2, args=(jax.ShapeDtypeStruct((b, 4), jnp.float32),))
-    data = report.to_dict()
+    data = codec.plain(report)
     assert data["inputs"][0]["shape"] == [-1, 4]
     assert data["inputs"][0]["bytes_per_device"] is None
     assert_valid_report(data)

@@ -259,10 +259,10 @@ def _random_layouts(seed: int) -> list[tuple[Sharding, tuple[int, ...]]]:
         shape = tuple(p * rng.randint(1, 3) for p in pieces)
         used = math.prod(pieces)
         replicas = mesh.size // used
-        found.append((Sharding("tiled", tuple(spec), mesh, replicas=replicas), shape))
+        found.append((Sharding("tiled", spec=tuple(spec), mesh=mesh, replicas=replicas), shape))
         tiles = tuple(rng.choice([1, 2, 3]) for _ in range(rank))
         copies = rng.choice([1, 2])
-        gspmd = Sharding("tiled", (), None, tiles=tiles, replicas=copies, source="gspmd")
+        gspmd = Sharding("tiled", spec=(), mesh=None, tiles=tiles, replicas=copies, source="gspmd")
         found.append((gspmd, tuple(t * 2 for t in tiles)))
     return found
 
@@ -272,7 +272,8 @@ def test_pictures_from_blocks_equal_pictures_from_every_device() -> None:
     for sharding, shape in _random_layouts(11):
         leaf = Input(0, "x", "x", "x", "ok", shape, "float32", sharding)
         devices = sharding.mesh.size if sharding.mesh else math.prod(sharding.tiles)
-        report = Report("t.py:f", "jit", "lowered", "0", "cpu", devices, sharding.mesh,
+        report = Report(target="t.py:f", stage="jit", reached="lowered", jax_version="0",
+                        platform="cpu", num_devices=devices, mesh=sharding.mesh,
                         inputs=(leaf,))  # fmt: skip
         pictures = sharding_view.layouts(report).pictures
         if sharding.is_replicated:
@@ -298,9 +299,10 @@ def test_pictures_from_blocks_equal_pictures_from_every_device() -> None:
 
 def test_a_cell_of_millions_of_devices_is_described_not_listed() -> None:
     mesh = Mesh((("a", 2), ("b", 4096), ("c", 2048)), abstract=True)
-    sharding = Sharding("tiled", (("a",),), mesh, replicas=4096 * 2048)
+    sharding = Sharding("tiled", spec=(("a",),), mesh=mesh, replicas=4096 * 2048)
     leaf = Input(0, "x", "x", "x", "ok", (8,), "float32", sharding)
-    report = Report("t.py:f", "jit", "lowered", "0", "tpu", mesh.size, mesh, inputs=(leaf,))
+    report = Report(target="t.py:f", stage="jit", reached="lowered", jax_version="0",
+                    platform="tpu", num_devices=mesh.size, mesh=mesh, inputs=(leaf,))  # fmt: skip
     (pic,) = sharding_view.layouts(report).pictures
     first, second = pic.cells[0]
     assert isinstance(first, sharding_view.DeviceSet) and len(first) == 4096 * 2048
@@ -308,8 +310,9 @@ def test_a_cell_of_millions_of_devices_is_described_not_listed() -> None:
     assert sharding_view.devices_text(second) == "8388608-16777215,… (8388608)"
     assert list(itertools.islice(second, 3)) == [8388608, 8388609, 8388610]
     # held along the last axis: a run per device, the text stops after a few
-    by_c = Sharding("tiled", (("c",),), mesh, replicas=2 * 4096)
+    by_c = Sharding("tiled", spec=(("c",),), mesh=mesh, replicas=2 * 4096)
     leaf = Input(0, "x", "x", "x", "ok", (2048,), "float32", by_c)
-    report = Report("t.py:f", "jit", "lowered", "0", "tpu", mesh.size, mesh, inputs=(leaf,))
+    report = Report(target="t.py:f", stage="jit", reached="lowered", jax_version="0",
+                    platform="tpu", num_devices=mesh.size, mesh=mesh, inputs=(leaf,))  # fmt: skip
     (pic,) = sharding_view.layouts(report).pictures
     assert sharding_view.devices_text(pic.cells[0][1]) == "1,2049,… (8192)"

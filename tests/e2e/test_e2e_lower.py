@@ -23,6 +23,7 @@ from helpers import (
     sample_target,
 )
 
+from jxinspect.core import codec
 from jxinspect.tracer import seam
 
 ENTRIES = sample_entries()
@@ -129,7 +130,7 @@ def test_sample_json_report(entry: str, lower_json: Any) -> None:
     for leaf in report["inputs"] + report["outputs"]:
         if leaf["status"] != "ok":
             assert leaf["path"] in flagged, leaf
-    assert Report.from_dict(report).to_dict() == report
+    assert codec.plain(codec.convert(report, Report, source="the report")) == report
 
 
 @pytest.mark.parametrize("entry", ENTRIES)

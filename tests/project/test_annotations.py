@@ -112,8 +112,8 @@ def test_a_namedtuple_state_is_built_field_by_field(fx: ModuleType) -> None:
     assert got.kwargs == {}
     assert isinstance(got.args[0], Struct) and got.args[0].cls is fx.TrainState
     said = got.said
-    assert said.dims == (("din", "4"), ("dout", "3"), ("batch", "8"))
-    assert said.dtypes == (("Float", "f32"), ("Int", "i32"))
+    assert list(said.dims.items()) == [("din", "4"), ("dout", "3"), ("batch", "8")]
+    assert said.dtypes == {"Float": "f32", "Int": "i32"}
     assert "schedule='constant' (static: its first Literal value)" in said.choices
     assert "lr left to its default" in said.choices
     assert str(said).startswith("from annotations; dims din=4, dout=3, batch=8; Float → f32")
@@ -131,7 +131,7 @@ def test_dtypes_dims_and_structures(fx: ModuleType) -> None:
     # Shaped takes the float dtype given; #b with no size is 1
     assert extra == (ArraySpec("bfloat16", (6, 7, 4)), ArraySpec("bfloat16", (1, 4)))
     assert n == 3 and got.said.given == ("n",)
-    assert ("Shaped", "bf16") in got.said.dtypes
+    assert got.said.dtypes["Shaped"] == "bf16"
     assert "#b → 1 (broadcastable, no size given)" in got.said.choices
 
 

@@ -13,7 +13,7 @@ import pytest
 import typer
 
 from jxinspect.cli.app import make_app
-from jxinspect.compare.diff import DiffReport
+from jxinspect.core.diff import DiffReport
 from jxinspect.core.display import Displayed
 from jxinspect.core.model import Report
 from jxinspect.lint.result import LintResult

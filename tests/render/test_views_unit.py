@@ -48,7 +48,8 @@ def leaf(shape: tuple[int, ...], sharding: Sharding | None, path: str = "x") -> 
 def report_of(*inputs: Input, mesh: Mesh | None = None, devices: int = 8) -> Report:
     inputs = tuple(Input(i, x.path, x.path, x.path, x.status, x.shape, x.dtype, x.sharding)
                    for i, x in enumerate(inputs))  # fmt: skip
-    return Report("t.py:f", "jit", "lowered", "0", "cpu", devices, mesh, inputs=inputs)
+    return Report(target="t.py:f", stage="jit", reached="lowered", jax_version="0",
+                  platform="cpu", num_devices=devices, mesh=mesh, inputs=inputs)  # fmt: skip
 
 
 def draw(*inputs: Input, **kwargs: Any) -> tuple[sharding_view.Picture, ...]:
@@ -56,7 +57,7 @@ def draw(*inputs: Input, **kwargs: Any) -> tuple[sharding_view.Picture, ...]:
 
 
 def tiled(mesh: Mesh, *spec: tuple[str, ...], replicas: int = 1) -> Sharding:
-    return Sharding("tiled", tuple(spec), mesh, replicas=replicas, source="sdy")
+    return Sharding("tiled", spec=tuple(spec), mesh=mesh, replicas=replicas, source="sdy")
 
 
 def test_rank_three_split_three_ways_folds_the_third_dim() -> None:
@@ -85,7 +86,7 @@ def test_shardy_sub_axes() -> None:
 
 
 def test_gspmd_tiles_without_a_mesh_in_iota_order() -> None:
-    sharding = Sharding("tiled", ((), ()), None, tiles=(2, 2), replicas=2, source="gspmd")
+    sharding = Sharding("tiled", spec=((), ()), mesh=None, tiles=(2, 2), replicas=2, source="gspmd")
     (pic,) = draw(leaf((4, 4), sharding))
     assert pic.cells == (((0, 1), (2, 3)), ((4, 5), (6, 7)))
     assert pic.layout == "tiles[2,2] x2 copies"
@@ -122,7 +123,8 @@ def test_leaves_with_the_same_layout_share_a_picture() -> None:
     report = report_of(
         leaf((4, 3), tiled(mesh, ("d",), ()), "a"), leaf((4, 5), tiled(mesh, ("d",), ()), "b"),
         leaf((6, 3), tiled(mesh, ("d",), ()), "c"),
-        leaf((3,), Sharding("replicated", ((),), mesh, replicas=2), "r"), leaf((3,), None, "n"),
+        leaf((3,), Sharding("replicated", spec=((),), mesh=mesh, replicas=2), "r"),
+        leaf((3,), None, "n"),
     )  # fmt: skip
     pictures = sharding_view.layouts(report).pictures
     assert [[path for _, _, path, _ in p.leaves] for p in pictures] == [["a", "b"], ["c"]]

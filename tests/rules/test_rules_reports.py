@@ -14,6 +14,7 @@ renderer.
 
 from __future__ import annotations
 
+from jxinspect.core import codec
 from jxinspect.core.model import NestedJaxpr, Output, Report
 from jxinspect.core.settings import DEFAULT_SETTINGS
 from jxinspect.render.report import text
@@ -55,7 +56,7 @@ def test_jx104_fires_on_a_positional_or_different_result_path() -> None:
     ]
     shown = text.render(made)
     assert "JX104 warning result result['logits'] carries the path 'result[0]'" in shown
-    assert Report.from_dict(made.to_dict()) == made
+    assert codec.convert(codec.plain(made), Report, source="the report") == made
 
 
 def test_jx106_fires_when_names_and_inputs_do_not_match() -> None:

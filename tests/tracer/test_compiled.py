@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from jxinspect.core.model import Mesh
+from jxinspect.core.model import Mesh, Operand
 
 COMPILED = "sample_programs/compiled.py"
 
@@ -202,7 +202,7 @@ def test_async_pairs_called_computations_and_permutes_from_hlo_text() -> None:
     assert len(found) == 3
     gather = by_kind["all-gather"]
     assert gather.axes == ("model",)
-    assert gather.operands == (((2, 16), "float32"),) and gather.bytes == 2 * 16 * 4
+    assert gather.operands == (Operand((2, 16), "float32"),) and gather.bytes == 2 * 16 * 4
     assert (gather.op_name, gather.file, gather.line) == ("jit(f)/all_gather", "/tmp/user.py", 12)
     assert by_kind["all-reduce"].axes == ("data",) and by_kind["all-reduce"].computation == "inner"
     assert by_kind["collective-permute"].axes == ("data",)

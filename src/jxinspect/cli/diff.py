@@ -46,7 +46,7 @@ else:
 
 def allowed_classes(values: list[str] | None) -> frozenset[str]:
     """``--allow sharding --allow donation,pruned`` → the change classes, checked."""
-    from jxinspect.compare.diff import CHANGE_CLASSES
+    from jxinspect.core.diff import CHANGE_CLASSES
 
     result = set()
     for value in values or ():
@@ -93,8 +93,9 @@ def diff_debug(
     regression at or above --fail-on."""
 
     def body() -> int:
-        from jxinspect.compare.diff import DiffReport, Policy, diff_reports
+        from jxinspect.compare.diff import diff_reports
         from jxinspect.compare.sources import load_sides
+        from jxinspect.core.diff import DiffReport
 
         surveyed = _survey_diff(before, after, gate=fail_on != "never")
         if surveyed is not None:
@@ -106,10 +107,7 @@ def diff_debug(
             style = formats.Style(color=use_color(color, output))
             emit(formats.SURVEY_DIFF.render(surveyed, format, style), output)
             return EXIT_FINDINGS if surveyed.failed else EXIT_OK
-        policy = Policy(
-            fail_on=None if fail_on == "never" else fail_on,
-            allow=allowed_classes(allow),
-        )
+        allowed = tuple(allowed_classes(allow))
         given = options_from_flags(staging)
         with user_prints_to_stderr():
             loaded = load_sides(before, after, given, tuple(function or ()))
@@ -118,7 +116,8 @@ def diff_debug(
             before=before,
             after=after,
             targets=tuple(diff_reports(old, new, pair.name) for pair, old, new in loaded.reports),
-            policy=policy,
+            fail_on=fail_on,
+            allow=allowed,
             only_before=loaded.only_before,
             only_after=loaded.only_after,
         )

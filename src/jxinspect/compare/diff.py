@@ -2,12 +2,13 @@
 donation, pruning, nested debug info and findings; and whether it got worse.
 
 No JAX here. :func:`diff_reports` compares a before and an after :class:`Report` into a
-:class:`TargetDiff`, a list of :class:`Change` s. Leaves are matched by path; those left
+:class:`~jxinspect.core.diff.TargetDiff`, a list of changes (the types live in
+:mod:`jxinspect.core.diff`). Leaves are matched by path; those left
 over (a name lost under another JAX version, a renamed parameter, a result read from
 StableHLO text) are matched by position, shape and dtype, so a lost name reads as
-*lost*, not as *removed* + *added*. A :class:`DiffReport` holds every target's diff and
-the gate (:class:`Policy`: ``--fail-on`` and ``--allow``) that decides the exit code;
-its JSON form is schema ``jxinspect.diff/1``.
+*lost*, not as *removed* + *added*. A :class:`~jxinspect.core.diff.DiffReport` holds
+every target's diff and the gate (``--fail-on`` and ``--allow``) that decides the exit
+code; its JSON form is schema ``jxinspect.diff/1``.
 
 Only what both sides know is compared: a report read from StableHLO text (stage
 ``None``, no jaxpr) has no static arguments or nested jaxprs to compare.
@@ -18,11 +19,21 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Hashable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import Any, Literal, TypeVar, get_args
+from typing import Any, TypeVar
 
-from jxinspect.core.display import Displayed
+from jxinspect.core.diff import (
+    Change,
+    ChangeClass,
+    ChangeKind,
+    MatchedBy,
+    Side,
+    TargetDiff,
+    Unchanged,
+    Verdict,
+    Where,
+)
 from jxinspect.core.model import (
     Input,
     NestedJaxpr,
@@ -30,225 +41,13 @@ from jxinspect.core.model import (
     Report,
     Severity,
     Sharding,
-    at_or_above,
 )
 from jxinspect.core.units import type_text
-from jxinspect.core.vocabulary import Partitioner, Reached, Stage
-
-DIFF_SCHEMA = "jxinspect.diff/1"
-
-Verdict = Literal["regression", "improvement", "neutral"]
-ChangeClass = Literal[
-    "name", "path", "leaf", "shape", "sharding", "donation", "pruned", "nested", "finding",
-    "static", "stage",
-]  # fmt: skip
-CHANGE_CLASSES: tuple[str, ...] = get_args(ChangeClass)
-ChangeKind = Literal[
-    "lost", "degraded", "recovered", "improved", "renamed", "changed", "added", "removed",
-    "dropped", "moved", "pruned", "unpruned", "more", "fewer",
-]  # fmt: skip
-Where = Literal["target", "input", "output", "static", "nested", "finding"]
-MatchedBy = Literal["path", "position"]
 
 VERDICT_ORDER: dict[str, int] = {"regression": 0, "improvement": 1, "neutral": 2}
 _NAME_RANK: dict[str, int] = {"ok": 2, "synthetic": 1, "mismatch": 1, "renamed": 1, "missing": 0}
 _QUALITY_RANK: dict[str, int] = {"ok": 0, "partial": 1, "count_mismatch": 2, "missing": 3}
 _REACHED_RANK: dict[str, int] = {"failed": 0, "traced": 1, "lowered": 2, "compiled": 2}
-
-
-@dataclass(frozen=True)
-class Change:
-    """One difference between the before and the after report."""
-
-    category: ChangeClass
-    """What changed (``class`` in JSON; ``--allow CLASS`` accepts it)."""
-    kind: ChangeKind
-    """How: ``lost``, ``degraded``, ``renamed``, ``changed``, ``dropped``…"""
-    verdict: Verdict
-    severity: Severity | None
-    """How bad a regression is (``None`` for improvements and neutral changes)."""
-    where: Where
-    path: str
-    """The leaf's path, a static argument, a nested jaxpr, a finding code or a field."""
-    before: str | None
-    after: str | None
-    matched_by: MatchedBy | None = None
-    """How an argument or result was paired: by ``path``, or by ``position`` and type."""
-
-    @property
-    def message(self) -> str:
-        """One line: ``argument x: name degraded: x → flat_args[0]``."""
-        what = {"input": "argument ", "output": "result ", "static": "static argument ",
-                "nested": "nested jaxpr ", "finding": "", "target": ""}[self.where]  # fmt: skip
-        label = "findings" if self.category == "finding" else self.category
-        text = f"{what}{self.path}: {label} {self.kind}"
-        values = f"{_show(self.before)} → {_show(self.after)}"
-        if self.matched_by == "position":
-            values += " (matched by position and type)"
-        return f"{text}: {values}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "class": self.category,
-            "kind": self.kind,
-            "verdict": self.verdict,
-            "severity": self.severity,
-            "where": self.where,
-            "path": self.path,
-            "before": self.before,
-            "after": self.after,
-            "matched_by": self.matched_by,
-            "message": self.message,
-        }
-
-
-def _show(value: str | None) -> str:
-    return "—" if value is None else value
-
-
-@dataclass(frozen=True)
-class Side:
-    """What one side's report says about itself, for the header."""
-
-    target: str
-    function: str | None
-    stage: Stage | None
-    """``None``: not recorded (read from a program text)."""
-    reached: Reached
-    jax_version: str | None
-    platform: str | None
-    num_devices: int
-    mesh: str | None
-    partitioner: Partitioner
-    inputs: int
-    named_inputs: int
-    outputs: int
-    named_outputs: int
-    error: str | None = None
-
-    @classmethod
-    def of(cls, report: Report) -> Side:
-        return cls(
-            target=report.target,
-            function=report.function,
-            stage=report.stage,
-            reached=report.reached,
-            jax_version=report.jax_version,
-            platform=report.platform,
-            num_devices=report.num_devices,
-            mesh=str(report.mesh) if report.mesh is not None else None,
-            partitioner=report.partitioner,
-            inputs=len(report.inputs),
-            named_inputs=sum(leaf.status == "ok" for leaf in report.inputs),
-            outputs=len(report.outputs),
-            named_outputs=sum(leaf.status == "ok" for leaf in report.outputs),
-            error=report.error,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class Policy:
-    """The gate: regressions at or above ``fail_on`` fail, except the classes allowed."""
-
-    fail_on: Severity | None = "error"
-    """``None``: never fail."""
-    allow: frozenset[str] = frozenset()
-
-    def fails(self, change: Change) -> bool:
-        return (
-            change.verdict == "regression"
-            and change.severity is not None
-            and at_or_above(change.severity, self.fail_on)
-            and change.category not in self.allow
-        )
-
-
-@dataclass(frozen=True)
-class TargetDiff:
-    """The changes for one target, regressions first."""
-
-    name: str
-    before: Side
-    after: Side
-    changes: tuple[Change, ...]
-    unchanged_inputs: int = 0
-    """Arguments matched on both sides with nothing changed."""
-    unchanged_outputs: int = 0
-
-    def of_verdict(self, verdict: Verdict) -> list[Change]:
-        return [c for c in self.changes if c.verdict == verdict]
-
-    def counts(self, policy: Policy) -> dict[str, int]:
-        return {
-            "regressions": len(self.of_verdict("regression")),
-            "failing": sum(policy.fails(c) for c in self.changes),
-            "improvements": len(self.of_verdict("improvement")),
-            "neutral": len(self.of_verdict("neutral")),
-        }
-
-    def to_dict(self, policy: Policy) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "before": self.before.to_dict(),
-            "after": self.after.to_dict(),
-            "summary": self.counts(policy),
-            "unchanged": {"inputs": self.unchanged_inputs, "outputs": self.unchanged_outputs},
-            "changes": [{**c.to_dict(), "failing": policy.fails(c)} for c in self.changes],
-        }
-
-
-@dataclass(frozen=True, repr=False)
-class DiffReport(Displayed):
-    """Every target's diff, what was compared, and the gate."""
-
-    product = "diff"
-
-    before: str
-    """The before input as given (a file, a target, a report, StableHLO text)."""
-    after: str
-    targets: tuple[TargetDiff, ...]
-    policy: Policy = field(default_factory=Policy)
-    only_before: tuple[str, ...] = ()
-    """Record folders: functions recorded before and not after (listed, never failing:
-    a function the run no longer lowers lost no debug info)."""
-    only_after: tuple[str, ...] = ()
-    """Record folders: functions recorded after and not before."""
-
-    @property
-    def failing(self) -> list[Change]:
-        return [c for t in self.targets for c in t.changes if self.policy.fails(c)]
-
-    @property
-    def failed(self) -> bool:
-        return bool(self.failing)
-
-    @property
-    def regressions(self) -> list[Change]:
-        """Every regression, failing or not, of every target."""
-        return [c for t in self.targets for c in t.of_verdict("regression")]
-
-    def counts(self) -> dict[str, int]:
-        total: Counter[str] = Counter()
-        for target in self.targets:
-            total.update(target.counts(self.policy))
-        return {key: total[key] for key in ("regressions", "failing", "improvements", "neutral")}
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema": DIFF_SCHEMA,
-            "before": self.before,
-            "after": self.after,
-            "fail_on": self.policy.fail_on or "never",
-            "allow": sorted(self.policy.allow),
-            "failed": self.failed,
-            "summary": self.counts(),
-            "targets": [t.to_dict(self.policy) for t in self.targets],
-            "only_before": list(self.only_before),
-            "only_after": list(self.only_after),
-        }
 
 
 # ---- matching --------------------------------------------------------------------------
@@ -349,8 +148,9 @@ class _At:
     ) -> Change:
         verdict, severity = grade
         return Change(
-            category, kind, verdict, severity, self.where, self.path, old, new, self.matched
-        )
+            category=category, kind=kind, verdict=verdict, severity=severity,
+            where=self.where, path=self.path, before=old, after=new, matched_by=self.matched,
+        )  # fmt: skip
 
 
 def _name_change(at: _At, before: Input | Output, after: Input | Output) -> Change | None:
@@ -618,7 +418,6 @@ def diff_reports(before: Report, after: Report, name: str | None = None) -> Targ
         name=name or before.target,
         before=Side.of(before),
         after=Side.of(after),
+        unchanged=Unchanged(same_in, same_out),
         changes=tuple(changes),
-        unchanged_inputs=same_in,
-        unchanged_outputs=same_out,
     )

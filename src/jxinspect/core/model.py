@@ -1,18 +1,22 @@
 """The report: what one staged function became, as plain frozen dataclasses.
 
 This module never imports JAX. A :class:`Report` is built by ``jxinspect.tracer``,
-judged by ``jxinspect.rules`` and drawn by ``jxinspect.render``. Its JSON form
-(:meth:`Report.to_dict`, schema ``jxinspect.report/1``) is the interchange format: a
-report saved under one JAX version can be read back with :meth:`Report.from_dict` and
-compared with one made under another.
+judged by ``jxinspect.rules`` and drawn by ``jxinspect.render``. Its JSON form (schema
+``jxinspect.report/1``, written and read by :mod:`jxinspect.core.codec` from these types
+alone) is the interchange format: a report saved under one JAX version can be read back
+and compared with one made under another. A field made with ``init=False`` is derived
+(``__post_init__`` works it out) and written for readers of the JSON; reading it back
+works it out again.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from dataclasses import KW_ONLY, dataclass, field, replace
+from typing import Annotated, Literal
+
+from msgspec import Meta
 
 from jxinspect.core.display import Displayed, renderers
 from jxinspect.core.dtypes import element_bytes
@@ -24,7 +28,18 @@ __all__ = ["Reached", "Severity", "Status"]  # the model's words, defined in the
 _JAX_SOURCE = re.compile(r"[\\/]jax[\\/]_src[\\/]")
 """A path inside JAX's own package, where its functions live."""
 
-SCHEMA = "jxinspect.report/1"
+Count = Annotated[int, Meta(ge=0)]
+"""A count, an index or a size in bytes."""
+Dim = Annotated[int, Meta(ge=-1)]
+"""An array dimension; -1 for a symbolic one."""
+Pieces = Annotated[int, Meta(ge=1)]
+"""Pieces a dimension is cut into, or copies of a shard."""
+Devices = Annotated[int, Meta(ge=1)]
+"""A number of devices."""
+Code = Annotated[str, Meta(pattern="^JX[0-9]{3}$")]
+"""A finding's code, ``JX101``."""
+
+SCHEMA: Literal["jxinspect.report/1"] = "jxinspect.report/1"
 
 
 def at_or_above(severity: str, fail_on: str | None) -> bool:
@@ -34,11 +49,6 @@ def at_or_above(severity: str, fail_on: str | None) -> bool:
     return SEVERITY_RANK[severity] >= SEVERITY_RANK[fail_on]
 
 
-def _recorded(value: Any) -> Any:
-    """A fact read back from JSON; reports saved by earlier versions wrote ``"unknown"``."""
-    return None if value == "unknown" else value
-
-
 def shard_bytes(shape: tuple[int, ...], dtype: str) -> int | None:
     """Bytes of an array of this shape; ``None`` when a dimension is symbolic (-1)."""
     if any(d < 0 for d in shape):
@@ -46,14 +56,34 @@ def shard_bytes(shape: tuple[int, ...], dtype: str) -> int | None:
     return int(math.prod(shape) * element_bytes(dtype))
 
 
-@dataclass(frozen=True)
 class Mesh:
-    """A device mesh: named axes with sizes, in order."""
+    """A device mesh: named axes with sizes, in order. Written as its text,
+    ``"data=2,model=4"`` (the codec's one hook: a mesh is a value, not an object)."""
+
+    __slots__ = ("axes", "abstract")
 
     axes: tuple[tuple[str, int], ...]
     """``(("data", 2), ("model", 4))``."""
-    abstract: bool = False
+    abstract: bool
     """True for an ``AbstractMesh`` (a topology that need not be present)."""
+
+    def __init__(self, axes: tuple[tuple[str, int], ...], abstract: bool = False) -> None:
+        object.__setattr__(self, "axes", tuple(axes))
+        object.__setattr__(self, "abstract", abstract)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Mesh is immutable: cannot set {name}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Mesh):
+            return NotImplemented
+        return (self.axes, self.abstract) == (other.axes, other.abstract)
+
+    def __hash__(self) -> int:
+        return hash((self.axes, self.abstract))
+
+    def __repr__(self) -> str:
+        return f"Mesh({self.axes!r}, abstract={self.abstract!r})"
 
     @property
     def size(self) -> int:
@@ -70,31 +100,40 @@ class Mesh:
 
     @classmethod
     def parse(cls, text: str, abstract: bool = False) -> Mesh:
-        """Read back ``"data=2,model=4"``."""
+        """Read back ``"data=2,model=4"`` (``ValueError`` if it is not one)."""
         axes = []
         for part in filter(None, text.split(",")):
-            name, _, size = part.partition("=")
+            name, equals, size = part.partition("=")
+            if not equals or not name or not size.isdigit():
+                raise ValueError(f"expected a mesh such as 'data=2,model=4', got {text!r}")
             axes.append((name, int(size)))
         return cls(tuple(axes), abstract)
 
 
 ShardingKind = Literal["tiled", "replicated", "manual", "maximal", "unknown"]
+ShardingSource = Literal[
+    "sdy", "gspmd", "jax", "pmap", "compiled", "declared", "shard_map", "jax_default", ""
+]
+"""Where a sharding was read (see :attr:`Sharding.source`; ``""``: not said)."""
 
 
 @dataclass(frozen=True)
 class Sharding:
     """One array's layout across devices, the same whether read from Shardy or GSPMD."""
 
+    readable: str = field(init=False, default="", compare=False, repr=False)
+    """``P('data', None)``, ``replicated``, ``tiles[8,1]``…: derived (:meth:`describe`)."""
     kind: ShardingKind
-    spec: tuple[tuple[str, ...], ...] = ()
-    """Mesh axes per array dimension; ``()`` for a dimension that is not split."""
+    _: KW_ONLY
     mesh: Mesh | None = None
     """The mesh the axes refer to; ``None`` when only tile counts are known."""
-    tiles: tuple[int, ...] = ()
+    spec: tuple[tuple[str, ...], ...] = ()
+    """Mesh axes per array dimension; ``()`` for a dimension that is not split."""
+    tiles: tuple[Pieces, ...] = ()
     """Pieces per dimension when no mesh names them (GSPMD without a known mesh)."""
-    replicas: int = 1
+    replicas: Pieces = 1
     """Devices that hold a copy of each shard (partial replication)."""
-    source: str = ""
+    source: ShardingSource = ""
     """Where it was read: ``sdy``, ``gspmd``, ``jax`` (an aval's sharding), ``pmap`` (the
     mapped axis of a pmap whose program holds per-device shapes, JAX 0.4.x–0.9),
     ``compiled``, ``declared`` (what the argument declared, where lowering failed:
@@ -123,8 +162,10 @@ class Sharding:
             -(-dim // (pieces[i] if i < len(pieces) else 1)) for i, dim in enumerate(shape)
         )
 
-    @property
-    def readable(self) -> str:
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "readable", self.describe())
+
+    def describe(self) -> str:
         """``P('data', None)``, ``P(('data', 'fsdp'), 'model')``, ``replicated``, ``manual``."""
         if self.kind == "tiled" and self.mesh is not None and not self.tiles:
             entries = []
@@ -147,45 +188,19 @@ class Sharding:
             self.kind == "tiled" and all(p == 1 for p in self.pieces())
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "readable": self.readable,
-            "kind": self.kind,
-            "mesh": str(self.mesh) if self.mesh is not None else None,
-            "spec": [list(axes) for axes in self.spec],
-            "tiles": list(self.tiles),
-            "replicas": self.replicas,
-            "source": self.source,
-            "raw": self.raw,
-        }
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Sharding:
-        mesh = data.get("mesh")
-        return cls(
-            kind=data["kind"],
-            spec=tuple(tuple(axes) for axes in data.get("spec", [])),
-            mesh=Mesh.parse(mesh) if mesh else None,
-            tiles=tuple(data.get("tiles", [])),
-            replicas=data.get("replicas", 1),
-            source=data.get("source", ""),
-            raw=data.get("raw", ""),
-        )
-
-
-def _sharding_or_none(data: Any) -> Sharding | None:
-    return Sharding.from_dict(data) if data else None
-
-
-def _sharding_dict(sharding: Sharding | None) -> dict[str, Any] | None:
-    return sharding.to_dict() if sharding is not None else None
+def _size_leaf(leaf: Input | Output, sharding: Sharding | None) -> None:
+    """Work out a leaf's derived ``shard_shape`` and ``bytes_per_device``."""
+    shard = sharding.shard_shape(leaf.shape) if sharding else leaf.shape
+    object.__setattr__(leaf, "shard_shape", shard)
+    object.__setattr__(leaf, "bytes_per_device", shard_bytes(shard, leaf.dtype))
 
 
 @dataclass(frozen=True)
 class Input:
     """One flat array argument of the staged function."""
 
-    index: int
+    index: Count
     """Position among the flat dynamic arguments (the jaxpr's invars)."""
     path: str
     """The name it should carry: parameter name plus pytree key path, ``params['w']``."""
@@ -194,10 +209,15 @@ class Input:
     name: str | None
     """The name the program carries: ``@main``'s argument location once lowered."""
     status: Status
-    shape: tuple[int, ...]
+    shape: tuple[Dim, ...]
     dtype: str
     sharding: Sharding | None = None
     """Declared sharding (``sdy.sharding`` or ``mhlo.sharding``), if any."""
+    shard_shape: tuple[Dim, ...] = field(init=False, default=(), compare=False, repr=False)
+    """Per-device shape: from the compiled sharding once compiled, else the declared one
+    (derived)."""
+    bytes_per_device: Count | None = field(init=False, default=None, compare=False, repr=False)
+    """Bytes each device holds; ``None`` when a dimension is symbolic, written -1 (derived)."""
     donated: bool = False
     """Donation was requested (``donate_argnums``/``donate_argnames``)."""
     aliased_output: int | None = None
@@ -205,7 +225,7 @@ class Input:
     buffer_donor: bool = False
     """``jax.buffer_donor = true``: donated, to be matched by the compiler."""
     memory_kind: str | None = None
-    main_index: int | None = None
+    main_index: Count | None = None
     """Position in ``@main``; ``None`` when pruned or not lowered."""
     compiled_sharding: Sharding | None = None
     """The sharding XLA chose, once compiled."""
@@ -214,67 +234,15 @@ class Input:
     compiled_name: str | None = None
     """The name the compiled program's parameter carries (its op metadata), once compiled."""
 
-    @property
-    def shard_shape(self) -> tuple[int, ...]:
-        """Per-device shape: from the compiled sharding once compiled, else the declared one."""
-        sharding = self.compiled_sharding or self.sharding
-        return sharding.shard_shape(self.shape) if sharding else self.shape
-
-    @property
-    def bytes_per_device(self) -> int | None:
-        """Bytes each device holds; ``None`` when a dimension is symbolic (written -1)."""
-        return shard_bytes(self.shard_shape, self.dtype)
-
-    def to_dict(self) -> dict[str, Any]:
-        shard = self.shard_shape  # once: bytes_per_device would work it out again
-        return {
-            "index": self.index,
-            "path": self.path,
-            "jaxpr_name": self.jaxpr_name,
-            "name": self.name,
-            "status": self.status,
-            "shape": list(self.shape),
-            "dtype": self.dtype,
-            "sharding": _sharding_dict(self.sharding),
-            "shard_shape": list(shard),
-            "bytes_per_device": shard_bytes(shard, self.dtype),
-            "donated": self.donated,
-            "aliased_output": self.aliased_output,
-            "buffer_donor": self.buffer_donor,
-            "memory_kind": self.memory_kind,
-            "main_index": self.main_index,
-            "compiled_sharding": _sharding_dict(self.compiled_sharding),
-            "compiled_alias": self.compiled_alias,
-            "compiled_name": self.compiled_name,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Input:
-        return cls(
-            index=data["index"],
-            path=data["path"],
-            jaxpr_name=data.get("jaxpr_name"),
-            name=data.get("name"),
-            status=data["status"],
-            shape=tuple(data["shape"]),
-            dtype=data["dtype"],
-            sharding=_sharding_or_none(data.get("sharding")),
-            donated=data.get("donated", False),
-            aliased_output=data.get("aliased_output"),
-            buffer_donor=data.get("buffer_donor", False),
-            memory_kind=data.get("memory_kind"),
-            main_index=data.get("main_index"),
-            compiled_sharding=_sharding_or_none(data.get("compiled_sharding")),
-            compiled_alias=data.get("compiled_alias"),
-            compiled_name=data.get("compiled_name"),
-        )
+    def __post_init__(self) -> None:
+        _size_leaf(self, self.compiled_sharding or self.sharding)
 
 
 @dataclass(frozen=True)
 class Output:
     """One flat result of the staged function."""
 
-    index: int
+    index: Count
     path: str
     """The path it should carry: ``result`` plus the output's pytree key path."""
     jaxpr_path: str | None
@@ -282,55 +250,20 @@ class Output:
     name: str | None
     """``jax.result_info`` in ``@main`` once lowered."""
     status: Status
-    shape: tuple[int, ...]
+    shape: tuple[Dim, ...]
     dtype: str
     sharding: Sharding | None = None
+    shard_shape: tuple[Dim, ...] = field(init=False, default=(), compare=False, repr=False)
+    """Per-device shape: from the compiled sharding once compiled, else the declared one
+    (derived)."""
+    bytes_per_device: Count | None = field(init=False, default=None, compare=False, repr=False)
+    """Bytes each device holds; ``None`` when a dimension is symbolic, written -1 (derived)."""
     memory_kind: str | None = None
     compiled_sharding: Sharding | None = None
     """The sharding XLA chose, once compiled."""
 
-    @property
-    def shard_shape(self) -> tuple[int, ...]:
-        """Per-device shape: from the compiled sharding once compiled, else the declared one."""
-        sharding = self.compiled_sharding or self.sharding
-        return sharding.shard_shape(self.shape) if sharding else self.shape
-
-    @property
-    def bytes_per_device(self) -> int | None:
-        """Bytes each device holds; ``None`` when a dimension is symbolic (written -1)."""
-        return shard_bytes(self.shard_shape, self.dtype)
-
-    def to_dict(self) -> dict[str, Any]:
-        shard = self.shard_shape  # once: bytes_per_device would work it out again
-        return {
-            "index": self.index,
-            "path": self.path,
-            "jaxpr_path": self.jaxpr_path,
-            "name": self.name,
-            "status": self.status,
-            "shape": list(self.shape),
-            "dtype": self.dtype,
-            "sharding": _sharding_dict(self.sharding),
-            "shard_shape": list(shard),
-            "bytes_per_device": shard_bytes(shard, self.dtype),
-            "memory_kind": self.memory_kind,
-            "compiled_sharding": _sharding_dict(self.compiled_sharding),
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Output:
-        return cls(
-            index=data["index"],
-            path=data["path"],
-            jaxpr_path=data.get("jaxpr_path"),
-            name=data.get("name"),
-            status=data["status"],
-            shape=tuple(data["shape"]),
-            dtype=data["dtype"],
-            sharding=_sharding_or_none(data.get("sharding")),
-            memory_kind=data.get("memory_kind"),
-            compiled_sharding=_sharding_or_none(data.get("compiled_sharding")),
-        )
+    def __post_init__(self) -> None:
+        _size_leaf(self, self.compiled_sharding or self.sharding)
 
 
 @dataclass(frozen=True)
@@ -343,13 +276,6 @@ class StaticArg:
     value: str
     """``repr`` of the value (truncated)."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "position": self.position, "value": self.value}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> StaticArg:
-        return cls(data["path"], data.get("position"), data["value"])
-
 
 ExtraKind = Literal["token", "constant", "dimension"]
 """Why JAX added an argument: an effect token, a hoisted constant, a dimension variable."""
@@ -359,18 +285,10 @@ ExtraKind = Literal["token", "constant", "dimension"]
 class ExtraArg:
     """An argument JAX added to ``@main`` itself: a token, a hoisted constant, a dimension."""
 
-    main_index: int
+    main_index: Count
     kind: ExtraKind
     type: str
     name: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"main_index": self.main_index, "kind": self.kind, "type": self.type,
-                "name": self.name}  # fmt: skip
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ExtraArg:
-        return cls(data["main_index"], data["kind"], data["type"], data.get("name"))
 
 
 NestedQuality = Literal["ok", "partial", "missing", "count_mismatch"]
@@ -391,8 +309,8 @@ class NestedJaxpr:
     func_src_info: str | None = None
     arg_names: tuple[str, ...] | None = None
     result_paths: tuple[str, ...] | None = None
-    num_invars: int = 0
-    num_outvars: int = 0
+    num_invars: Count = 0
+    num_outvars: Count = 0
 
     @property
     def lacking(self) -> tuple[str, ...]:
@@ -411,40 +329,12 @@ class NestedJaxpr:
         where = (self.func_src_info or "").partition(" at ")[2]
         return bool(_JAX_SOURCE.search(where))
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "where": self.where,
-            "primitive": self.primitive,
-            "quality": self.quality,
-            "traced_for": self.traced_for,
-            "func_src_info": self.func_src_info,
-            "arg_names": list(self.arg_names) if self.arg_names is not None else None,
-            "result_paths": list(self.result_paths) if self.result_paths is not None else None,
-            "num_invars": self.num_invars,
-            "num_outvars": self.num_outvars,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> NestedJaxpr:
-        names, paths = data.get("arg_names"), data.get("result_paths")
-        return cls(
-            where=data["where"],
-            primitive=data["primitive"],
-            quality=data["quality"],
-            traced_for=data.get("traced_for"),
-            func_src_info=data.get("func_src_info"),
-            arg_names=tuple(names) if names is not None else None,
-            result_paths=tuple(paths) if paths is not None else None,
-            num_invars=data.get("num_invars", 0),
-            num_outvars=data.get("num_outvars", 0),
-        )
-
 
 @dataclass(frozen=True)
 class Finding:
     """One thing worth telling: a stable code, a severity and a one-line message."""
 
-    code: str
+    code: Code
     severity: Severity
     message: str
     path: str | None = None
@@ -461,18 +351,6 @@ class Finding:
     """The JAX release from which the surveys shipped with jxinspect keep what this finding
     says was lost (``0.7.2``); ``None`` when no shipped survey says so."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "severity": self.severity, "message": self.message,
-                "path": self.path, "file": self.file, "line": self.line,
-                "inside_jax": self.inside_jax, "shape": self.shape,
-                "fixed_in": self.fixed_in}  # fmt: skip
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Finding:
-        return cls(data["code"], data["severity"], data["message"], data.get("path"),
-                   data.get("file"), data.get("line"), bool(data.get("inside_jax")),
-                   data.get("shape"), data.get("fixed_in"))  # fmt: skip
-
 
 @dataclass(frozen=True)
 class MemoryStats:
@@ -487,16 +365,13 @@ class MemoryStats:
     """``xla``: ``memory_analysis()``; ``estimate``: jxinspect's own argument/output counts."""
     note: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"arguments": self.arguments, "outputs": self.outputs,
-                "temporaries": self.temporaries, "generated_code": self.generated_code,
-                "aliased": self.aliased, "source": self.source, "note": self.note}  # fmt: skip
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> MemoryStats:
-        return cls(data.get("arguments"), data.get("outputs"), data.get("temporaries"),
-                   data.get("generated_code"), data.get("aliased"),
-                   data.get("source", "xla"), data.get("note"))  # fmt: skip
+@dataclass(frozen=True)
+class Operand:
+    """The type of one operand of a collective, per device."""
+
+    shape: tuple[int, ...]
+    dtype: str
 
 
 @dataclass(frozen=True)
@@ -505,8 +380,8 @@ class Collective:
 
     kind: str
     """``all-reduce``, ``all-gather``, ``reduce-scatter``, ``all-to-all``, a permute…"""
-    operands: tuple[tuple[tuple[int, ...], str], ...]
-    """(shape, dtype) of each operand, per device."""
+    operands: tuple[Operand, ...]
+    """Each operand's type, per device."""
     bytes: int
     """Operand bytes per device."""
     axes: tuple[str, ...] | None
@@ -518,34 +393,6 @@ class Collective:
     computation: str = ""
     """The HLO computation holding it (``main``, a fusion, a called computation)."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "operands": [{"shape": list(shape), "dtype": dtype} for shape, dtype in self.operands],
-            "bytes": self.bytes,
-            "axes": list(self.axes) if self.axes is not None else None,
-            "groups": self.groups,
-            "op_name": self.op_name,
-            "file": self.file,
-            "line": self.line,
-            "computation": self.computation,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Collective:
-        axes = data.get("axes")
-        return cls(
-            kind=data["kind"],
-            operands=tuple((tuple(o["shape"]), o["dtype"]) for o in data.get("operands", [])),
-            bytes=data["bytes"],
-            axes=tuple(axes) if axes is not None else None,
-            groups=data.get("groups", ""),
-            op_name=data.get("op_name"),
-            file=data.get("file"),
-            line=data.get("line"),
-            computation=data.get("computation", ""),
-        )
-
 
 @dataclass(frozen=True)
 class CompiledInfo:
@@ -553,35 +400,21 @@ class CompiledInfo:
 
     memory: MemoryStats
     collectives: tuple[Collective, ...] = ()
+    collective_bytes_by_axes: dict[str, int] = field(
+        init=False, default_factory=dict, compare=False, repr=False
+    )
+    """Collective operand bytes per device, summed per set of mesh axes (``?`` for a
+    collective whose groups match no set of axes), in axes order (derived)."""
     aliases: tuple[tuple[int, int], ...] = ()
     """(parameter number, output index) pairs the compiled program aliases."""
     notes: tuple[str, ...] = ()
 
-    def bytes_by_axes(self) -> dict[str, int]:
-        """Collective operand bytes per device, summed per set of mesh axes."""
+    def __post_init__(self) -> None:
         totals: dict[str, int] = {}
         for c in self.collectives:
             key = ",".join(c.axes) if c.axes is not None else "?"
             totals[key] = totals.get(key, 0) + c.bytes
-        return dict(sorted(totals.items()))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "memory": self.memory.to_dict(),
-            "collectives": [c.to_dict() for c in self.collectives],
-            "collective_bytes_by_axes": self.bytes_by_axes(),
-            "aliases": [list(pair) for pair in self.aliases],
-            "notes": list(self.notes),
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CompiledInfo:
-        return cls(
-            memory=MemoryStats.from_dict(data["memory"]),
-            collectives=tuple(Collective.from_dict(c) for c in data.get("collectives", [])),
-            aliases=tuple((int(a), int(b)) for a, b in data.get("aliases", [])),
-            notes=tuple(data.get("notes", [])),
-        )
+        object.__setattr__(self, "collective_bytes_by_axes", dict(sorted(totals.items())))
 
 
 @dataclass(frozen=True)
@@ -591,11 +424,11 @@ class InputsFrom:
 
     source: Literal["annotations"]
     """``annotations``: the target's signature's (jaxtyping arrays, NamedTuples, …)."""
-    dims: tuple[tuple[str, str], ...] = ()
-    """Each named dimension used and its size as given (``("batch", "64@data")``,
-    ``("lead", "(8,4)")``)."""
-    dtypes: tuple[tuple[str, str], ...] = ()
-    """Each abstract dtype family and the dtype it was built as (``("Float", "f32")``)."""
+    dims: dict[str, str] = field(default_factory=dict)
+    """Each named dimension used and its size as given (``{"batch": "64@data",
+    "lead": "(8,4)"}``)."""
+    dtypes: dict[str, str] = field(default_factory=dict)
+    """Each abstract dtype family and the dtype it was built as (``{"Float": "f32"}``)."""
     choices: tuple[str, ...] = ()
     """Other choices: static arguments' values, arguments left to their defaults, sizes of
     anonymous and broadcastable dimensions."""
@@ -605,55 +438,47 @@ class InputsFrom:
     def __str__(self) -> str:
         parts = [f"from {self.source}"]
         if self.dims:
-            parts.append("dims " + ", ".join(f"{name}={size}" for name, size in self.dims))
+            parts.append("dims " + ", ".join(f"{name}={size}" for name, size in self.dims.items()))
         if self.dtypes:
-            parts.append(", ".join(f"{family} → {dtype}" for family, dtype in self.dtypes))
+            parts.append(", ".join(f"{family} → {dtype}" for family, dtype in self.dtypes.items()))
         if self.given:
             parts.append("given by name: " + ", ".join(self.given))
         parts.extend(self.choices)
         return "; ".join(parts)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "dims": {name: size for name, size in self.dims},
-            "dtypes": {family: dtype for family, dtype in self.dtypes},
-            "choices": list(self.choices),
-            "given": list(self.given),
-        }
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> InputsFrom:
-        return cls(
-            source=data["source"],
-            dims=tuple(data.get("dims", {}).items()),
-            dtypes=tuple(data.get("dtypes", {}).items()),
-            choices=tuple(data.get("choices", [])),
-            given=tuple(data.get("given", [])),
-        )
-
-
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, kw_only=True, repr=False)
 class Report(Displayed):
     """Everything jxinspect learned about one staged function."""
 
     product = "report"
 
+    schema: Literal["jxinspect.report/1"] = field(init=False, default_factory=lambda: SCHEMA)
+    """The format's name and version: a reader of another version says to regenerate."""
     target: str
-    stage: Stage | None
-    """The staging API; ``None`` when read from a program text, which does not record it."""
-    reached: Reached
-    jax_version: str | None
-    """``None`` when not recorded (read from a program text)."""
-    platform: str | None
-    """``None`` when not recorded (read from a program text)."""
-    num_devices: int
-    mesh: Mesh | None = None
-    partitioner: Partitioner = "shardy"
     function: str | None = None
     """``func_src_info``: the function's name and where it is defined."""
     file: str | None = None
     line: int | None = None
+    stage: Stage | None
+    """The staging API; ``None`` when read from a program text, which does not record it."""
+    reached: Reached
+    error: str | None = None
+    """Why the next stage failed (e.g. lowering), when ``reached`` stopped short."""
+    jax_version: str | None
+    """``None`` when not recorded (read from a program text)."""
+    platform: str | None
+    """``None`` when not recorded (read from a program text)."""
+    num_devices: Devices
+    mesh: Mesh | None = None
+    abstract_mesh: bool = field(init=False, default=False, compare=False)
+    """Whether ``mesh`` is an ``AbstractMesh`` (derived from ``mesh``; read back into it)."""
+    partitioner: Partitioner = "shardy"
+    notes: tuple[str, ...] = ()
+    """Things the tool did on the user's behalf, e.g. simulating CPU devices."""
+    inputs_from: InputsFrom | None = None
+    """How the example inputs were built when the user gave none (from annotations);
+    ``None`` for inputs given (flags, a declaration, a configuration, a call)."""
     inputs: tuple[Input, ...] = ()
     static_args: tuple[StaticArg, ...] = ()
     outputs: tuple[Output, ...] = ()
@@ -664,17 +489,20 @@ class Report(Displayed):
     findings: tuple[Finding, ...] = ()
     compiled: CompiledInfo | None = None
     """Present once compiled (``--compile``)."""
-    error: str | None = None
-    """Why the next stage failed (e.g. lowering), when ``reached`` stopped short."""
-    notes: tuple[str, ...] = ()
-    """Things the tool did on the user's behalf, e.g. simulating CPU devices."""
-    inputs_from: InputsFrom | None = None
-    """How the example inputs were built when the user gave none (from annotations);
-    ``None`` for inputs given (flags, a declaration, a configuration, a call)."""
-    error_traceback: str | None = field(default=None, compare=False, repr=False)
+    error_traceback: str | None = field(
+        default=None, compare=False, repr=False, metadata={"written": False}
+    )
     """The formatted traceback behind ``error``, for ``--traceback`` (not in the JSON)."""
-    program: Program | None = field(default=None, compare=False, repr=False)
-    """Annotated jaxpr and module texts for the views (not part of the JSON report)."""
+    program: Program | None = field(
+        default=None, compare=False, repr=False, metadata={"written": False}
+    )
+    """Annotated jaxpr and module texts for the views (not in the JSON)."""
+
+    def __post_init__(self) -> None:
+        mesh = self.mesh
+        if mesh is not None and self.abstract_mesh and not mesh.abstract:  # read back
+            object.__setattr__(self, "mesh", Mesh(mesh.axes, abstract=True))
+        object.__setattr__(self, "abstract_mesh", bool(self.mesh and self.mesh.abstract))
 
     def with_findings(self, findings: tuple[Finding, ...]) -> Report:
         return replace(self, findings=findings)
@@ -683,62 +511,3 @@ class Report(Displayed):
         """Display ``report`` or one view (``sharding``; ``jaxpr`` and ``mlir`` when the
         report kept its texts): HTML in a notebook, coloured text in a console."""
         renderers().show(self, view)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema": SCHEMA,
-            "target": self.target,
-            "function": self.function,
-            "file": self.file,
-            "line": self.line,
-            "stage": self.stage,
-            "reached": self.reached,
-            "error": self.error,
-            "jax_version": self.jax_version,
-            "platform": self.platform,
-            "num_devices": self.num_devices,
-            "mesh": str(self.mesh) if self.mesh is not None else None,
-            "abstract_mesh": self.mesh.abstract if self.mesh is not None else False,
-            "partitioner": self.partitioner,
-            "notes": list(self.notes),
-            "inputs_from": self.inputs_from.to_dict() if self.inputs_from is not None else None,
-            "inputs": [leaf.to_dict() for leaf in self.inputs],
-            "static_args": [arg.to_dict() for arg in self.static_args],
-            "outputs": [leaf.to_dict() for leaf in self.outputs],
-            "extra_args": [arg.to_dict() for arg in self.extra_args],
-            "jaxpr": self.jaxpr.to_dict() if self.jaxpr is not None else None,
-            "nested": [nested.to_dict() for nested in self.nested],
-            "findings": [finding.to_dict() for finding in self.findings],
-            "compiled": self.compiled.to_dict() if self.compiled is not None else None,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Report:
-        """Read back :meth:`to_dict`'s output (``KeyError``/``TypeError`` if it is not one)."""
-        mesh = data.get("mesh")
-        return cls(
-            target=data["target"],
-            stage=_recorded(data["stage"]),
-            reached=data["reached"],
-            jax_version=_recorded(data["jax_version"]),
-            platform=_recorded(data["platform"]),
-            num_devices=data["num_devices"],
-            mesh=Mesh.parse(mesh, data.get("abstract_mesh", False)) if mesh else None,
-            partitioner=data.get("partitioner", "shardy"),
-            function=data.get("function"),
-            file=data.get("file"),
-            line=data.get("line"),
-            inputs=tuple(Input.from_dict(d) for d in data["inputs"]),
-            static_args=tuple(StaticArg.from_dict(d) for d in data.get("static_args", [])),
-            outputs=tuple(Output.from_dict(d) for d in data["outputs"]),
-            extra_args=tuple(ExtraArg.from_dict(d) for d in data.get("extra_args", [])),
-            jaxpr=NestedJaxpr.from_dict(data["jaxpr"]) if data.get("jaxpr") else None,
-            nested=tuple(NestedJaxpr.from_dict(d) for d in data.get("nested", [])),
-            findings=tuple(Finding.from_dict(d) for d in data.get("findings", [])),
-            compiled=CompiledInfo.from_dict(data["compiled"]) if data.get("compiled") else None,
-            error=data.get("error"),
-            notes=tuple(data.get("notes", [])),
-            inputs_from=InputsFrom.from_dict(data["inputs_from"])
-            if data.get("inputs_from")
-            else None,
-        )

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from jxinspect._version import __version__
+from jxinspect.core import codec
 from jxinspect.core.errors import JxError, UsageError, error_kind
 from jxinspect.core.files import write_output
 from jxinspect.core.model import Finding
@@ -338,8 +339,8 @@ class _Judge:
                 error_kind=outcome.kind,
                 seconds=outcome.seconds,
             )
-        # what judging reads of the report, as Report.from_dict reads it (the report's
-        # inputs, outputs and jaxprs, thousands of leaves in a large model, are not read)
+        # what judging reads of the report (its inputs, outputs and jaxprs, thousands of
+        # leaves in a large model, are not read)
         report = outcome.report
         policy = planned.policy
         findings = tuple(
@@ -352,7 +353,9 @@ class _Judge:
                 line=f.line or planned.line,
                 inside_jax=f.inside_jax,
             )
-            for f in map(Finding.from_dict, report.get("findings", []))
+            for f in codec.convert(
+                report.get("findings", []), tuple[Finding, ...], source="a worker's report"
+            )
             if policy.enabled(f.code)
         )
         return TargetResult(
@@ -495,7 +498,7 @@ def _run_records(
     for name, entry in zip(_record_names(index.functions), index.functions):
         report = judge_report(read_record(folder, entry), thresholds)
         planned.append(Planned(name, policy, None, None))
-        outcomes[name] = Outcome(report.to_dict())
+        outcomes[name] = Outcome(codec.plain(report))
     failed = []
     if not index.complete:
         ended = (

@@ -216,8 +216,8 @@ def infer_inputs(
         reading.choose(f"dims unused: {named}")
     said = InputsFrom(
         source="annotations",
-        dims=tuple(reading.used.items()),
-        dtypes=tuple(reading.families.items()),
+        dims=dict(reading.used),
+        dtypes=dict(reading.families),
         choices=tuple(reading.choices),
         given=tuple(name for name in given if name in signature.parameters),
     )

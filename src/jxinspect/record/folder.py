@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from jxinspect.core import codec
 from jxinspect.core.dtypes import short_name
 from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.files import write_atomically
@@ -409,12 +410,11 @@ def read_report(text: str) -> Report:
             "`jxinspect lower TARGET --format json -o FILE`"
         )
     try:
-        return Report.from_dict(data)
+        return codec.convert(data, Report, source=text)
     except RecursionError:
         raise UsageError(f"{text} is nested too deeply to be a {REPORT_SCHEMA} report") from None
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
-        what = f"missing {err}" if isinstance(err, KeyError) else str(err)
-        raise UsageError(f"{text} is not a valid {REPORT_SCHEMA} report: {what}") from None
+    except codec.DecodeError as err:
+        raise UsageError(f"{text} is not a valid {REPORT_SCHEMA} report: {err.problem}") from None
 
 
 COMPILES = "compiles.json"
@@ -423,8 +423,6 @@ COMPILES = "compiles.json"
 
 def write_compiles(folder: Path, compiles: list[Compile], dropped: int) -> None:
     """Write ``compiles.json`` (schema ``jxinspect.compiles/1``), one compile a line."""
-    from jxinspect.core import codec
-
     lines = ",\n  ".join(codec.line(c.to_dict()) for c in compiles)
     head = f'{{"schema": "{COMPILES_SCHEMA}", "dropped": {dropped}, "compiles": ['
     text = head + (f"\n  {lines}\n]}}\n" if lines else "]}\n")

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jxinspect.core import codec
 from jxinspect.core.errors import UsageError
 from jxinspect.core.model import Report
 from jxinspect.core.units import source_parts
@@ -116,7 +117,7 @@ class Recorder:
         entry.findings = len(report.findings)
         entry.folder = self._new_folder(name)
         where = self.folder / entry.folder
-        records.write_json(where / records.REPORT, report.to_dict())
+        records.write_json(where / records.REPORT, codec.plain(report))
         records.write_json(where / records.CALL, _call(lowering))
         records.write_json(where / records.ENTRY, entry.to_dict())
         self.by_key[key] = entry

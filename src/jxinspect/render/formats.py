@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
-    from jxinspect.compare.diff import DiffReport
     from jxinspect.compare.survey import SurveyDiff
+    from jxinspect.core.diff import DiffReport
     from jxinspect.core.model import Report
     from jxinspect.core.survey import History, Survey
     from jxinspect.lint.result import LintResult

@@ -19,6 +19,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from jxinspect.core import codec
 from jxinspect.core.errors import JxError, TooFewDevices, error_kind, internal_error
 from jxinspect.lint.workers.protocol import Job, Outcome
 
@@ -81,7 +82,7 @@ def stage(job: Job, show_traceback: bool = False) -> Outcome:
     try:
         with user_prints_to_stderr():
             report = inspect_target(job.resolved, compile=job.compile, policy=policy, freeze=False)
-        return Outcome(report.to_dict())
+        return Outcome(codec.plain(report))
     except TooFewDevices as err:
         return Outcome(None, str(err), "usage", needs_devices=err.needed)
     except JxError as err:

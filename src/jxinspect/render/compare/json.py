@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from jxinspect.compare.diff import DiffReport
 from jxinspect.core import codec
+from jxinspect.core.diff import DiffReport
 
 
 def render(diff: DiffReport) -> str:
-    """``DiffReport.to_dict()`` as indented, key-ordered JSON."""
-    return codec.dumps(diff.to_dict())
+    """The diff as indented JSON, keys in the types' order."""
+    return codec.dumps(diff)

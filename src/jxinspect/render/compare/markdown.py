@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from jxinspect.compare.diff import DiffReport, TargetDiff
+from jxinspect.core.diff import DiffReport, TargetDiff
 from jxinspect.render.common.escape import markdown_code, markdown_text
 from jxinspect.render.compare.text import (
     CHANGE_COLUMNS,
@@ -46,19 +46,19 @@ def _table(
 
 
 def _target(target: TargetDiff, diff: DiffReport) -> list[str]:
-    counts = target.counts(diff.policy)
-    title = f"### {code(target.name)}: {counts['regressions']} regressions"
-    if counts["regressions"]:
-        title += f" ({counts['failing']} failing)"
-    title += f", {counts['improvements']} improvements, {counts['neutral']} neutral"
+    counts = target.summary
+    title = f"### {code(target.name)}: {counts.regressions} regressions"
+    if counts.regressions:
+        title += f" ({counts.failing} failing)"
+    title += f", {counts.improvements} improvements, {counts.neutral} neutral"
     lines = [title, ""]
     lines += _table(("", "before", "after"), header_rows(target), set())
     for verdict, heading in VERDICT_TITLE.items():
         changes = target.of_verdict(verdict)
         if not changes:
             continue
-        rows = change_rows(changes, diff.policy)
-        bold = [diff.policy.fails(c) for c in changes]
+        rows = change_rows(changes, diff.allow)
+        bold = [c.failing for c in changes]
         table = _table(CHANGE_COLUMNS, rows, _CODE_COLUMNS, bold)
         if verdict == "regression":
             lines += ["", f"**{heading.capitalize()}**", "", *table]

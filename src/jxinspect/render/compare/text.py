@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 
-from jxinspect.compare.diff import Change, DiffReport, Policy, Side, TargetDiff, Verdict
+from jxinspect.core.diff import Change, DiffReport, Side, TargetDiff, Verdict
 from jxinspect.core.units import recorded
 from jxinspect.render.common.console import ansi_console
 from jxinspect.render.common.escape import text as esc
@@ -48,17 +48,17 @@ def header_rows(target: TargetDiff) -> list[tuple[str, str, str]]:
     return rows
 
 
-def severity_text(change: Change, policy: Policy) -> str:
+def severity_text(change: Change, allow: tuple[str, ...]) -> str:
     """``error``, ``error (allowed)``, or empty for improvements and neutral changes."""
     if change.severity is None:
         return ""
-    return change.severity + (" (allowed)" if change.category in policy.allow else "")
+    return change.severity + (" (allowed)" if change.category in allow else "")
 
 
-def change_rows(changes: list[Change], policy: Policy) -> list[tuple[str, ...]]:
+def change_rows(changes: list[Change], allow: tuple[str, ...]) -> list[tuple[str, ...]]:
     return [
         (
-            severity_text(c, policy),
+            severity_text(c, allow),
             c.category,
             c.kind,
             WHERE_TEXT[c.where],
@@ -73,14 +73,13 @@ def change_rows(changes: list[Change], policy: Policy) -> list[tuple[str, ...]]:
 
 def summary_line(diff: DiffReport) -> str:
     """``FAIL: 3 regressions (3 failing at --fail-on error), 0 improvements, 1 neutral``."""
-    counts = diff.counts()
-    regressions = counts["regressions"]
-    gate = diff.policy.fail_on or "never"
+    counts = diff.summary
+    regressions = counts.regressions
     text = f"{regressions} regression{'s' if regressions != 1 else ''}"
     if regressions:
-        text += f" ({counts['failing']} failing at --fail-on {gate})"
-    text += f", {counts['improvements']} improvement{'s' if counts['improvements'] != 1 else ''}"
-    text += f", {counts['neutral']} neutral"
+        text += f" ({counts.failing} failing at --fail-on {diff.fail_on})"
+    text += f", {counts.improvements} improvement{'s' if counts.improvements != 1 else ''}"
+    text += f", {counts.neutral} neutral"
     return ("FAIL: " if diff.failed else "ok: ") + text
 
 
@@ -91,17 +90,17 @@ def _plain_table(columns: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> l
     return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
 
 
-def _count(changes: list[Change], policy: Policy) -> str:
+def _count(changes: list[Change]) -> str:
     """``3`` or, for regressions, ``3, 2 failing``."""
     if changes[0].verdict != "regression":
         return str(len(changes))
-    return f"{len(changes)}, {sum(policy.fails(c) for c in changes)} failing"
+    return f"{len(changes)}, {sum(c.failing for c in changes)} failing"
 
 
 def _unchanged_line(target: TargetDiff) -> str:
     return (
-        f"unchanged: {target.unchanged_inputs} of {target.after.inputs} arguments, "
-        f"{target.unchanged_outputs} of {target.after.outputs} results"
+        f"unchanged: {target.unchanged.inputs} of {target.after.inputs} arguments, "
+        f"{target.unchanged.outputs} of {target.after.outputs} results"
     )
 
 
@@ -127,10 +126,10 @@ def render_plain(diff: DiffReport) -> str:
             changes = target.of_verdict(verdict)
             if not changes:
                 continue
-            lines += ["", f"{title} ({_count(changes, diff.policy)})"]
+            lines += ["", f"{title} ({_count(changes)})"]
             lines += [
                 "  " + line
-                for line in _plain_table(CHANGE_COLUMNS, change_rows(changes, diff.policy))
+                for line in _plain_table(CHANGE_COLUMNS, change_rows(changes, diff.allow))
             ]
         if not target.changes:
             lines += ["", "no changes"]
@@ -166,16 +165,16 @@ def render_rich(diff: DiffReport, width: int = 120) -> str:
             if not changes:
                 continue
             table = Table(
-                title=f"{title} ({_count(changes, diff.policy)})",
+                title=f"{title} ({_count(changes)})",
                 title_justify="left",
                 title_style=f"bold {VERDICT_STYLE[verdict]}",
             )
-            rows = change_rows(changes, diff.policy)
+            rows = change_rows(changes, diff.allow)
             keep = [i for i in range(len(CHANGE_COLUMNS)) if any(row[i] for row in rows)]
             for i in keep:
                 table.add_column(CHANGE_COLUMNS[i], overflow="fold")
             for change, row in zip(changes, rows):
-                failing = diff.policy.fails(change)
+                failing = change.failing
                 cells = [Text(esc(row[i])) for i in keep]
                 style = "bold red" if failing else VERDICT_STYLE[verdict]
                 cells[0].stylize(style)
@@ -205,11 +204,11 @@ def render(diff: DiffReport, color: bool = False, width: int = 120) -> str:
 
 def describe(diff: DiffReport) -> str:
     """The diff's ``repr``: both sides, the verdict and the counts, on one line."""
-    counts = diff.counts()
+    counts = diff.summary
     verdict = "FAIL" if diff.failed else "ok"
     return (
         f"<DiffReport {esc(diff.before)} → {esc(diff.after)} · {len(diff.targets)} target"
-        f"{'s' if len(diff.targets) != 1 else ''} · {verdict}: {counts['regressions']} "
-        f"regressions ({counts['failing']} failing), {counts['improvements']} improvements, "
-        f"{counts['neutral']} neutral>"
+        f"{'s' if len(diff.targets) != 1 else ''} · {verdict}: {counts.regressions} "
+        f"regressions ({counts.failing} failing), {counts.improvements} improvements, "
+        f"{counts.neutral} neutral>"
     )

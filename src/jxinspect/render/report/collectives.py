@@ -14,7 +14,7 @@ def rows(report: Report) -> list[tuple[str, ...]]:
     assert report.compiled is not None
     result: list[tuple[str, ...]] = []
     for i, c in enumerate(report.compiled.collectives):
-        operands = ", ".join(type_text(shape, dtype) for shape, dtype in c.operands)
+        operands = ", ".join(type_text(o.shape, o.dtype) for o in c.operands)
         axes = ",".join(c.axes) if c.axes is not None else f"? ({c.groups})"
         source = f"{c.file}:{c.line}" if c.file else ""
         result.append(
@@ -31,7 +31,7 @@ def render(report: Report) -> str:
     lines = [f"collectives ({len(collectives)})"]
     if collectives:
         lines += ["  " + line for line in plain_table(COLUMNS, rows(report))]
-        totals = report.compiled.bytes_by_axes()
+        totals = report.compiled.collective_bytes_by_axes
         lines.append(
             "  per axis: "
             + ", ".join(

@@ -7,5 +7,5 @@ from jxinspect.core.model import Report
 
 
 def render(report: Report) -> str:
-    """``Report.to_dict()`` as indented, key-ordered JSON."""
-    return codec.dumps(report.to_dict())
+    """The report as indented JSON, keys in the model's order."""
+    return codec.dumps(report)

@@ -24,6 +24,7 @@ from jxinspect.core.model import (
     Input,
     MemoryStats,
     Mesh,
+    Operand,
     Output,
     Report,
     Sharding,
@@ -49,7 +50,15 @@ def sharding_of(value: Any, rank: int, mesh: Mesh | None) -> Sharding | None:
     if text is None:
         return None
     read = shardings.from_hlo_text(text, rank, mesh)
-    return Sharding(read.kind, read.spec, read.mesh, read.tiles, read.replicas, "compiled", text)
+    return Sharding(
+        read.kind,
+        spec=read.spec,
+        mesh=read.mesh,
+        tiles=read.tiles,
+        replicas=read.replicas,
+        source="compiled",
+        raw=text,
+    )
 
 
 def memory_stats(compiled: Any, estimate: tuple[int, int]) -> MemoryStats:
@@ -235,7 +244,7 @@ def _mlir_mesh(module: Any) -> dict[str, int]:
     return mlir_mesh
 
 
-def _operands(op: Any) -> tuple[tuple[tuple[tuple[int, ...], str], ...], float]:
+def _operands(op: Any) -> tuple[tuple[Operand, ...], float]:
     """Each ranked tensor operand's shape and dtype, and their bytes in all."""
     ir = seam.ir()
     operand_types = []
@@ -246,7 +255,7 @@ def _operands(op: Any) -> tuple[tuple[tuple[tuple[int, ...], str], ...], float]:
         except (ValueError, TypeError):
             continue
         dtype = from_mlir(str(tensor.element_type))
-        operand_types.append((tuple(int(d) for d in tensor.shape), dtype))
+        operand_types.append(Operand(tuple(int(d) for d in tensor.shape), dtype))
         total += math.prod(tensor.shape) * element_bytes(dtype)
     return tuple(operand_types), total
 

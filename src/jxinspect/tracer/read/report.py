@@ -19,6 +19,7 @@ from jxinspect.core.model import (
     Output,
     Report,
     Sharding,
+    ShardingSource,
     StaticArg,
     Status,
 )
@@ -100,8 +101,11 @@ def _unlowered_sharding(aval: Any, declared: Any, mesh: Mesh | None) -> Sharding
     """For when nothing was lowered: the ``NamedSharding`` the argument declared
     (``source="declared"``), else the spec its type carries on ``Explicit`` axes
     (``source="jax"``); else none (no program says what an ``Auto`` axis makes of it)."""
-    for spec, source in ((getattr(declared, "spec", None), "declared"),
-                         (seam.typed_spec(aval), "jax")):  # fmt: skip
+    sources: tuple[tuple[Any, ShardingSource], ...] = (
+        (getattr(declared, "spec", None), "declared"),
+        (seam.typed_spec(aval), "jax"),
+    )
+    for spec, source in sources:
         if spec is not None and mesh is not None:
             rank = len(getattr(aval, "shape", ()))
             return shardings.from_partition_spec(spec, rank, mesh, source)
@@ -138,11 +142,13 @@ def _pmap_sharding(
     split = [d for d in range(rank) if shape[d] != program_shape[d]]
     raw = f"pmap over {axis!r}: the program holds {list(program_shape)} per device"
     if not split:
-        return Sharding("replicated", ((),) * rank, mesh, replicas=size, source="pmap", raw=raw)
+        return Sharding(
+            "replicated", spec=((),) * rank, mesh=mesh, replicas=size, source="pmap", raw=raw
+        )
     if len(split) > 1 or shape[split[0]] != program_shape[split[0]] * size:
         return None
     spec = tuple((axis,) if d == split[0] else () for d in range(rank))
-    return Sharding("tiled", spec, mesh, source="pmap", raw=raw)
+    return Sharding("tiled", spec=spec, mesh=mesh, source="pmap", raw=raw)
 
 
 def read_lowered(staged: Staged, mesh: Mesh | None, device_ids: Any) -> MainSignature | None:

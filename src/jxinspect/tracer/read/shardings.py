@@ -13,7 +13,7 @@ import itertools
 import math
 from typing import Any
 
-from jxinspect.core.model import Mesh, Sharding, ShardingKind
+from jxinspect.core.model import Mesh, Sharding, ShardingKind, ShardingSource
 from jxinspect.tracer import seam
 
 
@@ -67,17 +67,17 @@ def from_sdy(attr: Any, meshes: dict[str, Mesh], maximal: frozenset[str] = froze
     )
     raw = str(attr)
     if one_device:
-        return Sharding("maximal", spec, mesh, source="sdy", raw=raw)
+        return Sharding("maximal", spec=spec, mesh=mesh, source="sdy", raw=raw)
     if mesh is not None and not mesh.axes:
         # the empty mesh: a copy on every device, and JAX's own (see seam.meshes)
-        return Sharding("replicated", spec, None, source="jax_default", raw=raw)
+        return Sharding("replicated", spec=spec, mesh=None, source="jax_default", raw=raw)
     used = {axis.split(":")[0] for axes in spec for axis in axes}
     replicas = math.prod(size for name, size in mesh.axes if name not in used) if mesh else 1
     kind: ShardingKind = "tiled" if used else "replicated"
-    return Sharding(kind, spec, mesh, replicas=replicas, source="sdy", raw=raw)
+    return Sharding(kind, spec=spec, mesh=mesh, replicas=replicas, source="sdy", raw=raw)
 
 
-def from_partition_spec(spec: Any, rank: int, mesh: Mesh, source: str) -> Sharding:
+def from_partition_spec(spec: Any, rank: int, mesh: Mesh, source: ShardingSource) -> Sharding:
     """A JAX ``PartitionSpec`` on ``mesh`` → :class:`Sharding` (padded to ``rank``)."""
     entries = tuple(spec) + (None,) * (rank - len(spec))
     axes = tuple(
@@ -87,7 +87,7 @@ def from_partition_spec(spec: Any, rank: int, mesh: Mesh, source: str) -> Shardi
     used = {axis for dim in axes for axis in dim}
     replicas = math.prod(size for name, size in mesh.axes if name not in used)
     kind: ShardingKind = "tiled" if used else "replicated"
-    return Sharding(kind, axes, mesh, replicas=replicas, source=source, raw=str(spec))
+    return Sharding(kind, spec=axes, mesh=mesh, replicas=replicas, source=source, raw=str(spec))
 
 
 def from_hlo_text(text: str, rank: int, mesh: Mesh | None, device_ids: Any = None) -> Sharding:
@@ -102,8 +102,11 @@ def from_hlo_text(text: str, rank: int, mesh: Mesh | None, device_ids: Any = Non
     if hlo.is_manual():
         return Sharding("manual", source="gspmd", raw=text)
     if hlo.is_replicated():
-        return Sharding("replicated", tuple(() for _ in range(rank)), mesh, source="gspmd",
-                        replicas=mesh.size if mesh else 1, raw=text)  # fmt: skip
+        unsplit = tuple(() for _ in range(rank))
+        copies = mesh.size if mesh else 1
+        return Sharding(
+            "replicated", spec=unsplit, mesh=mesh, source="gspmd", replicas=copies, raw=text
+        )
     if not hlo.is_tiled():  # maximal (one device)
         return Sharding("maximal", source="gspmd", raw=text)
     dims = list(hlo.tile_assignment_dimensions())
@@ -115,8 +118,10 @@ def from_hlo_text(text: str, rank: int, mesh: Mesh | None, device_ids: Any = Non
     if mesh is not None:
         spec = _name_tiles(tile_dims, devices, mesh, device_ids)
         if spec is not None:
-            return Sharding("tiled", spec, mesh, replicas=replicas, source="gspmd", raw=text)
-    return Sharding("tiled", tuple(() for _ in tile_dims), mesh, tiles=tile_dims,
+            return Sharding(
+                "tiled", spec=spec, mesh=mesh, replicas=replicas, source="gspmd", raw=text
+            )
+    return Sharding("tiled", spec=tuple(() for _ in tile_dims), mesh=mesh, tiles=tile_dims,
                     replicas=replicas, source="gspmd", raw=text)  # fmt: skip
 
 

@@ -1,0 +1,228 @@
+"""The diff: what changed between two reports of the same functions, judged by a gate.
+
+Plain data, as :mod:`jxinspect.core.model` is: :mod:`jxinspect.compare.diff` makes it
+(leaves matched, changes graded), the renderers draw it, and :mod:`jxinspect.core.codec`
+writes it as schema ``jxinspect.diff/1``. A :class:`DiffReport` holds every target's diff
+and its gate (``fail_on``, ``allow``); each change's ``failing``, and every count, are
+derived from them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field, fields, replace
+from typing import Literal, get_args
+
+import msgspec
+import msgspec.structs
+
+from jxinspect.core.display import Displayed
+from jxinspect.core.model import Report, Severity, at_or_above
+from jxinspect.core.vocabulary import Partitioner, Reached, Stage
+
+DIFF_SCHEMA: Literal["jxinspect.diff/1"] = "jxinspect.diff/1"
+
+Verdict = Literal["regression", "improvement", "neutral"]
+ChangeClass = Literal[
+    "name", "path", "leaf", "shape", "sharding", "donation", "pruned", "nested", "finding",
+    "static", "stage",
+]  # fmt: skip
+CHANGE_CLASSES: tuple[str, ...] = get_args(ChangeClass)
+ChangeKind = Literal[
+    "lost", "degraded", "recovered", "improved", "renamed", "changed", "added", "removed",
+    "dropped", "moved", "pruned", "unpruned", "more", "fewer",
+]  # fmt: skip
+Where = Literal["target", "input", "output", "static", "nested", "finding"]
+MatchedBy = Literal["path", "position"]
+
+
+class Change(msgspec.Struct, frozen=True, kw_only=True, rename={"category": "class"}):
+    """One difference between the before and the after report (a msgspec ``Struct``, the
+    one result type that is not a dataclass: its JSON key ``class`` is a Python keyword)."""
+
+    category: ChangeClass
+    """What changed (``class`` in JSON; ``--allow CLASS`` accepts it)."""
+    kind: ChangeKind
+    """How: ``lost``, ``degraded``, ``renamed``, ``changed``, ``dropped``…"""
+    verdict: Verdict
+    severity: Severity | None
+    """How bad a regression is (``None`` for improvements and neutral changes)."""
+    where: Where
+    path: str
+    """The leaf's path, a static argument, a nested jaxpr, a finding code or a field."""
+    before: str | None
+    after: str | None
+    matched_by: MatchedBy | None = None
+    """How an argument or result was paired: by ``path``, or by ``position`` and type."""
+    message: str = ""
+    """One line: ``argument x: name degraded: x → flat_args[0]`` (derived)."""
+    failing: bool = False
+    """The gate fails on it (set by the :class:`DiffReport` that holds it)."""
+
+    def __post_init__(self) -> None:
+        what = {"input": "argument ", "output": "result ", "static": "static argument ",
+                "nested": "nested jaxpr ", "finding": "", "target": ""}[self.where]  # fmt: skip
+        label = "findings" if self.category == "finding" else self.category
+        values = f"{_show(self.before)} → {_show(self.after)}"
+        if self.matched_by == "position":
+            values += " (matched by position and type)"
+        line = f"{what}{self.path}: {label} {self.kind}: {values}"
+        msgspec.structs.force_setattr(self, "message", line)
+
+
+def _show(value: str | None) -> str:
+    return "—" if value is None else value
+
+
+@dataclass(frozen=True)
+class Side:
+    """What one side's report says about itself, for the header."""
+
+    target: str
+    function: str | None
+    stage: Stage | None
+    """``None``: not recorded (read from a program text)."""
+    reached: Reached
+    jax_version: str | None
+    platform: str | None
+    num_devices: int
+    mesh: str | None
+    partitioner: Partitioner
+    inputs: int
+    named_inputs: int
+    outputs: int
+    named_outputs: int
+    error: str | None = None
+
+    @classmethod
+    def of(cls, report: Report) -> Side:
+        return cls(
+            target=report.target,
+            function=report.function,
+            stage=report.stage,
+            reached=report.reached,
+            jax_version=report.jax_version,
+            platform=report.platform,
+            num_devices=report.num_devices,
+            mesh=str(report.mesh) if report.mesh is not None else None,
+            partitioner=report.partitioner,
+            inputs=len(report.inputs),
+            named_inputs=sum(leaf.status == "ok" for leaf in report.inputs),
+            outputs=len(report.outputs),
+            named_outputs=sum(leaf.status == "ok" for leaf in report.outputs),
+            error=report.error,
+        )
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The gate: regressions at or above ``fail_on`` fail, except the classes allowed."""
+
+    fail_on: Severity | None = "error"
+    """``None``: never fail."""
+    allow: frozenset[str] = frozenset()
+
+    def fails(self, change: Change) -> bool:
+        return (
+            change.verdict == "regression"
+            and change.severity is not None
+            and at_or_above(change.severity, self.fail_on)
+            and change.category not in self.allow
+        )
+
+
+@dataclass(frozen=True)
+class Counts:
+    """How many changes of each verdict, and how many of them fail the gate."""
+
+    regressions: int = 0
+    failing: int = 0
+    improvements: int = 0
+    neutral: int = 0
+
+
+@dataclass(frozen=True)
+class Unchanged:
+    """Arguments and results matched on both sides with nothing changed."""
+
+    inputs: int = 0
+    outputs: int = 0
+
+
+@dataclass(frozen=True)
+class TargetDiff:
+    """The changes for one target, regressions first."""
+
+    name: str
+    before: Side
+    after: Side
+    summary: Counts = field(init=False, default_factory=Counts, compare=False)
+    """Its changes counted (derived, under the gate of the :class:`DiffReport`)."""
+    unchanged: Unchanged = field(default_factory=Unchanged)
+    changes: tuple[Change, ...] = ()
+
+    def __post_init__(self) -> None:
+        verdicts = Counter(c.verdict for c in self.changes)
+        counts = Counts(verdicts["regression"], sum(c.failing for c in self.changes),
+                        verdicts["improvement"], verdicts["neutral"])  # fmt: skip
+        object.__setattr__(self, "summary", counts)
+
+    def of_verdict(self, verdict: Verdict) -> list[Change]:
+        return [c for c in self.changes if c.verdict == verdict]
+
+    def judged(self, gate: Gate) -> TargetDiff:
+        """The same diff with each change's ``failing`` said by ``gate``."""
+        changes = tuple(msgspec.structs.replace(c, failing=gate.fails(c)) for c in self.changes)
+        return replace(self, changes=changes)
+
+
+Never = Literal["never"]
+
+
+@dataclass(frozen=True, kw_only=True, repr=False)
+class DiffReport(Displayed):
+    """Every target's diff, what was compared, and the gate."""
+
+    product = "diff"
+
+    schema: Literal["jxinspect.diff/1"] = field(init=False, default_factory=lambda: DIFF_SCHEMA)
+    before: str
+    """The before input as given (a file, a target, a report, StableHLO text)."""
+    after: str
+    fail_on: Severity | Never = "error"
+    """The gate: regressions at or above it fail."""
+    allow: tuple[str, ...] = ()
+    """Change classes that never fail (``--allow``), sorted."""
+    failed: bool = field(init=False, default=False)
+    """Some change fails the gate (derived)."""
+    summary: Counts = field(init=False, default_factory=Counts)
+    """Every target's changes counted (derived)."""
+    targets: tuple[TargetDiff, ...] = ()
+    only_before: tuple[str, ...] = ()
+    """Record folders: functions recorded before and not after (listed, never failing:
+    a function the run no longer lowers lost no debug info)."""
+    only_after: tuple[str, ...] = ()
+    """Record folders: functions recorded after and not before."""
+
+    def __post_init__(self) -> None:
+        gate = self.gate
+        targets = tuple(t.judged(gate) for t in self.targets)
+        object.__setattr__(self, "targets", targets)
+        object.__setattr__(self, "allow", tuple(sorted(self.allow)))
+        total = Counts(*(sum(getattr(t.summary, f.name) for t in targets)
+                         for f in fields(Counts)))  # fmt: skip
+        object.__setattr__(self, "summary", total)
+        object.__setattr__(self, "failed", total.failing > 0)
+
+    @property
+    def gate(self) -> Gate:
+        return Gate(None if self.fail_on == "never" else self.fail_on, frozenset(self.allow))
+
+    @property
+    def failing(self) -> list[Change]:
+        return [c for t in self.targets for c in t.changes if c.failing]
+
+    @property
+    def regressions(self) -> list[Change]:
+        """Every regression, failing or not, of every target."""
+        return [c for t in self.targets for c in t.of_verdict("regression")]

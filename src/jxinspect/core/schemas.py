@@ -1,0 +1,163 @@
+"""The shipped JSON Schemas (``jxinspect/schemas/*.json``), generated from the result types.
+
+The codec writes every field of a result type, so each object's schema requires all its
+properties and allows no others; each field's docstring is its description. A test fails
+when a shipped file and the types disagree; ``python -m jxinspect.core.schemas`` writes
+them again.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import json
+import textwrap
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import msgspec.inspect
+
+from jxinspect.core import codec
+from jxinspect.core.diff import DIFF_SCHEMA, DiffReport
+from jxinspect.core.model import SCHEMA as REPORT_SCHEMA
+from jxinspect.core.model import Report
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """One schema file: its name, the type it describes, its ``$id`` and title."""
+
+    file: str
+    kind: type
+    id: str
+    title: str
+    description: str
+
+
+def shipped() -> tuple[Shipped, ...]:
+    """Every schema file the package ships."""
+    return (
+        Shipped("report.schema.json", Report, REPORT_SCHEMA, "jxinspect report",
+                "What one staged JAX function became, as `jxinspect lower --format json` "
+                "writes it."),
+        Shipped("diff.schema.json", DiffReport, DIFF_SCHEMA, "jxinspect diff",
+                "What changed between two reports of the same functions, as "
+                "`jxinspect diff-debug --format json` writes it."),
+    )  # fmt: skip
+
+
+@cache
+def _docstrings(kind: type) -> dict[str, str]:
+    """Each field's docstring (the string just below it), the base classes' included."""
+    found: dict[str, str] = {}
+    for cls in reversed(kind.__mro__):
+        if not dataclasses.is_dataclass(cls) and not issubclass(cls, msgspec.Struct):
+            continue
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+        except (OSError, TypeError):
+            continue
+        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+        for node, following in zip(body, body[1:]):
+            if (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and isinstance(following, ast.Expr)
+                and isinstance(following.value, ast.Constant)
+                and isinstance(following.value.value, str)
+            ):
+                found[node.target.id] = " ".join(following.value.value.split())
+    return found
+
+
+def _classes(kind: type) -> dict[str, Any]:
+    """Every dataclass and struct reachable from ``kind``'s fields, by name (as msgspec
+    names them): msgspec's description of each."""
+    seen: dict[str, Any] = {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, (msgspec.inspect.DataclassType, msgspec.inspect.StructType)):
+            if node.cls.__name__ in seen:
+                return
+            seen[node.cls.__name__] = node
+            for f in node.fields:
+                walk(f.type)
+        elif isinstance(node, msgspec.inspect.Type):
+            for value in vars(node).values() if hasattr(node, "__dict__") else ():
+                walk(value)
+            for slot in getattr(type(node), "__struct_fields__", ()):
+                walk(getattr(node, slot))
+        elif isinstance(node, (tuple, list)):
+            for item in node:
+                walk(item)
+
+    walk(msgspec.inspect.type_info(kind))
+    return seen
+
+
+def _strict(definition: dict[str, Any], info: Any) -> None:
+    """Every property required and described, no other property allowed."""
+    cls = info.cls
+    unwritten = {
+        f.name for f in (dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else ())
+        if not f.metadata.get("written", True)
+    }  # fmt: skip
+    names = {f.encode_name: f.name for f in info.fields if f.name not in unwritten}
+    written = list(names)
+    properties = definition.get("properties", {})
+    for name in list(properties):
+        if name not in written:
+            del properties[name]
+    docs = _docstrings(cls)
+    for name, prop in properties.items():
+        prop.pop("default", None)
+        if names[name] in docs:
+            prop["description"] = docs[names[name]]
+    definition["properties"] = {name: properties[name] for name in written if name in properties}
+    definition["required"] = list(definition["properties"])
+    definition["additionalProperties"] = False
+    if cls.__doc__:
+        definition["description"] = " ".join(cls.__doc__.split())
+
+
+def generate(entry: Shipped) -> dict[str, Any]:
+    """The schema of one shipped file, as the types say today."""
+    found = codec.schema(entry.kind)
+    defs: dict[str, Any] = found.pop("$defs", {})
+    classes = _classes(entry.kind)
+    for name, definition in defs.items():
+        if name in classes:
+            _strict(definition, classes[name])
+    root_ref = found.get("$ref", "").rpartition("/")[2]
+    root = defs.pop(root_ref, found)
+    root.pop("title", None)
+    head = {"$schema": DRAFT, "$id": entry.id, "title": entry.title,
+            "description": entry.description}  # fmt: skip
+    body = {k: v for k, v in root.items() if k != "description"}
+    return {**head, **body, "$defs": dict(sorted(defs.items()))}
+
+
+def text(entry: Shipped) -> str:
+    """The file's text: indented JSON, as the codec writes."""
+    return json.dumps(generate(entry), indent=2, ensure_ascii=False) + "\n"
+
+
+def folder() -> Path:
+    return Path(__file__).resolve().parent.parent / "schemas"
+
+
+def main() -> None:
+    """Write every shipped schema from the types."""
+    for entry in shipped():
+        (folder() / entry.file).write_text(text(entry), encoding="utf-8")
+        print(f"wrote {folder() / entry.file}")
+
+
+if __name__ == "__main__":
+    main()
