@@ -642,6 +642,168 @@ def test_syntax_error_column_after_an_empty_index() -> None:
     assert (e.column, e.reason) == (7, "expected ',' or end of text"), str(e)
 
 
+# ---------------------------------------------------------- syntax errors ----
+
+
+@pytest.mark.parametrize(
+    "text, column, reason",
+    [
+        # unclosed and stray brackets: the innermost open one, or the stray closer
+        ("(1, 2", 0, "'(' was never closed"),
+        ("[1, (2", 4, "'(' was never closed"),
+        ("((1", 1, "'(' was never closed"),
+        ("{a: [1}", 6, "unmatched '}'"),
+        ("x[1]]", 4, "unmatched ']'"),
+        ("f32[8@(]", 7, "unmatched ']'"),
+        # a value where a separator or closer belongs
+        ("1 2", 2, "expected ',' or end of text"),
+        ("1 2 3", 2, "expected ',' or end of text"),
+        ("(1 2)", 3, "expected ',' or ')'"),
+        ("[1 2]", 3, "expected ',' or ']'"),
+        ("f32[3 4]", 6, "expected ',' or ']'"),
+        ("f32[1:2:3:4]", 9, "expected ',' or ']'"),
+        ("P('a' 'b' c)", 10, "expected ',' or ')'"),
+        ("{a: 1 b: 2}", 6, "expected ',' or '}'"),
+        ("{1, 2: 3}", 5, "expected ',' or '}'"),
+        ("{a 1}", 3, "expected ':', ',' or '}'"),
+        ("{a: 1, b 2}", 9, "expected ':'"),
+        ("f32[]x", 5, "expected ',' or end of text"),
+        ("x.1", 1, "expected ',' or end of text"),
+        ("x.", 2, "expected a name after '.'"),
+        ("x.None", 2, "expected a name after '.'"),
+        # '=' only after a bare name in a call's arguments
+        ("(x=1)", 2, "expected ',' or ')'"),
+        ("1=2", 1, "expected ',' or end of text"),
+        ("m.C(a.b=1)", 7, "expected ',' or ')'"),
+        ("x=1, 2", 5, "positional argument follows keyword argument"),
+        ("x=1, =2", 5, "expected a value"),
+        # a separator or closer where a value belongs
+        ("x=", 2, "expected a value"),
+        ("-", 1, "expected a value"),
+        ("1 @", 3, "expected a value"),
+        ("{a:}", 3, "expected a value"),
+        ("f32[8@]", 6, "expected a value"),
+        ("f32[3][]", 7, "expected a value"),  # only NAME[] is an empty index
+        (".x", 0, "expected a value"),
+        ("=1", 0, "expected a value"),
+        (":", 0, "expected a value"),
+        # trailing commas: one after a value, never one alone or two
+        (",", 0, "expected a value"),
+        ("1,,", 2, "expected a value"),
+        ("1,,2", 2, "expected a value"),
+        ("(,)", 1, "expected a value"),
+        ("[,]", 1, "expected a value"),
+        ("[1,,]", 3, "expected a value"),
+        ("{,}", 1, "expected a value"),
+        ("{1: 2,,}", 6, "expected a value"),
+        ("P(,)", 2, "expected a value"),
+        ("f32[,]", 4, "expected a value"),
+        # literals
+        ("1x", 0, "invalid decimal literal"),
+        ("1__0", 0, "invalid decimal literal"),
+        ("1.5e", 0, "invalid decimal literal"),
+        ("0x", 0, "invalid hexadecimal literal"),
+        ("0b12", 0, "invalid binary literal"),
+        ("0o8", 0, "invalid octal literal"),
+        ("1jx", 0, "invalid imaginary literal"),
+        (
+            "0123",
+            0,
+            "leading zeros in decimal integer literals are not permitted; "
+            "use an 0o prefix for octal integers",
+        ),  # fmt: skip
+        ("'\\x4'", 1, "truncated \\xXX escape"),
+        ("'\\u00e'", 1, "truncated \\uXXXX escape"),
+        ("'\\U0001F60'", 1, "truncated \\UXXXXXXXX escape"),
+        ("'ab\\N{NOPE}'", 3, "unknown Unicode character name"),
+        ("'\\Nx'", 1, "malformed \\N character escape"),
+        ("'\\U00110000'", 1, "illegal Unicode character"),
+        ("'😀\\x4'", 2, "truncated \\xXX escape"),  # characters, not UTF-8 bytes
+        ("'a\nb'", 0, "unterminated string"),
+        ("r'abc\\'", 0, "unterminated string"),
+        ('"""a', 0, "EOF in multi-line string"),
+        ("'''a''' '", 8, "unterminated string"),
+    ],
+)
+def test_syntax_errors(text: str, column: int, reason: str) -> None:
+    e = error(parse_args, text)
+    assert (e.column, e.reason) == (column, reason), str(e)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("1,", (1,)),
+        ("(1,)", ((1,),)),
+        ("[1,]", ([1],)),
+        ("{'a': 1,}", ({"a": 1},)),
+        ("f32[3,]", (A("float32", 3),)),
+        ("P('a',)", (PSpec(("a",)),)),
+        ("m.C(a=1,)", (spec.Struct("m.C", (("a", 1),)),)),
+    ],
+)
+def test_trailing_commas(text: str, expected: object) -> None:
+    assert parse_args(text) == expected
+
+
+def test_empty_input() -> None:
+    for text in ("", " ", "\n\t", "\\\n", "\r\n"):
+        assert parse_args(text) == () and parse_kwargs(text) == {} and parse_mesh(text) == ()
+        assert parse_int_tuple(text) == () and parse_name_tuple(text) == ()
+        assert parse_specs(text) == () and spec.parse_dims(text) == ()
+        e = error(parse_value, text)
+        assert (e.column, e.reason) == (0, "empty spec")
+        e = error(parse_axes, text)
+        assert (e.column, e.reason) == (0, "no axes given")
+    assert parse_args("()") == ((),)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (r"'\x41\u00e9\U0001F600\N{BULLET}\N{bullet}\101\0'", "Aé😀••A\x00"),
+        (r"""'\a\b\f\n\r\t\v\\\'\"'""", "\a\b\f\n\r\t\v\\'\""),
+        (r"'\q\8\ \é'", r"\q\8\ \é"),  # unknown escapes are kept
+        ("'a\\\nb'", "ab"),  # an escaped newline joins the lines
+        (r"'\777'", "\u01ff"),
+        (r"'\ud800'", "\ud800"),  # an escaped surrogate, as Python reads it
+        (r"r'\x41\''", r"\x41\'"),
+        (r"R'\d' U'x' u'y'", r"\dxy"),
+        ("'''a\nb'''", "a\nb"),
+        ('"""it\'s"""', "it's"),
+        (r"'''a\''''", "a'"),
+        (r"""'a' "b" '''c''' r'\d'""", r"abc\d"),
+        ("'a\rb'", "a b"),  # a carriage return reads as a space, even in a string
+    ],
+)
+def test_string_literals(text: str, expected: str) -> None:
+    assert parse_value(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("0x_1F", 31),
+        ("0O17", 15),
+        ("0b101", 5),
+        ("00", 0),
+        ("0_0", 0),
+        ("1_000", 1000),
+        ("1.", 1.0),
+        (".5", 0.5),
+        ("1e3", 1000.0),
+        ("1E-3", 0.001),
+        ("07.5", 7.5),
+        ("1_0.0_1e1_0", 10.01e10),
+        ("1e999", math.inf),
+        ("-0.0", -0.0),
+        ("- 1", -1),
+    ],
+)
+def test_number_literals(text: str, expected: object) -> None:
+    assert same(parse_value(text), expected)
+
+
 def test_spec_error_format() -> None:
     e = error(parse_args, "f32[3], f33[2]")
     assert isinstance(e, ValueError)
@@ -1008,3 +1170,51 @@ def test_mesh_round_trip(mesh: list[tuple[str, int]]) -> None:
 def test_error_column_property(prefix: int, bad: str) -> None:
     text = "f32[1], " * prefix + bad
     assert error(parse_args, text).column == 8 * prefix
+
+
+# Literals are read as Python reads them: Python's own reader is the oracle (here only).
+_ESCAPES = [r"\n", r"\\", r"\'", r"\"", r"\x41", r"\x4", r"\u00e9", r"\u00e", r"\U0001F600",
+            r"\U00110000", r"\N{BULLET}", r"\N{bullet}", r"\N{NOPE}", r"\N", r"\0", r"\12",
+            r"\777", r"\q", r"\8", "\\\n", r"\a", "\\"]  # fmt: skip
+_BODY = st.lists(
+    st.sampled_from([*_ESCAPES, "'", '"', "\n", "{", "}"])
+    | st.characters(exclude_characters="\r\x00'\"\\\n"),
+    max_size=8,
+).map("".join)
+STRING_LITERALS = st.builds(
+    "{0}{1}{2}{1}".format,
+    st.sampled_from(["", "r", "u", "R", "U"]),
+    st.sampled_from(["'", '"', "'''", '"""']),
+    _BODY,
+)
+NUMBER_LITERALS = st.builds(
+    str.__add__,
+    st.sampled_from(["", "-", "- "]),
+    st.lists(st.sampled_from([*"0123456789_.eExXoObBjJ", "e+", "e-", "1"]), min_size=1,
+             max_size=8).map("".join),
+)  # fmt: skip
+
+
+def python_reads(text: str) -> object:
+    """What Python's own literal reader makes of ``text``; ``SpecError`` where it fails or
+    makes a value the spec language does not have (complex, Ellipsis)."""
+    import ast
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escapes warn on Python >= 3.12
+            value = ast.literal_eval(f"({text})")  # a spec reads as if in brackets
+    except (SyntaxError, ValueError):
+        return SpecError
+    return SpecError if isinstance(value, complex) or value is Ellipsis else value
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(STRING_LITERALS, min_size=1, max_size=3).map(" ".join) | NUMBER_LITERALS)
+def test_literals_read_as_python_reads_them(text: str) -> None:
+    expected = python_reads(text)
+    if expected is SpecError:
+        with pytest.raises(SpecError):
+            parse_value(text)
+    else:
+        assert same(parse_value(text), expected), text

@@ -87,7 +87,8 @@ _TRUNCATED = {
 
 
 def _identifier_char(c: str) -> bool:
-    return c.isascii() and (c.isalnum() or c == "_") or ("a" + c).isidentifier()
+    """Whether ``c`` may continue a name (Unicode's XID_Continue, as Python's names)."""
+    return c.isalnum() or c == "_" if c.isascii() else ("a" + c).isidentifier()
 
 
 class _Lexer:
@@ -104,13 +105,15 @@ class _Lexer:
     def tokens(self) -> list[Token]:
         src, i = self.src, 0
         while True:
-            i = _SPACE.match(src, i).end()  # type: ignore[union-attr]  # always matches
+            space = _SPACE.match(src, i)
+            assert space is not None  # '*': it always matches
+            i = space.end()
             if i == len(src):
                 break
             c = src[i]
             if c.isidentifier():
                 i = self.word(i)
-            elif c.isdigit() and c.isascii() or c == "." and _NUMBER.match(src, i):
+            elif c in "0123456789" or c == "." and _NUMBER.match(src, i):
                 i = self.number(i)
             elif c in "'\"":
                 i = self.string(i, i)
@@ -174,7 +177,7 @@ class _Lexer:
         value: object
         if s[-1] in "jJ":
             value = complex(digits)
-        elif s[1:2].lower() in _RADIX and s[:1] == "0":
+        elif s[0] == "0" and s[1:2].lower() in _RADIX:
             value = int(digits, 0)
         elif "." in s or "e" in s or "E" in s:
             value = float(digits)
@@ -357,8 +360,9 @@ class _Parser:
     def tok(self) -> Token:
         return self.toks[self.i]
 
-    def fail(self, reason: str) -> NoReturn:
-        raise SpecError(self.text, self.tok.col, reason)
+    def fail(self, reason: str, col: int | None = None) -> NoReturn:
+        """An error at ``col``, by default the next token's."""
+        raise SpecError(self.text, self.tok.col if col is None else col, reason)
 
     def at(self, op: str) -> bool:
         return self.tok.kind in ("op", "end") and self.tok.text == op
@@ -390,9 +394,7 @@ class _Parser:
             else:
                 args.append(self.expr())
                 if keywords:
-                    raise SpecError(
-                        self.text, tok.col, "positional argument follows keyword argument"
-                    )
+                    self.fail("positional argument follows keyword argument", tok.col)
             if not self.comma(close):
                 break
         self.i += 1
@@ -456,6 +458,8 @@ class _Parser:
     def atom(self) -> Node:
         """A name, literal (adjacent strings joined) or bracketed display."""
         tok = self.tok
+        if tok.kind in ("op", "end") and tok.text not in ("(", "[", "{"):
+            self.fail("expected a value")
         self.i += 1
         if tok.kind == "name":
             return Name(tok.col, tok.text)
@@ -472,10 +476,7 @@ class _Parser:
             return items[0] if len(items) == 1 and not comma else Tuple(tok.col, tuple(items))
         if tok.text == "[":
             return List(tok.col, tuple(self.items("]")[0]))
-        if tok.text == "{":
-            return self.braces(tok.col)
-        self.i -= 1
-        self.fail("expected a value")
+        return self.braces(tok.col)
 
     def braces(self, start: int) -> Node:
         """After '{': a dict ``{k: v, ...}`` or a set ``{a, ...}``, through '}'."""
