@@ -11,6 +11,7 @@ works it out again.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import KW_ONLY, dataclass, field, replace
@@ -49,8 +50,10 @@ def at_or_above(severity: str, fail_on: str | None) -> bool:
     return SEVERITY_RANK[severity] >= SEVERITY_RANK[fail_on]
 
 
+@functools.lru_cache(maxsize=4096)
 def shard_bytes(shape: tuple[int, ...], dtype: str) -> int | None:
-    """Bytes of an array of this shape; ``None`` when a dimension is symbolic (-1)."""
+    """Bytes of an array of this shape; ``None`` when a dimension is symbolic (-1).
+    (Cached: a model's leaves repeat a few shapes, and every leaf asks twice.)"""
     if any(d < 0 for d in shape):
         return None
     return int(math.prod(shape) * element_bytes(dtype))
