@@ -268,3 +268,20 @@ def test_golden_json_files_are_valid() -> None:
     assert files
     for path in files:
         assert_valid_report(json.loads(path.read_text(encoding="utf-8")), path.name)
+
+
+def test_a_mesh_is_a_value_written_as_its_text() -> None:
+    """Equal by axes, immutable, pickled and copied whole (lint workers, record), and
+    read back from its text, refusing one that is not a mesh."""
+    import pickle
+
+    mesh = Mesh((("data", 4), ("model", 2)), abstract=True)
+    assert pickle.loads(pickle.dumps(mesh)) == mesh == copy.deepcopy(mesh)
+    assert mesh != Mesh(mesh.axes) and hash(mesh) == hash(Mesh(mesh.axes, abstract=True))
+    with pytest.raises(AttributeError):
+        mesh.abstract = False  # type: ignore[misc]
+    assert codec.line(MESH) == '"data=4,model=2"'
+    assert codec.decode('"data=4,model=2"', Mesh, source="m") == MESH
+    with pytest.raises(codec.DecodeError) as raised:
+        codec.decode('"data:4"', Mesh, source="m")
+    assert str(raised.value) == ("m: expected a mesh such as 'data=2,model=4', got 'data:4'")

@@ -88,6 +88,9 @@ class Mesh:
     def __repr__(self) -> str:
         return f"Mesh({self.axes!r}, abstract={self.abstract!r})"
 
+    def __reduce__(self) -> tuple[type[Mesh], tuple[tuple[tuple[str, int], ...], bool]]:
+        return (Mesh, (self.axes, self.abstract))  # pickle and copy, past __setattr__
+
     @property
     def size(self) -> int:
         return math.prod(size for _, size in self.axes)
