@@ -1,20 +1,17 @@
-"""Lint configuration, declarations read from source, baseline and escaping: in-process
-unit tests (no JAX). The same errors through the command are in test_lint_cli.py."""
+"""Lint configuration and declarations read from source: in-process unit tests (no JAX).
+The same errors through the command are in test_lint_cli.py."""
 
 from __future__ import annotations
 
 import textwrap
-from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from jxinspect.core.errors import UsageError, UserCodeError
 from jxinspect.core.settings import Settings, parse_bytes
-from jxinspect.lint.baseline import make_key, read_baseline, render_baseline
 from jxinspect.project.config import Config, Policy, find_config, load_config
 from jxinspect.project.declarations import definition_line, parse_module, static_declaration
-from jxinspect.render.lint.github import command, escape_data, escape_property
 
 
 def write(folder: Path, name: str, text: str) -> Path:
@@ -296,62 +293,6 @@ def test_a_declaration_that_needs_an_import_gives_its_names_or_says_so(tmp_path:
         static_declaration(write(tmp_path, "d.py", "JXINSPECT = {\n"))
     huge = write(tmp_path, "e.py", 'S = "x" * 10**9\nJXINSPECT = {"f": {"args": S}}\n')
     assert static_declaration(huge) == static_declaration(huge)  # folds nothing huge
-
-
-# ---- baseline and GitHub escaping ----------------------------------------------------------
-
-
-def test_baseline_round_trip_is_sorted_and_keyed_without_lines(tmp_path: Path) -> None:
-    counts = Counter({make_key("b.py:f", "JX102", "x"): 1, make_key("a.py:f", "JX107", None): 2})
-    text = render_baseline(counts)
-    assert text.index("a.py:f") < text.index("b.py:f") and '"line"' not in text
-    path = tmp_path / "baseline.json"
-    path.write_text(text, encoding="utf-8")
-    assert read_baseline(path, "baseline.json") == counts
-    path.write_text('{"schema": "other"}', encoding="utf-8")
-    with pytest.raises(UsageError, match="not a jxinspect baseline"):
-        read_baseline(path, "baseline.json")
-    path.write_text("{", encoding="utf-8")
-    with pytest.raises(UsageError, match="baseline.json:1: the baseline is not JSON"):
-        read_baseline(path, "baseline.json")
-
-
-def test_github_escaping() -> None:
-    assert escape_data("100% done\r\nnext: a,b") == "100%25 done%0D%0Anext: a,b"
-    assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
-    assert command("error", "x\ny", "dir,1/f:2.py", 3, "JX102") == (
-        "::error file=dir%2C1/f%3A2.py,line=3,title=JX102::x%0Ay"
-    )
-    assert command("notice", "plain") == "::notice::plain"
-
-
-# ---- planning: discovery, precedence of options ------------------------------------------
-
-
-def test_discovery_skips_hidden_folders_and_excluded_files(project: Path) -> None:
-    from jxinspect.lint.run import LintRequest, _Planner
-
-    declared = 'JXINSPECT = {"f": {"args": "f32[3]", "devices": 2}}\ndef f(x):\n    return x\n'
-    for name in ("models/a.py", "models/old_b.py", ".venv/c.py", "models/sub/d.py"):
-        write(project, name, declared)
-    write(project, "models/notes.py", "# mentions JXINSPECT but declares nothing\n")
-    write(project, "models/broken.py", "JXINSPECT = {\n")
-    config = Config(
-        path=None,
-        root=project.resolve(),
-        exclude=("models/old_*",),
-        defaults=load_config(
-            write(project, "c.yaml", "defaults: {devices: 8, mesh: 'data=8'}\n")
-        ).defaults,
-    )
-    planned = _Planner(config, LintRequest()).plan()
-    assert [p.name for p in planned] == ["models/a.py:f", "models/broken.py", "models/sub/d.py:f"]
-    a, broken, _ = planned
-    assert a.job is not None and a.line == 2
-    options = a.job.resolved.options
-    assert options.devices == 2 and options.mesh == "data=8"  # declared over defaults
-    assert broken.job is None and broken.error_kind == "user-code"
-    assert broken.error is not None and broken.error.startswith("syntax error in ")
 
 
 def test_a_name_a_function_may_rebind_with_global_is_not_folded(tmp_path: Path) -> None:
