@@ -7,7 +7,7 @@ from pathlib import Path
 
 from jxinspect.lint.options import LintRequest, run_options
 from jxinspect.lint.workers.supervisor import DEFAULT_TIMEOUT_S
-from jxinspect.project.config import Config
+from jxinspect.project.config import CONFIG_KEYS, Config, Policy
 
 
 def test_nothing_given_is_every_default(tmp_path: Path) -> None:
@@ -15,6 +15,19 @@ def test_nothing_given_is_every_default(tmp_path: Path) -> None:
     assert options.fail_on == "error" and options.timeout == DEFAULT_TIMEOUT_S
     assert options.cache and not options.keep_workers and options.idle is None
     assert options.baseline == tmp_path / "jxinspect-baseline.json"
+
+
+def test_the_defaults_the_table_of_keys_states_are_the_runs(tmp_path: Path) -> None:
+    stated = {key.name: key.default for key in CONFIG_KEYS if key.default}
+    assert stated == {
+        "select": "every rule", "compile": "false", "baseline": "jxinspect-baseline.json",
+        "fail_on": "error", "timeout": "300", "cache": "true", "keep_workers": "false",
+    }  # fmt: skip
+    options = run_options(LintRequest(), Config(path=None, root=tmp_path))
+    assert options.baseline == tmp_path / stated["baseline"]
+    assert (options.fail_on, options.timeout) == (stated["fail_on"], float(stated["timeout"]))
+    assert (str(options.cache).lower(), str(options.keep_workers).lower()) == ("true", "false")
+    assert str(Policy().compile).lower() == stated["compile"] and Policy().select is None
 
 
 def test_the_configuration_over_the_defaults(tmp_path: Path) -> None:

@@ -1,20 +1,32 @@
-"""Lint configuration, declarations read from source, baseline and escaping: in-process
-unit tests (no JAX). The same errors through the command are in test_lint_cli.py."""
+"""Lint configuration and declarations read from source: in-process unit tests (no JAX).
+The same errors through the command are in test_lint_cli.py."""
 
 from __future__ import annotations
 
 import textwrap
-from collections import Counter
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
 from jxinspect.core.errors import UsageError, UserCodeError
 from jxinspect.core.settings import Settings, parse_bytes
-from jxinspect.lint.baseline import make_key, read_baseline, render_baseline
-from jxinspect.project.config import Config, Policy, find_config, load_config
+from jxinspect.project.config import (
+    CONFIG_KEYS,
+    POLICY_KEYS,
+    TOP_KEYS,
+    Config,
+    Policy,
+    PolicyOverride,
+    TargetEntry,
+    config_reference,
+    find_config,
+    load_config,
+)
+from jxinspect.project.config_files import MAX_DEPTH
 from jxinspect.project.declarations import definition_line, parse_module, static_declaration
-from jxinspect.render.lint.github import command, escape_data, escape_property
+from jxinspect.project.options import TargetOptions
 
 
 def write(folder: Path, name: str, text: str) -> Path:
@@ -108,7 +120,7 @@ def test_pyproject_holds_the_same_schema(project: Path) -> None:
     assert config.targets[0].options.args == "f32[3]"
 
 
-def test_pyproject_errors_name_the_line(project: Path) -> None:
+def test_pyproject_errors_name_the_key_path(project: Path) -> None:
     message = config_error(
         project,
         """
@@ -125,7 +137,14 @@ def test_pyproject_errors_name_the_line(project: Path) -> None:
         "pyproject.toml",
     )
     assert message == (
-        "pyproject.toml:9: targets[1].static_argnum: unknown key (did you mean `static_argnums`?)"
+        "pyproject.toml: tool.jxinspect.targets[1].static_argnum: unknown key "
+        "(did you mean `static_argnums`?)"
+    )
+    assert config_error(project, "[tool.jxinspect]\ntarget = 1\n", "pyproject.toml") == (
+        "pyproject.toml: tool.jxinspect.target: unknown key (did you mean `targets`?)"
+    )
+    assert config_error(project, "[tool.jxinspect]\ndefaults = 1\n", "pyproject.toml") == (
+        "pyproject.toml: tool.jxinspect.defaults: must be a mapping, got int 1"
     )
     assert "TOML syntax error" in config_error(project, "[tool.jxinspect\n", "pyproject.toml")
     assert "no [tool.jxinspect] table" in config_error(project, "[project]\n", "pyproject.toml")
@@ -223,6 +242,69 @@ def test_an_empty_file_is_an_empty_configuration(project: Path) -> None:
     assert config == Config(path=project / "jxinspect.yaml", root=project.resolve())
 
 
+def test_the_readme_shows_the_table_of_keys() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    shown = readme.split("```yaml\n# jxinspect.yaml\n", 1)[1].split("```", 1)[0]
+    assert shown == config_reference(), "paste config_reference() into README.md"
+
+
+def test_the_readmes_example_reads_back(project: Path) -> None:
+    config = load_config(write(project, "jxinspect.yaml", config_reference()))
+    args = "{w: f32[784,512]}, f32[32,784], i32[32]"
+    assert config == Config(
+        path=project / "jxinspect.yaml",
+        root=project.resolve(),
+        defaults=TargetOptions(devices=8),
+        targets=(
+            TargetEntry("models/mlp.py:loss", TargetOptions(args=args),
+                        PolicyOverride(ignore=("JX105",)), 15),
+        ),
+        paths=("models",),
+        exclude=("models/experimental/*",),
+        policy=Policy(("JX1", "JX2", "JX3"), ("JX110",), (("JX201", "error"),),
+                      Settings(4 << 20, 16 << 30), compile=True),
+        baseline="ci/baseline.json",
+        fail_on="warning",
+        timeout=600.0,
+        cache=False,
+        keep_workers=600.0,
+    )  # fmt: skip
+
+
+def test_config_holds_each_top_level_key_and_a_policy_of_the_shared_ones() -> None:
+    held = [f.name for f in fields(Config) if f.name not in ("path", "root", "policy")]
+    assert held == [name for name in TOP_KEYS if name not in POLICY_KEYS]
+    assert tuple(f.name for f in fields(PolicyOverride)) == POLICY_KEYS
+    assert all(key.help and not key.help.endswith(".") for key in CONFIG_KEYS)
+    assert [k.name for k in CONFIG_KEYS if k.kind == "choice"] == [
+        k.name for k in CONFIG_KEYS if k.choices
+    ]
+
+
+def test_a_key_given_no_value_holds_its_default(project: Path) -> None:
+    text = "".join(f"{name}:\n" for name in TOP_KEYS)
+    config = load_config(write(project, "jxinspect.yaml", text))
+    assert config == Config(path=project / "jxinspect.yaml", root=project.resolve())
+    message = config_error(project, "targets:\n  - target:\n")
+    assert (
+        message
+        == "jxinspect.yaml:2: targets[0]: missing `target` (e.g. target: models/mlp.py:predict)"
+    )
+
+
+def test_toml_nested_too_deeply_names_the_key_path(project: Path) -> None:
+    deep = "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)
+    message = config_error(project, f"[tool.jxinspect]\nexclude = {deep}\n", "pyproject.toml")
+    path = "tool.jxinspect.exclude" + "[0]" * (MAX_DEPTH - 1)
+    assert message == (
+        f"pyproject.toml: {path}: nested more than 64 levels deep; a configuration needs a few"
+    )
+    deeper = "[" * 1000 + "]" * 1000  # too deep for tomllib itself
+    assert config_error(project, f"[tool.jxinspect]\nexclude = {deeper}\n", "pyproject.toml") == (
+        "pyproject.toml: nested more than 64 levels deep; a configuration needs a few"
+    )
+
+
 def test_parse_bytes() -> None:
     assert parse_bytes(4096) == 4096 and parse_bytes("64 MiB") == 64 << 20
     assert parse_bytes("1.5GB") == 1_500_000_000 and parse_bytes("2kib") == 2048
@@ -296,62 +378,6 @@ def test_a_declaration_that_needs_an_import_gives_its_names_or_says_so(tmp_path:
         static_declaration(write(tmp_path, "d.py", "JXINSPECT = {\n"))
     huge = write(tmp_path, "e.py", 'S = "x" * 10**9\nJXINSPECT = {"f": {"args": S}}\n')
     assert static_declaration(huge) == static_declaration(huge)  # folds nothing huge
-
-
-# ---- baseline and GitHub escaping ----------------------------------------------------------
-
-
-def test_baseline_round_trip_is_sorted_and_keyed_without_lines(tmp_path: Path) -> None:
-    counts = Counter({make_key("b.py:f", "JX102", "x"): 1, make_key("a.py:f", "JX107", None): 2})
-    text = render_baseline(counts)
-    assert text.index("a.py:f") < text.index("b.py:f") and '"line"' not in text
-    path = tmp_path / "baseline.json"
-    path.write_text(text, encoding="utf-8")
-    assert read_baseline(path, "baseline.json") == counts
-    path.write_text('{"schema": "other"}', encoding="utf-8")
-    with pytest.raises(UsageError, match="not a jxinspect baseline"):
-        read_baseline(path, "baseline.json")
-    path.write_text("{", encoding="utf-8")
-    with pytest.raises(UsageError, match="baseline.json:1: the baseline is not JSON"):
-        read_baseline(path, "baseline.json")
-
-
-def test_github_escaping() -> None:
-    assert escape_data("100% done\r\nnext: a,b") == "100%25 done%0D%0Anext: a,b"
-    assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
-    assert command("error", "x\ny", "dir,1/f:2.py", 3, "JX102") == (
-        "::error file=dir%2C1/f%3A2.py,line=3,title=JX102::x%0Ay"
-    )
-    assert command("notice", "plain") == "::notice::plain"
-
-
-# ---- planning: discovery, precedence of options ------------------------------------------
-
-
-def test_discovery_skips_hidden_folders_and_excluded_files(project: Path) -> None:
-    from jxinspect.lint.run import LintRequest, _Planner
-
-    declared = 'JXINSPECT = {"f": {"args": "f32[3]", "devices": 2}}\ndef f(x):\n    return x\n'
-    for name in ("models/a.py", "models/old_b.py", ".venv/c.py", "models/sub/d.py"):
-        write(project, name, declared)
-    write(project, "models/notes.py", "# mentions JXINSPECT but declares nothing\n")
-    write(project, "models/broken.py", "JXINSPECT = {\n")
-    config = Config(
-        path=None,
-        root=project.resolve(),
-        exclude=("models/old_*",),
-        defaults=load_config(
-            write(project, "c.yaml", "defaults: {devices: 8, mesh: 'data=8'}\n")
-        ).defaults,
-    )
-    planned = _Planner(config, LintRequest()).plan()
-    assert [p.name for p in planned] == ["models/a.py:f", "models/broken.py", "models/sub/d.py:f"]
-    a, broken, _ = planned
-    assert a.job is not None and a.line == 2
-    options = a.job.resolved.options
-    assert options.devices == 2 and options.mesh == "data=8"  # declared over defaults
-    assert broken.job is None and broken.error_kind == "user-code"
-    assert broken.error is not None and broken.error.startswith("syntax error in ")
 
 
 def test_a_name_a_function_may_rebind_with_global_is_not_folded(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ import pytest
 from helpers import REPO, CliResult, error_line
 
 from jxinspect.render.common import escape
+from jxinspect.render.lint.github import command, escape_data, escape_property
 
 Run = Callable[..., CliResult]
 
@@ -134,6 +135,15 @@ def test_markdown_github_and_html_escaping() -> None:
     assert escape.github_data("50%\r\n\x1b") == "50%25%0D%0A\\x1b"
     assert escape.github_property("a:b,c") == "a%3Ab%2Cc"
     assert escape.html('<a href="x">\x00') == "&lt;a href=&quot;x&quot;&gt;\\x00"
+
+
+def test_github_escaping() -> None:
+    assert escape_data("100% done\r\nnext: a,b") == "100%25 done%0D%0Anext: a,b"
+    assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
+    assert command("error", "x\ny", "dir,1/f:2.py", 3, "JX102") == (
+        "::error file=dir%2C1/f%3A2.py,line=3,title=JX102::x%0Ay"
+    )
+    assert command("notice", "plain") == "::notice::plain"
 
 
 # ---- StableHLO text with hostile names ---------------------------------------------------

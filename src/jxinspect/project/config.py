@@ -1,48 +1,31 @@
 """The lint configuration: ``jxinspect.yaml`` or ``[tool.jxinspect]`` in ``pyproject.toml``.
 
-Both hold one schema::
-
-    defaults: {devices: 8, mesh: "data=8", partitioner: shardy, platform: cpu}
-    paths: [src/models]          # folders searched for modules that declare JXINSPECT
-    exclude: ["*/legacy/*"]      # glob patterns of files to leave out of that search
-    select: [JX1, JX2]           # code prefixes to run (default: every rule)
-    ignore: [JX105]
-    severity: {JX102: error}     # per code or prefix
-    budgets: {replicated_bytes: 4MiB, bytes_per_device: 16GiB}
-    compile: false               # also compile (XLA's shardings, aliasing and memory)
-    baseline: jxinspect-baseline.json
-    fail_on: error
-    timeout: 300                 # seconds one target may take to stage (0: no limit)
-    cache: true                  # reuse reports of unchanged targets (.jxinspect_cache/)
-    keep_workers: false          # true, or idle seconds: workers wait for the next run
-    targets:
-      - target: models/mlp.py:predict       # same keys as the CLI flags and JXINSPECT
-        args: "{w: f32[784,512]}, f32[32,784]"
-        ignore: [JX105]                     # per-target select/ignore/severity/budgets/compile
+Both hold one schema, declared once in :data:`CONFIG_KEYS`: each key's name, kind, help,
+default, an example and where it may stand (the top level, a target entry, or both); a
+target entry also takes every staging option of
+:data:`~jxinspect.project.options.OPTIONS`. The reader, its errors and the README's
+configuration reference (:func:`config_reference`) derive from the table.
 
 Everything is checked when read: an unknown key, a wrong type or a bad value is a
-:class:`~jxinspect.core.errors.UsageError` naming the file, the line, the key and the nearest
-valid key. YAML is read as ``yaml.safe_load`` reads it (the same types and tags), by a
-loader that first composes the nodes (their line numbers) and refuses, before anything is
-expanded, a document nested too deeply, aliases that stand for too many values ("billion
-laughs") and an alias inside the collection it names; each is one error naming the line.
-TOML cannot alias, but its nesting is bounded the same way. Imports no JAX.
+:class:`~jxinspect.core.errors.UsageError` naming the file, the line (YAML) or the key
+path (TOML), the key and the nearest valid key. How the files are parsed, and how hostile
+ones are bounded: :mod:`jxinspect.project.config_files`. Imports no JAX.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar, cast
+from typing import Any, Literal, NoReturn, cast
 
 from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.model import Severity
 from jxinspect.core.settings import BUDGET_KEYS, DEFAULT_SETTINGS, Settings, parse_bytes
 from jxinspect.core.vocabulary import FAIL_ON, SEVERITIES, FailOn
 from jxinspect.project import spec as specs
+from jxinspect.project.config_files import KeyPath, Located, read_toml, read_yaml
 from jxinspect.project.options import (
     DEFAULT_KEYS,
     OPTION_NAMES,
@@ -55,19 +38,84 @@ from jxinspect.project.sourcefile import undecodable
 from jxinspect.project.targets import parse_target
 from jxinspect.rules import RULES
 
-_Choice = TypeVar("_Choice", bound=str)
-"""One of a closed set of words (a ``Literal`` of :mod:`jxinspect.core.vocabulary`)."""
-
 YAML_NAMES = ("jxinspect.yaml", "jxinspect.yml")
 PYPROJECT = "pyproject.toml"
-POLICY_KEYS = ("select", "ignore", "severity", "budgets", "compile")
-TOP_KEYS = (
-    "defaults", "targets", "paths", "exclude", "baseline", "fail_on", "timeout", "cache",
-    "keep_workers", *POLICY_KEYS,
-)  # fmt: skip
-ENTRY_KEYS = ("target", *POLICY_KEYS, *OPTION_NAMES)
 
-KeyPath = tuple[str | int, ...]
+# ---- the table of keys ---------------------------------------------------------------------
+
+ConfigKind = Literal[
+    "defaults", "targets", "target", "strings", "text", "bool", "choice", "codes",
+    "severities", "budgets", "seconds", "idle",
+]  # fmt: skip
+"""How a key is written: staging options every target starts from, a list of target
+entries, one target, a string or a list of strings, one string, true or false, one of
+``choices``, rule code prefixes, a mapping of code prefixes to severities, a mapping of
+budget names to sizes, seconds (0: no limit), true/false or idle seconds."""
+
+Place = Literal["top", "entry"]
+"""Where a key may stand: the top level, or an item of ``targets:`` (and a module's
+``JXINSPECT`` entry, which takes an entry's keys but ``target``)."""
+
+_BOTH: tuple[Place, ...] = ("top", "entry")
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    """One configuration key, as the reader and the README know it."""
+
+    name: str
+    kind: ConfigKind
+    help: str
+    """What it is for (the README's comment)."""
+    example: str
+    """A value, as the README's example writes it."""
+    default: str = ""
+    """What holds where it is not given, in words (empty: nothing)."""
+    places: tuple[Place, ...] = ("top",)
+    choices: tuple[str, ...] = ()
+    """The values a ``choice`` takes."""
+
+
+CONFIG_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey("defaults", "defaults", ", ".join(DEFAULT_KEYS), "{devices: 8}"),
+    ConfigKey("paths", "strings", "modules here that declare JXINSPECT are targets too",
+              "[models]"),
+    ConfigKey("exclude", "strings", "glob patterns of files to leave out of that search",
+              '["models/experimental/*"]'),
+    ConfigKey("select", "codes", "code prefixes to run", "[JX1, JX2, JX3]", "every rule",
+              _BOTH),
+    ConfigKey("ignore", "codes", "code prefixes not to run", "[JX110]", places=_BOTH),
+    ConfigKey("severity", "severities", "per code or prefix: " + ", ".join(SEVERITIES),
+              "{JX201: error}", places=_BOTH),
+    ConfigKey("budgets", "budgets", "per-device thresholds of JX201 and JX302",
+              "{replicated_bytes: 4MiB, bytes_per_device: 16GiB}", places=_BOTH),
+    ConfigKey("compile", "bool", "also compile (XLA's shardings, aliasing, memory)", "true",
+              "false", _BOTH),
+    ConfigKey("baseline", "text", "the accepted findings", "ci/baseline.json",
+              "jxinspect-baseline.json"),
+    ConfigKey("fail_on", "choice", "the severity that fails the run: " + ", ".join(FAIL_ON),
+              "warning", "error", choices=FAIL_ON),
+    ConfigKey("timeout", "seconds", "seconds one target may take to stage (0: no limit)",
+              "600", "300"),
+    ConfigKey("cache", "bool", "reuse the reports of unchanged targets (.jxinspect_cache/)",
+              "false", "true"),
+    ConfigKey("keep_workers", "idle", "true, or idle seconds: workers wait for the next run",
+              "600", "false"),
+    ConfigKey("targets", "targets", "each entry: a target, its options and its own policy", ""),
+    ConfigKey("target", "target", "a file (every function it declares) or a function",
+              "models/mlp.py:loss", places=("entry",)),
+)  # fmt: skip
+"""Every configuration key, in the README's order."""
+
+CONFIG_KEYS_BY_NAME: dict[str, ConfigKey] = {key.name: key for key in CONFIG_KEYS}
+TOP_KEYS: tuple[str, ...] = tuple(key.name for key in CONFIG_KEYS if "top" in key.places)
+POLICY_KEYS: tuple[str, ...] = tuple(key.name for key in CONFIG_KEYS if key.places == _BOTH)
+"""The keys both levels take: which rules run on a target, their severities, budgets."""
+ENTRY_KEYS: tuple[str, ...] = (
+    *(key.name for key in CONFIG_KEYS if "entry" in key.places),
+    *OPTION_NAMES,
+)
+"""What an item of ``targets:`` may hold."""
 
 
 @dataclass(frozen=True)
@@ -123,8 +171,9 @@ def declared_override(data: dict[str, Any], where: str) -> tuple[dict[str, Any],
     options = {k: v for k, v in data.items() if k not in policy}
     if not policy:
         return options, PolicyOverride()
-    reader = _Reader(where, {}, Path("."))
-    return options, reader.override({str(k).replace("-", "_"): v for k, v in policy.items()}, ())
+    reader = _Reader(Located(where, None), Path("."))
+    read = reader.values({str(k).replace("-", "_"): v for k, v in policy.items()}, (), "entry")
+    return options, PolicyOverride(**read)
 
 
 @dataclass(frozen=True)
@@ -136,16 +185,18 @@ class TargetEntry:
     options: TargetOptions
     override: PolicyOverride
     line: int | None = None
+    """Its line in a YAML file (``tomllib`` keeps none)."""
 
 
 @dataclass(frozen=True)
 class Config:
-    """A read configuration; paths in it are relative to ``root``."""
+    """A read configuration; paths in it are relative to ``root``. One field a top-level
+    key of :data:`CONFIG_KEYS`, in its order, those of :data:`POLICY_KEYS` read into
+    ``policy`` (a test checks it)."""
 
     path: Path | None
     root: Path
     defaults: TargetOptions = field(default_factory=TargetOptions)
-    targets: tuple[TargetEntry, ...] = ()
     paths: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     policy: Policy = field(default_factory=Policy)
@@ -158,6 +209,7 @@ class Config:
     keep_workers: bool | float = False
     """Keep the workers for the next run: ``True`` (for the default idle time) or the
     seconds they wait."""
+    targets: tuple[TargetEntry, ...] = ()
 
 
 def find_config(start: Path) -> Path | None:
@@ -210,415 +262,227 @@ def load_config(path: Path) -> Config:
         raise UsageError(
             f"{name}:{line}: not UTF-8 text (byte {byte}); save the configuration as UTF-8"
         ) from None
-    if path.name == PYPROJECT or path.suffix == ".toml":
-        data, lines = _read_toml(text, name)
-    else:
-        data, lines = _read_yaml(text, name)
-    return _Reader(name, lines, path.resolve().parent).config(data, path)
+    toml = path.name == PYPROJECT or path.suffix == ".toml"
+    located = read_toml(text, name) if toml else read_yaml(text, name)
+    return _Reader(located, path.resolve().parent).config(path)
 
 
-# ---- reading ----------------------------------------------------------------------------
+# ---- the README's reference ------------------------------------------------------------------
+
+_COMMENT_AT = 36
+_ENTRY_EXAMPLE = (
+    ("args", '"{w: f32[784,512]}, f32[32,784], i32[32]"', "any staging option (see the flags)"),
+    ("ignore", "[JX105]", "and its own " + ", ".join(POLICY_KEYS)),
+)
+"""The README's target entry, after its ``target``: a staging option, a per-target key."""
 
 
-MAX_DEPTH = 64
-"""The deepest a configuration may nest (the schema itself needs four levels)."""
-MAX_VALUES = 100_000
-"""The most values a configuration may hold, every alias counted as the values it stands for."""
+def config_reference() -> str:
+    """The README's example ``jxinspect.yaml``: a line a key of :data:`CONFIG_KEYS`, with
+    its help and default, and one target entry."""
+    lines = []
+    for key in CONFIG_KEYS:
+        if "top" in key.places:
+            value = f" {key.example}" if key.example else ""
+            lines.append(_commented(f"{key.name}:{value}", key.help, key.default))
+    target = CONFIG_KEYS_BY_NAME["target"]
+    lines.append(_commented(f"  - target: {target.example}", target.help, target.default))
+    lines += [_commented(f"    {name}: {value}", help, "") for name, value, help in _ENTRY_EXAMPLE]
+    return "\n".join(lines) + "\n"
 
 
-def _read_yaml(text: str, name: str) -> tuple[Any, dict[KeyPath, int]]:
-    import yaml
-
-    loader = _bounded_loader()(text)
-    lines: dict[KeyPath, int] = {}
-    try:
-        node = loader.get_single_node()  # composed once: aliases checked before expansion
-        if node is not None:  # lines first: constructing merges `<<` keys into the nodes
-            _yaml_lines(node, (), lines, name)
-        data = loader.construct_document(node) if node is not None else None
-    except _Refused as err:
-        raise UsageError(f"{name}:{err.mark.line + 1}: {err.message}") from None
-    except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        where = f"{name}:{mark.line + 1}" if mark is not None else name
-        column = f" (column {mark.column + 1})" if mark is not None else ""
-        problem = err.problem or err.context or "unreadable YAML"
-        context = ""
-        if err.context and err.problem and err.context_mark is not None:
-            context = f", {err.context} started on line {err.context_mark.line + 1}"
-        raise UsageError(f"{where}: YAML syntax error: {problem}{column}{context}") from None
-    except yaml.YAMLError as err:
-        raise UsageError(f"{name}: YAML error: {err}") from None
-    finally:
-        loader.dispose()
-    return data, lines
+def _commented(text: str, help: str, default: str) -> str:
+    comment = f"{help}; default: {default}" if default else help
+    return f"{text.ljust(_COMMENT_AT - 2)}  # {comment}"
 
 
-class _Refused(Exception):
-    """A YAML document refused before it is built: too deep, too big once its aliases
-    are expanded, or an alias inside the collection it names."""
-
-    def __init__(self, mark: Any, message: str) -> None:
-        super().__init__(message)
-        self.mark, self.message = mark, message
-
-
-@functools.cache
-def _bounded_loader() -> type[Any]:
-    """``yaml.SafeLoader`` (the same types, tags and merge keys as ``yaml.safe_load``)
-    whose composer refuses, before anything is expanded, a document nested deeper than
-    :data:`MAX_DEPTH`, one whose aliases stand for more than :data:`MAX_VALUES` values
-    ("billion laughs"), and an alias that refers to a collection that holds it."""
-    import yaml
-
-    class BoundedLoader(yaml.SafeLoader):  # type: ignore[misc]  # yaml has no stubs here
-        def __init__(self, stream: str) -> None:
-            super().__init__(stream)
-            self.depth = 0
-            self.open_anchors: set[str] = set()
-            self.sizes: dict[int, int] = {}
-            """id(node) → values it stands for, its aliases expanded."""
-
-        def compose_node(self, parent: Any, index: Any) -> Any:
-            event = self.peek_event()
-            if isinstance(event, yaml.AliasEvent):
-                if event.anchor in self.open_anchors:
-                    raise _Refused(
-                        event.start_mark,
-                        f"the alias *{event.anchor} refers to the collection &{event.anchor} "
-                        "that contains it; a configuration cannot contain itself "
-                        "(write the values out)",
-                    )
-                return super().compose_node(parent, index)
-            if self.depth >= MAX_DEPTH:
-                raise _Refused(
-                    event.start_mark,
-                    f"nested more than {MAX_DEPTH} levels deep; a configuration needs a few",
-                )
-            anchor = event.anchor
-            collection = isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent))
-            if anchor is not None and collection:
-                self.open_anchors.add(anchor)
-            self.depth += 1
-            try:
-                node = super().compose_node(parent, index)
-            finally:
-                self.depth -= 1
-                self.open_anchors.discard(anchor)
-            size = 1
-            if isinstance(node, yaml.SequenceNode):
-                size += sum(self.sizes[id(item)] for item in node.value)
-            elif isinstance(node, yaml.MappingNode):
-                size += sum(self.sizes[id(k)] + self.sizes[id(v)] for k, v in node.value)
-            if size > MAX_VALUES:
-                raise _Refused(
-                    event.start_mark,
-                    f"this value's aliases expand to more than {MAX_VALUES:,} values; "
-                    "write the values out or use fewer aliases",
-                )
-            self.sizes[id(node)] = size
-            return node
-
-    return BoundedLoader
-
-
-def _yaml_lines(node: Any, path: KeyPath, lines: dict[KeyPath, int], name: str) -> None:
-    import yaml
-
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            key = str(key_node.value)
-            line = key_node.start_mark.line + 1
-            if path + (key,) in lines:
-                dotted = _dotted(path + (key,))
-                raise UsageError(
-                    f"{name}:{line}: {dotted}: duplicate key (first on line {lines[path + (key,)]})"
-                )
-            lines[path + (key,)] = line
-            _yaml_lines(value_node, path + (key,), lines, name)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            lines[path + (index,)] = item.start_mark.line + 1
-            _yaml_lines(item, path + (index,), lines, name)
-
-
-def _read_toml(text: str, name: str) -> tuple[Any, dict[KeyPath, int]]:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
-    deep = _too_deep_line(text)
-    if deep is not None:
-        raise UsageError(
-            f"{name}:{deep}: nested more than {MAX_DEPTH} levels deep; a configuration needs a few"
-        )
-    try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise UsageError(f"{name}: TOML syntax error: {err}") from None
-    except RecursionError:  # pragma: no cover - _too_deep_line finds it first
-        raise UsageError(f"{name}: nested too deeply to read") from None
-    tool = document.get("tool", {})
-    if not isinstance(tool, dict) or "jxinspect" not in tool:
-        raise UsageError(f"{name}: no [tool.jxinspect] table; add one or use jxinspect.yaml")
-    return tool["jxinspect"], _toml_lines(text)
-
-
-def _too_deep_line(text: str) -> int | None:
-    """The first line where TOML arrays and inline tables nest deeper than
-    :data:`MAX_DEPTH` (brackets in strings and comments do not count), before a parser
-    recurses into them."""
-    depth, quote, line = 0, "", 1
-    index, end = 0, len(text)
-    while index < end:
-        char = text[index]
-        if char == "\n":
-            line += 1
-            if quote in ('"', "'"):
-                quote = ""  # a one-line string ends with its line (or is a syntax error)
-        elif quote:
-            if text.startswith(quote, index):
-                index += len(quote)
-                quote = ""
-                continue
-            if char == "\\" and quote[0] == '"':
-                index += 1
-        elif char == "#":
-            newline = text.find("\n", index)
-            index = end if newline < 0 else newline
-            continue
-        elif char in "\"'":
-            quote = char * 3 if text.startswith(char * 3, index) else char
-            index += len(quote)
-            continue
-        elif char in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                return line
-        elif char in "]}":
-            depth = max(depth - 1, 0)
-        index += 1
-    return None
-
-
-def _toml_lines(text: str) -> dict[KeyPath, int]:
-    """Best-effort line numbers of ``[tool.jxinspect]`` keys (tables, arrays of tables and
-    ``key = value`` lines; keys inside inline tables get their table's line)."""
-    lines: dict[KeyPath, int] = {}
-    table: KeyPath = ()
-    arrays: dict[KeyPath, int] = {}
-
-    def split(dotted: str) -> KeyPath:
-        return tuple(part.strip().strip("\"'") for part in dotted.split("."))
-
-    for number, raw in enumerate(text.splitlines(), start=1):
-        stripped = raw.strip()
-        if stripped.startswith("[["):
-            name = split(stripped[2 : stripped.find("]]")])
-            arrays[name] = arrays.get(name, -1) + 1
-            table = name + (arrays[name],)
-        elif stripped.startswith("["):
-            table = split(stripped[1 : stripped.find("]")])
-        elif "=" in stripped and not stripped.startswith("#"):
-            key = split(stripped.split("=", 1)[0])
-            lines.setdefault(table[2:] + key, number)
-            continue
-        else:
-            continue
-        if table[:2] == ("tool", "jxinspect"):
-            lines.setdefault(table[2:], number)
-            if len(table) > 3 and isinstance(table[-1], int):
-                lines.setdefault(table[2:-1], number)
-    return lines
-
-
-def _dotted(path: KeyPath) -> str:
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
-    return text or "<top level>"
-
-
-# ---- validating -------------------------------------------------------------------------
+# ---- reading -------------------------------------------------------------------------------
 
 
 class _Reader:
-    """Validates plain data against the schema, naming file, line and key in each error."""
+    """Checks plain data against :data:`CONFIG_KEYS`, naming file, line and key in each error."""
 
-    def __init__(self, name: str, lines: dict[KeyPath, int], root: Path) -> None:
-        self.name, self.lines, self.root = name, lines, root
-        self.codes = tuple(rule.code for rule in RULES)
+    def __init__(self, located: Located, root: Path) -> None:
+        self.located, self.root = located, root
+        self.known = tuple(rule.code for rule in RULES)
 
     def where(self, path: KeyPath) -> str:
-        for end in range(len(path), 0, -1):
-            if path[:end] in self.lines:
-                return f"{self.name}:{self.lines[path[:end]]}"
-        return self.name
+        return self.located.where(path)
 
     def fail(self, path: KeyPath, message: str) -> NoReturn:
-        raise UsageError(f"{self.where(path)}: {_dotted(path)}: {message}")
+        raise UsageError(f"{self.where(path)}: {self.located.dotted(path)}: {message}")
 
-    def keys(self, data: dict[Any, Any], path: KeyPath, allowed: tuple[str, ...]) -> None:
+    def keys(self, data: dict[str, Any], path: KeyPath, allowed: tuple[str, ...]) -> None:
         for key in data:
-            if str(key).replace("-", "_") not in allowed:
-                self.fail(path + (str(key),), f"unknown key{nearest(str(key), allowed)}")
+            if key not in allowed:
+                self.fail(path + (key,), f"unknown key{nearest(key, allowed)}")
 
     def mapping(self, value: Any, path: KeyPath) -> dict[str, Any]:
+        """``value``'s keys with ``_`` for ``-`` (their lines kept); ``null``: empty."""
         if value is None:
             return {}
         if not isinstance(value, dict):
             self.fail(path, f"must be a mapping, got {_kind(value)}")
+        lines = self.located.lines
         result = {}
         for raw, item in value.items():
             key = str(raw).replace("-", "_")
-            if key != str(raw) and path + (str(raw),) in self.lines:
-                self.lines[path + (key,)] = self.lines[path + (str(raw),)]
+            if key != str(raw) and path + (str(raw),) in lines:
+                lines[path + (key,)] = lines[path + (str(raw),)]
             result[key] = item
         return result
 
-    def strings(self, value: Any, path: KeyPath) -> tuple[str, ...]:
+    def values(self, data: dict[str, Any], path: KeyPath, place: Place) -> dict[str, Any]:
+        """The keys of :data:`CONFIG_KEYS` that stand at ``place`` and ``data`` gives (not
+        as ``null``), each read by its kind."""
+        return {
+            key.name: _READERS[key.kind](self, key, data[key.name], path + (key.name,))
+            for key in CONFIG_KEYS
+            if place in key.places and data.get(key.name) is not None
+        }
+
+    def config(self, path: Path) -> Config:
+        top = self.mapping(self.located.data, ())
+        self.keys(top, (), TOP_KEYS)
+        read = self.values(top, (), "top")
+        override = PolicyOverride(**{name: read.pop(name) for name in POLICY_KEYS if name in read})
+        return Config(path=path, root=self.root, policy=override.apply(Policy()), **read)
+
+    def entry(self, value: Any, path: KeyPath) -> TargetEntry:
+        data = self.mapping(value, path)
+        self.keys(data, path, ENTRY_KEYS)
+        if data.get("target") is None:
+            self.fail(path, "missing `target` (e.g. target: models/mlp.py:predict)")
+        read = self.values(data, path, "entry")
+        options = {k: v for k, v in data.items() if k in OPTIONS_BY_NAME}
+        return TargetEntry(
+            target=read.pop("target"),
+            options=self.options(options, path),
+            override=PolicyOverride(**read),
+            line=self.located.lines.get(path),
+        )
+
+    def options(self, data: dict[str, Any], path: KeyPath) -> TargetOptions:
+        """Staging options, each key checked on its own line, spec strings parsed."""
+        for key, value in data.items():
+            where = f"{self.where(path + (key,))}: {self.located.dotted(path)}"
+            read = options_from_mapping({key: value}, where)
+            parse = OPTIONS_BY_NAME[key].parse
+            if parse is not None:
+                try:
+                    parse(getattr(read, key))  # as read: dims may be a mapping
+                except specs.SpecError as err:
+                    self.fail(path + (key,), str(err))
+        return options_from_mapping(data, self.where(path))
+
+    # -- one reader a kind: (key, value, path) -> the value as Config holds it
+
+    def defaults(self, key: ConfigKey, value: Any, path: KeyPath) -> TargetOptions:
+        data = self.mapping(value, path)
+        self.keys(data, path, DEFAULT_KEYS)
+        return self.options(data, path)
+
+    def targets(self, key: ConfigKey, value: Any, path: KeyPath) -> tuple[TargetEntry, ...]:
+        if not isinstance(value, list):
+            self.fail(path, f"must be a list of mappings, got {_kind(value)}")
+        return tuple(self.entry(item, path + (index,)) for index, item in enumerate(value))
+
+    def target(self, key: ConfigKey, value: Any, path: KeyPath) -> str:
+        text = self.text(key, value, path)
+        try:
+            target = parse_target(text)
+        except UsageError as err:
+            self.fail(path, str(err))
+        if target.is_file and not (self.root / target.module).is_file():
+            where = f"the folder of {self.located.name}"
+            self.fail(path, str(no_such_file(target.module, where)))
+        return text
+
+    def strings(self, key: ConfigKey, value: Any, path: KeyPath) -> tuple[str, ...]:
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
             self.fail(path, f"must be a string or a list of strings, got {_kind(value)}")
         return tuple(items)
 
-    def string(self, value: Any, path: KeyPath) -> str:
+    def text(self, key: ConfigKey, value: Any, path: KeyPath) -> str:
         if not isinstance(value, str):
             self.fail(path, f"must be a string, got {_kind(value)}")
         return value
 
-    def boolean(self, value: Any, path: KeyPath) -> bool:
+    def boolean(self, key: ConfigKey, value: Any, path: KeyPath) -> bool:
         if not isinstance(value, bool):
             self.fail(path, f"must be true or false, got {_kind(value)}")
         return value
 
-    def choice(self, value: Any, path: KeyPath, choices: tuple[_Choice, ...]) -> _Choice:
+    def choice(self, key: ConfigKey, value: Any, path: KeyPath) -> str:
+        return self.one_of(value, path, key.choices)
+
+    def one_of(self, value: Any, path: KeyPath, choices: tuple[str, ...]) -> str:
         if not isinstance(value, str) or value not in choices:
             hint = nearest(value, choices) if isinstance(value, str) else ""
             self.fail(path, f"must be one of {', '.join(choices)}, got {value!r}{hint}")
         return value
 
-    def code_prefixes(self, value: Any, path: KeyPath) -> tuple[str, ...]:
-        items = self.strings(value, path)
+    def seconds(self, key: ConfigKey, value: Any, path: KeyPath) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            self.fail(path, f"must be seconds (0 for no limit), got {_kind(value)}")
+        return float(value)
+
+    def idle(self, key: ConfigKey, value: Any, path: KeyPath) -> bool | float:
+        if isinstance(value, bool):
+            return value
+        if not isinstance(value, (int, float)) or value <= 0:
+            self.fail(path, f"must be true, false or idle seconds, got {_kind(value)}")
+        return float(value)
+
+    def codes(self, key: ConfigKey, value: Any, path: KeyPath) -> tuple[str, ...]:
+        items = self.strings(key, value, path)
         for index, item in enumerate(items):
             self.code_prefix(item, path + (index,) if not isinstance(value, str) else path)
         return tuple(item.upper() for item in items)
 
     def code_prefix(self, item: str, path: KeyPath) -> None:
         code = item.upper()
-        if not re.fullmatch(r"JX\d{0,3}", code) or not any(c.startswith(code) for c in self.codes):
+        if not re.fullmatch(r"JX\d{0,3}", code) or not any(c.startswith(code) for c in self.known):
             self.fail(
                 path,
-                f"unknown code `{item}`{nearest(code, self.codes)}; known: {', '.join(self.codes)}",
+                f"unknown code `{item}`{nearest(code, self.known)}; known: {', '.join(self.known)}",
             )
 
-    def options(self, data: dict[str, Any], path: KeyPath) -> TargetOptions:
-        """Target options, each key checked on its own line, spec strings parsed."""
-        for key, value in data.items():
-            read = options_from_mapping(
-                {key: value}, f"{self.where(path + (key,))}: {_dotted(path)}"
-            )
-            parse = OPTIONS_BY_NAME[key].parse
-            if parse is not None:
-                try:
-                    parse(getattr(read, key.replace("-", "_")))  # as read: dims may be a mapping
-                except specs.SpecError as err:
-                    self.fail(path + (key,), str(err))
-        return options_from_mapping(data, self.where(path))
-
-    def override(self, data: dict[str, Any], path: KeyPath) -> PolicyOverride:
-        select = data.get("select")
-        budgets = self.budgets(data.get("budgets"), path + ("budgets",))
-        return PolicyOverride(
-            select=self.code_prefixes(select, path + ("select",)) if select is not None else None,
-            ignore=self.code_prefixes(data.get("ignore", []), path + ("ignore",)),
-            severity=self.severities(data.get("severity"), path + ("severity",)),
-            budgets=tuple(budgets.items()),
-            compile=self.boolean(data["compile"], path + ("compile",))
-            if "compile" in data
-            else None,
-        )
-
-    def severities(self, value: Any, path: KeyPath) -> tuple[tuple[str, Severity], ...]:
+    def severities(
+        self, key: ConfigKey, value: Any, path: KeyPath
+    ) -> tuple[tuple[str, Severity], ...]:
         result = []
         for code, severity in self.mapping(value, path).items():
             self.code_prefix(code, path + (code,))
-            chosen = self.choice(severity, path + (code,), SEVERITIES)
+            chosen = cast(Severity, self.one_of(severity, path + (code,), SEVERITIES))
             result.append((code.upper(), chosen))
         return tuple(result)
 
-    def budgets(self, value: Any, path: KeyPath) -> dict[str, int | None]:
+    def budgets(
+        self, key: ConfigKey, value: Any, path: KeyPath
+    ) -> tuple[tuple[str, int | None], ...]:
         data = self.mapping(value, path)
         self.keys(data, path, BUDGET_KEYS)
         result: dict[str, int | None] = {}
-        for key, size in data.items():
-            if size is None and key == "bytes_per_device":
-                result[key] = None
+        for name, size in data.items():
+            if size is None and name == "bytes_per_device":
+                result[name] = None
                 continue
             try:
-                result[key] = parse_bytes(size)
+                result[name] = parse_bytes(size)
             except ValueError as err:
-                self.fail(path + (key,), f"{err}, got {size!r}")
-        return result
+                self.fail(path + (name,), f"{err}, got {size!r}")
+        return tuple(result.items())
 
-    def target(self, value: Any, index: int) -> TargetEntry:
-        path: KeyPath = ("targets", index)
-        data = self.mapping(value, path)
-        self.keys(data, path, ENTRY_KEYS)
-        if "target" not in data:
-            self.fail(path, "missing `target` (e.g. target: models/mlp.py:predict)")
-        text = self.string(data["target"], path + ("target",))
-        try:
-            target = parse_target(text)
-        except UsageError as err:
-            self.fail(path + ("target",), str(err))
-        if target.is_file and not (self.root / target.module).is_file():
-            self.fail(
-                path + ("target",),
-                str(no_such_file(target.module, f"the folder of {self.name}")),
-            )
-        options = {k: v for k, v in data.items() if k in OPTION_NAMES}
-        return TargetEntry(
-            target=text,
-            options=self.options(options, path),
-            override=self.override(data, path),
-            line=self.lines.get(path),
-        )
 
-    def config(self, data: Any, path: Path) -> Config:
-        top = self.mapping(data, ())
-        self.keys(top, (), TOP_KEYS)
-        defaults = self.mapping(top.get("defaults"), ("defaults",))
-        self.keys(defaults, ("defaults",), DEFAULT_KEYS)
-        targets = top.get("targets", [])
-        if not isinstance(targets, list):
-            self.fail(("targets",), f"must be a list of mappings, got {_kind(targets)}")
-        base = self.override(top, ())
-        policy = base.apply(Policy())
-        fail_on = top.get("fail_on")
-        baseline = top.get("baseline")
-        timeout = top.get("timeout")
-        if timeout is not None and (
-            isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0
-        ):
-            self.fail(("timeout",), f"must be seconds (0 for no limit), got {_kind(timeout)}")
-        keep = top.get("keep_workers", False)
-        if not isinstance(keep, (bool, int, float)) or (not isinstance(keep, bool) and keep <= 0):
-            self.fail(("keep_workers",), f"must be true, false or idle seconds, got {_kind(keep)}")
-        return Config(
-            path=path,
-            root=self.root,
-            defaults=self.options(defaults, ("defaults",)),
-            targets=tuple(self.target(item, i) for i, item in enumerate(targets)),
-            paths=self.strings(top.get("paths", []), ("paths",)),
-            exclude=self.strings(top.get("exclude", []), ("exclude",)),
-            policy=policy,
-            baseline=self.string(baseline, ("baseline",)) if baseline is not None else None,
-            fail_on=self.choice(fail_on, ("fail_on",), FAIL_ON) if fail_on is not None else None,
-            timeout=float(timeout) if timeout is not None else None,
-            cache=self.boolean(top.get("cache", True), ("cache",)),
-            keep_workers=keep if isinstance(keep, bool) else float(keep),
-        )
+_READERS: dict[ConfigKind, Callable[[_Reader, ConfigKey, Any, KeyPath], Any]] = {
+    "defaults": _Reader.defaults, "targets": _Reader.targets, "target": _Reader.target,
+    "strings": _Reader.strings, "text": _Reader.text, "bool": _Reader.boolean,
+    "choice": _Reader.choice, "codes": _Reader.codes, "severities": _Reader.severities,
+    "budgets": _Reader.budgets, "seconds": _Reader.seconds, "idle": _Reader.idle,
+}  # fmt: skip
+"""How each kind of key is read (a test checks every kind has one)."""
 
 
 def _kind(value: Any) -> str:
