@@ -44,7 +44,7 @@ class Traced:
     notes: tuple[str, ...] = ()
     results: list[str | None] | None = None
     """The user's path of each result when a wrapper rearranged them (``None``: read
-    them from ``out_info``); see :attr:`jxinspect.tracer.adapters.Adapted.results`."""
+    them from ``out_info``); see :attr:`jxinspect.tracer.adapters.adapted.Adapted.results`."""
     declared: tuple[Any, ...] | None = None
     """Where lowering failed, per flat input: the JAX sharding its argument declared
     (``in_shardings``, else a ``ShapeDtypeStruct``'s, as ``f32[8@data]`` makes it), or
