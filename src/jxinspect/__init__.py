@@ -106,7 +106,7 @@ def diff(
     allow: tuple[str, ...] = (),
 ) -> DiffReport:
     """What changed between two versions of a program, by meaning: the same
-    :class:`~jxinspect.diff.DiffReport` that ``jxinspect diff-debug`` renders.
+    :class:`~jxinspect.compare.diff.DiffReport` that ``jxinspect diff-debug`` renders.
 
     ``before`` and ``after`` are reports (from :func:`inspect`
     or ``Report.from_dict`` of a saved JSON report), or two functions staged here on the

@@ -77,7 +77,7 @@ def record(
     output and exit code are its own."""
 
     def body() -> int:
-        from jxinspect.record import run as recording
+        from jxinspect.record import recording
 
         settings = records.RecordSettings(
             only=tuple(only or ()),

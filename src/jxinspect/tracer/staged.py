@@ -7,7 +7,8 @@
 A tracing error is the user's and is raised (:class:`~jxinspect.core.errors.UserCodeError`);
 a lowering (or compiling) error is carried as a value, :class:`LoweringFailed`
 (:class:`CompileFailed`), so that the report still says what was traced (lowered).
-Each value is built once, when its stage is done. The readers in
+Each value is frozen: made when its stage is done, then remade with ``replace`` where the
+staging step learns more (an adapter's or a split call's leaves and notes). The readers in
 :mod:`jxinspect.tracer.read` take these values; this module imports nothing of the tracer.
 """
 
