@@ -77,7 +77,7 @@ PRELOAD = {
         "jxinspect.cli.common",
         "jxinspect.cli.lint",
         "jxinspect.cli.record",
-        "jxinspect.record.run",
+        "jxinspect.record.recording",
         "jxinspect.render.record.summary",
     ),
 }

@@ -43,7 +43,7 @@ from jxinspect.project.targets import (
 if TYPE_CHECKING:
     from jxinspect.core.model import StaticArg
     from jxinspect.tracer.read.report import Context
-    from jxinspect.tracer.stages import Lowered, Staged, Traced
+    from jxinspect.tracer.staged import Lowered, Staged, Traced
 
 
 def callable_name(fun: Any) -> str:
@@ -107,7 +107,7 @@ def judge(report: Report, policy: Policy | None = None) -> Report:
     select/ignore and severities (default: the rules' own). Lint's workers judge with
     the thresholds alone; the lint run applies the rest when it reads their reports."""
     policy = policy or Policy()
-    found = rules.judge(report, policy.settings).findings
+    found = rules.apply_rules(report, policy.settings).findings
     return report.with_findings(
         tuple(
             replace(f, severity=policy.severity_of(f.code, f.severity))
@@ -125,7 +125,7 @@ def report_of(
     ``context.mesh``), the report built, and with ``compile`` what XLA chose."""
     from jxinspect.tracer import inputs, seam
     from jxinspect.tracer.read import report as extract
-    from jxinspect.tracer.stages import Lowered
+    from jxinspect.tracer.staged import Lowered
 
     mesh = inputs.mesh_of(jax_mesh) if jax_mesh is not None else context.mesh
     device_ids = seam.mesh_device_ids(jax_mesh) if jax_mesh is not None else None
@@ -254,7 +254,7 @@ def compiled_report(report: Report, staged: Lowered) -> Report:
     """``report`` with what XLA chose when compiling ``staged``."""
     from jxinspect.tracer import stage as staging
     from jxinspect.tracer.read import compiled
-    from jxinspect.tracer.stages import CompileFailed
+    from jxinspect.tracer.staged import CompileFailed
 
     compiled.check_compilable(report)
     done = staging.compile(staged)

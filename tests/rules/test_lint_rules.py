@@ -18,7 +18,7 @@ from jax.sharding import PartitionSpec as P
 from jxinspect.core.model import Report
 from jxinspect.core.settings import Settings
 from jxinspect.pipeline import inspect_function
-from jxinspect.rules import RULES, judge
+from jxinspect.rules import RULES, apply_rules
 from jxinspect.tracer import seam
 
 if not seam.backend_started():
@@ -89,7 +89,7 @@ def test_jx201_quiet_when_sharded_small_or_under_the_threshold(mesh: Any) -> Non
         options={"in_shardings": shardings(mesh, P("data"), P())},
     )
     assert codes(replicated, "JX201") == ["w"]
-    raised = judge(replicated, Settings(replicated_bytes=4 << 20)).findings
+    raised = apply_rules(replicated, Settings(replicated_bytes=4 << 20)).findings
     assert [f.path for f in raised if f.code == "JX201"] == []
 
 
@@ -212,12 +212,14 @@ def test_jx302_fires_only_over_a_configured_budget(mesh: Any) -> None:
     # per device: x 16x1024 (64 KiB) + w 1024x256 (1 MiB) + the result, whose sharding
     # is not declared, whole: 64x512 (128 KiB)
     assert codes(report, "JX302") == []  # no budget by default
-    over = judge(report, Settings(bytes_per_device=1 << 20)).findings
+    over = apply_rules(report, Settings(bytes_per_device=1 << 20)).findings
     assert [f.message for f in over if f.code == "JX302"] == [
         "1.2 MiB per device (arguments + results) is over the budget of 1.0 MiB"
     ]
     assert [
-        f for f in judge(report, Settings(bytes_per_device=2 << 20)).findings if f.code == "JX302"
+        f
+        for f in apply_rules(report, Settings(bytes_per_device=2 << 20)).findings
+        if f.code == "JX302"
     ] == []
 
 
@@ -226,16 +228,16 @@ def test_jx302_counts_a_donated_buffer_once() -> None:
         add, (sds(256, 256), sds(256, 256)), {}, options={"donate_argnums": (0,)}
     )
     budget = Settings(bytes_per_device=2 * 256 * 256 * 4)  # x + y; the result reuses x
-    assert [f for f in judge(report, budget).findings if f.code == "JX302"] == []
+    assert [f for f in apply_rules(report, budget).findings if f.code == "JX302"] == []
     tight = Settings(bytes_per_device=2 * 256 * 256 * 4 - 1)
-    assert [f.code for f in judge(report, tight).findings].count("JX302") == 1
+    assert [f.code for f in apply_rules(report, tight).findings].count("JX302") == 1
 
 
 def test_jx302_uses_xla_memory_analysis_once_compiled(mesh: Any) -> None:
     report = inspect_function(matmul, (sds(64, 1024), sds(1024, 512)), {}, compile=True)
     messages = [
         f.message
-        for f in judge(report, Settings(bytes_per_device=1024)).findings
+        for f in apply_rules(report, Settings(bytes_per_device=1024)).findings
         if f.code == "JX302"
     ]
     assert len(messages) == 1 and "(XLA memory analysis)" in messages[0]

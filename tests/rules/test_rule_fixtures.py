@@ -32,7 +32,7 @@ import jxinspect
 from jxinspect.core.model import Report
 from jxinspect.core.settings import DEFAULT_SETTINGS, Settings
 from jxinspect.core.vocabulary import STATUSES, Status
-from jxinspect.rules import RULES_BY_CODE, TABLE, judge
+from jxinspect.rules import RULES_BY_CODE, TABLE, apply_rules
 from jxinspect.tracer import seam
 
 if not seam.backend_started():
@@ -122,7 +122,7 @@ def judged(stem: str) -> Report:
     fun, args, kwargs = case.pop("fun"), case.pop("args"), case.pop("kwargs", {})
     report = jxinspect.inspect(fun, args, kwargs, texts=False, **case)
     budget = getattr(module, "BUDGET", None)
-    return judge(report, Settings(bytes_per_device=budget) if budget else DEFAULT_SETTINGS)
+    return apply_rules(report, Settings(bytes_per_device=budget) if budget else DEFAULT_SETTINGS)
 
 
 def golden_text(stem: str, report: Report) -> str:

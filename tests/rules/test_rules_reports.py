@@ -18,7 +18,7 @@ from jxinspect.core import codec
 from jxinspect.core.model import NestedJaxpr, Output, Report
 from jxinspect.core.settings import DEFAULT_SETTINGS
 from jxinspect.render.report import text
-from jxinspect.rules import judge
+from jxinspect.rules import apply_rules
 
 
 def report(outputs: tuple[Output, ...] = (), nested: tuple[NestedJaxpr, ...] = ()) -> Report:
@@ -33,7 +33,7 @@ def report(outputs: tuple[Output, ...] = (), nested: tuple[NestedJaxpr, ...] = (
         jaxpr=NestedJaxpr("top", "jit", "ok", arg_names=(), result_paths=()),
         nested=nested,
     )
-    return judge(made, DEFAULT_SETTINGS)
+    return apply_rules(made, DEFAULT_SETTINGS)
 
 
 def output(index: int, path: str, name: str, status: str) -> Output:

@@ -99,14 +99,7 @@ def diff_debug(
 
         surveyed = _survey_diff(before, after, gate=fail_on != "never")
         if surveyed is not None:
-            if format not in formats.SURVEY_DIFF.names:
-                raise UsageError(
-                    f"--format {format}: two surveys compare as "
-                    f"{' or '.join(formats.SURVEY_DIFF.names)}"
-                )
-            style = formats.Style(color=use_color(color, output))
-            emit(formats.SURVEY_DIFF.render(surveyed, format, style), output)
-            return EXIT_FINDINGS if surveyed.failed else EXIT_OK
+            return _emit_survey_diff(surveyed, format, use_color(color, output), output)
         allowed = tuple(allowed_classes(allow))
         given = options_from_flags(staging)
         with user_prints_to_stderr():
@@ -126,6 +119,16 @@ def diff_debug(
         return EXIT_FINDINGS if diff.failed else EXIT_OK
 
     run_command(body, show_traceback)
+
+
+def _emit_survey_diff(surveyed: SurveyDiff, format: str, color: bool, output: Path | None) -> int:
+    """Two surveys' difference in the format asked (one a survey's difference has)."""
+    if format not in formats.SURVEY_DIFF.names:
+        raise UsageError(
+            f"--format {format}: two surveys compare as {' or '.join(formats.SURVEY_DIFF.names)}"
+        )
+    emit(formats.SURVEY_DIFF.render(surveyed, format, formats.Style(color=color)), output)
+    return EXIT_FINDINGS if surveyed.failed else EXIT_OK
 
 
 def _survey_diff(before: str, after: str, gate: bool) -> SurveyDiff | None:

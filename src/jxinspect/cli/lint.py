@@ -7,6 +7,7 @@ diagnostics go to stderr, the bar only when stderr is a terminal. Imports no JAX
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -22,12 +23,15 @@ from jxinspect.cli.common import (
     run_command,
     use_color,
 )
+from jxinspect.cli.parameters import takes_options
 from jxinspect.core.vocabulary import FailOn
 from jxinspect.lint.result import LintResult
 from jxinspect.render import formats
 from jxinspect.render.common.escape import text as one_line
 
 if TYPE_CHECKING:  # typer reads the enum; the code reads a format name
+    from jxinspect.lint.options import LintRequest
+
     LintFormat = str
 else:
     LintFormat = formats.LINT.choice()
@@ -38,6 +42,85 @@ def render(result: LintResult, format: LintFormat, color: bool) -> str:
     return formats.LINT.render(result, format, formats.Style(color=color))
 
 
+@dataclass(frozen=True)
+class LintFlags:
+    """lint's own options, in ``--help``'s order (the staging options are configured)."""
+
+    config: Annotated[
+        Optional[Path],
+        typer.Option(help="jxinspect.yaml or pyproject.toml (default: found from here upward)."),
+    ] = None
+    format: Annotated[LintFormat, typer.Option("--format", "-f", help=FORMAT_HELP)] = "text"
+    output: OutputOpt = None
+    select: Annotated[
+        Optional[str], typer.Option(help='Run only these codes or prefixes: "JX1,JX201".')
+    ] = None
+    ignore: Annotated[Optional[str], typer.Option(help='Skip these codes: "JX105".')] = None
+    fail_on: Annotated[
+        Optional[FailOn], typer.Option(help="Exit 1 on new findings this severe (default error).")
+    ] = None
+    exit_zero: Annotated[
+        bool, typer.Option("--exit-zero", help="Exit 0 even with failing findings.")
+    ] = False
+    baseline: Annotated[
+        Optional[Path],
+        typer.Option(help="Baseline file (default: as configured, or jxinspect-baseline.json)."),
+    ] = None
+    write_baseline: Annotated[
+        bool, typer.Option("--write-baseline", help="Record the current findings as accepted.")
+    ] = False
+    jobs: Annotated[
+        Optional[int],
+        typer.Option(
+            "--jobs", "-j", min=1, help="Worker processes (default: the cores, at most 8)."
+        ),
+    ] = None
+    timeout: Annotated[
+        Optional[float],
+        typer.Option(
+            min=0,
+            help="Seconds one target may take to stage; 0 for no limit "
+            "(default: as configured, or 300).",
+        ),
+    ] = None
+    compile: Annotated[
+        Optional[bool],
+        typer.Option("--compile/--no-compile", help="Also compile (XLA's shardings, memory)."),
+    ] = None
+    cache: Annotated[
+        Optional[bool],
+        typer.Option(
+            "--cache/--no-cache",
+            help="Reuse the reports of unchanged targets (default: as configured, on).",
+        ),
+    ] = None
+    keep_workers: Annotated[
+        Optional[bool],
+        typer.Option(
+            "--keep-workers/--no-keep-workers",
+            help="Keep the workers, with JAX loaded, for the next run (they exit after 10 "
+            "idle minutes; default: as configured, off).",
+        ),
+    ] = None
+    shard: Annotated[
+        Optional[str],
+        typer.Option(help="Stage only part K of N (K/N), for a CI job matrix; see lint-merge."),
+    ] = None
+    records: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--records",
+            help="Judge the functions a record folder holds (jxinspect record) instead of "
+            "staging targets; a recording whose run did not complete fails (exit 3).",
+        ),
+    ] = None
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Say on stderr how each target was judged.")
+    ] = False
+    color: ColorOpt = Color.auto
+
+
+@takes_options
 def lint(
     paths: Annotated[
         Optional[list[str]],
@@ -46,145 +129,77 @@ def lint(
             "(added to the configured targets)."
         ),
     ] = None,
-    config: Annotated[
-        Optional[Path],
-        typer.Option(help="jxinspect.yaml or pyproject.toml (default: found from here upward)."),
-    ] = None,
-    format: Annotated[LintFormat, typer.Option("--format", "-f", help=FORMAT_HELP)] = "text",
-    output: OutputOpt = None,
-    select: Annotated[
-        Optional[str], typer.Option(help='Run only these codes or prefixes: "JX1,JX201".')
-    ] = None,
-    ignore: Annotated[Optional[str], typer.Option(help='Skip these codes: "JX105".')] = None,
-    fail_on: Annotated[
-        Optional[FailOn], typer.Option(help="Exit 1 on new findings this severe (default error).")
-    ] = None,
-    exit_zero: Annotated[
-        bool, typer.Option("--exit-zero", help="Exit 0 even with failing findings.")
-    ] = False,
-    baseline: Annotated[
-        Optional[Path],
-        typer.Option(help="Baseline file (default: as configured, or jxinspect-baseline.json)."),
-    ] = None,
-    write_baseline: Annotated[
-        bool, typer.Option("--write-baseline", help="Record the current findings as accepted.")
-    ] = False,
-    jobs: Annotated[
-        Optional[int],
-        typer.Option(
-            "--jobs", "-j", min=1, help="Worker processes (default: the cores, at most 8)."
-        ),
-    ] = None,
-    timeout: Annotated[
-        Optional[float],
-        typer.Option(
-            min=0,
-            help="Seconds one target may take to stage; 0 for no limit "
-            "(default: as configured, or 300).",
-        ),
-    ] = None,
-    compile: Annotated[
-        Optional[bool],
-        typer.Option("--compile/--no-compile", help="Also compile (XLA's shardings, memory)."),
-    ] = None,
-    cache: Annotated[
-        Optional[bool],
-        typer.Option(
-            "--cache/--no-cache",
-            help="Reuse the reports of unchanged targets (default: as configured, on).",
-        ),
-    ] = None,
-    keep_workers: Annotated[
-        Optional[bool],
-        typer.Option(
-            "--keep-workers/--no-keep-workers",
-            help="Keep the workers, with JAX loaded, for the next run (they exit after 10 "
-            "idle minutes; default: as configured, off).",
-        ),
-    ] = None,
-    shard: Annotated[
-        Optional[str],
-        typer.Option(help="Stage only part K of N (K/N), for a CI job matrix; see lint-merge."),
-    ] = None,
-    records: Annotated[
-        Optional[Path],
-        typer.Option(
-            "--records",
-            help="Judge the functions a record folder holds (jxinspect record) instead of "
-            "staging targets; a recording whose run did not complete fails (exit 3).",
-        ),
-    ] = None,
-    verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Say on stderr how each target was judged.")
-    ] = False,
-    color: ColorOpt = Color.auto,
+    *,
+    flags: LintFlags,
     show_traceback: TracebackOpt = False,
 ) -> None:
     """Stage every configured or declared target and fail when debug info, shardings or
     memory budgets regress. Exit 0 clean, 1 new findings at or above --fail-on, 2 usage
     or configuration error, 3 a target failed (import, trace, exit, crash, timeout), 4
-    internal error, 130 interrupted. --exit-zero covers findings, never failed targets.
-    \f
-    Longer than 60 lines, one of the allowed few: its parameters are lint's own flags,
-    one declaration each, as typer reads them (the staging flags come from the option
-    table; these are not staging options)."""
+    internal error, 130 interrupted. --exit-zero covers findings, never failed targets."""
+    run_command(lambda: _lint(tuple(paths or ()), flags, show_traceback), show_traceback)
 
-    def body() -> int:
-        from jxinspect.lint.options import LintRequest
-        from jxinspect.lint.run import run_lint
-        from jxinspect.lint.shards import parse_shard
-        from jxinspect.lint.workers.supervisor import default_jobs
-        from jxinspect.project.codes import codes
 
-        request = LintRequest(
-            paths=tuple(paths or ()),
-            config=config,
-            select=codes("select", select),
-            ignore=codes("ignore", ignore) or (),
-            fail_on=fail_on,
-            baseline=baseline,
-            write_baseline=write_baseline,
-            jobs=jobs or default_jobs(),
-            timeout=timeout,
-            cache=cache,
-            keep_workers=keep_workers,
-            shard=parse_shard(shard) if shard is not None else None,
-            compile=compile,
-            progress=sys.stderr.isatty(),
-            traceback=show_traceback,
-            records=records,
-        )
-        result = run_lint(request)
-        if records is not None:
-            from jxinspect.record.folder import read_index
+def _lint(paths: tuple[str, ...], flags: LintFlags, show_traceback: bool) -> int:
+    """Run lint, say what the flags ask on stderr and emit the result; its exit code."""
+    from jxinspect.lint.run import run_lint
 
-            if not read_index(records).complete:
-                typer.echo(
-                    f"error: {one_line(str(records))}: the recorded run did not complete; "
-                    "its functions were judged, those it had not lowered yet were not "
-                    "(exit 3); record a run that completes",
-                    err=True,
-                )
-        if verbose:
-            for target in result.targets:
-                how = (
-                    "cached" if target.cached
-                    else f"failed ({target.error_kind})" if target.failed
-                    else f"staged in {target.seconds:.2f} s" if target.seconds is not None
-                    else "staged"
-                )  # fmt: skip
-                typer.echo(f"{one_line(target.name)}: {how}", err=True)
-        emit(render(result, format, use_color(color, output)), output)
-        if write_baseline:
-            size = result.baseline_size
+    result = run_lint(_request(paths, flags, show_traceback))
+    if flags.records is not None:
+        from jxinspect.record.folder import read_index
+
+        if not read_index(flags.records).complete:
             typer.echo(
-                f"wrote {size} finding{'s' if size != 1 else ''} to the baseline "
-                f"{one_line(result.baseline)}",
+                f"error: {one_line(str(flags.records))}: the recorded run did not complete; "
+                "its functions were judged, those it had not lowered yet were not "
+                "(exit 3); record a run that completes",
                 err=True,
             )
-        return result.exit_code(exit_zero)
+    if flags.verbose:
+        for target in result.targets:
+            how = (
+                "cached" if target.cached
+                else f"failed ({target.error_kind})" if target.failed
+                else f"staged in {target.seconds:.2f} s" if target.seconds is not None
+                else "staged"
+            )  # fmt: skip
+            typer.echo(f"{one_line(target.name)}: {how}", err=True)
+    emit(render(result, flags.format, use_color(flags.color, flags.output)), flags.output)
+    if flags.write_baseline:
+        size = result.baseline_size
+        typer.echo(
+            f"wrote {size} finding{'s' if size != 1 else ''} to the baseline "
+            f"{one_line(result.baseline)}",
+            err=True,
+        )
+    return result.exit_code(flags.exit_zero)
 
-    run_command(body, show_traceback)
+
+def _request(paths: tuple[str, ...], flags: LintFlags, show_traceback: bool) -> LintRequest:
+    """What lint is asked to do, the flags checked."""
+    from jxinspect.lint.options import LintRequest
+    from jxinspect.lint.shards import parse_shard
+    from jxinspect.lint.workers.supervisor import default_jobs
+    from jxinspect.project.codes import codes
+
+    return LintRequest(
+        paths=paths,
+        config=flags.config,
+        select=codes("select", flags.select),
+        ignore=codes("ignore", flags.ignore) or (),
+        fail_on=flags.fail_on,
+        baseline=flags.baseline,
+        write_baseline=flags.write_baseline,
+        jobs=flags.jobs or default_jobs(),
+        timeout=flags.timeout,
+        cache=flags.cache,
+        keep_workers=flags.keep_workers,
+        shard=parse_shard(flags.shard) if flags.shard is not None else None,
+        compile=flags.compile,
+        progress=sys.stderr.isatty(),
+        traceback=show_traceback,
+        records=flags.records,
+    )
 
 
 def lint_merge(

@@ -26,7 +26,7 @@ from jxinspect.cli.common import (
 from jxinspect.cli.staging import NO_FLAGS, Flags, with_staging_flags
 from jxinspect.core.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USER_CODE
 from jxinspect.core.vocabulary import FailOn
-from jxinspect.project.options import options_from_flags
+from jxinspect.project.options import TargetOptions, options_from_flags
 from jxinspect.project.targets import user_prints_to_stderr
 from jxinspect.render.common.escape import text as one_line
 
@@ -68,11 +68,7 @@ def lower(
     and every place JAX dropped or degraded that debug info."""
 
     def body() -> int:
-        given = options_from_flags(staging)
-        if args_from_record:
-            from jxinspect.record.folder import read_call
-
-            given = given.merged_over(read_call(args_from_record))
+        given = _given(staging, args_from_record)
         from jxinspect.pipeline import inspect_target
         from jxinspect.project.config import project_config
         from jxinspect.project.resolve import resolve
@@ -90,14 +86,29 @@ def lower(
         emit(text, output)
         if report.reached == "traced" and report.error:
             # the report (what tracing gave) is out; the user's code still failed to lower
-            if show_traceback and report.error_traceback:
-                typer.echo(report.error_traceback, err=True, nl=False)
-            from jxinspect.tracer import seam
-
-            fix = seam.lowering_fix(report.error)
-            said = one_line(report.error) + (f"; {fix}" if fix else "")
-            typer.echo(f"error: lowering failed: {said}", err=True)
-            return EXIT_USER_CODE
+            return _lowering_failed(report.error, report.error_traceback, show_traceback)
         return EXIT_FINDINGS if fails(gated(report.findings), fail_on) else EXIT_OK
 
     run_command(body, show_traceback)
+
+
+def _given(staging: Flags, args_from_record: str | None) -> TargetOptions:
+    """The staging options of the flags, over the call of a record when one is named."""
+    given = options_from_flags(staging)
+    if args_from_record:
+        from jxinspect.record.folder import read_call
+
+        given = given.merged_over(read_call(args_from_record))
+    return given
+
+
+def _lowering_failed(error: str, error_traceback: str | None, show_traceback: bool) -> int:
+    """Say why lowering failed (and how to fix it, where known): the user's code's exit."""
+    if show_traceback and error_traceback:
+        typer.echo(error_traceback, err=True, nl=False)
+    from jxinspect.tracer import seam
+
+    fix = seam.lowering_fix(error)
+    said = one_line(error) + (f"; {fix}" if fix else "")
+    typer.echo(f"error: lowering failed: {said}", err=True)
+    return EXIT_USER_CODE

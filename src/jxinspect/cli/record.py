@@ -77,8 +77,7 @@ def record(
     output and exit code are its own."""
 
     def body() -> int:
-        from jxinspect.record import run as recording
-        from jxinspect.render.record import summary as record_summary
+        from jxinspect.record import recording
 
         settings = records.RecordSettings(
             only=tuple(only or ()),
@@ -87,25 +86,10 @@ def record(
             compile=compile,
         )
         status, index = recording.run(list(command or ()), output, settings)
-        count = len(index.functions)
-        typer.echo(
-            f"jxinspect record: {count} function{'s' if count != 1 else ''} recorded in "
-            f"{output}; {record_summary.run_line(index)} (see `jxinspect show {output}`)",
-            err=True,
-        )
-        for line in record_summary.not_recorded(index):
-            typer.echo(f"note: {line}", err=True)
+        _say_recorded(index, output)
         if index.failed and status == 0:  # the run succeeded; recording it did not
-            first = index.failures[0]
-            typer.echo(
-                f"error: internal error ({releases()}): {index.failed} lowering"
-                f"{'s' if index.failed != 1 else ''} could not be recorded (first: "
-                f"`{first.function}`: {first.error}); the run itself succeeded (rerun with "
-                "--traceback in the recorded command's environment and report it)",
-                err=True,
-            )
-            return EXIT_INTERNAL
-        if count == 0 and status == 0:
+            return _recording_failed(index)
+        if not index.functions and status == 0:
             raise_no_records(index, output)
         if max_compiles is not None:
             over = _over_budget(output, max_compiles)
@@ -116,6 +100,33 @@ def record(
         return status
 
     run_command(body, show_traceback)
+
+
+def _say_recorded(index: records.Index, output: Path) -> None:
+    """The recording's summary on stderr, and a note for each function not recorded."""
+    from jxinspect.render.record import summary as record_summary
+
+    count = len(index.functions)
+    typer.echo(
+        f"jxinspect record: {count} function{'s' if count != 1 else ''} recorded in "
+        f"{output}; {record_summary.run_line(index)} (see `jxinspect show {output}`)",
+        err=True,
+    )
+    for line in record_summary.not_recorded(index):
+        typer.echo(f"note: {line}", err=True)
+
+
+def _recording_failed(index: records.Index) -> int:
+    """Say that lowerings of a run that succeeded could not be recorded: a bug of ours."""
+    first = index.failures[0]
+    typer.echo(
+        f"error: internal error ({releases()}): {index.failed} lowering"
+        f"{'s' if index.failed != 1 else ''} could not be recorded (first: "
+        f"`{first.function}`: {first.error}); the run itself succeeded (rerun with "
+        "--traceback in the recorded command's environment and report it)",
+        err=True,
+    )
+    return EXIT_INTERNAL
 
 
 def _over_budget(folder: Path, most: int) -> list[str]:

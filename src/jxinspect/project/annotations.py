@@ -148,19 +148,47 @@ def infer_inputs(
     target (``Model.__call__``), whose unannotated ``self`` is built as that class is.
     Raises one :class:`UsageError`
     naming every argument it cannot build and every dimension that has no size."""
+    signature = _signature(fun, where)
+    hints = _hints(fun, where)
+    first = next(iter(signature.parameters.values()), None)
+    if owner is not None and first is not None and first.name == "self" and "self" not in hints:
+        hints["self"] = owner
+    reading = _Reading(dict(dims), dtypes.BY_SHORT[float_dtype or "f32"].name)
+    args, kwargs, missing = _call(signature, hints, given, statics, static_names, reading)
+    if missing:
+        raise UsageError(_missing_message(where, missing, bool(hints), signature))
+    _check_dims(where, reading, shared_dims)
+    said = InputsFrom(
+        source="annotations",
+        dims=dict(reading.used),
+        dtypes=dict(reading.families),
+        choices=tuple(reading.choices),
+        given=tuple(name for name in given if name in signature.parameters),
+    )
+    return Inferred(tuple(args), kwargs, said)
+
+
+def _signature(fun: Callable[..., Any], where: str) -> inspect.Signature:
+    """``fun``'s signature; one error line where Python knows none."""
     try:
-        signature = inspect.signature(fun)
+        return inspect.signature(fun)
     except (TypeError, ValueError) as err:
         raise UsageError(
             f"no example inputs for {where}: its signature is unknown ({err}); "
             + INPUT_HELP % where.rpartition(":")[2]
         ) from None
-    hints = _hints(fun, where)
-    first = next(iter(signature.parameters.values()), None)
-    if owner is not None and first is not None and first.name == "self" and "self" not in hints:
-        hints["self"] = owner
-    float_name = dtypes.BY_SHORT[float_dtype or "f32"].name
-    reading = _Reading(dict(dims), float_name)
+
+
+def _call(
+    signature: inspect.Signature,
+    hints: dict[str, Any],
+    given: Mapping[str, object],
+    statics: frozenset[int],
+    static_names: tuple[str, ...],
+    reading: _Reading,
+) -> tuple[list[object], dict[str, object], dict[str, _Missing]]:
+    """The positional and keyword arguments built, and why each that could not be was not
+    (:func:`infer_inputs`); ``reading`` keeps what was chosen."""
     args: list[object] = []
     kwargs: dict[str, object] = {}
     missing: dict[str, _Missing] = {}
@@ -198,8 +226,12 @@ def infer_inputs(
             args.append(value)
         else:
             kwargs[name] = value
-    if missing:
-        raise UsageError(_missing_message(where, missing, bool(hints), signature))
+    return args, kwargs, missing
+
+
+def _check_dims(where: str, reading: _Reading, shared_dims: frozenset[str]) -> None:
+    """One error line for the dimensions the annotations use with no size; a note (a
+    choice) for the dims given that no annotation uses, but the ``shared_dims``."""
     unknown = [n for n in reading.dims if n not in reading.mentioned and n not in shared_dims]
     if reading.unsized:
         names = list(reading.unsized)
@@ -214,14 +246,6 @@ def infer_inputs(
     if unknown:
         named = "; ".join(_unknown_dim(n, sorted(reading.mentioned)) for n in unknown)
         reading.choose(f"dims unused: {named}")
-    said = InputsFrom(
-        source="annotations",
-        dims=dict(reading.used),
-        dtypes=dict(reading.families),
-        choices=tuple(reading.choices),
-        given=tuple(name for name in given if name in signature.parameters),
-    )
-    return Inferred(tuple(args), kwargs, said)
 
 
 def _unknown_dim(name: str, known: list[str]) -> str:

@@ -1,9 +1,10 @@
-"""Rules, kept as ruff keeps them: one module per rule, one ordered table, one judge.
+"""Rules, kept as ruff keeps them: one module per rule, one ordered table, one function
+that applies them (the judge step, the policy included, is :func:`jxinspect.pipeline.judge`).
 
 Each module ``jxNNN_<what>.py`` holds one :class:`~jxinspect.rules.base.Rule`: its code,
 severity, summary, explanation (what ``jxinspect explain`` prints) and
 ``check(report, settings) -> Iterable[Finding]``. :data:`TABLE` names the modules in code
-order, once; :func:`judge` is the only caller of the rules. Rules produce data (findings),
+order, once; :func:`apply_rules` is the only caller of the rules. Rules produce data (findings),
 never text for a terminal; they import nothing of ours but :mod:`jxinspect.core`.
 """
 
@@ -52,7 +53,7 @@ SURVEYED: dict[str, Surveyed] = {rule.code: rule.surveyed for rule in RULES if r
 """The rules whose findings the shipped surveys advise, by code."""
 
 
-def judge(report: Report, settings: Settings) -> Report:
+def apply_rules(report: Report, settings: Settings) -> Report:
     """``report`` with every rule's findings on it, in code order (any it had replaced),
     each advised with the release that fixes it where the shipped surveys say so;
     ``settings`` holds the thresholds of the rules that take them."""

@@ -3,7 +3,7 @@
 Options are the staging API's own keyword arguments, passed through as given. A
 function the user already wrapped (``jax.jit(f)``, ``jax.pmap(f)``) is staged as it is,
 one a library wrapped through its adapter (:mod:`jxinspect.tracer.adapters`). What
-staging gives is a value of :mod:`jxinspect.tracer.stages`, built once.
+staging gives is a frozen value of :mod:`jxinspect.tracer.staged`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from jxinspect.core.vocabulary import STAGES, Stage
 from jxinspect.project.plan import StagingPlan, role_option
 from jxinspect.project.targets import describe_exception
 from jxinspect.tracer import seam
-from jxinspect.tracer.stages import (
+from jxinspect.tracer.staged import (
     Compiled,
     CompileFailed,
     Lowered,
@@ -101,7 +101,7 @@ def stage_function(
     platform: str | None,
 ) -> Staged:
     """Trace and lower ``fun``; a tracing error is the user's, a lowering error is carried
-    as :class:`~jxinspect.tracer.stages.LoweringFailed`."""
+    as :class:`~jxinspect.tracer.staged.LoweringFailed`."""
     from jxinspect.tracer import adapters
 
     adapter = adapters.find(fun)
@@ -114,13 +114,13 @@ def stage_function(
     split = None
     if not wrapped and stage in ("jit", "pjit") and plan.in_layout is None:
         split = _split_non_arrays(fun, args, kwargs, plan)
-    program = _trace(fun, args, kwargs, stage, options, plan, wrapped, split)
-    staged_args, staged_kwargs = (split.args, split.kwargs) if split else (args, kwargs)
+    staging = _Staging(fun, args, kwargs, stage, options, plan, wrapped, split)
+    program = _trace(staging)
     if program.traced is not None:
         lowering = _lower(program.traced, None, None, platform)
     else:
-        lowering = _lower(program.staged, staged_args, staged_kwargs, platform)
-    traced = _traced(program, lowering, staged_args, staged_kwargs, plan, stage, wrapped)
+        lowering = _lower(program.staged, *staging.call, platform)
+    traced = _traced(program, lowering, staging)
     nnx_note = adapters.nnx_objects_note(fun, args, kwargs)
     if nnx_note is not None:
         traced = replace(traced, notes=(nnx_note,))
@@ -136,6 +136,27 @@ def stage_function(
             ),
         )
     return _staged(traced, lowering)
+
+
+@dataclass(frozen=True)
+class _Staging:
+    """One staging of the user's function: its call, and how it is staged."""
+
+    fun: Any
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    stage: Stage
+    options: dict[str, Any]
+    plan: StagingPlan
+    wrapped: bool
+    """The function was already staged (``jax.jit(f)``): it is traced as it is."""
+    split: _Split | None
+    """The call's array leaves split from the rest (``None``: the call as given)."""
+
+    @property
+    def call(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The arguments JAX traces: the split call's, or the user's own."""
+        return (self.split.args, self.split.kwargs) if self.split else (self.args, self.kwargs)
 
 
 class _Program(NamedTuple):
@@ -155,22 +176,21 @@ class _Lowering(NamedTuple):
     traceback: str | None = None
 
 
-def _trace(
-    fun: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    stage: Stage,
-    options: dict[str, Any],
-    plan: StagingPlan,
-    wrapped: bool,
-    split: _Split | None,
-) -> _Program:
-    """Wrap ``fun`` (unless ``wrapped``) and trace it; raises what to fix when it fails."""
-    problem = None if wrapped else call_problem(fun, args, kwargs, plan)
-    call_args, call_kwargs = (split.args, split.kwargs) if split else (args, kwargs)
+def _trace(staging: _Staging) -> _Program:
+    """Wrap the function (unless already staged) and trace it; raises what to fix when it
+    fails."""
+    fun, stage, plan, wrapped, split = (
+        staging.fun,
+        staging.stage,
+        staging.plan,
+        staging.wrapped,
+        staging.split,
+    )
+    problem = None if wrapped else call_problem(fun, staging.args, staging.kwargs, plan)
+    call_args, call_kwargs = staging.call
     try:
         with seam.unfiltered_tracebacks():
-            staged = fun if wrapped else _wrap(split.fun if split else fun, stage, options)
+            staged = fun if wrapped else _wrap(split.fun if split else fun, stage, staging.options)
             if stage == "pmap" and not seam.is_jit_wrapped(staged):
                 jaxpr, shapes = seam.make_jaxpr(staged, call_args, call_kwargs, plan.statics)
                 return _Program(staged, None, jaxpr, _pmap_inner(jaxpr), shapes)
@@ -186,18 +206,13 @@ def _trace(
         if problem is not None and isinstance(err, Exception):
             raise problem from None  # JAX refused the call too: say what to fix
         # the split call's non-array leaves are static: they are not what JAX refused
-        raise _tracing_error(err, fun, call_args, call_kwargs, plan, stage, wrapped) from err
+        raise _tracing_error(err, staging) from err
 
 
-def _tracing_error(
-    err: BaseException,
-    fun: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    plan: StagingPlan,
-    stage: Stage,
-    wrapped: bool,
-) -> UserCodeError:
+def _tracing_error(err: BaseException, staging: _Staging) -> UserCodeError:
+    """What the user's code raised while tracing, and how to fix it where known."""
+    fun, plan, stage, wrapped = staging.fun, staging.plan, staging.stage, staging.wrapped
+    args, kwargs = staging.call
     leaf = None if wrapped else _first_non_array(fun, args, kwargs, plan)
     if leaf is not None and isinstance(err, (TypeError, ValueError)):
         path, value = leaf
@@ -297,17 +312,11 @@ def _lower(
         return _Lowering(None, describe_exception(err), "".join(traceback.format_exception(err)))
 
 
-def _traced(
-    program: _Program,
-    lowering: _Lowering,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    plan: StagingPlan,
-    stage: Stage,
-    wrapped: bool,
-) -> Traced:
+def _traced(program: _Program, lowering: _Lowering, staging: _Staging) -> Traced:
     """The traced program's value: donation and results from JAX's ``Traced``, or from
     the lowering where there is none (pmap)."""
+    args, kwargs = staging.call
+    plan, stage, wrapped = staging.plan, staging.stage, staging.wrapped
     source = program.traced if program.traced is not None else lowering.lowered
     if source is not None:
         donated = seam.donated_flags(source, args, kwargs, plan.donated)

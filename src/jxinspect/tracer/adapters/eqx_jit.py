@@ -21,7 +21,7 @@ from equinox import _jit
 
 from jxinspect.core.errors import UsageError
 from jxinspect.tracer import seam
-from jxinspect.tracer.adapters import Adapted, unmapped
+from jxinspect.tracer.adapters.adapted import Adapted, unmapped
 
 WRAPPER = "eqx.filter_jit"
 MARKER = f"<{WRAPPER} marker>"

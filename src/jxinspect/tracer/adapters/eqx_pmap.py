@@ -21,7 +21,7 @@ from equinox import _vmap_pmap
 
 from jxinspect.core.errors import UsageError
 from jxinspect.tracer import seam
-from jxinspect.tracer.adapters import Adapted, unmapped
+from jxinspect.tracer.adapters.adapted import Adapted, unmapped
 
 WRAPPER = "eqx.filter_pmap"
 

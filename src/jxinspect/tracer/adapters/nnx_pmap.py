@@ -28,7 +28,8 @@ from flax.nnx.transforms import iteration
 
 from jxinspect.core.errors import UsageError
 from jxinspect.tracer import seam
-from jxinspect.tracer.adapters import Adapted, nnx_shared, unmapped
+from jxinspect.tracer.adapters import nnx_shared
+from jxinspect.tracer.adapters.adapted import Adapted, unmapped
 from jxinspect.tracer.read import paths
 
 WRAPPER = "nnx.pmap"

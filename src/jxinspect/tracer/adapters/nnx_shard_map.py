@@ -25,7 +25,8 @@ from flax.nnx.transforms import compilation
 
 from jxinspect.core.errors import UsageError
 from jxinspect.tracer import seam
-from jxinspect.tracer.adapters import Adapted, nnx_jit, nnx_shared, unmapped
+from jxinspect.tracer.adapters import nnx_jit, nnx_shared
+from jxinspect.tracer.adapters.adapted import Adapted, unmapped
 
 try:  # flax 0.11 on
     from flax.nnx import graphlib as _graphlib

@@ -9,7 +9,7 @@ from flax import nnx
 from flax.nnx import extract
 
 from jxinspect.tracer import seam
-from jxinspect.tracer.adapters import Adapted
+from jxinspect.tracer.adapters.adapted import Adapted
 from jxinspect.tracer.read import paths
 
 try:  # flax 0.11 on

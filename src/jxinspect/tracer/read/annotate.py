@@ -23,7 +23,7 @@ from jxinspect.core.program import Mark, ModuleDialect, Program, ProgramText, Te
 from jxinspect.project.targets import describe_exception
 from jxinspect.tracer import seam
 from jxinspect.tracer.read.mlir import MainSignature
-from jxinspect.tracer.stages import Staged, lowered_of
+from jxinspect.tracer.staged import Staged, lowered_of
 
 _SHARED = re.compile(r"let (\S+) = \{ lambda ")
 _FLAT_SUB = re.compile(r"(\w+)=\{ lambda ")

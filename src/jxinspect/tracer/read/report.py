@@ -28,7 +28,7 @@ from jxinspect.core.vocabulary import Partitioner
 from jxinspect.tracer import seam
 from jxinspect.tracer.read import mlir, nested, shardings
 from jxinspect.tracer.read.mlir import MainSignature, MainValue
-from jxinspect.tracer.stages import LoweringFailed, Staged, Traced, lowered_of
+from jxinspect.tracer.staged import LoweringFailed, Staged, Traced, lowered_of
 
 # JAX's names when it could not bind the call to the signature, or pmap's flat names.
 FALLBACK_ARG = re.compile(r"^(flat_args|args|kwargs)\[")

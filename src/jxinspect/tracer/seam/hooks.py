@@ -420,52 +420,58 @@ def install_lowering_hook(
     # writes, as it leaves out its own (it was in every recorded module's debug info)
     source_info_util.register_exclusion(__file__)
 
-    def _report(
-        stage: str,
-        signature: inspect.Signature,
-        computation: Computation,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-    ) -> None:
-        name: str | None = None
-        try:
-            bound = signature.bind(*args, **kwargs).arguments
-            name = str(bound.get("fun_name", bound.get("name")))
-            closed = bound.get("closed_jaxpr")
-            if closed is None:
-                return
-            donated = tuple(bool(d) for d in bound["donated_invars"])
-            shardings = bound.get("in_shardings", bound.get("in_axes"))
-            frame = _jit_call_frame()
-            lowering = _lowering(stage, name, closed.jaxpr, computation, donated, shardings, frame)
-            del frame
-        except Exception as err:  # recording must never break the user's program
-            for _, failing in list(_LISTENERS):
-                with contextlib.suppress(Exception):
-                    failing(name, err)
-            return
-        for listening, failing in list(_LISTENERS):
-            try:
-                listening(lowering)
-            except Exception as err:
-                with contextlib.suppress(Exception):
-                    failing(name, err)
-
-    def hooked(stage: str, original: Callable[..., Computation]) -> Callable[..., Computation]:
-        signature = inspect.signature(original)
-
-        @functools.wraps(original)
-        def lower(*args: Any, **kwargs: Any) -> Computation:
-            computation = original(*args, **kwargs)
-            _report(stage, signature, computation, args, kwargs)
-            return computation
-
-        return lower
-
-    pxla.lower_sharding_computation = hooked("jit", pxla.lower_sharding_computation)
+    pxla.lower_sharding_computation = _hooked("jit", pxla.lower_sharding_computation)
     if hasattr(pxla, "lower_parallel_callable"):  # the older pmap
-        pxla.lower_parallel_callable = hooked("pmap", pxla.lower_parallel_callable)
+        pxla.lower_parallel_callable = _hooked("pmap", pxla.lower_parallel_callable)
     return lambda: _LISTENERS.remove((callback, failed))
+
+
+def _report(
+    stage: str,
+    signature: inspect.Signature,
+    computation: Computation,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> None:
+    """Hand a lowering JAX made to each listener; an ``Exception`` reading it or in a
+    listener goes to the listeners' ``failed`` (frames: ``_jit_call_frame`` counts this
+    one and ``_hooked``'s wrapper above it)."""
+    name: str | None = None
+    try:
+        bound = signature.bind(*args, **kwargs).arguments
+        name = str(bound.get("fun_name", bound.get("name")))
+        closed = bound.get("closed_jaxpr")
+        if closed is None:
+            return
+        donated = tuple(bool(d) for d in bound["donated_invars"])
+        shardings = bound.get("in_shardings", bound.get("in_axes"))
+        frame = _jit_call_frame()
+        lowering = _lowering(stage, name, closed.jaxpr, computation, donated, shardings, frame)
+        del frame
+    except Exception as err:  # recording must never break the user's program
+        for _, failing in list(_LISTENERS):
+            with contextlib.suppress(Exception):
+                failing(name, err)
+        return
+    for listening, failing in list(_LISTENERS):
+        try:
+            listening(lowering)
+        except Exception as err:
+            with contextlib.suppress(Exception):
+                failing(name, err)
+
+
+def _hooked(stage: str, original: Callable[..., Computation]) -> Callable[..., Computation]:
+    """JAX's lowering step ``original``, reporting each computation it returns."""
+    signature = inspect.signature(original)
+
+    @functools.wraps(original)
+    def lower(*args: Any, **kwargs: Any) -> Computation:
+        computation = original(*args, **kwargs)
+        _report(stage, signature, computation, args, kwargs)
+        return computation
+
+    return lower
 
 
 def when_jax_imported(action: Callable[[], object]) -> None:

@@ -7,7 +7,8 @@
 A tracing error is the user's and is raised (:class:`~jxinspect.core.errors.UserCodeError`);
 a lowering (or compiling) error is carried as a value, :class:`LoweringFailed`
 (:class:`CompileFailed`), so that the report still says what was traced (lowered).
-Each value is built once, when its stage is done. The readers in
+Each value is frozen: made when its stage is done, then remade with ``replace`` where the
+staging step learns more (an adapter's or a split call's leaves and notes). The readers in
 :mod:`jxinspect.tracer.read` take these values; this module imports nothing of the tracer.
 """
 
@@ -44,7 +45,7 @@ class Traced:
     notes: tuple[str, ...] = ()
     results: list[str | None] | None = None
     """The user's path of each result when a wrapper rearranged them (``None``: read
-    them from ``out_info``); see :attr:`jxinspect.tracer.adapters.Adapted.results`."""
+    them from ``out_info``); see :attr:`jxinspect.tracer.adapters.adapted.Adapted.results`."""
     declared: tuple[Any, ...] | None = None
     """Where lowering failed, per flat input: the JAX sharding its argument declared
     (``in_shardings``, else a ``ShapeDtypeStruct``'s, as ``f32[8@data]`` makes it), or
