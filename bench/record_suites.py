@@ -1,6 +1,8 @@
-"""`jxinspect record` on real test suites: optax's own tests (shipped in its wheel) and a
+"""`jxinspect record` on real test suites: optax's own tests (shipped in its wheel), a
 subset of JAX's (api, pjit, shard_map, pmap, read from a JAX git repository at the tag of
-the installed release), each run three ways in turn: plainly, under `jxinspect record`,
+the installed release) and Equinox's `test_jit.py` (from an Equinox git repository at the
+tag of the installed Equinox: every function it jits goes through `eqx.filter_jit`),
+each run three ways in turn: plainly, under `jxinspect record`,
 and under record with JAX_DUMP_IR_TO. Prints the pass/fail/error counts of each run (they
 must be equal), wall times, the ratio record/plain (aim <= 1.15), any run that crashed
 (exit 139, ...) with the test it was in and the fatal frames, and how far the recorded
@@ -8,7 +10,7 @@ reports agree with the modules JAX dumped (tests/record/dump_agreement.py).
 
 Usage: python bench/record_suites.py SUITE [SUITE ...] [--runs N] [--check] [-k EXPR]
            [--tests ID ...] [--keep DIR] [--json FILE] [--jax-repo GIT_DIR]
-  SUITE: optax, jax-api, jax-pjit, jax-shard_map, jax-pmap (or all)
+  SUITE: optax, jax-api, jax-pjit, jax-shard_map, jax-pmap, equinox (or all)
   --runs N  alternate N more plain/record runs after the first three and print medians
   --check   exit 1 when the counts differ, a run crashed, or the dump disagrees
 """
@@ -42,6 +44,10 @@ TIMEOUT = 400
 """Seconds one pytest run may take; a run killed then counts as exit 124 and crashed."""
 JAX_REPO = os.environ.get("JAX_REPO", "/work/.mirror/jax-ml+jax/repo")
 """A clone (bare is enough) of github.com/jax-ml/jax with its release tags."""
+EQUINOX_REPO = os.environ.get("EQUINOX_REPO", "/work/.mirror/patrick-kidger+equinox/repo")
+"""A clone (bare is enough) of github.com/patrick-kidger/equinox with its release tags."""
+EQUINOX_FILES = ("__init__.py", "conftest.py", "helpers.py", "test_jit.py")
+"""Equinox's tests/ files the suite needs: its fixtures and the jit tests."""
 
 OPTAX_FILES = (
     "base_test.py",
@@ -68,7 +74,7 @@ JAX_SUITES: dict[str, tuple[str, str]] = {
     ),
     "jax-pmap": ("pmap_test.py", "PythonPmapTest and not Pallas"),
 }
-SUITES = ("optax", *JAX_SUITES)
+SUITES = ("optax", *JAX_SUITES, "equinox")
 
 ENV = {
     "XLA_FLAGS": "--xla_force_host_platform_device_count=8",
@@ -141,21 +147,30 @@ def prepare(name: str, folder: Path, k: str | None, tests: list[str] | None) -> 
         if tests:
             args = [f"{src}/{t}" if "::" in t else t for t in tests]
         return Suite(name, folder, args)
+    if name == "equinox":
+        tag = f"v{importlib.metadata.version('equinox')}"
+        (folder / "tests").mkdir()
+        for file in EQUINOX_FILES:
+            shown = _from_git(EQUINOX_REPO, "EQUINOX_REPO", tag, f"tests/{file}")
+            (folder / "tests" / file).write_text(shown, encoding="utf-8")
+        return Suite(name, folder, tests or ["tests/test_jit.py", *(["-k", k] if k else [])])
     if name not in JAX_SUITES:
         sys.exit(f"no suite {name!r}; give one of {', '.join(SUITES)}")
     file, default_k = JAX_SUITES[name]
-    tag = f"jax-v{jax_version()}"
-    shown = subprocess.run(
-        ["git", "-C", JAX_REPO, "show", f"{tag}:tests/{file}"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if shown.returncode:
-        sys.exit(f"cannot read tests/{file} at {tag} from {JAX_REPO} (JAX_REPO): "
-                 f"{shown.stderr.strip()}")  # fmt: skip
-    (folder / file).write_text(shown.stdout, encoding="utf-8")
+    shown = _from_git(JAX_REPO, "JAX_REPO", f"jax-v{jax_version()}", f"tests/{file}")
+    (folder / file).write_text(shown, encoding="utf-8")
     if tests:
         return Suite(name, folder, [t if t.startswith(file) else f"{file}::{t}" for t in tests])
     return Suite(name, folder, [file, "-k", k or default_k])
+
+
+def _from_git(repo: str, variable: str, tag: str, path: str) -> str:
+    """A file of a git repository at a tag; exits saying which when it cannot."""
+    shown = subprocess.run(["git", "-C", repo, "show", f"{tag}:{path}"],
+                           capture_output=True, text=True, check=False)  # fmt: skip
+    if shown.returncode:
+        sys.exit(f"cannot read {path} at {tag} from {repo} ({variable}): {shown.stderr.strip()}")
+    return shown.stdout
 
 
 def run_pytest(
@@ -218,9 +233,10 @@ def differing(a: Run, b: Run) -> list[str]:
 
 
 def helper_functions(record: Path) -> list[str]:
-    """Recorded functions that are JAX's own helpers rather than the run's code: no
-    name or source (``<unnamed function>``, ``<unknown>``), a source in JAX's package, or
-    a name that JAX gives its wrappers (``_fun``, ``apply``)."""
+    """Recorded functions that are JAX's own helpers or a library's wrapper rather than the
+    run's code: no name or source (``<unnamed function>``, ``<unknown>``), a source in
+    JAX's or Equinox's package, or a name that JAX or Equinox gives its wrappers (``_fun``,
+    ``apply``, ``fun_wrapped``)."""
     try:
         index = json.loads((record / "index.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -234,7 +250,8 @@ def helper_functions(record: Path) -> list[str]:
             or "<unknown>" in source
             or "<unnamed" in name
             or re.search(r"[/\\]jax[/\\]", source)
-            or name in ("apply", "_fun", "fun_", "wrapped_fun")
+            or name in ("apply", "_fun", "fun_", "wrapped_fun", "fun_wrapped")
+            or re.search(r"[/\\]equinox[/\\]", source)
         ):
             found.append(f"{name} ({source or 'no source'})")
     return sorted(set(found))

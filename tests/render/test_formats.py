@@ -50,7 +50,7 @@ def test_every_format_has_a_suffix_and_one_coloured_text() -> None:
         assert product.formats[0].name == "text"
     for product in (formats.REPORT, formats.DIFF, formats.LINT):
         assert product.describe is not None and product.colored.name == "text"
-    assert formats.RECORD.names == ("text", "json")  # `show FOLDER --format html` refuses
+    assert formats.RECORD.names == ("text", "json", "html")  # html: the compile timeline
 
 
 def test_a_format_renders_through_the_table() -> None:

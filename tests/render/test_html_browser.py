@@ -338,3 +338,59 @@ def test_survey_history_heat_maps_in_chromium(browser: Any, tmp_path: Path, run_
         page.screenshot(path=str(ARTIFACTS / "survey-history.png"), full_page=True)
     finally:
         page.close()
+
+
+RECOMPILING = """
+import jax, jax.numpy as jnp
+
+@jax.jit
+def step(batch):
+    return batch["x"].sum()
+
+for n in (4, 4, 3, 2):
+    step({"x": jnp.ones((n, 2))})
+for _ in range(2):
+    jax.jit(lambda x: x + 1)(jnp.ones(3))
+"""
+
+
+def test_recording_compile_timeline_in_chromium(browser: Any, tmp_path: Path, run_cli: Any) -> None:
+    """``show FOLDER --format html``: a row per function, a mark per compile in the run's
+    order coloured by its first reason's kind, and the grouped reasons with advice on
+    the page; nothing fetched."""
+    from jxinspect.render.record.html import COLOURS
+    from jxinspect.render.record.recompiles import ADVICE
+
+    (tmp_path / "run.py").write_text(RECOMPILING, encoding="utf-8")
+    recorded = run_cli("record", "-o", "runs", "--", "python", "run.py", cwd=tmp_path)
+    assert recorded.returncode == 0, recorded.describe()
+    shown = run_cli("show", "runs", "--format", "html", "-o", "page.html", cwd=tmp_path)
+    assert shown.returncode == 0, shown.describe()
+    page, problems, refused = open_offline(browser, tmp_path / "page.html", 1200, 800)
+    try:
+        assert problems == [] and refused == []
+        marks = page.locator("#timeline rect.mark")
+        mark = marks.nth
+        said = [(mark(i).get_attribute("data-function"), mark(i).get_attribute("data-kind"))
+                for i in range(marks.count())]  # fmt: skip
+        assert said == [("step", "first"), ("step", "shape"), ("step", "shape"),
+                        ("<lambda>", "first"), ("<lambda>", "function")]  # fmt: skip
+        for i in range(marks.count()):
+            fill = marks.nth(i).evaluate("e => getComputedStyle(e).fill")
+            hex_colour = COLOURS[said[i][1]]
+            rgb = tuple(int(hex_colour[k : k + 2], 16) for k in (1, 3, 5))
+            assert fill == f"rgb({rgb[0]}, {rgb[1]}, {rgb[2]})", (i, fill)
+        assert page.locator("h3.function").all_inner_texts() == [
+            f"step step at {tmp_path / 'run.py'}:4",
+            f"<lambda> <lambda> at {tmp_path / 'run.py'}:11",
+        ]
+        assert page.locator("ul.reasons li").all_inner_texts() == [
+            "2× batch['x'] shape f32[4,2] → f32[N,2], N in 2..3",
+            f"shape: {ADVICE['shape']}",
+            "1× function an earlier function object → a new function object of the same code",
+            f"function: {ADVICE['function']}",
+        ]
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "recording.png"), full_page=True)
+    finally:
+        page.close()

@@ -18,6 +18,7 @@ from typing import Any
 
 from jxinspect.core.recompiles import Compile, Reason
 from jxinspect.tracer import seam
+from jxinspect.tracer.read.paths import mapped_paths
 
 MAX_REMEMBERED = 32
 """Earlier lowerings of one code a new one is compared with (the latest ones)."""
@@ -55,11 +56,32 @@ def fingerprint(
     except TypeError:  # an object that takes no weak reference: not told apart
         ref = None
     leaves = seam.leaf_types(lowering.names_jaxpr)
+    user = _wrapper_view(lowering, len(leaves))
+    if user is not None:  # the user's paths and static values, not the wrapper's
+        paths, statics = user
+        leaves = tuple(replace(leaf, path=path or leaf.path) for leaf, path in zip(leaves, paths))
     shardings = {leaf.path: _sharding_text(s) for leaf, s in zip(leaves, lowering.shardings)}
     return Fingerprint(
         ref, {leaf.path: leaf for leaf in leaves}, shardings, dict(statics),
         dict(lowering.context), program,
     )  # fmt: skip
+
+
+def _wrapper_view(
+    lowering: seam.Lowering, count: int
+) -> tuple[list[str | None], list[tuple[str, str]]] | None:
+    """Under a library's wrapper, each program leaf's path in the user's call (found by
+    identity) and the user's static values by their paths; ``None`` where there is no
+    wrapper, or its leaves are not the program's one for one."""
+    user, inner = lowering.wrapper_call, lowering.call
+    if user is None or inner is None:
+        return None
+    static = set(getattr(inner.jit_info, "static_argnums", ()) or ())
+    program_leaves = seam.tree_leaves([a for i, a in enumerate(inner.args) if i not in static])
+    if len(program_leaves) != count:
+        return None
+    paths, static_args = mapped_paths(user.fun, user.args, user.kwargs, program_leaves)
+    return paths, [(s.path, s.value) for s in static_args]
 
 
 STATIC_COMPARED = 300

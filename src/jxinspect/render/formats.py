@@ -172,6 +172,7 @@ RECORD: Product[Recording] = Product(
     (
         Format("text", _renderer("record.summary:render"), ".txt"),
         Format("json", _renderer("record.summary:render_json"), ".json", machine=True),
+        Format("html", _renderer("record.html:render"), ".html"),
     ),
 )
 """A record folder at a glance (``show FOLDER``)."""

@@ -69,6 +69,9 @@ class Lowering:
     call_site: str | None = None
     """``train.py:40``: the line of the user's code whose call of a jitted function made
     JAX lower it (the first frame out of JAX), where a ``jit`` call did."""
+    wrapper_call: Call | None = None
+    """Under a library's wrapper (``eqx.filter_jit``), the call as the user made it: their
+    function and arguments, whose array leaves are the program's (``jit_info`` ``None``)."""
 
 
 @dataclass(frozen=True)
@@ -259,13 +262,16 @@ def _lowering(
 ) -> Lowering:
     source: str | None = _source(jaxpr)
     internal = _inside_jax(source or "")
+    wrapper_call: Call | None = None
     if internal and _is_pmap_on_shard_map(jaxpr, source or ""):  # around the user's body
         found = _pmapfunction_source(call_frame.f_locals.get("fun")) if call_frame else None
         stage, internal, source = "pmap", False, found or _pmap_body_frame(jaxpr)
         name = source_parts(source)[0] or name
     elif _EQUINOX_JIT in (source or "") and call_frame is not None:
         # eqx.filter_jit jits a function of its own; the user's sits in its static part
-        found = _static_user_function(call_frame.f_locals.get("args"))
+        wrapper_call = _equinox_call(call_frame)
+        found = _callable_source(wrapper_call.fun) if wrapper_call is not None else ""
+        found = found or _static_user_function(call_frame.f_locals.get("args"))
         source = found or source
     elif source in ("", "<unknown>") and call_frame is not None:
         # no source in the debug info (0.4.35 keeps none for some lowerings; a helper of
@@ -298,6 +304,7 @@ def _lowering(
         call,
         trace_context(),
         _call_site_line(call_frame) if call_frame is not None else None,
+        wrapper_call,
     )
 
 
@@ -319,11 +326,40 @@ def _static_user_function(args: Any) -> str | None:
     return None
 
 
+def _callable_source(fun: Any) -> str:
+    """``f at train.py:12`` of what a wrapper was given: a function (through wrappers),
+    a bound method's function, or a callable object's ``__call__`` (an ``eqx.Module``)."""
+    found = function_source(fun) or function_source(getattr(fun, "__func__", None))
+    if not found and callable(fun) and not inspect.isroutine(fun):
+        found = function_source(type(fun).__call__)
+    return found
+
+
+def _equinox_call(frame: Any) -> Call | None:
+    """The user's call of an ``eqx.filter_jit`` function: Equinox's ``_call`` frame
+    (a few frames out of ``cache_miss``) holds the wrapper, its ``args`` and ``kwargs``."""
+    caller = frame.f_back
+    for _ in range(8):
+        if caller is None:
+            return None
+        code, local = caller.f_code, caller.f_locals
+        if code.co_name == "_call" and code.co_filename.endswith(_EQUINOX_JIT.rstrip(":")):
+            wrapper, args, kwargs = local.get("jit_wrapper"), local.get("args"), local.get("kwargs")
+            fun = getattr(wrapper, "__wrapped__", None)
+            if fun is None or not isinstance(args, tuple) or not isinstance(kwargs, dict):
+                return None
+            return Call(fun, args, dict(kwargs), None)
+        caller = caller.f_back
+    return None
+
+
 def _call_site_line(frame: Any) -> str | None:
     """``file.py:40``: the first frame out of a ``cache_miss`` frame that is not JAX's."""
     caller = frame.f_back
     while caller is not None and (
-        _is_jax_file(caller.f_code.co_filename) or caller.f_code.co_filename == __file__
+        _is_jax_file(caller.f_code.co_filename)
+        or caller.f_code.co_filename == __file__
+        or caller.f_code.co_filename.endswith(_EQUINOX_JIT.rstrip(":"))
     ):
         caller = caller.f_back
     return f"{caller.f_code.co_filename}:{caller.f_lineno}" if caller is not None else None

@@ -1,0 +1,130 @@
+"""A record folder as one HTML page (``jxinspect show FOLDER --format html``): the run, a
+compile timeline (a row per function of the user's, a mark per compile in the run's
+order, coloured by the kind of its first reason), each recompiling function's grouped
+reasons with their advice, and the recorded functions. Self-contained (inline SVG and
+CSS, nothing fetched); everything from the run or the folder is escaped."""
+
+from __future__ import annotations
+
+import shlex
+
+from jxinspect.core.recompiles import Compile
+from jxinspect.render.common.escape import html as esc
+from jxinspect.render.record import recompiles
+from jxinspect.render.record.summary import Recording, not_recorded, run_line
+
+FIRST, AGAIN = "first", "same program"
+"""A function's first compile; a later one with no difference (the same program)."""
+
+COLOURS = {
+    FIRST: "#90a4ae", "shape": "#1565c0", "dtype": "#6a1b9a", "weak_type": "#00838f",
+    "sharding": "#2e7d32", "static": "#ef6c00", "structure": "#8d6e63", "function": "#c62828",
+    "constants": "#ad1457", "context": "#f9a825", AGAIN: "#b71c1c",
+}  # fmt: skip
+"""Each mark's colour, by the kind of the compile's first reason."""
+
+SLOT, ROW, LABEL = 14, 22, 220
+"""Pixels: a compile's width on the timeline, a function's row height, the names' column."""
+
+CSS = """
+body { font: 14px system-ui, sans-serif; margin: 1.5em; color: #222; }
+table { border-collapse: collapse; margin-bottom: 1em; }
+th, td { border: 1px solid #ddd; padding: 4px 8px; text-align: left; }
+code, .mono { font-family: ui-monospace, monospace; font-size: 13px; }
+.legend span { display: inline-block; padding: 1px 6px; margin: 0 4px 4px 0; color: #fff; }
+.reasons li { font-family: ui-monospace, monospace; font-size: 13px; }
+.advice { color: #555; font-style: italic; }
+svg text { font: 12px ui-monospace, monospace; }
+"""
+
+
+def mark_kind(compile: Compile) -> str:
+    """What a compile's mark says: its first reason's kind, ``first`` or ``same program``."""
+    if compile.reasons:
+        return compile.reasons[0].kind
+    return FIRST if compile.number == 1 else AGAIN
+
+
+def timeline(compiles: list[Compile]) -> str:
+    """The compile timeline as inline SVG: a row per function, in the order each first
+    compiled; a mark per compile at its place in the run; its reasons in its tooltip."""
+    functions = recompiles.by_function(compiles)
+    rows = {id(c): r for r, found in enumerate(functions) for c in found.compiles}
+    width = LABEL + max(SLOT * len(compiles) + 10, 260)  # room for the axis label
+    parts = [f'<svg id="timeline" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+             f'height="{ROW * len(functions) + 24}" role="img" '
+             f'aria-label="compile timeline">']  # fmt: skip
+    for r, found in enumerate(functions):
+        y = ROW * r
+        label = f"{found.function} ({len(found.compiles)}×, {found.seconds:.2f} s)"
+        parts.append(f'<text x="0" y="{y + 15}">{esc(label)}</text>')
+        parts.append(f'<line x1="{LABEL}" x2="{width}" y1="{y + 11}" y2="{y + 11}" '
+                     'stroke="#eee"/>')  # fmt: skip
+    for n, compile in enumerate(compiles):
+        kind = mark_kind(compile)
+        tip = "; ".join(str(r) for r in compile.reasons) or kind
+        tip = f"{compile.function} #{compile.number} ({compile.seconds:.3f} s): {tip}"
+        parts.append(
+            f'<rect class="mark" x="{LABEL + SLOT * n}" y="{ROW * rows[id(compile)] + 3}" '
+            f'width="{SLOT - 3}" height="16" fill="{COLOURS[kind]}" data-kind="{esc(kind)}" '
+            f'data-function="{esc(compile.function)}"><title>{esc(tip)}</title></rect>'
+        )
+    parts.append(f'<text x="{LABEL}" y="{ROW * len(functions) + 18}" fill="#777">'
+                 "compiles in the run's order →</text></svg>")  # fmt: skip
+    return "".join(parts)
+
+
+def _legend() -> str:
+    swatches = "".join(f'<span style="background:{c}">{esc(k)}</span>' for k, c in COLOURS.items())
+    return f'<p class="legend">{swatches}</p>'
+
+
+def _reasons(compiles: list[Compile]) -> str:
+    """Each function that compiled again: its reasons grouped, with advice per kind."""
+    parts = []
+    for found in recompiles.by_function(compiles):
+        if len(found.compiles) < 2:
+            continue
+        groups = found.groups()
+        items = "".join(f"<li>{esc(str(group))}</li>" for group in groups)
+        if not groups:
+            items = "<li>the same program each time: JAX's caches let it go</li>"
+        advice = "".join(
+            f'<li class="advice">{esc(kind)}: {esc(recompiles.ADVICE[kind])}</li>'
+            for kind in dict.fromkeys(g.kind for g in groups)
+        )
+        parts.append(f'<h3 class="function">{esc(found.function)} <small class="mono">'
+                     f"{esc(found.source or 'no source')}</small></h3>"
+                     f'<ul class="reasons">{items}{advice}</ul>')  # fmt: skip
+    return "".join(parts) or "<p>No function compiled more than once.</p>"
+
+
+def _functions(recording: Recording) -> str:
+    rows = "".join(
+        f"<tr><td>{esc(entry.name)}</td><td>{esc(entry.folder)}</td><td>{esc(entry.stage)}</td>"
+        f'<td>{entry.lowerings}</td><td class="mono">{esc(entry.source or "")}</td></tr>'
+        for entry, _, _ in recording.reports
+    )
+    head = "<tr><th>function</th><th>folder</th><th>stage</th><th>lowered</th><th>source</th></tr>"
+    return f'<table id="functions">{head}{rows}</table>'
+
+
+def render(recording: Recording) -> str:
+    """The page."""
+    index, compiles = recording.index, list(recording.compiles)
+    notes = "".join(f"<li>{esc(line)}</li>" for line in not_recorded(index))
+    dropped = (f"<p>{recording.compiles_dropped} more compiles were counted, not listed.</p>"
+               if recording.compiles_dropped else "")  # fmt: skip
+    title = f"jxinspect recording: {esc(recording.folder)}"
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>{CSS}</style></head>
+<body><h1>{title}</h1>
+<p>command: <code>{esc(shlex.join(index.command))}</code><br>
+JAX {esc(index.jax_version or "not recorded")}; {esc(run_line(index))}</p>
+<h2>Compiles</h2>{_legend()}{timeline(compiles)}{dropped}
+<h2>Why it compiled again</h2>{_reasons(compiles)}
+<h2>Recorded functions</h2>{_functions(recording)}
+<ul id="notes">{notes}</ul>
+</body></html>
+"""
