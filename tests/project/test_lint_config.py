@@ -262,7 +262,7 @@ def test_the_readmes_example_reads_back(project: Path) -> None:
         paths=("models",),
         exclude=("models/experimental/*",),
         policy=Policy(("JX1", "JX2", "JX3"), ("JX110",), (("JX201", "error"),),
-                      Settings(4 << 20, 16 << 30), compile=True),
+                      Settings(4 << 20, 16 << 30, 2), compile=True),
         baseline="ci/baseline.json",
         fail_on="warning",
         timeout=600.0,

@@ -188,6 +188,52 @@ def test_show_groups_the_reasons_with_advice(
     assert {g["kind"] for g in step["groups"]} == {"shape", "dtype", "structure"}
 
 
+CLEARED = textwrap.dedent("""
+    import jax, jax.numpy as jnp
+
+    @jax.jit
+    def scale(x):
+        return x * 2.0
+
+    scale(jnp.ones(3))
+    jax.clear_caches()
+    scale(jnp.ones(3))
+""")
+
+
+def test_lint_records_judges_compiles_with_jx401_and_jx402(
+    recorded: tuple[Path, Any, list[dict[str, Any]]], tmp_path: Path
+) -> None:
+    """``lint --records``: JX402 on each function compiled more than ``max_compiles``
+    (a budget at the top level), once, on its first program's target; JX401 where the
+    same program compiled again (a cleared cache)."""
+    tmp, _, compiles = recorded
+    (tmp / "jxinspect.yaml").write_text("budgets: {max_compiles: 2}\n", encoding="utf-8")
+    result = run_cli("lint", "--records", "runs", "--format", "json", cwd=tmp)
+    assert result.returncode == 1, result.describe()
+    found = [(t["target"], f["code"], f["message"]) for t in json.loads(result.stdout)["targets"]
+             for f in t["findings"] if f["code"].startswith("JX4")]  # fmt: skip
+    counts = {f: sum(1 for c in compiles if c["function"] == f) for f in ("step", "last_batch")}
+    assert counts == {"step": 4, "last_batch": 32}
+    # once per function, on its first program's target ("step (f32[32,4])")
+    assert [(t.split(":")[1], code) for t, code, _ in found] == [
+        ("step (f32[32,4])", "JX402"), ("last_batch (f32[32,8])", "JX402")]  # fmt: skip
+    assert found[0][2] == ("step compiled 4 times, over the budget of 2: 1× batch['x'] shape, "
+                           "1× batch['x'] dtype, 1× batch['y'] structure (see `jxinspect show` "
+                           "of the recording)")  # fmt: skip
+    assert found[1][2] == ("last_batch compiled 32 times, over the budget of 2: 31× x shape "
+                           "(see `jxinspect show` of the recording)")  # fmt: skip
+    (tmp_path / "cleared.py").write_text(CLEARED, encoding="utf-8")
+    assert run_cli("record", "-o", "runs", "--", sys.executable, "cleared.py",
+                   cwd=tmp_path).returncode == 0  # fmt: skip
+    cleared = run_cli("lint", "--records", "runs", "--format", "json", cwd=tmp_path)
+    assert cleared.returncode == 0, cleared.describe()  # a warning: below --fail-on error
+    [target] = json.loads(cleared.stdout)["targets"]
+    assert [(f["code"], f["severity"], f["message"]) for f in target["findings"]] == [
+        ("JX401", "warning", "scale compiled the same program again 1× (#2 of 2 compiles) "
+         "(called from cleared.py:10): nothing JAX's cache tells calls apart changed")]  # fmt: skip
+
+
 OBSERVED = textwrap.dedent("""
     import collections, jax, jax.numpy as jnp
     events = collections.Counter()

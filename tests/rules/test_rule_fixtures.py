@@ -2,9 +2,11 @@
 
 ``fixtures/<rule module>.py`` is a small JAX program whose ``case()`` gives the function
 and what :func:`jxinspect.inspect` stages it with (``DEVICES``: the devices it needs;
-``BUDGET``: a ``bytes_per_device`` the report is judged with). Its report's findings
-(code, severity, message, path) and leaves (path, name carried, status), normalized as
-the other golden files are, must equal ``tests/golden/jax-<series>/rules/<CODE>.json``.
+``SETTINGS``: the budgets the report is judged with; ``run()``: a run whose compiles
+the report holds, as a recording's does, collected by ``assert_max_compiles``).
+Its report's findings (code, severity, message, path) and leaves (path, name carried,
+status), normalized as the other golden files are, must equal
+``tests/golden/jax-<series>/rules/<CODE>.json``.
 Regenerate them after an intended change (then review ``git diff tests/golden``):
 
     JXINSPECT_UPDATE_GOLDEN=1 python -m pytest tests/rules/test_rule_fixtures.py
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -29,8 +32,10 @@ from helpers import GOLDEN, JAX_RELEASE, JAX_SERIES, REPO, UPDATE_GOLDEN, compar
 from helpers import normalize_string as clean
 
 import jxinspect
+import jxinspect.testing
 from jxinspect.core.model import Report
-from jxinspect.core.settings import DEFAULT_SETTINGS, Settings
+from jxinspect.core.recompiles import Compile
+from jxinspect.core.settings import Settings
 from jxinspect.core.vocabulary import STATUSES, Status
 from jxinspect.rules import RULES_BY_CODE, TABLE, apply_rules
 from jxinspect.tracer import seam
@@ -120,9 +125,15 @@ def judged(stem: str) -> Report:
         pytest.skip(f"needs {devices} devices; JAX started with {seam.device_count()}")
     case: dict[str, Any] = module.case()
     fun, args, kwargs = case.pop("fun"), case.pop("args"), case.pop("kwargs", {})
+    compiles: tuple[Compile, ...] = ()
+    run = getattr(module, "run", None)
+    if run is not None:  # the compiles of a real run, as a recording holds them (first:
+        with jxinspect.testing.assert_max_compiles(10**9) as guard:  # staging fills caches)
+            run()
+        compiles = tuple(guard.log.compiles)
     report = jxinspect.inspect(fun, args, kwargs, texts=False, **case)
-    budget = getattr(module, "BUDGET", None)
-    return apply_rules(report, Settings(bytes_per_device=budget) if budget else DEFAULT_SETTINGS)
+    report = replace(report, compiles=compiles)
+    return apply_rules(report, Settings(**getattr(module, "SETTINGS", {})))
 
 
 def golden_text(stem: str, report: Report) -> str:

@@ -22,6 +22,7 @@ from msgspec import Meta
 from jxinspect.core.display import Displayed, renderers
 from jxinspect.core.dtypes import element_bytes
 from jxinspect.core.program import Program
+from jxinspect.core.recompiles import Compile
 from jxinspect.core.vocabulary import SEVERITY_RANK, Partitioner, Reached, Severity, Stage, Status
 
 __all__ = ["Reached", "Severity", "Status"]  # the model's words, defined in the vocabulary
@@ -503,6 +504,11 @@ class Report(Displayed):
         default=None, compare=False, repr=False, metadata={"written": False}
     )
     """Annotated jaxpr and module texts for the views (not in the JSON)."""
+    compiles: tuple[Compile, ...] = field(
+        default=(), compare=False, repr=False, metadata={"written": False}
+    )
+    """Read from a recording: every compile the run made of this function's code (its
+    first recorded program's report holds them), for JX401 and JX402 (not in the JSON)."""
 
     def __post_init__(self) -> None:
         mesh = self.mesh

@@ -4,6 +4,7 @@ user's, its cost, and its reasons against the nearest earlier compile of the sam
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -63,3 +64,12 @@ class Compile:
     def from_dict(cls, data: dict[str, Any]) -> Compile:
         reasons = tuple(Reason(**r) for r in data.get("reasons", ()))
         return cls(**{**data, "reasons": reasons})
+
+
+def by_code(compiles: Iterable[Compile]) -> list[tuple[Compile, ...]]:
+    """The compiles of each code (its ``source``, else its name), in the order each code
+    first compiled."""
+    grouped: dict[str, list[Compile]] = {}
+    for compile in compiles:
+        grouped.setdefault(compile.source or compile.function, []).append(compile)
+    return [tuple(items) for items in grouped.values()]

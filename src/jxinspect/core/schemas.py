@@ -140,7 +140,28 @@ def generate(entry: Shipped) -> dict[str, Any]:
     head = {"$schema": DRAFT, "$id": entry.id, "title": entry.title,
             "description": entry.description}  # fmt: skip
     body = {k: v for k, v in root.items() if k != "description"}
-    return {**head, **body, "$defs": dict(sorted(defs.items()))}
+    used = _referenced(body, defs)
+    return {**head, **body, "$defs": {name: defs[name] for name in sorted(used)}}
+
+
+def _referenced(root: Any, defs: dict[str, Any]) -> set[str]:
+    """The definitions ``root`` reaches through ``$ref``s, once the unwritten fields are
+    gone (a type only they held is not part of the file)."""
+    found: set[str] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                name = ref.rpartition("/")[2]
+                if name not in found and name in defs:
+                    found.add(name)
+                    stack.append(defs[name])
+            stack.extend(v for k, v in node.items() if k != "$ref")
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
 
 
 def text(entry: Shipped) -> str:

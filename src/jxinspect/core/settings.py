@@ -28,10 +28,25 @@ class Settings:
     """JX201: a fully replicated argument this large (bytes per device) is reported."""
     bytes_per_device: int | None = None
     """JX302: arguments plus results per device above this are reported (``None``: off)."""
+    max_compiles: int | None = None
+    """JX402: a function of the user's that a recorded run compiled more times than this
+    is reported (``None``: off)."""
 
 
 DEFAULT_SETTINGS = Settings()
-BUDGET_KEYS: tuple[str, ...] = ("replicated_bytes", "bytes_per_device")
+BUDGET_KEYS: tuple[str, ...] = ("replicated_bytes", "bytes_per_device", "max_compiles")
+COUNT_BUDGETS: tuple[str, ...] = ("max_compiles",)
+"""The budgets that count (a whole number, at least 1) rather than size in bytes."""
+OPTIONAL_BUDGETS: tuple[str, ...] = ("bytes_per_device", "max_compiles")
+"""The budgets that are off by default, which ``null`` turns off again."""
+
+
+def parse_count(value: object) -> int:
+    """``3`` → 3; raises ``ValueError`` saying what is wrong (a count is a whole number
+    of at least 1)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError("expected a whole number of at least 1")
+    return value
 
 
 def parse_bytes(value: object) -> int:

@@ -32,6 +32,7 @@ from jxinspect.core import codec
 from jxinspect.core.errors import JxError, UsageError, error_kind
 from jxinspect.core.files import write_output
 from jxinspect.core.model import Finding
+from jxinspect.core.recompiles import Compile, by_code
 from jxinspect.core.vocabulary import ErrorKind
 from jxinspect.lint.baseline import Key, make_key, read_baseline, render_baseline
 from jxinspect.lint.cache import Cache
@@ -62,7 +63,7 @@ from jxinspect.project.declarations import (
 from jxinspect.project.resolve import resolve
 from jxinspect.project.sourcefile import search_text
 from jxinspect.project.targets import DECLARATION, parse_target
-from jxinspect.record.folder import Entry, read_index, read_record, target_name
+from jxinspect.record.folder import Entry, read_compiles, read_index, read_record, target_name
 from jxinspect.rules import RULES
 
 T = TypeVar("T")
@@ -475,6 +476,12 @@ def _record_names(entries: list[Entry]) -> list[str]:
     ]
 
 
+def _compiles_by_folder(compiles: list[Compile]) -> dict[str, tuple[Compile, ...]]:
+    """Each code's compiles, under the folder of its first program (its first compile's),
+    whose report JX401 and JX402 judge them on."""
+    return {found[0].folder: found for found in by_code(compiles) if found[0].folder}
+
+
 def _run_records(
     request: LintRequest, config: Config, options: RunOptions, folder: Path
 ) -> LintResult:
@@ -495,8 +502,10 @@ def _run_records(
     # judged with the thresholds alone, as a worker's report is: the run applies the
     # rest of the policy (select, ignore, severities) once, when it reads the outcome
     thresholds = Policy(settings=policy.settings)
+    compiles = _compiles_by_folder(read_compiles(folder)[0])
     for name, entry in zip(_record_names(index.functions), index.functions):
-        report = judge_report(read_record(folder, entry), thresholds)
+        recorded = replace(read_record(folder, entry), compiles=compiles.get(entry.folder, ()))
+        report = judge_report(recorded, thresholds)
         planned.append(Planned(name, policy, None, None))
         outcomes[name] = Outcome(codec.plain(report))
     failed = []

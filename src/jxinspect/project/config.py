@@ -22,7 +22,15 @@ from typing import Any, Literal, NoReturn, cast
 
 from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.model import Severity
-from jxinspect.core.settings import BUDGET_KEYS, DEFAULT_SETTINGS, Settings, parse_bytes
+from jxinspect.core.settings import (
+    BUDGET_KEYS,
+    COUNT_BUDGETS,
+    DEFAULT_SETTINGS,
+    OPTIONAL_BUDGETS,
+    Settings,
+    parse_bytes,
+    parse_count,
+)
 from jxinspect.core.vocabulary import FAIL_ON, SEVERITIES, FailOn
 from jxinspect.project import spec as specs
 from jxinspect.project.config_files import KeyPath, Located, read_toml, read_yaml
@@ -87,8 +95,9 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("ignore", "codes", "code prefixes not to run", "[JX110]", places=_BOTH),
     ConfigKey("severity", "severities", "per code or prefix: " + ", ".join(SEVERITIES),
               "{JX201: error}", places=_BOTH),
-    ConfigKey("budgets", "budgets", "per-device thresholds of JX201 and JX302",
-              "{replicated_bytes: 4MiB, bytes_per_device: 16GiB}", places=_BOTH),
+    ConfigKey("budgets", "budgets", "thresholds of JX201 and JX302 (per device) and JX402",
+              "{replicated_bytes: 4MiB, bytes_per_device: 16GiB, max_compiles: 2}",
+              places=_BOTH),
     ConfigKey("compile", "bool", "also compile (XLA's shardings, aliasing, memory)", "true",
               "false", _BOTH),
     ConfigKey("baseline", "text", "the accepted findings", "ci/baseline.json",
@@ -466,11 +475,11 @@ class _Reader:
         self.keys(data, path, BUDGET_KEYS)
         result: dict[str, int | None] = {}
         for name, size in data.items():
-            if size is None and name == "bytes_per_device":
+            if size is None and name in OPTIONAL_BUDGETS:
                 result[name] = None
                 continue
             try:
-                result[name] = parse_bytes(size)
+                result[name] = parse_count(size) if name in COUNT_BUDGETS else parse_bytes(size)
             except ValueError as err:
                 self.fail(path + (name,), f"{err}, got {size!r}")
         return tuple(result.items())

@@ -76,8 +76,7 @@ def _wrapper_view(
     user, inner = lowering.wrapper_call, lowering.call
     if user is None or inner is None:
         return None
-    static = set(getattr(inner.jit_info, "static_argnums", ()) or ())
-    program_leaves = seam.tree_leaves([a for i, a in enumerate(inner.args) if i not in static])
+    program_leaves = seam.tree_leaves(seam.dynamic_arguments(inner))
     if len(program_leaves) != count:
         return None
     paths, static_args = mapped_paths(user.fun, user.args, user.kwargs, program_leaves)

@@ -35,6 +35,8 @@ TABLE: tuple[str, ...] = (
     "jx203_internal_axis_name",
     "jx301_unusable_donation",
     "jx302_memory_budget",
+    "jx401_same_program_compiled_again",
+    "jx402_compile_budget",
 )
 """The rule modules, in code order: the one list of the rules."""
 

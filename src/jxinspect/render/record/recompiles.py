@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from jxinspect.core.recompiles import Compile, Reason
+from jxinspect.core.recompiles import Compile, Reason, by_code
 from jxinspect.core.vocabulary import ReasonKind
 from jxinspect.render.common.escape import text as esc
 
@@ -79,11 +79,8 @@ class FunctionCompiles:
 
 def by_function(compiles: Iterable[Compile]) -> list[FunctionCompiles]:
     """The compiles of each code, in the order each first compiled."""
-    grouped: dict[str, list[Compile]] = {}
-    for compile in compiles:
-        grouped.setdefault(compile.source or compile.function, []).append(compile)
-    return [FunctionCompiles(items[0].function, items[0].source, tuple(items))
-            for items in grouped.values()]  # fmt: skip
+    return [FunctionCompiles(items[0].function, items[0].source, items)
+            for items in by_code(compiles)]  # fmt: skip
 
 
 _NUMBER = re.compile(r"\d+")

@@ -49,6 +49,7 @@ from jxinspect.tracer.seam.devices import (
 from jxinspect.tracer.seam.hooks import (
     Call,
     Lowering,
+    dynamic_arguments,
     function_source,
     install_duration_listener,
     install_lowering_hook,
@@ -322,6 +323,7 @@ __all__ = [
     "staged_dtype",
     "stand_in_array",
     "static_arguments",
+    "dynamic_arguments",
     "sub_jaxprs",
     "LeafType",
     "leaf_types",

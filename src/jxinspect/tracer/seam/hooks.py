@@ -118,6 +118,13 @@ def static_arguments(call: Call) -> list[tuple[str, Any]]:
     return found + [(k, v) for k, v in call.kwargs.items() if k in names]
 
 
+def dynamic_arguments(call: Call) -> list[Any]:
+    """A ``jit`` call's positional arguments that are not static: whose leaves, in
+    order, are the program's inputs."""
+    numbers = set(getattr(call.jit_info, "static_argnums", ()) or ())
+    return [a for i, a in enumerate(call.args) if i not in numbers]
+
+
 def _jit_call_frame() -> Any:
     """The frame of the ``jit`` call being lowered, ``pjit``'s ``cache_miss`` (its own
     locals ``args``/``kwargs``, its closure's ``fun``/``jit_info`` in every release), or
