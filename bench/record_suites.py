@@ -1,5 +1,5 @@
 """`jxinspect record` on real test suites: optax's own tests (shipped in its wheel), a
-subset of JAX's (api, pjit, shard_map, pmap, read from a JAX git repository at the tag of
+subset of JAX's (api, pjit, shard_map, pmap, debug_info, read from a JAX git repository at the tag of
 the installed release) and Equinox's `test_jit.py` (from an Equinox git repository at the
 tag of the installed Equinox: every function it jits goes through `eqx.filter_jit`),
 each run three ways in turn: plainly, under `jxinspect record`,
@@ -10,7 +10,8 @@ reports agree with the modules JAX dumped (tests/record/dump_agreement.py).
 
 Usage: python bench/record_suites.py SUITE [SUITE ...] [--runs N] [--check] [-k EXPR]
            [--tests ID ...] [--keep DIR] [--json FILE] [--jax-repo GIT_DIR]
-  SUITE: optax, jax-api, jax-pjit, jax-shard_map, jax-pmap, equinox (or all)
+  SUITE: optax, jax-api, jax-pjit, jax-shard_map, jax-pmap, jax-debug_info (its WIP
+         skip lifted), equinox (or all)
   --runs N  alternate N more plain/record runs after the first three and print medians
   --check   exit 1 when the counts differ, a run crashed, or the dump disagrees
 """
@@ -73,7 +74,10 @@ JAX_SUITES: dict[str, tuple[str, str]] = {
         "ShardMapTest and (simple or matmul or jvp or grad or vmap or donat or out_specs)",
     ),
     "jax-pmap": ("pmap_test.py", "PythonPmapTest and not Pallas"),
+    "jax-debug_info": ("debug_info_test.py", "DebugInfoTest"),
 }
+WIP_SKIP = '@unittest.skip("WIP")\nclass DebugInfoTest('
+"""The class-level skip of JAX's debug-info tests (0.10), lifted: the suite runs them."""
 SUITES = ("optax", *JAX_SUITES, "equinox")
 
 ENV = {
@@ -158,6 +162,7 @@ def prepare(name: str, folder: Path, k: str | None, tests: list[str] | None) -> 
         sys.exit(f"no suite {name!r}; give one of {', '.join(SUITES)}")
     file, default_k = JAX_SUITES[name]
     shown = _from_git(JAX_REPO, "JAX_REPO", f"jax-v{jax_version()}", f"tests/{file}")
+    shown = shown.replace(WIP_SKIP, "class DebugInfoTest(")
     (folder / file).write_text(shown, encoding="utf-8")
     if tests:
         return Suite(name, folder, [t if t.startswith(file) else f"{file}::{t}" for t in tests])
