@@ -93,12 +93,14 @@ def line(data: Any) -> str:
 
 
 def _problem(err: msgspec.ValidationError | msgspec.DecodeError) -> str:
-    """msgspec's ``Expected `int`, got `str` - at `$.a[0]``` as ``at $.a[0]: expected …``."""
+    """msgspec's ``Expected `int`, got `str` - at `$.a[0]``` as ``at $.a[0]: expected …``
+    (``at $`` where msgspec names no path: the top object; none for text that is not JSON)."""
     text = str(err)
     what, sep, where = text.rpartition(" - at ")
     if not sep:
-        return text[:1].lower() + text[1:]
-    return f"at {where.strip('`')}: {what[:1].lower()}{what[1:]}"
+        what, where = text, ("`$`" if isinstance(err, msgspec.ValidationError) else "")
+    said = what[:1].lower() + what[1:]
+    return f"at {where.strip('`')}: {said}" if where else said
 
 
 def decode(text: str | bytes, kind: type[T], *, source: str) -> T:
