@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 if TYPE_CHECKING:
     from jxinspect.core.diff import DiffReport
     from jxinspect.core.model import Report
+    from jxinspect.core.recording import Recording
     from jxinspect.core.survey import History, Survey
     from jxinspect.core.survey_diff import SurveyDiff
     from jxinspect.lint.result import LintResult
-    from jxinspect.render.record.summary import Recording
 
 T = TypeVar("T")
 
