@@ -302,7 +302,8 @@ class assert_max_compiles(contextlib.ContextDecorator):  # noqa: N801 (reads as 
             stop()
         if exc[0] is not None:
             return
-        from jxinspect.render.record.recompiles import by_function
+        from jxinspect.core.recompiles import by_function
+        from jxinspect.render.record.recompiles import group_text
 
         over = [f for f in by_function(self.log.compiles)
                 if len(f.compiles) > self.n and self._wanted(f.function, f.source)]  # fmt: skip
@@ -310,7 +311,7 @@ class assert_max_compiles(contextlib.ContextDecorator):  # noqa: N801 (reads as 
             lines = [
                 f"{found.function} ({found.source}) compiled {len(found.compiles)} times, "
                 f"more than {self.n}: "
-                + ("; ".join(str(g) for g in found.groups()) or "the same program each time")
+                + ("; ".join(group_text(g) for g in found.groups) or "the same program each time")
                 for found in over
             ]
             raise AssertionError("\n".join(lines))

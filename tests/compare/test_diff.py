@@ -596,7 +596,7 @@ def test_json_that_is_not_a_report(tmp_path: Path) -> None:
     assert "its schema is 'other/1'" in messages["other.json"]
     assert messages["broken.json"] == (
         f"{tmp_path / 'broken.json'} is not a valid jxinspect.report/1 report: "
-        "object missing required field `stage`"
+        "at $: object missing required field `stage`"
     )
     assert "is not JSON (line 1" in messages["bad.json"]
     assert all("\n" not in m for m in messages.values())

@@ -284,4 +284,4 @@ def test_a_mesh_is_a_value_written_as_its_text() -> None:
     assert codec.decode('"data=4,model=2"', Mesh, source="m") == MESH
     with pytest.raises(codec.DecodeError) as raised:
         codec.decode('"data:4"', Mesh, source="m")
-    assert str(raised.value) == ("m: expected a mesh such as 'data=2,model=4', got 'data:4'")
+    assert str(raised.value) == ("m: at $: expected a mesh such as 'data=2,model=4', got 'data:4'")

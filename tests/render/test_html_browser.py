@@ -358,8 +358,8 @@ def test_recording_compile_timeline_in_chromium(browser: Any, tmp_path: Path, ru
     """``show FOLDER --format html``: a row per function, a mark per compile in the run's
     order coloured by its first reason's kind, and the grouped reasons with advice on
     the page; nothing fetched."""
+    from jxinspect.core.recompiles import ADVICE
     from jxinspect.render.record.html import COLOURS
-    from jxinspect.render.record.recompiles import ADVICE
 
     (tmp_path / "run.py").write_text(RECOMPILING, encoding="utf-8")
     recorded = run_cli("record", "-o", "runs", "--", "python", "run.py", cwd=tmp_path)

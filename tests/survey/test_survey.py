@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from helpers import JAX_RELEASE, RAW_MAIN, REPO, run_python
 
+from jxinspect.core import codec
 from jxinspect.core.survey import Survey, primitive_name
 
 CORPUS = REPO / "src" / "jxinspect" / "survey" / "corpus" / "programs.py"
@@ -136,7 +137,7 @@ def _read_place(reads: str | None) -> str:
 def survey(run_cli: Any) -> Survey:
     result = run_cli("survey", "--format", "json")
     assert result.returncode == 0, result.describe()
-    return Survey.from_dict(json.loads(result.stdout))
+    return codec.decode(result.stdout, Survey, source="stdout")
 
 
 def _bare(path: str | None) -> str | None:
@@ -220,9 +221,9 @@ def test_the_survey_equals_the_one_shipped_for_this_release(survey: Survey) -> N
     shipped = SHIPPED / f"jax-{JAX_RELEASE}.json"
     if not shipped.is_file():
         pytest.skip(f"no survey shipped for JAX {JAX_RELEASE}: bash .ci/surveys {JAX_RELEASE}")
-    expected = Survey.from_dict(json.loads(shipped.read_text(encoding="utf-8")))
+    expected = codec.decode(shipped.read_bytes(), Survey, source=str(shipped))
     assert survey.jax_version == expected.jax_version
-    assert [p.to_dict() for p in survey.programs] == [p.to_dict() for p in expected.programs]
+    assert survey.programs == expected.programs
 
 
 def test_every_shipped_survey_is_valid_and_named_for_its_release() -> None:
@@ -258,7 +259,7 @@ def test_compile_adds_the_compiled_programs_parameter_names(run_cli: Any) -> Non
     result = run_cli("survey", "--compile", "--program", "plain", "--program", "pytree",
                      "--format", "json")  # fmt: skip
     assert result.returncode == 0, result.describe()
-    compiled = Survey.from_dict(json.loads(result.stdout))
+    compiled = codec.decode(result.stdout, Survey, source="stdout")
     for program in compiled.programs:
         cell = program.cell("compiled.args")
         assert cell is not None and cell.verdict == "kept", program  # jit keeps them
@@ -290,7 +291,7 @@ def test_the_matrix_says_what_it_counts_and_what_it_leaves_out(
     assert rows["grad"].endswith(" jaxprs")
     clip = survey.program("grad_of_custom_vjp")
     assert clip is not None and dict(clip.jax_own).get("jit", 0) >= 1, clip  # jnp.clip's jit
-    own = ", ".join(f"{p} {n}" for p, n in clip.jax_own)
+    own = ", ".join(f"{p} {n}" for p, n in clip.jax_own.items())
     assert rows["grad_of_custom_vjp"].endswith(f"JAX's own, not counted: {own}")
     pmap = survey.program("pmap")
     assert pmap is not None and pmap.reads is not None and "make_jaxpr(pmap(f))" in pmap.reads
@@ -345,6 +346,6 @@ def test_a_program_this_release_lacks_the_api_of_is_not_available(
     page = tmp_path / "survey.html"
     html = run_cli("survey", "--program", "custom_transpose", "--format", "html", "-o", page)
     assert html.returncode == 0
-    assert page.read_text().count('<td class="na"') == len(Survey.from_dict(
-        json.loads(run_cli("survey", "--program", "custom_transpose", "--format", "json").stdout)
-    ).shown_levels)  # fmt: skip
+    assert page.read_text().count('<td class="na"') == len(codec.decode(
+        run_cli("survey", "--program", "custom_transpose", "--format", "json").stdout, Survey,
+        source="stdout").shown_levels)  # fmt: skip

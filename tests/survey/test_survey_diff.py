@@ -9,6 +9,7 @@ from typing import Any
 
 from helpers import JAX_RELEASE, REPO
 
+from jxinspect.core import codec
 from jxinspect.core.survey import Survey, rank
 from jxinspect.core.vocabulary import release_key
 
@@ -17,7 +18,9 @@ CORPUS = REPO / "src" / "jxinspect" / "survey" / "corpus" / "programs.py"
 
 
 def _shipped() -> list[Survey]:
-    surveys = [Survey.from_dict(json.loads(f.read_text())) for f in SHIPPED.glob("jax-*.json")]
+    surveys = [
+        codec.decode(f.read_bytes(), Survey, source=f.name) for f in SHIPPED.glob("jax-*.json")
+    ]
     return sorted(surveys, key=lambda s: release_key(s.jax_version))
 
 
@@ -44,7 +47,7 @@ def test_the_oldest_and_newest_surveys_differ_where_the_releases_do(run_cli: Any
 
 
 def test_a_regression_fails_the_gate_unless_asked_not_to(run_cli: Any, tmp_path: Path) -> None:
-    newest = _shipped()[-1].to_dict()
+    newest = codec.plain(_shipped()[-1])
     worse = json.loads(json.dumps(newest))
     scan = next(p for p in worse["programs"] if p["name"] == "scan")
     cell = next(c for c in scan["cells"] if c["level"] == "nested.scan")
@@ -145,9 +148,10 @@ def test_a_broken_survey_is_one_line(run_cli: Any, tmp_path: Path) -> None:
     good = SHIPPED / f"jax-{_shipped()[-1].jax_version}.json"
     result = run_cli("diff-debug", broken, good)
     assert result.returncode == 2 and result.stdout == "", result.describe()
-    assert result.stderr.startswith(f"error: {broken} is not a survey jxinspect can read (")
-    assert "jxinspect survey --format json -o FILE" in result.stderr
-    assert len(result.stderr.splitlines()) == 1
+    assert result.stderr == (
+        f"error: {broken} is not a survey jxinspect can read (at $: object missing required "
+        "field `jaxlib_version`); make it again with `jxinspect survey --format json -o FILE`\n"
+    )
 
 
 def test_a_program_one_release_cannot_stage_is_no_change(run_cli: Any) -> None:

@@ -37,7 +37,7 @@ SIDE_HELP = (
 
 
 if TYPE_CHECKING:  # typer reads the enum; the code reads a format name
-    from jxinspect.compare.survey import SurveyDiff
+    from jxinspect.core.survey_diff import SurveyDiff
 
     DiffFormat = str
 else:

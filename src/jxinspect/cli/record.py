@@ -35,6 +35,7 @@ from jxinspect.core.errors import (
     UsageError,
     releases,
 )
+from jxinspect.core.recording import Index, Recording
 from jxinspect.core.vocabulary import FailOn
 from jxinspect.record import folder as records
 from jxinspect.render import formats
@@ -102,7 +103,7 @@ def record(
     run_command(body, show_traceback)
 
 
-def _say_recorded(index: records.Index, output: Path) -> None:
+def _say_recorded(index: Index, output: Path) -> None:
     """The recording's summary on stderr, and a note for each function not recorded."""
     from jxinspect.render.record import summary as record_summary
 
@@ -116,7 +117,7 @@ def _say_recorded(index: records.Index, output: Path) -> None:
         typer.echo(f"note: {line}", err=True)
 
 
-def _recording_failed(index: records.Index) -> int:
+def _recording_failed(index: Index) -> int:
     """Say that lowerings of a run that succeeded could not be recorded: a bug of ours."""
     first = index.failures[0]
     typer.echo(
@@ -131,14 +132,15 @@ def _recording_failed(index: records.Index) -> int:
 
 def _over_budget(folder: Path, most: int) -> list[str]:
     """One line per function of the run that compiled more than ``most`` times."""
+    from jxinspect.core.recompiles import by_function
     from jxinspect.render.common.escape import text as esc
-    from jxinspect.render.record.recompiles import by_function
+    from jxinspect.render.record.recompiles import group_text
 
     compiles, _ = records.read_compiles(folder)
     lines = []
     for found in by_function(compiles):
         if len(found.compiles) > most:
-            why = "; ".join(str(g) for g in found.groups()[:4]) or "the same program each time"
+            why = "; ".join(group_text(g) for g in found.groups[:4]) or "the same program each time"
             lines.append(
                 f"`{esc(found.function)}` ({esc(found.source or 'no source')}) compiled "
                 f"{len(found.compiles)} times, more than --max-compiles {most}: {why} "
@@ -147,7 +149,7 @@ def _over_budget(folder: Path, most: int) -> list[str]:
     return lines
 
 
-def raise_no_records(index: records.Index, output: Path) -> None:
+def raise_no_records(index: Index, output: Path) -> None:
     """A run that succeeded without recording anything is not a recording."""
     why = (
         f"every function was left out by --only ({index.not_selected} lowerings)"
@@ -200,8 +202,6 @@ def show(
 
 
 def _show_folder(folder: Path, format: Format, output: Optional[Path], fail_on: FailOn) -> int:
-    from jxinspect.render.record.summary import Recording
-
     if format not in formats.RECORD.names:
         raise UsageError(
             f"--format {formats.REPORT.format(format).name} shows one function: give "

@@ -18,6 +18,7 @@ from typing import Literal
 
 from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.model import Report
+from jxinspect.core.recording import Entry
 from jxinspect.project.config import Policy
 from jxinspect.project.options import TargetOptions
 from jxinspect.project.resolve import Resolved, declared_functions, resolve
@@ -25,7 +26,6 @@ from jxinspect.project.targets import DECLARATION, Target, load_module, parse_ta
 from jxinspect.record.folder import (
     KINDS_HELP,
     REPORT,
-    Entry,
     is_record,
     is_record_folder,
     read_index,

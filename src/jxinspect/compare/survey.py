@@ -1,87 +1,17 @@
 """Two surveys compared cell by cell: what a JAX release (or a JAX change) improved or
-broke in the debug info it keeps, program by program and level by level."""
+broke in the debug info it keeps, program by program and level by level (the result,
+:class:`~jxinspect.core.survey_diff.SurveyDiff`, is a core type)."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
 
-from jxinspect.core.display import Displayed
+from jxinspect.core import codec
 from jxinspect.core.errors import UsageError
 from jxinspect.core.survey import SCHEMA as SURVEY_SCHEMA
-from jxinspect.core.survey import Survey, SurveyProgram, Verdict, rank
-
-SCHEMA = "jxinspect.survey-diff/1"
-
-ChangeKind = Literal["regressed", "improved", "changed"]
-"""A cell's verdict got worse, better, or stayed while its counts moved."""
-KINDS: tuple[ChangeKind, ...] = get_args(ChangeKind)
-
-
-@dataclass(frozen=True)
-class CellChange:
-    """One program's level as two surveys saw it (``None``: that survey has no such cell)."""
-
-    program: str
-    level: str
-    kind: ChangeKind
-    before: Verdict | None
-    after: Verdict | None
-    before_counts: str = ""
-    """``partial 2/2``: the verdict and how many had it (empty where there is no cell)."""
-    after_counts: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"program": self.program, "level": self.level, "kind": self.kind,
-                "before": self.before, "after": self.after,
-                "before_counts": self.before_counts,
-                "after_counts": self.after_counts}  # fmt: skip
-
-
-@dataclass(frozen=True, repr=False)
-class SurveyDiff(Displayed):
-    """What changed between two surveys; ``failed`` when a cell regressed (and the gate
-    is on)."""
-
-    product = "survey_diff"
-
-    before: str
-    """The first survey's file, as given."""
-    after: str
-    before_release: str
-    after_release: str
-    changes: tuple[CellChange, ...]
-    only_before: tuple[str, ...] = ()
-    """Programs only the first survey has staged (the corpus changed between them, or the
-    second release lacks the program's API: ``unavailable``)."""
-    only_after: tuple[str, ...] = ()
-    gate: bool = True
-    """Whether a regression fails the run (``--fail-on never``: no)."""
-
-    def of_kind(self, kind: ChangeKind) -> tuple[CellChange, ...]:
-        return tuple(c for c in self.changes if c.kind == kind)
-
-    @property
-    def failed(self) -> bool:
-        return self.gate and bool(self.of_kind("regressed"))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema": SCHEMA,
-            "before": self.before,
-            "after": self.after,
-            "before_release": self.before_release,
-            "after_release": self.after_release,
-            "improved": len(self.of_kind("improved")),
-            "regressed": len(self.of_kind("regressed")),
-            "changed": len(self.of_kind("changed")),
-            "failed": self.failed,
-            "changes": [c.to_dict() for c in self.changes],
-            "only_before": list(self.only_before),
-            "only_after": list(self.only_after),
-        }
+from jxinspect.core.survey import Survey, SurveyProgram, rank
+from jxinspect.core.survey_diff import CellChange, ChangeKind, SurveyDiff
 
 
 def _counts(program: SurveyProgram, level: str) -> str:
@@ -156,9 +86,9 @@ def read_survey(text: str) -> Survey | None:
     if not isinstance(data, dict) or data.get("schema") != SURVEY_SCHEMA:
         return None
     try:
-        return Survey.from_dict(data)
-    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        return codec.convert(data, Survey, source=text)
+    except codec.DecodeError as err:
         raise UsageError(
-            f"{text} is not a survey jxinspect can read ({type(err).__name__}: {err}); "
+            f"{text} is not a survey jxinspect can read ({err.problem}); "
             "make it again with `jxinspect survey --format json -o FILE`"
         ) from None

@@ -65,8 +65,8 @@ def _unwritten(kind: type) -> tuple[str, ...]:
     return _UNWRITTEN[kind]
 
 
-def _encode(data: Any) -> bytes:
-    unwritten = _unwritten(type(data))
+def _encode(data: Any, left_out: tuple[str, ...] = ()) -> bytes:
+    unwritten = _unwritten(type(data)) + left_out
     if unwritten:
         # msgspec writes the fields an instance holds in its ``__dict__``: a shallow copy
         # without the unwritten ones is written as the type's other fields alone
@@ -92,13 +92,25 @@ def line(data: Any) -> str:
     return _encode(data).decode()
 
 
+def by_line(data: Any, name: str) -> str:
+    """``data`` as compact JSON with its field ``name`` (a sequence) last and each of its
+    items on a line of its own, ending in a newline: a file rewritten as it grows (one
+    encoding a row), that a person reads one row a line."""
+    head = _encode(data, (name,)).decode()[:-1]
+    rows = ",\n  ".join(line(row) for row in getattr(data, name))
+    key = ("," if head != "{" else "") + line(name)
+    return f"{head}{key}:[" + (f"\n  {rows}\n]}}\n" if rows else "]}\n")
+
+
 def _problem(err: msgspec.ValidationError | msgspec.DecodeError) -> str:
-    """msgspec's ``Expected `int`, got `str` - at `$.a[0]``` as ``at $.a[0]: expected …``."""
+    """msgspec's ``Expected `int`, got `str` - at `$.a[0]``` as ``at $.a[0]: expected …``
+    (``at $`` where msgspec names no path: the top object; none for text that is not JSON)."""
     text = str(err)
     what, sep, where = text.rpartition(" - at ")
     if not sep:
-        return text[:1].lower() + text[1:]
-    return f"at {where.strip('`')}: {what[:1].lower()}{what[1:]}"
+        what, where = text, ("`$`" if isinstance(err, msgspec.ValidationError) else "")
+    said = what if what[:2].isupper() else what[:1].lower() + what[1:]  # JSON stays JSON
+    return f"at {where.strip('`')}: {said}" if where else said
 
 
 def decode(text: str | bytes, kind: type[T], *, source: str) -> T:

@@ -1,16 +1,35 @@
 """Why a function compiled again: each compile a recorded run made of a function of the
 user's, its cost, and its reasons against the nearest earlier compile of the same code
-(schema ``jxinspect.compiles/1``, ``compiles.json`` of a record folder)."""
+(schema ``jxinspect.compiles/1``, ``compiles.json`` of a record folder), and the compiles of
+each code with their reasons grouped (``show``'s recompiles). Written and read by
+:mod:`jxinspect.core.codec` from these types alone; a field made with ``init=False`` is
+derived and written for readers of the JSON.
+"""
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Literal
 
 from jxinspect.core.vocabulary import ReasonKind
 
-SCHEMA = "jxinspect.compiles/1"
+SCHEMA: Literal["jxinspect.compiles/1"] = "jxinspect.compiles/1"
+
+ADVICE: dict[ReasonKind, str] = {
+    "shape": "pad or bucket the dimension that varies (the last batch: pad it, or drop it)",
+    "dtype": "cast the input to one dtype before the call",
+    "weak_type": "pass an array (jnp.asarray(x, dtype)), not a Python scalar, or mark it static",
+    "sharding": "give the input one sharding every call (device_put it, or set in_shardings)",
+    "static": "mark it static only where it takes a few values; otherwise pass an array",
+    "structure": "keep the pytree's keys, lengths and None leaves the same every call",
+    "function": "hoist the jit out of the loop: make the jitted function (or lambda) once",
+    "constants": "pass the closed-over values that change as arguments",
+    "context": "set the configuration (or the mesh) once, before the first call",
+}
+"""One line of advice per reason kind."""
 
 
 @dataclass(frozen=True)
@@ -57,13 +76,71 @@ class Compile:
     def seconds(self) -> float:
         return sum(s or 0.0 for s in (self.trace_s, self.lower_s, self.compile_s))
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Compile:
-        reasons = tuple(Reason(**r) for r in data.get("reasons", ()))
-        return cls(**{**data, "reasons": reasons})
+@dataclass(frozen=True)
+class Compiles:
+    """A record folder's ``compiles.json``."""
+
+    schema: Literal["jxinspect.compiles/1"] = field(init=False, default_factory=lambda: SCHEMA)
+    dropped: int = 0
+    """Compiles counted and not listed (a run that compiled without end)."""
+    compiles: tuple[Compile, ...] = ()
+    """Every compile of the user's functions, in the run's order."""
+
+
+@dataclass(frozen=True)
+class Group:
+    """Reasons of one kind about one path, across a function's compiles."""
+
+    kind: ReasonKind
+    path: str | None
+    count: int
+    before: str | None
+    after: str
+    """The value after, or a pattern of them (``f32[N,128], N in 1..31``)."""
+    advice: str = field(init=False, default="")
+    """What to do about it, one line per kind (derived)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "advice", ADVICE[self.kind])
+
+
+@dataclass(frozen=True)
+class FunctionCompiles:
+    """One code's compiles, and their reasons grouped by kind and path."""
+
+    function: str
+    source: str | None
+    count: int = field(init=False, default=0)
+    """How many compiles (derived)."""
+    seconds: float = field(init=False, default=0.0)
+    """Their seconds, all phases (derived)."""
+    groups: tuple[Group, ...] = field(init=False, default=())
+    """Their reasons grouped, the most frequent first (derived)."""
+    compiles: tuple[Compile, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "count", len(self.compiles))
+        object.__setattr__(self, "seconds", round(sum(c.seconds for c in self.compiles), 6))
+        object.__setattr__(self, "groups", _groups(self.compiles))
+
+    def call_sites(self) -> Counter[str]:
+        return Counter(c.call_site for c in self.compiles if c.call_site)
+
+
+def _groups(compiles: Iterable[Compile]) -> tuple[Group, ...]:
+    by: dict[tuple[ReasonKind, str | None], list[Reason]] = {}
+    for compile in compiles:
+        for reason in compile.reasons:
+            by.setdefault((reason.kind, reason.path), []).append(reason)
+    found = []
+    for (kind, path), reasons in by.items():
+        befores = Counter(r.before for r in reasons)
+        before = befores.most_common(1)[0][0] if len(befores) == 1 else _pattern(
+            [r.before or "(none)" for r in reasons])  # fmt: skip
+        after = _pattern([r.after or "(none)" for r in reasons])
+        found.append(Group(kind, path, len(reasons), before, after))
+    return tuple(sorted(found, key=lambda g: -g.count))
 
 
 def by_code(compiles: Iterable[Compile]) -> list[tuple[Compile, ...]]:
@@ -73,3 +150,36 @@ def by_code(compiles: Iterable[Compile]) -> list[tuple[Compile, ...]]:
     for compile in compiles:
         grouped.setdefault(compile.source or compile.function, []).append(compile)
     return [tuple(items) for items in grouped.values()]
+
+
+def by_function(compiles: Iterable[Compile]) -> list[FunctionCompiles]:
+    """The compiles of each code with their reasons grouped, in the order each code
+    first compiled."""
+    return [FunctionCompiles(items[0].function, items[0].source, compiles=items)
+            for items in by_code(compiles)]  # fmt: skip
+
+
+_NUMBER = re.compile(r"\d+")
+
+
+def _pattern(values: list[str]) -> str:
+    """One value, the few distinct ones, or where they differ only in one number, that
+    number as ``N`` and its range: ``f32[N,128], N in 1..31``."""
+    distinct = list(dict.fromkeys(values))
+    if len(distinct) == 1:
+        return distinct[0]
+    parts = [_NUMBER.split(v) for v in distinct]
+    numbers = [_NUMBER.findall(v) for v in distinct]
+    if all(p == parts[0] for p in parts) and all(len(n) == len(numbers[0]) for n in numbers):
+        varying = [i for i in range(len(numbers[0])) if len({n[i] for n in numbers}) > 1]
+        if len(varying) == 1:
+            i = varying[0]
+            sizes = sorted(int(n[i]) for n in numbers)
+            template = "".join(
+                part + ("N" if k == i else numbers[0][k]) if k < len(numbers[0]) else part
+                for k, part in enumerate(parts[0])
+            )
+            return f"{template}, N in {sizes[0]}..{sizes[-1]}"
+    if len(distinct) <= 3:
+        return " | ".join(distinct)
+    return f"{' | '.join(distinct[:2])} | … ({len(distinct)} values)"

@@ -25,6 +25,14 @@ from jxinspect.core import codec
 from jxinspect.core.diff import DIFF_SCHEMA, DiffReport
 from jxinspect.core.model import SCHEMA as REPORT_SCHEMA
 from jxinspect.core.model import Report
+from jxinspect.core.recompiles import SCHEMA as COMPILES_SCHEMA
+from jxinspect.core.recompiles import Compiles
+from jxinspect.core.recording import SCHEMA as RECORD_SCHEMA
+from jxinspect.core.recording import Index
+from jxinspect.core.survey import HISTORY_SCHEMA, History, Survey
+from jxinspect.core.survey import SCHEMA as SURVEY_SCHEMA
+from jxinspect.core.survey_diff import SCHEMA as SURVEY_DIFF_SCHEMA
+from jxinspect.core.survey_diff import SurveyDiff
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -49,6 +57,24 @@ def shipped() -> tuple[Shipped, ...]:
         Shipped("diff.schema.json", DiffReport, DIFF_SCHEMA, "jxinspect diff",
                 "What changed between two reports of the same functions, as "
                 "`jxinspect diff-debug --format json` writes it."),
+        Shipped("survey.schema.json", Survey, SURVEY_SCHEMA, "jxinspect survey",
+                "What one JAX release keeps of the debug info of every program of "
+                "jxinspect's corpus, as `jxinspect survey --format json` writes it (and "
+                "the surveys shipped in `jxinspect/surveys`)."),
+        Shipped("survey-history.schema.json", History, HISTORY_SCHEMA,
+                "jxinspect survey history",
+                "The surveys shipped with jxinspect side by side, a matrix of program × "
+                "release per level, as `jxinspect survey --history --format json` writes it."),
+        Shipped("survey-diff.schema.json", SurveyDiff, SURVEY_DIFF_SCHEMA,
+                "jxinspect survey diff",
+                "Two surveys compared cell by cell, as `jxinspect diff-debug A.json B.json "
+                "--format json` writes it for two survey files."),
+        Shipped("record.schema.json", Index, RECORD_SCHEMA, "jxinspect record index",
+                "A record folder's `index.json`, as `jxinspect record` writes it: the "
+                "command, how the run ended, and one entry per recorded function."),
+        Shipped("compiles.schema.json", Compiles, COMPILES_SCHEMA, "jxinspect compiles",
+                "A record folder's `compiles.json`, as `jxinspect record` writes it: every "
+                "compile of the user's functions, with its reasons and seconds."),
     )  # fmt: skip
 
 

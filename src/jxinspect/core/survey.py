@@ -5,23 +5,25 @@ transformation, as plain frozen dataclasses.
 and grades, for each, every level that carries names: the top jaxpr's argument names and
 result paths, each kind of nested jaxpr, and ``@main``'s arguments and results. A level of
 a program is a :class:`Cell` with the count of each :data:`Outcome`. Its JSON form
-(schema ``jxinspect.survey/1``) is what ``diff-debug`` compares across releases and what
-the findings' "fixed in" advice is read from (the surveys shipped in ``jxinspect/surveys``).
-This module never imports JAX.
+(schema ``jxinspect.survey/1``, written and read by :mod:`jxinspect.core.codec` from these
+types alone) is what ``diff-debug`` compares across releases and what the findings' "fixed
+in" advice is read from (the surveys shipped in ``jxinspect/surveys``). A field made with
+``init=False`` is derived (``__post_init__`` works it out) and written for readers of the
+JSON. This module never imports JAX.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 from jxinspect.core.display import Displayed
 from jxinspect.core.model import Report
 from jxinspect.core.vocabulary import Reached, Stage, release_key
 
-SCHEMA = "jxinspect.survey/1"
+SCHEMA: Literal["jxinspect.survey/1"] = "jxinspect.survey/1"
 
 Outcome = Literal["kept", "pruned", "partial", "fallback", "wrong", "missing"]
 """What a level kept of one name (an argument's name, a result's path) or of one nested
@@ -113,24 +115,24 @@ class Cell:
 
     level: str
     """One of :data:`LEAF_LEVELS`, or ``nested.<primitive>`` (``nested.scan``)."""
-    counts: tuple[tuple[Outcome, int], ...]
+    verdict: Outcome = field(init=False, default="kept")
+    """The worst outcome, ``kept`` when all were kept (derived)."""
+    total: int = field(init=False, default=0)
+    """How many names (or nested jaxprs) the level has (derived)."""
+    counts: dict[Outcome, int] = field(default_factory=dict)
     """Each outcome that occurred and how often, best first."""
     shape: str | None = None
     """The program shape findings are advised by (``nested:scan``, ``pmap:args``)."""
     examples: tuple[str, ...] = ()
     """A few names that were not kept, ``params['w'] → flat_args[0]``, for a person."""
 
-    @property
-    def total(self) -> int:
-        return sum(n for _, n in self.counts)
-
-    @property
-    def verdict(self) -> Outcome:
-        """The worst outcome (``kept`` when all were kept)."""
-        return max((o for o, n in self.counts if n), key=rank, default="kept")
+    def __post_init__(self) -> None:
+        verdict = max((o for o, n in self.counts.items() if n), key=rank, default="kept")
+        object.__setattr__(self, "verdict", verdict)
+        object.__setattr__(self, "total", sum(self.counts.values()))
 
     def count(self, outcome: Outcome) -> int:
-        return dict(self.counts).get(outcome, 0)
+        return self.counts.get(outcome, 0)
 
     @property
     def summary(self) -> str:
@@ -151,26 +153,6 @@ class Cell:
         """The summary with its unit: ``partial 2/2 jaxprs``, ``fallback 2/2 names``."""
         return f"{self.summary} {self.unit}"
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "level": self.level,
-            "verdict": self.verdict,
-            "total": self.total,
-            "counts": {outcome: n for outcome, n in self.counts},
-            "shape": self.shape,
-            "examples": list(self.examples),
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Cell:
-        counts = data.get("counts", {})
-        return cls(
-            level=data["level"],
-            counts=tuple((o, int(counts[o])) for o in OUTCOMES if counts.get(o)),
-            shape=data.get("shape"),
-            examples=tuple(data.get("examples", [])),
-        )
-
 
 @dataclass(frozen=True)
 class SurveyProgram:
@@ -180,19 +162,20 @@ class SurveyProgram:
     """The corpus function, named after the transformation it exercises."""
     stage: Stage
     reached: Reached
-    cells: tuple[Cell, ...] = ()
     error: str | None = None
     """Why it did not stage (then it has no cells: every level counts as ``failed``)."""
-    reads: str | None = None
-    """The jaxpr whose debug info the ``jaxpr.*`` levels read, where it is not the traced
-    function's own (``jit(f).trace()``'s): pmap's, in ``make_jaxpr(pmap(f))``."""
-    jax_own: tuple[tuple[str, int], ...] = ()
-    """Nested jaxprs of JAX's own functions (``jnp.clip``'s jit), by primitive: found,
-    and not counted in the nested levels (their names are not the user's)."""
     unavailable: str | None = None
     """The public API this release lacks (``jax.custom_transpose``, removed in JAX 0.10):
     the program was not staged (``reached`` is ``failed``, and it has no cells), and it is
     no failure of the release."""
+    reads: str | None = None
+    """The jaxpr whose debug info the ``jaxpr.*`` levels read, where it is not the traced
+    function's own (``jit(f).trace()``'s): pmap's, in ``make_jaxpr(pmap(f))``."""
+    jax_own: dict[str, int] = field(default_factory=dict)
+    """Nested jaxprs of JAX's own functions (``jnp.clip``'s jit), by primitive: found,
+    and not counted in the nested levels (their names are not the user's)."""
+    cells: tuple[Cell, ...] = ()
+    """Each level it has, in the survey's column order."""
 
     def cell(self, level: str) -> Cell | None:
         return next((c for c in self.cells if c.level == level), None)
@@ -212,33 +195,7 @@ class SurveyProgram:
         """How many nested jaxprs of JAX's own the level left out (0 for a leaf level)."""
         if not level.startswith(NESTED):
             return 0
-        return dict(self.jax_own).get(level.removeprefix(NESTED), 0)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "stage": self.stage,
-            "reached": self.reached,
-            "error": self.error,
-            "unavailable": self.unavailable,
-            "reads": self.reads,
-            "jax_own": {primitive: n for primitive, n in self.jax_own},
-            "cells": [c.to_dict() for c in self.cells],
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SurveyProgram:
-        own = data.get("jax_own") or {}
-        return cls(
-            name=data["name"],
-            stage=data["stage"],
-            reached=data["reached"],
-            cells=tuple(Cell.from_dict(c) for c in data.get("cells", [])),
-            error=data.get("error"),
-            reads=data.get("reads"),
-            jax_own=tuple((str(p), int(own[p])) for p in sorted(own)),
-            unavailable=data.get("unavailable"),
-        )
+        return self.jax_own.get(level.removeprefix(NESTED), 0)
 
 
 @dataclass(frozen=True, repr=False)
@@ -247,11 +204,16 @@ class Survey(Displayed):
 
     product = "survey"
 
+    schema: Literal["jxinspect.survey/1"] = field(init=False, default_factory=lambda: SCHEMA)
     jax_version: str
+    """The surveyed release (``0.10.2``)."""
     jaxlib_version: str
     platform: str
+    """The backend the corpus was staged on (``cpu``)."""
     partitioner: str
+    """``shardy`` or ``gspmd``."""
     programs: tuple[SurveyProgram, ...]
+    """Every program of the corpus, in the corpus's order."""
 
     @property
     def levels(self) -> tuple[str, ...]:
@@ -266,7 +228,7 @@ class Survey(Displayed):
         """The levels a matrix shows: those some program has a cell of (``compiled.args``
         only with ``--compile``), or left nested jaxprs of JAX's own out of."""
         nested = {c.level for p in self.programs for c in p.cells if c.level.startswith(NESTED)}
-        nested |= {NESTED + primitive for p in self.programs for primitive, _ in p.jax_own}
+        nested |= {NESTED + primitive for p in self.programs for primitive in p.jax_own}
         compiled = any(c.level == COMPILED for p in self.programs for c in p.cells)
         leaves = (lv for lv in LEAF_LEVELS if compiled or lv != COMPILED)
         return (*leaves, *sorted(nested))
@@ -278,31 +240,8 @@ class Survey(Displayed):
         """Each program's cell of this program shape, with the program's name."""
         return [(p.name, c) for p in self.programs for c in p.cells if c.shape == shape]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema": SCHEMA,
-            "jax_version": self.jax_version,
-            "jaxlib_version": self.jaxlib_version,
-            "platform": self.platform,
-            "partitioner": self.partitioner,
-            "programs": [p.to_dict() for p in self.programs],
-        }
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Survey:
-        """Read back :meth:`to_dict`'s output (``KeyError``/``TypeError`` if it is not one)."""
-        if data.get("schema") != SCHEMA:
-            raise KeyError(f"schema {data.get('schema')!r} is not {SCHEMA}")
-        return cls(
-            jax_version=data["jax_version"],
-            jaxlib_version=data["jaxlib_version"],
-            platform=data["platform"],
-            partitioner=data["partitioner"],
-            programs=tuple(SurveyProgram.from_dict(p) for p in data["programs"]),
-        )
-
-
-HISTORY_SCHEMA = "jxinspect.survey-history/1"
+HISTORY_SCHEMA: Literal["jxinspect.survey-history/1"] = "jxinspect.survey-history/1"
 
 Mark = Literal["kept", "pruned", "partial", "fallback", "wrong", "missing", "failed", "own",
                "none", "unavailable", "absent"]  # fmt: skip
@@ -322,9 +261,6 @@ class HistoryCell:
     text: str
     """``partial 2/2``, ``failed``, ``JAX's own 1``; empty for ``none`` and ``absent``."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"release": self.release, "mark": self.mark, "text": self.text}
-
 
 @dataclass(frozen=True)
 class Run:
@@ -332,12 +268,34 @@ class Run:
 
     mark: Mark
     first: str
+    """The run's oldest release."""
     last: str
+    """Its newest release (``first`` for a run of one)."""
 
     @property
     def releases(self) -> str:
         """``0.4.35–0.4.38``, or ``0.5.3`` for one."""
         return self.first if self.first == self.last else f"{self.first}–{self.last}"
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """One program's level across the releases."""
+
+    program: str
+    cells: tuple[HistoryCell, ...]
+    """One per release, oldest first."""
+    runs: tuple[Run, ...]
+    """The cells as runs of releases with one mark each (``missing`` from 0.4.35 to
+    0.4.38, then ``wrong``...)."""
+
+
+@dataclass(frozen=True)
+class HistoryLevel:
+    """One level's matrix: a row per program that has the level in some release."""
+
+    level: str
+    programs: tuple[HistoryRow, ...]
 
 
 @dataclass(frozen=True, repr=False)
@@ -349,14 +307,25 @@ class History(Displayed):
 
     product = "survey_history"
 
-    surveys: tuple[Survey, ...]
+    surveys: tuple[Survey, ...] = field(metadata={"written": False})
     """Oldest release first."""
-    only: tuple[str, ...] = ()
+    only: tuple[str, ...] = field(default=(), metadata={"written": False})
     """Only these programs (``--program``), when given."""
+    schema: Literal["jxinspect.survey-history/1"] = field(
+        init=False, default_factory=lambda: HISTORY_SCHEMA
+    )
+    releases: tuple[str, ...] = field(init=False, default=())
+    """Every survey's release, oldest first (derived)."""
+    levels: tuple[HistoryLevel, ...] = field(init=False, default=())
+    """Every level some survey shows (``compiled.args`` only where one was compiled) that
+    one of the programs has, each with its matrix (derived)."""
 
-    @property
-    def releases(self) -> tuple[str, ...]:
-        return tuple(s.jax_version for s in self.surveys)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "releases", tuple(s.jax_version for s in self.surveys))
+        found = {level for s in self.surveys for level in s.shown_levels}
+        nested = sorted(level for level in found if level.startswith(NESTED))
+        matrices = (self._level(lv) for lv in (*(v for v in LEAF_LEVELS if v in found), *nested))
+        object.__setattr__(self, "levels", tuple(m for m in matrices if m.programs))
 
     @property
     def programs(self) -> tuple[str, ...]:
@@ -367,82 +336,45 @@ class History(Displayed):
             names.update((p.name, None) for p in survey.programs)
         return tuple(n for n in names if not self.only or n in self.only)
 
-    @property
-    def levels(self) -> tuple[str, ...]:
-        """Every level some survey shows (``compiled.args`` only where one was compiled)
-        that one of the programs has."""
-        found = {level for s in self.surveys for level in s.shown_levels}
-        nested = sorted(level for level in found if level.startswith(NESTED))
-        levels = (*(lv for lv in LEAF_LEVELS if lv in found), *nested)
-        return tuple(level for level in levels if self.rows(level))
-
-    def cell(self, survey: Survey, name: str, level: str) -> HistoryCell:
-        release = survey.jax_version
-        program = survey.program(name)
-        if program is None:
-            return HistoryCell(release, "absent", "")
-        if program.unavailable is not None:
-            return HistoryCell(release, "unavailable", "not available")
-        verdict = program.verdict(level)
-        found = program.cell(level)
-        if verdict == "failed":
-            return HistoryCell(release, "failed", "failed")
-        if verdict is not None and found is not None:
-            return HistoryCell(release, verdict, found.summary)
-        own = program.own(level)
-        return (
-            HistoryCell(release, "own", f"JAX's own {own}")
-            if own
-            else HistoryCell(release, "none", "")
-        )
-
-    def row(self, name: str, level: str) -> tuple[HistoryCell, ...]:
-        """A program's cells of a level, one per release, oldest first."""
-        return tuple(self.cell(s, name, level) for s in self.surveys)
-
-    def rows(self, level: str) -> tuple[str, ...]:
-        """The programs a level's matrix has: those that have the level in some release
-        (every program, for a leaf level)."""
-        return tuple(
-            name
-            for name in self.programs
+    def _level(self, level: str) -> HistoryLevel:
+        """A level's matrix: the programs that have the level in some release (every
+        program, for a leaf level)."""
+        rows = (self._row(name, level) for name in self.programs)
+        return HistoryLevel(level, tuple(
+            row for row in rows
             if not level.startswith(NESTED)
-            or any(c.mark not in ("none", "unavailable", "absent") for c in self.row(name, level))
-        )
+            or any(c.mark not in ("none", "unavailable", "absent") for c in row.cells)
+        ))  # fmt: skip
 
-    def runs(self, name: str, level: str) -> tuple[Run, ...]:
-        """A program's level as runs of releases with one mark each (``missing`` from
-        0.4.35 to 0.4.38, then ``wrong``...)."""
+    def _row(self, name: str, level: str) -> HistoryRow:
+        cells = tuple(_history_cell(s, name, level) for s in self.surveys)
         runs: list[Run] = []
-        for cell in self.row(name, level):
+        for cell in cells:
             if runs and runs[-1].mark == cell.mark:
                 runs[-1] = Run(cell.mark, runs[-1].first, cell.release)
             else:
                 runs.append(Run(cell.mark, cell.release, cell.release))
-        return tuple(runs)
+        return HistoryRow(name, cells, tuple(runs))
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema": HISTORY_SCHEMA,
-            "releases": list(self.releases),
-            "levels": [
-                {
-                    "level": level,
-                    "programs": [
-                        {
-                            "program": name,
-                            "cells": [c.to_dict() for c in self.row(name, level)],
-                            "runs": [
-                                {"mark": r.mark, "first": r.first, "last": r.last}
-                                for r in self.runs(name, level)
-                            ],
-                        }
-                        for name in self.rows(level)
-                    ],
-                }
-                for level in self.levels
-            ],
-        }
+
+def _history_cell(survey: Survey, name: str, level: str) -> HistoryCell:
+    """A program's level in one release's survey."""
+    release = survey.jax_version
+    program = survey.program(name)
+    if program is None:
+        return HistoryCell(release, "absent", "")
+    if program.unavailable is not None:
+        return HistoryCell(release, "unavailable", "not available")
+    verdict = program.verdict(level)
+    found = program.cell(level)
+    if verdict == "failed":
+        return HistoryCell(release, "failed", "failed")
+    if verdict is not None and found is not None:
+        return HistoryCell(release, verdict, found.summary)
+    own = program.own(level)
+    return (
+        HistoryCell(release, "own", f"JAX's own {own}") if own else HistoryCell(release, "none", "")
+    )
 
 
 def history(surveys: Iterable[Survey], only: tuple[str, ...] = ()) -> History:

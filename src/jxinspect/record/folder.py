@@ -7,7 +7,10 @@ function's ``report.json`` (an ordinary ``jxinspect.report/1`` report). Each dis
 program is one entry: the function, its input signature, its static arguments and the
 lowered module itself (other closures, names or output types are other programs); the
 same program lowered again is counted in its entry. Every file is written to a
-temporary file and renamed.
+temporary file and renamed, by the codec from the types of :mod:`jxinspect.core.recording`
+and :mod:`jxinspect.core.recompiles`, and read back typed: a file jxinspect did not write
+(hand-edited, truncated, another version's) is one line naming the file, the JSON path and
+what was expected.
 """
 
 from __future__ import annotations
@@ -15,29 +18,30 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from jxinspect.core import codec
-from jxinspect.core.dtypes import short_name
 from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.files import write_atomically
 from jxinspect.core.model import SCHEMA as REPORT_SCHEMA
 from jxinspect.core.model import Report
 from jxinspect.core.recompiles import SCHEMA as COMPILES_SCHEMA
-from jxinspect.core.recompiles import Compile
+from jxinspect.core.recompiles import Compile, Compiles
+from jxinspect.core.recording import CALL_SCHEMA, SCHEMA, Call, Index
+from jxinspect.core.recording import Entry as Entry  # read from here by lint.run
 from jxinspect.core.units import source_parts
 from jxinspect.project.options import TargetOptions, options_from_mapping
 
-SCHEMA = "jxinspect.record/1"
+T = TypeVar("T")
+
 INDEX = "index.json"
 REPORT = "report.json"
 CALL = "call.json"
 ENTRY = "entry.json"
 """A record's own index entry, from which the index is completed when a run died before
 it was written there."""
-CALL_SCHEMA = "jxinspect.call/1"
 OWNER = ".owner"
 ENV_FOLDER = "JXINSPECT_RECORD_DIR"
 ENV_SETTINGS = "JXINSPECT_RECORD_SETTINGS"
@@ -56,184 +60,36 @@ class RecordSettings:
     """The project configuration whose rule settings judge each report (``None``: the
     rules' defaults), found from the working folder by ``jxinspect record``."""
 
-    def to_json(self) -> str:
-        return json.dumps(asdict(self))
 
-    @classmethod
-    def from_json(cls, text: str) -> RecordSettings:
-        data = json.loads(text)
-        return cls(
-            only=tuple(data.get("only", ())),
-            stop_after=data.get("stop_after"),
-            max_functions=data.get("max_functions"),
-            compile=bool(data.get("compile", False)),
-            config=data.get("config"),
-        )
-
-
-_DTYPE = re.compile(r"\b([a-z]+[0-9]*)\[")
-"""A dtype's name before an array's shape, ``float32[``."""
-_SHAPED_ARRAY = re.compile(r"ShapedArray\(([^()]*?)(?:, weak_type=True)?\)")
-"""How JAX 0.4 writes an abstract value, ``ShapedArray(float32[2])``."""
-
-
-@dataclass
-class Entry:
-    """One recorded function with one input signature."""
-
-    name: str
-    folder: str
-    """Its folder in the record folder (the name, made unique and safe)."""
-    source: str | None
-    """``step at train.py:12``, as JAX names the function."""
-    signature: str
-    """Input types, donation and the input shardings JAX lowered with, in full."""
-    stage: str
-    lowerings: int
-    """How many times the run lowered this same program (1: never traced again)."""
-    findings: int = 0
-    statics: str = ""
-    """The static arguments of the call, ``k=True, mode='fast'`` (``""``: none)."""
-    program: str = ""
-    """A digest of the lowered module: which lowerings were this same program."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(vars(self))  # its fields are plain values
-
-    @property
-    def input_types(self) -> str:
-        """The signature in one short line: input types as a jaxpr writes them and the
-        static arguments, ``(f32[32@model], f32[4,16]; k=2)``: what tells two recordings
-        of one function apart in a list."""
-        types, _, _ = self.signature.partition(" donated=")
-        types = _DTYPE.sub(lambda m: short_name(m.group(1)) + "[", _SHAPED_ARRAY.sub(r"\1", types))
-        if not self.statics:
-            return types
-        return f"{types[:-1]}; {self.statics})" if types.endswith(")") else types
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Entry:
-        return cls(
-            name=str(data["name"]),
-            folder=str(data["folder"]),
-            source=data.get("source"),
-            signature=str(data["signature"]),
-            stage=str(data["stage"]),
-            lowerings=int(data["lowerings"]),
-            findings=int(data.get("findings", 0)),
-            statics=str(data.get("statics", "")),
-            program=str(data.get("program", "")),
-        )
-
-
-@dataclass
-class Failure:
-    """Lowerings the recorder could not record (the run went on without their reports):
-    the function, the first line of the error, and how many times it happened."""
-
-    function: str | None
-    error: str
-    count: int = 1
-
-
-MAX_FAILURES = 50
-"""Distinct failures an index lists (``Index.failed`` counts them all)."""
-
-
-@dataclass
-class Index:
-    """A record folder's ``index.json``."""
-
-    command: list[str]
-    functions: list[Entry] = field(default_factory=list)
-    internal: int = 0
-    """Computations of JAX's own (eager operations, ``jnp`` functions), not recorded."""
-    not_selected: int = 0
-    """Lowerings of functions left out by ``--only``."""
-    over_limit: int = 0
-    """Lowerings of new functions after ``--max-functions`` was reached."""
-    other_processes: int = 0
-    """Other processes of the run that lowered functions of the user's (only the first
-    process that does is recorded: pytest-xdist workers, a multiprocessing pool)."""
-    other_lowerings: int = 0
-    """How many lowerings those processes made."""
-    failed: int = 0
-    """Lowerings that could not be recorded (their report is missing)."""
-    failures: list[Failure] = field(default_factory=list)
-    """Why: the first :data:`MAX_FAILURES` distinct (function, error) pairs."""
-    stopped_after: str | None = None
-    exit_code: int | None = None
-    """How the run ended: its exit code, ``-N`` for signal N; ``None`` while it runs."""
-    jax_version: str | None = None
-
-    @property
-    def complete(self) -> bool:
-        """The run ended by itself with exit 0, or stopped where ``--stop-after`` asked."""
-        return self.exit_code == 0
-
-    def to_dict(self) -> dict[str, Any]:
-        data = {f.name: getattr(self, f.name) for f in fields(self)}  # shallow: written often
-        data["functions"] = [e.to_dict() for e in self.functions]
-        data["failures"] = [asdict(f) for f in self.failures]
-        return {"schema": SCHEMA, "complete": self.complete, **data}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Index:
-        return cls(
-            command=[str(c) for c in data["command"]],
-            functions=[Entry.from_dict(e) for e in data["functions"]],
-            internal=int(data.get("internal", 0)),
-            not_selected=int(data.get("not_selected", 0)),
-            over_limit=int(data.get("over_limit", 0)),
-            other_processes=int(data.get("other_processes", 0)),
-            other_lowerings=int(data.get("other_lowerings", 0)),
-            failed=int(data.get("failed", 0)),
-            failures=[
-                Failure(f.get("function"), str(f["error"]), int(f.get("count", 1)))
-                for f in data.get("failures", ())
-            ],
-            stopped_after=data.get("stopped_after"),
-            exit_code=data.get("exit_code"),
-            jax_version=data.get("jax_version"),
-        )
-
-    def write(self, folder: Path) -> None:
-        """Write ``index.json``: after every new record, so one function per line, each
-        encoded by JSON's C encoder (one indented document of hundreds of entries,
-        written as often, was most of what recording a test suite cost)."""
-        data = self.to_dict()
-        functions = data.pop("functions")
-        lines = ",\n  ".join(json.dumps(entry) for entry in functions)
-        head = json.dumps(data)[:-1]
-        text = head + (f', "functions": [\n  {lines}\n]}}\n' if lines else ', "functions": []}\n')
-        write_atomically(folder / INDEX, text, durable=False)
-
-    def count_failure(self, function: str | None, error: str) -> None:
-        """Count a lowering that could not be recorded."""
-        self.failed += 1
-        line = (error.strip().splitlines() or [""])[0][:300]
-        for failure in self.failures:
-            if (failure.function, failure.error) == (function, line):
-                failure.count += 1
-                return
-        if len(self.failures) < MAX_FAILURES:
-            self.failures.append(Failure(function, line))
+def write_index(folder: Path, index: Index) -> None:
+    """Write ``index.json``: after every new record, so one function a line (one
+    indented document of hundreds of entries, written as often, was most of what
+    recording a test suite cost)."""
+    write_atomically(folder / INDEX, codec.by_line(index, "functions"), durable=False)
 
 
 OTHER_PROCESS = ".process-{pid}.json"
 """What a process that did not own the folder lowered, for the owner's index."""
 
 
+@dataclass(frozen=True)
+class OtherProcess:
+    """What a process that did not own the folder lowered."""
+
+    pid: int
+    lowerings: int
+
+
 def write_other_process(folder: Path, pid: int, lowerings: int) -> None:
-    write_json(folder / OTHER_PROCESS.format(pid=pid), {"pid": pid, "lowerings": lowerings})
+    write_json(folder / OTHER_PROCESS.format(pid=pid), OtherProcess(pid, lowerings))
 
 
 def collect_other_processes(folder: Path, index: Index) -> None:
     """Count in ``index`` what the run's other processes lowered, and remove their files."""
     for path in sorted(folder.glob(OTHER_PROCESS.format(pid="*"))):
         try:
-            lowerings = int(json.loads(path.read_text(encoding="utf-8"))["lowerings"])
-        except (OSError, ValueError, KeyError, TypeError):
+            lowerings = codec.decode(path.read_bytes(), OtherProcess, source=path.name).lowerings
+        except (OSError, ValueError):  # a DecodeError is a ValueError
             continue
         finally:
             path.unlink(missing_ok=True)
@@ -250,8 +106,8 @@ def recover_entries(folder: Path, index: Index) -> int:
         if path.name in listed or not (path / ENTRY).is_file() or not (path / REPORT).is_file():
             continue
         try:
-            entry = Entry.from_dict(json.loads((path / ENTRY).read_text(encoding="utf-8")))
-        except (OSError, ValueError, KeyError, TypeError):
+            entry = codec.decode((path / ENTRY).read_bytes(), Entry, source=ENTRY)
+        except (OSError, ValueError):  # a DecodeError is a ValueError
             continue
         if entry.folder == path.name:
             found.append((path.stat().st_mtime_ns, entry))
@@ -262,7 +118,7 @@ def recover_entries(folder: Path, index: Index) -> int:
 def write_json(path: Path, data: Any) -> None:
     """A record's file, replaced in one step (not forced to disk: a recording outlives
     the run that wrote it, not the machine)."""
-    write_atomically(path, json.dumps(data, indent=1, sort_keys=False) + "\n", durable=False)
+    write_atomically(path, codec.dumps(data, indent=1), durable=False)
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -328,30 +184,23 @@ def read_index(folder: Path) -> Index:
             f"{text} is not a record folder (no {INDEX}); make one with "
             f"`jxinspect record -o {text} -- python your_script.py`"
         )
-    data = _read_json(folder / INDEX, f"{text}/{INDEX}")
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise UsageError(f"{text}/{INDEX} is not a {SCHEMA} index")
-    try:
-        return Index.from_dict(data)
-    except (KeyError, TypeError, ValueError, AttributeError) as err:
-        what = f"missing {err}" if isinstance(err, KeyError) else str(err)
-        raise UsageError(f"{text}/{INDEX} is not a valid {SCHEMA} index: {what}") from None
+    return _read_file(folder / INDEX, f"{text}/{INDEX}", Index, SCHEMA)
 
 
-def call_data(options: dict[str, Any] | None, why: str | None) -> dict[str, Any]:
+def call_data(options: dict[str, Any] | None, why: str | None) -> Call:
     """A record's ``call.json``: the call as a declaration's options, or why it has none."""
-    return {"schema": CALL_SCHEMA, "options": options, "why": why}
+    return Call(options, why)
 
 
 def replay_problem(folder: Path, entry: Entry) -> str | None:
     """Why an entry's call cannot be replayed (``None``: it can)."""
+    where = folder / entry.folder / CALL
     try:
-        data = json.loads((folder / entry.folder / CALL).read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        call = _read_file(where, str(where), Call, CALL_SCHEMA)
+    except UsageError:
         return f"no readable {CALL}"
-    if not isinstance(data, dict) or data.get("options") is None:
-        why = data.get("why") if isinstance(data, dict) else None
-        return str(why or f"no call in {CALL}")
+    if call.options is None:
+        return call.why or f"no call in {CALL}"
     return None
 
 
@@ -364,17 +213,35 @@ def read_call(text: str) -> TargetOptions:
             "FOLDER/NAME as `jxinspect show FOLDER` lists them"
         )
     where = f"{text}/{CALL}"
-    data = _read_json(folder / CALL, where)
-    if not isinstance(data, dict) or data.get("schema") != CALL_SCHEMA:
-        raise UsageError(f"{where} is not a {CALL_SCHEMA} file")
-    options = data.get("options")
-    if options is None:
-        why = data.get("why") or "the run did not say why"
+    call = _read_file(folder / CALL, where, Call, CALL_SCHEMA)
+    if call.options is None:
+        why = call.why or "the run did not say why"
         raise UsageError(
             f"--args-from-record {text}: the recorded call cannot be replayed ({why}); "
             "give the inputs with --args or --args-from"
         )
-    return options_from_mapping(options, where)
+    return options_from_mapping(call.options, where)
+
+
+def _read_file(path: Path, where: str, kind: type[T], schema: str) -> T:
+    """A file of a record folder read as a ``kind``; one line naming the file, the JSON
+    path and what was expected when it is not one (hand-edited, truncated, another
+    version's)."""
+    data = _read_json(path, where, f"a {schema} file")
+    found = data.get("schema") if isinstance(data, dict) else None
+    if found != schema:
+        said = f"its schema is {found!r}" if found else f'it has no "schema": "{schema}"'
+        raise UsageError(f"{where} is not a {schema} file ({said}); {_AGAIN}")
+    try:
+        return codec.convert(data, kind, source=where)
+    except RecursionError:
+        raise UsageError(f"{where} is nested too deeply to be a {schema} file") from None
+    except codec.DecodeError as err:
+        raise UsageError(f"{where} is not a {schema} file ({err.problem}); {_AGAIN}") from None
+
+
+_AGAIN = "record the run again (`jxinspect record -o FOLDER -- COMMAND`)"
+"""What to do about a record folder's file that jxinspect cannot read."""
 
 
 def read_record(folder: Path, entry: Entry) -> Report:
@@ -423,10 +290,8 @@ COMPILES = "compiles.json"
 
 def write_compiles(folder: Path, compiles: list[Compile], dropped: int) -> None:
     """Write ``compiles.json`` (schema ``jxinspect.compiles/1``), one compile a line."""
-    lines = ",\n  ".join(codec.line(c.to_dict()) for c in compiles)
-    head = f'{{"schema": "{COMPILES_SCHEMA}", "dropped": {dropped}, "compiles": ['
-    text = head + (f"\n  {lines}\n]}}\n" if lines else "]}\n")
-    write_atomically(folder / COMPILES, text, durable=False)
+    written = codec.by_line(Compiles(dropped, tuple(compiles)), "compiles")
+    write_atomically(folder / COMPILES, written, durable=False)
 
 
 def read_compiles(folder: Path) -> tuple[list[Compile], int]:
@@ -435,9 +300,5 @@ def read_compiles(folder: Path) -> tuple[list[Compile], int]:
     path = folder / COMPILES
     if not path.is_file():
         return [], 0
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return [Compile.from_dict(c) for c in data["compiles"]], int(data.get("dropped", 0))
-    except (ValueError, KeyError, TypeError) as err:
-        raise UsageError(f"{path}: not a {COMPILES_SCHEMA} file ({err}); record the run "
-                         "again") from None  # fmt: skip
+    read = _read_file(path, f"{folder}/{COMPILES}", Compiles, COMPILES_SCHEMA)
+    return list(read.compiles), read.dropped

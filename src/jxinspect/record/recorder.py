@@ -16,11 +16,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from jxinspect.core import codec
 from jxinspect.core.errors import UsageError
 from jxinspect.core.model import Report
+from jxinspect.core.recording import Call, Entry, Index
 from jxinspect.core.units import source_parts
 from jxinspect.project.config import Policy, load_config
 from jxinspect.record import folder as records
@@ -37,10 +37,10 @@ class Recorder:
 
     folder: Path
     settings: records.RecordSettings
-    index: records.Index
+    index: Index
     owner: bool | None = None
     """This process owns the folder (the first of the run to stage a function of its own)."""
-    by_key: dict[tuple[str, ...], records.Entry] = field(default_factory=dict)
+    by_key: dict[tuple[str, ...], Entry] = field(default_factory=dict)
     """Each recorded program's entry, by function, signature, statics and module digest."""
     policy: Policy = field(default_factory=Policy)
     """The project's rule settings, which judge each report as ``lint`` would."""
@@ -103,7 +103,7 @@ class Recorder:
             self.compiles.add(source or name, name, "", compiled, lowering.call_site)
             self._write_index()
             return
-        entry = records.Entry(
+        entry = Entry(
             name=name,
             folder="",
             source=source,
@@ -117,9 +117,9 @@ class Recorder:
         entry.findings = len(report.findings)
         entry.folder = self._new_folder(name)
         where = self.folder / entry.folder
-        records.write_json(where / records.REPORT, codec.plain(report))
+        records.write_json(where / records.REPORT, report)
         records.write_json(where / records.CALL, _call(lowering))
-        records.write_json(where / records.ENTRY, entry.to_dict())
+        records.write_json(where / records.ENTRY, entry)
         self.by_key[key] = entry
         self.index.functions.append(entry)
         self.compiles.add(source or name, name, entry.folder, compiled, lowering.call_site)
@@ -162,7 +162,7 @@ class Recorder:
             return
         clock = time.monotonic()
         if now or clock - self.index_written >= INDEX_EVERY_S:
-            self.index.write(self.folder)
+            records.write_index(self.folder, self.index)
             records.write_compiles(self.folder, self.compiles.compiles, self.compiles.dropped)
             self.index_written = clock
 
@@ -191,7 +191,7 @@ def _statics(call: seam.Call | None) -> str:
     )
 
 
-def _call(lowering: seam.Lowering) -> dict[str, Any]:
+def _call(lowering: seam.Lowering) -> Call:
     """The call to replay it with (``lower --args-from-record``), or why there is none."""
     from jxinspect.record import replay
 
@@ -206,7 +206,7 @@ def _call(lowering: seam.Lowering) -> dict[str, Any]:
         return records.call_data(None, f"the call could not be written: {err!r}")
 
 
-def _report(lowering: seam.Lowering, entry: records.Entry, compile: bool, policy: Policy) -> Report:
+def _report(lowering: seam.Lowering, entry: Entry, compile: bool, policy: Policy) -> Report:
     """The recorded lowering's report, through the one pipeline, judged with the
     project's rule settings."""
     from jxinspect.pipeline import judge, report_of
@@ -235,7 +235,11 @@ def _report(lowering: seam.Lowering, entry: records.Entry, compile: bool, policy
 def start() -> None:
     """Begin recording into the folder named by the environment (from ``sitecustomize``)."""
     folder = Path(os.environ[records.ENV_FOLDER])
-    settings = records.RecordSettings.from_json(os.environ.get(records.ENV_SETTINGS, "{}"))
+    settings = codec.decode(
+        os.environ.get(records.ENV_SETTINGS, "{}"),
+        records.RecordSettings,
+        source=records.ENV_SETTINGS,
+    )
     policy = load_config(Path(settings.config)).policy if settings.config else Policy()
     recorder = Recorder(folder, settings, records.read_index(folder), policy=policy)
 

@@ -17,7 +17,9 @@ import subprocess
 from dataclasses import replace
 from pathlib import Path
 
+from jxinspect.core import codec
 from jxinspect.core.errors import UsageError
+from jxinspect.core.recording import Index
 from jxinspect.project.config import project_config
 from jxinspect.record import folder as records
 
@@ -47,13 +49,13 @@ def prepare_folder(folder: Path, command: list[str]) -> None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise UsageError(f"-o {folder}: cannot make the folder: {err.strerror}") from None
-    _write_index(records.Index(command=command), folder)
+    _write_index(Index(command=command), folder)
 
 
-def _write_index(index: records.Index, folder: Path) -> None:
+def _write_index(index: Index, folder: Path) -> None:
     """Write the recording's index; a write that fails (a full disk) is exit 2."""
     try:
-        index.write(folder)
+        records.write_index(folder, index)
     except OSError as err:
         raise UsageError(f"-o {folder}: cannot write the recording: {err.strerror}") from None
 
@@ -64,14 +66,12 @@ def environment(folder: Path, settings: records.RecordSettings) -> dict[str, str
     path = env.get("PYTHONPATH")
     env["PYTHONPATH"] = os.pathsep.join([str(BOOT), *([path] if path else [])])
     env[records.ENV_FOLDER] = str(folder.resolve())
-    env[records.ENV_SETTINGS] = settings.to_json()
+    env[records.ENV_SETTINGS] = codec.line(settings)
     env["JXINSPECT_RECORD_HOME"] = str(Path(__file__).resolve().parent.parent)
     return env
 
 
-def run(
-    command: list[str], folder: Path, settings: records.RecordSettings
-) -> tuple[int, records.Index]:
+def run(command: list[str], folder: Path, settings: records.RecordSettings) -> tuple[int, Index]:
     """Run ``command`` recording into ``folder``; its exit status (``128 + N`` for
     signal N, as a shell says) and the final index."""
     if not command:

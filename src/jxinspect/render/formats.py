@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
-    from jxinspect.compare.survey import SurveyDiff
     from jxinspect.core.diff import DiffReport
     from jxinspect.core.model import Report
+    from jxinspect.core.recording import Recording
     from jxinspect.core.survey import History, Survey
+    from jxinspect.core.survey_diff import SurveyDiff
     from jxinspect.lint.result import LintResult
-    from jxinspect.render.record.summary import Recording
 
 T = TypeVar("T")
 

@@ -10,10 +10,10 @@ it. Nothing is guessed: no survey of the shape, no advice.
 from __future__ import annotations
 
 import functools
-import json
 from dataclasses import replace
 from importlib import resources
 
+from jxinspect.core import codec
 from jxinspect.core.model import Finding
 from jxinspect.core.survey import Outcome, Survey, rank
 from jxinspect.core.vocabulary import release_key
@@ -30,7 +30,7 @@ def shipped() -> tuple[Survey, ...]:
     found = []
     for entry in folder.iterdir():
         if entry.name.startswith("jax-") and entry.name.endswith(".json"):
-            found.append(Survey.from_dict(json.loads(entry.read_text(encoding="utf-8"))))
+            found.append(codec.decode(entry.read_bytes(), Survey, source=f"{SHIPPED}/{entry.name}"))
     return tuple(sorted(found, key=lambda s: release_key(s.jax_version)))
 
 

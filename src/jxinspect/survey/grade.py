@@ -57,7 +57,7 @@ def _cell(
         return None
     counts = Counter(outcome for outcome, _ in graded)
     examples = tuple(words for outcome, words in graded if outcome != "kept")[:EXAMPLES]
-    return Cell(level, tuple((o, counts[o]) for o in OUTCOMES if counts[o]), shape, examples)
+    return Cell(level, {o: counts[o] for o in OUTCOMES if counts[o]}, shape, examples)
 
 
 def _function(jaxpr: NestedJaxpr) -> str:
@@ -93,11 +93,11 @@ def _mismatch(jaxpr: NestedJaxpr) -> str:
     return ", ".join(said) or "names that do not match its variables"
 
 
-def jax_own(report: Report) -> tuple[tuple[str, int], ...]:
+def jax_own(report: Report) -> dict[str, int]:
     """The nested jaxprs of JAX's own functions (``jnp.clip``'s jit), by primitive: the
     survey leaves them out of its nested levels, and says how many it left out."""
     found = Counter(primitive_name(j.primitive) for j in report.nested if j.inside_jax)
-    return tuple(sorted(found.items()))
+    return dict(sorted(found.items()))
 
 
 def reads(report: Report) -> str | None:

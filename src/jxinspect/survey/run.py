@@ -100,8 +100,8 @@ def _program(resolved: Resolved, compile: bool) -> SurveyProgram:
         name,
         stage,
         report.reached,
-        grade.cells(report, family),
-        report.error,
+        error=report.error,
         reads=grade.reads(report),
         jax_own=grade.jax_own(report),
+        cells=grade.cells(report, family),
     )

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import shlex
 
-from jxinspect.core.recompiles import Compile
+from jxinspect.core.recompiles import ADVICE, Compile, by_function
+from jxinspect.core.recording import Recording
 from jxinspect.render.common.escape import html as esc
-from jxinspect.render.record import recompiles
-from jxinspect.render.record.summary import Recording, not_recorded, run_line
+from jxinspect.render.record.recompiles import group_text
+from jxinspect.render.record.summary import not_recorded, run_line
 
 FIRST, AGAIN = "first", "same program"
 """A function's first compile; a later one with no difference (the same program)."""
@@ -48,7 +49,7 @@ def mark_kind(compile: Compile) -> str:
 def timeline(compiles: list[Compile]) -> str:
     """The compile timeline as inline SVG: a row per function, in the order each first
     compiled; a mark per compile at its place in the run; its reasons in its tooltip."""
-    functions = recompiles.by_function(compiles)
+    functions = by_function(compiles)
     rows = {id(c): r for r, found in enumerate(functions) for c in found.compiles}
     width = LABEL + max(SLOT * len(compiles) + 10, 260)  # room for the axis label
     parts = [f'<svg id="timeline" xmlns="http://www.w3.org/2000/svg" width="{width}" '
@@ -82,15 +83,15 @@ def _legend() -> str:
 def _reasons(compiles: list[Compile]) -> str:
     """Each function that compiled again: its reasons grouped, with advice per kind."""
     parts = []
-    for found in recompiles.by_function(compiles):
+    for found in by_function(compiles):
         if len(found.compiles) < 2:
             continue
-        groups = found.groups()
-        items = "".join(f"<li>{esc(str(group))}</li>" for group in groups)
+        groups = found.groups
+        items = "".join(f"<li>{esc(group_text(group))}</li>" for group in groups)
         if not groups:
             items = "<li>the same program each time: JAX's caches let it go</li>"
         advice = "".join(
-            f'<li class="advice">{esc(kind)}: {esc(recompiles.ADVICE[kind])}</li>'
+            f'<li class="advice">{esc(kind)}: {esc(ADVICE[kind])}</li>'
             for kind in dict.fromkeys(g.kind for g in groups)
         )
         parts.append(f'<h3 class="function">{esc(found.function)} <small class="mono">'

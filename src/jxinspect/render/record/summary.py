@@ -3,16 +3,16 @@ then what the run lowered but did not record. Plain aligned text, or JSON."""
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import shlex
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
+from jxinspect.core import codec
 from jxinspect.core.model import Report
-from jxinspect.core.recompiles import Compile
+from jxinspect.core.recompiles import by_function
+from jxinspect.core.recording import Index, Recording, ShownEntry, ShownRecording
 from jxinspect.core.vocabulary import STATUSES
-from jxinspect.record.folder import Entry, Index
 from jxinspect.render.common.escape import text as esc
 from jxinspect.render.common.table import plain_table
 from jxinspect.render.record import recompiles
@@ -90,24 +90,6 @@ def _brief(text: str) -> str:
     return text if len(text) <= _BRIEF else text[: _BRIEF - 1] + "…"
 
 
-Recorded = tuple[Entry, Report, "str | None"]
-"""An entry, its report, and why its call cannot be replayed (``None``: it can)."""
-
-
-@dataclass(frozen=True)
-class Recording:
-    """A record folder as ``jxinspect show FOLDER`` draws it."""
-
-    folder: str
-    """The folder as given."""
-    index: Index
-    reports: tuple[Recorded, ...]
-    """Every recorded function, in the index's order."""
-    compiles: tuple[Compile, ...] = ()
-    """Every compile of the user's functions, with its reasons (``compiles.json``)."""
-    compiles_dropped: int = 0
-
-
 def render(recording: Recording) -> str:
     """The summary as plain text."""
     folder, index, reports = recording.folder, recording.index, recording.reports
@@ -145,16 +127,26 @@ def render(recording: Recording) -> str:
 
 
 def render_json(recording: Recording) -> str:
-    """The summary as JSON: the index, with each function's replay and leaf counts."""
-    data = recording.index.to_dict()
-    data["folder"] = recording.folder
-    data["notes"] = not_recorded(recording.index)
-    for item, (_, report, problem) in zip(data["functions"], recording.reports):
-        item["replay"] = problem is None
-        item["replay_problem"] = problem
-        item["inputs"] = dict(Counter(leaf.status for leaf in report.inputs))
-        item["outputs"] = dict(Counter(leaf.status for leaf in report.outputs))
-        item["finding_codes"] = sorted({f.code for f in report.findings})
-    data["recompiles"] = recompiles.to_json(list(recording.compiles))
-    data["compiles_dropped"] = recording.compiles_dropped
-    return json.dumps(data, indent=2) + "\n"
+    """The summary as JSON: the index, with each function's replay and leaf counts, what
+    was not recorded, and what compiled again."""
+    index = recording.index
+    kept = {f.name: getattr(index, f.name) for f in dataclasses.fields(Index) if f.init}
+    functions = [
+        ShownEntry(
+            **vars(entry),
+            replay=problem is None,
+            replay_problem=problem,
+            inputs=dict(Counter(leaf.status for leaf in report.inputs)),
+            outputs=dict(Counter(leaf.status for leaf in report.outputs)),
+            finding_codes=sorted({f.code for f in report.findings}),
+        )
+        for entry, report, problem in recording.reports
+    ]
+    shown = ShownRecording(
+        **{**kept, "functions": functions},
+        folder=recording.folder,
+        notes=not_recorded(index),
+        recompiles=by_function(recording.compiles),
+        compiles_dropped=recording.compiles_dropped,
+    )
+    return codec.dumps(shown)

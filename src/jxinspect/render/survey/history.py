@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 
-from jxinspect.core.survey import MEANINGS, NESTED, History, HistoryCell, Run
+from jxinspect.core.survey import MEANINGS, NESTED, History, HistoryCell, HistoryLevel, Run
 from jxinspect.render.common.console import ansi_console
 from jxinspect.render.common.escape import html as esc_html
 from jxinspect.render.common.escape import text as esc
@@ -58,14 +58,9 @@ RUN_WORDS = {"own": "JAX's own only", "none": "none", "unavailable": "not availa
 """How a run of releases names a mark that is no verdict."""
 
 
-def moved(history: History, level: str) -> list[tuple[str, tuple[Run, ...]]]:
-    """The programs whose mark changed across releases at ``level``, with their runs."""
-    found = []
-    for name in history.rows(level):
-        runs = history.runs(name, level)
-        if len(runs) > 1:
-            found.append((name, runs))
-    return found
+def moved(matrix: HistoryLevel) -> list[tuple[str, tuple[Run, ...]]]:
+    """The programs whose mark changed across releases at a level, with their runs."""
+    return [(row.program, row.runs) for row in matrix.programs if len(row.runs) > 1]
 
 
 def _runs_text(runs: tuple[Run, ...]) -> str:
@@ -87,15 +82,12 @@ def render(history: History, color: bool = False) -> str:
     if color:
         console = ansi_console(buffer, width=200)
         console.print("\n".join(lines), markup=False, highlight=False)
-    for level in history.levels:
-        names = history.rows(level)
-        title = f"{level} (counts {_unit(level)})"
-        changes = [
-            f"  {esc(name)}: {esc(_runs_text(runs))}" for name, runs in moved(history, level)
-        ]
+    for matrix in history.levels:
+        title = f"{matrix.level} (counts {_unit(matrix.level)})"
+        changes = [f"  {esc(name)}: {esc(_runs_text(runs))}" for name, runs in moved(matrix)]
         tail = ["moved:", *changes] if changes else ["the same in every release"]
         if console is None:
-            rows = [(name, *(_shown(c) for c in history.row(name, level))) for name in names]
+            rows = [(row.program, *(_shown(c) for c in row.cells)) for row in matrix.programs]
             lines += ["", title, *_full_table(columns, rows), *tail]
             continue
         from rich.table import Table
@@ -104,11 +96,10 @@ def render(history: History, color: bool = False) -> str:
         table = Table(title=esc(title), title_justify="left")
         for column in columns:
             table.add_column(esc(column))
-        for name in names:
-            cells = history.row(name, level)
+        for row in matrix.programs:
             table.add_row(
-                Text(esc(name), style="bold"),
-                *(Text(_shown(c), style=STYLES.get(c.mark, "dim")) for c in cells),
+                Text(esc(row.program), style="bold"),
+                *(Text(_shown(c), style=STYLES.get(c.mark, "dim")) for c in row.cells),
             )
         console.print()
         console.print(table)
@@ -149,19 +140,19 @@ def _td(cell: HistoryCell) -> str:
             f"{esc_html(cell.text)}</td>")  # fmt: skip
 
 
-def _section(history: History, level: str, index: int) -> str:
+def _section(history: History, matrix: HistoryLevel, index: int) -> str:
     head = "".join(f'<th scope="col">{esc_html(r)}</th>' for r in history.releases)
     rows = "".join(
-        f'<tr><th scope="row">{esc_html(name)}</th>'
-        + "".join(_td(c) for c in history.row(name, level))
+        f'<tr><th scope="row">{esc_html(row.program)}</th>'
+        + "".join(_td(c) for c in row.cells)
         + "</tr>"
-        for name in history.rows(level)
+        for row in matrix.programs
     )
     changes = "".join(
-        f"<li>{esc_html(name)}: {esc_html(_runs_text(runs))}</li>"
-        for name, runs in moved(history, level)
+        f"<li>{esc_html(name)}: {esc_html(_runs_text(runs))}</li>" for name, runs in moved(matrix)
     )
     said = f'<ul class="moved">{changes}</ul>' if changes else "<p>the same in every release</p>"
+    level = matrix.level
     return (f'<section class="level" id="level-{index}" data-level="{esc_html(level)}">'
             f"<h2>{esc_html(level)} <small>(counts {_unit(level)})</small></h2>"
             f'<table class="history"><thead><tr><th scope="col">program</th>{head}</tr></thead>'
@@ -171,8 +162,8 @@ def _section(history: History, level: str, index: int) -> str:
 def render_html(history: History) -> str:
     """The page: the legend, a link to each level, each level's heat-map and what moved."""
     levels = history.levels
-    nav = "".join(f'<a href="#level-{i}">{esc_html(level)}</a>' for i, level in enumerate(levels))
-    sections = "".join(_section(history, level, i) for i, level in enumerate(levels))
+    nav = "".join(f'<a href="#level-{i}">{esc_html(m.level)}</a>' for i, m in enumerate(levels))
+    sections = "".join(_section(history, matrix, i) for i, matrix in enumerate(levels))
     title = "jxinspect survey history" + (
         f": JAX {esc_html(history.releases[0])} to {esc_html(history.releases[-1])}"
         if history.releases

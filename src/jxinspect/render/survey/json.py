@@ -3,11 +3,11 @@ JSON."""
 
 from __future__ import annotations
 
-from jxinspect.compare.survey import SurveyDiff
 from jxinspect.core import codec
 from jxinspect.core.survey import History, Survey
+from jxinspect.core.survey_diff import SurveyDiff
 
 
 def render(product: Survey | SurveyDiff | History) -> str:
-    """``to_dict()`` as indented JSON."""
-    return codec.dumps(product.to_dict())
+    """The product as the codec writes it, indented."""
+    return codec.dumps(product)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jxinspect.compare.survey import KINDS, SurveyDiff
+from jxinspect.core.survey_diff import KINDS, SurveyDiff
 from jxinspect.render.common.escape import markdown_text as md
 
 

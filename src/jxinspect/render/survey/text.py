@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 
-from jxinspect.compare.survey import KINDS, SurveyDiff
 from jxinspect.core.survey import (
     LEAF_LEVELS,
     MEANINGS,
@@ -19,6 +18,7 @@ from jxinspect.core.survey import (
     Survey,
     SurveyProgram,
 )
+from jxinspect.core.survey_diff import KINDS, SurveyDiff
 from jxinspect.render.common.console import ansi_console
 from jxinspect.render.common.escape import text as esc
 from jxinspect.render.common.table import plain_table
@@ -48,7 +48,7 @@ def own_words(program: SurveyProgram) -> str:
     """``JAX's own, not counted: jit 1`` (empty when there is none)."""
     if not program.jax_own:
         return ""
-    return "JAX's own, not counted: " + ", ".join(f"{p} {n}" for p, n in program.jax_own)
+    return "JAX's own, not counted: " + ", ".join(f"{p} {n}" for p, n in program.jax_own.items())
 
 
 def _nested(program: SurveyProgram) -> str:

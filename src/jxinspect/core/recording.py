@@ -1,0 +1,189 @@
+"""What a recorded run holds, as plain data: the record folder's index (schema
+``jxinspect.record/1``, ``index.json``), each recorded function's entry, the lowerings it
+could not record, a record's call (``call.json``), and the recording as ``jxinspect show``
+draws it. Written and read by :mod:`jxinspect.core.codec` from these types alone; the
+folder's files and their layout are :mod:`jxinspect.record.folder`'s. A field made with
+``init=False`` is derived and written for readers of the JSON.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from jxinspect.core.dtypes import short_name
+from jxinspect.core.model import Report
+from jxinspect.core.recompiles import Compile, FunctionCompiles
+from jxinspect.core.vocabulary import Status
+
+SCHEMA: Literal["jxinspect.record/1"] = "jxinspect.record/1"
+CALL_SCHEMA: Literal["jxinspect.call/1"] = "jxinspect.call/1"
+
+_DTYPE = re.compile(r"\b([a-z]+[0-9]*)\[")
+"""A dtype's name before an array's shape, ``float32[``."""
+_SHAPED_ARRAY = re.compile(r"ShapedArray\(([^()]*?)(?:, weak_type=True)?\)")
+"""How JAX 0.4 writes an abstract value, ``ShapedArray(float32[2])``."""
+
+
+@dataclass
+class Entry:
+    """One recorded function with one input signature (``entry.json``, and a row of
+    the index)."""
+
+    name: str
+    folder: str
+    """Its folder in the record folder (the name, made unique and safe)."""
+    source: str | None
+    """``step at train.py:12``, as JAX names the function."""
+    signature: str
+    """Input types, donation and the input shardings JAX lowered with, in full."""
+    stage: str
+    lowerings: int
+    """How many times the run lowered this same program (1: never traced again)."""
+    findings: int = 0
+    statics: str = ""
+    """The static arguments of the call, ``k=True, mode='fast'`` (``""``: none)."""
+    program: str = ""
+    """A digest of the lowered module: which lowerings were this same program."""
+
+    @property
+    def input_types(self) -> str:
+        """The signature in one short line: input types as a jaxpr writes them and the
+        static arguments, ``(f32[32@model], f32[4,16]; k=2)``: what tells two recordings
+        of one function apart in a list."""
+        types, _, _ = self.signature.partition(" donated=")
+        types = _DTYPE.sub(lambda m: short_name(m.group(1)) + "[", _SHAPED_ARRAY.sub(r"\1", types))
+        if not self.statics:
+            return types
+        return f"{types[:-1]}; {self.statics})" if types.endswith(")") else types
+
+
+@dataclass
+class Failure:
+    """Lowerings the recorder could not record (the run went on without their reports):
+    the function, the first line of the error, and how many times it happened."""
+
+    function: str | None
+    error: str
+    count: int = 1
+
+
+MAX_FAILURES = 50
+"""Distinct failures an index lists (``Index.failed`` counts them all)."""
+
+
+@dataclass
+class Index:
+    """A record folder's ``index.json``: the command, how the run ended, and one entry
+    per recorded function."""
+
+    schema: Literal["jxinspect.record/1"] = field(init=False, default_factory=lambda: SCHEMA)
+    complete: bool = field(init=False, default=False)
+    """The run ended by itself with exit 0, or stopped where ``--stop-after`` asked
+    (derived from :attr:`exit_code`)."""
+    command: list[str] = field(default_factory=list)
+    """The recorded command, as given after ``--``."""
+    functions: list[Entry] = field(default_factory=list)
+    """Every recorded function, in the order the run first lowered each."""
+    internal: int = 0
+    """Computations of JAX's own (eager operations, ``jnp`` functions), not recorded."""
+    not_selected: int = 0
+    """Lowerings of functions left out by ``--only``."""
+    over_limit: int = 0
+    """Lowerings of new functions after ``--max-functions`` was reached."""
+    other_processes: int = 0
+    """Other processes of the run that lowered functions of the user's (only the first
+    process that does is recorded: pytest-xdist workers, a multiprocessing pool)."""
+    other_lowerings: int = 0
+    """How many lowerings those processes made."""
+    failed: int = 0
+    """Lowerings that could not be recorded (their report is missing)."""
+    failures: list[Failure] = field(default_factory=list)
+    """Why: the first :data:`MAX_FAILURES` distinct (function, error) pairs."""
+    stopped_after: str | None = None
+    """The function ``--stop-after`` named, once it was recorded."""
+    exit_code: int | None = None
+    """How the run ended: its exit code, ``-N`` for signal N; ``None`` while it runs."""
+    jax_version: str | None = None
+    """The JAX release the run imported."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if name == "exit_code":  # the one fact complete is derived from
+            super().__setattr__("complete", value == 0)
+
+    def __post_init__(self) -> None:
+        self.exit_code = self.exit_code
+
+    def count_failure(self, function: str | None, error: str) -> None:
+        """Count a lowering that could not be recorded."""
+        self.failed += 1
+        line = (error.strip().splitlines() or [""])[0][:300]
+        for failure in self.failures:
+            if (failure.function, failure.error) == (function, line):
+                failure.count += 1
+                return
+        if len(self.failures) < MAX_FAILURES:
+            self.failures.append(Failure(function, line))
+
+
+@dataclass(frozen=True)
+class Call:
+    """A record's ``call.json``: the call as a declaration's options, or why it has none."""
+
+    schema: Literal["jxinspect.call/1"] = field(init=False, default_factory=lambda: CALL_SCHEMA)
+    options: dict[str, Any] | None = None
+    """The options ``lower --args-from-record`` replays it with (``args``, statics...)."""
+    why: str | None = None
+    """Why the call cannot be replayed (``None`` where it can)."""
+
+
+Recorded = tuple[Entry, Report, "str | None"]
+"""An entry, its report, and why its call cannot be replayed (``None``: it can)."""
+
+
+@dataclass(frozen=True)
+class Recording:
+    """A record folder as ``jxinspect show FOLDER`` draws it."""
+
+    folder: str
+    """The folder as given."""
+    index: Index
+    reports: tuple[Recorded, ...]
+    """Every recorded function, in the index's order."""
+    compiles: tuple[Compile, ...] = ()
+    """Every compile of the user's functions, with its reasons (``compiles.json``)."""
+    compiles_dropped: int = 0
+
+
+@dataclass
+class ShownEntry(Entry):
+    """A recorded function as ``show --format json`` lists it: its index entry, whether
+    its call replays, and its leaves and findings counted."""
+
+    replay: bool = True
+    """``lower --args-from-record`` can replay its call."""
+    replay_problem: str | None = None
+    """Why it cannot (``None``: it can)."""
+    inputs: dict[Status, int] = field(default_factory=dict)
+    """How many inputs have each status."""
+    outputs: dict[Status, int] = field(default_factory=dict)
+    finding_codes: list[str] = field(default_factory=list)
+    """The codes of its findings, sorted, each once."""
+
+
+@dataclass
+class ShownRecording(Index):
+    """A record folder as ``show --format json`` writes it: the index, each function as a
+    :class:`ShownEntry`, and what the run did not record and compiled again."""
+
+    functions: list[ShownEntry] = field(default_factory=list)  # type: ignore[assignment]
+    folder: str = ""
+    """The folder as given."""
+    notes: list[str] = field(default_factory=list)
+    """What the run lowered and did not record, and retracing worth a look, in words."""
+    recompiles: list[FunctionCompiles] = field(default_factory=list)
+    """Each function that compiled, with its compiles and their reasons grouped."""
+    compiles_dropped: int = 0
+    """Compiles counted and not listed."""
