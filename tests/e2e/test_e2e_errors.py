@@ -280,7 +280,9 @@ def test_traceback_flag_shows_the_users_frame(cli_cache: Any) -> None:
 def test_traceback_flag_on_lowering_failure(cli_cache: Any) -> None:
     result = cli_cache.run("lower", f"{FIXTURE}:cpu_only", "--args", "f32[4,4]",
                            "--platform", "tpu", "--traceback")  # fmt: skip
-    assert result.returncode == USER_CODE and "JX108" in result.stdout, result.describe()
+    assert result.returncode == USER_CODE, result.describe()
+    findings = result.stdout.split("\nfindings (1)\n", 1)[1].splitlines()[0]
+    assert findings == f"  JX108 error   lowering failed: NotImplementedError: {_no_tpu_eig()}"
     assert "Traceback" in result.stderr, result.describe()
     assert result.stderr.rstrip().splitlines()[-1] == (
         f"error: lowering failed: NotImplementedError: {_no_tpu_eig()}; JAX has no tpu "
