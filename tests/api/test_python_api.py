@@ -62,8 +62,11 @@ def test_show_prints_a_view_in_a_console(report: Report, capsys: Any) -> None:
     assert "no sharding recorded" in out and "params['w']" in out
     report.show("jaxpr")  # the texts are kept by jxinspect.inspect
     assert "# params['w']" in capsys.readouterr().out
-    with pytest.raises(ValueError, match="unknown view 'nope': use jaxpr, mlir or sharding"):
+    report.show("collectives")  # a view too, of a report that did not compile
+    assert capsys.readouterr().out == "collectives: not compiled (reached lowered)\n"
+    with pytest.raises(ValueError) as refused:
         report.show("nope")
+    assert str(refused.value) == "unknown view 'nope': use jaxpr, mlir, sharding or collectives"
 
 
 def test_diff_of_two_functions_finds_the_newly_pruned_argument() -> None:

@@ -10,6 +10,7 @@ import pytest
 from helpers import error_line, run_cli
 
 from jxinspect.cli.app import COMMANDS, make_app
+from jxinspect.core.vocabulary import VIEWS
 
 NARROW = {"COLUMNS": "80"}
 
@@ -55,6 +56,14 @@ def test_donate_argnames_has_help_of_its_own() -> None:
     helps = dict(_options("lower"))
     assert helps["--donate-argnames"] != helps["--static-argnames"]
     assert "onate" in (helps["--donate-argnames"] or "")
+
+
+def test_lower_offers_each_view() -> None:
+    import typer.main
+
+    command = typer.main.get_command(make_app(["lower"])).get_command(None, "lower")  # type: ignore[attr-defined]
+    [show] = [p for p in command.params if p.name == "show"]
+    assert tuple(show.type.choices) == VIEWS
 
 
 def test_show_offers_only_the_pictures_a_saved_report_can_draw() -> None:

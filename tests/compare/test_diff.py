@@ -18,7 +18,15 @@ from hypothesis import strategies as st
 
 from jxinspect.cli.diff import allowed_classes
 from jxinspect.compare.diff import diff_reports, match_leaves
-from jxinspect.compare.sources import Source, open_source, pair_targets
+from jxinspect.compare.sources import (
+    JsonSource,
+    MlirSource,
+    Program,
+    PythonSource,
+    TargetSource,
+    open_source,
+    pair_targets,
+)
 from jxinspect.core import codec
 from jxinspect.core.diff import CHANGE_CLASSES, Change, DiffReport, Gate, TargetDiff
 from jxinspect.core.errors import UsageError
@@ -33,6 +41,7 @@ from jxinspect.core.model import (
     StaticArg,
     Status,
 )
+from jxinspect.project.targets import parse_target
 from jxinspect.render.compare import json as diff_json
 from jxinspect.render.compare import markdown as diff_markdown
 from jxinspect.render.compare import text as diff_text
@@ -606,8 +615,8 @@ def test_a_saved_report_reads_back(tmp_path: Path) -> None:
     path = tmp_path / "saved"  # no suffix: sniffed
     path.write_text(codec.dumps(report([arg("x")], target="pkg/m.py:step")))
     source = open_source(str(path))
-    assert (source.kind, source.functions) == ("json", ("step",))
-    assert source.report is not None and source.report.inputs[0].path == "x"
+    assert isinstance(source, JsonSource) and source.functions == ("step",)
+    assert source.report.inputs[0].path == "x"
 
 
 def test_missing_files() -> None:
@@ -617,6 +626,18 @@ def test_missing_files() -> None:
 
 
 PY, JSON, MLIR = "python", "json", "mlir"
+
+
+def side(text: str, kind: str, *functions: Any) -> Program:
+    """An input of ``kind`` called ``text`` that holds ``functions``."""
+    if kind == PY:
+        return PythonSource(text, parse_target("m.py"), functions)
+    if kind == "target":
+        return TargetSource(text, parse_target(f"m.py:{functions[0]}"))
+    if kind == JSON:
+        return JsonSource(text, report(target=f"m.py:{functions[0]}"))
+    assert kind == MLIR and functions == (None,)
+    return MlirSource(text, "")
 
 
 @pytest.mark.parametrize(
@@ -631,7 +652,7 @@ PY, JSON, MLIR = "python", "json", "mlir"
     ],
 )
 def test_pairing(old: tuple[Any, ...], new: tuple[Any, ...], pairs: list[tuple[Any, ...]]) -> None:
-    found = pair_targets(Source("old", old[0], old[1:]), Source("new", new[0], new[1:]))
+    found = pair_targets(side("old", *old), side("new", *new))
     assert [(p.name, p.before, p.after) for p in found] == pairs
 
 
@@ -650,7 +671,7 @@ def test_pairing(old: tuple[Any, ...], new: tuple[Any, ...], pairs: list[tuple[A
 )
 def test_a_target_only_one_side_has(old: Any, new: Any, message: str) -> None:
     with pytest.raises(UsageError, match=message):
-        pair_targets(Source("old", old[0], old[1:]), Source("new", new[0], new[1:]))
+        pair_targets(side("old", *old), side("new", *new))
 
 
 def test_report_read_from_stablehlo_text_fits_the_schema() -> None:

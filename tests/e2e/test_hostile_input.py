@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -65,9 +66,10 @@ def run_bounded(*args: str, cwd: Path) -> CliResult:
         ("yaml_alias_bomb.yaml", "jxinspect.yaml", "jxinspect.yaml:7: this value's aliases "
          "expand to more than 100,000 values; write the values out or use fewer aliases"),
         ("yaml_self_alias.yaml", "jxinspect.yaml", "jxinspect.yaml:2: the alias *x refers to "
-         "the collection &x that contains it"),
+         "the collection &x that contains it; a configuration cannot contain itself (write "
+         "the values out)"),
         ("yaml_deep_nesting.yaml", "jxinspect.yaml", "jxinspect.yaml:2: nested more than 64 "
-         "levels deep"),
+         "levels deep; a configuration needs a few"),
         ("yaml_not_utf8.yaml", "jxinspect.yaml", "jxinspect.yaml:2: not UTF-8 text (byte "
          "0xe9); save the configuration as UTF-8"),
         ("toml_deep_nesting.toml", "pyproject.toml", "pyproject.toml: nested more than 64 "
@@ -80,7 +82,7 @@ def test_a_hostile_configuration_is_refused_before_it_is_expanded(
     folder = project(tmp_path, renamed={fault: config})
     result = run_bounded("lint", cwd=folder)
     assert result.returncode == 2, result.describe()
-    assert error_line(result).startswith(f"error: {expected}")
+    assert error_line(result) == f"error: {expected}", result.describe()
 
 
 def test_aliases_and_merge_keys_within_bounds_read_as_safe_load_reads_them(
@@ -122,11 +124,25 @@ def test_declarations_that_fold_to_huge_values_are_unknown_and_lint_goes_on(
     (folder / "fold_deep_nesting.py").write_text(deep, encoding="utf-8")  # 6,000 levels
     result = run_bounded("lint", ".", cwd=folder)
     assert result.returncode == 3, result.describe()
-    assert "good.py:g: ok" in result.stdout, result.describe()
-    for name in (*FOLD_FAULTS, "fold_deep_nesting.py"):
-        assert f"{name}:f: failed" in result.stdout, result.describe()
-    assert result.stdout.count("ImportError: a fault of the corpus") == len(FOLD_FAULTS) + 1
-    assert "internal error" not in result.stdout + result.stderr
+    failed = sorted((*FOLD_FAULTS, "fold_deep_nesting.py"))
+    assert result.stdout == (
+        "".join(_fold_failure(folder / name) for name in failed)
+        + f"good.py:g: ok\n\n{len(failed) + 1} targets ({len(failed)} failed); no new findings\n"
+    ), result.describe()
+    assert result.stderr == "", result.describe()
+
+
+def _fold_failure(module: Path) -> str:
+    """A fold fault's lines in lint's text: ``f`` (where it is defined) failed, for the
+    import the corpus's module stops on its line 3."""
+    lines = module.read_text(encoding="utf-8").splitlines()
+    defined = lines.index("def f(x):") + 1
+    assert lines[2].startswith("raise ImportError("), module
+    return (
+        f"{module.name}:f: failed\n  {module.name}:{defined}: importing {module.name} failed: "
+        "ImportError: a fault of the corpus: folded from source only, never imported "
+        f"(at {module.name}:3 in <module>)\n"
+    )
 
 
 def test_folding_follows_augmented_assignments_and_forgets_names_rebound_elsewhere(
@@ -161,27 +177,44 @@ def test_a_module_python_decodes_is_read_as_python_reads_it(tmp_path: Path, modu
     folder = project(tmp_path, module, good=False)
     lowered = run_cli("lower", f"{module}:f", cwd=folder)
     assert lowered.returncode == 0, lowered.describe()
-    assert f"target:       {module}:f" in lowered.stdout
+    lines = (folder / module).read_text(encoding=_python_encoding(module)).splitlines()
+    defined = lines.index("def f(x):") + 1
+    assert lowered.stdout.splitlines()[:2] == [
+        f"target:       {module}:f",
+        f"function:     f at {folder / module}:{defined}",
+    ], lowered.describe()
     linted = run_cli("lint", ".", cwd=folder)
     assert linted.returncode == 0, linted.describe()
-    assert f"{module}:f: ok" in linted.stdout
+    assert linted.stdout == f"{module}:f: ok\n\n1 target; no new findings\n", linted.describe()
+
+
+def _python_encoding(module: str) -> str:
+    """The encoding Python reads a corpus module in (its coding line, or a BOM's UTF-8)."""
+    with (FAULTS / module).open("rb") as file:
+        return tokenize.detect_encoding(file.readline)[0]
 
 
 def test_an_undecodable_module_fails_its_target_and_lint_judges_the_others(
     tmp_path: Path,
 ) -> None:
     folder = project(tmp_path, "invalid_utf8_module.py")
+    try:
+        (folder / "invalid_utf8_module.py").read_bytes().decode("utf-8")
+    except UnicodeDecodeError as err:
+        reason = err.reason
     why = (
-        "invalid_utf8_module.py:4: cannot decode byte 0xe9 as utf-8 (invalid continuation "
-        "byte); save the file as utf-8 or declare its encoding on line 1 or 2"
+        f"invalid_utf8_module.py:4: cannot decode byte 0xe9 as utf-8 ({reason}); save the "
+        "file as utf-8 or declare its encoding on line 1 or 2 (e.g. `# -*- coding: latin-1 -*-`)"
     )
     linted = run_cli("lint", ".", cwd=folder)
     assert linted.returncode == 3, linted.describe()  # a target failed (README: exit 3)
-    assert "good.py:g: ok" in linted.stdout
-    assert "invalid_utf8_module.py: failed" in linted.stdout and why in linted.stdout
+    assert linted.stdout == (
+        f"good.py:g: ok\ninvalid_utf8_module.py: failed\n  {why}\n\n"
+        "2 targets (1 failed); no new findings\n"
+    ), linted.describe()
     lowered = run_cli("lower", "invalid_utf8_module.py:f", cwd=folder)
     assert lowered.returncode == 3, lowered.describe()
-    assert error_line(lowered).startswith(f"error: {why}")
+    assert error_line(lowered) == f"error: {why}", lowered.describe()
 
 
 # ---- baselines -------------------------------------------------------------------------
@@ -197,23 +230,31 @@ def _json_refuses(path: Path) -> bool:
     return False
 
 
+RERUN = "rerun the same `jxinspect lint` command with --write-baseline to replace it"
+A_LIST = ('not a jxinspect baseline (the file holds a list, expected an object with "schema": '
+          '"jxinspect.baseline/1")')  # fmt: skip
+FUTURE = ('not a jxinspect baseline this version reads (its schema is "jxinspect.baseline/2", '
+          'expected "jxinspect.baseline/1"); another version of jxinspect wrote it')  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("fault", "expected"),
     [
-        ("baseline_list.json", 'not a jxinspect baseline (the file holds a list, expected an '
-         'object with "schema": "jxinspect.baseline/1")'),
-        ("baseline_count_string.json", 'findings[0].count must be a whole number of at least '
-         '1, got "3"'),
-        ("baseline_findings_number.json", "findings must be a list, got a number"),
-        ("baseline_path_list.json", "findings[0].path must be a string or null, got a list"),
-        ("baseline_entry_string.json", "findings[0] must be an object, got a string"),
+        ("baseline_list.json", f"b.json: {A_LIST}; {RERUN}"),
+        ("baseline_count_string.json", 'b.json: findings[0].count must be a whole number of '
+         f'at least 1, got "3"; {RERUN}'),
+        ("baseline_findings_number.json", "b.json: findings must be a list, got a number; "
+         f"{RERUN}"),
+        ("baseline_path_list.json", "b.json: findings[0].path must be a string or null, got a "
+         f"list; {RERUN}"),
+        ("baseline_entry_string.json", "b.json: findings[0] must be an object, got a string; "
+         f"{RERUN}"),
         ("baseline_binary.json", "b.json:2: the baseline is not JSON text (byte 0x80 is not "
-         "UTF-8)"),
-        ("baseline_deep_nesting.json", "the baseline is nested too deeply"
-         if _json_refuses(FAULTS / "baseline_deep_nesting.json") else "the file holds a list"),
-        ("baseline_future_schema.json", 'not a jxinspect baseline this version reads (its '
-         'schema is "jxinspect.baseline/2", expected "jxinspect.baseline/1"); another version '
-         "of jxinspect wrote it"),
+         f"UTF-8); {RERUN}"),
+        ("baseline_deep_nesting.json",
+         f"b.json: the baseline is nested too deeply to be one; {RERUN}"
+         if _json_refuses(FAULTS / "baseline_deep_nesting.json") else f"b.json: {A_LIST}; {RERUN}"),
+        ("baseline_future_schema.json", f"b.json: {FUTURE}: use that one, or {RERUN}"),
     ],
 )  # fmt: skip
 def test_a_malformed_baseline_is_one_line_and_the_command_it_recommends_works(
@@ -223,25 +264,35 @@ def test_a_malformed_baseline_is_one_line_and_the_command_it_recommends_works(
     command = ("lint", "good.py", "--baseline", "b.json")
     refused = run_cli(*command, cwd=folder)
     assert refused.returncode == 2, refused.describe()
-    line = error_line(refused)
-    assert line.startswith("error: b.json") and expected in line, line
-    assert line.endswith(
-        "rerun the same `jxinspect lint` command with --write-baseline to replace it"
-    )
+    assert error_line(refused) == f"error: {expected}", refused.describe()
+    _rewrite_and_pass(command, "b.json", folder)
+
+
+def _rewrite_and_pass(command: tuple[str, ...], baseline: str, folder: Path) -> None:
+    """``command --write-baseline`` writes an empty baseline of ``good.py``, and
+    ``command`` passes with it."""
     rewritten = run_cli(*command, "--write-baseline", cwd=folder)
     assert rewritten.returncode == 0, rewritten.describe()
-    written = json.loads((folder / "b.json").read_text(encoding="utf-8"))
-    assert written["schema"] == "jxinspect.baseline/1"
+    assert rewritten.stdout == CLEAN, rewritten.describe()
+    assert rewritten.stderr == f"wrote 0 findings to the baseline {baseline}\n"
+    written = json.loads((folder / baseline).read_text(encoding="utf-8"))
+    assert written == {"schema": "jxinspect.baseline/1", "findings": []}
     again = run_cli(*command, cwd=folder)
     assert again.returncode == 0, again.describe()
+    assert again.stdout == CLEAN, again.describe()
+
+
+CLEAN = "good.py:g: ok\n\n1 target; no new findings\n"
+"""``lint``'s text for ``good.py`` alone, without findings."""
 
 
 def test_write_baseline_replaces_a_configured_baseline_it_cannot_read(tmp_path: Path) -> None:
     folder = project(tmp_path, renamed={"baseline_future_schema.json": "jxinspect-baseline.json"})
     refused = run_cli("lint", "good.py", cwd=folder)
-    assert refused.returncode == 2 and "--write-baseline" in error_line(refused)
-    assert run_cli("lint", "good.py", "--write-baseline", cwd=folder).returncode == 0
-    assert run_cli("lint", "good.py", cwd=folder).returncode == 0
+    assert refused.returncode == 2, refused.describe()
+    expected = f"error: jxinspect-baseline.json: {FUTURE}: use that one, or {RERUN}"
+    assert error_line(refused) == expected, refused.describe()
+    _rewrite_and_pass(("lint", "good.py"), "jxinspect-baseline.json", folder)
 
 
 # ---- diff-debug inputs: reports and folders ----------------------------------------------
@@ -263,20 +314,43 @@ def test_a_folder_given_to_diff_debug_says_so_and_what_to_give(tmp_path: Path) -
     folder = project(tmp_path / "models")
     result = run_cli("diff-debug", "models", "models/good.py", cwd=tmp_path)
     assert result.returncode == 2, result.describe()
-    line = error_line(result)
-    assert line.startswith("error: models is a folder; diff-debug compares two programs: "), line
-    assert "give a .py file in it (e.g. models/good.py)" in line
-    assert "`jxinspect lint models` checks every module in a folder" in line
+    assert error_line(result) == _a_folder("models", "models/good.py"), result.describe()
     here = run_cli("diff-debug", ".", "good.py", cwd=folder)
-    assert here.returncode == 2 and "error: . is a folder" in error_line(here)
-    suggested = run_cli("diff-debug", "models/good.py", "models/good.py", cwd=tmp_path)
+    assert here.returncode == 2, here.describe()
+    assert error_line(here) == _a_folder(".", "good.py"), here.describe()
+    suggested = run_cli(
+        "diff-debug", "models/good.py", "models/good.py", "--format", "json", cwd=tmp_path
+    )
     assert suggested.returncode == 0, suggested.describe()
-    assert run_cli("lint", "models", cwd=tmp_path).returncode == 0
+    assert _unchanged(suggested, "models/good.py:g"), suggested.describe()
+    linted = run_cli("lint", "models", cwd=tmp_path)
+    assert linted.returncode == 0, linted.describe()
+    assert linted.stdout == f"models/{CLEAN}", linted.describe()
+
+
+def _a_folder(folder: str, example: str) -> str:
+    """diff-debug's line for a folder given as a side."""
+    return (
+        f"error: {folder} is a folder; diff-debug compares two programs: give a .py file in it "
+        f"(e.g. {example}), module:function, a .json report, a .mlir file or a record folder "
+        f"(`jxinspect lint {folder}` checks every module in a folder)"
+    )
+
+
+def _unchanged(result: CliResult, target: str) -> bool:
+    """Whether a ``diff-debug --format json`` run compared ``target`` with itself (on both
+    sides) and found no change."""
+    diff = json.loads(result.stdout)
+    sides = [(t["name"], t["before"]["target"], t["after"]["target"]) for t in diff["targets"]]
+    changes = [change for t in diff["targets"] for change in t["changes"]]
+    name = target.rpartition(":")[2]
+    return (sides, changes, diff["failed"]) == ([(name, target, target)], [], False)
 
 
 def test_a_package_named_like_its_folder_is_still_a_module(tmp_path: Path) -> None:
     package = tmp_path / "pkg"
     package.mkdir()
     (package / "__init__.py").write_text(GOOD, encoding="utf-8")
-    result = run_cli("diff-debug", "pkg", "pkg", cwd=tmp_path)
+    result = run_cli("diff-debug", "pkg", "pkg", "--format", "json", cwd=tmp_path)
     assert result.returncode == 0, result.describe()
+    assert _unchanged(result, "pkg:g"), result.describe()

@@ -812,11 +812,20 @@ def test_spec_error_format() -> None:
     assert str(e) == f"bad spec at column 8: {e.reason}: f32[3], f33[2]"
 
 
-def test_spec_error_is_one_line() -> None:
-    for text in ["f32[3],\n f33[2]", "'\u2028', x", "1,\r\n\x0bx", "'\ud800'", "\x00\n"]:
-        e = error(parse_args, text)
-        assert len(str(e).splitlines()) == 1, repr(str(e))
-        assert str(e).isprintable()
+@pytest.mark.parametrize(
+    "text, line",
+    [
+        ("f32[3],\n f33[2]", f"bad spec at column 9: {UNKNOWN_F33}: f32[3],  f33[2]"),
+        ("'\u2028', x", f"bad spec at column 5: {BARE_X}: ' ', x"),
+        ("1,\r\n\x0bx", "bad spec at column 4: invalid character '\\x0b': 1,   x"),
+        ("'\ud800'", "bad spec at column 1: invalid character '\\ud800': ' '"),
+        ("\x00\n", "bad spec at column 0: invalid character '\\x00'"),
+    ],
+)
+def test_spec_error_is_one_line(text: str, line: str) -> None:
+    """Line breaks and unprintable characters of the text are shown as spaces, the
+    character refused by its escape."""
+    assert str(error(parse_args, text)) == line
 
 
 def test_spec_error_long_text_is_windowed() -> None:
@@ -876,33 +885,50 @@ def test_identifiers_are_nfkc_normalized() -> None:
 
 # ------------------------------------------------------------------ safety ----
 
-HOSTILE = [
-    "__import__('os').system('touch /tmp/jxinspect_pwned')",
-    "exec('import os')",
-    "eval('1')",
-    "open('/etc/passwd')",
-    "breakpoint()",
-    "compile('1', 'x', 'exec')",
-    "getattr(P, '__class__')",
-    "P.__class__",
-    "().__class__.__bases__[0].__subclasses__()",
-    "[c for c in ()]",
-    "(lambda: 1)()",
-    'f\'{__import__("os").system("x")}\'',
-    "jx_sentinel()",
-    "P(jx_sentinel())",
-    "f32[jx_sentinel()]",
-    "{jx_sentinel(): 1}",
-    "P(*jx_sentinel())",
-    "x=jx_sentinel()",
-    "[jx_sentinel for _ in [1]]",
-    "jx_sentinel",
-    "f32[8@jx_sentinel()]",
-    "__builtins__",
-    "globals()",
-    "vars()",
-    "type('X', (), {})",
-]
+HOSTILE_VALUES: dict[str, tuple[int, str]] = {
+    "__import__('os').system('touch /tmp/jxinspect_pwned')": (
+        0,
+        "expected an import path, e.g. optax.ScaleByAdamState(...)",
+    ),
+    "exec('import os')": (0, "only P(...) calls are allowed"),
+    "eval('1')": (0, "only P(...) calls are allowed"),
+    "open('/etc/passwd')": (0, "only P(...) calls are allowed"),
+    "breakpoint()": (0, "only P(...) calls are allowed"),
+    "compile('1', 'x', 'exec')": (0, "only P(...) calls are allowed"),
+    "getattr(P, '__class__')": (0, "only P(...) calls are allowed"),
+    "P.__class__": (
+        0,
+        "a dotted name is only allowed as a class called with its fields, e.g. optax.EmptyState()",
+    ),
+    "().__class__.__bases__[0].__subclasses__()": (
+        0,
+        "expected an import path, e.g. optax.ScaleByAdamState(...)",
+    ),
+    "[c for c in ()]": (3, "unexpected keyword 'for'"),
+    "(lambda: 1)()": (1, "unexpected keyword 'lambda'"),
+    'f\'{__import__("os").system("x")}\'': (0, "f-strings are not allowed"),
+    "jx_sentinel()": (0, "only P(...) calls are allowed"),
+    "P(jx_sentinel())": (2, "expected a name"),
+    "f32[jx_sentinel()]": (4, "array dims must be non-negative ints"),
+    "{jx_sentinel(): 1}": (1, "Call expressions are not allowed"),
+    "P(*jx_sentinel())": (2, "unexpected '*'"),
+    "x=jx_sentinel()": (0, "unexpected name=value here"),
+    "[jx_sentinel for _ in [1]]": (13, "unexpected keyword 'for'"),
+    "jx_sentinel": (
+        0,
+        "bare name 'jx_sentinel' is not a value (quote strings; arrays look like f32[3])",
+    ),
+    "f32[8@jx_sentinel()]": (6, "expected mesh axis names after '@', e.g. 8@(data,fsdp)"),
+    "__builtins__": (
+        0,
+        "bare name '__builtins__' is not a value (quote strings; arrays look like f32[3])",
+    ),
+    "globals()": (0, "only P(...) calls are allowed"),
+    "vars()": (0, "only P(...) calls are allowed"),
+    "type('X', (), {})": (0, "only P(...) calls are allowed"),
+}
+"""Code where a value is read: each refused at its column, and why (``parse_value``)."""
+HOSTILE = list(HOSTILE_VALUES)
 
 
 def test_parsing_never_runs_code(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -942,6 +968,10 @@ def test_hostile_strings_are_rejected(text: str) -> None:
     for fn in PARSERS:
         if fn is parse_name_tuple and text.isidentifier():
             assert fn(text) == (text,)  # a plain name, not a call
+            continue
+        if fn is parse_value:
+            e = error(fn, text)
+            assert (e.column, e.reason) == HOSTILE_VALUES[text], str(e)
             continue
         with pytest.raises(SpecError):
             fn(text)
@@ -1165,11 +1195,21 @@ def test_mesh_round_trip(mesh: list[tuple[str, int]]) -> None:
     assert parse_mesh(",".join(f"{k}={v}" for k, v in mesh)) == tuple(mesh)
 
 
+BAD_ARGS = {
+    "f33": "bare name 'f33' is not a value (quote strings; arrays look like f32[3])",
+    "x": BARE_X,
+    "1j": "complex literals are not allowed",
+    "b''": "bytes literals are not allowed",
+    "lambda": "unexpected keyword 'lambda'",
+}
+
+
 @FAST
-@given(st.integers(0, 5), st.sampled_from(["f33", "x", "1j", "b''", "lambda"]))
+@given(st.integers(0, 5), st.sampled_from(list(BAD_ARGS)))
 def test_error_column_property(prefix: int, bad: str) -> None:
     text = "f32[1], " * prefix + bad
-    assert error(parse_args, text).column == 8 * prefix
+    e = error(parse_args, text)
+    assert (e.column, e.reason) == (8 * prefix, BAD_ARGS[bad])
 
 
 # Literals are read as Python reads them: Python's own reader is the oracle (here only).

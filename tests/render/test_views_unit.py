@@ -17,12 +17,23 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
+from helpers import REPO
 from jax import lax
 
 from jxinspect.core.model import Input, Mesh, NestedJaxpr, Report, Sharding
 from jxinspect.core.program import ProgramText, TextRequest
+from jxinspect.core.vocabulary import VIEWS
 from jxinspect.pipeline import inspect_function
-from jxinspect.render.report import code, html, jaxpr_view, mlir_view, sharding_view
+from jxinspect.render.report import (
+    code,
+    collectives,
+    html,
+    jaxpr_view,
+    mlir_view,
+    sharding_view,
+    views,
+)
 from jxinspect.tracer import seam
 from jxinspect.tracer.read.annotate import split_values
 
@@ -358,3 +369,27 @@ def test_the_page_embeds_its_stylesheet_and_script_from_package_data() -> None:
         assert f'"render/report/assets/*{Path(name).suffix}"' in pyproject
         assert html.asset(name) == "\n" + source
         assert f"<{tag}>\n{source}</{tag}>" in page
+
+
+# ---- the views by name -----------------------------------------------------------------------
+
+
+def test_each_view_is_drawn_by_its_name() -> None:
+    """One renderer for each name of ``VIEWS`` (``--show``, ``Report.show``); any other
+    name is refused with the names."""
+    report = report_of(leaf((8,), None))
+    assert {view: views.render(report, view) for view in VIEWS} == {
+        "jaxpr": jaxpr_view.render(report),
+        "mlir": mlir_view.render(report),
+        "sharding": sharding_view.render(report),
+        "collectives": collectives.render(report),
+    }
+    with pytest.raises(ValueError) as refused:
+        views.render(report, "nope")
+    assert str(refused.value) == "unknown view 'nope': use jaxpr, mlir, sharding or collectives"
+
+
+def test_the_readme_describes_each_view_in_order() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Views\n", 1)[1].split("\n## ", 1)[0]
+    assert re.findall(r"^\* `--show (\w+)`", section, re.MULTILINE) == list(VIEWS)

@@ -21,33 +21,22 @@ from jxinspect.core.errors import EXIT_INTERNAL, JxError, UsageError, internal_e
 from jxinspect.core.files import write_output
 from jxinspect.core.interrupts import watch_terminal
 from jxinspect.core.model import Finding, Report, at_or_above
-from jxinspect.core.program import TextRequest
-from jxinspect.core.vocabulary import FailOn
+from jxinspect.core.program import ModuleDialect, TextRequest
+from jxinspect.core.vocabulary import VIEWS, FailOn, Severity, View, choice, view_named
 from jxinspect.render import formats
 from jxinspect.render.common.escape import text as one_line
 
-if TYPE_CHECKING:  # typer reads the enum; the code reads a format name
+SAVED_VIEWS: tuple[View, ...] = ("sharding",)
+"""What ``show`` draws from a saved report, which keeps no program text."""
+
+if TYPE_CHECKING:  # typer reads the enums; the code reads a format's or a view's name
     Format = str
+    Show = View
+    SavedShow = View
 else:
     Format = formats.REPORT.choice()
-
-
-class Show(str, enum.Enum):
-    jaxpr = "jaxpr"
-    mlir = "mlir"
-    sharding = "sharding"
-    collectives = "collectives"
-
-
-class SavedShow(str, enum.Enum):
-    """What ``show`` draws from a saved report, which keeps no program text."""
-
-    sharding = Show.sharding.value
-
-
-class Dialect(str, enum.Enum):
-    stablehlo = "stablehlo"
-    hlo = "hlo"
+    Show = choice("Show", VIEWS)
+    SavedShow = choice("SavedShow", SAVED_VIEWS)
 
 
 class Color(str, enum.Enum):
@@ -56,10 +45,15 @@ class Color(str, enum.Enum):
     never = "never"
 
 
+def views(show: list[Show] | None) -> tuple[View, ...]:
+    """The views ``--show`` asked for, by name."""
+    return tuple(view_named(view) for view in show or ())
+
+
 def text_request(
-    show: list[Show],
+    show: tuple[View, ...],
     format: Format,
-    dialect: Dialect | None,
+    dialect: ModuleDialect | None,
     debug_info: bool,
     source: bool,
     max_lines: int | None,
@@ -67,8 +61,8 @@ def text_request(
     """The program texts ``lower`` must keep for its views (``None``: none); the view
     flags must come with a view that uses them."""
     html = format == "html"
-    jaxpr = html or (format == "text" and Show.jaxpr in show)
-    module = html or (format == "text" and Show.mlir in show)
+    jaxpr = html or (format == "text" and "jaxpr" in show)
+    module = html or (format == "text" and "mlir" in show)
     if source and not jaxpr:
         raise UsageError("--source labels jaxpr equations: add --show jaxpr or --format html")
     for flag, given in (("--dialect", dialect is not None), ("--debug-info", debug_info)):
@@ -85,18 +79,18 @@ def text_request(
         return None
     return TextRequest(
         jaxpr=jaxpr,
-        module=("hlo" if dialect is Dialect.hlo else "stablehlo") if module else None,
+        module=(dialect or "stablehlo") if module else None,
         debug_info=debug_info,
         source=source,
     )
 
 
 def render_report(
-    report: Report, format: Format, show: list[Show], color: bool, max_lines: int | None
+    report: Report, format: Format, show: tuple[View, ...], color: bool, max_lines: int | None
 ) -> str:
     """A report as ``lower`` and ``show`` print it: the format asked for, and in text its
     views."""
-    style = formats.Style(color, tuple(what.value for what in show), max_lines)
+    style = formats.Style(color, show, max_lines)
     return formats.REPORT.render(report, format, style)
 
 
@@ -149,13 +143,13 @@ def use_color(color: Color, output: Path | None) -> bool:
     return color is Color.auto and output is None and sys.stdout.isatty()
 
 
-def gated(findings: Iterable[Finding]) -> list[str]:
+def gated(findings: Iterable[Finding]) -> list[Severity]:
     """The severities ``--fail-on`` judges: every finding's but those inside JAX's own
     code, which the user cannot change."""
     return [f.severity for f in findings if not f.inside_jax]
 
 
-def fails(severities: Iterable[str], fail_on: FailOn) -> bool:
+def fails(severities: Iterable[Severity], fail_on: FailOn) -> bool:
     return any(at_or_above(s, fail_on) for s in severities)
 
 

@@ -10,7 +10,6 @@ from jxinspect.cli.common import (
     FORMAT_HELP,
     Color,
     ColorOpt,
-    Dialect,
     Format,
     OutputOpt,
     Show,
@@ -22,13 +21,20 @@ from jxinspect.cli.common import (
     run_command,
     text_request,
     use_color,
+    views,
 )
 from jxinspect.cli.staging import NO_FLAGS, Flags, with_staging_flags
 from jxinspect.core.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USER_CODE
+from jxinspect.core.program import ModuleDialect
 from jxinspect.core.vocabulary import FailOn
 from jxinspect.project.options import TargetOptions, options_from_flags
 from jxinspect.project.targets import user_prints_to_stderr
 from jxinspect.render.common.escape import text as one_line
+
+SHOW_HELP = (
+    "Also print a view (repeatable): the annotated jaxpr or module, the sharding pictures, "
+    "or the compiled program's collectives."
+)
 
 
 @with_staging_flags
@@ -43,10 +49,10 @@ def lower(
     output: OutputOpt = None,
     show: Annotated[
         Optional[list[Show]],
-        typer.Option(help="Also print the annotated jaxpr, module, or sharding pictures."),
+        typer.Option(help=SHOW_HELP),
     ] = None,
     dialect: Annotated[
-        Optional[Dialect], typer.Option(help="Module text: stablehlo (default) or hlo.")
+        Optional[ModuleDialect], typer.Option(help="Module text: stablehlo (default) or hlo.")
     ] = None,
     debug_info: Annotated[
         bool, typer.Option("--debug-info", help="Keep source locations in the module text.")
@@ -75,14 +81,15 @@ def lower(
 
         # read once: the target's options and the rules, as the project set them
         config = project_config()
-        wants_compiled = compile or Show.collectives in (show or [])
-        request = text_request(show or [], format, dialect, debug_info, source, max_lines)
+        shown = views(show)
+        wants_compiled = compile or "collectives" in shown
+        request = text_request(shown, format, dialect, debug_info, source, max_lines)
         resolved = resolve(target, given, config)
         with user_prints_to_stderr():
             report = inspect_target(
                 resolved, keep_texts=request, compile=wants_compiled, policy=config.policy
             )
-        text = render_report(report, format, show or [], use_color(color, output), max_lines)
+        text = render_report(report, format, shown, use_color(color, output), max_lines)
         emit(text, output)
         if report.reached == "traced" and report.error:
             # the report (what tracing gave) is out; the user's code still failed to lower

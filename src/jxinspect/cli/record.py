@@ -13,12 +13,12 @@ import typer
 
 from jxinspect.cli.common import (
     FORMAT_HELP,
+    SAVED_VIEWS,
     Color,
     ColorOpt,
     Format,
     OutputOpt,
     SavedShow,
-    Show,
     TracebackOpt,
     emit,
     fails,
@@ -26,6 +26,7 @@ from jxinspect.cli.common import (
     render_report,
     run_command,
     use_color,
+    views,
 )
 from jxinspect.core.errors import (
     EXIT_FINDINGS,
@@ -36,7 +37,7 @@ from jxinspect.core.errors import (
     releases,
 )
 from jxinspect.core.recording import Index, Recording
-from jxinspect.core.vocabulary import FailOn
+from jxinspect.core.vocabulary import VIEWS, FailOn, either
 from jxinspect.record import folder as records
 from jxinspect.render import formats
 
@@ -161,6 +162,9 @@ def raise_no_records(index: Index, output: Path) -> None:
     raise typer.Exit(EXIT_USER_CODE)
 
 
+_UNSAVED = either(tuple(view for view in VIEWS if view not in SAVED_VIEWS))
+
+
 def show(
     path: Annotated[
         str,
@@ -172,7 +176,7 @@ def show(
         Optional[list[SavedShow]],
         typer.Option(
             help="Also draw sharding pictures (one function; a saved report keeps "
-            "no program text for jaxpr, mlir or collectives)."
+            f"no program text for {_UNSAVED})."
         ),
     ] = None,
     fail_on: Annotated[FailOn, typer.Option(help="Exit 1 on findings this severe.")] = "never",
@@ -194,8 +198,7 @@ def show(
             )
         else:
             report = records.read_report(path)
-        kept = [Show(view.value) for view in show or []]
-        emit(render_report(report, format, kept, use_color(color, output), None), output)
+        emit(render_report(report, format, views(show), use_color(color, output), None), output)
         return EXIT_FINDINGS if fails(gated(report.findings), fail_on) else EXIT_OK
 
     run_command(body, show_traceback)

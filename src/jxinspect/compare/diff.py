@@ -37,17 +37,22 @@ from jxinspect.core.diff import (
 from jxinspect.core.model import (
     Input,
     NestedJaxpr,
+    NestedQuality,
     Output,
     Report,
     Severity,
     Sharding,
 )
 from jxinspect.core.units import type_text
+from jxinspect.core.vocabulary import Reached, Status
 
-VERDICT_ORDER: dict[str, int] = {"regression": 0, "improvement": 1, "neutral": 2}
-_NAME_RANK: dict[str, int] = {"ok": 2, "synthetic": 1, "mismatch": 1, "renamed": 1, "missing": 0}
-_QUALITY_RANK: dict[str, int] = {"ok": 0, "partial": 1, "count_mismatch": 2, "missing": 3}
-_REACHED_RANK: dict[str, int] = {"failed": 0, "traced": 1, "lowered": 2, "compiled": 2}
+VERDICT_ORDER: dict[Verdict, int] = {"regression": 0, "improvement": 1, "neutral": 2}
+_NAME_RANK: dict[Status, int] = {"ok": 2, "synthetic": 1, "mismatch": 1, "renamed": 1, "missing": 0}
+"""How good a name is (a pruned leaf's is compared apart)."""
+_QUALITY_RANK: dict[NestedQuality, int] = {"ok": 0, "partial": 1, "count_mismatch": 2, "missing": 3}
+_REACHED_RANK: dict[Reached, int] = {"failed": 0, "traced": 1, "lowered": 2, "compiled": 2}
+_NO_REAL_NAME: tuple[Status, ...] = ("missing", "synthetic")
+"""A leaf of these carries no name of the user's: added so, it lost one."""
 
 
 # ---- matching --------------------------------------------------------------------------
@@ -275,7 +280,7 @@ def _leaves(
         changes.append(_At(where, leaf.path)("leaf", "removed", NEUTRAL, _leaf_text(leaf), None))
     for leaf in added:
         at = _At(where, leaf.path)
-        if leaf.status in ("missing", "synthetic"):
+        if leaf.status in _NO_REAL_NAME:
             # unpaired or not, a leaf that carries no real name lost it (e.g. two .mlir
             # files of jit and the older pmap, whose shapes pair nothing)
             kind: ChangeKind = "lost" if leaf.status == "missing" else "degraded"

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeAlias
 
 from jxinspect.core.errors import UsageError, no_such_file
+from jxinspect.core.exhaustive import assert_never
 from jxinspect.core.model import Report
 from jxinspect.core.recording import Entry
 from jxinspect.project.config import Policy
@@ -34,40 +35,96 @@ from jxinspect.record.folder import (
 )
 
 SourceKind = Literal["python", "target", "json", "mlir", "record"]
+"""The kind of an input, as its text and file tell (:func:`open_source` reads it)."""
 
 
 @dataclass(frozen=True)
-class Source:
-    """One input of ``diff-debug``, checked but not staged."""
+class PythonSource:
+    """A ``.py`` file or module: every function its ``JXINSPECT`` declares, or those
+    named with ``--function``."""
 
     text: str
     """As given on the command line."""
-    kind: SourceKind
-    functions: tuple[str | None, ...]
-    """The functions it holds; ``(None,)`` for one program whose function is unnamed."""
-    target: Target | None = None
-    """``python`` and ``target`` inputs."""
-    report: Report | None = None
-    """``json`` inputs: the saved report."""
-    mlir_text: str | None = None
-    """``mlir`` inputs: the StableHLO text."""
-    folder: Path | None = None
-    """``record`` inputs: the record folder."""
-    entries: tuple[Entry, ...] = ()
-    """``record`` inputs: its recorded functions; ``functions`` holds their folders."""
-    complete: bool = True
-    """``record`` inputs: the recorded run ended by itself with exit 0."""
+    target: Target
+    functions: tuple[str, ...]
+    """The functions to stage."""
+
+    def target_text(self, function: str | None) -> str:
+        """``file.py:function`` to stage (``function``: one of :attr:`functions`)."""
+        assert function is not None, "a .py side pairs by function name"
+        return f"{self.target.module}:{function}"
+
+
+@dataclass(frozen=True)
+class TargetSource:
+    """A ``file.py:function`` or ``module:function`` target."""
+
+    text: str
+    """As given on the command line; the target to stage."""
+    target: Target
+
+    @property
+    def functions(self) -> tuple[str | None, ...]:
+        return (self.target.attribute,)
+
+    def target_text(self, function: str | None) -> str:
+        """The target to stage: the one given, whatever the pair calls its function."""
+        return self.text
+
+
+@dataclass(frozen=True)
+class JsonSource:
+    """A saved JSON report (``lower --format json``, or one recorded function's folder)."""
+
+    text: str
+    """As given on the command line."""
+    report: Report
+
+    @property
+    def functions(self) -> tuple[str, ...]:
+        """The report's function: its target's name after ``:``."""
+        return (self.report.target.rpartition(":")[2] or self.report.target,)
+
+
+@dataclass(frozen=True)
+class MlirSource:
+    """StableHLO text: one program whose function is unnamed."""
+
+    text: str
+    """As given on the command line."""
+    mlir_text: str
+
+    @property
+    def functions(self) -> tuple[None]:
+        return (None,)
+
+
+@dataclass(frozen=True)
+class RecordSource:
+    """A record folder (``jxinspect record``), compared with another function by function."""
+
+    text: str
+    """As given on the command line."""
+    folder: Path
+    entries: tuple[Entry, ...]
+    """Its recorded functions."""
+    complete: bool
+    """The recorded run ended by itself with exit 0."""
+
+    @property
+    def functions(self) -> tuple[str, ...]:
+        """The recorded functions' folders."""
+        return tuple(e.folder for e in self.entries)
 
     def entry(self, function: str | None) -> Entry:
         """The recorded function whose folder is ``function``."""
         return next(e for e in self.entries if e.folder == function)
 
-    def target_text(self, function: str | None) -> str:
-        """``file.py:function`` to stage."""
-        if self.kind == "target":
-            return self.text
-        assert self.target is not None and function is not None
-        return f"{self.target.module}:{function}"
+
+Program: TypeAlias = PythonSource | TargetSource | JsonSource | MlirSource
+"""An input that holds programs to pair by function (anything but a record folder)."""
+Source: TypeAlias = Program | RecordSource
+"""One input of ``diff-debug``, checked but not staged: one type per kind of input."""
 
 
 @dataclass(frozen=True)
@@ -145,27 +202,21 @@ def open_source(text: str, functions: tuple[str, ...] = ()) -> Source:
     kind = _kind_of(text)
     if kind == "record":
         index = read_index(Path(text))
-        entries = tuple(index.functions)
-        return Source(
-            text,
-            kind,
-            tuple(e.folder for e in entries),
-            folder=Path(text),
-            entries=entries,
-            complete=index.complete,
-        )
+        return RecordSource(text, Path(text), tuple(index.functions), index.complete)
     if kind == "json":
-        report = read_report(str(Path(text) / REPORT) if Path(text).is_dir() else text)
-        name = report.target.rpartition(":")[2] or report.target
-        return Source(text, kind, (name,), report=report)
+        return JsonSource(
+            text, read_report(str(Path(text) / REPORT) if Path(text).is_dir() else text)
+        )
     if kind == "mlir":
-        return Source(text, kind, (None,), mlir_text=_read(Path(text), text))
+        return MlirSource(text, _read(Path(text), text))
     target = parse_target(text)
     if kind == "target":
         if target.is_file and not Path(target.module).is_file():
             raise no_such_file(target.module)
-        return Source(text, kind, (target.attribute,), target=target)
-    return Source(text, kind, _python_functions(target, text, functions), target=target)
+        return TargetSource(text, target)
+    if kind == "python":
+        return PythonSource(text, target, _python_functions(target, text, functions))
+    assert_never(kind)
 
 
 @dataclass(frozen=True)
@@ -189,8 +240,8 @@ def pair_records(before: Source, after: Source) -> Pairing:
     """Two record folders: each function by name, input signature and static arguments
     (a program of each side, in order, where one function made several of each); a name
     recorded once on each side pairs even if its signature changed. The rest is listed."""
-    if before.kind != "record" or after.kind != "record":
-        folder, other = (before, after) if before.kind == "record" else (after, before)
+    if not isinstance(before, RecordSource) or not isinstance(after, RecordSource):
+        folder, other = (before, after) if isinstance(before, RecordSource) else (after, before)
         raise UsageError(
             f"{folder.text} is a record folder and {other.text} is not: compare two record "
             f"folders, or one recorded function's folder (e.g. {folder.text}/"
@@ -219,17 +270,19 @@ def pair_records(before: Source, after: Source) -> Pairing:
     )
 
 
-def pair_targets(before: Source, after: Source) -> list[Pair]:
+def pair_targets(before: Program, after: Program) -> list[Pair]:
     """Pair the targets: two single programs with each other; a single program with the
     function of its name (or the only one) in a ``.py`` file; two ``.py`` files by name."""
     old, new = before.functions, after.functions
-    if before.kind != "python" and after.kind != "python":
+    if not isinstance(before, PythonSource) and not isinstance(after, PythonSource):
         names = [n for n in (old[0], new[0]) if n]
         label = " → ".join(dict.fromkeys(names)) if names else "@main"
         return [Pair(label, old[0], new[0])]
-    if before.kind != "python" or after.kind != "python":
+    if not isinstance(before, PythonSource) or not isinstance(after, PythonSource):
         single, one, many = (
-            (old[0], before, after) if before.kind != "python" else (new[0], after, before)
+            (old[0], before, after)
+            if not isinstance(before, PythonSource)
+            else (new[0], after, before)
         )
         listed = ", ".join(str(n) for n in many.functions)
         if single is None and len(many.functions) == 1:
@@ -295,17 +348,16 @@ def load_sides(
     does not. Every report is judged with ``policy`` (default: the rule settings of the
     project found from the working folder, as ``lint`` judges), saved ones again."""
     before, after = open_source(before_text, functions), open_source(after_text, functions)
-    if functions and "python" not in (before.kind, after.kind):
+    if functions and not any(isinstance(s, PythonSource) for s in (before, after)):
         raise UsageError(
             "--function picks functions from .py files or modules; "
             f"{before_text} and {after_text} already name theirs"
         )
-    if "record" in (before.kind, after.kind):
+    if isinstance(before, RecordSource) or isinstance(after, RecordSource):
         pairing = pair_records(before, after)
     else:
         pairing = Pairing(pair_targets(before, after))
     pairs = pairing.pairs
-    from jxinspect.pipeline import inspect_mlir, inspect_target, judge
     from jxinspect.project.config import project_config
 
     config = project_config()  # read once: every side is resolved and judged under it
@@ -314,7 +366,7 @@ def load_sides(
         text: resolve(text, given, config)
         for pair in pairs
         for source, function in ((before, pair.before), (after, pair.after))
-        if source.kind in ("python", "target")
+        if isinstance(source, (PythonSource, TargetSource))
         for text in (source.target_text(function),)
     }
     if staged:
@@ -322,19 +374,36 @@ def load_sides(
         if devices > 1:
             given = replace(given, devices=devices)
             staged = {text: replace(r, given=given) for text, r in staged.items()}
-
-    def report(source: Source, function: str | None) -> Report:
-        if source.report is not None:
-            return judge(source.report, rules)
-        if source.folder is not None:
-            return judge(read_record(source.folder, source.entry(function)), rules)
-        if source.mlir_text is not None:
-            return inspect_mlir(source.mlir_text, source.text, rules)
-        return inspect_target(staged[source.target_text(function)], policy=rules)
-
     return Loaded(
-        [(pair, report(before, pair.before), report(after, pair.after)) for pair in pairs],
+        [
+            (
+                pair,
+                _report(before, pair.before, staged, rules),
+                _report(after, pair.after, staged, rules),
+            )
+            for pair in pairs
+        ],
         pairing.only_before,
         pairing.only_after,
-        tuple(s.text for s in (before, after) if not s.complete),
+        tuple(s.text for s in (before, after) if isinstance(s, RecordSource) and not s.complete),
     )
+
+
+def _report(
+    source: Source, function: str | None, staged: dict[str, Resolved], rules: Policy
+) -> Report:
+    """``function``'s report from ``source``, judged with ``rules``: read back, or staged
+    from its resolved target in ``staged``."""
+    from jxinspect.pipeline import inspect_mlir, inspect_target, judge
+
+    match source:
+        case JsonSource():
+            return judge(source.report, rules)
+        case RecordSource():
+            return judge(read_record(source.folder, source.entry(function)), rules)
+        case MlirSource():
+            return inspect_mlir(source.mlir_text, source.text, rules)
+        case PythonSource() | TargetSource():
+            return inspect_target(staged[source.target_text(function)], policy=rules)
+        case _:
+            assert_never(source)

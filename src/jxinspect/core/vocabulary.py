@@ -1,6 +1,6 @@
 """The words every part of jxinspect shares, in one place: the staging APIs, platforms,
 partitioners, severities, how far staging got, a leaf's name status, whose fault a
-failure is, and how releases are ordered.
+failure is, a report's views, and how releases are ordered.
 
 The command line's choices (typer reads the ``Literal`` types), the configuration's
 checks, the data model's types, the rules and the HTML filters all read them from here.
@@ -9,6 +9,7 @@ Imports nothing of jxinspect and no JAX.
 
 from __future__ import annotations
 
+import enum
 import re
 from typing import Literal, get_args
 
@@ -58,6 +59,33 @@ new function object for the same code (a ``jit`` or ``lambda`` made per call); t
 inputs making another program (closed-over values); JAX's tracing context (the
 configuration, the mesh)."""
 REASON_KINDS: tuple[ReasonKind, ...] = get_args(ReasonKind)
+
+View = Literal["jaxpr", "mlir", "sharding", "collectives"]
+"""What a report draws after its text (``lower --show``, ``Report.show``): the annotated
+jaxpr, the annotated module, the sharding pictures, the compiled program's collectives.
+The command line's choice, the renderers (``render.report.views``) and the README's list
+of views follow :data:`VIEWS`."""
+VIEWS: tuple[View, ...] = get_args(View)
+
+
+def view_named(name: str) -> View:
+    """The view called ``name``; a ``ValueError`` that lists the views for any other."""
+    for view in VIEWS:
+        if view == name:
+            return view
+    raise ValueError(f"unknown view {name!r}: use {either(VIEWS)}")
+
+
+def either(names: tuple[str, ...]) -> str:
+    """``jaxpr, mlir or sharding``: names of a closed set as a sentence offers them."""
+    return " or ".join(filter(None, (", ".join(names[:-1]), *names[-1:])))
+
+
+def choice(name: str, names: tuple[str, ...]) -> type[enum.Enum]:
+    """``name``: a ``str`` enum of ``names``, in order, for a command-line choice typer
+    takes no ``Literal`` for (a repeated option's, a product's formats)."""
+    return enum.Enum(name, {each: each for each in names}, type=str)  # type: ignore[return-value]
+
 
 SEVERITY_RANK: dict[str, int] = {s: len(SEVERITIES) - i for i, s in enumerate(SEVERITIES)}
 """``error`` ranks highest."""

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, NoReturn, cast
+from typing import Any, Literal, NoReturn, TypeVar, cast
 
 from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.model import Severity
@@ -63,6 +63,8 @@ budget names to sizes, seconds (0: no limit), true/false or idle seconds."""
 Place = Literal["top", "entry"]
 """Where a key may stand: the top level, or an item of ``targets:`` (and a module's
 ``JXINSPECT`` entry, which takes an entry's keys but ``target``)."""
+Choice = TypeVar("Choice", bound=str)
+"""A member of a closed set a key's value is checked against (a severity, a choice)."""
 
 _BOTH: tuple[Place, ...] = ("top", "entry")
 
@@ -426,11 +428,13 @@ class _Reader:
     def choice(self, key: ConfigKey, value: Any, path: KeyPath) -> str:
         return self.one_of(value, path, key.choices)
 
-    def one_of(self, value: Any, path: KeyPath, choices: tuple[str, ...]) -> str:
-        if not isinstance(value, str) or value not in choices:
-            hint = nearest(value, choices) if isinstance(value, str) else ""
-            self.fail(path, f"must be one of {', '.join(choices)}, got {value!r}{hint}")
-        return value
+    def one_of(self, value: Any, path: KeyPath, choices: tuple[Choice, ...]) -> Choice:
+        """The member of ``choices`` that ``value`` is; refused, with the nearest, if none."""
+        for choice in choices:
+            if isinstance(value, str) and value == choice:
+                return choice
+        hint = nearest(value, choices) if isinstance(value, str) else ""
+        self.fail(path, f"must be one of {', '.join(choices)}, got {value!r}{hint}")
 
     def seconds(self, key: ConfigKey, value: Any, path: KeyPath) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
@@ -464,8 +468,7 @@ class _Reader:
         result = []
         for code, severity in self.mapping(value, path).items():
             self.code_prefix(code, path + (code,))
-            chosen = cast(Severity, self.one_of(severity, path + (code,), SEVERITIES))
-            result.append((code.upper(), chosen))
+            result.append((code.upper(), self.one_of(severity, path + (code,), SEVERITIES)))
         return tuple(result)
 
     def budgets(

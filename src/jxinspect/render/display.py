@@ -54,7 +54,8 @@ def in_notebook() -> bool:
 
 
 def show(shown: Displayed, view: str = "report") -> None:
-    """Display the report or one of its views (``jaxpr``, ``mlir``, ``sharding``)."""
+    """Display the report or one of its views, by name
+    (:data:`~jxinspect.core.vocabulary.VIEWS`)."""
     if not isinstance(shown, Report):
         raise TypeError(f"only a report has views, not a {shown.product}")
     if view == "report":

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from jxinspect.core import vocabulary
+
 if TYPE_CHECKING:
     from jxinspect.core.diff import DiffReport
     from jxinspect.core.model import Report
@@ -35,8 +37,8 @@ class Style:
     color: bool = False
     """Colour the text (only formats with ``color`` take it)."""
     views: tuple[str, ...] = ()
-    """Report views to add after the text report (``jaxpr``, ``mlir``, ``sharding``,
-    ``collectives``)."""
+    """Report views to add after the text report, by name
+    (:data:`~jxinspect.core.vocabulary.VIEWS`)."""
     max_lines: int | None = None
     """Cut the jaxpr and module texts to this many lines."""
 
@@ -98,7 +100,7 @@ class Product(Generic[T]):
 @functools.cache
 def _choice(product: str, names: tuple[str, ...]) -> type[enum.Enum]:
     title = "".join(part.title() for part in product.split("_"))
-    return enum.Enum(f"{title}Format", {name: name for name in names}, type=str)  # type: ignore[return-value]
+    return vocabulary.choice(f"{title}Format", names)
 
 
 # ---- the renderers, each imported when first used ---------------------------------------

@@ -14,17 +14,18 @@ import re
 from dataclasses import dataclass
 
 from jxinspect.core.model import Input, NestedJaxpr, Output, Report
-from jxinspect.core.program import Mark, ProgramText
+from jxinspect.core.program import Mark, ProgramText, TextKind
+from jxinspect.core.vocabulary import Status
 from jxinspect.render.common.escape import program_text
 from jxinspect.render.common.escape import text as esc
 
-COMMENT = {"jaxpr": "#", "stablehlo": "//", "hlo": "//"}
+COMMENT: dict[TextKind, str] = {"jaxpr": "#", "stablehlo": "//", "hlo": "//"}
 NOTE_COLUMN_MAX = 80
 """Notes start after the longest line of their run of noted lines, but no further right."""
 LIST_MAX = 6
 """Argument names and result paths listed in a nested jaxpr's note before ``… +N``."""
 
-_PATTERNS: dict[str, tuple[tuple[str, str], ...]] = {
+_PATTERNS: dict[TextKind, tuple[tuple[str, str], ...]] = {
     "jaxpr": (
         ("kw", r"\b(?:lambda|let|in)\b"),
         ("type", r"(?<=:)[a-z]+\d*\[[^\]\s]*\](?:\{[^}\s]*\})?"),
@@ -58,7 +59,7 @@ HIGHLIGHT_MAX_LINES = 20000
 own printing of the module (see ``bench/mlir_view.py``)."""
 
 
-def tokens(line: str, kind: str) -> list[tuple[int, int, str]]:
+def tokens(line: str, kind: TextKind) -> list[tuple[int, int, str]]:
     """``(start, end, class)`` of the coloured pieces of one line of a ``kind`` text."""
     return [(m.start(), m.end(), str(m.lastgroup)) for m in _TOKEN[kind].finditer(line)]
 
@@ -67,7 +68,7 @@ def ansi(text: str, cls: str) -> str:
     return f"\x1b[{ANSI[cls]}m{text}\x1b[0m"
 
 
-def colour_text(text: str, kind: str) -> str:
+def colour_text(text: str, kind: TextKind) -> str:
     """A whole text with ANSI colours: one substitution per token class, at C speed (a
     token inside a string may get its own colour)."""
     for cls, pattern in _PATTERNS[kind]:
@@ -131,14 +132,19 @@ def _jaxpr_leaf_note(leaf: Input | Output) -> str:
     return text
 
 
+CARRIES_ANOTHER_NAME: tuple[Status, ...] = ("synthetic", "mismatch", "renamed")
+"""The statuses of a leaf that carries a name other than its path."""
+
+
 def module_leaf_note(leaf: Input | Output) -> str:
     """``params['w'] · ok · P('data', None) · aliased → out 0``."""
-    status: str = leaf.status
-    if status in ("synthetic", "mismatch", "renamed") and leaf.name:
-        status = f"{WARN} {status}: carries {leaf.name}"
+    status = leaf.status
+    said: str = status
+    if status in CARRIES_ANOTHER_NAME and leaf.name:
+        said = f"{WARN} {status}: carries {leaf.name}"
     elif status == "missing":
-        status = f"{WARN} missing: no name"
-    parts = [leaf.path, status]
+        said = f"{WARN} missing: no name"
+    parts = [leaf.path, said]
     if leaf.sharding is not None:
         parts.append(leaf.sharding.readable)
     if isinstance(leaf, Input):
@@ -199,7 +205,9 @@ _FUNC = re.compile(r"^\s*func\.func (?:public |private )?@([\w.$-]+)\(")
 _HLO_COMPUTATION = re.compile(r"^(?:ENTRY )?%?([\w.-]+) .*\{$")
 
 
-def cut_summary(kind: str, shown: list[str], cut_lines: list[str], cut_marks: list[Mark]) -> str:
+def cut_summary(
+    kind: TextKind, shown: list[str], cut_lines: list[str], cut_marks: list[Mark]
+) -> str:
     """Named pieces of the cut text: functions, computations, nested jaxprs, locations."""
     parts = []
     if kind == "stablehlo":

@@ -19,7 +19,7 @@ from importlib import resources
 
 from jxinspect._version import __version__
 from jxinspect.core.model import Report
-from jxinspect.core.program import Mark, ProgramText
+from jxinspect.core.program import Mark, ProgramText, TextKind
 from jxinspect.core.units import recorded
 from jxinspect.core.vocabulary import STATUSES
 from jxinspect.render.common.escape import html as _e
@@ -284,7 +284,7 @@ def _note_html(mark: Mark, note: str) -> str:
     return _e(note)
 
 
-def _code_line(text: str, kind: str, highlight: bool) -> str:
+def _code_line(text: str, kind: TextKind, highlight: bool) -> str:
     if not highlight:
         return _e(text)
     out, at = [], 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 
-from jxinspect.core.model import Input, Output, Report
+from jxinspect.core.model import Input, Output, Report, ShardingSource
 from jxinspect.core.units import human_bytes, recorded, type_text
 from jxinspect.render.common.console import ansi_console
 from jxinspect.render.common.escape import text as esc
@@ -64,7 +64,7 @@ def sharding_text(leaf: Input | Output) -> str:
     return leaf.sharding.readable + (f" ({said})" if said else "")
 
 
-_SOURCE_SAYS = {
+_SOURCE_SAYS: dict[ShardingSource, str] = {
     "declared": "declared, not lowered",
     "shard_map": "shard_map's spec",
     "jax_default": "JAX's own",

@@ -1,37 +1,42 @@
-"""The ``--show`` views of ``jxinspect lower``, by name, and the text report they follow."""
+"""The report's views (``lower --show``, ``Report.show``), one renderer for each name of
+:data:`~jxinspect.core.vocabulary.VIEWS`, and the text report they follow."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from jxinspect.core.exhaustive import assert_never
 from jxinspect.core.model import Report
-from jxinspect.render.report import jaxpr_view, mlir_view, sharding_view
+from jxinspect.core.vocabulary import view_named
+from jxinspect.render.report import collectives, jaxpr_view, mlir_view, sharding_view
 
 
 def render(report: Report, what: str, color: bool = False, max_lines: int | None = None) -> str:
-    """``jaxpr``, ``mlir`` or ``sharding``; ``max_lines`` cuts the program texts."""
-    if what == "jaxpr":
-        return jaxpr_view.render(report, color, max_lines)
-    if what == "mlir":
-        return mlir_view.render(report, color, max_lines)
-    if what == "sharding":
-        return sharding_view.render(report, color)
-    raise ValueError(f"unknown view {what!r}: use jaxpr, mlir or sharding")
+    """The view called ``what`` (a ``ValueError`` names the views for any other name);
+    ``max_lines`` cuts the program texts."""
+    view = view_named(what)
+    match view:
+        case "jaxpr":
+            return jaxpr_view.render(report, color, max_lines)
+        case "mlir":
+            return mlir_view.render(report, color, max_lines)
+        case "sharding":
+            return sharding_view.render(report, color)
+        case "collectives":
+            return collectives.render(report)
+        case _:
+            assert_never(view)
 
 
 def text_with_views(
     report: Report, views: Sequence[str], color: bool = False, max_lines: int | None = None
 ) -> str:
-    """The text report, then each view asked for (``collectives`` too), each under a rule
-    naming it (the collectives table names itself)."""
+    """The text report, then each view asked for, each under a rule naming it (the
+    collectives table names itself)."""
     from jxinspect.render.report import text as text_render
 
     text = text_render.render(report, color=color)
     for what in views:
-        if what == "collectives":
-            from jxinspect.render.report import collectives
-
-            text += "\n" + collectives.render(report)
-            continue
-        text += f"\n── {what} ──\n" + render(report, what, color, max_lines)
+        drawn = render(report, what, color, max_lines)
+        text += "\n" + (drawn if what == "collectives" else f"── {what} ──\n" + drawn)
     return text
