@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jxinspect.cli.diff import allowed_classes
@@ -454,6 +454,7 @@ def test_regressions_come_first() -> None:
     assert verdicts[0] == "regression"
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # a loaded CI machine
 @given(st.lists(st.sampled_from(["ok", "synthetic", "missing"]), min_size=2, max_size=12))
 def test_swapping_sides_swaps_regressions_and_improvements(statuses: list[str]) -> None:
     half = len(statuses) // 2
