@@ -104,10 +104,7 @@ def _classes(kind: type) -> dict[str, Any]:
 def _strict(definition: dict[str, Any], info: Any) -> None:
     """Every property required and described, no other property allowed."""
     cls = info.cls
-    unwritten = {
-        f.name for f in (dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else ())
-        if not f.metadata.get("written", True)
-    }  # fmt: skip
+    unwritten = codec.unwritten(cls)
     names = {f.encode_name: f.name for f in info.fields if f.name not in unwritten}
     written = list(names)
     properties = definition.get("properties", {})
