@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+import pytest
+
 from jxinspect.core import codec
 
 
@@ -62,3 +64,12 @@ def test_only_types_that_hold_unwritten_fields_are_walked() -> None:
     plan = codec._plan(Holder)
     assert plan is not None and plan.nested == {"leaves", "one", "by_name"}
     assert codec._plan(Plain) is None
+
+
+def test_a_decode_error_keeps_an_acronym_as_written() -> None:
+    with pytest.raises(codec.DecodeError) as raised:
+        codec.decode(b"{not json", Holder, source="h.json")
+    assert str(raised.value) == "h.json: JSON is malformed: object keys must be strings (byte 1)"
+    with pytest.raises(codec.DecodeError) as raised:
+        codec.decode(b'{"value": "1"}', Plain, source="p.json")
+    assert str(raised.value) == "p.json: at $.value: expected `int`, got `str`"

@@ -151,13 +151,18 @@ def line(data: Any) -> str:
     return _encode(data).decode()
 
 
+def _lower_first(text: str) -> str:
+    """``Expected …`` as ``expected …``; an acronym (``JSON is malformed``) kept."""
+    return text[:1].lower() + text[1:] if text[1:2].islower() else text
+
+
 def _problem(err: msgspec.ValidationError | msgspec.DecodeError) -> str:
     """msgspec's ``Expected `int`, got `str` - at `$.a[0]``` as ``at $.a[0]: expected …``."""
     text = str(err)
     what, sep, where = text.rpartition(" - at ")
     if not sep:
-        return text[:1].lower() + text[1:]
-    return f"at {where.strip('`')}: {what[:1].lower()}{what[1:]}"
+        return _lower_first(text)
+    return f"at {where.strip('`')}: {_lower_first(what)}"
 
 
 def decode(text: str | bytes, kind: type[T], *, source: str) -> T:
