@@ -22,7 +22,7 @@ from jxinspect.core.files import write_output
 from jxinspect.core.interrupts import watch_terminal
 from jxinspect.core.model import Finding, Report, at_or_above
 from jxinspect.core.program import TextRequest
-from jxinspect.core.vocabulary import FailOn
+from jxinspect.core.vocabulary import FailOn, Severity
 from jxinspect.render import formats
 from jxinspect.render.common.escape import text as one_line
 
@@ -149,13 +149,13 @@ def use_color(color: Color, output: Path | None) -> bool:
     return color is Color.auto and output is None and sys.stdout.isatty()
 
 
-def gated(findings: Iterable[Finding]) -> list[str]:
+def gated(findings: Iterable[Finding]) -> list[Severity]:
     """The severities ``--fail-on`` judges: every finding's but those inside JAX's own
     code, which the user cannot change."""
     return [f.severity for f in findings if not f.inside_jax]
 
 
-def fails(severities: Iterable[str], fail_on: FailOn) -> bool:
+def fails(severities: Iterable[Severity], fail_on: FailOn) -> bool:
     return any(at_or_above(s, fail_on) for s in severities)
 
 
