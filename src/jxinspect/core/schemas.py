@@ -23,6 +23,7 @@ import msgspec.inspect
 
 from jxinspect.core import codec
 from jxinspect.core.diff import DIFF_SCHEMA, DiffReport
+from jxinspect.core.lint import LINT_SCHEMA, LintResult
 from jxinspect.core.model import SCHEMA as REPORT_SCHEMA
 from jxinspect.core.model import Report
 
@@ -49,6 +50,9 @@ def shipped() -> tuple[Shipped, ...]:
         Shipped("diff.schema.json", DiffReport, DIFF_SCHEMA, "jxinspect diff",
                 "What changed between two reports of the same functions, as "
                 "`jxinspect diff-debug --format json` writes it."),
+        Shipped("lint.schema.json", LintResult, LINT_SCHEMA, "jxinspect lint result",
+                "Every target of one lint run, as `jxinspect lint --format json` writes it "
+                "(and `lint-merge` reads the parts of a sharded run)."),
     )  # fmt: skip
 
 

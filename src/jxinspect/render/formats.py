@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 if TYPE_CHECKING:
     from jxinspect.compare.survey import SurveyDiff
     from jxinspect.core.diff import DiffReport
+    from jxinspect.core.lint import LintResult
     from jxinspect.core.model import Report
     from jxinspect.core.survey import History, Survey
-    from jxinspect.lint.result import LintResult
     from jxinspect.render.record.summary import Recording
 
 T = TypeVar("T")
