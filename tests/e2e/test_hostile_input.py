@@ -197,37 +197,42 @@ def _json_refuses(path: Path) -> bool:
     return False
 
 
+REWRITE = "rerun the same `jxinspect lint` command with --write-baseline to replace it"
+
+
 @pytest.mark.parametrize(
     ("fault", "expected"),
     [
-        ("baseline_list.json", 'not a jxinspect baseline (the file holds a list, expected an '
-         'object with "schema": "jxinspect.baseline/1")'),
-        ("baseline_count_string.json", 'findings[0].count must be a whole number of at least '
-         '1, got "3"'),
-        ("baseline_findings_number.json", "findings must be a list, got a number"),
-        ("baseline_path_list.json", "findings[0].path must be a string or null, got a list"),
-        ("baseline_entry_string.json", "findings[0] must be an object, got a string"),
+        ("baseline_list.json", 'b.json: not a jxinspect baseline (the file holds a list, '
+         'expected an object with "schema": "jxinspect.baseline/1"); '),
+        ("baseline_count_string.json", "b.json: at $.findings[0].count: expected `int`, got "
+         "`str`; "),
+        ("baseline_findings_number.json", "b.json: at $.findings: expected `array`, got `int`; "),
+        ("baseline_path_list.json", "b.json: at $.findings[0].path: expected `str | null`, got "
+         "`array`; "),
+        ("baseline_entry_string.json", "b.json: at $.findings[0]: expected `object`, got "
+         "`str`; "),
         ("baseline_binary.json", "b.json:2: the baseline is not JSON text (byte 0x80 is not "
-         "UTF-8)"),
-        ("baseline_deep_nesting.json", "the baseline is nested too deeply"
-         if _json_refuses(FAULTS / "baseline_deep_nesting.json") else "the file holds a list"),
-        ("baseline_future_schema.json", 'not a jxinspect baseline this version reads (its '
-         'schema is "jxinspect.baseline/2", expected "jxinspect.baseline/1"); another version '
-         "of jxinspect wrote it"),
+         "UTF-8); "),
+        ("baseline_deep_nesting.json", "b.json: the baseline is nested too deeply to be one; "
+         if _json_refuses(FAULTS / "baseline_deep_nesting.json") else
+         'b.json: not a jxinspect baseline (the file holds a list, expected an object with '
+         '"schema": "jxinspect.baseline/1"); '),
+        ("baseline_future_schema.json", 'b.json: not a jxinspect baseline this version reads '
+         '(its schema is "jxinspect.baseline/2", expected "jxinspect.baseline/1"); another '
+         "version of jxinspect wrote it: use that one, or "),
     ],
 )  # fmt: skip
 def test_a_malformed_baseline_is_one_line_and_the_command_it_recommends_works(
     tmp_path: Path, fault: str, expected: str
 ) -> None:
+    """The file, where in it (the JSON path, for what the codec reads) and what was
+    expected, then the command that replaces it."""
     folder = project(tmp_path, renamed={fault: "b.json"})
     command = ("lint", "good.py", "--baseline", "b.json")
     refused = run_cli(*command, cwd=folder)
     assert refused.returncode == 2, refused.describe()
-    line = error_line(refused)
-    assert line.startswith("error: b.json") and expected in line, line
-    assert line.endswith(
-        "rerun the same `jxinspect lint` command with --write-baseline to replace it"
-    )
+    assert error_line(refused) == f"error: {expected}{REWRITE}"
     rewritten = run_cli(*command, "--write-baseline", cwd=folder)
     assert rewritten.returncode == 0, rewritten.describe()
     written = json.loads((folder / "b.json").read_text(encoding="utf-8"))
