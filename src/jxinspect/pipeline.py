@@ -120,15 +120,15 @@ def rule_infos(policy: Policy) -> tuple[RuleInfo, ...]:
     )
 
 
-def described(result: LintResult) -> LintResult:
+def described(result: LintResult, source: str) -> LintResult:
     """A lint result read back from its JSON (each rule's code and severity) with each
     rule's summary and explanation from this jxinspect's table; a code it does not know
-    is a :class:`~jxinspect.core.errors.UsageError`."""
+    is a :class:`~jxinspect.core.errors.UsageError` naming ``source``."""
     unknown = [rule.code for rule in result.rules if rule.code not in rules.RULES_BY_CODE]
     if unknown:
         raise UsageError(
-            f"the lint result names rules this jxinspect does not know ({', '.join(unknown)}); "
-            "read it with the jxinspect that wrote it"
+            f"{source} names rules this jxinspect does not know ({', '.join(unknown)}); read it "
+            "with the jxinspect that wrote it"
         )
     table = rules.RULES_BY_CODE
     return replace(

@@ -80,7 +80,7 @@ def read_part(path: Path) -> LintResult:
     if schema != LINT_SCHEMA:
         raise UsageError(f"{path} is not a jxinspect lint result (schema {schema!r}); {again}")
     try:
-        return described(codec.convert(data, LintResult, source=str(path)))
+        return described(codec.convert(data, LintResult, source=str(path)), str(path))
     except codec.DecodeError as err:
         raise UsageError(f"{err}; {again}") from None
 
