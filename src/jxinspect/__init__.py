@@ -28,9 +28,9 @@ from jxinspect.core import display as _display
 
 if TYPE_CHECKING:
     from jxinspect.core.diff import DiffReport
+    from jxinspect.core.lint import LintResult
     from jxinspect.core.model import Report
-    from jxinspect.core.vocabulary import Stage
-    from jxinspect.lint.result import LintResult
+    from jxinspect.core.vocabulary import Severity, Stage
 
 __all__ = [
     "DiffReport", "LintResult", "Report", "__version__", "diff", "from_json", "inspect",
@@ -40,7 +40,7 @@ __all__ = [
 _PRODUCTS = {
     "Report": "jxinspect.core.model",
     "DiffReport": "jxinspect.core.diff",
-    "LintResult": "jxinspect.lint.result",
+    "LintResult": "jxinspect.core.lint",
 }
 """What each command makes, importable from here (``jxinspect.from_json(text,
 jxinspect.Report)``), each imported when first asked for."""
@@ -124,7 +124,7 @@ def diff(
     stage: Stage = "jit",
     options: dict[str, Any] | None = None,
     platform: str | None = None,
-    fail_on: str | None = "error",
+    fail_on: Severity | None = "error",
     allow: tuple[str, ...] = (),
 ) -> DiffReport:
     """What changed between two versions of a program, by meaning: the same

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from jxinspect import rules
 from jxinspect.core.errors import UsageError, UserCodeError
 from jxinspect.core.interrupts import reraise_if_stopping
+from jxinspect.core.lint import LintResult, RuleInfo
 from jxinspect.core.model import InputsFrom, Mesh, Report
 from jxinspect.core.program import TextRequest
 from jxinspect.core.vocabulary import Stage
@@ -107,13 +108,35 @@ def judge(report: Report, policy: Policy | None = None) -> Report:
     select/ignore and severities (default: the rules' own). Lint's workers judge with
     the thresholds alone; the lint run applies the rest when it reads their reports."""
     policy = policy or Policy()
-    found = rules.apply_rules(report, policy.settings).findings
-    return report.with_findings(
-        tuple(
-            replace(f, severity=policy.severity_of(f.code, f.severity))
-            for f in found
-            if policy.enabled(f.code)
+    return report.with_findings(policy.apply(rules.apply_rules(report, policy.settings).findings))
+
+
+def rule_infos(policy: Policy) -> tuple[RuleInfo, ...]:
+    """Every rule, with the severity ``policy`` gives it, its summary and explanation
+    (for lint's results: the renderers that describe rules)."""
+    return tuple(
+        RuleInfo(r.code, policy.severity_of(r.code, r.severity), r.summary, r.explanation)
+        for r in rules.RULES
+    )
+
+
+def described(result: LintResult, source: str) -> LintResult:
+    """A lint result read back from its JSON (each rule's code and severity) with each
+    rule's summary and explanation from this jxinspect's table; a code it does not know
+    is a :class:`~jxinspect.core.errors.UsageError` naming ``source``."""
+    unknown = [rule.code for rule in result.rules if rule.code not in rules.RULES_BY_CODE]
+    if unknown:
+        raise UsageError(
+            f"{source} names rules this jxinspect does not know ({', '.join(unknown)}); read it "
+            "with the jxinspect that wrote it"
         )
+    table = rules.RULES_BY_CODE
+    return replace(
+        result,
+        rules=tuple(
+            replace(r, summary=table[r.code].summary, explanation=table[r.code].explanation)
+            for r in result.rules
+        ),
     )
 
 

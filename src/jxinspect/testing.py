@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from jxinspect.core.errors import UsageError
 from jxinspect.core.model import Finding, Input, Output, Report, at_or_above
 from jxinspect.core.units import recorded
-from jxinspect.core.vocabulary import FAIL_ON, STAGES, Stage
+from jxinspect.core.vocabulary import FAIL_ON, STAGES, FailOn, Stage
 from jxinspect.project.config import Policy
 from jxinspect.project.options import nearest
 
@@ -41,7 +41,7 @@ def assert_debug_info(
     stage: Stage = "jit",
     options: dict[str, Any] | None = None,
     platform: str | None = None,
-    fail_on: str = "warning",
+    fail_on: FailOn = "warning",
     ignore: Iterable[str] = (),
     select: Iterable[str] | None = None,
     names: Mapping[str, str | None] | None = None,

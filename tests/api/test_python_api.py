@@ -15,8 +15,8 @@ import pytest
 
 import jxinspect
 from jxinspect.core.diff import DiffReport
+from jxinspect.core.lint import LintFinding, LintResult, TargetResult
 from jxinspect.core.model import Report
-from jxinspect.lint.result import LintFinding, LintResult, TargetResult
 
 f32 = jnp.float32
 PARAMS = {"w": jax.ShapeDtypeStruct((8, 4), f32), "b": jax.ShapeDtypeStruct((4,), f32)}

@@ -231,8 +231,6 @@ def _json_refuses(path: Path) -> bool:
 
 
 RERUN = "rerun the same `jxinspect lint` command with --write-baseline to replace it"
-A_LIST = ('not a jxinspect baseline (the file holds a list, expected an object with "schema": '
-          '"jxinspect.baseline/1")')  # fmt: skip
 FUTURE = ('not a jxinspect baseline this version reads (its schema is "jxinspect.baseline/2", '
           'expected "jxinspect.baseline/1"); another version of jxinspect wrote it')  # fmt: skip
 
@@ -240,26 +238,33 @@ FUTURE = ('not a jxinspect baseline this version reads (its schema is "jxinspect
 @pytest.mark.parametrize(
     ("fault", "expected"),
     [
-        ("baseline_list.json", f"b.json: {A_LIST}; {RERUN}"),
-        ("baseline_count_string.json", 'b.json: findings[0].count must be a whole number of '
-         f'at least 1, got "3"; {RERUN}'),
-        ("baseline_findings_number.json", "b.json: findings must be a list, got a number; "
-         f"{RERUN}"),
-        ("baseline_path_list.json", "b.json: findings[0].path must be a string or null, got a "
-         f"list; {RERUN}"),
-        ("baseline_entry_string.json", "b.json: findings[0] must be an object, got a string; "
-         f"{RERUN}"),
+        ("baseline_list.json", 'b.json: not a jxinspect baseline (the file holds a list, '
+         'expected an object with "schema": "jxinspect.baseline/1"); ' + RERUN),
+        ("baseline_count_string.json", "b.json: at $.findings[0].count: expected `int`, got "
+         f"`str`; {RERUN}"),
+        ("baseline_findings_number.json", "b.json: at $.findings: expected `array`, got "
+         f"`int`; {RERUN}"),
+        ("baseline_path_list.json", "b.json: at $.findings[0].path: expected `str | null`, got "
+         f"`array`; {RERUN}"),
+        ("baseline_entry_string.json", "b.json: at $.findings[0]: expected `object`, got "
+         f"`str`; {RERUN}"),
         ("baseline_binary.json", "b.json:2: the baseline is not JSON text (byte 0x80 is not "
          f"UTF-8); {RERUN}"),
         ("baseline_deep_nesting.json",
          f"b.json: the baseline is nested too deeply to be one; {RERUN}"
-         if _json_refuses(FAULTS / "baseline_deep_nesting.json") else f"b.json: {A_LIST}; {RERUN}"),
-        ("baseline_future_schema.json", f"b.json: {FUTURE}: use that one, or {RERUN}"),
+         if _json_refuses(FAULTS / "baseline_deep_nesting.json")
+         else 'b.json: not a jxinspect baseline (the file holds a list, expected an object '
+         'with "schema": "jxinspect.baseline/1"); ' + RERUN),
+        ("baseline_future_schema.json", 'b.json: not a jxinspect baseline this version reads '
+         '(its schema is "jxinspect.baseline/2", expected "jxinspect.baseline/1"); another '
+         f"version of jxinspect wrote it: use that one, or {RERUN}"),
     ],
 )  # fmt: skip
 def test_a_malformed_baseline_is_one_line_and_the_command_it_recommends_works(
     tmp_path: Path, fault: str, expected: str
 ) -> None:
+    """The file, where in it (the JSON path, for what the codec reads) and what was
+    expected, then the command that replaces it."""
     folder = project(tmp_path, renamed={fault: "b.json"})
     command = ("lint", "good.py", "--baseline", "b.json")
     refused = run_cli(*command, cwd=folder)

@@ -8,6 +8,7 @@ so a run exits 1.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -107,6 +108,8 @@ def test_editing_jxinspects_own_code_stages_everything_again(
 
 
 def test_a_corrupt_or_foreign_cache_entry_is_never_trusted(project: Path) -> None:
+    """Each is staged again, with one line on stderr naming the entry and what is wrong
+    with it (where in it, and what was expected); an entry of an older format is a miss."""
     first = run_cli("lint", "--format", "json", cwd=project)
     entries = sorted((project / ".jxinspect_cache").glob("*/*.jsonl"))
     assert len(entries) == len(TARGETS)
@@ -117,9 +120,30 @@ def test_a_corrupt_or_foreign_cache_entry_is_never_trusted(project: Path) -> Non
     header, report = map(json.loads, entries[2].read_text(encoding="utf-8").splitlines())
     report["function"] += "_edited"  # a report edited after it was written
     entries[2].write_text(f"{json.dumps(header)}\n{json.dumps(report)}", encoding="utf-8")
+    header, report = map(json.loads, entries[3].read_text(encoding="utf-8").splitlines())
+    report["reached"] = 3  # not a report, though its digest checks out
+    text = json.dumps(report)
+    header["digest"] = hashlib.sha256(text.encode()).hexdigest()
+    entries[3].write_text(f"{json.dumps(header)}\n{text}", encoding="utf-8")
     again = run_cli("lint", "-v", "--format", "json", cwd=project)
-    assert sorted(how(again.stderr).values()) == ["cached", "staged", "staged", "staged"]
+    assert set(how(again.stderr).values()) == {"staged"}, again.describe()
     assert again.stdout == first.stdout
+    names = [entry.relative_to(project).as_posix() for entry in entries]
+    warnings = sorted(line for line in again.stderr.splitlines() if line.startswith("warning:"))
+    assert warnings == sorted([
+        f"warning: {names[0]}: JSON is malformed: object keys must be strings (byte 1); "
+        "staged again",
+        f"warning: {names[1]}: at $.key: expected the key it is stored under; staged again",
+        f"warning: {names[2]}: the report does not match its digest (edited or cut); "
+        "staged again",
+        f"warning: {names[3]}: at $.reached: expected `str`, got `int`; staged again",
+    ])  # fmt: skip
+    header, report = map(json.loads, entries[0].read_text(encoding="utf-8").splitlines())
+    header["format"] = 2  # written by an older jxinspect
+    entries[0].write_text(f"{json.dumps(header)}\n{json.dumps(report)}", encoding="utf-8")
+    older = run_cli("lint", "-v", "--format", "json", cwd=project)
+    assert sorted(how(older.stderr).values()) == ["cached", "cached", "cached", "staged"]
+    assert "warning:" not in older.stderr and older.stdout == first.stdout
 
 
 def test_shards_cover_every_target_once_and_merge_to_the_single_run(project: Path) -> None:
@@ -153,6 +177,15 @@ def test_lint_merge_names_a_missing_or_repeated_part(project: Path) -> None:
     (project / "not.json").write_text("[]", encoding="utf-8")
     wrong = run_cli("lint-merge", "p1.json", "not.json", cwd=project)
     assert wrong.returncode == 2 and "not.json is not a jxinspect lint result" in error_line(wrong)
+    part = json.loads((project / "p2.json").read_text(encoding="utf-8"))
+    part["targets"][0]["line"] = "7"  # hand-edited
+    (project / "edited.json").write_text(json.dumps(part), encoding="utf-8")
+    edited = run_cli("lint-merge", "p1.json", "edited.json", cwd=project)
+    assert edited.returncode == 2
+    assert error_line(edited) == (
+        "error: edited.json: at $.targets[0].line: expected `int | null`, got `str`; save each "
+        "part with `jxinspect lint --shard K/N --format json -o FILE`"
+    )
 
 
 @pytest.mark.parametrize("bad", ["0/3", "4/3", "three", "1/0"])

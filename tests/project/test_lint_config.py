@@ -4,13 +4,15 @@ The same errors through the command are in test_lint_cli.py."""
 from __future__ import annotations
 
 import textwrap
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
 from helpers import REPO
 
 from jxinspect.core.errors import UsageError, UserCodeError
+from jxinspect.core.lint import LintFinding
+from jxinspect.core.model import Finding
 from jxinspect.core.settings import Settings, parse_bytes
 from jxinspect.project.config import (
     CONFIG_KEYS,
@@ -407,3 +409,17 @@ def test_a_name_a_function_may_rebind_with_global_is_not_folded(tmp_path: Path) 
     assert declaration is not None and declaration.entries is not None
     assert declaration.entries["f"] is None  # grow() may change N: read at import time
     assert declaration.entries["g"] == {"devices": 2}
+
+
+def test_a_policy_applies_select_ignore_and_severities_once() -> None:
+    """The one place both ``pipeline.judge`` and lint's reading of a worker's report
+    apply the policy; a lint finding stays one."""
+    policy = Policy(select=("JX1",), ignore=("JX105",),
+                    severity=(("JX1", "info"), ("JX102", "error")))  # fmt: skip
+    found = (Finding("JX102", "warning", "a"), Finding("JX105", "warning", "b"),
+             Finding("JX103", "warning", "c"), Finding("JX201", "error", "d"))  # fmt: skip
+    assert policy.apply(found) == (
+        replace(found[0], severity="error"), replace(found[2], severity="info"),
+    )  # fmt: skip
+    (applied,) = policy.apply((LintFinding.of(found[0], baselined=True),))
+    assert isinstance(applied, LintFinding) and applied.baselined and applied.severity == "error"

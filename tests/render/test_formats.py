@@ -15,8 +15,8 @@ import typer
 from jxinspect.cli.app import make_app
 from jxinspect.core.diff import DiffReport
 from jxinspect.core.display import Displayed
+from jxinspect.core.lint import LintResult
 from jxinspect.core.model import Report
-from jxinspect.lint.result import LintResult
 from jxinspect.render import display, formats, notebook
 from jxinspect.render.lint import sarif
 from jxinspect.render.lint import text as lint_text

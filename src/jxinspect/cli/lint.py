@@ -24,8 +24,8 @@ from jxinspect.cli.common import (
     use_color,
 )
 from jxinspect.cli.parameters import takes_options
+from jxinspect.core.lint import LintResult
 from jxinspect.core.vocabulary import FailOn
-from jxinspect.lint.result import LintResult
 from jxinspect.render import formats
 from jxinspect.render.common.escape import text as one_line
 
@@ -155,6 +155,8 @@ def _lint(paths: tuple[str, ...], flags: LintFlags, show_traceback: bool) -> int
                 "(exit 3); record a run that completes",
                 err=True,
             )
+    for note in result.notes:
+        typer.echo(f"warning: {one_line(note)}; staged again", err=True)
     if flags.verbose:
         for target in result.targets:
             how = (
@@ -163,7 +165,7 @@ def _lint(paths: tuple[str, ...], flags: LintFlags, show_traceback: bool) -> int
                 else f"staged in {target.seconds:.2f} s" if target.seconds is not None
                 else "staged"
             )  # fmt: skip
-            typer.echo(f"{one_line(target.name)}: {how}", err=True)
+            typer.echo(f"{one_line(target.target)}: {how}", err=True)
     emit(render(result, flags.format, use_color(flags.color, flags.output)), flags.output)
     if flags.write_baseline:
         size = result.baseline_size

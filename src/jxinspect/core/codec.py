@@ -6,7 +6,8 @@ Python, seconds on a report of 20,000 leaves), laid out as ``json.dumps(indent=2
 ensure_ascii=False)`` lays it out (the golden files are byte-identical under both), UTF-8
 text with control characters escaped. Floats are written in their shortest form
 (``0.00001`` where ``json`` writes ``1e-05``: the same number). A dataclass field made
-with ``metadata={"written": False}`` (texts kept for the views) is left out.
+with ``metadata={"written": False}`` (texts kept for the views, a lint target's timing)
+is left out, at any depth.
 
 Reading: typed decoding. A file that is not what its type says (hand-edited, truncated,
 from another version) is one :class:`DecodeError` naming the file, the JSON path and what
@@ -19,6 +20,7 @@ text (``"data=2,model=4"``), the form every report since the first has used.
 from __future__ import annotations
 
 import dataclasses
+import typing
 from typing import Any, TypeVar
 
 import msgspec
@@ -54,26 +56,88 @@ class DecodeError(ValueError):
         super().__init__(f"{source}: {problem}")
 
 
-_UNWRITTEN: dict[type, tuple[str, ...]] = {}
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    """How to write a dataclass that holds unwritten fields, itself or in its values."""
+
+    unwritten: frozenset[str]
+    """Its own fields kept in memory but never written."""
+    nested: frozenset[str]
+    """Its fields whose values may hold such a dataclass (a tuple of them, say)."""
 
 
-def _unwritten(kind: type) -> tuple[str, ...]:
-    """The fields of a dataclass that are kept in memory but never written."""
-    if kind not in _UNWRITTEN:
-        fields = dataclasses.fields(kind) if dataclasses.is_dataclass(kind) else ()
-        _UNWRITTEN[kind] = tuple(f.name for f in fields if not f.metadata.get("written", True))
-    return _UNWRITTEN[kind]
+_PLANS: dict[type, _Plan | None] = {}
+
+
+def _hint_reaches(hint: Any, seen: set[type]) -> bool:
+    """Whether a field's type names a dataclass that holds unwritten fields, at any depth
+    (``tuple[TargetResult, ...]``, ``ShardInfo | None``)."""
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _plan(hint, seen) is not None
+    return any(_hint_reaches(arg, seen) for arg in typing.get_args(hint))
+
+
+def _plan(kind: type, seen: set[type] | None = None) -> _Plan | None:
+    """``kind``'s plan, worked out once from its fields' types; ``None`` when it is
+    written as it is (most types: a report's thousands of leaves are never walked)."""
+    if kind in _PLANS:
+        return _PLANS[kind]
+    seen = set() if seen is None else seen
+    if kind in seen:  # a type that holds itself: its own plan decides
+        return None
+    seen.add(kind)
+    fields = dataclasses.fields(kind) if dataclasses.is_dataclass(kind) else ()
+    try:
+        hints = typing.get_type_hints(kind)
+    except (NameError, TypeError):  # a name only a type checker sees: walk every field
+        hints = {f.name: object for f in fields}
+    unwritten = frozenset(f.name for f in fields if not f.metadata.get("written", True))
+    nested = frozenset(
+        f.name for f in fields
+        if f.name not in unwritten and (hints.get(f.name) is object
+                                        or _hint_reaches(hints.get(f.name), seen))
+    )  # fmt: skip
+    plan = _Plan(unwritten, nested) if unwritten or nested else None
+    _PLANS[kind] = plan
+    return plan
+
+
+def _written(value: Any) -> Any:
+    """``value`` with every unwritten field left out, at any depth: a dataclass holding
+    some is shallow-copied without them (msgspec writes the fields an instance holds in
+    its ``__dict__``), and only its values that may hold more are walked."""
+    if isinstance(value, (tuple, list)):
+        return [_written(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _written(item) for key, item in value.items()}
+    if not dataclasses.is_dataclass(value) or isinstance(value, type):
+        return value
+    plan = _plan(type(value))
+    if plan is None:
+        return value
+    held = {
+        name: _written(item) if name in plan.nested else item
+        for name, item in vars(value).items()
+        if name not in plan.unwritten
+    }
+    copy = object.__new__(type(value))
+    vars(copy).update(held)
+    return copy
+
+
+def unwritten(kind: type) -> frozenset[str]:
+    """The fields of ``kind`` kept in memory but never written."""
+    plan = _plan(kind)
+    return plan.unwritten if plan is not None else frozenset()
 
 
 def _encode(data: Any, left_out: tuple[str, ...] = ()) -> bytes:
-    unwritten = _unwritten(type(data)) + left_out
-    if unwritten:
-        # msgspec writes the fields an instance holds in its ``__dict__``: a shallow copy
-        # without the unwritten ones is written as the type's other fields alone
-        held = {k: v for k, v in vars(data).items() if k not in unwritten}
-        data = object.__new__(type(data))
-        vars(data).update(held)
-    return _ENCODER.encode(data)
+    written = _written(data)
+    if left_out:  # a shallow copy without them (msgspec writes what ``__dict__`` holds)
+        held = {k: v for k, v in vars(written).items() if k not in left_out}
+        written = object.__new__(type(written))
+        vars(written).update(held)
+    return _ENCODER.encode(written)
 
 
 def plain(data: Any) -> Any:
@@ -102,6 +166,11 @@ def by_line(data: Any, name: str) -> str:
     return f"{head}{key}:[" + (f"\n  {rows}\n]}}\n" if rows else "]}\n")
 
 
+def _lower_first(text: str) -> str:
+    """``Expected …`` as ``expected …``; an acronym (``JSON is malformed``) kept."""
+    return text[:1].lower() + text[1:] if text[1:2].islower() else text
+
+
 def _problem(err: msgspec.ValidationError | msgspec.DecodeError) -> str:
     """msgspec's ``Expected `int`, got `str` - at `$.a[0]``` as ``at $.a[0]: expected …``
     (``at $`` where msgspec names no path: the top object; none for text that is not JSON)."""
@@ -109,7 +178,7 @@ def _problem(err: msgspec.ValidationError | msgspec.DecodeError) -> str:
     what, sep, where = text.rpartition(" - at ")
     if not sep:
         what, where = text, ("`$`" if isinstance(err, msgspec.ValidationError) else "")
-    said = what if what[:2].isupper() else what[:1].lower() + what[1:]  # JSON stays JSON
+    said = _lower_first(what)
     return f"at {where.strip('`')}: {said}" if where else said
 
 

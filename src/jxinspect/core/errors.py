@@ -10,7 +10,7 @@ import functools
 import traceback
 from pathlib import Path
 
-from jxinspect.core.vocabulary import ErrorKind
+from jxinspect.core.vocabulary import INTERNAL, USAGE, USER_CODE, ErrorKind
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -113,7 +113,7 @@ def raised_by_jxinspect(err: BaseException) -> bool:
 def error_kind(err: BaseException) -> ErrorKind:
     """How a report names whose fault an error is: ``usage``, ``user-code`` or ``internal``."""
     if isinstance(err, UsageError):
-        return "usage"
+        return USAGE
     if isinstance(err, UserCodeError):
-        return "user-code"
-    return "internal"
+        return USER_CODE
+    return INTERNAL

@@ -23,7 +23,15 @@ from jxinspect.core.display import Displayed, renderers
 from jxinspect.core.dtypes import element_bytes
 from jxinspect.core.program import Program
 from jxinspect.core.recompiles import Compile
-from jxinspect.core.vocabulary import SEVERITY_RANK, Partitioner, Reached, Severity, Stage, Status
+from jxinspect.core.vocabulary import (
+    SEVERITY_RANK,
+    FailOn,
+    Partitioner,
+    Reached,
+    Severity,
+    Stage,
+    Status,
+)
 
 __all__ = ["Reached", "Severity", "Status"]  # the model's words, defined in the vocabulary
 
@@ -44,7 +52,7 @@ Code = Annotated[str, Meta(pattern="^JX[0-9]{3}$")]
 SCHEMA: Literal["jxinspect.report/1"] = "jxinspect.report/1"
 
 
-def at_or_above(severity: str, fail_on: str | None) -> bool:
+def at_or_above(severity: Severity, fail_on: FailOn | None) -> bool:
     """Whether a ``severity`` reaches the gate ``fail_on`` (``never`` or ``None``: never)."""
     if fail_on is None or fail_on == "never":
         return False

@@ -23,6 +23,7 @@ import msgspec.inspect
 
 from jxinspect.core import codec
 from jxinspect.core.diff import DIFF_SCHEMA, DiffReport
+from jxinspect.core.lint import LINT_SCHEMA, LintResult
 from jxinspect.core.model import SCHEMA as REPORT_SCHEMA
 from jxinspect.core.model import Report
 from jxinspect.core.recompiles import SCHEMA as COMPILES_SCHEMA
@@ -57,6 +58,9 @@ def shipped() -> tuple[Shipped, ...]:
         Shipped("diff.schema.json", DiffReport, DIFF_SCHEMA, "jxinspect diff",
                 "What changed between two reports of the same functions, as "
                 "`jxinspect diff-debug --format json` writes it."),
+        Shipped("lint.schema.json", LintResult, LINT_SCHEMA, "jxinspect lint result",
+                "Every target of one lint run, as `jxinspect lint --format json` writes it "
+                "(and `lint-merge` reads the parts of a sharded run)."),
         Shipped("survey.schema.json", Survey, SURVEY_SCHEMA, "jxinspect survey",
                 "What one JAX release keeps of the debug info of every program of "
                 "jxinspect's corpus, as `jxinspect survey --format json` writes it (and "
@@ -130,10 +134,7 @@ def _classes(kind: type) -> dict[str, Any]:
 def _strict(definition: dict[str, Any], info: Any) -> None:
     """Every property required and described, no other property allowed."""
     cls = info.cls
-    unwritten = {
-        f.name for f in (dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else ())
-        if not f.metadata.get("written", True)
-    }  # fmt: skip
+    unwritten = codec.unwritten(cls)
     names = {f.encode_name: f.name for f in info.fields if f.name not in unwritten}
     written = list(names)
     properties = definition.get("properties", {})

@@ -48,6 +48,8 @@ ErrorKind = Literal["usage", "user-code", "internal", "timeout", "interrupted"]
 """Whose fault a target's failure is: the command line's or configuration's (exit 2), the
 user's code (exit 3), jxinspect's (exit 4), the time limit's, or Ctrl-C's."""
 ERROR_KINDS: tuple[ErrorKind, ...] = get_args(ErrorKind)
+USAGE, USER_CODE, INTERNAL, TIMEOUT, INTERRUPTED = ERROR_KINDS
+"""Each error kind by name, for the code that gives one (never its string again)."""
 
 ReasonKind = Literal[
     "shape", "dtype", "weak_type", "sharding", "static", "structure", "function",

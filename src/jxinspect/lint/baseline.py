@@ -2,7 +2,8 @@
 
 Entries are keyed by target, code and leaf path, never by line number, so an edit above
 a function does not churn the file; a count covers findings that share a key (several
-nested jaxprs, say). The file is sorted JSON::
+nested jaxprs, say). The file is sorted JSON, read and written by the codec from
+:class:`~jxinspect.core.lint.Baseline`::
 
     {"schema": "jxinspect.baseline/1",
      "findings": [{"target": "models/mlp.py:predict", "code": "JX102",
@@ -18,9 +19,8 @@ from typing import Any
 
 from jxinspect.core import codec
 from jxinspect.core.errors import UsageError
+from jxinspect.core.lint import BASELINE_SCHEMA, Baseline, BaselineEntry
 from jxinspect.project.sourcefile import undecodable
-
-SCHEMA = "jxinspect.baseline/1"
 
 Key = tuple[str, str, str]
 """(target, code, leaf path or ``""``)."""
@@ -53,13 +53,13 @@ def read_baseline(path: Path, name: str, replacing: bool = False) -> Counter[Key
 def _read(path: Path, name: str) -> Counter[Key]:
     data = _load_json(path, name)
     _check_header(data, name)
-    findings = data.get("findings", [])
-    if not isinstance(findings, list):
-        raise UsageError(f"{name}: findings must be a list, got {_json_kind(findings)}; {REWRITE}")
+    try:
+        baseline = codec.convert(data, Baseline, source=name)
+    except codec.DecodeError as err:
+        raise UsageError(f"{err}; {REWRITE}") from None
     counts: Counter[Key] = Counter()
-    for index, entry in enumerate(findings):
-        target, code, leaf, count = _entry(entry, f"{name}: findings[{index}]")
-        counts[make_key(target, code, leaf)] += count
+    for entry in baseline.findings:
+        counts[make_key(entry.target, entry.code, entry.path)] += entry.count
     return counts
 
 
@@ -97,38 +97,17 @@ def _check_header(data: Any, name: str) -> None:
     if not isinstance(data, dict):
         raise UsageError(
             f"{name}: not a jxinspect baseline (the file holds {_json_kind(data)}, expected an "
-            f'object with "schema": "{SCHEMA}"); {REWRITE}'
+            f'object with "schema": "{BASELINE_SCHEMA}"); {REWRITE}'
         )
-    schema = data.get("schema")
-    if schema != SCHEMA:
+    schema, expected = data.get("schema"), BASELINE_SCHEMA
+    if schema != expected:
         found = f"its schema is {_short(schema)}" if "schema" in data else "it has no schema"
-        newer = isinstance(schema, str) and schema.startswith(SCHEMA.rpartition("/")[0] + "/")
+        newer = isinstance(schema, str) and schema.startswith(expected.rpartition("/")[0] + "/")
         hint = "; another version of jxinspect wrote it: use that one, or " if newer else "; "
         raise UsageError(
-            f'{name}: not a jxinspect baseline this version reads ({found}, expected "{SCHEMA}")'
+            f'{name}: not a jxinspect baseline this version reads ({found}, expected "{expected}")'
             f"{hint}{REWRITE}"
         )
-
-
-def _entry(entry: Any, where: str) -> tuple[str, str, str | None, int]:
-    """One finding's target, code, leaf path and count, checked."""
-    if not isinstance(entry, dict):
-        raise UsageError(f"{where} must be an object, got {_json_kind(entry)}; {REWRITE}")
-    for field in ("target", "code"):
-        if not isinstance(entry.get(field), str):
-            got = f"got {_json_kind(entry[field])}" if field in entry else "missing"
-            raise UsageError(f"{where}.{field} must be a string ({got}); {REWRITE}")
-    leaf = entry.get("path")
-    if leaf is not None and not isinstance(leaf, str):
-        raise UsageError(
-            f"{where}.path must be a string or null, got {_json_kind(leaf)}; {REWRITE}"
-        )
-    count = entry.get("count", 1)
-    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-        raise UsageError(
-            f"{where}.count must be a whole number of at least 1, got {_short(count)}; {REWRITE}"
-        )
-    return entry["target"], entry["code"], leaf, count
 
 
 def _json_kind(value: Any) -> str:
@@ -146,9 +125,9 @@ def _short(value: Any) -> str:
 
 def render_baseline(counts: Counter[Key]) -> str:
     """The baseline file's text: entries sorted, no timestamps, so it diffs cleanly."""
-    findings = [
-        {"target": target, "code": code, "path": path or None, "count": count}
+    findings = tuple(
+        BaselineEntry(target, code, path or None, count)
         for (target, code, path), count in sorted(counts.items())
         if count > 0
-    ]
-    return codec.dumps({"schema": SCHEMA, "findings": findings})
+    )
+    return codec.dumps(Baseline(BASELINE_SCHEMA, findings))

@@ -27,21 +27,23 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jxinspect._version import __version__
+from jxinspect.core import codec
 from jxinspect.core.errors import JxError
 from jxinspect.core.files import write_atomically
-from jxinspect.core.model import SCHEMA
+from jxinspect.core.model import Report
 from jxinspect.project.sourcefile import parse_source, statements
 
 if TYPE_CHECKING:
     from jxinspect.lint.workers.protocol import Job
 
 FOLDER = ".jxinspect_cache"
-FORMAT = 2
+FORMAT = 3
+"""The entries' format: 3 holds the codec's JSON line of the report."""
 _ENV_PREFIXES = ("JAX_", "XLA_", "TF_CPP_")
 
 
@@ -203,6 +205,29 @@ def prepare_folder(root: Path) -> Path:
     return folder
 
 
+@dataclass(frozen=True)
+class _Format:
+    """What every format's entry header says first."""
+
+    format: int
+
+
+@dataclass(frozen=True)
+class EntryHeader:
+    """The first line of a cache entry."""
+
+    format: int
+    """:data:`FORMAT`: an entry of another one is a miss."""
+    key: str
+    """The key it is stored under."""
+    name: str
+    """The target's name, for a person reading the folder."""
+    seconds: float
+    """How long staging took."""
+    digest: str
+    """The SHA-256 of the report's line."""
+
+
 class Cache:
     """Reports of earlier runs, by key; ``None`` folder: caching is off."""
 
@@ -215,6 +240,8 @@ class Cache:
         self._sources: dict[Path, str] = {}
         self._modules: dict[Path, list[tuple[str, str]]] = {}
         self._costs: dict[str, float] | None = None
+        self.ignored: list[str] = []
+        """An entry that was not trusted, each: its file and why (then staged again)."""
 
     def _file_digest(self, path: Path) -> str:
         if path not in self._sources:
@@ -265,40 +292,51 @@ class Cache:
         """Whether an entry is stored under ``key`` (:meth:`get` reads and checks it)."""
         return self.folder is not None and self._entry(key).is_file()
 
-    def get(self, key: str) -> dict[str, Any] | None:
-        """The report stored under ``key``; ``None`` when absent or not trustworthy.
+    def get(self, key: str) -> Report | None:
+        """The report stored under ``key``; ``None`` when absent or not trustworthy (one
+        of another format is a miss; why any other was not trusted is kept in
+        :attr:`ignored`).
 
         An entry is two lines of JSON: its format, key, name, seconds and the SHA-256 of
         the second line, then the report. One changed after it was written (truncated,
         edited, a flipped bit that still reads as JSON) does not hash the same."""
         if self.folder is None:
             return None
+        path = self._entry(key)
         try:
-            header, _, text = self._entry(key).read_bytes().partition(b"\n")
-            entry = json.loads(header)
-            if not isinstance(entry, dict) or entry.get("format") != FORMAT:
-                return None
-            if entry.get("key") != key or entry.get("digest") != _digest(text):
-                return None
-            report = json.loads(text)
-        except (OSError, ValueError, RecursionError):
-            return None
-        if not isinstance(report, dict) or report.get("schema") != SCHEMA:
-            return None
-        return report
+            return self._read(path, key)
+        except OSError as err:
+            problem = err.strerror or str(err)
+        except codec.DecodeError as err:
+            problem = err.problem
+        self.ignored.append(f"{self._display(path)}: {problem}")
+        return None
 
-    def put(self, key: str, name: str, report: dict[str, Any], seconds: float) -> None:
-        """Store a report; a cache that cannot be written is skipped, never fatal."""
+    def _read(self, path: Path, key: str) -> Report | None:
+        """The entry's report (``DecodeError`` saying why it is not one)."""
+        name = self._display(path)
+        head, _, text = path.read_bytes().partition(b"\n")
+        with contextlib.suppress(codec.DecodeError):
+            if codec.decode(head, _Format, source=name).format != FORMAT:
+                return None  # another version's entry: a miss
+        header = codec.decode(head, EntryHeader, source=name)
+        if header.key != key:
+            raise codec.DecodeError(name, "at $.key: expected the key it is stored under")
+        if header.digest != _digest(text):
+            raise codec.DecodeError(name, "the report does not match its digest (edited or cut)")
+        return codec.decode(text, Report, source=name)
+
+    def put(self, key: str, name: str, text: str, seconds: float) -> None:
+        """Store a report (its JSON line, as the worker sent it); a cache that cannot be
+        written is skipped, never fatal."""
         if self.folder is None:
             return
-        text = json.dumps(report).encode()  # ASCII: any string the user's code made
-        header = {"format": FORMAT, "key": key, "name": name, "seconds": seconds,
-                  "digest": _digest(text)}  # fmt: skip
+        header = EntryHeader(FORMAT, key, name, seconds, _digest(text.encode()))
         with contextlib.suppress(OSError):
             self._prepare()
             path = self._entry(key)
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomically(path, json.dumps(header) + "\n" + text.decode())
+            write_atomically(path, codec.line(header) + "\n" + text)
 
     def _prepare(self) -> None:
         prepare_folder(self.root)

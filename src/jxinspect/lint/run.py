@@ -7,11 +7,14 @@
 2. **Devices**: JAX fixes the CPU device count when its backend starts, so the most any
    target needs is simulated once in each worker, before any user module is imported.
 3. **Stage**: never in this process. :mod:`jxinspect.lint.workers.supervisor` runs ``jobs`` worker
-   processes (one with ``--jobs 1``) that send back ``Report.to_dict()``. A target that
+   processes (one with ``--jobs 1``) that send back their reports as the codec's JSON
+   text, read back typed here. A target that
    fails to import, trace or build its inputs, exits, crashes or times out is reported
    as failed; the others still run, and a run with a failed target never exits 0.
-4. **Judge**: rules with each target's settings, then select/ignore/severity, then the
-   baseline (keyed by target, code and leaf path, never by line).
+4. **Judge**: rules with each target's settings (in the worker), then the policy's
+   select/ignore/severities (:meth:`~jxinspect.project.config.Policy.apply`, here: the
+   cache keys hold the thresholds alone), then the baseline (keyed by target, code and
+   leaf path, never by line).
 """
 
 from __future__ import annotations
@@ -28,31 +31,23 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from jxinspect._version import __version__
-from jxinspect.core import codec
 from jxinspect.core.errors import JxError, UsageError, error_kind
 from jxinspect.core.files import write_output
-from jxinspect.core.model import Finding
+from jxinspect.core.lint import GoneEntry, LintFinding, LintResult, ShardInfo, TargetResult
 from jxinspect.core.recompiles import Compile, by_code
-from jxinspect.core.vocabulary import ErrorKind
+from jxinspect.core.vocabulary import USAGE, USER_CODE, ErrorKind
 from jxinspect.lint.baseline import Key, make_key, read_baseline, render_baseline
 from jxinspect.lint.cache import Cache
 from jxinspect.lint.options import LintRequest, RunOptions, run_options, target_policy
-from jxinspect.lint.result import (
-    GoneEntry,
-    LintFinding,
-    LintResult,
-    RuleInfo,
-    ShardInfo,
-    TargetResult,
-)
 from jxinspect.lint.shards import partition, shard_info
-from jxinspect.lint.workers.protocol import Job, Outcome
+from jxinspect.lint.workers.protocol import NOT_STAGED, Job, Outcome
 from jxinspect.lint.workers.supervisor import (
     Interrupted,
     KeepWorkers,
     Supervisor,
 )
 from jxinspect.pipeline import judge as judge_report
+from jxinspect.pipeline import rule_infos
 from jxinspect.project.config import Config, Policy, PolicyOverride, TargetEntry, project_config
 from jxinspect.project.declarations import (
     Declaration,
@@ -64,7 +59,6 @@ from jxinspect.project.resolve import resolve
 from jxinspect.project.sourcefile import search_text
 from jxinspect.project.targets import DECLARATION, parse_target
 from jxinspect.record.folder import Entry, read_compiles, read_index, read_record, target_name
-from jxinspect.rules import RULES
 
 T = TypeVar("T")
 SKIP_DIRS = {"__pycache__", "node_modules", "site-packages"}
@@ -81,7 +75,7 @@ class Planned:
     job: Job | None = None
     error: str | None = None
     """Why it cannot be staged at all (a bad declaration); then ``job`` is ``None``."""
-    error_kind: ErrorKind = "usage"
+    error_kind: ErrorKind = USAGE
 
 
 def _once(store: dict[Path, T | JxError], key: Path, make: Callable[[Path], T]) -> T:
@@ -194,14 +188,14 @@ class _Planner:
                     None,
                     entry.line,
                     error="name the function: module:function",
-                    error_kind="usage",
+                    error_kind=USAGE,
                 )
             ]
         try:
             source = target.source_path
         except Exception as err:  # importing a parent package can fail in any way
             error = f"cannot find module {target.module}: {type(err).__name__}: {err}"
-            return [Planned(target.text, policy, None, None, error=error, error_kind="user-code")]
+            return [Planned(target.text, policy, None, None, error=error, error_kind=USER_CODE)]
         return [self.planned(target.text, target.text, source, target.attribute, entry)]
 
     def from_file(
@@ -340,31 +334,22 @@ class _Judge:
                 error_kind=outcome.kind,
                 seconds=outcome.seconds,
             )
-        # what judging reads of the report (its inputs, outputs and jaxprs, thousands of
-        # leaves in a large model, are not read)
-        report = outcome.report
-        policy = planned.policy
+        report, policy = outcome.report, planned.policy
         findings = tuple(
-            LintFinding(
-                code=f.code,
-                severity=policy.severity_of(f.code, f.severity),
+            LintFinding.of(
+                f,
                 message=self.text(f.message) or "",
-                path=f.path,
                 file=self.path(f.file) or planned.file,
                 line=f.line or planned.line,
-                inside_jax=f.inside_jax,
             )
-            for f in codec.convert(
-                report.get("findings", []), tuple[Finding, ...], source="a worker's report"
-            )
-            if policy.enabled(f.code)
+            for f in policy.apply(report.findings)
         )
         return TargetResult(
-            name=planned.name,
-            file=self.path(report.get("file")) or planned.file,
-            line=report.get("line") or planned.line,
-            function=self.text(report.get("function")),
-            reached=report["reached"],
+            target=planned.name,
+            file=self.path(report.file) or planned.file,
+            line=report.line or planned.line,
+            function=self.text(report.function),
+            reached=report.reached,
             findings=findings,
             cached=outcome.cached,
             seconds=outcome.seconds,
@@ -379,28 +364,19 @@ def _apply_baseline(
     for target in targets:
         findings = []
         for finding in target.findings:
-            key = make_key(target.name, finding.code, finding.path)
+            key = make_key(target.target, finding.code, finding.path)
             seen = remaining[key] > 0
             if seen:
                 remaining[key] -= 1
             findings.append(replace(finding, baselined=seen))
         judged.append(replace(target, findings=tuple(findings)))
-    ran = {t.name for t in targets if not t.failed}
+    ran = {t.target for t in targets if not t.failed}
     gone = [
         GoneEntry(name, code, path or None, count)
         for (name, code, path), count in sorted(remaining.items())
         if count > 0 and name in ran and planned[name].policy.enabled(code)
     ]
     return judged, gone
-
-
-def _rules(policy: Policy) -> tuple[RuleInfo, ...]:
-    return tuple(
-        RuleInfo(
-            rule.code, policy.severity_of(rule.code, rule.severity), rule.summary, rule.explanation
-        )
-        for rule in RULES
-    )
 
 
 def load(request: LintRequest) -> Config:
@@ -507,7 +483,7 @@ def _run_records(
         recorded = replace(read_record(folder, entry), compiles=compiles.get(entry.folder, ()))
         report = judge_report(recorded, thresholds)
         planned.append(Planned(name, policy, None, None))
-        outcomes[name] = Outcome(codec.plain(report))
+        outcomes[name] = Outcome(report)
     failed = []
     if not index.complete:
         ended = (
@@ -524,7 +500,7 @@ def _run_records(
                 None,
                 error=f"the recorded run did not complete (it {ended}): the functions it "
                 "had not lowered yet were not judged; record a run that completes",
-                error_kind="user-code",
+                error_kind=USER_CODE,
             )
         )
     return _finish(request, config, options, judge, baseline, planned, outcomes, failed=failed)
@@ -572,9 +548,7 @@ def _run(
             interrupted = True
     for job in jobs:  # interrupted before its entry was read: it did not report
         if job.name not in outcomes:
-            outcomes[job.name] = Outcome(
-                None, "not staged: the run was interrupted (Ctrl-C)", "interrupted"
-            )
+            outcomes[job.name] = NOT_STAGED
     _store(cache, keys, stale, outcomes)
     return _finish(
         request,
@@ -586,6 +560,7 @@ def _run(
         outcomes,
         interrupted=interrupted,
         shard=shard,
+        notes=tuple(cache.ignored),
     )
 
 
@@ -631,8 +606,8 @@ def _store(
     """Keep the reports the workers staged, and how long each took."""
     for job in stale:
         outcome = outcomes.get(job.name)
-        if keys and outcome is not None and outcome.report is not None:
-            cache.put(keys[job.name], job.name, outcome.report, outcome.seconds or 0.0)
+        if keys and outcome is not None and outcome.text is not None:
+            cache.put(keys[job.name], job.name, outcome.text, outcome.seconds or 0.0)
     cache.record_costs(
         {n: o.seconds for n, o in outcomes.items() if o.seconds is not None and not o.cached}
     )
@@ -649,17 +624,18 @@ def _finish(
     failed: list[TargetResult] | None = None,
     interrupted: bool = False,
     shard: ShardInfo | None = None,
+    notes: tuple[str, ...] = (),
 ) -> LintResult:
     """Judge the outcomes; write and apply the baseline."""
     baseline_path, baseline_name, baseline = read.path, read.name, read.counts
     targets = [judge.result(p, outcomes.get(p.name)) for p in planned] + (failed or [])
     by_name = {p.name: p for p in planned}
     if request.write_baseline:
-        ran = {t.name for t in targets if not t.failed}
+        ran = {t.target for t in targets if not t.failed}
         counts: Counter[Key] = Counter({key: n for key, n in baseline.items() if key[0] not in ran})
         for target in targets:
             for finding in target.findings:
-                counts[make_key(target.name, finding.code, finding.path)] += 1
+                counts[make_key(target.target, finding.code, finding.path)] += 1
         try:
             write_output(baseline_path, render_baseline(counts))
         except OSError as err:
@@ -668,7 +644,7 @@ def _finish(
     judged, gone = _apply_baseline(targets, by_name, baseline)
     return LintResult(
         targets=tuple(judged),
-        rules=_rules(config.policy),
+        rules=rule_infos(config.policy),
         fail_on=options.fail_on,
         gone=tuple(gone),
         baseline=baseline_name if baseline_path.is_file() else None,
@@ -677,4 +653,5 @@ def _finish(
         version=__version__,
         interrupted=interrupted,
         shard=shard,
+        notes=notes,
     )

@@ -16,8 +16,10 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from jxinspect.core import codec
 from jxinspect.core.errors import UsageError, no_such_file
-from jxinspect.lint.result import LINT_SCHEMA, LintResult, ShardInfo
+from jxinspect.core.lint import LINT_SCHEMA, LintResult, ShardInfo
+from jxinspect.pipeline import described
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,8 @@ def shard_info(shard: Shard, names: list[str]) -> ShardInfo:
 
 
 def read_part(path: Path) -> LintResult:
-    """One part: a ``lint --format json`` result."""
+    """One part: a ``lint --format json`` result, its rules described by this jxinspect."""
+    again = "save each part with `jxinspect lint --shard K/N --format json -o FILE`"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -72,23 +75,14 @@ def read_part(path: Path) -> LintResult:
     except (OSError, UnicodeDecodeError) as err:
         raise UsageError(f"cannot read {path}: {err}") from None
     except (ValueError, RecursionError):
-        raise UsageError(
-            f"{path} is not JSON; save each part with `jxinspect lint --shard K/N "
-            "--format json -o FILE`"
-        ) from None
+        raise UsageError(f"{path} is not JSON; {again}") from None
     schema = data.get("schema") if isinstance(data, dict) else None
     if schema != LINT_SCHEMA:
-        raise UsageError(
-            f"{path} is not a jxinspect lint result (schema {schema!r}); save each part "
-            "with `jxinspect lint --shard K/N --format json -o FILE`"
-        )
+        raise UsageError(f"{path} is not a jxinspect lint result (schema {schema!r}); {again}")
     try:
-        return LintResult.from_dict(data)
-    except (KeyError, TypeError, ValueError, AttributeError):
-        raise UsageError(
-            f"{path} is not a complete {LINT_SCHEMA} result; save it again with "
-            "`jxinspect lint --shard K/N --format json -o FILE`"
-        ) from None
+        return described(codec.convert(data, LintResult, source=str(path)), str(path))
+    except codec.DecodeError as err:
+        raise UsageError(f"{err}; {again}") from None
 
 
 def merge(parts: list[tuple[str, LintResult]]) -> LintResult:
@@ -126,12 +120,10 @@ def merge(parts: list[tuple[str, LintResult]]) -> LintResult:
             )
     owner: dict[str, str] = {}
     for name, part in parts:
-        for target in part.targets:
-            if target.name in owner:
-                raise UsageError(
-                    f"{owner[target.name]} and {name} both hold {target.name}: the parts overlap"
-                )
-            owner[target.name] = name
+        for held in (target.target for target in part.targets):
+            if held in owner:
+                raise UsageError(f"{owner[held]} and {name} both hold {held}: the parts overlap")
+            owner[held] = name
         if part.fail_on != first.fail_on:
             raise UsageError(f"{name} fails on {part.fail_on}, {first_name} on {first.fail_on}")
     if sharded and first.shard is not None and len(owner) != first.shard.targets:
@@ -141,7 +133,7 @@ def merge(parts: list[tuple[str, LintResult]]) -> LintResult:
         )
     return replace(
         first,
-        targets=tuple(sorted((t for _, p in parts for t in p.targets), key=lambda t: t.name)),
+        targets=tuple(sorted((t for _, p in parts for t in p.targets), key=lambda t: t.target)),
         gone=tuple(
             sorted(
                 (g for _, p in parts for g in p.gone),

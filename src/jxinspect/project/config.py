@@ -15,13 +15,13 @@ ones are bounded: :mod:`jxinspect.project.config_files`. Imports no JAX.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, NoReturn, TypeVar, cast
 
 from jxinspect.core.errors import UsageError, no_such_file
-from jxinspect.core.model import Severity
+from jxinspect.core.model import Finding, Severity
 from jxinspect.core.settings import (
     BUDGET_KEYS,
     COUNT_BUDGETS,
@@ -45,6 +45,8 @@ from jxinspect.project.options import (
 from jxinspect.project.sourcefile import undecodable
 from jxinspect.project.targets import parse_target
 from jxinspect.rules import RULES
+
+F = TypeVar("F", bound=Finding)
 
 YAML_NAMES = ("jxinspect.yaml", "jxinspect.yml")
 PYPROJECT = "pyproject.toml"
@@ -148,6 +150,16 @@ class Policy:
     def severity_of(self, code: str, default: Severity) -> Severity:
         matches = [(len(prefix), sev) for prefix, sev in self.severity if code.startswith(prefix)]
         return max(matches)[1] if matches else default
+
+    def apply(self, findings: Iterable[F]) -> tuple[F, ...]:
+        """The findings of the rules it runs, each with the severity it gives them: once,
+        where a report is judged (``pipeline.judge``), or where lint reads a worker's
+        report judged with the thresholds alone."""
+        return tuple(
+            replace(f, severity=self.severity_of(f.code, f.severity))
+            for f in findings
+            if self.enabled(f.code)
+        )
 
 
 @dataclass(frozen=True)

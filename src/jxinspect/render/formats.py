@@ -21,11 +21,11 @@ from jxinspect.core import vocabulary
 
 if TYPE_CHECKING:
     from jxinspect.core.diff import DiffReport
+    from jxinspect.core.lint import LintResult
     from jxinspect.core.model import Report
     from jxinspect.core.recording import Recording
     from jxinspect.core.survey import History, Survey
     from jxinspect.core.survey_diff import SurveyDiff
-    from jxinspect.lint.result import LintResult
 
 T = TypeVar("T")
 

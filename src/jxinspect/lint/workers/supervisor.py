@@ -32,7 +32,8 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jxinspect.lint.workers.protocol import Job, Outcome
+from jxinspect.core.vocabulary import INTERNAL, TIMEOUT, USER_CODE
+from jxinspect.lint.workers.protocol import NOT_STAGED, Job, Outcome, received
 from jxinspect.lint.workers.worker import load_jax, worker_main
 
 if TYPE_CHECKING:
@@ -268,7 +269,8 @@ class Supervisor:
         if message == "ready":
             worker.ready, self.failed_starts = True, 0
             return
-        self._finish(worker, message)
+        assert worker.job is not None
+        self._finish(worker, received(message, worker.job.name))
 
     def _died(self, worker: _Worker) -> None:
         job = worker.job
@@ -282,16 +284,16 @@ class Supervisor:
         ended = _how_it_ended(worker.process)
         if job is not None and not worker.ready:
             self.failed_starts += 1
-            self._finish(worker, Outcome(None, f"a worker could not start ({ended})", "internal"))
+            self._finish(worker, Outcome(None, f"a worker could not start ({ended})", INTERNAL))
         elif job is not None:
             message = f"the process staging it ended abruptly ({ended})"
-            self._finish(worker, Outcome(None, message, "user-code"))
+            self._finish(worker, Outcome(None, message, USER_CODE))
         self._stop(worker, kill=True)
         if self.failed_starts >= 2:  # workers cannot start at all: say so for every target
             while self.pending:
                 job = self.pending.pop(0)
                 self.outcomes[job.name] = Outcome(
-                    None, "not staged: worker processes could not start", "internal"
+                    None, "not staged: worker processes could not start", INTERNAL
                 )
                 self.done(1)
 
@@ -303,7 +305,7 @@ class Supervisor:
                 None,
                 f"timed out after {self.timeout:g} s (raise the limit with --timeout "
                 "or the `timeout` configuration key)",
-                "timeout",
+                TIMEOUT,
             ),
         )
         self._stop(worker, kill=True)
@@ -330,9 +332,7 @@ class Supervisor:
                 self._wait()
         except KeyboardInterrupt:
             for job in [*(w.job for w in self.workers if w.job is not None), *self.pending]:
-                self.outcomes[job.name] = Outcome(
-                    None, "not staged: the run was interrupted (Ctrl-C)", "interrupted"
-                )
+                self.outcomes[job.name] = NOT_STAGED
             self.pending = []
             raise Interrupted(self.outcomes) from None
         finally:

@@ -19,9 +19,9 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from jxinspect.core import codec
 from jxinspect.core.errors import JxError, TooFewDevices, error_kind, internal_error
-from jxinspect.lint.workers.protocol import Job, Outcome
+from jxinspect.core.vocabulary import INTERNAL, USAGE, USER_CODE
+from jxinspect.lint.workers.protocol import Job, Outcome, sent
 
 
 def _installed_roots() -> tuple[str, ...]:
@@ -82,9 +82,9 @@ def stage(job: Job, show_traceback: bool = False) -> Outcome:
     try:
         with user_prints_to_stderr():
             report = inspect_target(job.resolved, compile=job.compile, policy=policy, freeze=False)
-        return Outcome(codec.plain(report))
+        return sent(report)
     except TooFewDevices as err:
-        return Outcome(None, str(err), "usage", needs_devices=err.needed)
+        return Outcome(None, str(err), USAGE, needs_devices=err.needed)
     except JxError as err:
         if show_traceback:
             traceback.print_exc()
@@ -92,9 +92,9 @@ def stage(job: Job, show_traceback: bool = False) -> Outcome:
     except Exception as err:
         if show_traceback:
             traceback.print_exc()
-        return Outcome(None, internal_error(err), "internal")
+        return Outcome(None, internal_error(err), INTERNAL)
     except BaseException as err:  # SystemExit, KeyboardInterrupt... raised by the user's code
-        return Outcome(None, f"the target {describe_exception(err)}", "user-code")
+        return Outcome(None, f"the target {describe_exception(err)}", USER_CODE)
 
 
 def _simulate(devices: int | None) -> Outcome | None:

@@ -9,7 +9,7 @@ Baselined findings are left out; the summary is the last, plain line.
 
 from __future__ import annotations
 
-from jxinspect.lint.result import LintFinding, LintResult
+from jxinspect.core.lint import LintFinding, LintResult
 from jxinspect.render.common.escape import github_data, github_property
 
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
@@ -53,7 +53,7 @@ def render(result: LintResult) -> str:
             lines.append(
                 command(
                     "error",
-                    f"{target.name}: {target.error}",
+                    f"{target.target}: {target.error}",
                     target.file,
                     target.line,
                     "jxinspect: target failed",
@@ -62,7 +62,7 @@ def render(result: LintResult) -> str:
         for finding in target.findings:
             if not finding.baselined:
                 key = (finding.file, finding.code, finding.severity)
-                groups.setdefault(key, []).append((target.name, finding))
+                groups.setdefault(key, []).append((target.target, finding))
     for (file, code, severity), members in groups.items():
         level = LEVELS[severity]
         if len(members) < GROUP_FROM:
@@ -85,5 +85,5 @@ def render(result: LintResult) -> str:
             f"(x{entry.count}); drop it with --write-baseline"
         )
         lines.append(command("notice", message, title="jxinspect baseline"))
-    lines.append(result.summary())
+    lines.append(result.summary_line())
     return "\n".join(lines) + "\n"

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from jxinspect.core import codec
-from jxinspect.lint.result import LintResult
+from jxinspect.core.lint import LintResult
 
 
 def render(result: LintResult) -> str:
-    """:meth:`LintResult.to_dict` as indented JSON, keys in a fixed order."""
-    return codec.dumps(result.to_dict())
+    """The result as the codec writes it: indented JSON, keys in the type's field order."""
+    return codec.dumps(result)

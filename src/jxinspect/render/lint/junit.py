@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from jxinspect.lint.result import LintResult, TargetResult
+from jxinspect.core.lint import LintResult, TargetResult
 from jxinspect.render.common.escape import xml as _clean
 
 
@@ -25,7 +25,9 @@ def render(result: LintResult) -> str:
     failures = errors = 0
     cases = []
     for target in result.targets:
-        case = ET.Element("testcase", {"classname": "jxinspect.lint", "name": _clean(target.name)})
+        case = ET.Element(
+            "testcase", {"classname": "jxinspect.lint", "name": _clean(target.target)}
+        )
         if target.file:
             case.set("file", _clean(target.file))
         if target.line:

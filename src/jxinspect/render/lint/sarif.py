@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from jxinspect.core import codec
-from jxinspect.lint.result import LintResult
+from jxinspect.core.lint import LintResult
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
@@ -83,17 +83,17 @@ def _results(result: LintResult) -> list[dict[str, Any]]:
     results = []
     seen: Counter[tuple[str, str, str]] = Counter()
     for target, finding in result.findings():
-        key = (target.name, finding.code, finding.path or "")
+        key = (target.target, finding.code, finding.path or "")
         occurrence = seen[key]
         seen[key] += 1
         item: dict[str, Any] = {
             "ruleId": finding.code,
             "level": LEVELS[finding.severity],
             "message": {"text": finding.message},
-            "locations": [_location(finding.file, finding.line, target.name)],
+            "locations": [_location(finding.file, finding.line, target.target)],
             "partialFingerprints": {FINGERPRINT: _fingerprint(*key, occurrence)},
             "baselineState": "unchanged" if finding.baselined else "new",
-            "properties": {"target": target.name, "leafPath": finding.path},
+            "properties": {"target": target.target, "leafPath": finding.path},
         }
         if finding.code in index:
             item["ruleIndex"] = index[finding.code]
@@ -114,9 +114,9 @@ def _notifications(result: LintResult) -> list[dict[str, Any]]:
     failed = [
         {
             "level": "error",
-            "message": {"text": f"{target.name}: {target.error}"},
-            "locations": [_location(target.file, target.line, target.name)],
-            "properties": {"target": target.name, "kind": target.error_kind},
+            "message": {"text": f"{target.target}: {target.error}"},
+            "locations": [_location(target.file, target.line, target.target)],
+            "properties": {"target": target.target, "kind": target.error_kind},
         }
         for target in result.targets
         if target.failed

@@ -8,7 +8,7 @@ start a line of their own.
 
 from __future__ import annotations
 
-from jxinspect.lint.result import LintFinding, LintResult
+from jxinspect.core.lint import LintFinding, LintResult
 from jxinspect.render.common.escape import text as esc
 
 _STYLES = {
@@ -45,7 +45,7 @@ def render(result: LintResult, color: bool = False) -> str:
             + ([f"{jax_own} inside JAX's own code"] if jax_own else [])
         )
         tail = f" ({tail})" if tail else ""
-        name = esc(target.name)
+        name = esc(target.target)
         if target.failed:
             lines.append(f"{paint(name, 'bold')}: {paint('failed', 'error')}")
             where = f"{esc(target.file)}:{target.line}: " if target.file and target.line else ""
@@ -64,7 +64,7 @@ def render(result: LintResult, color: bool = False) -> str:
             times = f" x{entry.count}" if entry.count > 1 else ""
             where = f"{entry.target} {entry.code} {entry.path or '-'}"
             lines.append(f"  {esc(where)}{times}")
-    lines += ["", paint(result.summary(), "bold")]
+    lines += ["", paint(result.summary_line(), "bold")]
     return "\n".join(lines) + "\n"
 
 
