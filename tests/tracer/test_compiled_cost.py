@@ -164,13 +164,24 @@ print(json.dumps(found))
 
 # ---- the test's own reading of the HLO text --------------------------------------------
 
-_LINE = re.compile(r"^\s*(ROOT )?%(\S+) = (.*?) ([a-z][a-z0-9-]*)\((.*?)\)(.*)$")
+_LINE = re.compile(r"^\s*(ROOT )?%(\S+) = (.*?) ([a-z][a-z0-9-]*)\((.*)$")
 _BYTES = {"f32": 4, "s32": 4, "u32": 4, "bf16": 2, "f16": 2, "f64": 8, "s64": 8, "pred": 1,
           "s8": 1, "u8": 1}  # fmt: skip
 _MOVES = {"copy", "bitcast", "reshape", "convert", "transpose", "bitcast-convert", "slice",
           "dynamic-slice", "copy-start", "copy-done", "optimization-barrier"}  # fmt: skip
 _KINDS = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
           "collective-broadcast"}  # fmt: skip
+
+
+def _split(rest: str) -> tuple[str, str]:
+    """The operands (``(s32[], f32[2]) %p`` on old releases: a type may hold parentheses)
+    and what follows them."""
+    depth = 0
+    for i, char in enumerate(rest):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth < 0:
+            return rest[:i], rest[i + 1 :]
+    return rest, ""
 
 
 class Hlo:
@@ -188,7 +199,8 @@ class Hlo:
                 continue
             found = _LINE.match(line)
             if found and computation:
-                root, name, kind, op, inside, attrs = found.groups()
+                root, name, kind, op, rest = found.groups()
+                inside, attrs = _split(rest)
                 operands = re.findall(r"%([\w.\-]+)", inside) if op != "parameter" else [inside]
                 self.at[name] = (computation, kind, op, operands, attrs, bool(root))
                 if root:
