@@ -44,6 +44,8 @@ class Instruction:
     def called(self, kind: str | None = None) -> list[str]:
         """The computations it calls (``calls``, ``to_apply``, ``body``, ``condition``), or
         those of one kind."""
+        if "=%" not in self.attributes:  # each call names its computation ``=%name``
+            return []
         return [name for key, name in _CALLED.findall(self.attributes) if kind in (None, key)]
 
     @property
@@ -105,6 +107,9 @@ class HloText:
 
 def _operand_text(rest: str) -> tuple[str, str]:
     """Split ``a, b), attrs`` at the parenthesis closing the operand list."""
+    end = rest.find(")")
+    if end >= 0 and "(" not in rest[:end] and "{" not in rest[:end]:  # most lines: no nesting
+        return rest[:end], rest[end + 3 :] if rest.startswith(", ", end + 1) else rest[end + 1 :]
     depth = 1
     for i, char in enumerate(rest):
         if char in "({":
