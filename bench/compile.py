@@ -2,8 +2,9 @@
 
 Alternates, several times, (a) `jxinspect lower sample_programs/compiled.py:tp_mlp
 --compile --format json` and (b) a plain script that simulates the same 8 CPU devices,
-builds the same mesh, shardings and inputs, and does `jit(f).trace(...).lower().compile()`;
-prints the medians and their ratio. Usage: python bench/compile.py [--runs N]
+builds the same mesh, shardings and inputs, does `jit(f).trace(...).lower().compile()` and
+reads what the report reads of the compiled program (`memory_analysis()`,
+`cost_analysis()`, `as_text()`); prints the medians and their ratio. Usage: python bench/compile.py [--runs N]
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ f = jax.jit(mod.tp_mlp, in_shardings=(s("data", None), s(None, "model"), s("mode
 args = [jax.ShapeDtypeStruct(shape, jnp.float32) for shape in ((32, 128), (128, 512), (512, 128))]
 compiled = f.trace(*args).lower().compile()
 assert compiled.memory_analysis() is not None
+assert compiled.cost_analysis() is not None
+assert "all-reduce" in compiled.as_text()
 """
 
 
@@ -53,7 +56,7 @@ def main() -> None:
     compare(
         [sys.executable, "-c", plain],
         [*tool_base(), "lower", f"{SAMPLE}:tp_mlp", "--compile", "--format", "json"],
-        labels=("plain jax trace+lower+compile:", "jxinspect lower --compile --format json:"),
+        labels=("plain jax trace+lower+compile+analyses:", "jxinspect lower --compile --format json:"),
         aim=1.10,
         runs=options.runs,
     )

@@ -46,10 +46,12 @@ def _compiled() -> Any:
     collective = model.Collective(
         kind="all-reduce", operands=(model.Operand((128, 128), "float32"),), bytes=65536,
         axes=("data",), groups="{{0,2,4,6},{1,3,5,7}}", op_name="jit(f)/psum",
-        file="/x/f.py", line=3, computation="main",
+        file="/x/f.py", line=3, computation="main", operand_paths=("params['w']", "result"),
+        loops=("while.3", "while.7"), trip_count=12,
     )  # fmt: skip
     unknown = model.Collective("all-gather", (model.Operand((8,), "int32"),), 32, None)
-    return model.CompiledInfo(memory, (collective, unknown), ((0, 1),), ("a note",))
+    return model.CompiledInfo(memory, (collective, unknown), ((0, 1),), ("a note",),
+                              flops=260.0, bytes_accessed=625.5)  # fmt: skip
 
 
 def full_report() -> Report:
@@ -285,3 +287,15 @@ def test_a_mesh_is_a_value_written_as_its_text() -> None:
     with pytest.raises(codec.DecodeError) as raised:
         codec.decode('"data:4"', Mesh, source="m")
     assert str(raised.value) == ("m: at $: expected a mesh such as 'data=2,model=4', got 'data:4'")
+
+
+def test_bytes_per_step_are_bytes_times_trips_written_and_read_again() -> None:
+    """``bytes_per_step`` is derived (``bytes`` × ``trip_count``; ``bytes`` where the
+    count is unknown), written for readers of the JSON and worked out again on reading."""
+    looped, unknown = _compiled().collectives
+    assert (looped.bytes_per_step, unknown.bytes_per_step) == (65536 * 12, 32)
+    written = codec.plain(_compiled())
+    assert [c["bytes_per_step"] for c in written["collectives"]] == [65536 * 12, 32]
+    written["collectives"][0]["bytes_per_step"] = 0  # derived: read back, worked out again
+    read = codec.decode(codec.dumps(written), model.CompiledInfo, source="test")
+    assert read == _compiled() and read.collectives[0].bytes_per_step == 65536 * 12

@@ -394,3 +394,70 @@ def test_recording_compile_timeline_in_chromium(browser: Any, tmp_path: Path, ru
         page.screenshot(path=str(ARTIFACTS / "recording.png"), full_page=True)
     finally:
         page.close()
+
+
+LAYERS = """
+import jax, jax.numpy as jnp
+
+
+def layers(params, x):
+    def layer(h, w):
+        return jnp.tanh(h @ w), None
+
+    h, _ = jax.lax.scan(layer, x, params["layers"]["w"])
+    return h
+
+
+JXINSPECT = {"layers": {"devices": 8, "mesh": "fsdp=8",
+                        "args": "{'layers': {'w': f32[4,64,64]}}, f32[32,64]",
+                        "in_specs": "{'layers': {'w': P(None, 'fsdp', None)}}, P('fsdp', None)"}}
+"""
+
+
+def test_cost_section_in_chromium(browser: Any, tmp_path: Path, run_cli: Any) -> None:
+    """A compiled report's cost section (FSDP over a scan of layers): the navigation
+    reaches it; memory per kind, FLOPs and every collective (its paths, axes, trips,
+    bytes per step and line) read as the JSON report says them; it folds and unfolds."""
+    from jxinspect.core.units import human_bytes, human_flops
+
+    (tmp_path / "layers.py").write_text(LAYERS, encoding="utf-8")
+    out = tmp_path / "cost.html"
+    result = run_cli("lower", "layers.py:layers", "--compile", "--format", "html", "-o", out,
+                     cwd=tmp_path)  # fmt: skip
+    assert result.returncode in (0, 1), result.describe()
+    json_run = run_cli("lower", "layers.py:layers", "--compile", "--format", "json", cwd=tmp_path)
+    compiled = json.loads(json_run.stdout)["compiled"]
+    page, problems, refused = open_offline(browser, out, 1400, 900)
+    try:
+        page.locator('nav a[href="#cost"]').click()
+        assert page.evaluate("location.hash") == "#cost"
+        assert page.locator("#cost h2").is_visible()
+        memory = compiled["memory"]
+        kinds = {"arguments": "arguments", "outputs": "outputs", "temporaries": "temporaries",
+                 "code": "generated_code", "aliased": "aliased"}  # fmt: skip
+        rows = page.locator("#memory-table tbody tr")
+        assert rows.count() == sum(memory[k] is not None for k in kinds.values())
+        for i in range(rows.count()):
+            kind, size, count = rows.nth(i).locator("td").all_inner_texts()
+            assert (size, int(count)) == (human_bytes(memory[kinds[kind]]), memory[kinds[kind]])
+        assert page.inner_text("#cost .flops").startswith(human_flops(compiled["flops"]))
+        rows = page.locator("#collectives-table tbody tr")
+        assert rows.count() == len(compiled["collectives"]) >= 1
+        headers = page.locator("#collectives-table thead th").all_inner_texts()
+        for i, c in enumerate(compiled["collectives"]):
+            cells = dict(zip(headers, rows.nth(i).locator("td").all_inner_texts()))
+            assert cells["collective"] == c["kind"] and cells["axes"] == ",".join(c["axes"])
+            assert cells["moves"] == (", ".join(c["operand_paths"]) or "an intermediate")
+            assert cells["trips"].split()[0] == str(c["trip_count"])
+            assert cells["bytes/step"] == human_bytes(c["bytes_per_step"])
+            assert cells["source"] == f"{c['file']}:{c['line']}"
+        table = page.locator("#collectives-table")
+        page.click("#cost summary")
+        table.wait_for(state="hidden", timeout=10_000)
+        page.click("#cost summary")
+        table.wait_for(state="visible", timeout=10_000)
+        page.screenshot(path=str(tmp_path / "cost.png"), full_page=True)
+    finally:
+        page.close()
+    assert problems == [], problems
+    assert refused == [], f"the page asked for more than its own file: {refused}"

@@ -256,3 +256,88 @@ def test_a_collective_in_a_scan_body_counts_once(tmp_path: Any, run_cli: Any) ->
     found = [c for c in _collectives(report) if c["kind"] == "all-reduce"]
     assert len(found) == int(raw.stdout.strip().splitlines()[-1]) == 1
     assert found[0]["computation"] == "main" and found[0]["line"] is not None
+
+
+def test_flows_of_async_pairs_called_computations_and_permutes() -> None:
+    """What each collective of :data:`ASYNC_HLO` moves: an async all-gather from a
+    parameter to an output, an all-reduce in a called computation from the caller's
+    parameter to the output its call feeds; none runs in a loop."""
+    from jxinspect.tracer.read import hlo_flow, hlo_text
+
+    module = hlo_text.parse(ASYNC_HLO)
+    assert hlo_text.parameter_names(module) == [None, None]
+    got = {f.kind: (f.parameters, f.outputs, f.loops, f.trip_count) for f in hlo_flow.flows(module)}
+    assert got == {
+        "all-gather": ((0,), (0,), (), 1),
+        "collective-permute": ((1,), (1,), (), 1),
+        "all-reduce": ((1,), (2,), (), 1),
+    }
+
+
+LOOPS_HLO = """
+HloModule loops, num_partitions=8
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+%moved (param_0: f32[4,16]) -> f32[64] {
+  %param_0 = f32[4,16]{1,0} parameter(0)
+  %t = f32[16,4]{0,1} transpose(%param_0), dimensions={1,0}
+  ROOT %r = f32[64]{0} reshape(%t)
+}
+
+%inner_body (p: (s32[], f32[4,16], f32[64])) -> (s32[], f32[4,16], f32[64]) {
+  %p = (s32[], f32[4,16]{1,0}, f32[64]{0}) parameter(0)
+  %i = s32[] get-tuple-element(%p), index=0
+  %w = f32[4,16]{1,0} get-tuple-element(%p), index=1
+  %f = f32[64]{0} fusion(%w), kind=kLoop, calls=%moved
+  %ar = f32[64]{0} all-reduce(%f), channel_id=7, replica_groups={{0,1,2,3,4,5,6,7}}, to_apply=%add, metadata={op_name="jit(f)/psum"}
+  ROOT %tup = (s32[], f32[4,16]{1,0}, f32[64]{0}) tuple(%i, %w, %ar)
+}
+
+%inner_cond (q: (s32[], f32[4,16], f32[64])) -> pred[] {
+  %q = (s32[], f32[4,16]{1,0}, f32[64]{0}) parameter(0)
+  ROOT %c = pred[] constant(true)
+}
+
+%outer_body (o: (s32[], f32[4,16], f32[64])) -> (s32[], f32[4,16], f32[64]) {
+  %o = (s32[], f32[4,16]{1,0}, f32[64]{0}) parameter(0)
+  ROOT %inner = (s32[], f32[4,16]{1,0}, f32[64]{0}) while(%o), condition=%inner_cond, body=%inner_body
+}
+
+%outer_cond (oc: (s32[], f32[4,16], f32[64])) -> pred[] {
+  %oc = (s32[], f32[4,16]{1,0}, f32[64]{0}) parameter(0)
+  ROOT %d = pred[] constant(true)
+}
+
+ENTRY %main (x: f32[4,16], z: f32[64]) -> f32[64] {
+  %x = f32[4,16]{1,0} parameter(0), metadata={op_name="params['w']"}
+  %z = f32[64]{0} parameter(1), metadata={op_name="z"}
+  %zero = s32[] constant(0)
+  %init = (s32[], f32[4,16]{1,0}, f32[64]{0}) tuple(%zero, %x, %z)
+  %outer = (s32[], f32[4,16]{1,0}, f32[64]{0}) while(%init), condition=%outer_cond, body=%outer_body, backend_config={"known_trip_count":{"n":"3"}}
+  %last = f32[64]{0} get-tuple-element(%outer), index=2
+  ROOT %out = f32[64]{0} copy(%last)
+}
+"""
+
+
+def test_flows_through_nested_loops_and_a_moving_fusion() -> None:
+    """A collective in a loop inside a loop: its operand is a transposed, reshaped loop
+    invariant (the entry's ``params['w']``), its result the loop's last value and the
+    program's output; the inner loop's count is unknown, so the trips are."""
+    from jxinspect.tracer.read import hlo_flow, hlo_text
+
+    module = hlo_text.parse(LOOPS_HLO)
+    assert hlo_text.parameter_names(module) == ["params['w']", "z"]
+    (flow,) = hlo_flow.flows(module)
+    assert (flow.kind, flow.channel, flow.op_name) == ("all-reduce", 7, "jit(f)/psum")
+    assert (flow.parameters, flow.outputs) == ((0,), (0,))
+    assert (flow.loops, flow.trip_count) == (("outer", "inner"), None)
+    known = LOOPS_HLO.replace(
+        "body=%inner_body", 'body=%inner_body, backend_config={"known_trip_count":{"n":"5"}}'
+    )
+    assert hlo_flow.flows(hlo_text.parse(known))[0].trip_count == 15

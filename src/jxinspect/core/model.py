@@ -407,6 +407,20 @@ class Collective:
     line: int | None = None
     computation: str = ""
     """The HLO computation holding it (``main``, a fusion, a called computation)."""
+    operand_paths: tuple[str, ...] = ()
+    """The argument and result paths whose data it moves (``params['w']``, ``result``),
+    followed through the optimized HLO's data flow; empty: it moves an intermediate."""
+    loops: tuple[str, ...] = ()
+    """The ``while`` loops (a ``scan``, a ``fori_loop``) it runs in, outermost first, by
+    HLO instruction name."""
+    trip_count: int | None = None
+    """How many times it runs per call: its loops' known trip counts multiplied, 1 outside
+    any loop; ``None`` where XLA does not know a loop's count (or it was not read)."""
+    bytes_per_step: int = field(init=False, default=0, compare=False, repr=False)
+    """``bytes`` × ``trip_count`` (``bytes`` where the count is not known) (derived)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "bytes_per_step", self.bytes * (self.trip_count or 1))
 
 
 @dataclass(frozen=True)
@@ -423,6 +437,12 @@ class CompiledInfo:
     aliases: tuple[tuple[int, int], ...] = ()
     """(parameter number, output index) pairs the compiled program aliases."""
     notes: tuple[str, ...] = ()
+    flops: float | None = None
+    """Floating-point operations per device, XLA's ``cost_analysis()``; ``None`` where
+    the backend gave none."""
+    bytes_accessed: float | None = None
+    """Bytes read and written per device, XLA's ``cost_analysis()``; ``None`` where the
+    backend gave none."""
 
     def __post_init__(self) -> None:
         totals: dict[str, int] = {}

@@ -24,6 +24,18 @@ def human_bytes(count: int | None) -> str:
     return f"{count} B"
 
 
+def human_flops(count: float | None) -> str:
+    """``260.0`` → ``260 FLOP``; ``4.2e9`` → ``4.2 GFLOP``; ``None`` → ``? FLOP``."""
+    if count is None:
+        return "? FLOP"
+    size = float(count)
+    for unit in ("", "k", "M", "G", "T"):
+        if size < 1000 or unit == "T":
+            return f"{size:.0f} {unit}FLOP" if unit == "" else f"{size:.1f} {unit}FLOP"
+        size /= 1000
+    return f"{count} FLOP"
+
+
 def type_text(shape: tuple[int, ...], dtype: str) -> str:
     """``f32[8,128]``, as a jaxpr prints it."""
     return f"{short_name(dtype)}[{','.join(str(d) for d in shape)}]"

@@ -2,15 +2,31 @@
 
 from __future__ import annotations
 
-from jxinspect.core.model import Report
+from jxinspect.core.model import Collective, Report
 from jxinspect.core.units import human_bytes, type_text
 from jxinspect.render.common.escape import text as esc
 from jxinspect.render.common.table import plain_table
 
-COLUMNS = ("#", "collective", "axes", "operands (per device)", "bytes", "op", "source")
+COLUMNS = ("#", "collective", "axes", "operands (per device)", "bytes", "trips", "bytes/step",
+           "moves", "op", "source")  # fmt: skip
+
+INTERMEDIATE = "an intermediate"
+"""What a collective moves where its data is no argument's or result's."""
+
+
+def trips(c: Collective) -> str:
+    """How many times it runs per call, and in which loops: ``1``, ``4 (while.8)``, ``?``."""
+    count = str(c.trip_count) if c.trip_count is not None else "?"
+    return f"{count} ({' › '.join(c.loops)})" if c.loops else count
+
+
+def moves(c: Collective) -> str:
+    """The argument and result paths it moves, or :data:`INTERMEDIATE`."""
+    return ", ".join(c.operand_paths) if c.operand_paths else INTERMEDIATE
 
 
 def rows(report: Report) -> list[tuple[str, ...]]:
+    """One raw row per collective (escaped by the renderer that shows it)."""
     assert report.compiled is not None
     result: list[tuple[str, ...]] = []
     for i, c in enumerate(report.compiled.collectives):
@@ -18,24 +34,35 @@ def rows(report: Report) -> list[tuple[str, ...]]:
         axes = ",".join(c.axes) if c.axes is not None else f"? ({c.groups})"
         source = f"{c.file}:{c.line}" if c.file else ""
         result.append(
-            (str(i), c.kind, axes or "—", operands, human_bytes(c.bytes), c.op_name or "", source)
-        )
+            (str(i), c.kind, axes or "—", operands, human_bytes(c.bytes), trips(c),
+             human_bytes(c.bytes_per_step), moves(c), c.op_name or "", source)
+        )  # fmt: skip
     return result
 
 
+def per_step_by_axes(report: Report) -> dict[str, int]:
+    """Bytes per step (``bytes_per_step``) summed per set of mesh axes, in axes order."""
+    assert report.compiled is not None
+    totals: dict[str, int] = {}
+    for c in report.compiled.collectives:
+        key = ",".join(c.axes) if c.axes is not None else "?"
+        totals[key] = totals.get(key, 0) + c.bytes_per_step
+    return dict(sorted(totals.items()))
+
+
+def totals_line(totals: dict[str, int]) -> str:
+    return ", ".join(f"{axes or '—'} {human_bytes(total)}" for axes, total in totals.items())
+
+
 def render(report: Report) -> str:
-    """Every collective, then operand bytes per device summed per set of mesh axes."""
+    """Every collective, then operand bytes per device summed per set of mesh axes, once
+    and per step."""
     if report.compiled is None:
         return f"collectives: not compiled (reached {report.reached})\n"
     collectives = report.compiled.collectives
     lines = [f"collectives ({len(collectives)})"]
     if collectives:
         lines += ["  " + line for line in plain_table(COLUMNS, rows(report))]
-        totals = report.compiled.collective_bytes_by_axes
-        lines.append(
-            "  per axis: "
-            + ", ".join(
-                f"{esc(axes or '—')} {human_bytes(total)}" for axes, total in totals.items()
-            )
-        )
+        lines.append("  per axis: " + esc(totals_line(report.compiled.collective_bytes_by_axes)))
+        lines.append("  per step: " + esc(totals_line(per_step_by_axes(report))))
     return "\n".join(lines) + "\n"

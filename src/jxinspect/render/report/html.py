@@ -4,8 +4,9 @@ Inline CSS, JavaScript and SVG, nothing fetched: the file works opened from disk
 network. The stylesheet and script are package data (``assets/report.css``,
 ``assets/report.js``). The header; findings, each linked to the leaf (or nested jaxpr) it
 names; the inputs and outputs tables with status colours, a text filter and status
-toggles; the sharding pictures as SVG; the annotated jaxpr and module text in
-collapsible, searchable sections whose notes link back to the table rows.
+toggles; the sharding pictures as SVG; once compiled, the cost (:mod:`.cost_html`); the
+annotated jaxpr and module text in collapsible, searchable sections whose notes link back
+to the table rows.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from jxinspect.core.units import recorded
 from jxinspect.core.vocabulary import STATUSES
 from jxinspect.render.common.escape import html as _e
 from jxinspect.render.common.findings import grouped, inside_jax, inside_jax_line
+from jxinspect.render.report import cost_html
 from jxinspect.render.report.code import (
     COMMENT,
     HIGHLIGHT_MAX_LINES,
@@ -110,6 +112,8 @@ def _nav(report: Report, texts: list[tuple[str, ProgramText]]) -> str:
         ("outputs", f"Outputs ({len(report.outputs)})"),
         ("sharding", "Shardings"),
     ]
+    if report.compiled is not None:
+        links.append((cost_html.ANCHOR, "Cost"))
     links += [(anchor, TEXT_TITLE[text.kind]) for anchor, text in texts]
     return "<nav>" + "".join(f'<a href="#{a}">{_e(t)}</a>' for a, t in links) + "</nav></header>"
 
@@ -373,6 +377,7 @@ def render(report: Report, max_lines: int | None = None) -> str:
         _table("inputs", "in", "Inputs", INPUT_COLUMNS, input_rows(report), links),
         _table("outputs", "out", "Outputs", OUTPUT_COLUMNS, output_rows(report), links),
         _sharding(report),
+        cost_html.section(report),
     ]
     parts += [_code(report, anchor, text, max_lines) for anchor, text in texts]
     if program is not None and program.module is None and report.reached != "traced":

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import io
 
-from jxinspect.core.model import Input, Output, Report, ShardingSource
-from jxinspect.core.units import human_bytes, recorded, type_text
+from jxinspect.core.model import CompiledInfo, Input, MemoryStats, Output, Report, ShardingSource
+from jxinspect.core.units import human_bytes, human_flops, recorded, type_text
 from jxinspect.render.common.console import ansi_console
 from jxinspect.render.common.escape import text as esc
 from jxinspect.render.common.findings import grouped, inside_jax_line
@@ -120,14 +120,14 @@ def header_lines(report: Report) -> list[tuple[str, str]]:
                                                 for e in report.extra_args)))  # fmt: skip
     if report.compiled is not None:
         memory = report.compiled.memory
-        parts = [f"{label} {human_bytes(value)}" for label, value in (
-            ("arguments", memory.arguments), ("outputs", memory.outputs),
-            ("temporaries", memory.temporaries), ("code", memory.generated_code),
-            ("aliased", memory.aliased)) if value is not None]  # fmt: skip
+        parts = [f"{label} {human_bytes(value)}" for label, value in memory_kinds(memory)]
         source = (
             "per device, XLA memory_analysis" if memory.source == "xla" else "per device, estimated"
         )
         lines.append(("memory", ", ".join(parts) + f" ({source})"))
+        cost = cost_line(report.compiled)
+        if cost:
+            lines.append(("cost", cost))
         if memory.note:
             lines.append(("note", memory.note))
         for note in report.compiled.notes:
@@ -137,6 +137,24 @@ def header_lines(report: Report) -> list[tuple[str, str]]:
     if report.error:
         lines.append(("error", report.error))
     return lines
+
+
+def memory_kinds(memory: MemoryStats) -> list[tuple[str, int]]:
+    """Each kind of memory per device the report has a figure for, as (label, bytes)."""
+    kinds = (("arguments", memory.arguments), ("outputs", memory.outputs),
+             ("temporaries", memory.temporaries), ("code", memory.generated_code),
+             ("aliased", memory.aliased))  # fmt: skip
+    return [(label, value) for label, value in kinds if value is not None]
+
+
+def cost_line(compiled: CompiledInfo) -> str:
+    """FLOPs and bytes accessed per device (``cost_analysis``); empty where XLA gave none."""
+    parts = []
+    if compiled.flops is not None:
+        parts.append(human_flops(compiled.flops))
+    if compiled.bytes_accessed is not None:
+        parts.append(f"{human_bytes(round(compiled.bytes_accessed))} accessed")
+    return ", ".join(parts) + " (per device, XLA cost_analysis)" if parts else ""
 
 
 def summary_line(report: Report) -> str:

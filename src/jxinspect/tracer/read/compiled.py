@@ -1,10 +1,13 @@
-"""Read what XLA made of the program: chosen shardings, memory, aliasing, collectives.
+"""Read what XLA made of the program: chosen shardings, memory, cost, aliasing, collectives.
 
 The optimized HLO is converted back to StableHLO (``hlo_to_stablehlo``) and walked with
 jaxlib's MLIR bindings, like ``@main`` before compilation: collectives are ops, replica
 groups are dense attributes (or ``#stablehlo.replica_group_mesh_axes``), and source
 lines are locations. Replica groups list partition ids; they are mapped back to the
-user's mesh axis names by trying each set of axes.
+user's mesh axis names by trying each set of axes. The HLO text (``as_text()``) is read
+beside it (:mod:`.hlo_text`, :mod:`.hlo_flow`): the parameters' names, and what each
+collective moves and how many times it runs. FLOPs and bytes accessed are XLA's
+``cost_analysis()``.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from jxinspect.core.model import (
 )
 from jxinspect.core.units import type_text
 from jxinspect.tracer import seam
-from jxinspect.tracer.read import mlir, shardings
+from jxinspect.tracer.read import hlo_flow, hlo_text, mlir, shardings
+from jxinspect.tracer.read.hlo_text import HloText
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all",
                "collective_permute", "collective_broadcast")  # fmt: skip
@@ -184,12 +188,17 @@ def _kind(op_name: str) -> str | None:
 
 
 def read_collectives(module: Any, mesh: Mesh | None) -> tuple[Collective, ...]:
+    """Every collective instruction of the optimized module once (:func:`collectives_read`)."""
+    return tuple(collective for collective, _ in collectives_read(module, mesh))
+
+
+def collectives_read(module: Any, mesh: Mesh | None) -> list[tuple[Collective, int | None]]:
     """Every collective instruction of the optimized module once, inside fusions and
-    called computations too; async start/done pairs count once. The module converted
-    from HLO keeps a while loop's body twice (its own function, and inlined in the
-    ``while``): the two copies of one instruction share its channel, and the one
-    reached from ``main`` is kept."""
-    found: list[Collective] = []
+    called computations too, with its channel; async start/done pairs count once. The
+    module converted from HLO keeps a while loop's body twice (its own function, and
+    inlined in the ``while``): the two copies of one instruction share its channel, and
+    the one reached from ``main`` is kept."""
+    found: list[tuple[Collective, int | None]] = []
     seen: dict[tuple[str, int], int] = {}
     with module.context:
         mlir_mesh = _mlir_mesh(module)
@@ -197,32 +206,30 @@ def read_collectives(module: Any, mesh: Mesh | None) -> tuple[Collective, ...]:
             kind = _kind(op.operation.name)
             if kind is None:
                 continue
-            operand_types, total = _operands(op)
-            axes, groups_text = _participants(op.attributes, mlir_mesh, mesh)
-            op_name, file, line = _source(op.location)
             channel = _channel(op.attributes)
             if channel is not None and (kind, channel) in seen:
                 if function == "main":  # the copy main reaches
-                    found[seen[kind, channel]] = replace(
-                        found[seen[kind, channel]], computation=function
-                    )
+                    at = seen[kind, channel]
+                    found[at] = (replace(found[at][0], computation=function), channel)
                 continue
             if channel is not None:
                 seen[kind, channel] = len(found)
-            found.append(
-                Collective(
-                    kind=kind,
-                    operands=operand_types,
-                    bytes=int(total),
-                    axes=axes,
-                    groups=groups_text,
-                    op_name=op_name,
-                    file=file,
-                    line=line,
-                    computation=function,
-                )
+            operand_types, total = _operands(op)
+            axes, groups_text = _participants(op.attributes, mlir_mesh, mesh)
+            op_name, file, line = _source(op.location)
+            collective = Collective(
+                kind=kind,
+                operands=operand_types,
+                bytes=int(total),
+                axes=axes,
+                groups=groups_text,
+                op_name=op_name,
+                file=file,
+                line=line,
+                computation=function,
             )
-    return tuple(found)
+            found.append((collective, channel))
+    return found
 
 
 def _channel(attrs: Any) -> int | None:
@@ -313,29 +320,38 @@ def names_read(report: Report) -> bool:
 
 
 def read_compiled(
-    compiled: Any, mesh: Mesh | None, estimate: tuple[int, int]
+    compiled: Any,
+    mesh: Mesh | None,
+    estimate: tuple[int, int],
+    paths: tuple[dict[int, str], list[str]] = ({}, []),
 ) -> tuple[CompiledInfo, tuple[str | None, ...]]:
-    """Memory, aliasing and collectives of a compiled program, and the name each of its
-    parameters carries (XLA keeps ``@main``'s argument names as their op metadata)."""
+    """Memory, cost, aliasing and collectives of a compiled program, and the name each of
+    its parameters carries (XLA keeps ``@main``'s argument names as their op metadata).
+    ``paths``: the program's inputs' paths by parameter number, and its outputs' paths,
+    which the collectives name where they move them."""
     notes: list[str] = []
     try:
         module = seam.optimized_module(compiled)
     except Exception as err:  # no converter in this jaxlib, or an unreadable module
         module = None
         notes.append(f"{HLO_UNREADABLE} ({type(err).__name__}: {err})")
-    collectives = read_collectives(module, mesh) if module is not None else ()
-    aliases = read_aliases(module) if module is not None else {}
-    names: tuple[str | None, ...] = ()
+    text: HloText | None = None
     try:
-        names = tuple(seam.compiled_parameter_names(compiled))
+        text = hlo_text.parse(compiled.as_text())
     except Exception as err:  # a text this reader does not know
         notes.append(f"{NAMES_UNREADABLE} ({type(err).__name__}: {err})")
+    read = collectives_read(module, mesh) if module is not None else []
+    flows = hlo_flow.flows(text) if text is not None else []
+    costs = seam.cost_analysis(compiled) or {}
     info = CompiledInfo(
         memory=memory_stats(compiled, estimate),
-        collectives=collectives,
-        aliases=tuple(sorted(aliases.items())),
+        collectives=hlo_flow.with_flows(read, flows, *paths),
+        aliases=tuple(sorted(read_aliases(module).items())) if module is not None else (),
         notes=tuple(notes),
+        flops=costs.get("flops"),
+        bytes_accessed=costs.get("bytes accessed"),
     )
+    names = tuple(hlo_text.parameter_names(text)) if text is not None else ()
     return info, names
 
 
@@ -377,7 +393,11 @@ def attach(report: Report, compiled: Any) -> Report:
         sum(leaf.bytes_per_device or 0 for leaf in report.inputs if leaf.status != "pruned"),
         sum(leaf.bytes_per_device or 0 for leaf in report.outputs),
     )
-    info, names = read_compiled(compiled, mesh, estimate)
+    paths = (
+        {leaf.main_index: leaf.path for leaf in report.inputs if leaf.main_index is not None},
+        [leaf.path for leaf in report.outputs],
+    )
+    info, names = read_compiled(compiled, mesh, estimate, paths)
     aliases = dict(info.aliases)
 
     def chosen(chosen_shardings: list[Any], i: int, rank: int) -> Sharding | None:

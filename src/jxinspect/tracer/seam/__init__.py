@@ -30,8 +30,8 @@ the top), so the package has no import cycle.
 from __future__ import annotations
 
 from jxinspect.tracer.seam.compiled import (
-    compiled_parameter_names,
     compiled_shardings,
+    cost_analysis,
     module_from_hlo_text,
     optimized_module,
     reads_async_collectives,
@@ -211,10 +211,10 @@ __all__ = [
     "block_argument_number",
     "Call",
     "Compiled",
-    "compiled_parameter_names",
     "compiled_shardings",
     "Computation",
     "config_values",
+    "cost_analysis",
     "debug_info",
     "DebugInfo",
     "default_backend",

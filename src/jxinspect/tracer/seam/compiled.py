@@ -5,15 +5,13 @@
   but not in 0.5.3 (:func:`reads_async_collectives`). HLO text:
   ``_hlo.hlo_module_from_text`` (0.10.2 on; not in 0.8.3 to 0.10.1), ``xla_extension``/
   ``xla_client._xla`` before.
-* **Parameter names**: every release keeps ``@main``'s argument names as the entry
-  parameters' ``op_name`` metadata, but the pmap of 0.5 to 0.7, whose parameters carry
-  none (read from the HLO text: the converted module names an unnamed parameter after its
-  instruction, ``Arg_0.1``).
+* **Cost analysis**: ``Compiled.cost_analysis()`` is a list of one dict per program up
+  to 0.4.37, a dict from 0.4.38 on (:func:`cost_analysis`); ``None`` or an error on a
+  backend without it.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from jxinspect.tracer.seam import mlir
@@ -36,23 +34,19 @@ def compiled_shardings(compiled: Compiled) -> tuple[list[Sharding | None], list[
     return flat("input_shardings"), flat("output_shardings")
 
 
-_PARAMETER = re.compile(r"\bparameter\((\d+)\)(.*)$", re.MULTILINE)
-_OP_NAME = re.compile(r'\bop_name="((?:[^"\\]|\\.)*)"')
-_ESCAPE = re.compile(r"\\(.)")
-
-
-def compiled_parameter_names(compiled: Compiled) -> list[str | None]:
-    """The name each parameter of the compiled program's entry computation carries (its
-    ``op_name`` metadata, where XLA keeps ``@main``'s argument names), by parameter
-    number; ``None`` where it has none (the pmap of 0.5 to 0.7 keeps none)."""
-    text = compiled.as_text()
-    entry = text[text.index("\nENTRY") :] if "\nENTRY" in text else text
-    entry = entry[: entry.find("\n}")] if "\n}" in entry else entry
-    names: dict[int, str | None] = {}
-    for number, rest in _PARAMETER.findall(entry):
-        found = _OP_NAME.search(rest)
-        names[int(number)] = _ESCAPE.sub(r"\1", found.group(1)) if found else None
-    return [names.get(i) for i in range(max(names) + 1)] if names else []
+def cost_analysis(compiled: Compiled) -> dict[str, float] | None:
+    """XLA's cost analysis of the compiled program (``flops``, ``bytes accessed``, …) as
+    one dict, whatever this release returns (a list of one dict up to 0.4.37, a dict from
+    0.4.38 on); ``None`` where the backend gives none."""
+    try:
+        costs = compiled.cost_analysis()
+    except Exception:  # a backend without the analysis (NotImplementedError, XlaRuntimeError)
+        return None
+    if isinstance(costs, (list, tuple)):  # up to 0.4.37: one dict per program
+        costs = costs[0] if costs else None
+    if not isinstance(costs, dict):
+        return None
+    return {str(key): float(value) for key, value in costs.items()}
 
 
 def optimized_module(compiled: Compiled) -> MlirModule:

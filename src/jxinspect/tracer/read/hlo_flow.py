@@ -1,0 +1,274 @@
+"""What each collective of the optimized HLO moves, and how often it runs.
+
+From a collective's operands the data flow is followed back to an entry parameter, and
+from its result forward to the entry's ROOT, through instructions that only move or
+retype their data (:data:`PASSING`), tuples and ``get-tuple-element``, a ``while`` loop's
+unchanged elements, and fusions whose root is such a function of one parameter. A
+collective in a ``while`` body (a ``scan`` or ``fori_loop``) runs once per trip: its
+loops, outermost first, and their known trip counts (``known_trip_count``) multiply.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from jxinspect.core.model import Collective
+from jxinspect.tracer.read.hlo_text import HloText, Instruction
+
+KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
+         "collective-broadcast")  # fmt: skip
+"""The collectives, as HLO spells them (an asynchronous one adds ``-start``/``-done``)."""
+
+PASSING = frozenset(("copy", "bitcast", "reshape", "convert", "transpose", "bitcast-convert",
+                     "slice", "dynamic-slice", "copy-start", "copy-done"))  # fmt: skip
+"""Instructions whose result is (part of) their first operand's data, moved or retyped."""
+
+CALLS = frozenset(("fusion", "call", "async-start"))
+"""Instructions that run a computation on their operands (parameter k is operand k)."""
+
+Value = tuple[str, tuple[int, ...]]
+"""An instruction's result, or an element of its tuple: (instruction name, tuple index)."""
+
+
+@dataclass(frozen=True)
+class Flow:
+    """One collective instruction of the HLO text: what it moves, where it runs."""
+
+    kind: str
+    """``all-reduce``, ``all-gather``, … (an asynchronous pair counts once)."""
+    channel: int | None
+    """Its ``channel_id``, unique to the instruction where present."""
+    op_name: str | None
+    """Its ``op_name`` metadata."""
+    parameters: tuple[int, ...]
+    """The entry parameters whose data its operands are, by number."""
+    outputs: tuple[int, ...]
+    """The program outputs its result is, by index."""
+    loops: tuple[str, ...]
+    """The ``while`` instructions holding it, outermost first."""
+    trip_count: int | None
+    """How many times it runs per call: its loops' trip counts multiplied (1 outside any
+    loop); ``None`` where a loop's count is not known."""
+
+
+def _kind(opcode: str) -> str | None:
+    base = opcode.removesuffix("-start")
+    return base if base in KINDS else None
+
+
+def _only_caller(module: HloText, computation: str) -> Instruction | None:
+    callers = module.callers.get(computation, [])
+    return callers[0] if len(callers) == 1 else None
+
+
+def passes(module: HloText, computation: str) -> int | None:
+    """The parameter a called computation's root is a plain function of (through
+    :data:`PASSING` instructions only), by number; ``None`` where it computes."""
+    inside = module.computations.get(computation)
+    name = inside.root if inside is not None else ""
+    while name in module.instructions:
+        instruction = module.instructions[name]
+        if instruction.opcode == "parameter":
+            return instruction.number
+        if instruction.opcode not in PASSING or not instruction.operands:
+            return None
+        name = instruction.operands[0]
+    return None
+
+
+def _unchanged(module: HloText, loop: Instruction, element: int) -> bool:
+    """Whether a ``while`` loop passes its tuple's ``element`` through every trip."""
+    body = module.computations.get(next(iter(loop.called("body")), ""))
+    root = module.instructions.get(body.root) if body is not None else None
+    if root is None or root.opcode != "tuple" or element >= len(root.operands):
+        return False
+    value = module.instructions.get(root.operands[element])
+    while value is not None and value.opcode == "copy":
+        value = module.instructions.get(value.operands[0])
+    return (
+        value is not None
+        and value.opcode == "get-tuple-element"
+        and value.index == element
+        and module.instructions[value.operands[0]].opcode == "parameter"
+    )
+
+
+def _up(module: HloText, parameter: Instruction) -> str | None:
+    """The value a non-entry computation's parameter is, in its only caller."""
+    caller = _only_caller(module, parameter.computation)
+    number = parameter.number or 0
+    if caller is None:
+        return None
+    if caller.opcode == "while":
+        return caller.operands[0] if caller.operands else None
+    if caller.opcode in CALLS and number < len(caller.operands):
+        return caller.operands[number]
+    return None
+
+
+def _step_back(module: HloText, value: Instruction, index: tuple[int, ...]) -> Value | None:
+    """The value ``value`` (at tuple ``index``) is a plain copy of, one step back."""
+    op = value.opcode
+    if op == "parameter":
+        up = _up(module, value)
+        return (up, index) if up is not None else None
+    if op in PASSING or op == "optimization-barrier":
+        return value.operands[0], index
+    if op == "get-tuple-element" and value.index is not None:
+        return value.operands[0], (value.index, *index)
+    if op == "tuple" and index and index[0] < len(value.operands):
+        return value.operands[index[0]], index[1:]
+    if op == "while" and index and _unchanged(module, value, index[0]):
+        return value.operands[0], index
+    if op in ("fusion", "call") and not index:
+        number = passes(module, next(iter(value.called()), ""))
+        if number is not None and number < len(value.operands):
+            return value.operands[number], ()
+    return None
+
+
+def parameter_of(module: HloText, name: str) -> int | None:
+    """The entry parameter whose data the instruction ``name`` is, by number."""
+    index: tuple[int, ...] = ()
+    for _ in range(10_000):  # each step moves back: a bound, not a limit met
+        value = module.instructions.get(name)
+        if value is None:
+            return None
+        if value.opcode == "parameter" and value.computation == module.entry:
+            return value.number if not index else None
+        step = _step_back(module, value, index)
+        if step is None:
+            return None
+        name, index = step
+    return None
+
+
+def _root_step(module: HloText, value: Instruction, index: tuple[int, ...]) -> list[Value]:
+    """Where a computation's root goes: the instruction that called the computation."""
+    caller = _only_caller(module, value.computation)
+    if caller is not None and (
+        caller.opcode in CALLS or value.computation in caller.called("body")
+    ):
+        return [(caller.name, index)]
+    return []
+
+
+def _steps_forward(module: HloText, name: str, index: tuple[int, ...]) -> list[Value]:
+    """The values that are a plain copy of ``name`` (at tuple ``index``), one step on."""
+    found: list[Value] = []
+    for user in module.users.get(name, []):
+        op = user.opcode
+        first = user.operands[0] == name
+        if (op in PASSING or op.endswith("-done") or op == "optimization-barrier") and first:
+            found.append((user.name, index))
+        elif op == "get-tuple-element" and (not index or index[0] == user.index):
+            found.append((user.name, index[1:]))
+        elif op == "tuple":
+            found += [(user.name, (k, *index)) for k, o in enumerate(user.operands) if o == name]
+        elif op in ("fusion", "call") and not index:
+            number = passes(module, next(iter(user.called()), ""))
+            if number is not None and user.operands[number] == name:
+                found.append((user.name, ()))
+    return found
+
+
+def outputs_of(module: HloText, name: str) -> tuple[int, ...]:
+    """The program outputs that are the instruction ``name``'s data, by index."""
+    outputs: set[int] = set()
+    work: list[Value] = [(name, ())]
+    seen: set[Value] = set()
+    while work:
+        state = work.pop()
+        if state in seen or state[0] not in module.instructions:
+            continue
+        seen.add(state)
+        value, index = module.instructions[state[0]], state[1]
+        computation = module.computations[value.computation]
+        if computation.root == value.name and computation.entry:
+            if index:
+                outputs.add(index[0])
+            elif not value.shape.startswith("("):
+                outputs.add(0)
+        elif computation.root == value.name:
+            work += _root_step(module, value, index)
+        work += _steps_forward(module, value.name, index)
+    return tuple(sorted(outputs))
+
+
+def loops_of(module: HloText, computation: str) -> tuple[tuple[str, ...], int | None]:
+    """The ``while`` loops that run ``computation``, outermost first, and how many times
+    they run it: their trip counts multiplied (``None``: a count XLA does not know, or a
+    computation called from more than one place)."""
+    loops: list[str] = []
+    trips: int | None = 1
+    while computation != module.entry:
+        caller = _only_caller(module, computation)
+        if caller is None:
+            return tuple(reversed(loops)), None
+        if caller.opcode == "while":
+            loops.append(caller.name)
+            count = caller.trip_count
+            trips = trips * count if trips is not None and count is not None else None
+        computation = caller.computation
+    return tuple(reversed(loops)), trips
+
+
+def flows(module: HloText) -> list[Flow]:
+    """Every collective instruction of the module, in text order, once."""
+    found = []
+    for computation in module.computations.values():
+        for value in computation.instructions.values():
+            kind = _kind(value.opcode)
+            if kind is None:
+                continue
+            parameters = {parameter_of(module, operand) for operand in value.operands}
+            loops, trips = loops_of(module, computation.name)
+            found.append(
+                Flow(
+                    kind=kind,
+                    channel=value.channel,
+                    op_name=value.op_name,
+                    parameters=tuple(sorted(p for p in parameters if p is not None)),
+                    outputs=outputs_of(module, value.name),
+                    loops=loops,
+                    trip_count=trips,
+                )
+            )
+    return found
+
+
+def _key(kind: str, channel: int | None, op_name: str | None) -> tuple[str, str]:
+    """What one collective is known by in both readings: its channel, else its op name."""
+    return kind, (f"channel {channel}" if channel is not None else f"op {op_name}")
+
+
+def with_flows(
+    read: list[tuple[Collective, int | None]],
+    found: list[Flow],
+    inputs: dict[int, str],
+    outputs: list[str],
+) -> tuple[Collective, ...]:
+    """Each collective (with its channel) given the paths it moves and its loops, from the
+    flow of the same instruction in the HLO text; one without its flow keeps no paths and
+    an unknown trip count. ``inputs``: parameter number → path; ``outputs``: by index."""
+    by_key: dict[tuple[str, str], list[Flow]] = {}
+    for flow in found:
+        by_key.setdefault(_key(flow.kind, flow.channel, flow.op_name), []).append(flow)
+    result = []
+    for collective, channel in read:
+        same = by_key.get(_key(collective.kind, channel, collective.op_name))
+        if not same:
+            result.append(collective)
+            continue
+        flow = same.pop(0)
+        paths = [inputs[p] for p in flow.parameters if p in inputs]
+        paths += [outputs[i] for i in flow.outputs if i < len(outputs)]
+        result.append(
+            replace(
+                collective,
+                operand_paths=tuple(dict.fromkeys(paths)),
+                loops=flow.loops,
+                trip_count=flow.trip_count,
+            )
+        )
+    return tuple(result)
