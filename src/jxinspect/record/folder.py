@@ -34,6 +34,8 @@ SCHEMA = "jxinspect.record/1"
 INDEX = "index.json"
 REPORT = "report.json"
 CALL = "call.json"
+PROGRAM = "program.mlir"
+"""A record's lowered module with its locations: its identity, and where it differs."""
 ENTRY = "entry.json"
 """A record's own index entry, from which the index is completed when a run died before
 it was written there."""
@@ -96,6 +98,13 @@ class Entry:
     """The static arguments of the call, ``k=True, mode='fast'`` (``""``: none)."""
     program: str = ""
     """A digest of the lowered module: which lowerings were this same program."""
+    identity: str = ""
+    """The program's identity (:class:`~jxinspect.core.identity.ProgramIdentity`): SHA-256
+    of the module without locations, metadata and names (``""``: recorded before it was)."""
+    names_digest: str = ""
+    """SHA-256 of the names the program carries, kept apart from its identity."""
+    source_digest: str = ""
+    """SHA-256 of the function's source text (``""``: unknown)."""
 
     def to_dict(self) -> dict[str, Any]:
         return dict(vars(self))  # its fields are plain values
@@ -123,6 +132,9 @@ class Entry:
             findings=int(data.get("findings", 0)),
             statics=str(data.get("statics", "")),
             program=str(data.get("program", "")),
+            identity=str(data.get("identity", "")),
+            names_digest=str(data.get("names_digest", "")),
+            source_digest=str(data.get("source_digest", "")),
         )
 
 
@@ -165,6 +177,10 @@ class Index:
     exit_code: int | None = None
     """How the run ended: its exit code, ``-N`` for signal N; ``None`` while it runs."""
     jax_version: str | None = None
+    process: int | None = None
+    """This process's index in a run of several JAX processes (``None``: one process)."""
+    processes: int | None = None
+    """How many JAX processes the run had (``None``: one)."""
 
     @property
     def complete(self) -> bool:
@@ -195,6 +211,8 @@ class Index:
             stopped_after=data.get("stopped_after"),
             exit_code=data.get("exit_code"),
             jax_version=data.get("jax_version"),
+            process=data.get("process"),
+            processes=data.get("processes"),
         )
 
     def write(self, folder: Path) -> None:

@@ -20,11 +20,12 @@ from typing import Any
 
 from jxinspect.core import codec
 from jxinspect.core.errors import UsageError
+from jxinspect.core.files import write_atomically
 from jxinspect.core.model import Report
 from jxinspect.core.units import source_parts
 from jxinspect.project.config import Policy, load_config
 from jxinspect.record import folder as records
-from jxinspect.record import recompiles
+from jxinspect.record import identity, recompiles
 from jxinspect.tracer import seam
 
 INDEX_EVERY_S = 5.0
@@ -113,11 +114,14 @@ class Recorder:
             statics=statics,
             program=program,
         )
+        text = _identify(lowering, entry)
         report = _report(lowering, entry, self.settings.compile, self.policy)
         entry.findings = len(report.findings)
         entry.folder = self._new_folder(name)
         where = self.folder / entry.folder
         records.write_json(where / records.REPORT, codec.plain(report))
+        if text is not None:
+            write_atomically(where / records.PROGRAM, text, durable=False)
         records.write_json(where / records.CALL, _call(lowering))
         records.write_json(where / records.ENTRY, entry.to_dict())
         self.by_key[key] = entry
@@ -189,6 +193,19 @@ def _statics(call: seam.Call | None) -> str:
     return ", ".join(
         f"{k}={recompiles.short_repr(v, _STATIC_TEXT)}" for k, v in seam.static_arguments(call)
     )
+
+
+def _identify(lowering: seam.Lowering, entry: records.Entry) -> str | None:
+    """Give ``entry`` the program's identity and its function's source digest; the
+    module's text (``None`` where JAX made no module of it)."""
+    digest = identity.source_digest(lowering.source)
+    entry.source_digest = digest or ""
+    if lowering.lowered is None:
+        return None
+    text = seam.program_text(lowering.lowered)
+    found = identity.identity_of(text, digest)
+    entry.identity, entry.names_digest = found.program, found.names
+    return text
 
 
 def _call(lowering: seam.Lowering) -> dict[str, Any]:
