@@ -70,11 +70,26 @@ def record(
             "(each named with its reasons); the run's own failure exit wins.",
         ),
     ] = None,
+    processes: Annotated[
+        Optional[int],
+        typer.Option(
+            "--processes",
+            min=1,
+            help="Start N processes of the command on this machine, each with "
+            "JAX_COORDINATOR_ADDRESS (127.0.0.1), JAX_NUM_PROCESSES and JAX_PROCESS_ID set, "
+            "each recorded into FOLDER/process-K; stop the rest when one fails.",
+        ),
+    ] = None,
+    timeout: Annotated[
+        Optional[float],
+        typer.Option("--timeout", min=0.1, help="With --processes: stop them all after S seconds."),
+    ] = None,
     show_traceback: TracebackOpt = False,
 ) -> None:
     """Run a command unchanged and record every function of yours that JAX lowers in it,
     each as a report in FOLDER, with every compile's reasons and seconds. The run's
-    output and exit code are its own."""
+    output and exit code are its own. Under jax.distributed each process records into
+    FOLDER/process-K."""
 
     def body() -> int:
         from jxinspect.record import recording
@@ -85,8 +100,12 @@ def record(
             max_functions=max_functions,
             compile=compile,
         )
-        status, index = recording.run(list(command or ()), output, settings)
-        _say_recorded(index, output)
+        if processes is not None:
+            return _record_processes(list(command or ()), output, settings, processes, timeout)
+        if timeout is not None:
+            raise UsageError("--timeout stops the processes --processes N starts: give both")
+        status, index, where = recording.run(list(command or ()), output, settings)
+        _say_recorded(index, where)
         if index.failed and status == 0:  # the run succeeded; recording it did not
             return _recording_failed(index)
         if not index.functions and status == 0:
@@ -114,6 +133,31 @@ def _say_recorded(index: records.Index, output: Path) -> None:
     )
     for line in record_summary.not_recorded(index):
         typer.echo(f"note: {line}", err=True)
+
+
+def _record_processes(
+    command: list[str],
+    output: Path,
+    settings: records.RecordSettings,
+    count: int,
+    timeout: Optional[float],
+) -> int:
+    """``record --processes N``: one line per process on stderr; the worst exit status."""
+    from jxinspect.record import launch
+    from jxinspect.render.record import summary as record_summary
+
+    status, ended = launch.run_processes(command, output, settings, count, timeout)
+    for where, index in ended:
+        recorded = len(index.functions)
+        typer.echo(
+            f"jxinspect record: {recorded} function{'s' if recorded != 1 else ''} recorded in "
+            f"{where}; {record_summary.run_line(index)}",
+            err=True,
+        )
+    if status == launch.TIMED_OUT:
+        typer.echo(f"error: --timeout {timeout:g}: the processes were stopped", err=True)
+    typer.echo(f"jxinspect record: see `jxinspect show {output}`", err=True)
+    return status
 
 
 def _recording_failed(index: records.Index) -> int:

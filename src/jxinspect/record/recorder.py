@@ -25,7 +25,7 @@ from jxinspect.core.model import Report
 from jxinspect.core.units import source_parts
 from jxinspect.project.config import Policy, load_config
 from jxinspect.record import folder as records
-from jxinspect.record import identity, recompiles
+from jxinspect.record import identity, processes, recompiles
 from jxinspect.tracer import seam
 
 INDEX_EVERY_S = 5.0
@@ -37,6 +37,8 @@ class Recorder:
     """What this process has recorded so far, mirrored in the folder's index."""
 
     folder: Path
+    """The folder it records into: the recording's, or once claimed in a run of several
+    JAX processes, this process's own sub-folder of it."""
     settings: records.RecordSettings
     index: records.Index
     owner: bool | None = None
@@ -150,13 +152,20 @@ class Recorder:
     def _own(self) -> bool:
         """Claim the folder for this process, or learn that another process has it: one
         process writes a record folder (a run's helper processes are not recorded)."""
-        if self.owner is None:
-            self.owner = records.claim(self.folder, os.getpid())
-            if not self.owner:
-                print(f"jxinspect record: process {os.getpid()} staged functions too; only "
-                      "the first process of the run that stages one is recorded",
-                      file=sys.stderr)  # fmt: skip
-        return self.owner
+        if self.owner is None and not self._claim():
+            print(f"jxinspect record: process {os.getpid()} staged functions too; only "
+                  "the first process of the run that stages one is recorded",
+                  file=sys.stderr)  # fmt: skip
+        return bool(self.owner)
+
+    def _claim(self) -> bool:
+        """Claim this process's folder: the recording's, or in a run of several JAX
+        processes its own sub-folder of it (:mod:`jxinspect.record.processes`)."""
+        self.folder = processes.place(self.folder, self.index)
+        owner = self.owner = records.claim(self.folder, os.getpid())
+        if owner:
+            processes.tell_launcher(self.folder)
+        return owner
 
     def _write_index(self, now: bool = False) -> None:
         """Write the index ``now``, or where :data:`INDEX_EVERY_S` has passed since the
@@ -175,7 +184,7 @@ class Recorder:
         left out), claiming the folder if no process of the run has."""
         with self.lock:
             if self.owner is None and (self.index.internal or self.index.not_selected):
-                self.owner = records.claim(self.folder, os.getpid())
+                self._claim()
             if self.owner is False and self.elsewhere:
                 records.write_other_process(self.folder, os.getpid(), self.elsewhere)
             self._write_index(now=True)
