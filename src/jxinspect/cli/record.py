@@ -37,6 +37,7 @@ from jxinspect.core.errors import (
 )
 from jxinspect.core.vocabulary import FailOn
 from jxinspect.record import folder as records
+from jxinspect.record.processes import is_multi_process
 from jxinspect.render import formats
 
 
@@ -225,6 +226,8 @@ def show(
 
     def body() -> int:
         given = Path(path)
+        if is_multi_process(given):
+            return _show_processes(given, format, output, fail_on)
         if records.is_record_folder(given):
             return _show_folder(given, format, output, fail_on)
         if records.is_record(given):
@@ -241,6 +244,22 @@ def show(
         return EXIT_FINDINGS if fails(gated(report.findings), fail_on) else EXIT_OK
 
     run_command(body, show_traceback)
+
+
+def _show_processes(folder: Path, format: Format, output: Optional[Path], fail_on: FailOn) -> int:
+    """``show FOLDER`` of a recording of several processes: each function's program on
+    every process, JX403 where they differ."""
+    from jxinspect.compare.programs import processes_summary
+
+    if format not in formats.PROCESSES.names:
+        raise UsageError(
+            f"--format {format}: a recording of several processes shows as "
+            f"{' or '.join(formats.PROCESSES.names)}; give {folder}/process-K/FUNCTION "
+            "for one function's report"
+        )
+    summary = processes_summary(folder)
+    emit(formats.PROCESSES.render(summary, format), output)
+    return EXIT_FINDINGS if fails(gated(summary.findings), fail_on) else EXIT_OK
 
 
 def _show_folder(folder: Path, format: Format, output: Optional[Path], fail_on: FailOn) -> int:

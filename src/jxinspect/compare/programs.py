@@ -1,0 +1,209 @@
+"""Two lowerings of one function compared by their programs' identities, and the first
+real difference where they differ: an argument whose type or sharding differs, a static
+value, or else the first operation that differs, with its source line on each side.
+
+Used across the processes of one recording (``show FOLDER``: JX403), across two
+recordings (``diff-debug runA runB``) and within one (JX404). A recording is read one
+process folder at a time; the reports and module texts of two lowerings are read only
+where their identities differ.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from jxinspect.core.dtypes import short_name
+from jxinspect.core.identity import Across, Difference, ProgramComparison, ProgramIdentity
+from jxinspect.core.processes import FunctionAcross, ProcessesSummary, ProcessRun
+from jxinspect.core.units import source_parts
+from jxinspect.record import identity
+from jxinspect.record.folder import PROGRAM, Entry, read_index, read_record
+from jxinspect.record.processes import process_folders
+from jxinspect.rules import apply_comparison_rules
+
+
+@dataclass(frozen=True)
+class Lowering:
+    """One recorded lowering of a function, and which side it is."""
+
+    label: str
+    """``process 3``, or a record folder as given."""
+    folder: Path
+    """The record folder that holds it."""
+    entry: Entry
+
+
+def identity_of(entry: Entry) -> ProgramIdentity:
+    return ProgramIdentity(entry.identity, entry.names_digest, entry.source_digest or None)
+
+
+def compare(before: Lowering, after: Lowering, across: Across) -> ProgramComparison:
+    """The two lowerings' identities and, where the programs differ, the first real
+    difference."""
+    mine, theirs = identity_of(before.entry), identity_of(after.entry)
+    found = None if mine.program == theirs.program else first_difference(before, after)
+    _, file, line = source_parts(before.entry.source)
+    return ProgramComparison(
+        before.entry.name, before.entry.source, across, before.label, after.label,
+        mine, theirs, found, file, line,
+    )  # fmt: skip
+
+
+def first_difference(before: Lowering, after: Lowering) -> Difference | None:
+    """The first argument path whose type or sharding differs, else the first static
+    value, else the first operation of the programs."""
+    return (
+        _input_difference(before, after)
+        or _static_difference(before.entry.statics, after.entry.statics)
+        or _operation_difference(before, after)
+    )
+
+
+def _inputs(lowering: Lowering) -> dict[str, tuple[str, str | None]]:
+    """Each argument's type and sharding, by path."""
+    report = read_record(lowering.folder, lowering.entry)
+    return {
+        leaf.path: (
+            f"{short_name(leaf.dtype)}[{','.join(str(d) for d in leaf.shape)}]",
+            leaf.sharding.readable if leaf.sharding is not None else None,
+        )
+        for leaf in report.inputs
+    }
+
+
+def _input_difference(before: Lowering, after: Lowering) -> Difference | None:
+    mine, theirs = _inputs(before), _inputs(after)
+    for path in [*mine, *(p for p in theirs if p not in mine)]:
+        was, now = mine.get(path), theirs.get(path)
+        if was is None or now is None:
+            return Difference("input", path, was and was[0], now and now[0])
+        if was[0] != now[0]:
+            return Difference("input", path, was[0], now[0])
+        if was[1] != now[1]:
+            return Difference("input", path, f"sharding {was[1]}", f"sharding {now[1]}")
+    return None
+
+
+_STATIC = re.compile(r", (?=[A-Za-z_][A-Za-z0-9_]*=)")
+"""Between two static arguments of an entry's ``statics``, ``k=True, mode='fast'``."""
+
+
+def _statics(text: str) -> dict[str, str]:
+    pairs = (item.partition("=") for item in _STATIC.split(text) if item)
+    return {name: value for name, _, value in pairs}
+
+
+def _static_difference(before: str, after: str) -> Difference | None:
+    mine, theirs = _statics(before), _statics(after)
+    for name in [*mine, *(n for n in theirs if n not in mine)]:
+        if mine.get(name) != theirs.get(name):
+            return Difference("static", name, mine.get(name), theirs.get(name))
+    return None
+
+
+def _operations(lowering: Lowering) -> list[identity.Operation] | None:
+    path = lowering.folder / lowering.entry.folder / PROGRAM
+    try:
+        return identity.operations(path.read_text(encoding="utf-8"))
+    except OSError:
+        return None
+
+
+def _operation_difference(before: Lowering, after: Lowering) -> Difference | None:
+    """The first operation that differs, with the user's source line on each side."""
+    mine, theirs = _operations(before), _operations(after)
+    if mine is None or theirs is None:
+        return None
+    for at in range(max(len(mine), len(theirs))):
+        was = mine[at] if at < len(mine) else None
+        now = theirs[at] if at < len(theirs) else None
+        if (
+            was is not None
+            and now is not None
+            and identity.comparable(was) == identity.comparable(now)
+        ):
+            continue
+        return Difference(
+            "op", None, was.text if was else None, now.text if now else None,
+            identity.line_of(mine, at) if was else None,
+            identity.line_of(theirs, at) if now else None,
+        )  # fmt: skip
+    return None
+
+
+def _key(entry: Entry) -> str:
+    return entry.source or entry.name
+
+
+@dataclass
+class _Read:
+    """What the process folders say, read one at a time."""
+
+    runs: list[ProcessRun]
+    programs: dict[str, dict[int, list[str]]]
+    """Each function's program identities by process, in the order it lowered them,
+    interned (most are equal)."""
+    names: dict[str, tuple[str, str | None]]
+    """Each function's name and source."""
+
+
+def _read_processes(root: Path) -> _Read:
+    read = _Read([], {}, {})
+    for number, folder in process_folders(root):
+        index = read_index(folder)
+        read.runs.append(ProcessRun(number, folder.name, len(index.functions), index.exit_code))
+        for entry in index.functions:
+            key = sys.intern(_key(entry))
+            found = read.programs.setdefault(key, {}).setdefault(number, [])
+            found.append(sys.intern(entry.identity))
+            read.names.setdefault(key, (entry.name, entry.source))
+    return read
+
+
+def _lowering(root: Path, process: int, key: str, program: str) -> Lowering:
+    """The lowering of function ``key`` that made ``program`` in process ``process``."""
+    folder = root / f"process-{process}"
+    found = [e for e in read_index(folder).functions if _key(e) == key]
+    entry = next(e for e in found if e.identity == program)
+    return Lowering(f"process {process}", folder, entry)
+
+
+def _divergence(root: Path, key: str, programs: dict[int, list[str]]) -> ProgramComparison | None:
+    """Where the processes lowered different programs: the first process that lowered
+    the programs most did, against the first that did not, by the first program of each
+    that the other lacks (where one lacks none, its first)."""
+    sets = {p: frozenset(found) for p, found in programs.items()}
+    counts = Counter(sets.values())
+    if len(counts) < 2:
+        return None
+    common = counts.most_common(1)[0][0]
+    mine = min(p for p, s in sets.items() if s == common)
+    other = min(p for p, s in sets.items() if s != common)
+    lacking = next((i for i in programs[mine] if i not in sets[other]), programs[mine][0])
+    extra = next((i for i in programs[other] if i not in sets[mine]), programs[other][0])
+    before, after = _lowering(root, mine, key, lacking), _lowering(root, other, key, extra)
+    return compare(before, after, "processes")
+
+
+def processes_summary(root: Path) -> ProcessesSummary:
+    """``show FOLDER`` of a recording of several processes."""
+    read = _read_processes(root)
+    everyone = [run.process for run in read.runs]
+    functions = []
+    for key, programs in read.programs.items():
+        name, source = read.names[key]
+        missing = tuple(p for p in everyone if p not in programs)
+        comparison = _divergence(root, key, programs)
+        found = {p: tuple(i) for p, i in programs.items()}
+        functions.append(FunctionAcross(name, source, found, missing, comparison))
+    findings = tuple(
+        finding
+        for function in functions
+        if function.comparison is not None
+        for finding in apply_comparison_rules(function.comparison)
+    )
+    return ProcessesSummary(str(root), len(read.runs), tuple(read.runs), tuple(functions), findings)
