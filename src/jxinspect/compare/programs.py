@@ -13,15 +13,18 @@ from __future__ import annotations
 import re
 import sys
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from jxinspect.core.diff import TargetDiff
 from jxinspect.core.dtypes import short_name
 from jxinspect.core.identity import Across, Difference, ProgramComparison, ProgramIdentity
+from jxinspect.core.model import Finding
 from jxinspect.core.processes import FunctionAcross, ProcessesSummary, ProcessRun
 from jxinspect.core.units import source_parts
 from jxinspect.record import identity
-from jxinspect.record.folder import PROGRAM, Entry, read_index, read_record
+from jxinspect.record.folder import PROGRAM, Entry, read_compiles, read_index, read_record
 from jxinspect.record.processes import process_folders
 from jxinspect.rules import apply_comparison_rules
 
@@ -207,3 +210,45 @@ def processes_summary(root: Path) -> ProcessesSummary:
         for finding in apply_comparison_rules(function.comparison)
     )
     return ProcessesSummary(str(root), len(read.runs), tuple(read.runs), tuple(functions), findings)
+
+
+def compare_runs(before: Lowering, after: Lowering) -> ProgramComparison:
+    """One function recorded in two runs, compared (``diff-debug runA runB``)."""
+    return compare(before, after, "runs")
+
+
+def within_run(folder: Path, label: str) -> list[ProgramComparison]:
+    """The lowerings of one run whose only reason to compile again was the program
+    itself (the same function object, context, static values, argument types and
+    shardings: ``compiles.json``'s ``constants``), each against the earlier program."""
+    index = read_index(folder)
+    by_folder = {entry.folder: entry for entry in index.functions}
+    compiles, _ = read_compiles(folder)
+    found = []
+    for compiled in compiles:
+        kinds = {reason.kind for reason in compiled.reasons}
+        now = by_folder.get(compiled.folder)
+        if kinds != {"constants"} or now is None:
+            continue
+        digest = (compiled.reasons[0].before or "").removeprefix("program ")
+        earlier = next(
+            (e for e in index.functions if digest and e.program.startswith(digest)), None
+        )
+        if earlier is not None and earlier is not now:
+            before = Lowering(f"{label}/{earlier.folder}", folder, earlier)
+            found.append(compare(before, Lowering(f"{label}/{now.folder}", folder, now), "run"))
+    return found
+
+
+def with_programs(
+    targets: list[TargetDiff], compared: tuple[ProgramComparison, ...]
+) -> tuple[TargetDiff, ...]:
+    """Each target's diff with its pair's programs compared (two record folders)."""
+    if not compared:
+        return tuple(targets)
+    return tuple(replace(t, program=c) for t, c in zip(targets, compared, strict=True))
+
+
+def program_findings(compared: Iterable[ProgramComparison]) -> tuple[Finding, ...]:
+    """The comparison rules' findings on lowerings compared (of two runs, within one)."""
+    return tuple(f for c in compared for f in apply_comparison_rules(c))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from jxinspect.core.errors import UsageError, no_such_file
+from jxinspect.core.identity import ProgramComparison
 from jxinspect.core.model import Report
 from jxinspect.project.config import Policy
 from jxinspect.project.options import TargetOptions
@@ -272,6 +273,11 @@ class Loaded:
     only_after: tuple[str, ...] = ()
     incomplete: tuple[str, ...] = ()
     """The record folders whose run did not end by itself with exit 0."""
+    programs: tuple[ProgramComparison, ...] = ()
+    """Two record folders: each pair's programs compared, in the order of ``reports``."""
+    within: tuple[ProgramComparison, ...] = ()
+    """Two record folders: lowerings of either run that made another program of the same
+    function with the same inputs."""
 
 
 def load_reports(
@@ -337,4 +343,31 @@ def load_sides(
         pairing.only_before,
         pairing.only_after,
         tuple(s.text for s in (before, after) if not s.complete),
+        *_programs(before, after, pairs),
     )
+
+
+def _programs(
+    before: Source, after: Source, pairs: list[Pair]
+) -> tuple[tuple[ProgramComparison, ...], tuple[ProgramComparison, ...]]:
+    """Two record folders: each pair's programs compared, and each run's own lowerings
+    that made another program with the same inputs (none for other inputs)."""
+    if before.folder is None or after.folder is None:
+        return (), ()
+    from jxinspect.compare import programs
+
+    def side(source: Source, function: str | None) -> programs.Lowering:
+        assert source.folder is not None
+        return programs.Lowering(source.text, source.folder, source.entry(function))
+
+    compared = tuple(
+        programs.compare_runs(side(before, pair.before), side(after, pair.after)) for pair in pairs
+    )
+    runs = {before.folder.resolve(): before, after.folder.resolve(): after}  # one run once
+    within = tuple(
+        found
+        for source in runs.values()
+        if source.folder is not None
+        for found in programs.within_run(source.folder, source.text)
+    )
+    return compared, within
