@@ -5,7 +5,9 @@ Each process is the command, unchanged, with ``JAX_COORDINATOR_ADDRESS`` (127.0.
 and a free port; JAX reads it itself), ``JAX_NUM_PROCESSES`` and ``JAX_PROCESS_ID``
 set: the program passes the last two to ``jax.distributed.initialize``. Each process
 runs in a process group of its own. When one fails, or after ``--timeout``, the others'
-groups are stopped (SIGTERM, then SIGKILL), as on Ctrl-C: no process is left behind.
+groups are stopped (SIGTERM, then SIGKILL), as on Ctrl-C: no process is left behind
+(JAX's preemption service, on by default under ``jax.distributed``, takes SIGTERM as a
+preemption notice and goes on: the SIGKILL ends it).
 The exit status is the worst of the processes that ended by themselves (the one that
 failed first: the others were stopped because of it), 124 where the time ran out.
 """
