@@ -93,8 +93,7 @@ def diff_debug(
     regression at or above --fail-on."""
 
     def body() -> int:
-        from jxinspect.compare.diff import diff_reports
-        from jxinspect.compare.programs import program_findings, with_programs
+        from jxinspect.compare.programs import program_findings
         from jxinspect.compare.sources import load_sides
         from jxinspect.core.diff import DiffReport
 
@@ -109,10 +108,7 @@ def diff_debug(
         diff = DiffReport(
             before=before,
             after=after,
-            targets=with_programs(
-                [diff_reports(old, new, pair.name) for pair, old, new in loaded.reports],
-                loaded.programs,
-            ),
+            targets=loaded.targets(),
             fail_on=fail_on,
             allow=allowed,
             only_before=loaded.only_before,

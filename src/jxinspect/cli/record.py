@@ -40,6 +40,21 @@ from jxinspect.record import folder as records
 from jxinspect.record.processes import is_multi_process
 from jxinspect.render import formats
 
+ProcessesOpt = Annotated[
+    Optional[int],
+    typer.Option(
+        "--processes",
+        min=1,
+        help="Start N processes of the command on this machine, each with "
+        "JAX_COORDINATOR_ADDRESS (127.0.0.1), JAX_NUM_PROCESSES and JAX_PROCESS_ID set, "
+        "each recorded into FOLDER/process-K; stop the rest when one fails.",
+    ),
+]
+TimeoutOpt = Annotated[
+    Optional[float],
+    typer.Option("--timeout", min=0.1, help="With --processes: stop them all after S seconds."),
+]
+
 
 def record(
     command: Annotated[
@@ -71,20 +86,8 @@ def record(
             "(each named with its reasons); the run's own failure exit wins.",
         ),
     ] = None,
-    processes: Annotated[
-        Optional[int],
-        typer.Option(
-            "--processes",
-            min=1,
-            help="Start N processes of the command on this machine, each with "
-            "JAX_COORDINATOR_ADDRESS (127.0.0.1), JAX_NUM_PROCESSES and JAX_PROCESS_ID set, "
-            "each recorded into FOLDER/process-K; stop the rest when one fails.",
-        ),
-    ] = None,
-    timeout: Annotated[
-        Optional[float],
-        typer.Option("--timeout", min=0.1, help="With --processes: stop them all after S seconds."),
-    ] = None,
+    processes: ProcessesOpt = None,
+    timeout: TimeoutOpt = None,
     show_traceback: TracebackOpt = False,
 ) -> None:
     """Run a command unchanged and record every function of yours that JAX lowers in it,
@@ -93,8 +96,6 @@ def record(
     FOLDER/process-K."""
 
     def body() -> int:
-        from jxinspect.record import recording
-
         settings = records.RecordSettings(
             only=tuple(only or ()),
             stop_after=stop_after,
@@ -105,21 +106,30 @@ def record(
             return _record_processes(list(command or ()), output, settings, processes, timeout)
         if timeout is not None:
             raise UsageError("--timeout stops the processes --processes N starts: give both")
-        status, index, where = recording.run(list(command or ()), output, settings)
-        _say_recorded(index, where)
-        if index.failed and status == 0:  # the run succeeded; recording it did not
-            return _recording_failed(index)
-        if not index.functions and status == 0:
-            raise_no_records(index, output)
-        if max_compiles is not None:
-            over = _over_budget(output, max_compiles)
-            for line in over:
-                typer.echo(f"error: {line}", err=True)
-            if over and status == 0:
-                return EXIT_FINDINGS
-        return status
+        return _record_one(list(command or ()), output, settings, max_compiles)
 
     run_command(body, show_traceback)
+
+
+def _record_one(
+    command: list[str], output: Path, settings: records.RecordSettings, max_compiles: Optional[int]
+) -> int:
+    """``record``: the run recorded (into ``output``, or its process's folder in it)."""
+    from jxinspect.record import recording
+
+    status, index, where = recording.run(command, output, settings)
+    _say_recorded(index, where)
+    if index.failed and status == 0:  # the run succeeded; recording it did not
+        return _recording_failed(index)
+    if not index.functions and status == 0:
+        raise_no_records(index, where)
+    if max_compiles is not None:
+        over = _over_budget(where, max_compiles)
+        for line in over:
+            typer.echo(f"error: {line}", err=True)
+        if over and status == 0:
+            return EXIT_FINDINGS
+    return status
 
 
 def _say_recorded(index: records.Index, output: Path) -> None:

@@ -14,10 +14,9 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
-from jxinspect.core.diff import TargetDiff
 from jxinspect.core.dtypes import short_name
 from jxinspect.core.identity import Across, Difference, ProgramComparison, ProgramIdentity
 from jxinspect.core.model import Finding
@@ -238,15 +237,6 @@ def within_run(folder: Path, label: str) -> list[ProgramComparison]:
             before = Lowering(f"{label}/{earlier.folder}", folder, earlier)
             found.append(compare(before, Lowering(f"{label}/{now.folder}", folder, now), "run"))
     return found
-
-
-def with_programs(
-    targets: list[TargetDiff], compared: tuple[ProgramComparison, ...]
-) -> tuple[TargetDiff, ...]:
-    """Each target's diff with its pair's programs compared (two record folders)."""
-    if not compared:
-        return tuple(targets)
-    return tuple(replace(t, program=c) for t, c in zip(targets, compared, strict=True))
 
 
 def program_findings(compared: Iterable[ProgramComparison]) -> tuple[Finding, ...]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from jxinspect.core.diff import TargetDiff
 from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.identity import ProgramComparison
 from jxinspect.core.model import Report
@@ -278,6 +279,15 @@ class Loaded:
     within: tuple[ProgramComparison, ...] = ()
     """Two record folders: lowerings of either run that made another program of the same
     function with the same inputs."""
+
+    def targets(self) -> tuple[TargetDiff, ...]:
+        """Each pair's diff, with its programs compared where both sides are recordings."""
+        from jxinspect.compare.diff import diff_reports
+
+        found = [diff_reports(old, new, pair.name) for pair, old, new in self.reports]
+        if not self.programs:
+            return tuple(found)
+        return tuple(replace(t, program=c) for t, c in zip(found, self.programs, strict=True))
 
 
 def load_reports(
