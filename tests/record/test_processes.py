@@ -127,9 +127,10 @@ def test_four_processes_started_by_record_one_with_another_static_flag(tmp_path:
     data = show_json(runs, folder)
     assert data["processes"] == 4
     functions = by_function(data)
-    assert set(functions["same"]["programs"]) == {"0", "1", "2", "3"}
-    assert len({tuple(p) for p in functions["same"]["programs"].values()}) == 1
+    (group,) = functions["same"]["programs"]  # one group: every process, one program
+    assert group["processes"] == [0, 1, 2, 3] and len(group["programs"]) == 1
     assert functions["same"]["comparison"] is None
+    assert [g["processes"] for g in functions["step"]["programs"]] == [[0, 1, 2], [3]]
     difference = functions["step"]["comparison"]["difference"]
     assert (difference["kind"], difference["path"]) == ("static", "train")
     assert (difference["before"], difference["after"]) == ("True", "False")

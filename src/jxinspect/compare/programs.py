@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import sys
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +19,12 @@ from pathlib import Path
 from jxinspect.core.dtypes import short_name
 from jxinspect.core.identity import Across, Difference, ProgramComparison, ProgramIdentity
 from jxinspect.core.model import Finding
-from jxinspect.core.processes import FunctionAcross, ProcessesSummary, ProcessRun
+from jxinspect.core.processes import (
+    FunctionAcross,
+    ProcessesSummary,
+    ProcessGroup,
+    ProcessRun,
+)
 from jxinspect.core.units import source_parts
 from jxinspect.record import identity
 from jxinspect.record.folder import PROGRAM, Entry, read_compiles, read_index, read_record
@@ -141,14 +145,17 @@ def _key(entry: Entry) -> str:
     return entry.source or entry.name
 
 
+Programs = frozenset[str]
+
+
 @dataclass
 class _Read:
     """What the process folders say, read one at a time."""
 
     runs: list[ProcessRun]
-    programs: dict[str, dict[int, list[str]]]
-    """Each function's program identities by process, in the order it lowered them,
-    interned (most are equal)."""
+    groups: dict[str, dict[Programs, tuple[tuple[str, ...], list[int]]]]
+    """Each function's processes by the programs they lowered (and those programs in the
+    order the first of them lowered them): one entry for processes that agree."""
     names: dict[str, tuple[str, str | None]]
     """Each function's name and source."""
 
@@ -158,11 +165,14 @@ def _read_processes(root: Path) -> _Read:
     for number, folder in process_folders(root):
         index = read_index(folder)
         read.runs.append(ProcessRun(number, folder.name, len(index.functions), index.exit_code))
+        mine: dict[str, list[str]] = {}
         for entry in index.functions:
             key = sys.intern(_key(entry))
-            found = read.programs.setdefault(key, {}).setdefault(number, [])
-            found.append(sys.intern(entry.identity))
+            mine.setdefault(key, []).append(entry.identity)
             read.names.setdefault(key, (entry.name, entry.source))
+        for key, found in mine.items():
+            groups = read.groups.setdefault(key, {})
+            groups.setdefault(frozenset(found), (tuple(found), []))[1].append(number)
     return read
 
 
@@ -174,21 +184,17 @@ def _lowering(root: Path, process: int, key: str, program: str) -> Lowering:
     return Lowering(f"process {process}", folder, entry)
 
 
-def _divergence(root: Path, key: str, programs: dict[int, list[str]]) -> ProgramComparison | None:
-    """Where the processes lowered different programs: the first process that lowered
-    the programs most did, against the first that did not, by the first program of each
-    that the other lacks (where one lacks none, its first)."""
-    sets = {p: frozenset(found) for p, found in programs.items()}
-    counts = Counter(sets.values())
-    if len(counts) < 2:
+def _divergence(root: Path, key: str, groups: list[ProcessGroup]) -> ProgramComparison | None:
+    """Where the processes lowered different programs: the first process of the largest
+    group against the first of the next, by the first program of each that the other
+    lacks (where one lacks none, its first)."""
+    if len(groups) < 2:
         return None
-    common = counts.most_common(1)[0][0]
-    mine = min(p for p, s in sets.items() if s == common)
-    other = min(p for p, s in sets.items() if s != common)
-    lacking = next((i for i in programs[mine] if i not in sets[other]), programs[mine][0])
-    extra = next((i for i in programs[other] if i not in sets[mine]), programs[other][0])
-    before, after = _lowering(root, mine, key, lacking), _lowering(root, other, key, extra)
-    return compare(before, after, "processes")
+    mine, other = groups[0], groups[1]
+    lacking = next((i for i in mine.programs if i not in other.programs), mine.programs[0])
+    extra = next((i for i in other.programs if i not in mine.programs), other.programs[0])
+    before = _lowering(root, mine.processes[0], key, lacking)
+    return compare(before, _lowering(root, other.processes[0], key, extra), "processes")
 
 
 def processes_summary(root: Path) -> ProcessesSummary:
@@ -196,12 +202,16 @@ def processes_summary(root: Path) -> ProcessesSummary:
     read = _read_processes(root)
     everyone = [run.process for run in read.runs]
     functions = []
-    for key, programs in read.programs.items():
+    for key, found in read.groups.items():
         name, source = read.names[key]
-        missing = tuple(p for p in everyone if p not in programs)
-        comparison = _divergence(root, key, programs)
-        found = {p: tuple(i) for p, i in programs.items()}
-        functions.append(FunctionAcross(name, source, found, missing, comparison))
+        groups = sorted(
+            (ProcessGroup(programs, tuple(processes)) for programs, processes in found.values()),
+            key=lambda g: (-len(g.processes), g.processes[0]),
+        )
+        lowered = {p for g in groups for p in g.processes}
+        missing = tuple(p for p in everyone if p not in lowered)
+        comparison = _divergence(root, key, groups)
+        functions.append(FunctionAcross(name, source, tuple(groups), missing, comparison))
     findings = tuple(
         finding
         for function in functions

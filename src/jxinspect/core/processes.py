@@ -23,25 +23,35 @@ class ProcessRun:
 
 
 @dataclass(frozen=True)
+class ProcessGroup:
+    """The processes that lowered the same programs of one function."""
+
+    programs: tuple[str, ...]
+    """The program identities (SHA-256), in the order the first of them lowered them."""
+    processes: tuple[int, ...]
+    """Their process indices, in order."""
+
+
+@dataclass(frozen=True)
 class FunctionAcross:
     """One function across the processes: the programs each lowered of it."""
 
     function: str
     source: str | None
-    programs: dict[int, tuple[str, ...]]
-    """Each process's program identities (SHA-256) of the function, in the order it
-    lowered them, by process index (a process that lowered it once has one)."""
+    programs: tuple[ProcessGroup, ...]
+    """The processes by the programs they lowered, the most processes first (one group:
+    every process that lowered it lowered the same programs)."""
     missing: tuple[int, ...] = ()
     """Processes that did not lower it at all."""
     comparison: ProgramComparison | None = None
-    """Where the processes lowered different programs: the first process that lowered
-    the programs most did, against the first that did not (its first program the other
-    lacks against the other's first that it lacks)."""
+    """Where the processes lowered different programs: the first process of the largest
+    group against the first of the next, by the first program of each that the other
+    lacks (where one lacks none, its first)."""
 
     @property
     def same(self) -> bool:
         """Every process that lowered it lowered the same programs."""
-        return len({frozenset(found) for found in self.programs.values()}) <= 1
+        return len(self.programs) <= 1
 
 
 @dataclass(frozen=True)

@@ -31,24 +31,21 @@ def ranges(numbers: list[int]) -> str:
 
 
 def programs(function: FunctionAcross) -> str:
-    """``same on all: 29232baf43e1``, or each set of programs and the processes that
-    lowered it, the most common first."""
-    by_set: dict[tuple[str, ...], list[int]] = defaultdict(list)
-    for process, found in function.programs.items():
-        by_set[tuple(sorted(set(found)))].append(process)
-    if len(by_set) == 1:
-        (found,) = by_set
-        return f"same on all: {_short(found)}"
-    ordered = sorted(by_set.items(), key=lambda item: (-len(item[1]), min(item[1])))
-    return "; ".join(f"{_processes(p)}: {_short(found)}" for found, p in ordered)
-
-
-def _processes(numbers: list[int]) -> str:
-    return f"process{'es' if len(numbers) > 1 else ''} {ranges(numbers)}"
+    """``same on all: 29232baf43e1``, or each group of processes and its programs, the
+    most processes first."""
+    if len(function.programs) == 1:
+        return f"same on all: {_short(function.programs[0].programs)}"
+    return "; ".join(
+        f"{_processes(list(g.processes))}: {_short(g.programs)}" for g in function.programs
+    )
 
 
 def _short(programs: tuple[str, ...]) -> str:
     return ", ".join(p[:12] or "no identity" for p in programs)
+
+
+def _processes(numbers: list[int]) -> str:
+    return f"process{'es' if len(numbers) > 1 else ''} {ranges(numbers)}"
 
 
 def _exit(code: int | None) -> str:
