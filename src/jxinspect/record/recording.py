@@ -4,7 +4,9 @@ hook that records every function of theirs that JAX lowers (:mod:`jxinspect.reco
 The command inherits the terminal: its stdout, stderr and exit code are its own. The
 hook reaches every Python process of the run through ``PYTHONPATH`` (a ``sitecustomize``
 that starts recording and then loads the environment's own); the first process that
-stages a function of the user's writes the folder. No JAX is imported here.
+stages a function of the user's writes the folder, or under ``jax.distributed`` each
+process its own sub-folder of it (:mod:`jxinspect.record.processes`; ``--processes N``
+is :mod:`jxinspect.record.launch`). No JAX is imported here.
 """
 
 from __future__ import annotations
