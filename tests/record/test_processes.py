@@ -258,3 +258,34 @@ def test_the_timeout_stops_every_process(tmp_path: Path) -> None:
             -signal.SIGTERM,
             [],
         )
+
+
+LAUNCHER = """
+import os, socket, subprocess, sys
+
+with socket.socket() as sock:
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+env = {**os.environ, "JAX_COORDINATOR_ADDRESS": f"127.0.0.1:{port}", "JAX_NUM_PROCESSES": "2"}
+children = [subprocess.Popen([sys.executable, "train.py"], env={**env, "JAX_PROCESS_ID": str(i)})
+            for i in range(2)]
+sys.exit(max(child.wait(timeout=150) for child in children))
+"""
+
+
+def test_one_record_around_a_launcher_of_its_own(tmp_path: Path) -> None:
+    """A program that starts the processes itself (no JAX of its own): each process
+    records into its folder, and `record` completes both."""
+    folder = project(tmp_path)
+    (folder / "launch.py").write_text(textwrap.dedent(LAUNCHER), encoding="utf-8")
+    result = run_cli("record", "-o", "runs", "--", PYTHON, "launch.py", cwd=folder, timeout=200)
+    assert result.returncode == 0, result.describe()
+    assert_none_left(folder)
+    runs = folder / "runs"
+    assert sorted(p.name for p in runs.iterdir()) == ["process-0", "process-1"]  # no index.json
+    for k in range(2):
+        index = json.loads((runs / f"process-{k}" / "index.json").read_text(encoding="utf-8"))
+        assert (index["process"], index["exit_code"], len(index["functions"])) == (k, 0, 3)
+        assert f"3 functions recorded in runs/process-{k}" in result.stderr
+    data = show_json(runs, folder)
+    assert data["processes"] == 2 and data["findings"] == []

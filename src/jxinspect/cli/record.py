@@ -114,17 +114,19 @@ def record(
 def _record_one(
     command: list[str], output: Path, settings: records.RecordSettings, max_compiles: Optional[int]
 ) -> int:
-    """``record``: the run recorded (into ``output``, or its process's folder in it)."""
+    """``record``: the run recorded (into ``output``, or its processes' folders in it)."""
     from jxinspect.record import recording
 
-    status, index, where = recording.run(command, output, settings)
-    _say_recorded(index, where)
-    if index.failed and status == 0:  # the run succeeded; recording it did not
-        return _recording_failed(index)
-    if not index.functions and status == 0:
-        raise_no_records(index, where)
+    status, ended = recording.run(command, output, settings)
+    for where, index in ended:
+        _say_recorded(index, where)
+    failed = next((index for _, index in ended if index.failed), None)
+    if failed is not None and status == 0:  # the run succeeded; recording it did not
+        return _recording_failed(failed)
+    if not any(index.functions for _, index in ended) and status == 0:
+        raise_no_records(ended[0][1], ended[0][0])
     if max_compiles is not None:
-        over = _over_budget(where, max_compiles)
+        over = [line for where, _ in ended for line in _over_budget(where, max_compiles)]
         for line in over:
             typer.echo(f"error: {line}", err=True)
         if over and status == 0:

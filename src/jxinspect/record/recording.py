@@ -94,10 +94,11 @@ def with_config(settings: records.RecordSettings) -> records.RecordSettings:
 
 def run(
     command: list[str], folder: Path, settings: records.RecordSettings
-) -> tuple[int, records.Index, Path]:
+) -> tuple[int, list[tuple[Path, records.Index]]]:
     """Run ``command`` recording into ``folder``; its exit status (``128 + N`` for
-    signal N, as a shell says), the final index and the folder it is in (``folder``, or
-    ``folder/process-K`` for a process of a run of several)."""
+    signal N, as a shell says), and each folder its processes recorded into with its
+    final index: ``folder``, or under ``jax.distributed`` ``folder/process-K`` of the
+    command's own process and of those it started (a launcher of its own), its own first."""
     check_command(command)
     settings = with_config(settings)
     prepare_folder(folder, command)
@@ -108,9 +109,11 @@ def run(
             status = child.wait()
         finally:
             signal.signal(signal.SIGINT, previous)
-        where = processes.claimed(Path(claims), folder).get(child.pid, folder)
-    index = finish(where, status, folder)
-    return (128 - status if status < 0 else status), index, where
+        found = processes.claimed(Path(claims), folder)
+    own = found.pop(child.pid, None)
+    folders = list(dict.fromkeys([*([own] if own else []), *sorted(found.values())])) or [folder]
+    ended = [(where, finish(where, status, folder)) for where in folders]
+    return (128 - status if status < 0 else status), ended
 
 
 def finish(where: Path, status: int, root: Path) -> records.Index:
