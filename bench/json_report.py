@@ -52,8 +52,17 @@ def main() -> None:
         out = Path(folder) / "report.json"
         compare(
             [sys.executable, "-c", PLAIN, str(module)],
-            [*tool_base(), "lower", f"{module}:f", "--args-from", "make_args",
-             "--format", "json", "-o", str(out)],  # fmt: skip
+            [
+                *tool_base(),
+                "lower",
+                f"{module}:f",
+                "--args-from",
+                "make_args",
+                "--format",
+                "json",
+                "-o",
+                str(out),
+            ],  # fmt: skip
             labels=("plain jax trace+lower:", "jxinspect lower --format json:"),
             aim=1.10,
             runs=options.runs,

@@ -59,6 +59,7 @@ BENCH_SMALLEST = {
     "mlir_view.py": ("--ops", "300", "--runs", "1"),
     "lint.py": ("--runs", "1", "--count", "4"),
     "sharding_view.py": ("--runs", "1"),
+    "processes_show.py": ("--processes", "16", "--against", "4"),
 }
 """Each bench's smallest run, added to the README's command line under ``-m bench``."""
 

@@ -76,16 +76,17 @@ def explain(
 
     def body() -> int:
         from jxinspect.project.options import nearest
-        from jxinspect.rules import RULES_BY_CODE
+        from jxinspect.rules import EXPLAINED
+        from jxinspect.rules.base import Rule
 
-        rule = RULES_BY_CODE.get(code.upper())
+        rule = EXPLAINED.get(code.upper())
         if rule is None:
-            codes = sorted(RULES_BY_CODE)
+            codes = sorted(EXPLAINED)
             raise UsageError(
                 f"unknown code {code!r}{nearest(code.upper(), codes)}; known: {', '.join(codes)}"
             )
         typer.echo(f"{rule.code} ({rule.severity}): {rule.summary}\n\n{rule.explanation}")
-        if rule.surveyed:
+        if isinstance(rule, Rule) and rule.surveyed:
             from jxinspect.rules import advice
 
             said = advice.summary(rule.surveyed)

@@ -93,7 +93,7 @@ def diff_debug(
     regression at or above --fail-on."""
 
     def body() -> int:
-        from jxinspect.compare.diff import diff_reports
+        from jxinspect.compare.programs import program_findings
         from jxinspect.compare.sources import load_sides
         from jxinspect.core.diff import DiffReport
 
@@ -108,11 +108,12 @@ def diff_debug(
         diff = DiffReport(
             before=before,
             after=after,
-            targets=tuple(diff_reports(old, new, pair.name) for pair, old, new in loaded.reports),
+            targets=loaded.targets(),
             fail_on=fail_on,
             allow=allowed,
             only_before=loaded.only_before,
             only_after=loaded.only_after,
+            findings=program_findings((*loaded.programs, *loaded.within)),
         )
         style = formats.Style(color=use_color(color, output))
         emit(formats.DIFF.render(diff, format, style), output)

@@ -39,7 +39,23 @@ from jxinspect.core.errors import (
 from jxinspect.core.recording import Index, Recording
 from jxinspect.core.vocabulary import VIEWS, FailOn, either
 from jxinspect.record import folder as records
+from jxinspect.record.processes import is_multi_process
 from jxinspect.render import formats
+
+ProcessesOpt = Annotated[
+    Optional[int],
+    typer.Option(
+        "--processes",
+        min=1,
+        help="Start N processes of the command on this machine, each with "
+        "JAX_COORDINATOR_ADDRESS (127.0.0.1), JAX_NUM_PROCESSES and JAX_PROCESS_ID set, "
+        "each recorded into FOLDER/process-K; stop the rest when one fails.",
+    ),
+]
+TimeoutOpt = Annotated[
+    Optional[float],
+    typer.Option("--timeout", min=0.1, help="With --processes: stop them all after S seconds."),
+]
 
 
 def record(
@@ -72,36 +88,52 @@ def record(
             "(each named with its reasons); the run's own failure exit wins.",
         ),
     ] = None,
+    processes: ProcessesOpt = None,
+    timeout: TimeoutOpt = None,
     show_traceback: TracebackOpt = False,
 ) -> None:
     """Run a command unchanged and record every function of yours that JAX lowers in it,
     each as a report in FOLDER, with every compile's reasons and seconds. The run's
-    output and exit code are its own."""
+    output and exit code are its own. Under jax.distributed each process records into
+    FOLDER/process-K."""
 
     def body() -> int:
-        from jxinspect.record import recording
-
         settings = records.RecordSettings(
             only=tuple(only or ()),
             stop_after=stop_after,
             max_functions=max_functions,
             compile=compile,
         )
-        status, index = recording.run(list(command or ()), output, settings)
-        _say_recorded(index, output)
-        if index.failed and status == 0:  # the run succeeded; recording it did not
-            return _recording_failed(index)
-        if not index.functions and status == 0:
-            raise_no_records(index, output)
-        if max_compiles is not None:
-            over = _over_budget(output, max_compiles)
-            for line in over:
-                typer.echo(f"error: {line}", err=True)
-            if over and status == 0:
-                return EXIT_FINDINGS
-        return status
+        if processes is not None:
+            return _record_processes(list(command or ()), output, settings, processes, timeout)
+        if timeout is not None:
+            raise UsageError("--timeout stops the processes --processes N starts: give both")
+        return _record_one(list(command or ()), output, settings, max_compiles)
 
     run_command(body, show_traceback)
+
+
+def _record_one(
+    command: list[str], output: Path, settings: records.RecordSettings, max_compiles: Optional[int]
+) -> int:
+    """``record``: the run recorded (into ``output``, or its processes' folders in it)."""
+    from jxinspect.record import recording
+
+    status, ended = recording.run(command, output, settings)
+    for where, index in ended:
+        _say_recorded(index, where)
+    failed = next((index for _, index in ended if index.failed), None)
+    if failed is not None and status == 0:  # the run succeeded; recording it did not
+        return _recording_failed(failed)
+    if not any(index.functions for _, index in ended) and status == 0:
+        raise_no_records(ended[0][1], ended[0][0])
+    if max_compiles is not None:
+        over = [line for where, _ in ended for line in _over_budget(where, max_compiles)]
+        for line in over:
+            typer.echo(f"error: {line}", err=True)
+        if over and status == 0:
+            return EXIT_FINDINGS
+    return status
 
 
 def _say_recorded(index: Index, output: Path) -> None:
@@ -116,6 +148,31 @@ def _say_recorded(index: Index, output: Path) -> None:
     )
     for line in record_summary.not_recorded(index):
         typer.echo(f"note: {line}", err=True)
+
+
+def _record_processes(
+    command: list[str],
+    output: Path,
+    settings: records.RecordSettings,
+    count: int,
+    timeout: Optional[float],
+) -> int:
+    """``record --processes N``: one line per process on stderr; the worst exit status."""
+    from jxinspect.record import launch
+    from jxinspect.render.record import summary as record_summary
+
+    status, ended = launch.run_processes(command, output, settings, count, timeout)
+    for where, index in ended:
+        recorded = len(index.functions)
+        typer.echo(
+            f"jxinspect record: {recorded} function{'s' if recorded != 1 else ''} recorded in "
+            f"{where}; {record_summary.run_line(index)}",
+            err=True,
+        )
+    if status == launch.TIMED_OUT:
+        typer.echo(f"error: --timeout {timeout:g}: the processes were stopped", err=True)
+    typer.echo(f"jxinspect record: see `jxinspect show {output}`", err=True)
+    return status
 
 
 def _recording_failed(index: Index) -> int:
@@ -187,6 +244,8 @@ def show(
 
     def body() -> int:
         given = Path(path)
+        if is_multi_process(given):
+            return _show_processes(given, format, output, fail_on)
         if records.is_record_folder(given):
             return _show_folder(given, format, output, fail_on)
         if records.is_record(given):
@@ -202,6 +261,22 @@ def show(
         return EXIT_FINDINGS if fails(gated(report.findings), fail_on) else EXIT_OK
 
     run_command(body, show_traceback)
+
+
+def _show_processes(folder: Path, format: Format, output: Optional[Path], fail_on: FailOn) -> int:
+    """``show FOLDER`` of a recording of several processes: each function's program on
+    every process, JX403 where they differ."""
+    from jxinspect.compare.programs import processes_summary
+
+    if format not in formats.PROCESSES.names:
+        raise UsageError(
+            f"--format {format}: a recording of several processes shows as "
+            f"{' or '.join(formats.PROCESSES.names)}; give {folder}/process-K/FUNCTION "
+            "for one function's report"
+        )
+    summary = processes_summary(folder)
+    emit(formats.PROCESSES.render(summary, format), output)
+    return EXIT_FINDINGS if fails(gated(summary.findings), fail_on) else EXIT_OK
 
 
 def _show_folder(folder: Path, format: Format, output: Optional[Path], fail_on: FailOn) -> int:

@@ -16,8 +16,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, TypeAlias
 
+from jxinspect.core.diff import TargetDiff
 from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.exhaustive import assert_never
+from jxinspect.core.identity import ProgramComparison
 from jxinspect.core.model import Report
 from jxinspect.core.recording import Entry
 from jxinspect.project.config import Policy
@@ -325,6 +327,20 @@ class Loaded:
     only_after: tuple[str, ...] = ()
     incomplete: tuple[str, ...] = ()
     """The record folders whose run did not end by itself with exit 0."""
+    programs: tuple[ProgramComparison, ...] = ()
+    """Two record folders: each pair's programs compared, in the order of ``reports``."""
+    within: tuple[ProgramComparison, ...] = ()
+    """Two record folders: lowerings of either run that made another program of the same
+    function with the same inputs."""
+
+    def targets(self) -> tuple[TargetDiff, ...]:
+        """Each pair's diff, with its programs compared where both sides are recordings."""
+        from jxinspect.compare.diff import diff_reports
+
+        found = [diff_reports(old, new, pair.name) for pair, old, new in self.reports]
+        if not self.programs:
+            return tuple(found)
+        return tuple(replace(t, program=c) for t, c in zip(found, self.programs, strict=True))
 
 
 def load_reports(
@@ -386,7 +402,32 @@ def load_sides(
         pairing.only_before,
         pairing.only_after,
         tuple(s.text for s in (before, after) if isinstance(s, RecordSource) and not s.complete),
+        *_programs(before, after, pairs),
     )
+
+
+def _programs(
+    before: Source, after: Source, pairs: list[Pair]
+) -> tuple[tuple[ProgramComparison, ...], tuple[ProgramComparison, ...]]:
+    """Two record folders: each pair's programs compared, and each run's own lowerings
+    that made another program with the same inputs (none for other inputs)."""
+    if not isinstance(before, RecordSource) or not isinstance(after, RecordSource):
+        return (), ()
+    from jxinspect.compare import programs
+
+    def side(source: RecordSource, function: str | None) -> programs.Lowering:
+        return programs.Lowering(source.text, source.folder, source.entry(function))
+
+    compared = tuple(
+        programs.compare_runs(side(before, pair.before), side(after, pair.after)) for pair in pairs
+    )
+    runs = {before.folder.resolve(): before, after.folder.resolve(): after}  # one run once
+    within = tuple(
+        found
+        for source in runs.values()
+        for found in programs.within_run(source.folder, source.text)
+    )
+    return compared, within
 
 
 def _report(

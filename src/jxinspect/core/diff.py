@@ -17,7 +17,8 @@ import msgspec
 import msgspec.structs
 
 from jxinspect.core.display import Displayed
-from jxinspect.core.model import Report, Severity, at_or_above
+from jxinspect.core.identity import ProgramComparison
+from jxinspect.core.model import Finding, Report, Severity, at_or_above
 from jxinspect.core.vocabulary import Partitioner, Reached, Stage
 
 DIFF_SCHEMA: Literal["jxinspect.diff/1"] = "jxinspect.diff/1"
@@ -160,6 +161,9 @@ class TargetDiff:
     """Its changes counted (derived, under the gate of the :class:`DiffReport`)."""
     unchanged: Unchanged = field(default_factory=Unchanged)
     changes: tuple[Change, ...] = ()
+    program: ProgramComparison | None = None
+    """Two recordings: the two lowerings' programs compared (the same program: JAX's
+    persistent cache can hit); ``None`` for other inputs."""
 
     def __post_init__(self) -> None:
         verdicts = Counter(c.verdict for c in self.changes)
@@ -203,6 +207,9 @@ class DiffReport(Displayed):
     a function the run no longer lowers lost no debug info)."""
     only_after: tuple[str, ...] = ()
     """Record folders: functions recorded after and not before."""
+    findings: tuple[Finding, ...] = ()
+    """Record folders: the comparison rules' findings (JX404: the same function with the
+    same inputs lowered to different programs, in the two runs or within one)."""
 
     def __post_init__(self) -> None:
         gate = self.gate
@@ -212,7 +219,8 @@ class DiffReport(Displayed):
         total = Counts(*(sum(getattr(t.summary, f.name) for t in targets)
                          for f in fields(Counts)))  # fmt: skip
         object.__setattr__(self, "summary", total)
-        object.__setattr__(self, "failed", total.failing > 0)
+        failing = any(at_or_above(f.severity, gate.fail_on) for f in self.findings)
+        object.__setattr__(self, "failed", total.failing > 0 or failing)
 
     @property
     def gate(self) -> Gate:

@@ -46,6 +46,13 @@ class Entry:
     """The static arguments of the call, ``k=True, mode='fast'`` (``""``: none)."""
     program: str = ""
     """A digest of the lowered module: which lowerings were this same program."""
+    identity: str = ""
+    """The program's identity (:class:`~jxinspect.core.identity.ProgramIdentity`): SHA-256
+    of the module without locations, metadata and names (``""``: recorded before it was)."""
+    names_digest: str = ""
+    """SHA-256 of the names the program carries, kept apart from its identity."""
+    source_digest: str = ""
+    """SHA-256 of the function's source text (``""``: unknown)."""
 
     @property
     def input_types(self) -> str:
@@ -107,6 +114,10 @@ class Index:
     """How the run ended: its exit code, ``-N`` for signal N; ``None`` while it runs."""
     jax_version: str | None = None
     """The JAX release the run imported."""
+    process: int | None = None
+    """This process's index in a run of several JAX processes (``None``: one process)."""
+    processes: int | None = None
+    """How many JAX processes the run had (``None``: one)."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)

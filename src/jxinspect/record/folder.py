@@ -39,6 +39,8 @@ T = TypeVar("T")
 INDEX = "index.json"
 REPORT = "report.json"
 CALL = "call.json"
+PROGRAM = "program.mlir"
+"""A record's lowered module with its locations: its identity, and where it differs."""
 ENTRY = "entry.json"
 """A record's own index entry, from which the index is completed when a run died before
 it was written there."""

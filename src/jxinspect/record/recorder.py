@@ -19,12 +19,13 @@ from pathlib import Path
 
 from jxinspect.core import codec
 from jxinspect.core.errors import UsageError
+from jxinspect.core.files import write_atomically
 from jxinspect.core.model import Report
 from jxinspect.core.recording import Call, Entry, Index
 from jxinspect.core.units import source_parts
 from jxinspect.project.config import Policy, load_config
 from jxinspect.record import folder as records
-from jxinspect.record import recompiles
+from jxinspect.record import identity, processes, recompiles
 from jxinspect.tracer import seam
 
 INDEX_EVERY_S = 5.0
@@ -36,6 +37,8 @@ class Recorder:
     """What this process has recorded so far, mirrored in the folder's index."""
 
     folder: Path
+    """The folder it records into: the recording's, or once claimed in a run of several
+    JAX processes, this process's own sub-folder of it."""
     settings: records.RecordSettings
     index: Index
     owner: bool | None = None
@@ -113,11 +116,14 @@ class Recorder:
             statics=statics,
             program=program,
         )
+        text = _identify(lowering, entry)
         report = _report(lowering, entry, self.settings.compile, self.policy)
         entry.findings = len(report.findings)
         entry.folder = self._new_folder(name)
         where = self.folder / entry.folder
         records.write_json(where / records.REPORT, report)
+        if text is not None:
+            write_atomically(where / records.PROGRAM, text, durable=False)
         records.write_json(where / records.CALL, _call(lowering))
         records.write_json(where / records.ENTRY, entry)
         self.by_key[key] = entry
@@ -146,13 +152,20 @@ class Recorder:
     def _own(self) -> bool:
         """Claim the folder for this process, or learn that another process has it: one
         process writes a record folder (a run's helper processes are not recorded)."""
-        if self.owner is None:
-            self.owner = records.claim(self.folder, os.getpid())
-            if not self.owner:
-                print(f"jxinspect record: process {os.getpid()} staged functions too; only "
-                      "the first process of the run that stages one is recorded",
-                      file=sys.stderr)  # fmt: skip
-        return self.owner
+        if self.owner is None and not self._claim():
+            print(f"jxinspect record: process {os.getpid()} staged functions too; only "
+                  "the first process of the run that stages one is recorded",
+                  file=sys.stderr)  # fmt: skip
+        return bool(self.owner)
+
+    def _claim(self) -> bool:
+        """Claim this process's folder: the recording's, or in a run of several JAX
+        processes its own sub-folder of it (:mod:`jxinspect.record.processes`)."""
+        self.folder = processes.place(self.folder, self.index)
+        owner = self.owner = records.claim(self.folder, os.getpid())
+        if owner:
+            processes.tell_launcher(self.folder)
+        return owner
 
     def _write_index(self, now: bool = False) -> None:
         """Write the index ``now``, or where :data:`INDEX_EVERY_S` has passed since the
@@ -171,7 +184,7 @@ class Recorder:
         left out), claiming the folder if no process of the run has."""
         with self.lock:
             if self.owner is None and (self.index.internal or self.index.not_selected):
-                self.owner = records.claim(self.folder, os.getpid())
+                self._claim()
             if self.owner is False and self.elsewhere:
                 records.write_other_process(self.folder, os.getpid(), self.elsewhere)
             self._write_index(now=True)
@@ -189,6 +202,19 @@ def _statics(call: seam.Call | None) -> str:
     return ", ".join(
         f"{k}={recompiles.short_repr(v, _STATIC_TEXT)}" for k, v in seam.static_arguments(call)
     )
+
+
+def _identify(lowering: seam.Lowering, entry: Entry) -> str | None:
+    """Give ``entry`` the program's identity and its function's source digest; the
+    module's text (``None`` where JAX made no module of it)."""
+    digest = identity.source_digest(lowering.source)
+    entry.source_digest = digest or ""
+    if lowering.lowered is None:
+        return None
+    text = seam.program_text(lowering.lowered)
+    found = identity.identity_of(text, digest)
+    entry.identity, entry.names_digest = found.program, found.names
+    return text
 
 
 def _call(lowering: seam.Lowering) -> Call:

@@ -4,16 +4,18 @@ hook that records every function of theirs that JAX lowers (:mod:`jxinspect.reco
 The command inherits the terminal: its stdout, stderr and exit code are its own. The
 hook reaches every Python process of the run through ``PYTHONPATH`` (a ``sitecustomize``
 that starts recording and then loads the environment's own); the first process that
-stages a function of the user's writes the folder. No JAX is imported here.
+stages a function of the user's writes the folder, or under ``jax.distributed`` each
+process its own sub-folder of it (:mod:`jxinspect.record.processes`; ``--processes N``
+is :mod:`jxinspect.record.launch`). No JAX is imported here.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import subprocess
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,29 +24,23 @@ from jxinspect.core.errors import UsageError
 from jxinspect.core.recording import Index
 from jxinspect.project.config import project_config
 from jxinspect.record import folder as records
+from jxinspect.record import processes
 
 BOOT = Path(__file__).parent / "boot"
 
 
 def prepare_folder(folder: Path, command: list[str]) -> None:
-    """An empty folder for a new recording, or a previous recording replaced."""
+    """An empty folder for a new recording, or a previous recording replaced (the
+    process folders of a run of several processes are each replaced by their process)."""
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"-o {folder}: a file is in the way; give a folder for the records")
     if folder.is_dir() and any(folder.iterdir()):
-        if not records.is_record_folder(folder):
+        if not records.is_record_folder(folder) and not processes.is_multi_process(folder):
             raise UsageError(
                 f"-o {folder}: the folder is not empty and holds no recording; "
                 "give a new folder (a previous recording is replaced)"
             )
-        old = records.read_index(folder)
-        for entry in old.functions:
-            shutil.rmtree(folder / entry.folder, ignore_errors=True)
-        with contextlib.suppress(FileNotFoundError):
-            (folder / records.OWNER).unlink()
-        stale = folder / records.COMPILES
-        if stale.is_file() and not stale.is_symlink():  # only a file of ours is removed
-            stale.unlink()
-        records.collect_other_processes(folder, old)  # a previous run's, now stale
+        processes.clear_recording(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -60,9 +56,11 @@ def _write_index(index: Index, folder: Path) -> None:
         raise UsageError(f"-o {folder}: cannot write the recording: {err.strerror}") from None
 
 
-def environment(folder: Path, settings: records.RecordSettings) -> dict[str, str]:
-    """The run's environment: the hook first on ``PYTHONPATH``, and what it records."""
+def environment(folder: Path, settings: records.RecordSettings, claims: Path) -> dict[str, str]:
+    """The run's environment: the hook first on ``PYTHONPATH``, what it records, and
+    where each process says which folder it records into."""
     env = dict(os.environ)
+    env[processes.ENV_CLAIMS] = str(claims)
     path = env.get("PYTHONPATH")
     env["PYTHONPATH"] = os.pathsep.join([str(BOOT), *([path] if path else [])])
     env[records.ENV_FOLDER] = str(folder.resolve())
@@ -71,33 +69,74 @@ def environment(folder: Path, settings: records.RecordSettings) -> dict[str, str
     return env
 
 
-def run(command: list[str], folder: Path, settings: records.RecordSettings) -> tuple[int, Index]:
-    """Run ``command`` recording into ``folder``; its exit status (``128 + N`` for
-    signal N, as a shell says) and the final index."""
+def start(command: list[str], env: dict[str, str], group: bool = False) -> subprocess.Popen[bytes]:
+    """Start one process of the run (``group``: in a process group of its own, which
+    is stopped whole); a command that cannot run is a one-line error."""
+    try:
+        return subprocess.Popen(command, env=env, start_new_session=group)
+    except FileNotFoundError:
+        raise UsageError(f"cannot run {command[0]!r}: no such program") from None
+    except PermissionError:
+        raise UsageError(f"cannot run {command[0]!r}: not executable") from None
+
+
+def check_command(command: list[str]) -> None:
     if not command:
         raise UsageError(
             "give the command to record after --, e.g. "
             "`jxinspect record -o runs/before -- python train.py`"
         )
-    config = project_config().path  # read here: a broken configuration is exit 2
-    settings = replace(settings, config=str(config.resolve()) if config else None)
+
+
+def with_config(settings: records.RecordSettings) -> records.RecordSettings:
+    """``settings`` with the project's configuration, read here: a broken one is exit 2."""
+    config = project_config().path
+    return replace(settings, config=str(config.resolve()) if config else None)
+
+
+def run(
+    command: list[str], folder: Path, settings: records.RecordSettings
+) -> tuple[int, list[tuple[Path, Index]]]:
+    """Run ``command`` recording into ``folder``; its exit status (``128 + N`` for
+    signal N, as a shell says), and each folder its processes recorded into with its
+    final index: ``folder``, or under ``jax.distributed`` ``folder/process-K`` of the
+    command's own process and of those it started (a launcher of its own), its own first."""
+    check_command(command)
+    settings = with_config(settings)
     prepare_folder(folder, command)
-    try:
-        child = subprocess.Popen(command, env=environment(folder, settings))
-    except FileNotFoundError:
-        raise UsageError(f"cannot run {command[0]!r}: no such program") from None
-    except PermissionError:
-        raise UsageError(f"cannot run {command[0]!r}: not executable") from None
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # the run gets Ctrl-C itself
-    try:
-        status = child.wait()
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    index = records.read_index(folder)
-    records.recover_entries(folder, index)
-    records.collect_other_processes(folder, index)
+    with tempfile.TemporaryDirectory(prefix="jxinspect-record-") as claims:
+        child = start(command, environment(folder, settings, Path(claims)))
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # the run gets Ctrl-C itself
+        try:
+            status = child.wait()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        found = processes.claimed(Path(claims), folder)
+    own = found.pop(child.pid, None)
+    folders = list(dict.fromkeys([*([own] if own else []), *sorted(found.values())])) or [folder]
+    ended = [(where, finish(where, status, folder)) for where in folders]
+    return (128 - status if status < 0 else status), ended
+
+
+def finish(where: Path, status: int, root: Path) -> Index:
+    """Complete the index of the folder a process recorded into, once it ended with
+    ``status``: the records it had not listed yet, its other processes, how it ended. A
+    process folder replaces the recording's own empty index."""
+    index = records.read_index(where)
+    records.recover_entries(where, index)
+    records.collect_other_processes(where, index)
     index.exit_code = 0 if index.stopped_after is not None and status == 0 else status
-    _write_index(index, folder)
+    _write_index(index, where)
     with contextlib.suppress(FileNotFoundError):
-        (folder / records.OWNER).unlink()
-    return (128 - status if status < 0 else status), index
+        (where / records.OWNER).unlink()
+    if where != root:
+        drop_empty_index(root)
+    return index
+
+
+def drop_empty_index(root: Path) -> None:
+    """Remove the index ``jxinspect record`` wrote in the folder before the run, where no
+    process recorded into it: the folder holds process folders."""
+    with contextlib.suppress(UsageError, OSError):
+        if not records.read_index(root).functions:
+            (root / records.INDEX).unlink()

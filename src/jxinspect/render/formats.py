@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from jxinspect.core.diff import DiffReport
     from jxinspect.core.lint import LintResult
     from jxinspect.core.model import Report
+    from jxinspect.core.processes import ProcessesSummary
     from jxinspect.core.recording import Recording
     from jxinspect.core.survey import History, Survey
     from jxinspect.core.survey_diff import SurveyDiff
@@ -179,6 +180,15 @@ RECORD: Product[Recording] = Product(
 )
 """A record folder at a glance (``show FOLDER``)."""
 
+PROCESSES: Product[ProcessesSummary] = Product(
+    "processes",
+    (
+        Format("text", _renderer("record.processes:render"), ".txt"),
+        Format("json", _renderer("record.processes:render_json"), ".json", machine=True),
+    ),
+)
+"""A recording of several JAX processes at a glance (``show FOLDER``)."""
+
 SURVEY: Product[Survey] = Product(
     "survey",
     (
@@ -216,6 +226,6 @@ SURVEY_DIFF: Product[SurveyDiff] = Product(
 """Two surveys compared cell by cell (``diff-debug`` of two survey files)."""
 
 PRODUCTS: dict[str, Product[Any]] = {
-    p.name: p for p in (REPORT, DIFF, LINT, RECORD, SURVEY, SURVEY_HISTORY, SURVEY_DIFF)
+    p.name: p for p in (REPORT, DIFF, LINT, RECORD, PROCESSES, SURVEY, SURVEY_HISTORY, SURVEY_DIFF)
 }
 """Every product by name: what :class:`jxinspect.core.display.Displayed` dispatches on."""

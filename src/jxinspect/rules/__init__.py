@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import importlib
 
-from jxinspect.core.model import Report
+from jxinspect.core.identity import ProgramComparison
+from jxinspect.core.model import Finding, Report
 from jxinspect.core.settings import Settings
 from jxinspect.rules import advice
-from jxinspect.rules.base import Rule, Surveyed
+from jxinspect.rules.base import ComparisonRule, Rule, Surveyed
 
 TABLE: tuple[str, ...] = (
     "jx101_missing_arg_name",
@@ -61,3 +62,30 @@ def apply_rules(report: Report, settings: Settings) -> Report:
     ``settings`` holds the thresholds of the rules that take them."""
     found = tuple(finding for rule in RULES for finding in rule.check(report, settings))
     return report.with_findings(advice.advise(found, report.jax_version, SURVEYED))
+
+
+COMPARISON_TABLE: tuple[str, ...] = (
+    "jx403_divergent_processes",
+    "jx404_nondeterministic_lowering",
+)
+"""The rules that judge two lowerings of one function (:class:`ComparisonRule`), in code
+order: what they find is in no single report, so :func:`apply_rules` never runs them."""
+
+
+def _load_comparison(module: str) -> ComparisonRule:
+    rule = importlib.import_module(f"{__name__}.{module}").RULE
+    if not isinstance(rule, ComparisonRule) or not module.startswith(f"{rule.code.lower()}_"):
+        raise ImportError(f"{__name__}.{module}.RULE is not the rule its name says")
+    return rule
+
+
+COMPARISON_RULES: tuple[ComparisonRule, ...] = tuple(_load_comparison(m) for m in COMPARISON_TABLE)
+EXPLAINED: dict[str, Rule | ComparisonRule] = dict(
+    sorted([*((r.code, r) for r in RULES), *((r.code, r) for r in COMPARISON_RULES)])
+)
+"""Every code ``jxinspect explain`` explains."""
+
+
+def apply_comparison_rules(comparison: ProgramComparison) -> tuple[Finding, ...]:
+    """Every comparison rule's findings on two lowerings of one function, in code order."""
+    return tuple(f for rule in COMPARISON_RULES for f in rule.check(comparison))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from jxinspect.core.identity import ProgramComparison
 from jxinspect.core.model import Finding, Report, Severity
 from jxinspect.core.settings import Settings
 from jxinspect.core.survey import Outcome
@@ -51,3 +52,24 @@ class Rule:
         return Finding(
             self.code, self.severity, message, path, report.file, report.line, inside_jax, shape
         )
+
+
+ComparisonCheck = Callable[[ProgramComparison], Iterable[Finding]]
+"""A check of two lowerings of one function: its findings."""
+
+
+@dataclass(frozen=True)
+class ComparisonRule:
+    """A check with a stable code that judges two lowerings of one function (of two
+    processes of a run, of two runs, or twice in one run), not one report: what it
+    finds is in no single report. ``explanation`` is what ``jxinspect explain`` prints."""
+
+    code: str
+    severity: Severity
+    summary: str
+    explanation: str
+    check: ComparisonCheck
+
+    def finding(self, comparison: ProgramComparison, message: str) -> Finding:
+        """A finding of this rule, located at the function's definition."""
+        return Finding(self.code, self.severity, message, None, comparison.file, comparison.line)

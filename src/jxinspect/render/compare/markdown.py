@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from jxinspect.core.diff import DiffReport, TargetDiff
 from jxinspect.render.common.escape import markdown_code, markdown_text
+from jxinspect.render.compare.programs import finding_lines, program_line
 from jxinspect.render.compare.text import (
     CHANGE_COLUMNS,
     VERDICT_TITLE,
@@ -67,7 +68,8 @@ def _target(target: TargetDiff, diff: DiffReport) -> list[str]:
             lines += ["", f"<details><summary>{summary}</summary>", "", *table, "", "</details>"]
     if not target.changes:
         lines += ["", "No changes."]
-    return lines
+    program = program_line(target)
+    return [*lines, "", markdown_text(program)] if program is not None else lines
 
 
 def render(diff: DiffReport) -> str:
@@ -89,4 +91,8 @@ def render(diff: DiffReport) -> str:
             for title, names in (("only before", diff.only_before), ("only after", diff.only_after))
             for name in names
         ]
+    findings = finding_lines(diff)
+    lines += (
+        ["", "### Findings", "", *(f"- {markdown_text(f)}" for f in findings)] if findings else []
+    )
     return "\n".join(lines) + "\n"

@@ -15,6 +15,7 @@ from jxinspect.core.diff import Change, DiffReport, Side, TargetDiff, Verdict
 from jxinspect.core.units import recorded
 from jxinspect.render.common.console import ansi_console
 from jxinspect.render.common.escape import text as esc
+from jxinspect.render.compare.programs import finding_lines, program_line
 
 CHANGE_COLUMNS = ("severity", "class", "change", "where", "leaf", "before", "after", "matched")
 WHERE_TEXT = {"input": "argument", "output": "result", "static": "static", "nested": "nested",
@@ -80,6 +81,8 @@ def summary_line(diff: DiffReport) -> str:
         text += f" ({counts.failing} failing at --fail-on {diff.fail_on})"
     text += f", {counts.improvements} improvement{'s' if counts.improvements != 1 else ''}"
     text += f", {counts.neutral} neutral"
+    if diff.findings:
+        text += f", {len(diff.findings)} finding{'s' if len(diff.findings) != 1 else ''}"
     return ("FAIL: " if diff.failed else "ok: ") + text
 
 
@@ -134,9 +137,13 @@ def render_plain(diff: DiffReport) -> str:
         if not target.changes:
             lines += ["", "no changes"]
         lines += ["", _unchanged_line(target)]
+        program = program_line(target)
+        lines += [esc(program)] if program is not None else []
     if diff.only_before or diff.only_after:
         lines += ["", "functions recorded on one side only (not compared)"]
         lines += ["  " + esc(line) for line in unpaired_lines(diff)]
+    findings = finding_lines(diff)
+    lines += ["", *(esc(line) for line in findings)] if findings else []
     lines += ["", summary_line(diff)]
     return "\n".join(lines) + "\n"
 
@@ -187,11 +194,17 @@ def render_rich(diff: DiffReport, width: int = 120) -> str:
         if not target.changes:
             console.print(Text("no changes", style="green"))
         console.print(Text(_unchanged_line(target), style="dim"))
+        program = program_line(target)
+        if program is not None:
+            same = target.program is not None and target.program.same_program
+            console.print(Text(esc(program), style="green" if same else "yellow"))
     if diff.only_before or diff.only_after:
         console.print()
         console.print(Text("functions recorded on one side only (not compared)", style="bold"))
         for line in unpaired_lines(diff):
             console.print(Text("  " + esc(line), style="yellow"))
+    for line in finding_lines(diff):
+        console.print(Text(esc(line), style="bold red"))
     console.print()
     console.print(Text(summary_line(diff), style="bold red" if diff.failed else "bold green"))
     return buffer.getvalue()

@@ -41,6 +41,7 @@ from jxinspect.tracer.seam.devices import (
     default_backend,
     device_count,
     devices,
+    distributed_process,
     partitioner,
     platforms_setting,
     shardy_default,
@@ -85,6 +86,7 @@ from jxinspect.tracer.seam.lowering import (
     lowering_platform,
     out_info,
     program_digest,
+    program_text,
     stablehlo_module,
 )
 from jxinspect.tracer.seam.meshes import (
@@ -222,6 +224,7 @@ __all__ = [
     "device_count",
     "DeviceIds",
     "devices",
+    "distributed_process",
     "donated_flags",
     "Equation",
     "equations",
@@ -260,6 +263,7 @@ __all__ = [
     "lower",
     "Lowered",
     "lowered_text",
+    "program_text",
     "Lowering",
     "lowering_fix",
     "lowering_platform",

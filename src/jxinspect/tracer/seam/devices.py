@@ -84,3 +84,21 @@ def shardy_default() -> bool:
     import jax
 
     return bool(jax.config.values.get("jax_use_shardy_partitioner", False))
+
+
+def distributed_process() -> tuple[int, int] | None:
+    """``(process index, process count)`` once ``jax.distributed.initialize`` has run
+    in this process with more than one process; ``None`` before, or for one process.
+    Read from JAX's distributed state (``jax._src.distributed.global_state``, every
+    supported release), never by ``jax.process_index()``, which would start a backend:
+    nothing is initialized here."""
+    import sys
+
+    module = sys.modules.get("jax._src.distributed")
+    state = getattr(module, "global_state", None)
+    if state is None or getattr(state, "client", None) is None:
+        return None
+    index, count = getattr(state, "process_id", None), getattr(state, "num_processes", None)
+    if not isinstance(index, int) or not isinstance(count, int) or count < 2:
+        return None
+    return index, count

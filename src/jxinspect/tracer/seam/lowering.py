@@ -138,3 +138,11 @@ def program_digest(lowered: Lowered) -> str:
     digest = hashlib.blake2b(text.encode(), digest_size=12)
     digest.update(repr(names).encode())
     return digest.hexdigest()
+
+
+def program_text(lowered: Lowered) -> str:
+    """The lowered StableHLO module in full, with its locations (argument names and the
+    source line of each operation), every constant written out: what a program's
+    identity is computed from. The module is printed, never changed."""
+    module = stablehlo_module(lowered)
+    return str(module.operation.get_asm(enable_debug_info=True, assume_verified=True))

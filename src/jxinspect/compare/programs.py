@@ -1,0 +1,254 @@
+"""Two lowerings of one function compared by their programs' identities, and the first
+real difference where they differ: an argument whose type or sharding differs, a static
+value, or else the first operation that differs, with its source line on each side.
+
+Used across the processes of one recording (``show FOLDER``: JX403), across two
+recordings (``diff-debug runA runB``) and within one (JX404). A recording is read one
+process folder at a time; the reports and module texts of two lowerings are read only
+where their identities differ.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from jxinspect.core.dtypes import short_name
+from jxinspect.core.identity import Across, Difference, ProgramComparison, ProgramIdentity
+from jxinspect.core.model import Finding
+from jxinspect.core.processes import (
+    FunctionAcross,
+    ProcessesSummary,
+    ProcessGroup,
+    ProcessRun,
+)
+from jxinspect.core.units import source_parts
+from jxinspect.record import identity
+from jxinspect.record.folder import PROGRAM, Entry, read_compiles, read_index, read_record
+from jxinspect.record.processes import process_folders
+from jxinspect.rules import apply_comparison_rules
+
+
+@dataclass(frozen=True)
+class Lowering:
+    """One recorded lowering of a function, and which side it is."""
+
+    label: str
+    """``process 3``, or a record folder as given."""
+    folder: Path
+    """The record folder that holds it."""
+    entry: Entry
+
+
+def identity_of(entry: Entry) -> ProgramIdentity:
+    return ProgramIdentity(entry.identity, entry.names_digest, entry.source_digest or None)
+
+
+def compare(before: Lowering, after: Lowering, across: Across) -> ProgramComparison:
+    """The two lowerings' identities and, where the programs differ, the first real
+    difference."""
+    mine, theirs = identity_of(before.entry), identity_of(after.entry)
+    found = None if mine.program == theirs.program else first_difference(before, after)
+    _, file, line = source_parts(before.entry.source)
+    return ProgramComparison(
+        before.entry.name, before.entry.source, across, before.label, after.label,
+        mine, theirs, found, file, line,
+    )  # fmt: skip
+
+
+def first_difference(before: Lowering, after: Lowering) -> Difference | None:
+    """The first argument path whose type or sharding differs, else the first static
+    value, else the first operation of the programs."""
+    return (
+        _input_difference(before, after)
+        or _static_difference(before.entry.statics, after.entry.statics)
+        or _operation_difference(before, after)
+    )
+
+
+def _inputs(lowering: Lowering) -> dict[str, tuple[str, str | None]]:
+    """Each argument's type and sharding, by path."""
+    report = read_record(lowering.folder, lowering.entry)
+    return {
+        leaf.path: (
+            f"{short_name(leaf.dtype)}[{','.join(str(d) for d in leaf.shape)}]",
+            leaf.sharding.readable if leaf.sharding is not None else None,
+        )
+        for leaf in report.inputs
+    }
+
+
+def _input_difference(before: Lowering, after: Lowering) -> Difference | None:
+    mine, theirs = _inputs(before), _inputs(after)
+    for path in [*mine, *(p for p in theirs if p not in mine)]:
+        was, now = mine.get(path), theirs.get(path)
+        if was is None or now is None:
+            return Difference("input", path, was and was[0], now and now[0])
+        if was[0] != now[0]:
+            return Difference("input", path, was[0], now[0])
+        if was[1] != now[1]:
+            return Difference("input", path, f"sharding {was[1]}", f"sharding {now[1]}")
+    return None
+
+
+_STATIC = re.compile(r", (?=[A-Za-z_][A-Za-z0-9_]*=)")
+"""Between two static arguments of an entry's ``statics``, ``k=True, mode='fast'``."""
+
+
+def _statics(text: str) -> dict[str, str]:
+    pairs = (item.partition("=") for item in _STATIC.split(text) if item)
+    return {name: value for name, _, value in pairs}
+
+
+def _static_difference(before: str, after: str) -> Difference | None:
+    mine, theirs = _statics(before), _statics(after)
+    for name in [*mine, *(n for n in theirs if n not in mine)]:
+        if mine.get(name) != theirs.get(name):
+            return Difference("static", name, mine.get(name), theirs.get(name))
+    return None
+
+
+def _operations(lowering: Lowering) -> list[identity.Operation] | None:
+    path = lowering.folder / lowering.entry.folder / PROGRAM
+    try:
+        return identity.operations(path.read_text(encoding="utf-8"))
+    except OSError:
+        return None
+
+
+def _operation_difference(before: Lowering, after: Lowering) -> Difference | None:
+    """The first operation that differs, with the user's source line on each side."""
+    mine, theirs = _operations(before), _operations(after)
+    if mine is None or theirs is None:
+        return None
+    for at in range(max(len(mine), len(theirs))):
+        was = mine[at] if at < len(mine) else None
+        now = theirs[at] if at < len(theirs) else None
+        if (
+            was is not None
+            and now is not None
+            and identity.comparable(was) == identity.comparable(now)
+        ):
+            continue
+        return Difference(
+            "op", None, was.text if was else None, now.text if now else None,
+            identity.line_of(mine, at) if was else None,
+            identity.line_of(theirs, at) if now else None,
+        )  # fmt: skip
+    return None
+
+
+def _key(entry: Entry) -> str:
+    return entry.source or entry.name
+
+
+Programs = frozenset[str]
+
+
+@dataclass
+class _Read:
+    """What the process folders say, read one at a time."""
+
+    runs: list[ProcessRun]
+    groups: dict[str, dict[Programs, tuple[tuple[str, ...], list[int]]]]
+    """Each function's processes by the programs they lowered (and those programs in the
+    order the first of them lowered them): one entry for processes that agree."""
+    names: dict[str, tuple[str, str | None]]
+    """Each function's name and source."""
+
+
+def _read_processes(root: Path) -> _Read:
+    read = _Read([], {}, {})
+    for number, folder in process_folders(root):
+        index = read_index(folder)
+        read.runs.append(ProcessRun(number, folder.name, len(index.functions), index.exit_code))
+        mine: dict[str, list[str]] = {}
+        for entry in index.functions:
+            key = sys.intern(_key(entry))
+            mine.setdefault(key, []).append(entry.identity)
+            read.names.setdefault(key, (entry.name, entry.source))
+        for key, found in mine.items():
+            groups = read.groups.setdefault(key, {})
+            groups.setdefault(frozenset(found), (tuple(found), []))[1].append(number)
+    return read
+
+
+def _lowering(root: Path, process: int, key: str, program: str) -> Lowering:
+    """The lowering of function ``key`` that made ``program`` in process ``process``."""
+    folder = root / f"process-{process}"
+    found = [e for e in read_index(folder).functions if _key(e) == key]
+    entry = next(e for e in found if e.identity == program)
+    return Lowering(f"process {process}", folder, entry)
+
+
+def _divergence(root: Path, key: str, groups: list[ProcessGroup]) -> ProgramComparison | None:
+    """Where the processes lowered different programs: the first process of the largest
+    group against the first of the next, by the first program of each that the other
+    lacks (where one lacks none, its first)."""
+    if len(groups) < 2:
+        return None
+    mine, other = groups[0], groups[1]
+    lacking = next((i for i in mine.programs if i not in other.programs), mine.programs[0])
+    extra = next((i for i in other.programs if i not in mine.programs), other.programs[0])
+    before = _lowering(root, mine.processes[0], key, lacking)
+    return compare(before, _lowering(root, other.processes[0], key, extra), "processes")
+
+
+def processes_summary(root: Path) -> ProcessesSummary:
+    """``show FOLDER`` of a recording of several processes."""
+    read = _read_processes(root)
+    everyone = [run.process for run in read.runs]
+    functions = []
+    for key, found in read.groups.items():
+        name, source = read.names[key]
+        groups = sorted(
+            (ProcessGroup(programs, tuple(processes)) for programs, processes in found.values()),
+            key=lambda g: (-len(g.processes), g.processes[0]),
+        )
+        lowered = {p for g in groups for p in g.processes}
+        missing = tuple(p for p in everyone if p not in lowered)
+        comparison = _divergence(root, key, groups)
+        functions.append(FunctionAcross(name, source, tuple(groups), missing, comparison))
+    findings = tuple(
+        finding
+        for function in functions
+        if function.comparison is not None
+        for finding in apply_comparison_rules(function.comparison)
+    )
+    return ProcessesSummary(str(root), len(read.runs), tuple(read.runs), tuple(functions), findings)
+
+
+def compare_runs(before: Lowering, after: Lowering) -> ProgramComparison:
+    """One function recorded in two runs, compared (``diff-debug runA runB``)."""
+    return compare(before, after, "runs")
+
+
+def within_run(folder: Path, label: str) -> list[ProgramComparison]:
+    """The lowerings of one run whose only reason to compile again was the program
+    itself (the same function object, context, static values, argument types and
+    shardings: ``compiles.json``'s ``constants``), each against the earlier program."""
+    index = read_index(folder)
+    by_folder = {entry.folder: entry for entry in index.functions}
+    compiles, _ = read_compiles(folder)
+    found = []
+    for compiled in compiles:
+        kinds = {reason.kind for reason in compiled.reasons}
+        now = by_folder.get(compiled.folder)
+        if kinds != {"constants"} or now is None:
+            continue
+        digest = (compiled.reasons[0].before or "").removeprefix("program ")
+        earlier = next(
+            (e for e in index.functions if digest and e.program.startswith(digest)), None
+        )
+        if earlier is not None and earlier is not now:
+            before = Lowering(f"{label}/{earlier.folder}", folder, earlier)
+            found.append(compare(before, Lowering(f"{label}/{now.folder}", folder, now), "run"))
+    return found
+
+
+def program_findings(compared: Iterable[ProgramComparison]) -> tuple[Finding, ...]:
+    """The comparison rules' findings on lowerings compared (of two runs, within one)."""
+    return tuple(f for c in compared for f in apply_comparison_rules(c))

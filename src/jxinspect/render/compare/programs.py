@@ -1,0 +1,34 @@
+"""What a diff of two recordings says of each function's programs: the same program
+(JAX's persistent compilation cache can hit) or the first real difference, and the
+comparison rules' findings (JX404). Raw text: each renderer escapes it."""
+
+from __future__ import annotations
+
+from jxinspect.core.diff import DiffReport, TargetDiff
+
+SAME = "same program (a persistent cache hit is possible)"
+
+
+def program_line(target: TargetDiff) -> str | None:
+    """``program: same program (...)`` or ``program: different (...): first difference``;
+    ``None`` where the inputs were not two recordings."""
+    compared = target.program
+    if compared is None:
+        return None
+    if not compared.before_identity.program or not compared.after_identity.program:
+        return "program: not compared (a recording made before programs were identified)"
+    if compared.same_program:
+        names = (
+            ""
+            if compared.before_identity.names == compared.after_identity.names
+            else ("; the names it carries differ")
+        )
+        return f"program: {SAME}{names}"
+    ids = f"{compared.before_identity.short} → {compared.after_identity.short}"
+    said = f": {compared.difference}" if compared.difference is not None else ""
+    return f"program: different ({ids}){said}"
+
+
+def finding_lines(diff: DiffReport) -> list[str]:
+    """``error JX404 ...`` for each finding of the comparison rules."""
+    return [f"{f.severity} {f.code} {f.message}" for f in diff.findings]
