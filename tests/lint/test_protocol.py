@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from jxinspect._version import __version__
+from jxinspect.core.errors import installed_version
 from jxinspect.core.model import Finding, Report
 from jxinspect.lint.workers.protocol import Outcome, received, sent
 
@@ -20,5 +22,8 @@ def test_a_report_crosses_as_text_and_is_read_back_typed() -> None:
 def test_a_message_that_is_not_a_report_is_an_internal_error() -> None:
     back = received(Outcome(None, text='{"schema": "jxinspect.report/1"}', seconds=2.0), "m.py:f")
     assert back.report is None and back.kind == "internal" and back.seconds == 2.0
-    assert back.error is not None and back.error.startswith("internal error (")
-    assert "the worker's report of m.py:f: object missing required field `target`" in back.error
+    assert back.error == (
+        f"internal error (jxinspect {__version__}, JAX {installed_version('jax')}): DecodeError: "
+        "the worker's report of m.py:f: at $: object missing required field `target` (rerun "
+        "with --traceback and report it)"
+    )
