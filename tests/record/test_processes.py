@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from helpers import jxinspect_command, run_cli
+from helpers import error_line, jxinspect_command, run_cli
 
 PYTHON = sys.executable
 
@@ -200,6 +200,13 @@ def test_the_first_differing_operation_is_named_with_its_line_in_each(tmp_path: 
     )
     assert [f["code"] for f in data["findings"]] == ["JX403"]
     assert [f["function"] for f in data["functions"] if f["comparison"]] == ["body"]
+    both = run_cli("diff-debug", "runs", "runs", cwd=folder)
+    assert both.returncode == 2 and "compare one process's folder" in error_line(both)
+    one = run_cli("diff-debug", "runs/process-0", "runs/process-1", cwd=folder)
+    # two processes' folders compare as two runs: `body`, the same source with the same
+    # inputs, lowered to another program (the process index baked in: JX404)
+    assert one.returncode == 1, one.describe()
+    assert "program: different (" in one.stdout and "error JX404 `body`" in one.stdout
 
 
 def test_a_killed_process_leaves_the_others_whole_and_none_behind(tmp_path: Path) -> None:

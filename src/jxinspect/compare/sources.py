@@ -35,6 +35,7 @@ from jxinspect.record.folder import (
     read_record,
     read_report,
 )
+from jxinspect.record.processes import is_multi_process
 
 SourceKind = Literal["python", "target", "json", "mlir", "record"]
 """The kind of an input, as its text and file tell (:func:`open_source` reads it)."""
@@ -167,6 +168,11 @@ def _folder_given(path: Path, text: str) -> str:
 
 def _kind_of(text: str) -> SourceKind:
     path = Path(text)
+    if is_multi_process(path):
+        raise UsageError(
+            f"{text} holds a recording of several processes: compare one process's folder "
+            f"(e.g. {path / 'process-0'}); `jxinspect show {text}` compares the processes"
+        )
     if is_record_folder(path):
         return "record"
     if is_record(path):  # one recorded function: its saved report
