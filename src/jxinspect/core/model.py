@@ -400,6 +400,12 @@ class Collective:
     computation: str = ""
     """The HLO computation holding it (``main``, a fusion, a called computation)."""
 
+    @property
+    def axes_key(self) -> str:
+        """Its mesh axes, comma-separated (``data,model``); ``?`` when its groups match no
+        set of axes."""
+        return ",".join(self.axes) if self.axes is not None else "?"
+
 
 @dataclass(frozen=True)
 class CompiledInfo:
@@ -419,8 +425,7 @@ class CompiledInfo:
     def __post_init__(self) -> None:
         totals: dict[str, int] = {}
         for c in self.collectives:
-            key = ",".join(c.axes) if c.axes is not None else "?"
-            totals[key] = totals.get(key, 0) + c.bytes
+            totals[c.axes_key] = totals.get(c.axes_key, 0) + c.bytes
         object.__setattr__(self, "collective_bytes_by_axes", dict(sorted(totals.items())))
 
 

@@ -23,6 +23,7 @@ import msgspec.inspect
 
 from jxinspect.core import codec
 from jxinspect.core.diff import DIFF_SCHEMA, DiffReport
+from jxinspect.core.history import TREND_SCHEMA, Trend
 from jxinspect.core.model import SCHEMA as REPORT_SCHEMA
 from jxinspect.core.model import Report
 
@@ -49,6 +50,9 @@ def shipped() -> tuple[Shipped, ...]:
         Shipped("diff.schema.json", DiffReport, DIFF_SCHEMA, "jxinspect diff",
                 "What changed between two reports of the same functions, as "
                 "`jxinspect diff-debug --format json` writes it."),
+        Shipped("trend.schema.json", Trend, TREND_SCHEMA, "jxinspect trend",
+                "Each target's rows of a history database (`lint --history FILE`) and "
+                "where a measure changed, as `jxinspect trend --format json` writes it."),
     )  # fmt: skip
 
 

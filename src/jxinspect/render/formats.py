@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 if TYPE_CHECKING:
     from jxinspect.compare.survey import SurveyDiff
     from jxinspect.core.diff import DiffReport
+    from jxinspect.core.history import Trend
     from jxinspect.core.model import Report
     from jxinspect.core.survey import History, Survey
     from jxinspect.lint.result import LintResult
@@ -213,7 +214,19 @@ SURVEY_DIFF: Product[SurveyDiff] = Product(
 )
 """Two surveys compared cell by cell (``diff-debug`` of two survey files)."""
 
+TREND: Product[Trend] = Product(
+    "trend",
+    (
+        Format("text", _renderer("trend.text:render", "color"), ".txt", color=True),
+        Format("json", _renderer("trend.json:render"), ".json", machine=True),
+        Format("html", _renderer("trend.html:render"), ".html"),
+    ),
+    describe=_describer("trend.text:describe"),
+)
+"""Where each target's cost changed from one ``lint --history`` run to the next
+(``trend``)."""
+
 PRODUCTS: dict[str, Product[Any]] = {
-    p.name: p for p in (REPORT, DIFF, LINT, RECORD, SURVEY, SURVEY_HISTORY, SURVEY_DIFF)
+    p.name: p for p in (REPORT, DIFF, LINT, RECORD, SURVEY, SURVEY_HISTORY, SURVEY_DIFF, TREND)
 }
 """Every product by name: what :class:`jxinspect.core.display.Displayed` dispatches on."""
