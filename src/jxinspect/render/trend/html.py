@@ -35,12 +35,16 @@ def _tip(row: HistoryRow, measure: str, found: Value) -> str:
 
 
 def _axes(measure: str, low: float, high: float, rows: tuple[HistoryRow, ...]) -> str:
-    """The highest and lowest value at the left, the first and last row's time below."""
+    """The highest and lowest value at the left (a flat line's one value level with it),
+    the first and last row's time below."""
     bottom = HEIGHT - BOTTOM
+    ends = [(TOP, high), (bottom, low)] if high != low else [((TOP + bottom) / 2, high)]
     return (
-        f'<text x="{LEFT - 6}" y="{TOP + 4}" text-anchor="end">{esc(value(measure, high))}</text>'
-        f'<text x="{LEFT - 6}" y="{bottom + 4}" text-anchor="end">{esc(value(measure, low))}'
-        f'</text><line x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{bottom}" stroke="#ccc"/>'
+        "".join(
+            f'<text x="{LEFT - 6}" y="{y + 4}" text-anchor="end">{esc(value(measure, v))}</text>'
+            for y, v in ends
+        )  # fmt: skip
+        + f'<line x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{bottom}" stroke="#ccc"/>'
         f'<text x="{LEFT}" y="{HEIGHT - 8}">{esc(rows[0].time)}</text>'
         f'<text x="{WIDTH - 10}" y="{HEIGHT - 8}" text-anchor="end">{esc(rows[-1].time)}</text>'
     )
