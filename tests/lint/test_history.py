@@ -268,6 +268,18 @@ def test_a_file_that_is_not_a_history_database_is_named(
         assert path.read_bytes() == kept
 
 
+def test_a_history_in_a_missing_folder_is_refused_before_staging(
+    tmp_path: Path, run_cli: Run
+) -> None:
+    result = run_cli("lint", "--history", "no/h.db", cwd=make_repo(tmp_path))
+    assert result.returncode == 2, result.describe()
+    assert (
+        error_line(result)
+        == "error: cannot make the history database no/h.db: there is no folder no"
+    )
+    assert not (tmp_path / "repo" / ".jxinspect_cache").exists()  # nothing was staged
+
+
 def test_trend_names_a_missing_file_and_an_unknown_target(tmp_path: Path, run_cli: Run) -> None:
     repo = make_repo(tmp_path)
     missing = run_cli("trend", "nowhere.db", cwd=repo)

@@ -144,13 +144,16 @@ def _database(path: Path, *, write: bool) -> Iterator[sqlite3.Connection]:
 
 
 def check_history(path: Path) -> Path:
-    """``path``, checked before a run: a regular file holding a history (or nothing), or
-    a new path."""
+    """``path``, checked before a run stages anything: a history database (or an empty
+    file), or a new path in a folder that is there."""
+    _check_path(path)
     if path.exists():
         with _database(path, write=False):
             pass
-    else:
-        _check_path(path)
+    elif not path.parent.is_dir():
+        raise UsageError(
+            f"cannot make the history database {path}: there is no folder {path.parent}"
+        )
     return path
 
 
