@@ -1,7 +1,7 @@
 """A target's cost over time, in process and without JAX: a report read into a history
 row (:func:`jxinspect.core.history.history_row`), the rows where a measure changed, and
 the trend's JSON against its shipped schema. The rows a real lint run writes are tested
-in ``tests/lint/test_history.py``."""
+in ``tests/lint/test_lint_history.py``."""
 
 from __future__ import annotations
 
