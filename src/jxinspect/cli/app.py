@@ -46,6 +46,8 @@ COMMANDS: dict[str, Command] = {
                       {"context_settings": {"allow_interspersed_args": False}}),
     "show": Command("jxinspect.cli.record", "show",
                     "Show a recording: every recorded function, or one's report."),
+    "trend": Command("jxinspect.cli.trend", "trend",
+                     "Show where each target's cost changed (lint --history)."),
     "survey": Command("jxinspect.cli.survey", "survey",
                       "What this JAX keeps, transformation by transformation."),
 }  # fmt: skip

@@ -114,6 +114,13 @@ class LintFlags:
             "staging targets; a recording whose run did not complete fails (exit 3).",
         ),
     ] = None
+    history: Annotated[
+        Optional[Path],
+        typer.Option(
+            help="Append a row per target (commit, time, JAX, devices, memory per kind, "
+            "collective bytes) to this SQLite database; see `jxinspect trend`."
+        ),
+    ] = None
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Say on stderr how each target was judged.")
     ] = False
@@ -179,6 +186,7 @@ def _lint(paths: tuple[str, ...], flags: LintFlags, show_traceback: bool) -> int
 
 def _request(paths: tuple[str, ...], flags: LintFlags, show_traceback: bool) -> LintRequest:
     """What lint is asked to do, the flags checked."""
+    from jxinspect.lint.history import check_history
     from jxinspect.lint.options import LintRequest
     from jxinspect.lint.shards import parse_shard
     from jxinspect.lint.workers.supervisor import default_jobs
@@ -201,6 +209,7 @@ def _request(paths: tuple[str, ...], flags: LintFlags, show_traceback: bool) -> 
         progress=sys.stderr.isatty(),
         traceback=show_traceback,
         records=flags.records,
+        history=check_history(flags.history) if flags.history is not None else None,
     )
 
 

@@ -422,6 +422,12 @@ class Collective:
     def __post_init__(self) -> None:
         object.__setattr__(self, "bytes_per_step", self.bytes * (self.trip_count or 1))
 
+    @property
+    def axes_key(self) -> str:
+        """Its mesh axes, comma-separated (``data,model``); ``?`` when its groups match no
+        set of axes."""
+        return ",".join(self.axes) if self.axes is not None else "?"
+
 
 @dataclass(frozen=True)
 class CompiledInfo:
@@ -447,8 +453,7 @@ class CompiledInfo:
     def __post_init__(self) -> None:
         totals: dict[str, int] = {}
         for c in self.collectives:
-            key = ",".join(c.axes) if c.axes is not None else "?"
-            totals[key] = totals.get(key, 0) + c.bytes
+            totals[c.axes_key] = totals.get(c.axes_key, 0) + c.bytes
         object.__setattr__(self, "collective_bytes_by_axes", dict(sorted(totals.items())))
 
 

@@ -23,6 +23,7 @@ import msgspec.inspect
 
 from jxinspect.core import codec
 from jxinspect.core.diff import DIFF_SCHEMA, DiffReport
+from jxinspect.core.history import TREND_SCHEMA, Trend
 from jxinspect.core.lint import LINT_SCHEMA, LintResult
 from jxinspect.core.model import SCHEMA as REPORT_SCHEMA
 from jxinspect.core.model import Report
@@ -79,6 +80,9 @@ def shipped() -> tuple[Shipped, ...]:
         Shipped("compiles.schema.json", Compiles, COMPILES_SCHEMA, "jxinspect compiles",
                 "A record folder's `compiles.json`, as `jxinspect record` writes it: every "
                 "compile of the user's functions, with its reasons and seconds."),
+        Shipped("trend.schema.json", Trend, TREND_SCHEMA, "jxinspect trend",
+                "Each target's rows of a history database (`lint --history FILE`) and "
+                "where a measure changed, as `jxinspect trend --format json` writes it."),
     )  # fmt: skip
 
 

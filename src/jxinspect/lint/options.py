@@ -43,6 +43,8 @@ class LintRequest:
     """Judge the reports of this record folder (``jxinspect record``) instead of staging."""
     keep_workers: bool | None = None
     """Keep the workers for the next run; ``None``: as configured (off by default)."""
+    history: Path | None = None
+    """Append a row per target to this history database (``--history FILE``)."""
 
 
 def first_given(*values: T | None, default: T) -> T:

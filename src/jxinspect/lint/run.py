@@ -36,6 +36,7 @@ from jxinspect.core.files import write_output
 from jxinspect.core.lint import GoneEntry, LintFinding, LintResult, ShardInfo, TargetResult
 from jxinspect.core.recompiles import Compile, by_code
 from jxinspect.core.vocabulary import USAGE, USER_CODE, ErrorKind
+from jxinspect.lint import history
 from jxinspect.lint.baseline import Key, make_key, read_baseline, render_baseline
 from jxinspect.lint.cache import Cache
 from jxinspect.lint.options import LintRequest, RunOptions, run_options, target_policy
@@ -642,6 +643,8 @@ def _finish(
             raise UsageError(f"cannot write the baseline {baseline_name}: {err.strerror}") from None
         baseline = counts
     judged, gone = _apply_baseline(targets, by_name, baseline)
+    if request.history is not None:
+        history.record_run(request.history, config.root, outcomes)
     return LintResult(
         targets=tuple(judged),
         rules=rule_infos(config.policy),

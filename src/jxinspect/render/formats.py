@@ -21,6 +21,7 @@ from jxinspect.core import vocabulary
 
 if TYPE_CHECKING:
     from jxinspect.core.diff import DiffReport
+    from jxinspect.core.history import Trend
     from jxinspect.core.lint import LintResult
     from jxinspect.core.model import Report
     from jxinspect.core.processes import ProcessesSummary
@@ -225,7 +226,20 @@ SURVEY_DIFF: Product[SurveyDiff] = Product(
 )
 """Two surveys compared cell by cell (``diff-debug`` of two survey files)."""
 
+TREND: Product[Trend] = Product(
+    "trend",
+    (
+        Format("text", _renderer("trend.text:render", "color"), ".txt", color=True),
+        Format("json", _renderer("trend.json:render"), ".json", machine=True),
+        Format("html", _renderer("trend.html:render"), ".html"),
+    ),
+    describe=_describer("trend.text:describe"),
+)
+"""Where each target's cost changed from one ``lint --history`` run to the next
+(``trend``)."""
+
 PRODUCTS: dict[str, Product[Any]] = {
-    p.name: p for p in (REPORT, DIFF, LINT, RECORD, PROCESSES, SURVEY, SURVEY_HISTORY, SURVEY_DIFF)
+    p.name: p
+    for p in (REPORT, DIFF, LINT, RECORD, PROCESSES, SURVEY, SURVEY_HISTORY, SURVEY_DIFF, TREND)
 }
 """Every product by name: what :class:`jxinspect.core.display.Displayed` dispatches on."""

@@ -1,0 +1,199 @@
+"""A target's cost over time (``lint --history FILE``, ``jxinspect trend FILE``): one
+:class:`HistoryRow` per target per run, and the :class:`Trend` of rows where a measure
+changed from the row before.
+
+:func:`history_row` is the one reader of a :class:`~jxinspect.core.model.Report` into a
+row; :func:`measures` the one list of what a row measures, which the trend compares and
+the charts draw. Plain data: the store (SQLite) is ``jxinspect.lint.history``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from jxinspect.core.model import Collective, Report
+
+TREND_SCHEMA: Literal["jxinspect.trend/1"] = "jxinspect.trend/1"
+
+Value = int | float | None
+"""A measure's value in one row; ``None`` where the run did not measure it (not
+compiled, or a collective the program did not have)."""
+
+BYTES_MEASURES = ("arguments", "outputs", "temporaries", "aliased")
+"""XLA's memory per device, by kind, in a row's order."""
+
+
+@dataclass(frozen=True)
+class CollectiveBytes:
+    """The collectives of one kind over one set of mesh axes in a compiled program,
+    summed per device."""
+
+    kind: str
+    """``all-reduce``, ``all-gather``, ``reduce-scatter``, ``all-to-all``, a permute…"""
+    axes: str
+    """The mesh axes, comma-separated (``data,model``); ``?`` where the groups match no
+    set of axes."""
+    bytes: int
+    """Operand bytes per device, each collective counted once."""
+    bytes_per_step: int
+    """Operand bytes per device per step: a collective inside a loop counted once per
+    trip (the plain bytes where the report does not count trips)."""
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """One target's cost in one run."""
+
+    target: str
+    """The lint target, ``models/mlp.py:loss``."""
+    time: str
+    """When the run wrote its rows, UTC, ISO 8601 (``2026-12-03T08:19:29Z``)."""
+    commit: str | None
+    """``git rev-parse HEAD`` in the lint root; ``None`` outside a git repository."""
+    jax_version: str | None
+    platform: str | None
+    devices: int
+    """Devices the program ran on (simulated CPU devices included)."""
+    arguments: int | None
+    """XLA's argument bytes per device; ``None`` when not compiled."""
+    outputs: int | None
+    """XLA's output bytes per device; ``None`` when not compiled."""
+    temporaries: int | None
+    """XLA's temporary bytes per device; ``None`` when not compiled."""
+    aliased: int | None
+    """XLA's aliased (donated and reused) bytes per device; ``None`` when not compiled."""
+    flops: float | None
+    """XLA's floating-point operations per device; ``None`` when not counted."""
+    bytes_accessed: float | None
+    """XLA's bytes accessed per device; ``None`` when not counted."""
+    collectives: tuple[CollectiveBytes, ...] = ()
+    """Collective bytes by kind and mesh axes, in that order; none when not compiled."""
+
+
+def collective_bytes(collectives: Iterable[Collective]) -> tuple[CollectiveBytes, ...]:
+    """The collectives summed by kind and mesh axes, in that order."""
+    totals: dict[tuple[str, str], tuple[int, int]] = {}
+    for found in collectives:
+        key = (found.kind, found.axes_key)
+        plain, per_step = totals.get(key, (0, 0))
+        totals[key] = (plain + found.bytes, per_step + found.bytes_per_step)
+    return tuple(CollectiveBytes(k, a, b, s) for (k, a), (b, s) in sorted(totals.items()))
+
+
+def history_row(report: Report, *, target: str, time: str, commit: str | None) -> HistoryRow:
+    """What a report says of its target's cost: the one reader of a report into a row."""
+    compiled = report.compiled
+    memory = compiled.memory if compiled is not None else None
+    return HistoryRow(
+        target=target,
+        time=time,
+        commit=commit,
+        jax_version=report.jax_version,
+        platform=report.platform,
+        devices=report.num_devices,
+        arguments=memory.arguments if memory is not None else None,
+        outputs=memory.outputs if memory is not None else None,
+        temporaries=memory.temporaries if memory is not None else None,
+        aliased=memory.aliased if memory is not None else None,
+        flops=compiled.flops if compiled is not None else None,
+        bytes_accessed=compiled.bytes_accessed if compiled is not None else None,
+        collectives=collective_bytes(compiled.collectives if compiled is not None else ()),
+    )
+
+
+def collective_measure(kind: str, axes: str) -> str:
+    """A collective's measure: its bytes per step, ``all-reduce over data``."""
+    return f"{kind} over {axes}"
+
+
+def measures(row: HistoryRow) -> dict[str, Value]:
+    """What a row measures, by name: memory per kind, FLOPs, bytes accessed, then each
+    collective's bytes per step."""
+    found: dict[str, Value] = {name: getattr(row, name) for name in BYTES_MEASURES}
+    found["flops"] = row.flops
+    found["bytes_accessed"] = row.bytes_accessed
+    for c in row.collectives:
+        found[collective_measure(c.kind, c.axes)] = c.bytes_per_step
+    return found
+
+
+def is_bytes(measure: str) -> bool:
+    """Whether a measure counts bytes (every one but ``flops``)."""
+    return measure != "flops"
+
+
+@dataclass(frozen=True)
+class Change:
+    """A measure that changed from a target's row before."""
+
+    time: str
+    """When the row that changed it was written."""
+    commit: str | None
+    jax_version: str | None
+    measure: str
+    """``temporaries``, ``flops``, ``all-reduce over data`` (bytes per step)…"""
+    before: Value
+    """In the row before; ``None`` where it was not measured."""
+    after: Value
+    """In this row; ``None`` where it was not measured."""
+    percent: float | None
+    """The change in percent of ``before``; ``None`` where ``before`` is 0 or missing."""
+
+
+@dataclass(frozen=True)
+class TargetTrend:
+    """One target's rows, oldest first, and what changed between them."""
+
+    target: str
+    rows: tuple[HistoryRow, ...]
+    changes: tuple[Change, ...]
+
+
+@dataclass(frozen=True)
+class Trend:
+    """The rows of a history database, per target, and where a measure changed."""
+
+    schema: Literal["jxinspect.trend/1"] = field(init=False, default_factory=lambda: TREND_SCHEMA)
+    """The format's name and version."""
+    file: str
+    """The history database, as given."""
+    targets: tuple[TargetTrend, ...]
+    """In target order."""
+
+
+def percent(before: Value, after: Value) -> float | None:
+    """``after`` against ``before`` in percent, to two places; ``None`` where there is
+    no ``before`` to compare with."""
+    if before is None or after is None or before == 0:
+        return None
+    return round((after - before) / before * 100, 2)
+
+
+def changes(rows: Sequence[HistoryRow]) -> tuple[Change, ...]:
+    """Each measure that differs from the row before, row by row."""
+    found = []
+    for before, after in zip(rows, rows[1:]):
+        old, new = measures(before), measures(after)
+        for name in {**old, **new}:
+            if old.get(name) != new.get(name):
+                found.append(
+                    Change(after.time, after.commit, after.jax_version, name,
+                           old.get(name), new.get(name), percent(old.get(name), new.get(name)))
+                )  # fmt: skip
+    return tuple(found)
+
+
+def trend(file: str, rows: Iterable[HistoryRow]) -> Trend:
+    """The rows (oldest first) grouped by target, in target order, with their changes."""
+    by_target: dict[str, list[HistoryRow]] = {}
+    for row in rows:
+        by_target.setdefault(row.target, []).append(row)
+    return Trend(
+        file=file,
+        targets=tuple(
+            TargetTrend(name, tuple(found), changes(found))
+            for name, found in sorted(by_target.items())
+        ),
+    )
