@@ -26,10 +26,8 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 
-from jxinspect.core import codec
 from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.history import CollectiveBytes, HistoryRow, history_row
-from jxinspect.core.model import Report
 from jxinspect.lint.workers.protocol import Outcome
 
 BUSY_TIMEOUT_S = 120.0
@@ -209,12 +207,7 @@ def record_run(path: Path, root: Path, outcomes: Mapping[str, Outcome]) -> None:
     time = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     commit = commit_of(root)
     rows = [
-        history_row(
-            codec.convert(outcome.report, Report, source=f"the report of {name}"),
-            target=name,
-            time=time,
-            commit=commit,
-        )
+        history_row(outcome.report, target=name, time=time, commit=commit)
         for name, outcome in sorted(outcomes.items())
         if outcome.report is not None
     ]
