@@ -45,9 +45,11 @@ JXINSPECT = {{"f": SHARDED, "g": SHARDED, "h": SHARDED, "k": SHARDED}}
 """
 CONFIG = "defaults: {devices: 8}\ncompile: true\n"
 TARGETS = ["m.py:f", "m.py:g", "m.py:h", "m.py:k"]
+MEASURED = ("arguments", "outputs", "temporaries", "aliased", "flops", "bytes_accessed")
+"""A row's measures that raw JAX's memory and cost analyses give."""
 
 # f before and after the edit, compiled by raw JAX as the targets are: XLA's memory per
-# kind, and the all-reduces of the optimized program
+# kind, its cost analysis, and the all-reduces of the optimized program
 ORACLE = r"""
 import json, os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
@@ -59,8 +61,11 @@ found = {}
 for name, f in {"summed": lambda x: SUMMED, "scaled": lambda x: SCALED}.items():
     compiled = jax.jit(f).lower(x).compile()
     m = compiled.memory_analysis()
+    cost = compiled.cost_analysis()
+    cost = cost[0] if isinstance(cost, (list, tuple)) else cost  # a list up to 0.4.37
     found[name] = {"arguments": m.argument_size_in_bytes, "outputs": m.output_size_in_bytes,
                    "temporaries": m.temp_size_in_bytes, "aliased": m.alias_size_in_bytes,
+                   "flops": cost.get("flops"), "bytes_accessed": cost.get("bytes accessed"),
                    "all_reduces": compiled.as_text().count(" all-reduce(")}
 print(json.dumps(found))
 """.replace("SUMMED", SUMMED).replace("SCALED", SCALED)
@@ -88,16 +93,16 @@ def rows_of(database: Path) -> list[tuple[Any, ...]]:
 
 
 @pytest.fixture(scope="module")
-def oracle() -> dict[str, dict[str, int]]:
+def oracle() -> dict[str, dict[str, Any]]:
     result = run_python(ORACLE)
     assert result.returncode == 0, result.describe()
-    found: dict[str, dict[str, int]] = json.loads(result.stdout)
+    found: dict[str, dict[str, Any]] = json.loads(result.stdout)
     return found
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="no git on PATH")
 def test_two_runs_with_an_edit_between_show_the_change(
-    tmp_path: Path, run_cli: Run, oracle: dict[str, dict[str, int]]
+    tmp_path: Path, run_cli: Run, oracle: dict[str, dict[str, Any]]
 ) -> None:
     repo = make_repo(tmp_path)
     database = tmp_path / "history.db"
@@ -123,7 +128,7 @@ def test_two_runs_with_an_edit_between_show_the_change(
     for row, expected in ((before, oracle["summed"]), (after, oracle["scaled"])):
         assert row["jax_version"] == JAX_RELEASE and row["devices"] == 8
         assert row["platform"] == "cpu" and row["time"].endswith("Z")
-        kinds = ("arguments", "outputs", "temporaries", "aliased")
+        kinds = MEASURED
         assert {kind: row[kind] for kind in kinds} == {kind: expected[kind] for kind in kinds}
         reduced = [c for c in row["collectives"] if c["kind"] == "all-reduce"]
         assert len(reduced) == min(expected["all_reduces"], 1)
@@ -135,7 +140,7 @@ def test_two_runs_with_an_edit_between_show_the_change(
     changed = {c["measure"]: (c["before"], c["after"], c["commit"]) for c in target["changes"]}
     expected_changes = {
         kind: (oracle["summed"][kind], oracle["scaled"][kind], second)
-        for kind in ("arguments", "outputs", "temporaries", "aliased")
+        for kind in MEASURED
         if oracle["summed"][kind] != oracle["scaled"][kind]
     }
     assert changed == {**expected_changes, "all-reduce over data": (64, None, second)}
