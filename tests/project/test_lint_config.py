@@ -244,6 +244,15 @@ def test_an_empty_file_is_an_empty_configuration(project: Path) -> None:
     assert config == Config(path=project / "jxinspect.yaml", root=project.resolve())
 
 
+def test_the_comparison_rules_codes_are_known(project: Path) -> None:
+    """JX403 and JX404 judge two lowerings, not a report: their codes are rules' codes all
+    the same (``ignore``, ``severity``)."""
+    text = "ignore: [JX404]\nseverity: {JX403: warning}\n"
+    config = load_config(write(project, "jxinspect.yaml", text))
+    assert config.policy.ignore == ("JX404",)
+    assert config.policy.severity == (("JX403", "warning"),)
+
+
 def test_the_readme_shows_the_table_of_keys() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     shown = readme.split("```yaml\n# jxinspect.yaml\n", 1)[1].split("```", 1)[0]

@@ -44,7 +44,7 @@ from jxinspect.project.options import (
 )
 from jxinspect.project.sourcefile import undecodable
 from jxinspect.project.targets import parse_target
-from jxinspect.rules import RULES
+from jxinspect.rules import EXPLAINED
 
 F = TypeVar("F", bound=Finding)
 
@@ -327,7 +327,7 @@ class _Reader:
 
     def __init__(self, located: Located, root: Path) -> None:
         self.located, self.root = located, root
-        self.known = tuple(rule.code for rule in RULES)
+        self.known = tuple(EXPLAINED)  # every code, the comparison rules (JX403, JX404) too
 
     def where(self, path: KeyPath) -> str:
         return self.located.where(path)
