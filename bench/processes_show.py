@@ -23,6 +23,7 @@ from pathlib import Path
 
 from common import tool_base
 
+from jxinspect.core.recording import Entry, Index
 from jxinspect.record import folder as records
 
 MODULE = """module @jit_step {{
@@ -61,7 +62,7 @@ def write_recording(root: Path, processes: int, functions: int) -> None:
         folder.mkdir(parents=True)
         odd = process == processes - 1
         entries = [
-            records.Entry(
+            Entry(
                 name=f"f{n}",
                 folder=f"f{n}",
                 source=f"f{n} at train.py:{10 + n}",
@@ -74,9 +75,9 @@ def write_recording(root: Path, processes: int, functions: int) -> None:
             )  # fmt: skip
             for n in range(functions)
         ]
-        index = records.Index(command=["python", "train.py"], functions=entries,
-                              exit_code=0, process=process, processes=processes)  # fmt: skip
-        index.write(folder)
+        index = Index(command=["python", "train.py"], functions=entries,
+                      exit_code=0, process=process, processes=processes)  # fmt: skip
+        records.write_index(folder, index)
         if process in (0, processes - 1):
             (folder / "f0").mkdir()
             rows = 17 if odd else 16
