@@ -461,3 +461,44 @@ def test_cost_section_in_chromium(browser: Any, tmp_path: Path, run_cli: Any) ->
         page.close()
     assert problems == [], problems
     assert refused == [], f"the page asked for more than its own file: {refused}"
+
+
+def test_processes_side_by_side_in_chromium(browser: Any, tmp_path: Path, run_cli: Any) -> None:
+    """``show FOLDER --format html`` of a recording of several processes: a column per
+    process, each function's cells coloured by the program that process lowered, the
+    JX403 finding on the page; nothing fetched. The recording is bench/processes_show.py's
+    (six processes, the last lowering f0 with another batch)."""
+    import sys
+
+    from jxinspect.render.record.processes_html import COLOURS
+
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import processes_show
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    processes_show.write_recording(tmp_path / "runs", 6, 3)
+    shown = run_cli("show", "runs", "--format", "html", "-o", "page.html", cwd=tmp_path)
+    assert shown.returncode == 0, shown.describe()
+    page, problems, refused = open_offline(browser, tmp_path / "page.html", 1100, 500)
+    try:
+        assert problems == [] and refused == []
+        rows = page.locator("#processes tbody tr")
+        verdicts = [(rows.nth(i).get_attribute("data-function"), rows.nth(i).get_attribute(
+            "data-verdict")) for i in range(rows.count())]  # fmt: skip
+        assert verdicts == [("f0", "differs"), ("f1", "same"), ("f2", "same")]
+        cells = rows.nth(0).locator("td.p")
+        groups = [cells.nth(i).get_attribute("data-group") for i in range(cells.count())]
+        assert groups == ["0", "0", "0", "0", "0", "1"]
+        for i, group in enumerate(groups):
+            fill = cells.nth(i).evaluate("e => getComputedStyle(e).backgroundColor")
+            hex_colour = COLOURS[int(group)]
+            rgb = tuple(int(hex_colour[k : k + 2], 16) for k in (1, 3, 5))
+            assert fill == f"rgb({rgb[0]}, {rgb[1]}, {rgb[2]})", (i, fill)
+        assert page.locator("#findings li").all_inner_texts() == [
+            "error JX403 `f0`: process 0 and process 5 lowered different programs: argument "
+            "x: f32[16,8] vs f32[17,8]"]  # fmt: skip
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "processes.png"), full_page=True)
+    finally:
+        page.close()

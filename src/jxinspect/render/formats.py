@@ -186,6 +186,7 @@ PROCESSES: Product[ProcessesSummary] = Product(
     (
         Format("text", _renderer("record.processes:render"), ".txt"),
         Format("json", _renderer("record.processes:render_json"), ".json", machine=True),
+        Format("html", _renderer("record.processes_html:render_html"), ".html"),
     ),
 )
 """A recording of several JAX processes at a glance (``show FOLDER``)."""
