@@ -142,6 +142,15 @@ def test_four_processes_started_by_record_one_with_another_static_flag(tmp_path:
     assert "2 of 3 functions lowered the same program on every process" in text.stdout
     assert "error JX403 `step`: process 0 and process 3 lowered different programs: " \
         "static argument train: True vs False" in text.stdout  # fmt: skip
+    # lint --records judges each process's functions, and JX403 on process 0's `step`
+    linted = run_cli("lint", "--records", "runs", "--format", "json", cwd=folder)
+    assert linted.returncode == 1, linted.describe()
+    targets = json.loads(linted.stdout)["targets"]
+    assert sorted({t["target"].split("/")[0] for t in targets}) == [
+        f"process-{k}" for k in range(4)]  # fmt: skip
+    said = [(t["target"], f["code"], f["message"]) for t in targets for f in t["findings"]
+            if f["code"] == "JX403"]  # fmt: skip
+    assert said == [("process-0/train.py:step", "JX403", finding["message"])]
 
 
 def shell_loop(folder: Path, count: int, case: str) -> Any:

@@ -93,9 +93,9 @@ def diff_debug(
     regression at or above --fail-on."""
 
     def body() -> int:
-        from jxinspect.compare.programs import program_findings
         from jxinspect.compare.sources import load_sides
         from jxinspect.core.diff import DiffReport
+        from jxinspect.record.programs import program_findings
 
         surveyed = _survey_diff(before, after, gate=fail_on != "never")
         if surveyed is not None:

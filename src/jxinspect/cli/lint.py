@@ -152,16 +152,13 @@ def _lint(paths: tuple[str, ...], flags: LintFlags, show_traceback: bool) -> int
     from jxinspect.lint.run import run_lint
 
     result = run_lint(_request(paths, flags, show_traceback))
-    if flags.records is not None:
-        from jxinspect.record.folder import read_index
-
-        if not read_index(flags.records).complete:
-            typer.echo(
-                f"error: {one_line(str(flags.records))}: the recorded run did not complete; "
-                "its functions were judged, those it had not lowered yet were not "
-                "(exit 3); record a run that completes",
-                err=True,
-            )
+    for folder in _incomplete_records(flags.records):
+        typer.echo(
+            f"error: {one_line(str(folder))}: the recorded run did not complete; "
+            "its functions were judged, those it had not lowered yet were not "
+            "(exit 3); record a run that completes",
+            err=True,
+        )
     for note in result.notes:
         typer.echo(f"warning: {one_line(note)}; staged again", err=True)
     if flags.verbose:
@@ -211,6 +208,18 @@ def _request(paths: tuple[str, ...], flags: LintFlags, show_traceback: bool) -> 
         records=flags.records,
         history=check_history(flags.history) if flags.history is not None else None,
     )
+
+
+def _incomplete_records(records: Path | None) -> list[Path]:
+    """The folders of a judged recording (each process's, for several) whose run did not
+    complete."""
+    if records is None:
+        return []
+    from jxinspect.record.folder import read_index
+    from jxinspect.record.processes import is_multi_process, process_folders
+
+    folders = [f for _, f in process_folders(records)] if is_multi_process(records) else [records]
+    return [folder for folder in folders if not read_index(folder).complete]
 
 
 def lint_merge(

@@ -266,7 +266,7 @@ def show(
 def _show_processes(folder: Path, format: Format, output: Optional[Path], fail_on: FailOn) -> int:
     """``show FOLDER`` of a recording of several processes: each function's program on
     every process, JX403 where they differ."""
-    from jxinspect.compare.programs import processes_summary
+    from jxinspect.record.programs import processes_summary
 
     if format not in formats.PROCESSES.names:
         raise UsageError(

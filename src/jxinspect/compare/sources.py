@@ -419,7 +419,7 @@ def _programs(
     that made another program with the same inputs (none for other inputs)."""
     if not isinstance(before, RecordSource) or not isinstance(after, RecordSource):
         return (), ()
-    from jxinspect.compare import programs
+    from jxinspect.record import programs
 
     def side(source: RecordSource, function: str | None) -> programs.Lowering:
         return programs.Lowering(source.text, source.folder, source.entry(function))

@@ -2,7 +2,7 @@
 processes of one run (JX403), across two runs or within one (JX404).
 
 Plain data: :mod:`jxinspect.record.identity` computes an identity from the lowered
-module's text, :mod:`jxinspect.compare.programs` finds the first real difference, the
+module's text, :mod:`jxinspect.record.programs` finds the first real difference, the
 rules judge a :class:`ProgramComparison`, the renderers draw it.
 """
 

@@ -26,7 +26,7 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -34,7 +34,9 @@ from jxinspect._version import __version__
 from jxinspect.core.errors import JxError, UsageError, error_kind
 from jxinspect.core.files import write_output
 from jxinspect.core.lint import GoneEntry, LintFinding, LintResult, ShardInfo, TargetResult
+from jxinspect.core.processes import ProcessesSummary
 from jxinspect.core.recompiles import Compile, by_code
+from jxinspect.core.recording import Index
 from jxinspect.core.vocabulary import USAGE, USER_CODE, ErrorKind
 from jxinspect.lint import history
 from jxinspect.lint.baseline import Key, make_key, read_baseline, render_baseline
@@ -60,6 +62,8 @@ from jxinspect.project.resolve import resolve
 from jxinspect.project.sourcefile import search_text
 from jxinspect.project.targets import DECLARATION, parse_target
 from jxinspect.record.folder import Entry, read_compiles, read_index, read_record, target_name
+from jxinspect.record.processes import is_multi_process, process_folders
+from jxinspect.record.programs import processes_summary
 
 T = TypeVar("T")
 SKIP_DIRS = {"__pycache__", "node_modules", "site-packages"}
@@ -463,48 +467,88 @@ def _run_records(
     request: LintRequest, config: Config, options: RunOptions, folder: Path
 ) -> LintResult:
     """Judge every function of a record folder: its saved report, the rules run again
-    with the configured settings; nothing staged. A run that did not complete is a failed
-    target (the functions it had not lowered yet were never judged)."""
+    with the configured settings; nothing staged. A recording of several processes is
+    judged process by process (``process-K/`` before each target) and across them (JX403,
+    on the function's target in the first process of the largest group). A run that did
+    not complete is a failed target (the functions it had not lowered yet were never
+    judged)."""
     given = [f for f, on in (("paths", request.paths), ("--shard", request.shard)) if on]
     if given:
         raise UsageError(f"--records judges a record folder; drop {' and '.join(given)}")
-    index = read_index(folder)
-    if not index.functions and index.complete:
-        raise UsageError(f"no targets: the record folder {folder} holds no recorded function")
     judge = _Judge(config.root)
     baseline = _read_baseline(request, options, judge)
-    policy = _Planner(config, request).policy(None)
-    planned: list[Planned] = []
-    outcomes: dict[str, Outcome] = {}
-    # judged with the thresholds alone, as a worker's report is: the run applies the
-    # rest of the policy (select, ignore, severities) once, when it reads the outcome
-    thresholds = Policy(settings=policy.settings)
-    compiles = _compiles_by_folder(read_compiles(folder)[0])
-    for name, entry in zip(_record_names(index.functions), index.functions):
-        recorded = replace(read_record(folder, entry), compiles=compiles.get(entry.folder, ()))
-        report = judge_report(recorded, thresholds)
-        planned.append(Planned(name, policy, None, None))
-        outcomes[name] = Outcome(report)
-    failed = []
-    if not index.complete:
-        ended = (
-            "is still running or was killed"
-            if index.exit_code is None
-            else f"ended with signal {-index.exit_code}"
-            if index.exit_code < 0
-            else f"exited with code {index.exit_code}"
-        )
-        failed.append(
-            TargetResult(
-                str(folder),
-                None,
-                None,
-                error=f"the recorded run did not complete (it {ended}): the functions it "
-                "had not lowered yet were not judged; record a run that completes",
-                error_kind=USER_CODE,
-            )
-        )
-    return _finish(request, config, options, judge, baseline, planned, outcomes, failed=failed)
+    judged = _Recorded(_Planner(config, request).policy(None))
+    if is_multi_process(folder):
+        for process, where in process_folders(folder):
+            judged.folder(where, f"process-{process}/")
+        judged.across(processes_summary(folder))
+    else:
+        judged.folder(folder, "")
+    if not judged.planned and not judged.failed:
+        raise UsageError(f"no targets: the record folder {folder} holds no recorded function")
+    return _finish(request, config, options, judge, baseline, judged.planned, judged.outcomes,
+                   failed=judged.failed)  # fmt: skip
+
+
+@dataclass
+class _Recorded:
+    """The targets of a recording, judged as they are read."""
+
+    policy: Policy
+    planned: list[Planned] = field(default_factory=list)
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    failed: list[TargetResult] = field(default_factory=list)
+    names: dict[tuple[str, str | None, str], str] = field(default_factory=dict)
+    """Each target's name by its function, source and prefix (its process)."""
+
+    def folder(self, folder: Path, prefix: str) -> None:
+        """Judge one process's folder (``prefix``: ``process-K/``, or none)."""
+        index = read_index(folder)
+        # judged with the thresholds alone, as a worker's report is: the run applies the
+        # rest of the policy (select, ignore, severities) once, when it reads the outcome
+        thresholds = Policy(settings=self.policy.settings)
+        compiles = _compiles_by_folder(read_compiles(folder)[0])
+        for name, entry in zip(_record_names(index.functions), index.functions):
+            recorded = replace(read_record(folder, entry), compiles=compiles.get(entry.folder, ()))
+            self.planned.append(Planned(prefix + name, self.policy, None, None))
+            self.outcomes[prefix + name] = Outcome(judge_report(recorded, thresholds))
+            self.names.setdefault((entry.name, entry.source, prefix), prefix + name)
+        if not index.complete:
+            self.failed.append(_incomplete(folder, index))
+
+    def across(self, summary: ProcessesSummary) -> None:
+        """Give each function's JX403 (its message names the function first) to its
+        target in the first process of the largest group of processes that agree."""
+        for function in summary.functions:
+            found = tuple(f for f in summary.findings
+                          if f.message.startswith(f"`{function.function}`:"))  # fmt: skip
+            if not found or not function.programs:
+                continue
+            first = f"process-{function.programs[0].processes[0]}/"
+            name = self.names.get((function.function, function.source, first))
+            report = self.outcomes[name].report if name is not None else None
+            if name is not None and report is not None:
+                judged = report.with_findings((*report.findings, *found))
+                self.outcomes[name] = replace(self.outcomes[name], report=judged)
+
+
+def _incomplete(folder: Path, index: Index) -> TargetResult:
+    """The failed target of a recorded run that did not complete."""
+    ended = (
+        "is still running or was killed"
+        if index.exit_code is None
+        else f"ended with signal {-index.exit_code}"
+        if index.exit_code < 0
+        else f"exited with code {index.exit_code}"
+    )
+    return TargetResult(
+        str(folder),
+        None,
+        None,
+        error=f"the recorded run did not complete (it {ended}): the functions it "
+        "had not lowered yet were not judged; record a run that completes",
+        error_kind=USER_CODE,
+    )
 
 
 def _run(
