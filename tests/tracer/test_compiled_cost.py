@@ -397,5 +397,6 @@ def test_the_cost_in_text(lower_text: Any, tmp_path: Path) -> None:
     assert re.search(r"^cost: +[\d.]+ [kMG]?FLOP, [\d.]+ [KMG]?i?B accessed \(per device, XLA "
                      r"cost_analysis\)$", text, re.MULTILINE), text  # fmt: skip
     row = next(line for line in text.splitlines() if "all-gather" in line)
-    assert re.search(r"all-gather +fsdp +f32\[32,256\] +32\.0 KiB +1 +32\.0 KiB +w ", row), row
+    # its source line follows where the release keeps one (0.12 keeps none for this gather)
+    assert re.search(r"all-gather +fsdp +f32\[32,256\] +32\.0 KiB +1 +32\.0 KiB +w( |$)", row), row
     assert "per step: fsdp 32.0 KiB" in text
