@@ -315,7 +315,9 @@ def _lowering(
     )
 
 
-_EQUINOX_JIT = f"{os.sep}equinox{os.sep}_jit.py:"
+_EQUINOX_PACKAGE = f"{os.sep}equinox{os.sep}"
+"""Equinox's own files: its wrappers' frames are not the user's call site."""
+_EQUINOX_JIT = f"{_EQUINOX_PACKAGE}_jit.py:"
 """Where Equinox's ``filter_jit`` defines the function it jits (every release)."""
 
 
@@ -344,14 +346,17 @@ def _callable_source(fun: Any) -> str:
 
 def _equinox_call(frame: Any) -> Call | None:
     """The user's call of an ``eqx.filter_jit`` function: Equinox's ``_call`` frame
-    (a few frames out of ``cache_miss``) holds the wrapper, its ``args`` and ``kwargs``."""
+    (a few frames out of ``cache_miss``: a function in Equinox 0.13, a method of the
+    wrapper before) holds the wrapper, its ``args`` and ``kwargs``."""
     caller = frame.f_back
     for _ in range(8):
         if caller is None:
             return None
         code, local = caller.f_code, caller.f_locals
         if code.co_name == "_call" and code.co_filename.endswith(_EQUINOX_JIT.rstrip(":")):
-            wrapper, args, kwargs = local.get("jit_wrapper"), local.get("args"), local.get("kwargs")
+            # the wrapper is `jit_wrapper` of a function (Equinox 0.13), `self` of a method (0.11)
+            wrapper = local.get("jit_wrapper", local.get("self"))
+            args, kwargs = local.get("args"), local.get("kwargs")
             fun = getattr(wrapper, "__wrapped__", None)
             if fun is None or not isinstance(args, tuple) or not isinstance(kwargs, dict):
                 return None
@@ -366,7 +371,7 @@ def _call_site_line(frame: Any) -> str | None:
     while caller is not None and (
         _is_jax_file(caller.f_code.co_filename)
         or caller.f_code.co_filename == __file__
-        or caller.f_code.co_filename.endswith(_EQUINOX_JIT.rstrip(":"))
+        or _EQUINOX_PACKAGE in caller.f_code.co_filename
     ):
         caller = caller.f_back
     return f"{caller.f_code.co_filename}:{caller.f_lineno}" if caller is not None else None
