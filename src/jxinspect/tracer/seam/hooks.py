@@ -366,7 +366,8 @@ def _equinox_call(frame: Any) -> Call | None:
 
 
 def _call_site_line(frame: Any) -> str | None:
-    """``file.py:40``: the first frame out of a ``cache_miss`` frame that is not JAX's."""
+    """``file.py:40``: the first frame out of a ``cache_miss`` frame that is neither JAX's nor
+    a library wrapper's (Equinox's)."""
     caller = frame.f_back
     while caller is not None and (
         _is_jax_file(caller.f_code.co_filename)
