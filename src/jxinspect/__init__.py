@@ -92,6 +92,7 @@ def inspect(
     options: dict[str, Any] | None = None,
     platform: str | None = None,
     texts: bool = True,
+    compile: bool = False,
 ) -> Report:
     """Stage ``fun`` on ``args``/``kwargs`` and return its :class:`~jxinspect.core.model.Report`.
 
@@ -99,7 +100,8 @@ def inspect(
     ``jax.pmap`` or ``jax.shard_map``); ``args`` may hold arrays or ``ShapeDtypeStruct``s.
     ``platform`` lowers for another platform ("tpu", "gpu") without its hardware.
     ``texts`` keeps the annotated jaxpr and module for ``show("jaxpr")``/``show("mlir")``
-    and the HTML report (``False`` for a leaner report).
+    and the HTML report (``False`` for a leaner report). ``compile`` also compiles it:
+    XLA's shardings, memory, FLOPs and collectives (``report.compiled``).
     """
     from jxinspect.core.program import TextRequest
     from jxinspect.pipeline import inspect_function
@@ -112,6 +114,7 @@ def inspect(
         options=options or {},
         platform=platform,
         keep_texts=TextRequest() if texts else None,
+        compile=compile,
     )
 
 
