@@ -82,15 +82,25 @@ def diff_debug(
         Optional[list[str]],
         typer.Option(
             help="Accept a class of change: name, path, sharding, donation, pruned, "
-            "nested, finding, stage... (repeatable, or comma-separated)."
+            "nested, finding, stage, collective, memory... (repeatable, or comma-separated)."
         ),
     ] = None,
+    compile: Annotated[
+        bool,
+        typer.Option(
+            "--compile",
+            help="Also compare the compiled cost (memory per kind, collectives, FLOPs): "
+            ".py files and targets are compiled, saved reports and recordings must hold "
+            "compiled info. A collective added, or temporaries grown past "
+            "budgets.memory_growth (default 10%), is an error.",
+        ),
+    ] = False,
     color: ColorOpt = Color.auto,
     show_traceback: TracebackOpt = False,
 ) -> None:
     """Compare two versions of a program (Python, target, saved report or StableHLO): names
-    lost or degraded, result paths, shardings, donation, pruning and findings; exit 1 on a
-    regression at or above --fail-on."""
+    lost or degraded, result paths, shardings, donation, pruning and findings, and with
+    --compile the cost; exit 1 on a regression at or above --fail-on."""
 
     def body() -> int:
         from jxinspect.compare.programs import program_findings
@@ -103,7 +113,7 @@ def diff_debug(
         allowed = tuple(allowed_classes(allow))
         given = options_from_flags(staging)
         with user_prints_to_stderr():
-            loaded = load_sides(before, after, given, tuple(function or ()))
+            loaded = load_sides(before, after, given, tuple(function or ()), compile=compile)
         _warn_incomplete(loaded.incomplete)
         diff = DiffReport(
             before=before,

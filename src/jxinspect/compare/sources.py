@@ -338,12 +338,17 @@ class Loaded:
     within: tuple[ProgramComparison, ...] = ()
     """Two record folders: lowerings of either run that made another program of the same
     function with the same inputs."""
+    memory_growth: float | None = None
+    """``--compile``: compare the compiled cost, temporaries growing by more than this
+    fraction failing (``budgets.memory_growth``); ``None``: not compared."""
 
     def targets(self) -> tuple[TargetDiff, ...]:
         """Each pair's diff, with its programs compared where both sides are recordings."""
         from jxinspect.compare.diff import diff_reports
 
-        found = [diff_reports(old, new, pair.name) for pair, old, new in self.reports]
+        found = [
+            diff_reports(old, new, pair.name, self.memory_growth) for pair, old, new in self.reports
+        ]
         if not self.programs:
             return tuple(found)
         return tuple(replace(t, program=c) for t, c in zip(found, self.programs, strict=True))
@@ -365,10 +370,13 @@ def load_sides(
     given: TargetOptions,
     functions: tuple[str, ...] = (),
     policy: Policy | None = None,
+    compile: bool = False,
 ) -> Loaded:
     """:func:`load_reports`, with the functions one record folder holds and the other
     does not. Every report is judged with ``policy`` (default: the rule settings of the
-    project found from the working folder, as ``lint`` judges), saved ones again."""
+    project found from the working folder, as ``lint`` judges), saved ones again. With
+    ``compile``, targets are compiled too and saved reports must hold compiled info: the
+    diff compares the cost, under the policy's ``memory_growth``."""
     before, after = open_source(before_text, functions), open_source(after_text, functions)
     if functions and not any(isinstance(s, PythonSource) for s in (before, after)):
         raise UsageError(
@@ -400,8 +408,8 @@ def load_sides(
         [
             (
                 pair,
-                _report(before, pair.before, staged, rules),
-                _report(after, pair.after, staged, rules),
+                _report(before, pair.before, staged, rules, compile),
+                _report(after, pair.after, staged, rules, compile),
             )
             for pair in pairs
         ],
@@ -409,6 +417,7 @@ def load_sides(
         pairing.only_after,
         tuple(s.text for s in (before, after) if isinstance(s, RecordSource) and not s.complete),
         *_programs(before, after, pairs),
+        memory_growth=rules.settings.memory_growth if compile else None,
     )
 
 
@@ -437,20 +446,47 @@ def _programs(
 
 
 def _report(
-    source: Source, function: str | None, staged: dict[str, Resolved], rules: Policy
+    source: Source,
+    function: str | None,
+    staged: dict[str, Resolved],
+    rules: Policy,
+    compile: bool = False,
 ) -> Report:
     """``function``'s report from ``source``, judged with ``rules``: read back, or staged
-    from its resolved target in ``staged``."""
+    from its resolved target in ``staged`` (and compiled, with ``compile``; a saved one
+    must then hold compiled info)."""
     from jxinspect.pipeline import inspect_mlir, inspect_target, judge
 
     match source:
         case JsonSource():
-            return judge(source.report, rules)
+            return _compiled(judge(source.report, rules), source.text, compile, NOT_COMPILED_JSON)
         case RecordSource():
-            return judge(read_record(source.folder, source.entry(function)), rules)
+            report = judge(read_record(source.folder, source.entry(function)), rules)
+            return _compiled(report, source.text, compile, NOT_COMPILED_RECORD)
         case MlirSource():
+            if compile:
+                raise UsageError(f"{source.text}: {NOT_COMPILED_MLIR}")
             return inspect_mlir(source.mlir_text, source.text, rules)
         case PythonSource() | TargetSource():
-            return inspect_target(staged[source.target_text(function)], policy=rules)
+            text = source.target_text(function)
+            return inspect_target(staged[text], policy=rules, compile=compile)
         case _:
             assert_never(source)
+
+
+NOT_COMPILED_JSON = (
+    "holds no compiled info: save it with `jxinspect lower TARGET --compile --format json`"
+)
+NOT_COMPILED_RECORD = "holds no compiled info: record it with `jxinspect record --compile`"
+NOT_COMPILED_MLIR = (
+    "StableHLO text is not compiled by diff-debug --compile: give the .py file, the target "
+    "or a report saved with `lower --compile --format json`"
+)
+
+
+def _compiled(report: Report, text: str, compile: bool, how: str) -> Report:
+    """``report``; with ``compile``, refused (one line naming ``text``) where it holds
+    no compiled info."""
+    if compile and report.compiled is None:
+        raise UsageError(f"{text}: {how}")
+    return report

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from jxinspect.core.cost_diff import DEFAULT_MEMORY_GROWTH
 from jxinspect.core.vocabulary import COLLECTIVE_KINDS, CollectiveKind
 
 _UNITS = {
@@ -41,7 +42,7 @@ class Settings:
     (``None``: off)."""
     forbid_collectives: tuple[CollectiveKind, ...] = ()
     """JX303: each collective of these kinds in the compiled program is reported."""
-    memory_growth: float = 0.10
+    memory_growth: float = DEFAULT_MEMORY_GROWTH
     """``diff-debug --compile``: temporaries growing by more than this fraction of the
     before side's (0.10: 10%) fail the diff."""
 

@@ -5,18 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from jxinspect.core.model import Collective, CompiledInfo, Finding, Report
+from jxinspect.core.model import CompiledInfo, Finding, Report
 from jxinspect.core.settings import Settings
 from jxinspect.core.units import human_bytes
 from jxinspect.rules.base import Rule
-
-
-def described(collective: Collective) -> str:
-    """``all-gather over fsdp moving w (model.py:12)``: its kind, axes, the paths it moves
-    (or ``an intermediate``) and its source line where the HLO keeps one."""
-    moves = ", ".join(collective.operand_paths) or "an intermediate"
-    where = f" ({collective.file}:{collective.line})" if collective.file is not None else ""
-    return f"{collective.kind} over {collective.axes_key} moving {moves}{where}"
 
 
 def _over(report: Report, compiled: CompiledInfo, settings: Settings) -> Iterator[Finding]:
@@ -46,7 +38,7 @@ def check(report: Report, settings: Settings) -> Iterator[Finding]:
         if collective.kind in settings.forbid_collectives:
             yield RULE.finding(
                 report,
-                f"{described(collective)} is forbidden (budgets.forbid_collectives)",
+                f"{collective.described} is forbidden (budgets.forbid_collectives)",
                 path=", ".join(collective.operand_paths) or None,
             )
 

@@ -15,11 +15,13 @@ from jxinspect.core.diff import Change, DiffReport, Side, TargetDiff, Verdict
 from jxinspect.core.units import recorded
 from jxinspect.render.common.console import ansi_console
 from jxinspect.render.common.escape import text as esc
+from jxinspect.render.compare import cost as cost_rows
 from jxinspect.render.compare.programs import finding_lines, program_line
 
 CHANGE_COLUMNS = ("severity", "class", "change", "where", "leaf", "before", "after", "matched")
 WHERE_TEXT = {"input": "argument", "output": "result", "static": "static", "nested": "nested",
-              "finding": "finding", "target": "target"}  # fmt: skip
+              "finding": "finding", "target": "target", "collective": "collective",
+              "memory": "memory"}  # fmt: skip
 VERDICT_TITLE: dict[Verdict, str] = {
     "regression": "regressions", "improvement": "improvements", "neutral": "neutral",
 }  # fmt: skip
@@ -117,6 +119,24 @@ def unpaired_lines(diff: DiffReport) -> list[str]:
     ]
 
 
+def cost_lines(target: TargetDiff) -> list[str]:
+    """``--compile``: the cost section, plain (none without)."""
+    cost = target.cost
+    if cost is None:
+        return []
+    lines = ["", "cost per device (compiled)"]
+    lines += [
+        "  " + line
+        for line in _plain_table(cost_rows.MEASURE_COLUMNS, cost_rows.measure_rows(cost))
+    ]
+    lines += ["", cost_rows.collectives_title(cost)]
+    rows = cost_rows.collective_rows(cost)
+    lines += (
+        ["  " + line for line in _plain_table(cost_rows.COLLECTIVE_COLUMNS, rows)] if rows else []
+    )
+    return [*lines, cost_rows.threshold_line(cost)]
+
+
 def render_plain(diff: DiffReport) -> str:
     """Stable plain text: per target a before | after header, then the changes by verdict."""
     lines = [f"before: {esc(diff.before)}", f"after:  {esc(diff.after)}"]
@@ -136,6 +156,7 @@ def render_plain(diff: DiffReport) -> str:
             ]
         if not target.changes:
             lines += ["", "no changes"]
+        lines += cost_lines(target)
         lines += ["", _unchanged_line(target)]
         program = program_line(target)
         lines += [esc(program)] if program is not None else []
@@ -193,6 +214,8 @@ def render_rich(diff: DiffReport, width: int = 120) -> str:
             console.print(table)
         if not target.changes:
             console.print(Text("no changes", style="green"))
+        for line in cost_lines(target):
+            console.print(Text(esc(line)))
         console.print(Text(_unchanged_line(target), style="dim"))
         program = program_line(target)
         if program is not None:

@@ -1,0 +1,110 @@
+"""What a change did to the compiled cost per device (``diff-debug --compile``).
+
+No JAX here. :func:`diff_cost` compares two compiled reports into a
+:class:`~jxinspect.core.cost_diff.CostDiff`: memory per kind and FLOPs before → after, and
+the collectives paired by kind, mesh axes and the paths they move (in program order where
+several share all three); :func:`cost_changes` grades it for the gate: a collective added
+and temporaries grown past ``memory_growth`` are errors, a collective removed an
+improvement, one whose bytes per step or trips changed is neutral.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from jxinspect.core.cost_diff import (
+    MEMORY_KINDS,
+    CollectiveChange,
+    CollectiveChangeKind,
+    CostDiff,
+    MeasureChange,
+)
+from jxinspect.core.diff import Change, Verdict
+from jxinspect.core.model import Collective, CompiledInfo, Report, Severity
+from jxinspect.core.units import human_bytes
+
+CollectiveKey = tuple[str, str, tuple[str, ...]]
+
+
+def _key(collective: Collective) -> CollectiveKey:
+    """What pairs a collective with its counterpart: kind, mesh axes, paths moved (not
+    its line, which an edit above it moves)."""
+    return collective.kind, collective.axes_key, collective.operand_paths
+
+
+def _measures(before: CompiledInfo, after: CompiledInfo) -> tuple[MeasureChange, ...]:
+    memory = tuple(
+        MeasureChange(kind, getattr(before.memory, kind), getattr(after.memory, kind))
+        for kind in MEMORY_KINDS
+    )
+    return (*memory, MeasureChange("flops", before.flops, after.flops))
+
+
+def _collectives(
+    before: tuple[Collective, ...], after: tuple[Collective, ...]
+) -> tuple[tuple[CollectiveChange, ...], int]:
+    """The collectives added, removed and changed, and how many are the same."""
+    waiting: dict[CollectiveKey, list[Collective]] = {}
+    for collective in before:
+        waiting.setdefault(_key(collective), []).append(collective)
+    added: list[CollectiveChange] = []
+    changed: list[CollectiveChange] = []
+    same = 0
+    for collective in after:
+        earlier = waiting.get(_key(collective))
+        if not earlier:
+            added.append(CollectiveChange("added", None, collective))
+            continue
+        old = earlier.pop(0)
+        if (old.bytes_per_step, old.trip_count) != (
+            collective.bytes_per_step,
+            collective.trip_count,
+        ):
+            changed.append(CollectiveChange("changed", old, collective))
+        else:
+            same += 1
+    removed = [CollectiveChange("removed", c, None) for left in waiting.values() for c in left]
+    return (*added, *removed, *changed), same
+
+
+def diff_cost(before: Report, after: Report, memory_growth: float) -> CostDiff | None:
+    """Both reports' compiled cost compared; ``None`` where a side was not compiled."""
+    if before.compiled is None or after.compiled is None:
+        return None
+    collectives, same = _collectives(before.compiled.collectives, after.compiled.collectives)
+    measures = _measures(before.compiled, after.compiled)
+    return CostDiff(measures, collectives, same, memory_growth)
+
+
+def per_step(collective: Collective | None) -> str | None:
+    """``32.0 KiB per step`` (× its trips where it runs in a loop)."""
+    if collective is None:
+        return None
+    trips = f" ({collective.trip_count} trips)" if (collective.trip_count or 1) != 1 else ""
+    return f"{human_bytes(collective.bytes_per_step)} per step{trips}"
+
+
+def cost_changes(cost: CostDiff) -> Iterator[Change]:
+    """The gate's view of the cost: each collective change, and temporaries grown past
+    the threshold."""
+    grades: dict[CollectiveChangeKind, tuple[Verdict, Severity | None]] = {
+        "added": ("regression", "error"), "removed": ("improvement", None),
+        "changed": ("neutral", None),
+    }  # fmt: skip
+    for found in cost.collectives:
+        verdict, severity = grades[found.change]
+        yield Change(
+            category="collective", kind=found.change, verdict=verdict, severity=severity,
+            where="collective", path=found.collective.described,
+            before=per_step(found.before), after=per_step(found.after),
+        )  # fmt: skip
+    temporaries = cost.measure("temporaries")
+    percent = temporaries.percent
+    if percent is not None and percent > cost.memory_growth * 100:
+        yield Change(
+            category="memory", kind="grew", verdict="regression", severity="error",
+            where="memory", path="temporaries",
+            before=human_bytes(int(temporaries.before or 0)),
+            after=f"{human_bytes(int(temporaries.after or 0))} (+{percent:.1f}%, over "
+            f"{cost.memory_growth * 100:g}%)",
+        )  # fmt: skip
