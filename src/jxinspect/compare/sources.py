@@ -22,7 +22,7 @@ from jxinspect.core.exhaustive import assert_never
 from jxinspect.core.identity import ProgramComparison
 from jxinspect.core.model import Report
 from jxinspect.core.recording import Entry
-from jxinspect.project.config import Policy
+from jxinspect.project.config import Config, Policy
 from jxinspect.project.options import TargetOptions
 from jxinspect.project.resolve import Resolved, declared_functions, resolve
 from jxinspect.project.targets import DECLARATION, Target, load_module, parse_target
@@ -392,18 +392,7 @@ def load_sides(
 
     config = project_config()  # read once: every side is resolved and judged under it
     rules = policy if policy is not None else config.policy
-    staged = {
-        text: resolve(text, given, config)
-        for pair in pairs
-        for source, function in ((before, pair.before), (after, pair.after))
-        if isinstance(source, (PythonSource, TargetSource))
-        for text in (source.target_text(function),)
-    }
-    if staged:
-        devices = given.devices or max(_needed_devices(r) for r in staged.values())
-        if devices > 1:
-            given = replace(given, devices=devices)
-            staged = {text: replace(r, given=given) for text, r in staged.items()}
+    staged = _resolved(before, after, pairs, given, config)
     return Loaded(
         [
             (
@@ -419,6 +408,25 @@ def load_sides(
         *_programs(before, after, pairs),
         memory_growth=rules.settings.memory_growth if compile else None,
     )
+
+
+def _resolved(
+    before: Source, after: Source, pairs: list[Pair], given: TargetOptions, config: Config
+) -> dict[str, Resolved]:
+    """Each side to stage, resolved under ``config``, all with the most devices any needs."""
+    staged = {
+        text: resolve(text, given, config)
+        for pair in pairs
+        for source, function in ((before, pair.before), (after, pair.after))
+        if isinstance(source, (PythonSource, TargetSource))
+        for text in (source.target_text(function),)
+    }
+    if staged:
+        devices = given.devices or max(_needed_devices(r) for r in staged.values())
+        if devices > 1:
+            given = replace(given, devices=devices)
+            staged = {text: replace(r, given=given) for text, r in staged.items()}
+    return staged
 
 
 def _programs(

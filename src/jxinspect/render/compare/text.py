@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from jxinspect.core.diff import Change, DiffReport, Side, TargetDiff, Verdict
 from jxinspect.core.units import recorded
@@ -17,6 +18,9 @@ from jxinspect.render.common.console import ansi_console
 from jxinspect.render.common.escape import text as esc
 from jxinspect.render.compare import cost as cost_rows
 from jxinspect.render.compare.programs import finding_lines, program_line
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 CHANGE_COLUMNS = ("severity", "class", "change", "where", "leaf", "before", "after", "matched")
 WHERE_TEXT = {"input": "argument", "output": "result", "static": "static", "nested": "nested",
@@ -169,6 +173,37 @@ def render_plain(diff: DiffReport) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _rich_changes(console: Console, target: TargetDiff, allow: tuple[str, ...]) -> None:
+    """A coloured table of the target's changes per verdict, failing ones in bold red."""
+    from rich.table import Table
+    from rich.text import Text
+
+    for verdict, title in VERDICT_TITLE.items():
+        changes = target.of_verdict(verdict)
+        if not changes:
+            continue
+        table = Table(
+            title=f"{title} ({_count(changes)})",
+            title_justify="left",
+            title_style=f"bold {VERDICT_STYLE[verdict]}",
+        )
+        rows = change_rows(changes, allow)
+        keep = [i for i in range(len(CHANGE_COLUMNS)) if any(row[i] for row in rows)]
+        for i in keep:
+            table.add_column(CHANGE_COLUMNS[i], overflow="fold")
+        for change, row in zip(changes, rows):
+            failing = change.failing
+            cells = [Text(esc(row[i])) for i in keep]
+            style = "bold red" if failing else VERDICT_STYLE[verdict]
+            cells[0].stylize(style)
+            if verdict == "regression" and 6 in keep:
+                cells[keep.index(6)].stylize("red")
+            elif verdict == "improvement" and 6 in keep:
+                cells[keep.index(6)].stylize("green")
+            table.add_row(*cells)
+        console.print(table)
+
+
 def render_rich(diff: DiffReport, width: int = 120) -> str:
     """Coloured side-by-side tables for a terminal (ANSI escapes in the returned string)."""
     from rich.table import Table
@@ -188,30 +223,7 @@ def render_rich(diff: DiffReport, width: int = 120) -> str:
                 Text(key), Text(esc(old)), Text(esc(new), style="yellow" if old != new else "")
             )
         console.print(sides)
-        for verdict, title in VERDICT_TITLE.items():
-            changes = target.of_verdict(verdict)
-            if not changes:
-                continue
-            table = Table(
-                title=f"{title} ({_count(changes)})",
-                title_justify="left",
-                title_style=f"bold {VERDICT_STYLE[verdict]}",
-            )
-            rows = change_rows(changes, diff.allow)
-            keep = [i for i in range(len(CHANGE_COLUMNS)) if any(row[i] for row in rows)]
-            for i in keep:
-                table.add_column(CHANGE_COLUMNS[i], overflow="fold")
-            for change, row in zip(changes, rows):
-                failing = change.failing
-                cells = [Text(esc(row[i])) for i in keep]
-                style = "bold red" if failing else VERDICT_STYLE[verdict]
-                cells[0].stylize(style)
-                if verdict == "regression" and 6 in keep:
-                    cells[keep.index(6)].stylize("red")
-                elif verdict == "improvement" and 6 in keep:
-                    cells[keep.index(6)].stylize("green")
-                table.add_row(*cells)
-            console.print(table)
+        _rich_changes(console, target, diff.allow)
         if not target.changes:
             console.print(Text("no changes", style="green"))
         for line in cost_lines(target):
