@@ -37,7 +37,8 @@ arg = jax.ShapeDtypeStruct((256, 256), jnp.float32, sharding=NamedSharding(mesh,
 found = {}
 for name, f in {"before": lambda x, w, v: jnp.tanh(x @ w) + v,
                 "after": lambda x, w, v: jnp.tanh(x @ w) @ v}.items():
-    compiled = jax.jit(f, out_shardings=NamedSharding(mesh, P("fsdp"))).lower(arg, arg, arg).compile()
+    jitted = jax.jit(f, out_shardings=NamedSharding(mesh, P("fsdp")))
+    compiled = jitted.lower(arg, arg, arg).compile()
     m = compiled.memory_analysis()
     cost = compiled.cost_analysis()
     cost = cost[0] if isinstance(cost, list) else cost
