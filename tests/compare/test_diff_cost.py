@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO, CliResult, error_line, run_python
+from helpers import REPO, WARM_PYTHON, CliResult, error_line, run_python
 from test_diff import assert_valid_diff
 from test_diff_cli import rows
 
@@ -177,4 +177,42 @@ def test_saved_reports_need_compiled_info(run_cli: Run, tmp_path: Path) -> None:
         "error: sample_programs/diff/result_key_renamed/before.mlir: StableHLO text is not "
         "compiled by diff-debug --compile: give the .py file, the target or a report saved "
         "with `lower --compile --format json`"
+    )
+
+
+RUN = """
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def layer(x, w, v):
+    return BODY
+
+
+layer(jnp.ones((256, 256)), jnp.ones((256, 256)), jnp.ones((256, 256)))
+"""
+BODIES = {"before": "jnp.tanh(x @ w) + v", "after": "jnp.tanh(x @ w) @ v"}
+
+
+def test_recordings_compare_their_compiled_cost(run_cli: Run, tmp_path: Path) -> None:
+    """Two runs recorded with ``record --compile`` compare as two compiled reports do;
+    one recorded without is refused in one line."""
+    for side, body in BODIES.items():
+        (tmp_path / f"{side}.py").write_text(RUN.replace("BODY", body), encoding="utf-8")
+    for name, flags, side in (("a", ("--compile",), "before"), ("b", ("--compile",), "after"),
+                              ("plain", (), "before")):  # fmt: skip
+        recorded = run_cli("record", "-o", name, *flags, "--", *WARM_PYTHON, f"{side}.py",
+                           cwd=tmp_path)  # fmt: skip
+        assert recorded.returncode == 0, recorded.describe()
+    data = json.loads(diff(run_cli, "a", "b", "--compile", "-f", "json", rc=1, cwd=tmp_path).stdout)
+    [target] = data["targets"]
+    assert [(c["class"], c["kind"], c["path"]) for c in target["changes"] if c["failing"]] == [
+        ("memory", "grew", "temporaries")
+    ]
+    assert target["cost"]["collectives"] == []  # one device
+    assert data["findings"] == []  # an edited function, not JX404
+    refused = diff(run_cli, "plain", "b", "--compile", rc=2, cwd=tmp_path)
+    assert error_line(refused) == (
+        "error: plain: holds no compiled info: record it with `jxinspect record --compile`"
     )

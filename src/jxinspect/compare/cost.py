@@ -99,12 +99,11 @@ def cost_changes(cost: CostDiff) -> Iterator[Change]:
             before=per_step(found.before), after=per_step(found.after),
         )  # fmt: skip
     temporaries = cost.measure("temporaries")
-    percent = temporaries.percent
-    if percent is not None and percent > cost.memory_growth * 100:
+    before, after = temporaries.before, temporaries.after
+    if before is not None and after is not None and after > before * (1 + cost.memory_growth):
+        grown = f"+{temporaries.percent:.1f}%" if temporaries.percent is not None else "from 0"
         yield Change(
             category="memory", kind="grew", verdict="regression", severity="error",
-            where="memory", path="temporaries",
-            before=human_bytes(int(temporaries.before or 0)),
-            after=f"{human_bytes(int(temporaries.after or 0))} (+{percent:.1f}%, over "
-            f"{cost.memory_growth * 100:g}%)",
+            where="memory", path="temporaries", before=human_bytes(int(before)),
+            after=f"{human_bytes(int(after))} ({grown}, over {cost.memory_growth * 100:g}%)",
         )  # fmt: skip
