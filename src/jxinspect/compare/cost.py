@@ -14,22 +14,14 @@ from collections.abc import Iterator
 
 from jxinspect.core.cost_diff import (
     MEMORY_KINDS,
-    CollectiveChange,
     CollectiveChangeKind,
     CostDiff,
     MeasureChange,
+    pair_collectives,
 )
 from jxinspect.core.diff import Change, Verdict
 from jxinspect.core.model import Collective, CompiledInfo, Report, Severity
 from jxinspect.core.units import human_bytes
-
-CollectiveKey = tuple[str, str, tuple[str, ...]]
-
-
-def _key(collective: Collective) -> CollectiveKey:
-    """What pairs a collective with its counterpart: kind, mesh axes, paths moved (not
-    its line, which an edit above it moves)."""
-    return collective.kind, collective.axes_key, collective.operand_paths
 
 
 def _measures(before: CompiledInfo, after: CompiledInfo) -> tuple[MeasureChange, ...]:
@@ -40,38 +32,11 @@ def _measures(before: CompiledInfo, after: CompiledInfo) -> tuple[MeasureChange,
     return (*memory, MeasureChange("flops", before.flops, after.flops))
 
 
-def _collectives(
-    before: tuple[Collective, ...], after: tuple[Collective, ...]
-) -> tuple[tuple[CollectiveChange, ...], int]:
-    """The collectives added, removed and changed, and how many are the same."""
-    waiting: dict[CollectiveKey, list[Collective]] = {}
-    for collective in before:
-        waiting.setdefault(_key(collective), []).append(collective)
-    added: list[CollectiveChange] = []
-    changed: list[CollectiveChange] = []
-    same = 0
-    for collective in after:
-        earlier = waiting.get(_key(collective))
-        if not earlier:
-            added.append(CollectiveChange("added", None, collective))
-            continue
-        old = earlier.pop(0)
-        if (old.bytes_per_step, old.trip_count) != (
-            collective.bytes_per_step,
-            collective.trip_count,
-        ):
-            changed.append(CollectiveChange("changed", old, collective))
-        else:
-            same += 1
-    removed = [CollectiveChange("removed", c, None) for left in waiting.values() for c in left]
-    return (*added, *removed, *changed), same
-
-
 def diff_cost(before: Report, after: Report, memory_growth: float) -> CostDiff | None:
     """Both reports' compiled cost compared; ``None`` where a side was not compiled."""
     if before.compiled is None or after.compiled is None:
         return None
-    collectives, same = _collectives(before.compiled.collectives, after.compiled.collectives)
+    collectives, same = pair_collectives(before.compiled.collectives, after.compiled.collectives)
     measures = _measures(before.compiled, after.compiled)
     return CostDiff(measures, collectives, same, memory_growth)
 

@@ -81,3 +81,41 @@ class CostDiff:
 
     def measure(self, name: MemoryKind | Literal["flops"]) -> MeasureChange:
         return next(m for m in self.measures if m.measure == name)
+
+
+CollectiveKey = tuple[str, str, tuple[str, ...]]
+
+
+def _key(collective: Collective) -> CollectiveKey:
+    """What pairs a collective with its counterpart: kind, mesh axes, paths moved (not
+    its line, which an edit above it moves)."""
+    return collective.kind, collective.axes_key, collective.operand_paths
+
+
+def pair_collectives(
+    before: tuple[Collective, ...], after: tuple[Collective, ...]
+) -> tuple[tuple[CollectiveChange, ...], int]:
+    """The collectives added, removed and changed, and how many are the same: paired by
+    kind, mesh axes and the paths they move, in program order where several share all
+    three (the one pairing ``diff-debug --compile`` and a rule against a baseline use)."""
+    waiting: dict[CollectiveKey, list[Collective]] = {}
+    for collective in before:
+        waiting.setdefault(_key(collective), []).append(collective)
+    added: list[CollectiveChange] = []
+    changed: list[CollectiveChange] = []
+    same = 0
+    for collective in after:
+        earlier = waiting.get(_key(collective))
+        if not earlier:
+            added.append(CollectiveChange("added", None, collective))
+            continue
+        old = earlier.pop(0)
+        if (old.bytes_per_step, old.trip_count) != (
+            collective.bytes_per_step,
+            collective.trip_count,
+        ):
+            changed.append(CollectiveChange("changed", old, collective))
+        else:
+            same += 1
+    removed = [CollectiveChange("removed", c, None) for left in waiting.values() for c in left]
+    return (*added, *removed, *changed), same
