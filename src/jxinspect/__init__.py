@@ -92,6 +92,7 @@ def inspect(
     options: dict[str, Any] | None = None,
     platform: str | None = None,
     texts: bool = True,
+    compile: bool = False,
 ) -> Report:
     """Stage ``fun`` on ``args``/``kwargs`` and return its :class:`~jxinspect.core.model.Report`.
 
@@ -99,7 +100,8 @@ def inspect(
     ``jax.pmap`` or ``jax.shard_map``); ``args`` may hold arrays or ``ShapeDtypeStruct``s.
     ``platform`` lowers for another platform ("tpu", "gpu") without its hardware.
     ``texts`` keeps the annotated jaxpr and module for ``show("jaxpr")``/``show("mlir")``
-    and the HTML report (``False`` for a leaner report).
+    and the HTML report (``False`` for a leaner report). ``compile`` also compiles it:
+    XLA's shardings, memory, FLOPs and collectives (``report.compiled``).
     """
     from jxinspect.core.program import TextRequest
     from jxinspect.pipeline import inspect_function
@@ -112,6 +114,7 @@ def inspect(
         options=options or {},
         platform=platform,
         keep_texts=TextRequest() if texts else None,
+        compile=compile,
     )
 
 
@@ -126,6 +129,8 @@ def diff(
     platform: str | None = None,
     fail_on: Severity | None = "error",
     allow: tuple[str, ...] = (),
+    compile: bool = False,
+    memory_growth: float | None = None,
 ) -> DiffReport:
     """What changed between two versions of a program, by meaning: the same
     :class:`~jxinspect.compare.diff.DiffReport` that ``jxinspect diff-debug`` renders.
@@ -134,8 +139,12 @@ def diff(
     or ``Report.from_dict`` of a saved JSON report), or two functions staged here on the
     same ``args``/``kwargs`` with the same options. ``fail_on`` (``error``, ``warning``,
     ``info`` or ``None``) and ``allow`` (change classes) set the verdict, ``.failed``.
+    ``compile`` compiles the functions (reports must hold compiled info) and compares the
+    cost per device: a collective added, or temporaries grown by more than
+    ``memory_growth`` (a fraction; default ``budgets.memory_growth``'s, 10%), is an error.
     """
     from jxinspect.compare.diff import diff_reports
+    from jxinspect.core.cost_diff import DEFAULT_MEMORY_GROWTH
     from jxinspect.core.diff import CHANGE_CLASSES, DiffReport
     from jxinspect.core.model import Report
     from jxinspect.core.vocabulary import SEVERITIES
@@ -153,9 +162,15 @@ def diff(
             return side
         if callable(side):
             return inspect(side, args, kwargs, stage=stage, options=options, platform=platform,
-                           texts=False)  # fmt: skip
+                           texts=False, compile=compile)  # fmt: skip
         raise TypeError(f"expected a Report or a function, got {type(side).__name__}")
 
     old, new = report(before), report(after)
-    return DiffReport(before=old.target, after=new.target, targets=(diff_reports(old, new),),
+    if compile and (old.compiled is None or new.compiled is None):
+        raise ValueError("compile=True compares compiled reports: inspect(..., compile=True)")
+    growth = (
+        (DEFAULT_MEMORY_GROWTH if memory_growth is None else memory_growth) if compile else None
+    )
+    return DiffReport(before=old.target, after=new.target,
+                      targets=(diff_reports(old, new, memory_growth=growth),),
                       fail_on=fail_on or "never", allow=tuple(allow))  # fmt: skip

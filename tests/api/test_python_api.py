@@ -106,6 +106,22 @@ def test_diff_of_reports_equals_what_the_cli_says(report: Report, tmp_path: Path
     assert ours["summary"] == cli["summary"] and ours["failed"] is cli["failed"] is True
 
 
+def test_diff_with_compile_compares_the_cost(report: Report) -> None:
+    diff = jxinspect.diff(predict, predict_unbiased, (PARAMS, X), compile=True)
+    cost = diff.targets[0].cost
+    assert cost is not None and cost.memory_growth == 0.10
+    sides = [jxinspect.inspect(f, (PARAMS, X), compile=True).compiled for f in (predict,
+             predict_unbiased)]  # fmt: skip
+    assert [(m.measure, m.before, m.after) for m in cost.measures] == [
+        (kind, getattr(sides[0].memory, kind), getattr(sides[1].memory, kind))
+        for kind in ("arguments", "outputs", "temporaries", "aliased")
+    ] + [("flops", sides[0].flops, sides[1].flops)]  # fmt: skip
+    assert (cost.collectives, cost.unchanged_collectives) == ((), 0)  # one device
+    assert jxinspect.diff(predict, predict_unbiased, (PARAMS, X)).targets[0].cost is None
+    with pytest.raises(ValueError, match=r"compile=True compares compiled reports"):
+        jxinspect.diff(report, report, compile=True)
+
+
 def test_diff_says_what_it_cannot_take() -> None:
     with pytest.raises(ValueError, match="fail_on='fatal': use one of error, warning, info"):
         jxinspect.diff(predict, predict, (PARAMS, X), fail_on="fatal")

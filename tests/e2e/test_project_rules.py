@@ -84,3 +84,44 @@ def test_a_broken_project_configuration_stops_record_before_the_run(project: Pat
     result = run_cli("record", "-o", runs, "--", *WARM_PYTHON, "run.py", cwd=project)
     assert result.returncode == 2, result.describe()
     assert not runs.exists()
+
+
+LAYERS = """
+import jax.numpy as jnp
+
+
+def gathered(x, w):
+    return jnp.tanh(x @ w)
+
+
+def allowed(x, w):
+    return jnp.tanh(x @ w)
+
+
+FSDP = {"devices": 8, "mesh": "fsdp=8", "args": "f32[64,256], f32[256,256]",
+        "in_specs": "P('fsdp', None), P('fsdp', None)", "out_specs": "P('fsdp', None)"}
+JXINSPECT = {"gathered": FSDP, "allowed": {**FSDP, "budgets": {"forbid_collectives": []}}}
+"""
+
+
+def test_lint_forbids_a_collective_kind_per_project_and_per_target(tmp_path: Path) -> None:
+    """JX303 through lint: the budgets cross to the workers, the compiled report is
+    judged, and a declaration's own budgets replace the project's list (``allowed``
+    all-gathers its weight too)."""
+    (tmp_path / "layers.py").write_text(LAYERS, encoding="utf-8")
+    config = "compile: true\nbudgets: {forbid_collectives: [all-gather, all-to-all]}\n"
+    (tmp_path / "jxinspect.yaml").write_text(
+        config + "targets:\n  - target: layers.py\n", encoding="utf-8"
+    )
+    result = run_cli("lint", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 1, result.describe()
+    found = [
+        (target["target"], f["code"], f["message"], f["path"])
+        for target in json.loads(result.stdout)["targets"]
+        for f in target["findings"]
+    ]
+    assert found == [
+        ("layers.py:gathered", "JX303",
+         "all-gather over fsdp moving w (layers.py:6) is forbidden (budgets.forbid_collectives)",
+         "w"),
+    ]  # fmt: skip

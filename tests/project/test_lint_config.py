@@ -273,7 +273,8 @@ def test_the_readmes_example_reads_back(project: Path) -> None:
         paths=("models",),
         exclude=("models/experimental/*",),
         policy=Policy(("JX1", "JX2", "JX3"), ("JX110",), (("JX201", "error"),),
-                      Settings(4 << 20, 16 << 30, 2), compile=True),
+                      Settings(4 << 20, 16 << 30, 2, forbid_collectives=("all-to-all",)),
+                      compile=True),
         baseline="ci/baseline.json",
         fail_on="warning",
         timeout=600.0,
@@ -322,6 +323,47 @@ def test_parse_bytes() -> None:
     for bad in ("lots", "-1 MiB", True, 1.5, "4 MeB"):
         with pytest.raises(ValueError):
             parse_bytes(bad)
+
+
+def test_cost_budgets_read_at_both_levels(project: Path) -> None:
+    text = (
+        "budgets: {temporaries_per_device: 2MiB, collective_bytes_per_step: 4096,\n"
+        "          forbid_collectives: [all-to-all, All-Gather], memory_growth: 25%}\n"
+        "targets:\n"
+        "  - target: mod:f\n"
+        "    budgets: {temporaries_per_device: null, forbid_collectives: [], memory_growth: 0.5}\n"
+    )
+    config = load_config(write(project, "jxinspect.yaml", text))
+    assert config.policy.settings == Settings(
+        temporaries_per_device=2 << 20, collective_bytes_per_step=4096,
+        forbid_collectives=("all-to-all", "all-gather"), memory_growth=0.25,
+    )  # fmt: skip
+    assert config.targets[0].override.apply(config.policy).settings == Settings(
+        collective_bytes_per_step=4096, memory_growth=0.5
+    )
+
+
+@pytest.mark.parametrize(
+    ("budgets", "message"),
+    [
+        ("{forbid_collectives: all-to-all}",
+         "budgets.forbid_collectives: expected a list of collective kinds (all-reduce, "
+         "all-gather, reduce-scatter, all-to-all, collective-permute, collective-broadcast), "
+         "got 'all-to-all'"),
+        ("{forbid_collectives: [all-to-al]}",
+         "budgets.forbid_collectives: 'all-to-al' is no collective kind (all-reduce, "
+         "all-gather, reduce-scatter, all-to-all, collective-permute, collective-broadcast), "
+         "got ['all-to-al']"),
+        ("{memory_growth: lots}",
+         "budgets.memory_growth: expected a growth such as '10%' or 0.1 (at least 0), got 'lots'"),
+        ("{memory_growth: null}",
+         "budgets.memory_growth: expected a growth such as '10%' or 0.1 (at least 0), got None"),
+        ("{temporaries_per_device: -3}",
+         "budgets.temporaries_per_device: a size cannot be negative, got -3"),
+    ],
+)  # fmt: skip
+def test_cost_budgets_refused(project: Path, budgets: str, message: str) -> None:
+    assert config_error(project, f"budgets: {budgets}\n") == f"jxinspect.yaml:1: {message}"
 
 
 def test_policy_select_ignore_and_severity_prefixes() -> None:

@@ -1,4 +1,4 @@
-"""The lint rules JX201-JX302 on real staged functions, in this process.
+"""The lint rules JX201-JX303 on real staged functions, in this process.
 
 JAX runs here on 8 simulated CPU devices: the count is set when this module is
 collected, before any test starts JAX's backend (if another module started it first with
@@ -269,6 +269,61 @@ def test_jx302_uses_xla_memory_analysis_once_compiled(mesh: Any) -> None:
     assert messages == [
         f"{human_bytes(total)} per device (XLA memory analysis) is over the budget of 1.0 KiB"
     ]
+
+
+# ---- JX303 compiled cost over a budget, or a forbidden collective --------------------------
+
+
+def scanned_sum(x: Any) -> Any:
+    def body(c: Any, _: Any) -> Any:
+        return c * 0.5 + jnp.sum(jnp.tanh(x * c)), None
+
+    return jax.lax.scan(body, jnp.float32(1.0), None, length=4)[0]
+
+
+def test_jx303_reads_xla_temporaries_and_bytes_per_step(mesh: Any) -> None:
+    args = (sds(64, 16),)
+    options = {"in_shardings": shardings(mesh, P(("data", "model")))}
+    report = inspect_function(scanned_sum, args, {}, options=options, compile=True)
+    assert codes(report, "JX303") == []  # off unless a budget is set
+    compiled = jax.jit(scanned_sum, **options).trace(*args).lower().compile()
+    temporaries = compiled.memory_analysis().temp_size_in_bytes
+    [psum] = report.compiled.collectives if report.compiled is not None else ()
+    assert (psum.kind, psum.trip_count, psum.bytes_per_step) == ("all-reduce", 4, 4 * psum.bytes)
+    assert compiled.as_text().count(" all-reduce(") == 1  # one instruction, run 4 times
+    budgets = Settings(temporaries_per_device=max(temporaries - 1, 0),
+                       collective_bytes_per_step=4 * psum.bytes - 1)  # fmt: skip
+    messages = [f.message for f in apply_rules(report, budgets).findings if f.code == "JX303"]
+    over_temporaries = (
+        [f"{human_bytes(temporaries)} of temporaries per device (XLA memory analysis) is over "
+         f"the budget of {human_bytes(temporaries - 1)}"] if temporaries > 0 else []
+    )  # fmt: skip
+    assert messages == [
+        *over_temporaries,
+        f"{human_bytes(4 * psum.bytes)} per step per device moved by 1 collective is over the "
+        f"budget of {human_bytes(4 * psum.bytes - 1)}",
+    ]
+    at_budget = Settings(
+        temporaries_per_device=temporaries, collective_bytes_per_step=4 * psum.bytes
+    )
+    assert codes(apply_rules(report, at_budget), "JX303") == []
+
+
+def test_jx303_needs_the_compiled_program(mesh: Any) -> None:
+    options = {"in_shardings": shardings(mesh, P(("data", "model")))}
+    lowered = inspect_function(scanned_sum, (sds(64, 16),), {}, options=options)
+    forbid = Settings(forbid_collectives=("all-reduce",), temporaries_per_device=0,
+                      collective_bytes_per_step=0)  # fmt: skip
+    assert codes(apply_rules(lowered, forbid), "JX303") == []
+    compiled = inspect_function(scanned_sum, (sds(64, 16),), {}, options=options, compile=True)
+    [forbidden] = [
+        f
+        for f in apply_rules(compiled, Settings(forbid_collectives=("all-reduce",))).findings
+        if f.code == "JX303"
+    ]
+    assert forbidden.message.startswith("all-reduce over data,model moving an intermediate (")
+    assert forbidden.message.endswith(") is forbidden (budgets.forbid_collectives)")
+    assert forbidden.path is None
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.code)

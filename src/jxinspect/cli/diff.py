@@ -60,6 +60,32 @@ def allowed_classes(values: list[str] | None) -> frozenset[str]:
     return frozenset(result)
 
 
+FailOnOpt = Annotated[
+    FailOn,
+    typer.Option(
+        help="Exit 1 on regressions this severe (lost or degraded names "
+        "and paths, sharding changes and dropped donation are errors)."
+    ),
+]
+AllowOpt = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        help="Accept a class of change: name, path, sharding, donation, pruned, "
+        "nested, finding, stage, collective, memory... (repeatable, or comma-separated)."
+    ),
+]
+CompileOpt = Annotated[
+    bool,
+    typer.Option(
+        "--compile",
+        help="Also compare the compiled cost (memory per kind, collectives, FLOPs): "
+        ".py files and targets are compiled, saved reports and recordings must hold "
+        "compiled info. A collective added, or temporaries grown past "
+        "budgets.memory_growth (default 10%), is an error.",
+    ),
+]
+
+
 @with_staging_flags
 def diff_debug(
     before: Annotated[str, typer.Argument(help=SIDE_HELP)],
@@ -71,26 +97,15 @@ def diff_debug(
     staging: Flags = NO_FLAGS,
     format: Annotated[DiffFormat, typer.Option("--format", "-f", help=FORMAT_HELP)] = "text",
     output: OutputOpt = None,
-    fail_on: Annotated[
-        FailOn,
-        typer.Option(
-            help="Exit 1 on regressions this severe (lost or degraded names "
-            "and paths, sharding changes and dropped donation are errors)."
-        ),
-    ] = "error",
-    allow: Annotated[
-        Optional[list[str]],
-        typer.Option(
-            help="Accept a class of change: name, path, sharding, donation, pruned, "
-            "nested, finding, stage... (repeatable, or comma-separated)."
-        ),
-    ] = None,
+    fail_on: FailOnOpt = "error",
+    allow: AllowOpt = None,
+    compile: CompileOpt = False,
     color: ColorOpt = Color.auto,
     show_traceback: TracebackOpt = False,
 ) -> None:
     """Compare two versions of a program (Python, target, saved report or StableHLO): names
-    lost or degraded, result paths, shardings, donation, pruning and findings; exit 1 on a
-    regression at or above --fail-on."""
+    lost or degraded, result paths, shardings, donation, pruning and findings, and with
+    --compile the cost; exit 1 on a regression at or above --fail-on."""
 
     def body() -> int:
         from jxinspect.compare.sources import load_sides
@@ -103,7 +118,7 @@ def diff_debug(
         allowed = tuple(allowed_classes(allow))
         given = options_from_flags(staging)
         with user_prints_to_stderr():
-            loaded = load_sides(before, after, given, tuple(function or ()))
+            loaded = load_sides(before, after, given, tuple(function or ()), compile=compile)
         _warn_incomplete(loaded.incomplete)
         diff = DiffReport(
             before=before,

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any, TypeVar
 
+from jxinspect.compare.cost import cost_changes, diff_cost
 from jxinspect.core.diff import (
     Change,
     ChangeClass,
@@ -406,10 +407,15 @@ def _target_changes(before: Report, after: Report) -> Iterator[Change]:
         yield _At("target", "mesh")("sharding", "changed", NEUTRAL, mesh_b, mesh_a)
 
 
-def diff_reports(before: Report, after: Report, name: str | None = None) -> TargetDiff:
-    """Every change from ``before`` to ``after``, regressions first."""
+def diff_reports(
+    before: Report, after: Report, name: str | None = None, memory_growth: float | None = None
+) -> TargetDiff:
+    """Every change from ``before`` to ``after``, regressions first; with
+    ``memory_growth`` (``--compile``) their compiled cost too, temporaries growing by more
+    than that fraction failing."""
     inputs, same_in = _leaves(before.inputs, after.inputs, "input")
     outputs, same_out = _leaves(before.outputs, after.outputs, "output")
+    cost = diff_cost(before, after, memory_growth) if memory_growth is not None else None
     changes = [
         *_target_changes(before, after),
         *inputs,
@@ -417,6 +423,7 @@ def diff_reports(before: Report, after: Report, name: str | None = None) -> Targ
         *_static_changes(before, after),
         *_nested_changes(before, after),
         *_finding_changes(before, after),
+        *(cost_changes(cost) if cost is not None else ()),
     ]
     changes.sort(key=lambda c: VERDICT_ORDER[c.verdict])
     return TargetDiff(
@@ -425,4 +432,5 @@ def diff_reports(before: Report, after: Report, name: str | None = None) -> Targ
         after=Side.of(after),
         unchanged=Unchanged(same_in, same_out),
         changes=tuple(changes),
+        cost=cost,
     )

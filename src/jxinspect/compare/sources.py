@@ -22,7 +22,7 @@ from jxinspect.core.exhaustive import assert_never
 from jxinspect.core.identity import ProgramComparison
 from jxinspect.core.model import Report
 from jxinspect.core.recording import Entry
-from jxinspect.project.config import Policy
+from jxinspect.project.config import Config, Policy
 from jxinspect.project.options import TargetOptions
 from jxinspect.project.resolve import Resolved, declared_functions, resolve
 from jxinspect.project.targets import DECLARATION, Target, load_module, parse_target
@@ -338,12 +338,17 @@ class Loaded:
     within: tuple[ProgramComparison, ...] = ()
     """Two record folders: lowerings of either run that made another program of the same
     function with the same inputs."""
+    memory_growth: float | None = None
+    """``--compile``: compare the compiled cost, temporaries growing by more than this
+    fraction failing (``budgets.memory_growth``); ``None``: not compared."""
 
     def targets(self) -> tuple[TargetDiff, ...]:
         """Each pair's diff, with its programs compared where both sides are recordings."""
         from jxinspect.compare.diff import diff_reports
 
-        found = [diff_reports(old, new, pair.name) for pair, old, new in self.reports]
+        found = [
+            diff_reports(old, new, pair.name, self.memory_growth) for pair, old, new in self.reports
+        ]
         if not self.programs:
             return tuple(found)
         return tuple(replace(t, program=c) for t, c in zip(found, self.programs, strict=True))
@@ -365,10 +370,13 @@ def load_sides(
     given: TargetOptions,
     functions: tuple[str, ...] = (),
     policy: Policy | None = None,
+    compile: bool = False,
 ) -> Loaded:
     """:func:`load_reports`, with the functions one record folder holds and the other
     does not. Every report is judged with ``policy`` (default: the rule settings of the
-    project found from the working folder, as ``lint`` judges), saved ones again."""
+    project found from the working folder, as ``lint`` judges), saved ones again. With
+    ``compile``, targets are compiled too and saved reports must hold compiled info: the
+    diff compares the cost, under the policy's ``memory_growth``."""
     before, after = open_source(before_text, functions), open_source(after_text, functions)
     if functions and not any(isinstance(s, PythonSource) for s in (before, after)):
         raise UsageError(
@@ -384,6 +392,28 @@ def load_sides(
 
     config = project_config()  # read once: every side is resolved and judged under it
     rules = policy if policy is not None else config.policy
+    staged = _resolved(before, after, pairs, given, config)
+    return Loaded(
+        [
+            (
+                pair,
+                _report(before, pair.before, staged, rules, compile),
+                _report(after, pair.after, staged, rules, compile),
+            )
+            for pair in pairs
+        ],
+        pairing.only_before,
+        pairing.only_after,
+        tuple(s.text for s in (before, after) if isinstance(s, RecordSource) and not s.complete),
+        *_programs(before, after, pairs),
+        memory_growth=rules.settings.memory_growth if compile else None,
+    )
+
+
+def _resolved(
+    before: Source, after: Source, pairs: list[Pair], given: TargetOptions, config: Config
+) -> dict[str, Resolved]:
+    """Each side to stage, resolved under ``config``, all with the most devices any needs."""
     staged = {
         text: resolve(text, given, config)
         for pair in pairs
@@ -396,20 +426,7 @@ def load_sides(
         if devices > 1:
             given = replace(given, devices=devices)
             staged = {text: replace(r, given=given) for text, r in staged.items()}
-    return Loaded(
-        [
-            (
-                pair,
-                _report(before, pair.before, staged, rules),
-                _report(after, pair.after, staged, rules),
-            )
-            for pair in pairs
-        ],
-        pairing.only_before,
-        pairing.only_after,
-        tuple(s.text for s in (before, after) if isinstance(s, RecordSource) and not s.complete),
-        *_programs(before, after, pairs),
-    )
+    return staged
 
 
 def _programs(
@@ -437,20 +454,47 @@ def _programs(
 
 
 def _report(
-    source: Source, function: str | None, staged: dict[str, Resolved], rules: Policy
+    source: Source,
+    function: str | None,
+    staged: dict[str, Resolved],
+    rules: Policy,
+    compile: bool = False,
 ) -> Report:
     """``function``'s report from ``source``, judged with ``rules``: read back, or staged
-    from its resolved target in ``staged``."""
+    from its resolved target in ``staged`` (and compiled, with ``compile``; a saved one
+    must then hold compiled info)."""
     from jxinspect.pipeline import inspect_mlir, inspect_target, judge
 
     match source:
         case JsonSource():
-            return judge(source.report, rules)
+            return _compiled(judge(source.report, rules), source.text, compile, NOT_COMPILED_JSON)
         case RecordSource():
-            return judge(read_record(source.folder, source.entry(function)), rules)
+            report = judge(read_record(source.folder, source.entry(function)), rules)
+            return _compiled(report, source.text, compile, NOT_COMPILED_RECORD)
         case MlirSource():
+            if compile:
+                raise UsageError(f"{source.text}: {NOT_COMPILED_MLIR}")
             return inspect_mlir(source.mlir_text, source.text, rules)
         case PythonSource() | TargetSource():
-            return inspect_target(staged[source.target_text(function)], policy=rules)
+            text = source.target_text(function)
+            return inspect_target(staged[text], policy=rules, compile=compile)
         case _:
             assert_never(source)
+
+
+NOT_COMPILED_JSON = (
+    "holds no compiled info: save it with `jxinspect lower TARGET --compile --format json`"
+)
+NOT_COMPILED_RECORD = "holds no compiled info: record it with `jxinspect record --compile`"
+NOT_COMPILED_MLIR = (
+    "StableHLO text is not compiled by diff-debug --compile: give the .py file, the target "
+    "or a report saved with `lower --compile --format json`"
+)
+
+
+def _compiled(report: Report, text: str, compile: bool, how: str) -> Report:
+    """``report``; with ``compile``, refused (one line naming ``text``) where it holds
+    no compiled info."""
+    if compile and report.compiled is None:
+        raise UsageError(f"{text}: {how}")
+    return report

@@ -16,6 +16,7 @@ from typing import Literal, get_args
 import msgspec
 import msgspec.structs
 
+from jxinspect.core.cost_diff import CostDiff
 from jxinspect.core.display import Displayed
 from jxinspect.core.identity import ProgramComparison
 from jxinspect.core.model import Finding, Report, Severity, at_or_above
@@ -26,14 +27,14 @@ DIFF_SCHEMA: Literal["jxinspect.diff/1"] = "jxinspect.diff/1"
 Verdict = Literal["regression", "improvement", "neutral"]
 ChangeClass = Literal[
     "name", "path", "leaf", "shape", "sharding", "donation", "pruned", "nested", "finding",
-    "static", "stage",
+    "static", "stage", "collective", "memory",
 ]  # fmt: skip
 CHANGE_CLASSES: tuple[str, ...] = get_args(ChangeClass)
 ChangeKind = Literal[
     "lost", "degraded", "recovered", "improved", "renamed", "changed", "added", "removed",
-    "dropped", "moved", "pruned", "unpruned", "more", "fewer",
+    "dropped", "moved", "pruned", "unpruned", "more", "fewer", "grew",
 ]  # fmt: skip
-Where = Literal["target", "input", "output", "static", "nested", "finding"]
+Where = Literal["target", "input", "output", "static", "nested", "finding", "collective", "memory"]
 MatchedBy = Literal["path", "position"]
 
 
@@ -62,7 +63,8 @@ class Change(msgspec.Struct, frozen=True, kw_only=True, rename={"category": "cla
 
     def __post_init__(self) -> None:
         what = {"input": "argument ", "output": "result ", "static": "static argument ",
-                "nested": "nested jaxpr ", "finding": "", "target": ""}[self.where]  # fmt: skip
+                "nested": "nested jaxpr ", "finding": "", "target": "", "collective": "",
+                "memory": ""}[self.where]  # fmt: skip
         label = "findings" if self.category == "finding" else self.category
         values = f"{_show(self.before)} → {_show(self.after)}"
         if self.matched_by == "position":
@@ -164,6 +166,8 @@ class TargetDiff:
     program: ProgramComparison | None = None
     """Two recordings: the two lowerings' programs compared (the same program: JAX's
     persistent cache can hit); ``None`` for other inputs."""
+    cost: CostDiff | None = None
+    """``--compile``: the compiled cost per device before → after; ``None`` without."""
 
     def __post_init__(self) -> None:
         verdicts = Counter(c.verdict for c in self.changes)

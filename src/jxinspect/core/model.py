@@ -428,6 +428,23 @@ class Collective:
         set of axes."""
         return ",".join(self.axes) if self.axes is not None else "?"
 
+    @property
+    def moves(self) -> str:
+        """The paths it moves, comma-separated; ``an intermediate`` where it moves none."""
+        return ", ".join(self.operand_paths) or "an intermediate"
+
+    @property
+    def source(self) -> str | None:
+        """``model.py:12``, where the HLO keeps its source line."""
+        return f"{self.file}:{self.line}" if self.file is not None else None
+
+    @property
+    def described(self) -> str:
+        """``all-gather over fsdp moving w (model.py:12)``: its kind, axes, the paths it
+        moves and its source line where there is one."""
+        where = f" ({self.source})" if self.source is not None else ""
+        return f"{self.kind} over {self.axes_key} moving {self.moves}{where}"
+
 
 @dataclass(frozen=True)
 class CompiledInfo:

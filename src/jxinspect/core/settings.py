@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from jxinspect.core.cost_diff import DEFAULT_MEMORY_GROWTH
+from jxinspect.core.vocabulary import COLLECTIVE_KINDS, CollectiveKind
+
 _UNITS = {
     "": 1,
     "b": 1,
@@ -31,14 +34,74 @@ class Settings:
     max_compiles: int | None = None
     """JX402: a function of the user's that a recorded run compiled more times than this
     is reported (``None``: off)."""
+    temporaries_per_device: int | None = None
+    """JX303: XLA's temporaries per device (compiled) above this are reported (``None``:
+    off)."""
+    collective_bytes_per_step: int | None = None
+    """JX303: the collectives' bytes per step (per device, summed) above this are reported
+    (``None``: off)."""
+    forbid_collectives: tuple[CollectiveKind, ...] = ()
+    """JX303: each collective of these kinds in the compiled program is reported."""
+    memory_growth: float = DEFAULT_MEMORY_GROWTH
+    """``diff-debug --compile``: temporaries growing by more than this fraction of the
+    before side's (0.10: 10%) fail the diff."""
 
 
 DEFAULT_SETTINGS = Settings()
-BUDGET_KEYS: tuple[str, ...] = ("replicated_bytes", "bytes_per_device", "max_compiles")
+BudgetValue = int | float | tuple[CollectiveKind, ...] | None
+"""A budget as read: bytes or a count, a fraction, the collective kinds, or ``None``."""
+BUDGET_KEYS: tuple[str, ...] = (
+    "replicated_bytes", "bytes_per_device", "max_compiles", "temporaries_per_device",
+    "collective_bytes_per_step", "forbid_collectives", "memory_growth",
+)  # fmt: skip
 COUNT_BUDGETS: tuple[str, ...] = ("max_compiles",)
 """The budgets that count (a whole number, at least 1) rather than size in bytes."""
-OPTIONAL_BUDGETS: tuple[str, ...] = ("bytes_per_device", "max_compiles")
+OPTIONAL_BUDGETS: tuple[str, ...] = (
+    "bytes_per_device", "max_compiles", "temporaries_per_device", "collective_bytes_per_step",
+)  # fmt: skip
 """The budgets that are off by default, which ``null`` turns off again."""
+
+
+def parse_budget(name: str, value: object) -> BudgetValue:
+    """The budget ``name`` (one of :data:`BUDGET_KEYS`) read from ``value``; ``None`` for
+    an optional one given ``null``; raises ``ValueError`` saying what is wrong."""
+    if value is None and name in OPTIONAL_BUDGETS:
+        return None
+    if name == "forbid_collectives":
+        return parse_kinds(value)
+    if name == "memory_growth":
+        return parse_fraction(value)
+    return parse_count(value) if name in COUNT_BUDGETS else parse_bytes(value)
+
+
+def parse_kinds(value: object) -> tuple[CollectiveKind, ...]:
+    """``[all-to-all, all-gather]`` → the kinds, each checked; raises ``ValueError``."""
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError(
+            "expected a list of collective kinds (" + ", ".join(COLLECTIVE_KINDS) + ")"
+        )
+    kinds: list[CollectiveKind] = []
+    for item in value:
+        matched = [kind for kind in COLLECTIVE_KINDS if kind == item.strip().lower()]
+        if not matched:
+            raise ValueError(
+                f"{item!r} is no collective kind (" + ", ".join(COLLECTIVE_KINDS) + ")"
+            )
+        kinds.extend(matched)
+    return tuple(dict.fromkeys(kinds))
+
+
+def parse_fraction(value: object) -> float:
+    """``"10%"``, ``0.1`` → 0.1; raises ``ValueError`` (a growth is at least 0)."""
+    text = value.strip() if isinstance(value, str) else None
+    if text is not None and text.endswith("%"):
+        try:
+            value = float(text[:-1]) / 100
+        except ValueError:
+            value = None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ValueError("expected a growth such as '10%' or 0.1 (at least 0)")
+    return float(value)
 
 
 def parse_count(value: object) -> int:

@@ -29,6 +29,14 @@ Severity = Literal["error", "warning", "info"]
 """How bad a finding is, most severe first."""
 SEVERITIES: tuple[Severity, ...] = get_args(Severity)
 
+CollectiveKind = Literal[
+    "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
+    "collective-broadcast",
+]  # fmt: skip
+"""A collective, as the optimized HLO spells it (an asynchronous one adds
+``-start``/``-done``)."""
+COLLECTIVE_KINDS: tuple[CollectiveKind, ...] = get_args(CollectiveKind)
+
 FailOn = Literal["error", "warning", "info", "never"]
 """The gate: fail on findings at or above a severity, or never."""
 FAIL_ON: tuple[FailOn, ...] = get_args(FailOn)

@@ -24,12 +24,10 @@ from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.model import Finding, Severity
 from jxinspect.core.settings import (
     BUDGET_KEYS,
-    COUNT_BUDGETS,
     DEFAULT_SETTINGS,
-    OPTIONAL_BUDGETS,
+    BudgetValue,
     Settings,
-    parse_bytes,
-    parse_count,
+    parse_budget,
 )
 from jxinspect.core.vocabulary import FAIL_ON, SEVERITIES, FailOn
 from jxinspect.project import spec as specs
@@ -99,8 +97,10 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("ignore", "codes", "code prefixes not to run", "[JX110]", places=_BOTH),
     ConfigKey("severity", "severities", "per code or prefix: " + ", ".join(SEVERITIES),
               "{JX201: error}", places=_BOTH),
-    ConfigKey("budgets", "budgets", "thresholds of JX201 and JX302 (per device) and JX402",
-              "{replicated_bytes: 4MiB, bytes_per_device: 16GiB, max_compiles: 2}",
+    ConfigKey("budgets", "budgets", "thresholds of JX201, JX302, JX303 (per device), JX402 "
+              "and diff-debug --compile's memory_growth",
+              "{replicated_bytes: 4MiB, bytes_per_device: 16GiB, max_compiles: 2, "
+              "forbid_collectives: [all-to-all]}",
               places=_BOTH),
     ConfigKey("compile", "bool", "also compile (XLA's shardings, aliasing, memory)", "true",
               "false", _BOTH),
@@ -171,7 +171,7 @@ class PolicyOverride:
     select: tuple[str, ...] | None = None
     ignore: tuple[str, ...] = ()
     severity: tuple[tuple[str, Severity], ...] = ()
-    budgets: tuple[tuple[str, int | None], ...] = ()
+    budgets: tuple[tuple[str, BudgetValue], ...] = ()
     compile: bool | None = None
 
     def apply(self, base: Policy) -> Policy:
@@ -485,18 +485,15 @@ class _Reader:
 
     def budgets(
         self, key: ConfigKey, value: Any, path: KeyPath
-    ) -> tuple[tuple[str, int | None], ...]:
+    ) -> tuple[tuple[str, BudgetValue], ...]:
         data = self.mapping(value, path)
         self.keys(data, path, BUDGET_KEYS)
-        result: dict[str, int | None] = {}
-        for name, size in data.items():
-            if size is None and name in OPTIONAL_BUDGETS:
-                result[name] = None
-                continue
+        result: dict[str, BudgetValue] = {}
+        for name, given in data.items():
             try:
-                result[name] = parse_count(size) if name in COUNT_BUDGETS else parse_bytes(size)
+                result[name] = parse_budget(name, given)
             except ValueError as err:
-                self.fail(path + (name,), f"{err}, got {size!r}")
+                self.fail(path + (name,), f"{err}, got {given!r}")
         return tuple(result.items())
 
 

@@ -36,6 +36,7 @@ TABLE: tuple[str, ...] = (
     "jx203_internal_axis_name",
     "jx301_unusable_donation",
     "jx302_memory_budget",
+    "jx303_cost_budget",
     "jx401_same_program_compiled_again",
     "jx402_compile_budget",
 )

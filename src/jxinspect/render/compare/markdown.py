@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from jxinspect.core.diff import DiffReport, TargetDiff
 from jxinspect.render.common.escape import markdown_code, markdown_text
+from jxinspect.render.compare import cost as cost_rows
 from jxinspect.render.compare.programs import finding_lines, program_line
 from jxinspect.render.compare.text import (
     CHANGE_COLUMNS,
@@ -68,8 +69,22 @@ def _target(target: TargetDiff, diff: DiffReport) -> list[str]:
             lines += ["", f"<details><summary>{summary}</summary>", "", *table, "", "</details>"]
     if not target.changes:
         lines += ["", "No changes."]
+    lines += _cost(target)
     program = program_line(target)
     return [*lines, "", markdown_text(program)] if program is not None else lines
+
+
+def _cost(target: TargetDiff) -> list[str]:
+    """``--compile``: the cost section (none without)."""
+    cost = target.cost
+    if cost is None:
+        return []
+    lines = ["", "**Cost per device (compiled)**", ""]
+    lines += _table(cost_rows.MEASURE_COLUMNS, cost_rows.measure_rows(cost), set())
+    lines += ["", f"**{cost_rows.collectives_title(cost).capitalize()}**"]
+    rows = cost_rows.collective_rows(cost)
+    lines += ["", *_table(cost_rows.COLLECTIVE_COLUMNS, rows, {6, 7})] if rows else []
+    return [*lines, "", markdown_text(cost_rows.threshold_line(cost))]
 
 
 def render(diff: DiffReport) -> str:

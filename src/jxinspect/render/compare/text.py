@@ -10,16 +10,22 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from jxinspect.core.diff import Change, DiffReport, Side, TargetDiff, Verdict
 from jxinspect.core.units import recorded
 from jxinspect.render.common.console import ansi_console
 from jxinspect.render.common.escape import text as esc
+from jxinspect.render.compare import cost as cost_rows
 from jxinspect.render.compare.programs import finding_lines, program_line
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 CHANGE_COLUMNS = ("severity", "class", "change", "where", "leaf", "before", "after", "matched")
 WHERE_TEXT = {"input": "argument", "output": "result", "static": "static", "nested": "nested",
-              "finding": "finding", "target": "target"}  # fmt: skip
+              "finding": "finding", "target": "target", "collective": "collective",
+              "memory": "memory"}  # fmt: skip
 VERDICT_TITLE: dict[Verdict, str] = {
     "regression": "regressions", "improvement": "improvements", "neutral": "neutral",
 }  # fmt: skip
@@ -117,6 +123,24 @@ def unpaired_lines(diff: DiffReport) -> list[str]:
     ]
 
 
+def cost_lines(target: TargetDiff) -> list[str]:
+    """``--compile``: the cost section, plain (none without)."""
+    cost = target.cost
+    if cost is None:
+        return []
+    lines = ["", "cost per device (compiled)"]
+    lines += [
+        "  " + line
+        for line in _plain_table(cost_rows.MEASURE_COLUMNS, cost_rows.measure_rows(cost))
+    ]
+    lines += ["", cost_rows.collectives_title(cost)]
+    rows = cost_rows.collective_rows(cost)
+    lines += (
+        ["  " + line for line in _plain_table(cost_rows.COLLECTIVE_COLUMNS, rows)] if rows else []
+    )
+    return [*lines, cost_rows.threshold_line(cost)]
+
+
 def render_plain(diff: DiffReport) -> str:
     """Stable plain text: per target a before | after header, then the changes by verdict."""
     lines = [f"before: {esc(diff.before)}", f"after:  {esc(diff.after)}"]
@@ -136,6 +160,7 @@ def render_plain(diff: DiffReport) -> str:
             ]
         if not target.changes:
             lines += ["", "no changes"]
+        lines += cost_lines(target)
         lines += ["", _unchanged_line(target)]
         program = program_line(target)
         lines += [esc(program)] if program is not None else []
@@ -146,6 +171,37 @@ def render_plain(diff: DiffReport) -> str:
     lines += ["", *(esc(line) for line in findings)] if findings else []
     lines += ["", summary_line(diff)]
     return "\n".join(lines) + "\n"
+
+
+def _rich_changes(console: Console, target: TargetDiff, allow: tuple[str, ...]) -> None:
+    """A coloured table of the target's changes per verdict, failing ones in bold red."""
+    from rich.table import Table
+    from rich.text import Text
+
+    for verdict, title in VERDICT_TITLE.items():
+        changes = target.of_verdict(verdict)
+        if not changes:
+            continue
+        table = Table(
+            title=f"{title} ({_count(changes)})",
+            title_justify="left",
+            title_style=f"bold {VERDICT_STYLE[verdict]}",
+        )
+        rows = change_rows(changes, allow)
+        keep = [i for i in range(len(CHANGE_COLUMNS)) if any(row[i] for row in rows)]
+        for i in keep:
+            table.add_column(CHANGE_COLUMNS[i], overflow="fold")
+        for change, row in zip(changes, rows):
+            failing = change.failing
+            cells = [Text(esc(row[i])) for i in keep]
+            style = "bold red" if failing else VERDICT_STYLE[verdict]
+            cells[0].stylize(style)
+            if verdict == "regression" and 6 in keep:
+                cells[keep.index(6)].stylize("red")
+            elif verdict == "improvement" and 6 in keep:
+                cells[keep.index(6)].stylize("green")
+            table.add_row(*cells)
+        console.print(table)
 
 
 def render_rich(diff: DiffReport, width: int = 120) -> str:
@@ -167,32 +223,11 @@ def render_rich(diff: DiffReport, width: int = 120) -> str:
                 Text(key), Text(esc(old)), Text(esc(new), style="yellow" if old != new else "")
             )
         console.print(sides)
-        for verdict, title in VERDICT_TITLE.items():
-            changes = target.of_verdict(verdict)
-            if not changes:
-                continue
-            table = Table(
-                title=f"{title} ({_count(changes)})",
-                title_justify="left",
-                title_style=f"bold {VERDICT_STYLE[verdict]}",
-            )
-            rows = change_rows(changes, diff.allow)
-            keep = [i for i in range(len(CHANGE_COLUMNS)) if any(row[i] for row in rows)]
-            for i in keep:
-                table.add_column(CHANGE_COLUMNS[i], overflow="fold")
-            for change, row in zip(changes, rows):
-                failing = change.failing
-                cells = [Text(esc(row[i])) for i in keep]
-                style = "bold red" if failing else VERDICT_STYLE[verdict]
-                cells[0].stylize(style)
-                if verdict == "regression" and 6 in keep:
-                    cells[keep.index(6)].stylize("red")
-                elif verdict == "improvement" and 6 in keep:
-                    cells[keep.index(6)].stylize("green")
-                table.add_row(*cells)
-            console.print(table)
+        _rich_changes(console, target, diff.allow)
         if not target.changes:
             console.print(Text("no changes", style="green"))
+        for line in cost_lines(target):
+            console.print(Text(esc(line)))
         console.print(Text(_unchanged_line(target), style="dim"))
         program = program_line(target)
         if program is not None:

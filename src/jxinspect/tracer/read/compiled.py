@@ -33,12 +33,13 @@ from jxinspect.core.model import (
     Sharding,
 )
 from jxinspect.core.units import type_text
+from jxinspect.core.vocabulary import COLLECTIVE_KINDS
 from jxinspect.tracer import seam
 from jxinspect.tracer.read import hlo_flow, hlo_text, mlir, shardings
 from jxinspect.tracer.read.hlo_text import HloText
 
-COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all",
-               "collective_permute", "collective_broadcast")  # fmt: skip
+COLLECTIVES = tuple(kind.replace("-", "_") for kind in COLLECTIVE_KINDS)
+"""The collectives, as StableHLO spells them."""
 
 
 def sharding_of(value: Any, rank: int, mesh: Mesh | None) -> Sharding | None:

@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from jxinspect.core.model import Collective
+from jxinspect.core.vocabulary import COLLECTIVE_KINDS
 from jxinspect.tracer.read.hlo_text import HloText, Instruction
 
-KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
-         "collective-broadcast")  # fmt: skip
+KINDS = COLLECTIVE_KINDS
 """The collectives, as HLO spells them (an asynchronous one adds ``-start``/``-done``)."""
 
 PASSING = frozenset(("copy", "bitcast", "reshape", "convert", "transpose", "bitcast-convert",

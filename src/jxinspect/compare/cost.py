@@ -1,0 +1,74 @@
+"""What a change did to the compiled cost per device (``diff-debug --compile``).
+
+No JAX here. :func:`diff_cost` compares two compiled reports into a
+:class:`~jxinspect.core.cost_diff.CostDiff`: memory per kind and FLOPs before → after, and
+the collectives paired by kind, mesh axes and the paths they move (in program order where
+several share all three); :func:`cost_changes` grades it for the gate: a collective added
+and temporaries grown past ``memory_growth`` are errors, a collective removed an
+improvement, one whose bytes per step or trips changed is neutral.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from jxinspect.core.cost_diff import (
+    MEMORY_KINDS,
+    CollectiveChangeKind,
+    CostDiff,
+    MeasureChange,
+    pair_collectives,
+)
+from jxinspect.core.diff import Change, Verdict
+from jxinspect.core.model import Collective, CompiledInfo, Report, Severity
+from jxinspect.core.units import human_bytes
+
+
+def _measures(before: CompiledInfo, after: CompiledInfo) -> tuple[MeasureChange, ...]:
+    memory = tuple(
+        MeasureChange(kind, getattr(before.memory, kind), getattr(after.memory, kind))
+        for kind in MEMORY_KINDS
+    )
+    return (*memory, MeasureChange("flops", before.flops, after.flops))
+
+
+def diff_cost(before: Report, after: Report, memory_growth: float) -> CostDiff | None:
+    """Both reports' compiled cost compared; ``None`` where a side was not compiled."""
+    if before.compiled is None or after.compiled is None:
+        return None
+    collectives, same = pair_collectives(before.compiled.collectives, after.compiled.collectives)
+    measures = _measures(before.compiled, after.compiled)
+    return CostDiff(measures, collectives, same, memory_growth)
+
+
+def per_step(collective: Collective | None) -> str | None:
+    """``32.0 KiB per step`` (× its trips where it runs in a loop)."""
+    if collective is None:
+        return None
+    trips = f" ({collective.trip_count} trips)" if (collective.trip_count or 1) != 1 else ""
+    return f"{human_bytes(collective.bytes_per_step)} per step{trips}"
+
+
+def cost_changes(cost: CostDiff) -> Iterator[Change]:
+    """The gate's view of the cost: each collective change, and temporaries grown past
+    the threshold."""
+    grades: dict[CollectiveChangeKind, tuple[Verdict, Severity | None]] = {
+        "added": ("regression", "error"), "removed": ("improvement", None),
+        "changed": ("neutral", None),
+    }  # fmt: skip
+    for found in cost.collectives:
+        verdict, severity = grades[found.change]
+        yield Change(
+            category="collective", kind=found.change, verdict=verdict, severity=severity,
+            where="collective", path=found.collective.described,
+            before=per_step(found.before), after=per_step(found.after),
+        )  # fmt: skip
+    temporaries = cost.measure("temporaries")
+    before, after = temporaries.before, temporaries.after
+    if before is not None and after is not None and after > before * (1 + cost.memory_growth):
+        grown = f"+{temporaries.percent:.1f}%" if temporaries.percent is not None else "from 0"
+        yield Change(
+            category="memory", kind="grew", verdict="regression", severity="error",
+            where="memory", path="temporaries", before=human_bytes(int(before)),
+            after=f"{human_bytes(int(after))} ({grown}, over {cost.memory_growth * 100:g}%)",
+        )  # fmt: skip

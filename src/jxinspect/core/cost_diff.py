@@ -1,0 +1,121 @@
+"""What a change did to a compiled program's cost per device: ``diff-debug --compile``.
+
+Plain data, as :mod:`jxinspect.core.diff` is: :mod:`jxinspect.compare.cost` makes it from
+two compiled reports, the renderers draw it, the codec writes it in the diff's JSON. The
+memory per kind and FLOPs before → after with the change in %, and the collectives paired
+by kind, mesh axes and the paths they move: added, removed, or changed in bytes per step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+from jxinspect.core.model import Collective
+
+MemoryKind = Literal["arguments", "outputs", "temporaries", "aliased"]
+"""A kind of memory XLA's ``memory_analysis()`` reports per device."""
+MEMORY_KINDS: tuple[MemoryKind, ...] = get_args(MemoryKind)
+
+CollectiveChangeKind = Literal["added", "removed", "changed"]
+"""How a collective changed: only after, only before, or in bytes per step or trips."""
+
+DEFAULT_MEMORY_GROWTH = 0.10
+"""Temporaries growing by more than this fraction fail the diff unless the project's
+``budgets: {memory_growth: ...}`` says otherwise (the settings' default reads it)."""
+
+
+def growth(before: float | None, after: float | None) -> float | None:
+    """``after`` as a change from ``before``, in % (``None`` where either is unknown or
+    ``before`` is 0)."""
+    if before is None or after is None or before == 0:
+        return None
+    return (after - before) / before * 100
+
+
+@dataclass(frozen=True)
+class MeasureChange:
+    """One measure per device, before → after."""
+
+    measure: MemoryKind | Literal["flops"]
+    """A kind of memory (bytes), or ``flops``."""
+    before: float | None
+    """``None``: that side's backend did not say."""
+    after: float | None
+    percent: float | None = field(init=False, default=None)
+    """The change in % of ``before`` (derived; ``None`` where it cannot be said)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "percent", growth(self.before, self.after))
+
+
+@dataclass(frozen=True)
+class CollectiveChange:
+    """A collective added, removed or changed between the two compiled programs."""
+
+    change: CollectiveChangeKind
+    before: Collective | None
+    """The collective before (``None``: added)."""
+    after: Collective | None
+    """The collective after (``None``: removed)."""
+
+    @property
+    def collective(self) -> Collective:
+        """The side that has it, the after side first."""
+        found = self.after if self.after is not None else self.before
+        assert found is not None, "a collective change has at least one side"
+        return found
+
+
+@dataclass(frozen=True)
+class CostDiff:
+    """A target's compiled cost per device, before → after."""
+
+    measures: tuple[MeasureChange, ...]
+    """Memory per kind (:data:`MEMORY_KINDS` order), then FLOPs."""
+    collectives: tuple[CollectiveChange, ...] = ()
+    """Added, then removed, then changed; unchanged ones are left out."""
+    unchanged_collectives: int = 0
+    memory_growth: float = DEFAULT_MEMORY_GROWTH
+    """The threshold: temporaries growing by more than this fraction fail."""
+
+    def measure(self, name: MemoryKind | Literal["flops"]) -> MeasureChange:
+        return next(m for m in self.measures if m.measure == name)
+
+
+CollectiveKey = tuple[str, str, tuple[str, ...]]
+
+
+def _key(collective: Collective) -> CollectiveKey:
+    """What pairs a collective with its counterpart: kind, mesh axes, paths moved (not
+    its line, which an edit above it moves)."""
+    return collective.kind, collective.axes_key, collective.operand_paths
+
+
+def pair_collectives(
+    before: tuple[Collective, ...], after: tuple[Collective, ...]
+) -> tuple[tuple[CollectiveChange, ...], int]:
+    """The collectives added, removed and changed, and how many are the same: paired by
+    kind, mesh axes and the paths they move, in program order where several share all
+    three (the one pairing ``diff-debug --compile`` and a rule against a baseline use)."""
+    waiting: dict[CollectiveKey, list[Collective]] = {}
+    for collective in before:
+        waiting.setdefault(_key(collective), []).append(collective)
+    added: list[CollectiveChange] = []
+    changed: list[CollectiveChange] = []
+    same = 0
+    for collective in after:
+        earlier = waiting.get(_key(collective))
+        if not earlier:
+            added.append(CollectiveChange("added", None, collective))
+            continue
+        old = earlier.pop(0)
+        if (old.bytes_per_step, old.trip_count) != (
+            collective.bytes_per_step,
+            collective.trip_count,
+        ):
+            changed.append(CollectiveChange("changed", old, collective))
+        else:
+            same += 1
+    removed = [CollectiveChange("removed", c, None) for left in waiting.values() for c in left]
+    return (*added, *removed, *changed), same

@@ -1,0 +1,64 @@
+"""JX303: the compiled program's temporaries or collective bytes per step are over their
+budgets, or it holds a collective of a kind the budgets forbid."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from jxinspect.core.model import CompiledInfo, Finding, Report
+from jxinspect.core.settings import Settings
+from jxinspect.core.units import human_bytes
+from jxinspect.rules.base import Rule
+
+
+def _over(report: Report, compiled: CompiledInfo, settings: Settings) -> Iterator[Finding]:
+    budget, temporaries = settings.temporaries_per_device, compiled.memory.temporaries
+    if budget is not None and temporaries is not None and temporaries > budget:
+        yield RULE.finding(
+            report,
+            f"{human_bytes(temporaries)} of temporaries per device (XLA memory analysis) "
+            f"is over the budget of {human_bytes(budget)}",
+        )
+    budget = settings.collective_bytes_per_step
+    total, count = sum(c.bytes_per_step for c in compiled.collectives), len(compiled.collectives)
+    if budget is not None and total > budget:
+        yield RULE.finding(
+            report,
+            f"{human_bytes(total)} per step per device moved by {count} "
+            f"collective{'s' if count != 1 else ''} is over the budget of {human_bytes(budget)}",
+        )
+
+
+def check(report: Report, settings: Settings) -> Iterator[Finding]:
+    compiled = report.compiled
+    if compiled is None:
+        return
+    yield from _over(report, compiled, settings)
+    for collective in compiled.collectives:
+        if collective.kind in settings.forbid_collectives:
+            yield RULE.finding(
+                report,
+                f"{collective.described} is forbidden (budgets.forbid_collectives)",
+                path=", ".join(collective.operand_paths) or None,
+            )
+
+
+RULE = Rule(
+    code="JX303",
+    severity="error",
+    summary="compiled cost over the budget, or a forbidden collective",
+    explanation="""\
+The compiled program costs more per device than `budgets:` allows:
+`temporaries_per_device` (XLA's memory analysis of the temporaries: activations kept for
+the backward pass, a remat removed, a fusion that no longer fits),
+`collective_bytes_per_step` (each collective's operand bytes times the trips of the loops
+it runs in, summed), or it holds a collective whose kind `forbid_collectives` lists
+(`[all-to-all, all-gather]`). A forbidden collective is named with its mesh axes, the
+argument or result paths it moves and its source line.
+
+These need the compiled program (`compile: true`); off unless a budget is set.
+
+Fix: shard or rematerialize what grew (`jxinspect lower --compile --show collectives`
+lists each collective with its paths), or raise the budget.""",
+    check=check,
+)

@@ -1,0 +1,218 @@
+"""``jxinspect diff-debug --compile`` through the installed command: the cost section
+(memory per kind and FLOPs before → after, collectives added / removed / changed) and its
+gate, with raw JAX as the oracle.
+
+The pair ``sample_programs/diff/collective_added`` turns a residual add of ``v`` into a
+projection by ``v``: XLA all-gathers ``v`` over ``fsdp`` after, and needs more
+temporaries. A plain JAX script compiles both the same way and prints
+``memory_analysis()``, ``cost_analysis()``'s FLOPs and the all-gathers of
+``as_text()``; the diff must say the same.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import REPO, WARM_PYTHON, CliResult, error_line, run_python
+from test_diff import assert_valid_diff
+from test_diff_cli import rows
+
+from jxinspect.core.units import human_bytes
+
+Run = Callable[..., CliResult]
+PAIR = "sample_programs/diff/collective_added"
+BEFORE, AFTER = f"{PAIR}/before.py", f"{PAIR}/after.py"
+
+ORACLE = r"""
+import json, os
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+import jax, jax.numpy as jnp, numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+mesh = Mesh(np.array(jax.devices()[:8]), ("fsdp",))
+arg = jax.ShapeDtypeStruct((256, 256), jnp.float32, sharding=NamedSharding(mesh, P("fsdp")))
+found = {}
+for name, f in {"before": lambda x, w, v: jnp.tanh(x @ w) + v,
+                "after": lambda x, w, v: jnp.tanh(x @ w) @ v}.items():
+    jitted = jax.jit(f, out_shardings=NamedSharding(mesh, P("fsdp")))
+    compiled = jitted.lower(arg, arg, arg).compile()
+    m = compiled.memory_analysis()
+    cost = compiled.cost_analysis()
+    cost = cost[0] if isinstance(cost, list) else cost
+    text = compiled.as_text()
+    found[name] = {"arguments": m.argument_size_in_bytes, "outputs": m.output_size_in_bytes,
+                   "temporaries": m.temp_size_in_bytes, "aliased": m.alias_size_in_bytes,
+                   "flops": cost["flops"],
+                   "all_gathers": text.count(" all-gather(") + text.count(" all-gather-start(")}
+print(json.dumps(found))
+"""
+
+
+@pytest.fixture(scope="module")
+def oracle() -> dict[str, dict[str, Any]]:
+    done = run_python(ORACLE)
+    assert done.returncode == 0, done.describe()
+    found: dict[str, dict[str, Any]] = json.loads(done.stdout)
+    return found
+
+
+def diff(run_cli: Run, *args: str, rc: int, cwd: Path | None = None) -> CliResult:
+    result = run_cli("diff-debug", *args, cwd=cwd)
+    assert result.returncode == rc, result.describe()
+    assert "Traceback" not in result.stderr, result.describe()
+    return result
+
+
+def _percent(before: float, after: float) -> str:
+    return f"{(after - before) / before * 100:+.1f}%"
+
+
+def test_an_added_all_gather_fails_naming_the_parameter(
+    run_cli: Run, oracle: dict[str, dict[str, Any]]
+) -> None:
+    old, new = oracle["before"], oracle["after"]
+    assert (old["all_gathers"], new["all_gathers"]) == (1, 2)  # w before; w and v after
+    found = rows(diff(run_cli, BEFORE, AFTER, "--compile", rc=1).stdout)
+    source = f"{REPO / AFTER}:12"
+    assert (
+        f"error | collective | added | collective | all-gather over fsdp moving v ({source}) "
+        "| — | 32.0 KiB per step"
+    ) in found
+    grown = _percent(old["temporaries"], new["temporaries"])
+    assert (
+        f"error | memory | grew | memory | temporaries | {human_bytes(old['temporaries'])} | "
+        f"{human_bytes(new['temporaries'])} ({grown}, over 10%)"
+    ) in found
+    for kind in ("arguments", "outputs"):
+        assert f"{kind} | {human_bytes(old[kind])} | {human_bytes(new[kind])} | +0.0%" in found
+    assert f"temporaries | {human_bytes(old['temporaries'])} | " in "\n".join(found)
+    flops = f"flops | {old['flops']:,.0f} | {new['flops']:,.0f} | "
+    assert flops + _percent(old["flops"], new["flops"]) in found
+    assert "collectives: 1 added, 0 removed, 0 changed, 1 unchanged" in found
+    assert f"added | all-gather | fsdp | — | 32.0 KiB | 1 | v | {source}" in found
+    assert (
+        found[-1] == "FAIL: 2 regressions (2 failing at --fail-on error), 0 improvements, 0 neutral"
+    )
+
+
+def test_without_compile_the_pair_differs_in_nothing_it_gates(run_cli: Run) -> None:
+    out = diff(run_cli, BEFORE, AFTER, rc=0).stdout
+    assert "cost per device" not in out
+    assert out.rstrip().endswith("ok: 0 regressions, 0 improvements, 0 neutral")
+
+
+def test_the_other_way_round_the_collective_is_removed(run_cli: Run) -> None:
+    found = rows(diff(run_cli, AFTER, BEFORE, "--compile", rc=0).stdout)
+    source = f"{REPO / AFTER}:12"
+    assert (
+        f"collective | removed | collective | all-gather over fsdp moving v ({source}) "
+        "| 32.0 KiB per step | —"
+    ) in found
+    assert "collectives: 0 added, 1 removed, 0 changed, 1 unchanged" in found
+    assert found[-1] == "ok: 0 regressions, 1 improvement, 0 neutral"
+
+
+def test_json_and_markdown(run_cli: Run, oracle: dict[str, dict[str, Any]]) -> None:
+    data = json.loads(diff(run_cli, BEFORE, AFTER, "--compile", "-f", "json", rc=1).stdout)
+    assert_valid_diff(data)
+    cost = data["targets"][0]["cost"]
+    measures = {m["measure"]: (m["before"], m["after"]) for m in cost["measures"]}
+    assert measures == {
+        kind: (oracle["before"][kind], oracle["after"][kind])
+        for kind in ("arguments", "outputs", "temporaries", "aliased", "flops")
+    }
+    [added] = cost["collectives"]
+    assert (added["change"], added["before"]) == ("added", None)
+    after = added["after"]
+    assert (after["kind"], after["axes"], after["operand_paths"], after["bytes_per_step"]) == (
+        "all-gather", ["fsdp"], ["v"], 32768,
+    )  # fmt: skip
+    assert (cost["unchanged_collectives"], cost["memory_growth"]) == (1, 0.1)
+    assert [(c["class"], c["kind"], c["failing"]) for c in data["targets"][0]["changes"]] == [
+        ("collective", "added", True),
+        ("memory", "grew", True),
+    ]
+    markdown = diff(run_cli, BEFORE, AFTER, "--compile", "-f", "markdown", rc=1).stdout
+    assert "**Collectives: 1 added, 0 removed, 0 changed, 1 unchanged**" in markdown
+    assert (
+        f"| added | all-gather | fsdp | — | 32.0 KiB | 1 | `v` | `{REPO / AFTER}:12` |" in markdown
+    )
+
+
+def test_the_gate_reads_memory_growth_and_allow(run_cli: Run, tmp_path: Path) -> None:
+    (tmp_path / "jxinspect.yaml").write_text("budgets: {memory_growth: 150%}\n", encoding="utf-8")
+    before, after = str(REPO / BEFORE), str(REPO / AFTER)
+    found = rows(diff(run_cli, before, after, "--compile", rc=1, cwd=tmp_path).stdout)
+    assert not any(row.startswith("error | memory") for row in found)
+    assert (
+        found[-1] == "FAIL: 1 regression (1 failing at --fail-on error), 0 improvements, 0 neutral"
+    )
+    allowed = diff(run_cli, before, after, "--compile", "--allow", "collective,memory", rc=0)
+    assert rows(allowed.stdout)[-1] == (
+        "ok: 2 regressions (0 failing at --fail-on error), 0 improvements, 0 neutral"
+    )
+
+
+def test_saved_reports_need_compiled_info(run_cli: Run, tmp_path: Path) -> None:
+    for side, name, flags in ((BEFORE, "plain.json", ()), (AFTER, "after.json", ("--compile",))):
+        saved = run_cli("lower", f"{side}:layer", *flags, "-f", "json", "-o", tmp_path / name)
+        assert saved.returncode == 0, saved.describe()
+    refused = diff(run_cli, str(tmp_path / "plain.json"), AFTER, "--compile", rc=2)
+    assert error_line(refused) == (
+        f"error: {tmp_path / 'plain.json'}: holds no compiled info: save it with "
+        "`jxinspect lower TARGET --compile --format json`"
+    )
+    found = rows(diff(run_cli, BEFORE, str(tmp_path / "after.json"), "--compile", rc=1).stdout)
+    assert any(
+        row.startswith("error | collective | added | collective | all-gather over fsdp moving v (")
+        for row in found
+    )
+    mlir = diff(
+        run_cli, "sample_programs/diff/result_key_renamed/before.mlir", AFTER, "--compile", rc=2
+    )
+    assert error_line(mlir) == (
+        "error: sample_programs/diff/result_key_renamed/before.mlir: StableHLO text is not "
+        "compiled by diff-debug --compile: give the .py file, the target or a report saved "
+        "with `lower --compile --format json`"
+    )
+
+
+RUN = """
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def layer(x, w, v):
+    return BODY
+
+
+layer(jnp.ones((256, 256)), jnp.ones((256, 256)), jnp.ones((256, 256)))
+"""
+BODIES = {"before": "jnp.tanh(x @ w) + v", "after": "jnp.tanh(x @ w) @ v"}
+
+
+def test_recordings_compare_their_compiled_cost(run_cli: Run, tmp_path: Path) -> None:
+    """Two runs recorded with ``record --compile`` compare as two compiled reports do;
+    one recorded without is refused in one line."""
+    for side, body in BODIES.items():
+        (tmp_path / f"{side}.py").write_text(RUN.replace("BODY", body), encoding="utf-8")
+    for name, flags, side in (("a", ("--compile",), "before"), ("b", ("--compile",), "after"),
+                              ("plain", (), "before")):  # fmt: skip
+        recorded = run_cli("record", "-o", name, *flags, "--", *WARM_PYTHON, f"{side}.py",
+                           cwd=tmp_path)  # fmt: skip
+        assert recorded.returncode == 0, recorded.describe()
+    data = json.loads(diff(run_cli, "a", "b", "--compile", "-f", "json", rc=1, cwd=tmp_path).stdout)
+    [target] = data["targets"]
+    assert [(c["class"], c["kind"], c["path"]) for c in target["changes"] if c["failing"]] == [
+        ("memory", "grew", "temporaries")
+    ]
+    assert target["cost"]["collectives"] == []  # one device
+    assert data["findings"] == []  # an edited function, not JX404
+    refused = diff(run_cli, "plain", "b", "--compile", rc=2, cwd=tmp_path)
+    assert error_line(refused) == (
+        "error: plain: holds no compiled info: record it with `jxinspect record --compile`"
+    )
