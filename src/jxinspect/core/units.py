@@ -16,24 +16,25 @@ def human_bytes(count: int | None) -> str:
     """``1536`` → ``1.5 KiB``; ``None`` (a symbolic size) → ``?``."""
     if count is None:
         return "? B"
-    size = float(count)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if size < 1024 or unit == "TiB":
-            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{count} B"
+    return _scaled(count, 1024, ("B", "KiB", "MiB", "GiB", "TiB"))
 
 
 def human_flops(count: float | None) -> str:
     """``260.0`` → ``260 FLOP``; ``4.2e9`` → ``4.2 GFLOP``; ``None`` → ``? FLOP``."""
     if count is None:
         return "? FLOP"
+    return _scaled(count, 1000, ("FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP"))
+
+
+def _scaled(count: float, base: int, units: tuple[str, ...]) -> str:
+    """``count`` in the largest of ``units`` (each ``base`` times the one before) it
+    reaches: whole in the first unit, one decimal in the others."""
     size = float(count)
-    for unit in ("", "k", "M", "G", "T"):
-        if size < 1000 or unit == "T":
-            return f"{size:.0f} {unit}FLOP" if unit == "" else f"{size:.1f} {unit}FLOP"
-        size /= 1000
-    return f"{count} FLOP"
+    for unit in units[:-1]:
+        if size < base:
+            return f"{size:.0f} {unit}" if unit == units[0] else f"{size:.1f} {unit}"
+        size /= base
+    return f"{size:.1f} {units[-1]}"
 
 
 def type_text(shape: tuple[int, ...], dtype: str) -> str:
