@@ -63,7 +63,7 @@ from jxinspect.project.sourcefile import search_text
 from jxinspect.project.targets import DECLARATION, parse_target
 from jxinspect.record.folder import Entry, read_compiles, read_index, read_record, target_name
 from jxinspect.record.processes import is_multi_process, process_folders
-from jxinspect.record.programs import processes_summary
+from jxinspect.record.programs import function_findings, processes_summary
 
 T = TypeVar("T")
 SKIP_DIRS = {"__pycache__", "node_modules", "site-packages"}
@@ -517,11 +517,10 @@ class _Recorded:
             self.failed.append(_incomplete(folder, index))
 
     def across(self, summary: ProcessesSummary) -> None:
-        """Give each function's JX403 (its message names the function first) to its
-        target in the first process of the largest group of processes that agree."""
+        """Give each function's JX403 to its target in the first process of the largest
+        group of processes that agree."""
         for function in summary.functions:
-            found = tuple(f for f in summary.findings
-                          if f.message.startswith(f"`{function.function}`:"))  # fmt: skip
+            found = function_findings(function)
             if not found or not function.programs:
                 continue
             first = f"process-{function.programs[0].processes[0]}/"

@@ -197,6 +197,11 @@ def _divergence(root: Path, key: str, groups: list[ProcessGroup]) -> ProgramComp
     return compare(before, _lowering(root, other.processes[0], key, extra), "processes")
 
 
+def function_findings(function: FunctionAcross) -> tuple[Finding, ...]:
+    """The comparison rules' findings on a function whose processes differ (JX403)."""
+    return apply_comparison_rules(function.comparison) if function.comparison else ()
+
+
 def processes_summary(root: Path) -> ProcessesSummary:
     """``show FOLDER`` of a recording of several processes."""
     read = _read_processes(root)
@@ -212,12 +217,7 @@ def processes_summary(root: Path) -> ProcessesSummary:
         missing = tuple(p for p in everyone if p not in lowered)
         comparison = _divergence(root, key, groups)
         functions.append(FunctionAcross(name, source, tuple(groups), missing, comparison))
-    findings = tuple(
-        finding
-        for function in functions
-        if function.comparison is not None
-        for finding in apply_comparison_rules(function.comparison)
-    )
+    findings = tuple(finding for function in functions for finding in function_findings(function))
     return ProcessesSummary(str(root), len(read.runs), tuple(read.runs), tuple(functions), findings)
 
 
