@@ -39,6 +39,33 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return (cores or 1) + 1
 
 
+LONGEST_FIRST = (
+    "e2e/test_readme.py",
+    "record/test_record.py",
+    "record/test_processes.py",
+    "render/test_html_browser.py",
+    "record/test_recompiles.py",
+    "survey/test_survey.py",
+    "lint/test_kept_workers.py",
+    "tracer/test_adapters_libraries.py",
+    "e2e/test_golden.py",
+    "e2e/test_installed_command.py",
+    "e2e/test_e2e_lower.py",
+    "e2e/test_annotated_targets.py",
+)
+"""The modules that take longest (``--durations=0``, summed per module), started first:
+``--dist loadscope`` hands modules out in collection order, and a long one handed out
+last leaves the other workers idle while it runs alone."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        module = item.path.relative_to(REPO / "tests").as_posix()
+        return LONGEST_FIRST.index(module) if module in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: each module's tests keep their order
+
+
 class _Cache:
     """One run per distinct (arguments, folder) in the whole session."""
 

@@ -6,8 +6,8 @@
   ``_hlo.hlo_module_from_text`` (0.10.2 on; not in 0.8.3 to 0.10.1), ``xla_extension``/
   ``xla_client._xla`` before.
 * **Cost analysis**: ``Compiled.cost_analysis()`` is a list of one dict per program up
-  to 0.4.37, a dict from 0.4.38 on (:func:`cost_analysis`); ``None`` or an error on a
-  backend without it.
+  to 0.4.38, a dict from 0.5.0 on (jaxlib's change; the changelog dates it 0.4.38)
+  (:func:`cost_analysis`); ``None`` or an error on a backend without it.
 """
 
 from __future__ import annotations
@@ -36,13 +36,13 @@ def compiled_shardings(compiled: Compiled) -> tuple[list[Sharding | None], list[
 
 def cost_analysis(compiled: Compiled) -> dict[str, float] | None:
     """XLA's cost analysis of the compiled program (``flops``, ``bytes accessed``, …) as
-    one dict, whatever this release returns (a list of one dict up to 0.4.37, a dict from
-    0.4.38 on); ``None`` where the backend gives none."""
+    one dict, whatever this release returns (a list of one dict up to 0.4.38, a dict from
+    0.5.0 on); ``None`` where the backend gives none."""
     try:
         costs = compiled.cost_analysis()
     except Exception:  # a backend without the analysis (NotImplementedError, XlaRuntimeError)
         return None
-    if isinstance(costs, (list, tuple)):  # up to 0.4.37: one dict per program
+    if isinstance(costs, (list, tuple)):  # up to 0.4.38: one dict per program
         costs = costs[0] if costs else None
     if not isinstance(costs, dict):
         return None
