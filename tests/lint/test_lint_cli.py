@@ -431,6 +431,7 @@ def test_baseline_write_reuse_new_and_gone(
             {"target": target, "code": code, "path": path, "count": count}
             for (target, code, path), count in counted.items()
         ],
+        "costs": [],  # nothing compiled: sample_repo's configuration does not say compile
     }
 
     again = run_cli("lint", "--fail-on", "warning", cwd=repo)

@@ -3,7 +3,9 @@
 ``fixtures/<rule module>.py`` is a small JAX program whose ``case()`` gives the function
 and what :func:`jxinspect.inspect` stages it with (``DEVICES``: the devices it needs;
 ``SETTINGS``: the budgets the report is judged with; ``run()``: a run whose compiles
-the report holds, as a recording's does, collected by ``assert_max_compiles``).
+the report holds, as a recording's does, collected by ``assert_max_compiles``;
+``accepted()``: a case whose compiled cost the report is judged against, as a lint
+baseline's).
 Its report's findings (code, severity, message, path) and leaves (path, name carried,
 status), normalized as the other golden files are, must equal
 ``tests/golden/jax-<series>/rules/<CODE>.json``.
@@ -33,7 +35,7 @@ from helpers import normalize_string as clean
 
 import jxinspect
 import jxinspect.testing
-from jxinspect.core.model import Report
+from jxinspect.core.model import AcceptedCost, Report
 from jxinspect.core.recompiles import Compile
 from jxinspect.core.settings import Settings
 from jxinspect.core.vocabulary import STATUSES, Status
@@ -123,17 +125,24 @@ def judged(stem: str) -> Report:
     devices = getattr(module, "DEVICES", 1)
     if seam.device_count() < devices:
         pytest.skip(f"needs {devices} devices; JAX started with {seam.device_count()}")
-    case: dict[str, Any] = module.case()
-    fun, args, kwargs = case.pop("fun"), case.pop("args"), case.pop("kwargs", {})
     compiles: tuple[Compile, ...] = ()
     run = getattr(module, "run", None)
     if run is not None:  # the compiles of a real run, as a recording holds them (first:
         with jxinspect.testing.assert_max_compiles(10**9) as guard:  # staging fills caches)
             run()
         compiles = tuple(guard.log.compiles)
-    report = jxinspect.inspect(fun, args, kwargs, texts=False, **case)
-    report = replace(report, compiles=compiles)
+    report = replace(_inspect(module.case()), compiles=compiles)
+    accepted = getattr(module, "accepted", None)
+    if accepted is not None:
+        compiled = _inspect(accepted()).compiled
+        assert compiled is not None, f"{stem}: accepted() must compile"
+        report = replace(report, accepted_cost=AcceptedCost.of(stem, compiled))
     return apply_rules(report, Settings(**getattr(module, "SETTINGS", {})))
+
+
+def _inspect(case: dict[str, Any]) -> Report:
+    fun, args, kwargs = case.pop("fun"), case.pop("args"), case.pop("kwargs", {})
+    return jxinspect.inspect(fun, args, kwargs, texts=False, **case)
 
 
 def golden_text(stem: str, report: Report) -> str:

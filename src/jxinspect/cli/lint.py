@@ -172,9 +172,12 @@ def _lint(paths: tuple[str, ...], flags: LintFlags, show_traceback: bool) -> int
             typer.echo(f"{one_line(target.target)}: {how}", err=True)
     emit(render(result, flags.format, use_color(flags.color, flags.output)), flags.output)
     if flags.write_baseline:
-        size = result.baseline_size
+        size, costs = result.baseline_size, result.baseline_costs
+        kept = (
+            f" and the compiled cost of {costs} target{'s' if costs != 1 else ''}" if costs else ""
+        )
         typer.echo(
-            f"wrote {size} finding{'s' if size != 1 else ''} to the baseline "
+            f"wrote {size} finding{'s' if size != 1 else ''}{kept} to the baseline "
             f"{one_line(result.baseline)}",
             err=True,
         )

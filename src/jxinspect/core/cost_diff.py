@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from jxinspect.core.model import Collective
+from jxinspect.core.model import Collective, CollectiveKey
 
 MemoryKind = Literal["arguments", "outputs", "temporaries", "aliased"]
 """A kind of memory XLA's ``memory_analysis()`` reports per device."""
@@ -83,29 +83,21 @@ class CostDiff:
         return next(m for m in self.measures if m.measure == name)
 
 
-CollectiveKey = tuple[str, str, tuple[str, ...]]
-
-
-def _key(collective: Collective) -> CollectiveKey:
-    """What pairs a collective with its counterpart: kind, mesh axes, paths moved (not
-    its line, which an edit above it moves)."""
-    return collective.kind, collective.axes_key, collective.operand_paths
-
-
 def pair_collectives(
     before: tuple[Collective, ...], after: tuple[Collective, ...]
 ) -> tuple[tuple[CollectiveChange, ...], int]:
     """The collectives added, removed and changed, and how many are the same: paired by
     kind, mesh axes and the paths they move, in program order where several share all
-    three (the one pairing ``diff-debug --compile`` and a rule against a baseline use)."""
+    three (:attr:`~jxinspect.core.model.Collective.pairing_key`, which JX304 pairs a
+    baseline's collectives by too)."""
     waiting: dict[CollectiveKey, list[Collective]] = {}
     for collective in before:
-        waiting.setdefault(_key(collective), []).append(collective)
+        waiting.setdefault(collective.pairing_key, []).append(collective)
     added: list[CollectiveChange] = []
     changed: list[CollectiveChange] = []
     same = 0
     for collective in after:
-        earlier = waiting.get(_key(collective))
+        earlier = waiting.get(collective.pairing_key)
         if not earlier:
             added.append(CollectiveChange("added", None, collective))
             continue

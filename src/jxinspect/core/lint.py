@@ -23,7 +23,7 @@ from jxinspect.core.errors import (
     EXIT_OK,
     EXIT_USER_CODE,
 )
-from jxinspect.core.model import Code, Count, Finding, at_or_above
+from jxinspect.core.model import AcceptedCost, Code, Count, Finding, at_or_above
 from jxinspect.core.vocabulary import INTERNAL, SEVERITIES, ErrorKind, FailOn, Reached, Severity
 
 LINT_SCHEMA: Literal["jxinspect.lint/1"] = "jxinspect.lint/1"
@@ -152,6 +152,8 @@ class LintResult(Displayed):
     gone: tuple[GoneEntry, ...] = ()
     baseline_size: int = 0
     """Findings the baseline holds (after ``--write-baseline``: what was written)."""
+    baseline_costs: int = 0
+    """Compiled targets whose cost the baseline holds (JX304, JX305)."""
     rules: tuple[RuleInfo, ...]
     shard: ShardInfo | None = None
     """Set when this is one part of a run split with ``--shard``."""
@@ -251,8 +253,12 @@ class BaselineEntry:
 
 @dataclass(frozen=True)
 class Baseline:
-    """The lint baseline file: the findings a project has accepted, sorted."""
+    """The lint baseline file: the findings a project has accepted, and the compiled cost
+    of each compiled target (JX304, JX305), sorted."""
 
     schema: Literal["jxinspect.baseline/1"]
     """The format's name and version."""
     findings: tuple[BaselineEntry, ...] = ()
+    costs: tuple[AcceptedCost, ...] = ()
+    """One per target that was compiled (``compile: true``) when the baseline was written;
+    a baseline written before costs were kept has none, and judges no cost."""

@@ -445,6 +445,53 @@ class Collective:
         where = f" ({self.source})" if self.source is not None else ""
         return f"{self.kind} over {self.axes_key} moving {self.moves}{where}"
 
+    @property
+    def pairing_key(self) -> CollectiveKey:
+        """What pairs it with its counterpart in another compile of the program (a diff's
+        other side, a baseline): kind, mesh axes, paths moved; never its line, which an
+        edit above it moves."""
+        return self.kind, self.axes_key, self.operand_paths
+
+
+CollectiveKey = tuple[str, str, tuple[str, ...]]
+"""(kind, mesh axes as :attr:`Collective.axes_key` writes them, paths moved)."""
+
+
+@dataclass(frozen=True)
+class AcceptedCollective:
+    """A collective a lint baseline accepted: what pairs it, and its bytes per step."""
+
+    kind: str
+    axes: str
+    """Its mesh axes as :attr:`Collective.axes_key` writes them (``data,model``, ``?``)."""
+    paths: tuple[str, ...] = ()
+    """The argument and result paths it moves (none: an intermediate)."""
+    bytes_per_step: int = 0
+
+    @property
+    def key(self) -> CollectiveKey:
+        """Equal to :attr:`Collective.pairing_key` of the collective it was made from."""
+        return self.kind, self.axes, self.paths
+
+
+@dataclass(frozen=True)
+class AcceptedCost:
+    """A target's compiled cost per device that a lint baseline accepted, which JX304 and
+    JX305 judge the target's compiled program against (``--write-baseline`` writes it)."""
+
+    target: str
+    temporaries: int | None = None
+    """XLA's temporaries per device (``None``: the backend did not say)."""
+    collectives: tuple[AcceptedCollective, ...] = ()
+
+    @classmethod
+    def of(cls, target: str, compiled: CompiledInfo) -> AcceptedCost:
+        collectives = tuple(
+            AcceptedCollective(c.kind, c.axes_key, c.operand_paths, c.bytes_per_step)
+            for c in compiled.collectives
+        )
+        return cls(target, compiled.memory.temporaries, collectives)
+
 
 @dataclass(frozen=True)
 class CompiledInfo:
@@ -559,6 +606,11 @@ class Report(Displayed):
     )
     """Read from a recording: every compile the run made of this function's code (its
     first recorded program's report holds them), for JX401 and JX402 (not in the JSON)."""
+    accepted_cost: AcceptedCost | None = field(
+        default=None, compare=False, repr=False, metadata={"written": False}
+    )
+    """The compiled cost a lint baseline accepted for this target, for JX304 and JX305
+    (not in the JSON)."""
 
     def __post_init__(self) -> None:
         mesh = self.mesh

@@ -43,8 +43,8 @@ class Settings:
     forbid_collectives: tuple[CollectiveKind, ...] = ()
     """JX303: each collective of these kinds in the compiled program is reported."""
     memory_growth: float = DEFAULT_MEMORY_GROWTH
-    """``diff-debug --compile``: temporaries growing by more than this fraction of the
-    before side's (0.10: 10%) fail the diff."""
+    """``diff-debug --compile`` and JX305: temporaries growing by more than this fraction
+    of the before side's, or the baseline's (0.10: 10%), fail."""
 
 
 DEFAULT_SETTINGS = Settings()

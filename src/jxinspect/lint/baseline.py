@@ -2,24 +2,31 @@
 
 Entries are keyed by target, code and leaf path, never by line number, so an edit above
 a function does not churn the file; a count covers findings that share a key (several
-nested jaxprs, say). The file is sorted JSON, read and written by the codec from
+nested jaxprs, say). Each compiled target's cost (temporaries per device, and its
+collectives by kind, mesh axes and paths moved: never a line either) is kept beside them
+for JX304 and JX305. The file is sorted JSON, read and written by the codec from
 :class:`~jxinspect.core.lint.Baseline`::
 
     {"schema": "jxinspect.baseline/1",
      "findings": [{"target": "models/mlp.py:predict", "code": "JX102",
-                   "path": "params['w']", "count": 1}]}
+                   "path": "params['w']", "count": 1}],
+     "costs": [{"target": "models/mlp.py:predict", "temporaries": 4096,
+                "collectives": [{"kind": "all-gather", "axes": "fsdp",
+                                 "paths": ["params['w']"], "bytes_per_step": 32768}]}]}
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from jxinspect.core import codec
 from jxinspect.core.errors import UsageError
 from jxinspect.core.lint import BASELINE_SCHEMA, Baseline, BaselineEntry
+from jxinspect.core.model import AcceptedCost
 from jxinspect.project.sourcefile import undecodable
 
 Key = tuple[str, str, str]
@@ -30,13 +37,21 @@ def make_key(target: str, code: str, path: str | None) -> Key:
     return (target, code, path or "")
 
 
+@dataclass
+class Accepted:
+    """What a baseline file accepts: finding counts by key, and costs by target."""
+
+    counts: Counter[Key] = field(default_factory=Counter)
+    costs: dict[str, AcceptedCost] = field(default_factory=dict)
+
+
 REWRITE = "rerun the same `jxinspect lint` command with --write-baseline to replace it"
 """What fixes an unreadable baseline: ``--write-baseline`` does not read the old file
 when it cannot (see :func:`read_baseline`), so this works for every error below."""
 
 
-def read_baseline(path: Path, name: str, replacing: bool = False) -> Counter[Key]:
-    """The entries of a baseline file (``name`` is how errors show its path).
+def read_baseline(path: Path, name: str, replacing: bool = False) -> Accepted:
+    """The entries and costs of a baseline file (``name`` is how errors show its path).
 
     Anything but a baseline this version wrote is a :class:`UsageError` (exit 2) of one
     line saying what is wrong. With ``replacing`` (``--write-baseline``), a file that
@@ -46,11 +61,11 @@ def read_baseline(path: Path, name: str, replacing: bool = False) -> Counter[Key
         return _read(path, name)
     except UsageError:
         if replacing and path.is_file():
-            return Counter()
+            return Accepted()
         raise
 
 
-def _read(path: Path, name: str) -> Counter[Key]:
+def _read(path: Path, name: str) -> Accepted:
     data = _load_json(path, name)
     _check_header(data, name)
     try:
@@ -60,7 +75,7 @@ def _read(path: Path, name: str) -> Counter[Key]:
     counts: Counter[Key] = Counter()
     for entry in baseline.findings:
         counts[make_key(entry.target, entry.code, entry.path)] += entry.count
-    return counts
+    return Accepted(counts, {cost.target: cost for cost in baseline.costs})
 
 
 def _load_json(path: Path, name: str) -> Any:
@@ -123,11 +138,13 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def render_baseline(counts: Counter[Key]) -> str:
-    """The baseline file's text: entries sorted, no timestamps, so it diffs cleanly."""
+def render_baseline(accepted: Accepted) -> str:
+    """The baseline file's text: entries and costs sorted by target, no timestamps, so
+    it diffs cleanly."""
     findings = tuple(
         BaselineEntry(target, code, path or None, count)
-        for (target, code, path), count in sorted(counts.items())
+        for (target, code, path), count in sorted(accepted.counts.items())
         if count > 0
     )
-    return codec.dumps(Baseline(BASELINE_SCHEMA, findings))
+    costs = tuple(accepted.costs[target] for target in sorted(accepted.costs))
+    return codec.dumps(Baseline(BASELINE_SCHEMA, findings, costs))

@@ -34,12 +34,13 @@ from jxinspect._version import __version__
 from jxinspect.core.errors import JxError, UsageError, error_kind
 from jxinspect.core.files import write_output
 from jxinspect.core.lint import GoneEntry, LintFinding, LintResult, ShardInfo, TargetResult
+from jxinspect.core.model import AcceptedCost
 from jxinspect.core.processes import ProcessesSummary
 from jxinspect.core.recompiles import Compile, by_code
 from jxinspect.core.recording import Index
 from jxinspect.core.vocabulary import USAGE, USER_CODE, ErrorKind
 from jxinspect.lint import history
-from jxinspect.lint.baseline import Key, make_key, read_baseline, render_baseline
+from jxinspect.lint.baseline import Accepted, Key, make_key, read_baseline, render_baseline
 from jxinspect.lint.cache import Cache
 from jxinspect.lint.options import LintRequest, RunOptions, run_options, target_policy
 from jxinspect.lint.shards import partition, shard_info
@@ -320,7 +321,11 @@ class _Judge:
         except ValueError:
             return value
 
-    def result(self, planned: Planned, outcome: Outcome | None) -> TargetResult:
+    def result(
+        self, planned: Planned, outcome: Outcome | None, accepted: AcceptedCost | None = None
+    ) -> TargetResult:
+        """The target's findings under its policy (judged again against ``accepted``, the
+        baseline's cost of it, where it was compiled: JX304, JX305)."""
         if planned.error is not None:
             return TargetResult(
                 planned.name,
@@ -340,6 +345,8 @@ class _Judge:
                 seconds=outcome.seconds,
             )
         report, policy = outcome.report, planned.policy
+        if accepted is not None and report.compiled is not None:
+            report = judge_report(replace(report, accepted_cost=accepted), _thresholds(policy))
         findings = tuple(
             LintFinding.of(
                 f,
@@ -433,18 +440,18 @@ def _keep_workers(options: RunOptions, root: Path) -> KeepWorkers | None:
 class _Baseline:
     path: Path
     name: str | None
-    counts: Counter[Key]
+    accepted: Accepted
 
 
 def _read_baseline(request: LintRequest, options: RunOptions, judge: _Judge) -> _Baseline:
     path = options.baseline
     name = judge.path(str(path))
-    counts: Counter[Key] = Counter()
+    accepted = Accepted()
     if path.is_file():
-        counts = read_baseline(path, name or str(path), replacing=request.write_baseline)
+        accepted = read_baseline(path, name or str(path), replacing=request.write_baseline)
     elif request.baseline is not None and not request.write_baseline:
         raise UsageError(f"no such baseline: {request.baseline} (create it with --write-baseline)")
-    return _Baseline(path, name, counts)
+    return _Baseline(path, name, accepted)
 
 
 def _record_names(entries: list[Entry]) -> list[str]:
@@ -504,9 +511,7 @@ class _Recorded:
     def folder(self, folder: Path, prefix: str) -> None:
         """Judge one process's folder (``prefix``: ``process-K/``, or none)."""
         index = read_index(folder)
-        # judged with the thresholds alone, as a worker's report is: the run applies the
-        # rest of the policy (select, ignore, severities) once, when it reads the outcome
-        thresholds = Policy(settings=self.policy.settings)
+        thresholds = _thresholds(self.policy)
         compiles = _compiles_by_folder(read_compiles(folder)[0])
         for name, entry in zip(_record_names(index.functions), index.functions):
             recorded = replace(read_record(folder, entry), compiles=compiles.get(entry.folder, ()))
@@ -657,6 +662,21 @@ def _store(
     )
 
 
+def _costs(outcomes: dict[str, Outcome]) -> dict[str, AcceptedCost]:
+    """The compiled cost of every target of this run that was compiled, by target."""
+    return {
+        name: AcceptedCost.of(name, outcome.report.compiled)
+        for name, outcome in outcomes.items()
+        if outcome.report is not None and outcome.report.compiled is not None
+    }
+
+
+def _thresholds(policy: Policy) -> Policy:
+    """What lint's workers judge with: the policy's thresholds alone (its select, ignore
+    and severities apply when the lint run reads their reports)."""
+    return Policy(settings=policy.settings)
+
+
 def _finish(
     request: LintRequest,
     config: Config,
@@ -670,10 +690,17 @@ def _finish(
     shard: ShardInfo | None = None,
     notes: tuple[str, ...] = (),
 ) -> LintResult:
-    """Judge the outcomes; write and apply the baseline."""
-    baseline_path, baseline_name, baseline = read.path, read.name, read.counts
-    targets = [judge.result(p, outcomes.get(p.name)) for p in planned] + (failed or [])
+    """Judge the outcomes (against the baseline's costs: those of this run when it writes
+    the baseline); write and apply the baseline."""
+    baseline_path, baseline_name, accepted = read.path, read.name, read.accepted
+    costs = accepted.costs
+    if request.write_baseline:  # the costs of the targets staged now replace theirs
+        staged = {name for name, outcome in outcomes.items() if outcome.report is not None}
+        costs = {**{t: c for t, c in costs.items() if t not in staged}, **_costs(outcomes)}
+    targets = [judge.result(p, outcomes.get(p.name), costs.get(p.name)) for p in planned]
+    targets += failed or []
     by_name = {p.name: p for p in planned}
+    baseline = accepted.counts
     if request.write_baseline:
         ran = {t.target for t in targets if not t.failed}
         counts: Counter[Key] = Counter({key: n for key, n in baseline.items() if key[0] not in ran})
@@ -681,7 +708,7 @@ def _finish(
             for finding in target.findings:
                 counts[make_key(target.target, finding.code, finding.path)] += 1
         try:
-            write_output(baseline_path, render_baseline(counts))
+            write_output(baseline_path, render_baseline(Accepted(counts, costs)))
         except OSError as err:
             raise UsageError(f"cannot write the baseline {baseline_name}: {err.strerror}") from None
         baseline = counts
@@ -695,6 +722,7 @@ def _finish(
         gone=tuple(gone),
         baseline=baseline_name if baseline_path.is_file() else None,
         baseline_size=sum(baseline.values()),
+        baseline_costs=len(costs),
         config=judge.path(str(config.path)) if config.path else None,
         version=__version__,
         interrupted=interrupted,

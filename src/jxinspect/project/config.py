@@ -97,8 +97,8 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("ignore", "codes", "code prefixes not to run", "[JX110]", places=_BOTH),
     ConfigKey("severity", "severities", "per code or prefix: " + ", ".join(SEVERITIES),
               "{JX201: error}", places=_BOTH),
-    ConfigKey("budgets", "budgets", "thresholds of JX201, JX302, JX303 (per device), JX402 "
-              "and diff-debug --compile's memory_growth",
+    ConfigKey("budgets", "budgets", "thresholds of JX201, JX302, JX303 (per device), JX402, "
+              "and JX305's and diff-debug --compile's memory_growth",
               "{replicated_bytes: 4MiB, bytes_per_device: 16GiB, max_compiles: 2, "
               "forbid_collectives: [all-to-all]}",
               places=_BOTH),

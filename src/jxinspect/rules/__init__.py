@@ -37,6 +37,8 @@ TABLE: tuple[str, ...] = (
     "jx301_unusable_donation",
     "jx302_memory_budget",
     "jx303_cost_budget",
+    "jx304_collective_not_in_baseline",
+    "jx305_memory_growth",
     "jx401_same_program_compiled_again",
     "jx402_compile_budget",
 )
