@@ -4,7 +4,8 @@ Alternates, several times, (a) `jxinspect lower sample_programs/compiled.py:tp_m
 --compile --format json` and (b) a plain script that simulates the same 8 CPU devices,
 builds the same mesh, shardings and inputs, does `jit(f).trace(...).lower().compile()` and
 reads what the report reads of the compiled program (`memory_analysis()`,
-`cost_analysis()`, `as_text()`); prints the medians and their ratio. Usage: python bench/compile.py [--runs N]
+`cost_analysis()`, `as_text()`); prints the medians and their ratio.
+Usage: python bench/compile.py [--runs N]
 """
 
 from __future__ import annotations
@@ -56,7 +57,10 @@ def main() -> None:
     compare(
         [sys.executable, "-c", plain],
         [*tool_base(), "lower", f"{SAMPLE}:tp_mlp", "--compile", "--format", "json"],
-        labels=("plain jax trace+lower+compile+analyses:", "jxinspect lower --compile --format json:"),
+        labels=(
+            "plain jax trace+lower+compile+analyses:",
+            "jxinspect lower --compile --format json:",
+        ),
         aim=1.10,
         runs=options.runs,
     )

@@ -1,7 +1,8 @@
 """`jxinspect record` on real test suites: optax's own tests (shipped in its wheel), a
-subset of JAX's (api, pjit, shard_map, pmap, debug_info, read from a JAX git repository at the tag of
-the installed release) and Equinox's `test_jit.py` (from an Equinox git repository at the
-tag of the installed Equinox: every function it jits goes through `eqx.filter_jit`),
+subset of JAX's (api, pjit, shard_map, pmap, debug_info, read from a JAX git repository at
+the tag of the installed release; `--whole`: the whole files) and Equinox's `test_jit.py`
+(from an Equinox git repository at the tag of the installed Equinox: every function it
+jits goes through `eqx.filter_jit`),
 each run three ways in turn: plainly, under `jxinspect record`,
 and under record with JAX_DUMP_IR_TO. Prints the pass/fail/error counts of each run (they
 must be equal), wall times, the ratio record/plain (aim <= 1.15), any run that crashed
@@ -9,11 +10,13 @@ must be equal), wall times, the ratio record/plain (aim <= 1.15), any run that c
 reports agree with the modules JAX dumped (tests/record/dump_agreement.py).
 
 Usage: python bench/record_suites.py SUITE [SUITE ...] [--runs N] [--check] [-k EXPR]
-           [--tests ID ...] [--keep DIR] [--json FILE] [--jax-repo GIT_DIR]
+           [--tests ID ...] [--whole] [--keep DIR] [--json FILE] [--jax-repo GIT_DIR]
   SUITE: optax, jax-api, jax-pjit, jax-shard_map, jax-pmap, jax-debug_info (its WIP
          skip lifted), equinox (or all)
   --runs N  alternate N more plain/record runs after the first three and print medians
   --check   exit 1 when the counts differ, a run crashed, or the dump disagrees
+  --whole   a JAX suite's whole test file, not its default subset (each run may take
+            up to WHOLE_TIMEOUT)
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ from dump_agreement import Agreement, agreement, summary  # noqa: E402
 AIM = 1.15
 TIMEOUT = 400
 """Seconds one pytest run may take; a run killed then counts as exit 124 and crashed."""
+WHOLE_TIMEOUT = 3600
+"""The same for a whole JAX test file (``--whole``)."""
 JAX_REPO = os.environ.get("JAX_REPO", "/work/.mirror/jax-ml+jax/repo")
 """A clone (bare is enough) of github.com/jax-ml/jax with its release tags."""
 EQUINOX_REPO = os.environ.get("EQUINOX_REPO", "/work/.mirror/patrick-kidger+equinox/repo")
@@ -102,6 +107,7 @@ class Suite:
     cwd: Path
     args: list[str]
     """pytest's arguments (files and selection), run with this interpreter."""
+    timeout: float = TIMEOUT
 
 
 @dataclass
@@ -138,7 +144,9 @@ def jax_version() -> str:
     return importlib.metadata.version("jax")
 
 
-def prepare(name: str, folder: Path, k: str | None, tests: list[str] | None) -> Suite:
+def prepare(
+    name: str, folder: Path, k: str | None, tests: list[str] | None, whole: bool = False
+) -> Suite:
     """The suite's files in (or for) ``folder``, and pytest's arguments."""
     (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # no outer config
     if name == "optax":
@@ -166,6 +174,8 @@ def prepare(name: str, folder: Path, k: str | None, tests: list[str] | None) -> 
     (folder / file).write_text(shown, encoding="utf-8")
     if tests:
         return Suite(name, folder, [t if t.startswith(file) else f"{file}::{t}" for t in tests])
+    if whole:
+        return Suite(name, folder, [file, *(["-k", k] if k else [])], WHOLE_TIMEOUT)
     return Suite(name, folder, [file, "-k", k or default_k])
 
 
@@ -195,7 +205,7 @@ def run_pytest(
     try:
         proc = subprocess.run(
             command, cwd=suite.cwd, env=env, capture_output=True, text=True, check=False,
-            errors="replace", timeout=TIMEOUT,
+            errors="replace", timeout=suite.timeout,
         )  # fmt: skip
         rc, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
     except subprocess.TimeoutExpired as err:
@@ -311,12 +321,13 @@ def measure(
     tests: list[str] | None = None,
     runs: int = 0,
     keep: Path | None = None,
+    whole: bool = False,
 ) -> Outcome:
     """Run one suite plainly, under record, and under record with the dump; then
     ``runs`` more alternating plain/record pairs for the ratio's median."""
     with tempfile.TemporaryDirectory(prefix=f"suite-{name}-") as tmp:
         folder = Path(tmp)
-        suite = prepare(name, folder, k, tests)
+        suite = prepare(name, folder, k, tests, whole)
         work = keep / name if keep else folder / "out"
         if work.exists():
             shutil.rmtree(work)
@@ -393,6 +404,7 @@ def main() -> None:
     parser.add_argument("--check", action="store_true")
     parser.add_argument("-k", help="pytest -k expression instead of the suite's default")
     parser.add_argument("--tests", nargs="+", help="test ids instead of the default subset")
+    parser.add_argument("--whole", action="store_true", help="a JAX suite's whole test file")
     parser.add_argument("--keep", type=Path, help="keep record and dump folders here")
     parser.add_argument("--json", type=Path, help="write every figure here")
     parser.add_argument("--examples", type=int, default=1, help="disagreements shown per kind")
@@ -401,7 +413,7 @@ def main() -> None:
     failed, data = [], []
     for name in names:
         outcome = measure(name, k=options.k, tests=options.tests, runs=options.runs,
-                          keep=options.keep)  # fmt: skip
+                          keep=options.keep, whole=options.whole)  # fmt: skip
         print(report(outcome, options.examples), flush=True)
         data.append(outcome.to_dict())
         if not outcome.ok:

@@ -56,7 +56,8 @@ def lint_schema() -> dict[str, Any]:
 def test_the_json_has_the_lint_results_keys_in_order() -> None:
     data = json.loads(codec.dumps(RESULT))
     assert list(data) == ["schema", "version", "config", "baseline", "fail_on", "summary",
-                          "targets", "gone", "baseline_size", "baseline_costs", "rules", "shard"]  # fmt: skip
+                          "targets", "gone", "baseline_size", "baseline_costs", "rules",
+                          "shard"]  # fmt: skip
     assert data["summary"] == {"targets": 2, "failed": 1, "interrupted": True,
                                "new": {"error": 0, "warning": 1, "info": 0},
                                "baselined": 1, "gone": 2}  # fmt: skip
