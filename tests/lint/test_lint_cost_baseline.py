@@ -94,10 +94,10 @@ def test_the_baseline_holds_each_compiled_targets_cost_as_raw_jax_says(
     assert written.returncode == 0, written.describe()
     baseline = json.loads((folder / "jxinspect-baseline.json").read_text(encoding="utf-8"))
     n = sum(entry["count"] for entry in baseline["findings"])
-    # the last line: XLA of JAX 0.4.35 prints a location of the program to stderr before it
-    assert written.stderr.splitlines()[-1] == (
+    # nothing else: not the MLIR diagnostic 0.4.35's HLO converter prints natively
+    assert written.stderr == (
         f"wrote {n} finding{'s' if n != 1 else ''} and the compiled cost of 2 targets to the "
-        "baseline jxinspect-baseline.json"
+        "baseline jxinspect-baseline.json\n"
     )
     costs = {cost["target"]: cost for cost in baseline["costs"]}
     assert sorted(costs) == ["grads.py:grads", "layer.py:layer"]

@@ -12,7 +12,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
 
 from jxinspect.tracer.seam import mlir
 from jxinspect.tracer.seam.objects import Compiled, HloModule, MlirModule, Sharding
@@ -80,7 +84,9 @@ def _hlo_to_module(hlo: HloModule) -> MlirModule:
     computation = lib.xla_client.XlaComputation(proto)
     convert = lib.xla_client._xla.mlir.xla_computation_to_mlir_module
     try:
-        return mlir.parse_module(convert(computation))
+        with _native_stderr_dropped():  # the failed legalization's MLIR diagnostic
+            converted = convert(computation)
+        return mlir.parse_module(converted)
     except Exception as err:  # XlaRuntimeError: MHLO => StableHLO failed
         if not reads_async_collectives():
             raise ValueError(
@@ -88,6 +94,24 @@ def _hlo_to_module(hlo: HloModule) -> MlirModule:
                 "asynchronous collectives have none (JAX 0.6 reads them)"
             ) from err
         return mlir.parse_module(convert(computation, emit_stable_hlo=False))
+
+
+@contextlib.contextmanager
+def _native_stderr_dropped() -> Iterator[None]:
+    """What native code writes to file descriptor 2 meanwhile, dropped: 0.4.35's converter
+    prints ``loc(...): error: failed to legalize operation 'mhlo.fusion'`` there before it
+    raises, for a program it then reads as MHLO (the error is the exception it raises)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with tempfile.TemporaryFile() as sink:
+            os.dup2(sink.fileno(), 2)
+            try:
+                yield
+            finally:
+                os.dup2(saved, 2)
+    finally:
+        os.close(saved)
 
 
 def reads_async_collectives() -> bool:
