@@ -3,6 +3,7 @@ run under the real JAX of this environment, recorded, and compared with `lower`.
 
 from __future__ import annotations
 
+import difflib
 import json
 import shutil
 import sys
@@ -435,7 +436,11 @@ def test_recording_leaves_what_jax_emits_unchanged(tmp_path: Path) -> None:
     recorded = record(tmp_path / "runs", "--", *WARM_PYTHON, script.name, cwd=tmp_path)
     assert recorded.returncode == 0, recorded.describe()
     assert "hooks.py" not in recorded.stdout and "hooked" not in recorded.stdout
-    assert recorded.stdout == plain.stdout
+    # whole lines, both runs' stderr: a difference seen once on a loaded machine was never
+    # reproduced (warm or new interpreters, with or without record, under load 9)
+    lines = plain.stdout.splitlines(), recorded.stdout.splitlines()
+    differs = "\n".join(difflib.unified_diff(*lines, "plain", "recorded", lineterm=""))
+    assert not differs, f"{differs}\n{plain.describe()}\n{recorded.describe()}"
 
 
 def test_functions_lowered_at_once_by_threads_each_get_their_own_record(tmp_path: Path) -> None:
