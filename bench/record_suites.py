@@ -10,13 +10,15 @@ must be equal), wall times, the ratio record/plain (aim <= 1.15), any run that c
 reports agree with the modules JAX dumped (tests/record/dump_agreement.py).
 
 Usage: python bench/record_suites.py SUITE [SUITE ...] [--runs N] [--check] [-k EXPR]
-           [--tests ID ...] [--whole] [--keep DIR] [--json FILE] [--jax-repo GIT_DIR]
+           [--tests ID ...] [--whole] [--no-dump] [--keep DIR] [--json FILE]
   SUITE: optax, jax-api, jax-pjit, jax-shard_map, jax-pmap, jax-debug_info (its WIP
          skip lifted), equinox (or all)
   --runs N  alternate N more plain/record runs after the first three and print medians
   --check   exit 1 when the counts differ, a run crashed, or the dump disagrees
   --whole   a JAX suite's whole test file, not its default subset (each run may take
             up to WHOLE_TIMEOUT)
+  --no-dump  two runs, not three: no run under record with JAX's dump (nor the
+            agreement it gives), for the whole files, where a run takes many minutes
 """
 
 from __future__ import annotations
@@ -278,7 +280,8 @@ class Outcome:
     jax: str
     plain: Run
     record: Run
-    dumped: Run
+    dumped: Run | None
+    """``None``: not run (``--no-dump``)."""
     agreement: Agreement | None
     differences: list[str]
     helpers: list[str]
@@ -291,13 +294,13 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
-        runs = (self.plain, self.record, self.dumped)
+        runs = [r for r in (self.plain, self.record, self.dumped) if r is not None]
+        agrees = self.dumped is None or (self.agreement is not None and self.agreement.full)
         return (
             not self.differences
-            and self.plain.counts == self.record.counts == self.dumped.counts
+            and all(r.counts == self.plain.counts for r in runs)
             and not any(r.crashed for r in runs)
-            and self.agreement is not None
-            and self.agreement.full
+            and agrees
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -307,6 +310,9 @@ class Outcome:
         }  # fmt: skip
         for key in ("plain", "record", "dumped"):
             run = getattr(self, key)
+            if run is None:
+                data[key] = None
+                continue
             data[key] = {**asdict(run), "counts": run.counts}
             del data[key]["outcomes"]
         data["agreement"] = self.agreement.to_dict() if self.agreement else None
@@ -322,9 +328,10 @@ def measure(
     runs: int = 0,
     keep: Path | None = None,
     whole: bool = False,
+    dump: bool = True,
 ) -> Outcome:
-    """Run one suite plainly, under record, and under record with the dump; then
-    ``runs`` more alternating plain/record pairs for the ratio's median."""
+    """Run one suite plainly, under record, and (``dump``) under record with the dump;
+    then ``runs`` more alternating plain/record pairs for the ratio's median."""
     with tempfile.TemporaryDirectory(prefix=f"suite-{name}-") as tmp:
         folder = Path(tmp)
         suite = prepare(name, folder, k, tests, whole)
@@ -334,8 +341,10 @@ def measure(
         work.mkdir(parents=True)
         plain = run_pytest(suite, "plain")
         record = run_pytest(suite, "record", record=work / "records")
-        dumped = run_pytest(suite, "record + dump", record=work / "records-dumped",
-                            dump=work / "dump")  # fmt: skip
+        dumped = None
+        if dump:
+            dumped = run_pytest(suite, "record + dump", record=work / "records-dumped",
+                                dump=work / "dump")  # fmt: skip
         result = None
         if (work / "records-dumped" / "index.json").is_file():
             result = agreement(work / "records-dumped", work / "dump")
@@ -352,7 +361,7 @@ def measure(
             record=record,
             dumped=dumped,
             agreement=result,
-            differences=differing(plain, record) + differing(plain, dumped),
+            differences=differing(plain, record) + (differing(plain, dumped) if dumped else []),
             helpers=helper_functions(work / "records"),
             recorded=recorded,
         )
@@ -371,12 +380,12 @@ def measure(
 
 def report(outcome: Outcome, examples: int = 1) -> str:
     runs = len(outcome.ratios) or 1
+    compared = [r for r in (outcome.plain, outcome.record, outcome.dumped) if r is not None]
+    equal = all(r.counts == outcome.plain.counts for r in compared)
     lines = [
         f"== {outcome.suite} on JAX {outcome.jax}",
-        outcome.plain.line(),
-        outcome.record.line(),
-        outcome.dumped.line(),
-        f"counts {'equal' if outcome.plain.counts == outcome.record.counts == outcome.dumped.counts else 'DIFFER'}"  # noqa: E501
+        *(r.line() for r in compared),
+        f"counts {'equal' if equal else 'DIFFER'}"
         + (
             f"; tests whose outcome differs: {', '.join(outcome.differences[:5])}"
             if outcome.differences
@@ -387,8 +396,11 @@ def report(outcome: Outcome, examples: int = 1) -> str:
         f"ratio: {outcome.ratio:.3f} (aim <= {AIM})",
         f"functions recorded: {outcome.recorded}",
     ]
-    lines.append(summary(outcome.agreement, examples) if outcome.agreement else
-                 "dump agreement: no record folder from the dumped run")  # fmt: skip
+    if outcome.dumped is None:
+        lines.append("dump agreement: not measured (--no-dump)")
+    else:
+        lines.append(summary(outcome.agreement, examples) if outcome.agreement else
+                     "dump agreement: no record folder from the dumped run")  # fmt: skip
     if outcome.helpers:
         lines.append(f"recorded functions of JAX's own: {len(outcome.helpers)}: "
                      + "; ".join(outcome.helpers[:8]))  # fmt: skip
@@ -405,6 +417,7 @@ def main() -> None:
     parser.add_argument("-k", help="pytest -k expression instead of the suite's default")
     parser.add_argument("--tests", nargs="+", help="test ids instead of the default subset")
     parser.add_argument("--whole", action="store_true", help="a JAX suite's whole test file")
+    parser.add_argument("--no-dump", action="store_true", help="no run with JAX's dump")
     parser.add_argument("--keep", type=Path, help="keep record and dump folders here")
     parser.add_argument("--json", type=Path, help="write every figure here")
     parser.add_argument("--examples", type=int, default=1, help="disagreements shown per kind")
@@ -413,7 +426,8 @@ def main() -> None:
     failed, data = [], []
     for name in names:
         outcome = measure(name, k=options.k, tests=options.tests, runs=options.runs,
-                          keep=options.keep, whole=options.whole)  # fmt: skip
+                          keep=options.keep, whole=options.whole,
+                          dump=not options.no_dump)  # fmt: skip
         print(report(outcome, options.examples), flush=True)
         data.append(outcome.to_dict())
         if not outcome.ok:

@@ -29,6 +29,7 @@ def test_the_optax_suite_under_record() -> None:
         sys.path.remove(str(BENCH))
     outcome = record_suites.measure("optax")
     described = record_suites.report(outcome, examples=5)
+    assert outcome.dumped is not None, described
     runs = (outcome.plain, outcome.record, outcome.dumped)
     assert outcome.plain.outcomes, described
     assert not any(run.crashed for run in runs), described
