@@ -95,10 +95,23 @@ def _preload(kind: str) -> None:
             pass
     if kind == "plain":
         assert "jax" not in sys.modules, "the plain server must not import JAX"
+    else:
+        _hide_own_frames()
     import gc
 
     gc.collect()
     gc.freeze()  # what is imported here is never collected: children skip it
+
+
+def _hide_own_frames() -> None:
+    """A forked child runs its script below this server's frames and runpy's, which a new
+    Python does not have: JAX would put them in every location's call stack and in the
+    tracebacks it filters. They are excluded as JAX excludes its own files."""
+    from jax._src import source_info_util, traceback_util
+
+    for path in (os.path.abspath(__file__), runpy.run_path.__code__.co_filename):
+        source_info_util.register_exclusion(path)
+        traceback_util.register_exclusion(path)
 
 
 def _python(args: list[str]) -> int:
@@ -117,8 +130,9 @@ def _python(args: list[str]) -> int:
             runpy.run_module(args[1], run_name="__main__", alter_sys=True)
         else:
             sys.argv = list(args)
-            sys.path[0] = os.path.dirname(os.path.abspath(args[0]))
-            runpy.run_path(args[0], run_name="__main__")
+            script = os.path.abspath(args[0])  # Python names the script whole (3.9 on)
+            sys.path[0] = os.path.dirname(script)
+            runpy.run_path(script, run_name="__main__")
     except SystemExit as exit:
         code = exit.code
         if code is None:

@@ -136,7 +136,8 @@ def run_cli(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = 
     folder = str(cwd or REPO)
     environment = {**cli_env(), **(env or {})}
     if WARM_PYTHON[1] in argv and _warm_runs():
-        environment["JXINSPECT_TESTS_PYTHON"] = _SERVERS["libs"].address
+        # started now, not by chance before: every run of a test forked alike
+        environment["JXINSPECT_TESTS_PYTHON"] = _SERVERS["libs"].started().address
     if not subprocess and (command or base) == base and _warm_runs():
         server = _SERVERS[_server_kind(args, folder)]
         if server.serves(environment):
@@ -216,6 +217,9 @@ class _Server:
         self.kind = kind
         self.address = f"jxinspect-tests-{kind}-{_OWNER}"
         self.lock = threading.Lock()
+        self.running = False
+        """Whether this test process has reached the server once (it then serves until
+        the run ends)."""
         self.env = cli_env()
         """The environment the server starts with (each test process's is the same)."""
 
@@ -223,6 +227,16 @@ class _Server:
         """Whether a run in ``env`` can be forked from this server: the variables read
         when the interpreter, JAX or jaxlib start are the ones the server started with."""
         return _startup(env) == _startup(self.env)
+
+    def started(self) -> _Server:
+        """This server, started if no process of the run has started it yet: a client
+        that finds no server (``warm_python.py``) becomes a new Python, and a test whose
+        first run found none and whose second found one (another test process started
+        it meanwhile) compared a new process with a forked one."""
+        if not self.running:
+            with contextlib.closing(self._connect()):
+                self.running = True
+        return self
 
     def _connect(self) -> socket.socket:
         for attempt in (1, 2):
