@@ -281,7 +281,7 @@ def _rewrite_and_pass(command: tuple[str, ...], baseline: str, folder: Path) -> 
     assert rewritten.stdout == CLEAN, rewritten.describe()
     assert rewritten.stderr == f"wrote 0 findings to the baseline {baseline}\n"
     written = json.loads((folder / baseline).read_text(encoding="utf-8"))
-    assert written == {"schema": "jxinspect.baseline/1", "findings": []}
+    assert written == {"schema": "jxinspect.baseline/1", "findings": [], "costs": []}
     again = run_cli(*command, cwd=folder)
     assert again.returncode == 0, again.describe()
     assert again.stdout == CLEAN, again.describe()
