@@ -78,12 +78,17 @@ def from_sdy(attr: Any, meshes: dict[str, Mesh], maximal: frozenset[str] = froze
 
 
 def from_partition_spec(spec: Any, rank: int, mesh: Mesh, source: ShardingSource) -> Sharding:
-    """A JAX ``PartitionSpec`` on ``mesh`` → :class:`Sharding` (padded to ``rank``)."""
-    entries = tuple(spec) + (None,) * (rank - len(spec))
+    """A JAX ``PartitionSpec`` on ``mesh`` → :class:`Sharding` (padded to ``rank``); a spec
+    with ``unreduced`` axes is of kind ``unknown`` (partial sums: no copies, no tiles),
+    its text in ``raw``."""
+    partitions = seam.spec_entries(spec)
+    entries = partitions + (None,) * (rank - len(partitions))
     axes = tuple(
         () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
         for entry in entries
     )
+    if seam.unreduced_axes(spec):
+        return Sharding("unknown", spec=axes, mesh=mesh, source=source, raw=str(spec))
     used = {axis for dim in axes for axis in dim}
     replicas = math.prod(size for name, size in mesh.axes if name not in used)
     kind: ShardingKind = "tiled" if used else "replicated"

@@ -105,7 +105,9 @@ from jxinspect.tracer.seam.meshes import (
     parse_hlo_sharding,
     partition_spec,
     sharding_of_leaf,
+    spec_entries,
     typed_spec,
+    unreduced_axes,
     use_mesh,
 )
 from jxinspect.tracer.seam.mlir import (
@@ -318,7 +320,9 @@ __all__ = [
     "shard_map_in_jit",
     "Sharding",
     "sharding_of_leaf",
+    "spec_entries",
     "typed_spec",
+    "unreduced_axes",
     "shardy_default",
     "simulate_cpu_devices",
     "SourceLine",

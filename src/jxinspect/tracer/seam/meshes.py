@@ -16,6 +16,9 @@
   []>`` (GSPMD: ``{replicated}``); a ``NamedSharding`` is always written on its own
   mesh, so a sharding on the empty mesh is JAX's, never the user's (0.4.35 and 0.7.2
   write none).
+* **A ``PartitionSpec``'s entries**: a spec may also name ``unreduced`` and ``reduced``
+  axes (0.6.2 on); from 0.10.2 such a spec refuses to be iterated or indexed ("Using
+  pspec is dangerous") and its entries are its ``partitions`` property.
 """
 
 from __future__ import annotations
@@ -187,6 +190,19 @@ def sharding_of_leaf(leaf: Leaf) -> tuple[PartitionSpec, JaxMesh] | None:
     if isinstance(sharding, NamedSharding):
         return sharding.spec, sharding.mesh
     return None
+
+
+def spec_entries(spec: Any) -> tuple[Any, ...]:
+    """A ``PartitionSpec``'s entry per dimension (its ``partitions`` where it has them)."""
+    if isinstance(getattr(type(spec), "partitions", None), property):
+        return tuple(spec.partitions)
+    return tuple(spec)
+
+
+def unreduced_axes(spec: Any) -> frozenset[str]:
+    """The axes a ``PartitionSpec`` names ``unreduced`` (each device then holds a partial
+    sum over them: neither a copy nor a tile); none in a release without them."""
+    return frozenset(getattr(spec, "unreduced", None) or ())
 
 
 def typed_spec(aval: Any) -> PartitionSpec | None:
