@@ -389,6 +389,10 @@ class Operand:
     dtype: str
 
 
+INTERMEDIATE = "an intermediate"
+"""What a collective moves where its data is no argument's or result's."""
+
+
 @dataclass(frozen=True)
 class Collective:
     """One collective in the optimized program."""
@@ -429,9 +433,15 @@ class Collective:
         return ",".join(self.axes) if self.axes is not None else "?"
 
     @property
+    def moved_paths(self) -> str | None:
+        """The argument and result paths it moves, comma-separated (``None``: none, an
+        intermediate): a finding's path."""
+        return ", ".join(self.operand_paths) or None
+
+    @property
     def moves(self) -> str:
-        """The paths it moves, comma-separated; ``an intermediate`` where it moves none."""
-        return ", ".join(self.operand_paths) or "an intermediate"
+        """:attr:`moved_paths`, or :data:`INTERMEDIATE` where it moves none."""
+        return self.moved_paths or INTERMEDIATE
 
     @property
     def source(self) -> str | None:

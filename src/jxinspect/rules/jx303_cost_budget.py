@@ -39,7 +39,7 @@ def check(report: Report, settings: Settings) -> Iterator[Finding]:
             yield RULE.finding(
                 report,
                 f"{collective.described} is forbidden (budgets.forbid_collectives)",
-                path=", ".join(collective.operand_paths) or None,
+                path=collective.moved_paths,
             )
 
 

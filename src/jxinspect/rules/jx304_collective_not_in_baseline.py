@@ -25,7 +25,7 @@ def check(report: Report, settings: Settings) -> Iterator[Finding]:
             report,
             f"{collective.described}, {human_bytes(collective.bytes_per_step)} per step per "
             "device, is not in the baseline",
-            path=", ".join(collective.operand_paths) or None,
+            path=collective.moved_paths,
         )
 
 

@@ -10,19 +10,11 @@ from jxinspect.render.common.table import plain_table
 COLUMNS = ("#", "collective", "axes", "operands (per device)", "bytes", "trips", "bytes/step",
            "moves", "op", "source")  # fmt: skip
 
-INTERMEDIATE = "an intermediate"
-"""What a collective moves where its data is no argument's or result's."""
-
 
 def trips(c: Collective) -> str:
     """How many times it runs per call, and in which loops: ``1``, ``4 (while.8)``, ``?``."""
     count = str(c.trip_count) if c.trip_count is not None else "?"
     return f"{count} ({' › '.join(c.loops)})" if c.loops else count
-
-
-def moves(c: Collective) -> str:
-    """The argument and result paths it moves, or :data:`INTERMEDIATE`."""
-    return ", ".join(c.operand_paths) if c.operand_paths else INTERMEDIATE
 
 
 def rows(report: Report) -> list[tuple[str, ...]]:
@@ -35,7 +27,7 @@ def rows(report: Report) -> list[tuple[str, ...]]:
         source = f"{c.file}:{c.line}" if c.file else ""
         result.append(
             (str(i), c.kind, axes or "—", operands, human_bytes(c.bytes), trips(c),
-             human_bytes(c.bytes_per_step), moves(c), c.op_name or "", source)
+             human_bytes(c.bytes_per_step), c.moves, c.op_name or "", source)
         )  # fmt: skip
     return result
 

@@ -4,12 +4,11 @@ loops' trips, its bytes per step and its source line."""
 
 from __future__ import annotations
 
-from jxinspect.core.model import Report
+from jxinspect.core.model import INTERMEDIATE, Report
 from jxinspect.core.units import human_bytes
 from jxinspect.render.common.escape import html as _e
 from jxinspect.render.report.collectives import (
     COLUMNS,
-    INTERMEDIATE,
     per_step_by_axes,
     rows,
     totals_line,
