@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 
 from jxinspect.tracer.seam import mlir
@@ -102,16 +101,14 @@ def _native_stderr_dropped() -> Iterator[None]:
     prints ``loc(...): error: failed to legalize operation 'mhlo.fusion'`` there before it
     raises, for a program it then reads as MHLO (the error is the exception it raises)."""
     sys.stderr.flush()
-    saved = os.dup(2)
+    saved, sink = os.dup(2), os.open(os.devnull, os.O_WRONLY)
     try:
-        with tempfile.TemporaryFile() as sink:
-            os.dup2(sink.fileno(), 2)
-            try:
-                yield
-            finally:
-                os.dup2(saved, 2)
+        os.dup2(sink, 2)
+        yield
     finally:
+        os.dup2(saved, 2)
         os.close(saved)
+        os.close(sink)
 
 
 def reads_async_collectives() -> bool:
