@@ -166,18 +166,26 @@ def _exit(code: int) -> None:
     os._exit(code)
 
 
-_STARTUP_VARS = ("JAX_", "TF_", "LD_")
+STARTUP_VARS = ("JAX_", "TF_", "LD_")
 """Prefixes of variables JAX or jaxlib read when they are imported: a run that sets them
 otherwise than the server needs a process of its own."""
 
+READ_WHEN_CALLED = frozenset({"JAX_COORDINATOR_ADDRESS", "JAX_NUM_PROCESSES", "JAX_PROCESS_ID"})
+"""Of those, the ones nothing reads at import: ``jax.distributed.initialize`` reads the
+coordinator's address when it is called, and the process count and index are
+``record --processes``'s, for the program to read. A run that sets them forks as well."""
 
-def _startup(env: dict[str, str] | os._Environ[str]) -> dict[str, str]:
-    startup = {key: value for key, value in env.items() if key.startswith(_STARTUP_VARS)}
-    startup.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # what importing JAX sets by default
-    return startup
+
+def startup(env: dict[str, str] | os._Environ[str],
+            prefixes: tuple[str, ...] = STARTUP_VARS) -> dict[str, str]:  # fmt: skip
+    """The variables of ``env`` read when a process starts, as importing JAX leaves them."""
+    found = {key: value for key, value in env.items()
+             if key.startswith(prefixes) and key not in READ_WHEN_CALLED}  # fmt: skip
+    found.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # what importing JAX sets by default
+    return found
 
 
-_STARTED_WITH = _startup(os.environ)
+_STARTED_WITH = startup(os.environ)
 """The server's own, read before it imports JAX (which sets ``TF_CPP_MIN_LOG_LEVEL``)."""
 
 
@@ -229,7 +237,7 @@ def _become(request: dict[str, Any], fds: list[int]) -> None:
 def _serve(sock: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
     """In the process forked for one connection: run the request in a child of its own,
     answering its pid and then its exit code."""
-    if _startup(request["env"]) != _STARTED_WITH:
+    if startup(request["env"]) != _STARTED_WITH:
         sock.sendall(b'{"fallback": true}\n')
         return
     pid = os.fork()

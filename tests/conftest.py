@@ -40,22 +40,29 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 
 LONGEST_FIRST = (
-    "e2e/test_readme.py",
     "record/test_record.py",
-    "record/test_processes.py",
-    "render/test_html_browser.py",
+    "e2e/test_faults.py",
+    "e2e/test_readme.py",
     "record/test_recompiles.py",
-    "survey/test_survey.py",
-    "lint/test_kept_workers.py",
     "tracer/test_adapters_libraries.py",
+    "render/test_html_browser.py",
+    "record/test_processes.py",
+    "lint/test_kept_workers.py",
+    "e2e/test_e2e_lower.py",
     "e2e/test_golden.py",
     "e2e/test_installed_command.py",
-    "e2e/test_e2e_lower.py",
     "e2e/test_annotated_targets.py",
+    "lint/test_lint_scale.py",
 )
-"""The modules that take longest (``--durations=0``, summed per module), started first:
-``--dist loadscope`` hands modules out in collection order, and a long one handed out
-last leaves the other workers idle while it runs alone."""
+"""The modules that take longest (each module's time in a run of the whole suite), started
+first: ``--dist loadscope`` hands modules out in collection order (told not to reorder
+them by their number of tests, :func:`pytest_configure`), and a long one handed out last
+leaves the other workers idle while it runs alone."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config.option, "loadscopereorder"):  # pytest-xdist 3.6 on
+        config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import cli_server
+
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_programs"
 FIXTURES = REPO / "tests" / "fixtures"
@@ -135,7 +137,7 @@ def run_cli(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = 
     argv = (*(command or base), *(str(a) for a in args))
     folder = str(cwd or REPO)
     environment = {**cli_env(), **(env or {})}
-    if WARM_PYTHON[1] in argv and _warm_runs():
+    if any(WARM_PYTHON[1] in arg for arg in argv) and _warm_runs():  # a shell line too
         # started now, not by chance before: every run of a test forked alike
         environment["JXINSPECT_TESTS_PYTHON"] = _SERVERS["libs"].started().address
     if not subprocess and (command or base) == base and _warm_runs():
@@ -157,7 +159,7 @@ def _run_process(argv: tuple[str, ...], cwd: str, env: dict[str, str],
     return CliResult(proc.returncode, proc.stdout or "", proc.stderr, argv)
 
 
-_STARTUP_VARS = ("PYTHON", "JAX_", "TF_", "LD_")
+_STARTUP_VARS = ("PYTHON", *cli_server.STARTUP_VARS)
 """Prefixes of variables read when the interpreter, JAX or jaxlib start: a run that sets
 one needs a process of its own."""
 
@@ -167,12 +169,10 @@ def _warm_runs() -> bool:
 
 
 def _startup(env: dict[str, str]) -> dict[str, str]:
-    startup = {key: value for key, value in env.items() if key.startswith(_STARTUP_VARS)}
-    startup.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # what importing JAX sets by default
-    return startup
+    return cli_server.startup(env, _STARTUP_VARS)
 
 
-_JAX_COMMANDS = ("lower", "diff-debug", "lint")
+_JAX_COMMANDS = ("lower", "diff-debug", "lint", "survey")
 """The commands whose process imports JAX itself (``lint`` before it forks its workers
 from it); the others are forked from a server without JAX."""
 

@@ -53,7 +53,7 @@ print(json.dumps(found))
 
 @pytest.fixture(scope="module")
 def oracle() -> dict[str, dict[str, Any]]:
-    done = run_python(ORACLE)
+    done = run_python(ORACLE, warm=True)
     assert done.returncode == 0, done.describe()
     found: dict[str, dict[str, Any]] = json.loads(done.stdout)
     return found

@@ -54,7 +54,7 @@ print(json.dumps(found))
 
 @pytest.fixture(scope="module")
 def oracle() -> dict[str, dict[str, int]]:
-    done = run_python(ORACLE.replace("sys.argv[1]", repr(str(PAIRS))))
+    done = run_python(ORACLE.replace("sys.argv[1]", repr(str(PAIRS))), warm=True)
     assert done.returncode == 0, done.describe()
     found: dict[str, dict[str, int]] = json.loads(done.stdout)
     return found

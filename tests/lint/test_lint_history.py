@@ -94,7 +94,7 @@ def rows_of(database: Path) -> list[tuple[Any, ...]]:
 
 @pytest.fixture(scope="module")
 def oracle() -> dict[str, dict[str, Any]]:
-    result = run_python(ORACLE)
+    result = run_python(ORACLE, warm=True)
     assert result.returncode == 0, result.describe()
     found: dict[str, dict[str, Any]] = json.loads(result.stdout)
     return found

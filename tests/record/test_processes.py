@@ -14,9 +14,12 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from helpers import error_line, jxinspect_command, run_cli
+from helpers import WARM_PYTHON, error_line, jxinspect_command, run_cli
 
 PYTHON = sys.executable
+"""A new Python, for the tests that stop or kill the processes and for a launcher's
+children: a process forked from the tests' warm server (``WARM_PYTHON``, which the
+others run) is not in ``record``'s process tree."""
 
 TRAIN = """
 import functools
@@ -113,7 +116,8 @@ def by_function(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_four_processes_started_by_record_one_with_another_static_flag(tmp_path: Path) -> None:
     folder = project(tmp_path)
     result = run_cli(
-        "record", "--processes", "4", "--timeout", "150", "-o", "runs", "--", PYTHON, "train.py",
+        "record", "--processes", "4", "--timeout", "150", "-o", "runs",
+        "--", *WARM_PYTHON, "train.py",
         cwd=folder, env={"CASE": "flag", "ODD_PROCESS": "3"}, timeout=200,
     )  # fmt: skip
     assert result.returncode == 0, result.describe()
@@ -156,7 +160,9 @@ def test_four_processes_started_by_record_one_with_another_static_flag(tmp_path:
 def shell_loop(folder: Path, count: int, case: str) -> Any:
     """Each process started by a shell loop, as a user's launcher would: one
     ``jxinspect record -o runs -- python train.py`` per process, the same folder."""
-    record = shlex.join([*jxinspect_command(), "record", "-o", "runs", "--", PYTHON, "train.py"])
+    record = shlex.join(
+        [*jxinspect_command(), "record", "-o", "runs", "--", *WARM_PYTHON, "train.py"]
+    )
     port = _free_port()
     script = f"for i in $(seq 0 {count - 1}); do JAX_PROCESS_ID=$i {record} & done; wait"
     env = {"JAX_COORDINATOR_ADDRESS": f"127.0.0.1:{port}", "JAX_NUM_PROCESSES": str(count),
@@ -190,7 +196,8 @@ def test_two_processes_of_a_shell_loop_one_with_another_batch(tmp_path: Path) ->
 def test_the_first_differing_operation_is_named_with_its_line_in_each(tmp_path: Path) -> None:
     folder = project(tmp_path)
     result = run_cli(
-        "record", "--processes", "2", "--timeout", "150", "-o", "runs", "--", PYTHON, "train.py",
+        "record", "--processes", "2", "--timeout", "150", "-o", "runs",
+        "--", *WARM_PYTHON, "train.py",
         cwd=folder, env={"CASE": "op", "ODD_PROCESS": "1"}, timeout=200,
     )  # fmt: skip
     assert result.returncode == 0, result.describe()

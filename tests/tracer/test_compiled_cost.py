@@ -310,7 +310,8 @@ def compiled(tmp_path_factory: Any, run_cli: Any) -> dict[str, tuple[dict[str, A
 
     folder = tmp_path_factory.mktemp("cost")
     (folder / "programs.py").write_text(PROGRAMS + _declarations(), encoding="utf-8")
-    raw = run_python(f"import sys; sys.argv[1:] = [{json.dumps(TABLE)!r}]\n{RAW}", cwd=folder)
+    code = f"import sys; sys.argv[1:] = [{json.dumps(TABLE)!r}]\n{RAW}"
+    raw = run_python(code, cwd=folder, warm=True)
     assert raw.returncode == 0, raw.describe()
     facts = json.loads(raw.stdout.strip().splitlines()[-1])
     found = {}
