@@ -176,11 +176,18 @@ coordinator's address when it is called, and the process count and index are
 ``record --processes``'s, for the program to read. A run that sets them forks as well."""
 
 
+SET_WHEN_FORKED = {"JAX_EXPLAIN_CACHE_MISSES": "jax_explain_cache_misses",
+                   "JAX_LOG_COMPILES": "jax_log_compiles"}  # fmt: skip
+"""Of those, the ones that give a JAX option its value when JAX is imported, an option JAX
+reads only when it traces or compiles: a child forked with one sets the option as
+importing JAX would have (:func:`_set_options`)."""
+
+
 def startup(env: dict[str, str] | os._Environ[str],
             prefixes: tuple[str, ...] = STARTUP_VARS) -> dict[str, str]:  # fmt: skip
     """The variables of ``env`` read when a process starts, as importing JAX leaves them."""
-    found = {key: value for key, value in env.items()
-             if key.startswith(prefixes) and key not in READ_WHEN_CALLED}  # fmt: skip
+    found = {key: value for key, value in env.items() if key.startswith(prefixes)
+             and key not in READ_WHEN_CALLED and key not in SET_WHEN_FORKED}  # fmt: skip
     found.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # what importing JAX sets by default
     return found
 
@@ -221,6 +228,19 @@ def _python_startup(pythonpath: str) -> None:
         importlib.import_module("sitecustomize")
 
 
+def _set_options(env: dict[str, str]) -> None:
+    """The options of :data:`SET_WHEN_FORKED` that ``env`` gives, set as importing JAX
+    sets them (JAX's own reading of a boolean variable)."""
+    if "jax" not in sys.modules:
+        return
+    import jax
+    from jax._src.config import bool_env
+
+    for variable, option in SET_WHEN_FORKED.items():
+        if variable in env:
+            jax.config.update(option, bool_env(variable, False))
+
+
 def _become(request: dict[str, Any], fds: list[int]) -> None:
     """In a forked child: become ``python ARGS`` with the client's streams, and end."""
     for fd, target in zip(fds, (0, 1, 2)):
@@ -229,6 +249,7 @@ def _become(request: dict[str, Any], fds: list[int]) -> None:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
+    _set_options(request["env"])
     _std_streams()
     _python_startup(request["env"].get("PYTHONPATH", ""))
     _exit(_python(request["argv"]))

@@ -6,9 +6,9 @@ a few tenths of a second, where starting the installed command takes over a seco
 ``run_cli(..., subprocess=True)`` starts the installed command itself (``tests/e2e/``),
 and so does every run when ``JXINSPECT_TESTS_SUBPROCESS=1``. ``lower_text(target, *flags)`` and
 ``lower_json(target, *flags)`` run ``jxinspect lower`` once per distinct command line
-in a session and share the result between tests (the golden-file tests and the
-end-to-end tests read the same runs). Every JSON report is validated against
-``jxinspect/schemas/report.schema.json`` when it is read.
+in the whole run and share the result between tests and between pytest-xdist's workers
+(the golden-file tests and the end-to-end tests read the same runs). Every JSON report is
+validated against ``jxinspect/schemas/report.schema.json`` when it is read.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import pytest
 
 # tests/ is on sys.path (pyproject's pythonpath), so
 # `helpers` imports as a top-level module in every test folder.
-from helpers import REPO, CliResult, assert_valid_report, close_servers
+from helpers import REPO, CliResult, assert_valid_report, close_servers, run_cli_once
 from helpers import run_cli as _run_cli
 
 
@@ -74,7 +74,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 class _Cache:
-    """One run per distinct (arguments, folder) in the whole session."""
+    """One run per distinct (arguments, folder) in the whole session, shared by its
+    test processes (:func:`helpers.run_cli_once`)."""
 
     def __init__(self) -> None:
         self.results: dict[tuple[tuple[str, ...], str], CliResult] = {}
@@ -82,7 +83,7 @@ class _Cache:
     def run(self, *args: str, cwd: str | os.PathLike[str] | None = None) -> CliResult:
         key = (tuple(args), str(cwd or REPO))
         if key not in self.results:
-            self.results[key] = _run_cli(*args, cwd=cwd)
+            self.results[key] = run_cli_once(*args, cwd=cwd)
         return self.results[key]
 
 

@@ -203,6 +203,20 @@ _OWNER = os.getppid() if os.environ.get("PYTEST_XDIST_WORKER") else os.getpid()
 """The run's first pytest process (pytest-xdist's controller): the servers it owns serve
 all its workers, and end with it."""
 
+
+def _started(pid: int) -> str:
+    """When process ``pid`` started (clock ticks since boot; empty where ``/proc`` is not):
+    with the pid, a name no later run reuses."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rpartition(")")[2].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+_SHARED = Path(tempfile.gettempdir()) / f"jxinspect-tests-{_OWNER}-{_started(_OWNER)}"
+"""A folder the run's test processes share (:func:`run_cli_once`), removed when the run's
+first process ends its session."""
+
 _STREAMS = Path(tempfile.mkdtemp(prefix="jxinspect-cli-streams-"))
 """Where this process's forked runs write their standard output and error."""
 atexit.register(shutil.rmtree, _STREAMS, ignore_errors=True)
@@ -334,11 +348,36 @@ _SERVERS = {kind: _Server(kind) for kind in ("plain", "jax", "libs")}
 
 
 def close_servers() -> None:
-    """Stop the run's CLI servers (when the run's first pytest process ends its session;
-    a server also ends within a second of that process)."""
+    """Stop the run's CLI servers and remove its shared folder (when the run's first
+    pytest process ends its session; a server also ends within a second of that
+    process)."""
     if _OWNER == os.getpid():
         for server in _SERVERS.values():
             server.stop()
+        shutil.rmtree(_SHARED, ignore_errors=True)
+
+
+def run_cli_once(*args: str, cwd: str | os.PathLike[str] | None = None) -> CliResult:
+    """``run_cli(*args, cwd=cwd)`` once in the whole run: the first test process to ask
+    runs it, and the others (pytest-xdist's workers: the golden files and the end-to-end
+    tests lower the same samples) wait for it and read what it gave."""
+    import fcntl
+    import hashlib
+
+    _SHARED.mkdir(exist_ok=True)
+    key = hashlib.sha256(json.dumps([args, str(cwd or REPO)]).encode()).hexdigest()[:32]
+    given = _SHARED / f"{key}.json"
+    with open(_SHARED / f"{key}.lock", "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if given.exists():
+            said = json.loads(given.read_text(encoding="utf-8"))
+            return CliResult(said["returncode"], said["stdout"], said["stderr"],
+                             tuple(said["argv"]))  # fmt: skip
+        result = run_cli(*args, cwd=cwd)
+        written = given.with_suffix(".part")
+        written.write_text(json.dumps(result.__dict__), encoding="utf-8")
+        written.replace(given)
+        return result
 
 
 def run_python(code: str, cwd: str | os.PathLike[str] | None = None,
@@ -449,6 +488,7 @@ def assert_valid_report(data: Any, what: str = "report") -> None:
 # ---- golden-file normalization ----------------------------------------------------------
 
 
+@functools.cache
 def _site_packages_dirs() -> list[str]:
     dirs = {sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}
     for package in ("jax", "jaxlib"):

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import run_cli
+from helpers import WARM_PYTHON, run_cli
 
 SCENARIOS = textwrap.dedent("""
     import functools
@@ -80,7 +79,7 @@ TYPES = {"shape", "dtype", "weak_type", "sharding"}
 
 def _record(tmp: Path, script: str, *flags: str) -> tuple[Any, list[dict[str, Any]]]:
     (tmp / "scenarios.py").write_text(script, encoding="utf-8")
-    result = run_cli("record", "-o", "runs", *flags, "--", sys.executable, "scenarios.py",
+    result = run_cli("record", "-o", "runs", *flags, "--", *WARM_PYTHON, "scenarios.py",
                      cwd=tmp, env={"JAX_EXPLAIN_CACHE_MISSES": "1"})  # fmt: skip
     data = json.loads((tmp / "runs" / "compiles.json").read_text(encoding="utf-8"))
     return result, data["compiles"]
@@ -224,7 +223,7 @@ def test_lint_records_judges_compiles_with_jx401_and_jx402(
     assert found[1][2] == ("last_batch compiled 32 times, over the budget of 2: 31× x shape "
                            "(see `jxinspect show` of the recording)")  # fmt: skip
     (tmp_path / "cleared.py").write_text(CLEARED, encoding="utf-8")
-    assert run_cli("record", "-o", "runs", "--", sys.executable, "cleared.py",
+    assert run_cli("record", "-o", "runs", "--", *WARM_PYTHON, "cleared.py",
                    cwd=tmp_path).returncode == 0  # fmt: skip
     cleared = run_cli("lint", "--records", "runs", "--format", "json", cwd=tmp_path)
     assert cleared.returncode == 0, cleared.describe()  # a warning: below --fail-on error
@@ -274,9 +273,9 @@ def test_record_is_invisible_to_jaxs_logs_counters_and_events(tmp_path: Path) ->
     the same with and without ``record``."""
     (tmp_path / "observed.py").write_text(OBSERVED, encoding="utf-8")
     env = {"JAX_EXPLAIN_CACHE_MISSES": "1", "JAX_LOG_COMPILES": "1"}
-    plain = run_cli("observed.py", command=(sys.executable,), cwd=tmp_path, env=env)
+    plain = run_cli("observed.py", command=WARM_PYTHON, cwd=tmp_path, env=env)
     assert plain.returncode == 0, plain.describe()
-    recorded = run_cli("record", "-o", "runs", "--", sys.executable, "observed.py",
+    recorded = run_cli("record", "-o", "runs", "--", *WARM_PYTHON, "observed.py",
                        cwd=tmp_path, env=env)  # fmt: skip
     assert recorded.returncode == 0, recorded.describe()
     assert recorded.stdout == plain.stdout

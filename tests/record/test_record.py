@@ -238,7 +238,7 @@ def test_recording_again_replaces_the_previous_recording(recorded_copy: Path) ->
 def test_the_sample_training_script(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     script = REPO / "sample_programs" / "record" / "train.py"
-    result = record(runs, "--", PYTHON, str(script), "--steps", "2", cwd=tmp_path)
+    result = record(runs, "--", *WARM_PYTHON, str(script), "--steps", "2", cwd=tmp_path)
     assert result.returncode == 0, result.describe()
     assert result.stdout.count("step ") == 2
     index = index_of(runs)
@@ -552,7 +552,7 @@ def test_what_other_processes_of_the_run_lowered_is_counted(tmp_path: Path) -> N
         subprocess.run([sys.executable, "-c", child], check=True)
     """), encoding="utf-8")  # fmt: skip
     runs = tmp_path / "runs"
-    result = record(runs, "--", PYTHON, script.name, cwd=tmp_path)
+    result = record(runs, "--", *WARM_PYTHON, script.name, cwd=tmp_path)
     assert result.returncode == 0, result.describe()
     index = index_of(runs)
     assert len(index["functions"]) == 1

@@ -14,13 +14,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO
+from helpers import REPO, WARM_PYTHON
 
 TARGET = "sample_programs/data_parallel.py:step"
 ARTIFACTS = REPO / "tests" / "artifacts"
@@ -363,7 +362,7 @@ def test_recording_compile_timeline_in_chromium(browser: Any, tmp_path: Path, ru
     from jxinspect.render.record.html import COLOURS
 
     (tmp_path / "run.py").write_text(RECOMPILING, encoding="utf-8")
-    recorded = run_cli("record", "-o", "runs", "--", sys.executable, "run.py", cwd=tmp_path)
+    recorded = run_cli("record", "-o", "runs", "--", *WARM_PYTHON, "run.py", cwd=tmp_path)
     assert recorded.returncode == 0, recorded.describe()
     shown = run_cli("show", "runs", "--format", "html", "-o", "page.html", cwd=tmp_path)
     assert shown.returncode == 0, shown.describe()
