@@ -164,7 +164,10 @@ def shell_loop(folder: Path, count: int, case: str) -> Any:
         [*jxinspect_command(), "record", "-o", "runs", "--", *WARM_PYTHON, "train.py"]
     )
     port = _free_port()
-    script = f"for i in $(seq 0 {count - 1}); do JAX_PROCESS_ID=$i {record} & done; wait"
+    # each process's exit code kept: `wait` alone would say 0 whatever they said
+    script = (f"for i in $(seq 0 {count - 1}); do JAX_PROCESS_ID=$i {record} & "
+              'started="$started $!"; done; code=0; for p in $started; do wait $p || code=$?; '
+              "done; exit $code")  # fmt: skip
     env = {"JAX_COORDINATOR_ADDRESS": f"127.0.0.1:{port}", "JAX_NUM_PROCESSES": str(count),
            "CASE": case, "ODD_PROCESS": "1"}  # fmt: skip
     return run_cli("-c", script, command=("bash",), cwd=folder, env=env, timeout=200)
@@ -184,7 +187,7 @@ def test_two_processes_of_a_shell_loop_one_with_another_batch(tmp_path: Path) ->
     assert result.returncode == 0, result.describe()
     assert_none_left(folder)
     runs = folder / "runs"
-    assert sorted(p.name for p in runs.iterdir()) == ["process-0", "process-1"]
+    assert sorted(p.name for p in runs.iterdir()) == ["process-0", "process-1"], result.describe()
     data = show_json(runs, folder)
     assert data["processes"] == 2
     difference = by_function(data)["step"]["comparison"]["difference"]

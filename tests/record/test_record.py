@@ -209,6 +209,18 @@ def test_a_run_that_records_nothing_does_not_pass(tmp_path: Path) -> None:
     assert filtered.returncode == 3 and "every function was left out by --only" in filtered.stderr
 
 
+def test_a_folder_another_record_is_starting_in_is_recorded_into(tmp_path: Path) -> None:
+    """Each process of a run started by a record of its own at once (a shell loop): the
+    folder may hold only the index another one is writing and its processes' folders."""
+    runs = tmp_path / "runs"
+    (runs / "process-0").mkdir(parents=True)
+    (runs / ".index.json.k2x8.tmp").write_text("{", encoding="utf-8")
+    code = "import jax; jax.jit(lambda x: x * 2)(1.0)"
+    result = record(runs, "--", *WARM_PYTHON, "-c", code, cwd=tmp_path)
+    assert result.returncode == 0, result.describe()
+    assert [e["name"] for e in index_of(runs)["functions"]] == ["<lambda>"]
+
+
 def test_bad_uses_are_one_line_errors(tmp_path: Path) -> None:
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "notes.txt").write_text("mine", encoding="utf-8")

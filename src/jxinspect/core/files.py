@@ -36,11 +36,29 @@ def write_output(path: Path, text: str) -> None:
         file.flush()
 
 
+def _temporary_name(path: Path) -> tuple[str, str]:
+    """The prefix and suffix of the temporary file that :func:`write_atomically` writes
+    beside ``path`` before it replaces ``path``."""
+    return f".{path.name}.", ".tmp"
+
+
+def is_being_written(entry: Path, path: Path) -> bool:
+    """Whether ``entry`` is the temporary file of a :func:`write_atomically` of ``path``
+    under way (or left by one that was killed)."""
+    prefix, suffix = _temporary_name(path)
+    return (
+        entry.parent == path.parent
+        and entry.name.startswith(prefix)
+        and entry.name.endswith(suffix)
+    )
+
+
 def write_atomically(path: Path, text: str, *, durable: bool = True) -> None:
     """Replace ``path`` with ``text`` (UTF-8) in one step; raises ``OSError``.
     ``durable``: on disk before it replaces ``path`` (``fsync``), not only in one step."""
     folder = path.parent if str(path.parent) else Path(".")
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    prefix, suffix = _temporary_name(path)
+    handle, temporary = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=folder)
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
             file.write(text)

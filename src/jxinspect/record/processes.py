@@ -22,6 +22,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+from jxinspect.core import files
 from jxinspect.core.recording import Index
 from jxinspect.record import folder as records
 from jxinspect.tracer import seam
@@ -46,6 +47,18 @@ def process_folders(folder: Path) -> Iterator[tuple[int, Path]]:
 def is_multi_process(folder: Path) -> bool:
     """Whether ``folder`` holds the recording of a run of several JAX processes."""
     return folder.is_dir() and next(process_folders(folder), None) is not None
+
+
+def being_started(folder: Path) -> bool:
+    """Whether ``folder`` holds only what a ``jxinspect record -o FOLDER`` starting at the
+    same moment makes (each process of a run of several started by a record of its own,
+    from a shell loop): the recording's index being written, process folders."""
+    entries = list(folder.iterdir())
+    return bool(entries) and all(
+        files.is_being_written(entry, folder / records.INDEX)
+        or (entry.is_dir() and _PROCESS_FOLDER.match(entry.name) is not None)
+        for entry in entries
+    )
 
 
 def clear_recording(folder: Path) -> Index | None:

@@ -35,7 +35,11 @@ def prepare_folder(folder: Path, command: list[str]) -> None:
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"-o {folder}: a file is in the way; give a folder for the records")
     if folder.is_dir() and any(folder.iterdir()):
-        if not records.is_record_folder(folder) and not processes.is_multi_process(folder):
+        if not (
+            records.is_record_folder(folder)
+            or processes.is_multi_process(folder)
+            or processes.being_started(folder)
+        ):
             raise UsageError(
                 f"-o {folder}: the folder is not empty and holds no recording; "
                 "give a new folder (a previous recording is replaced)"
