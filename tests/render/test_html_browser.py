@@ -5,8 +5,9 @@ Every request other than the file itself is refused and recorded (the page must 
 none). Checked: no console errors, the tables show every leaf of the JSON report, the text
 filter and a status toggle hide and show rows, a collapsible section closes and opens, a
 finding's link brings back a leaf the filter hid, the code search finds lines. A
-screenshot goes to ``tests/artifacts/``. Skips, saying why, only when Playwright or a
-Chromium binary is missing or the browser cannot start (``.ci/run`` installs both).
+screenshot goes to the test's folder, or to ``$JXINSPECT_TEST_ARTIFACTS`` to look at.
+Skips, saying why, only when Playwright or a Chromium binary is missing or the browser
+cannot start (``.ci/run`` installs both).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import pytest
 from helpers import REPO, WARM_PYTHON
 
 TARGET = "sample_programs/data_parallel.py:step"
-ARTIFACTS = REPO / "tests" / "artifacts"
+ARTIFACTS = "JXINSPECT_TEST_ARTIFACTS"
+"""The variable naming a folder to keep the pages' screenshots in, to look at them."""
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync"]  # fmt: skip
@@ -38,6 +40,16 @@ def chromium_path() -> str | None:
         if found:
             return found
     return None
+
+
+def screenshot(page: Any, name: str, folder: Path) -> None:
+    """A full-page screenshot: in ``$JXINSPECT_TEST_ARTIFACTS`` where it is set, else in
+    the test's own temporary ``folder`` (a test writes nowhere else)."""
+    kept = os.environ.get(ARTIFACTS)
+    if kept:
+        folder = Path(kept)
+        folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / name), full_page=True)
 
 
 @pytest.fixture(scope="module")
@@ -158,8 +170,7 @@ def test_report_in_chromium(browser: Any, report_file: Path, lower_json: Any) ->
 
     page.fill("#module .codebar input", "")
     page.evaluate("window.scrollTo(0, 0)")
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / "report-data_parallel.step.png"), full_page=True)
+    screenshot(page, "report-data_parallel.step.png", report_file.parent)
     page.close()
     assert problems == [], problems
     assert refused == [], f"the page asked for more than its own file: {refused}"
@@ -255,8 +266,7 @@ def test_survey_heat_map_in_chromium(browser: Any, survey_page: tuple[Path, Any]
             hex_colour = COLOURS[cell.get_attribute("data-verdict")]
             rgb = tuple(int(hex_colour[k : k + 2], 16) for k in (1, 3, 5))
             assert colour == f"rgb({rgb[0]}, {rgb[1]}, {rgb[2]})", (i, colour)
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / "survey.png"), full_page=True)
+        screenshot(page, "survey.png", survey_page[0].parent)
     finally:
         page.close()
 
@@ -334,8 +344,7 @@ def test_survey_history_heat_maps_in_chromium(browser: Any, tmp_path: Path, run_
         last = len(data["levels"]) - 1
         page.locator(f'nav a[href="#level-{last}"]').click()
         assert page.locator(f"#level-{last} h2").is_visible()
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / "survey-history.png"), full_page=True)
+        screenshot(page, "survey-history.png", tmp_path)
     finally:
         page.close()
 
@@ -390,8 +399,7 @@ def test_recording_compile_timeline_in_chromium(browser: Any, tmp_path: Path, ru
             "1× function an earlier function object → a new function object of the same code",
             f"function: {ADVICE['function']}",
         ]
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / "recording.png"), full_page=True)
+        screenshot(page, "recording.png", tmp_path)
     finally:
         page.close()
 
@@ -456,7 +464,7 @@ def test_cost_section_in_chromium(browser: Any, tmp_path: Path, run_cli: Any) ->
         table.wait_for(state="hidden", timeout=10_000)
         page.click("#cost summary")
         table.wait_for(state="visible", timeout=10_000)
-        page.screenshot(path=str(tmp_path / "cost.png"), full_page=True)
+        screenshot(page, "cost.png", tmp_path)
     finally:
         page.close()
     assert problems == [], problems
@@ -498,7 +506,6 @@ def test_processes_side_by_side_in_chromium(browser: Any, tmp_path: Path, run_cl
         assert page.locator("#findings li").all_inner_texts() == [
             "error JX403 `f0`: process 0 and process 5 lowered different programs: argument "
             "x: f32[16,8] vs f32[17,8]"]  # fmt: skip
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / "processes.png"), full_page=True)
+        screenshot(page, "processes.png", tmp_path)
     finally:
         page.close()
