@@ -204,13 +204,27 @@ _OWNER = os.getppid() if os.environ.get("PYTEST_XDIST_WORKER") else os.getpid()
 all its workers, and end with it."""
 
 
+def process_stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the process's name (its state first);
+    ``None`` where there is no such process (or no ``/proc``)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return stat.rpartition(")")[2].split()
+
+
+def running(pid: int) -> bool:
+    """Whether a process is running (a zombie waiting to be reaped is not)."""
+    stat = process_stat(pid)
+    return stat is not None and stat[0] not in ("Z", "X")
+
+
 def _started(pid: int) -> str:
     """When process ``pid`` started (clock ticks since boot; empty where ``/proc`` is not):
     with the pid, a name no later run reuses."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rpartition(")")[2].split()[19]
-    except (OSError, IndexError):
-        return ""
+    stat = process_stat(pid)
+    return stat[19] if stat is not None and len(stat) > 19 else ""
 
 
 _SHARED = Path(tempfile.gettempdir()) / f"jxinspect-tests-{_OWNER}-{_started(_OWNER)}"

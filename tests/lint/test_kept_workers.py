@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import error_line, run_cli
+from helpers import error_line, run_cli, running
 
 pytestmark = pytest.mark.skipif(
     sys.platform != "linux", reason="kept workers need Linux (abstract sockets, pidfds)"
@@ -42,14 +42,6 @@ def f(x):
 def workers_of(project: Path) -> list[int]:
     """The pids of the kept workers registered under the project's cache folder."""
     return [int(p.stem) for p in project.glob(".jxinspect_cache/workers/*/*.json")]
-
-
-def gone(pid: int) -> bool:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
-    except OSError:
-        return True
-    return bool(re.search(r"^State:\s+Z", status, re.M))  # exited, not yet reaped
 
 
 @pytest.fixture
@@ -139,9 +131,9 @@ def test_kept_workers_exit_when_idle_or_when_their_folder_is_removed(project: Pa
     assert code == 0, stderr
     (pid,) = workers_of(project)
     deadline = time.monotonic() + 30
-    while not gone(pid) and time.monotonic() < deadline:
+    while running(pid) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert gone(pid) and workers_of(project) == []
+    assert not running(pid) and workers_of(project) == []
     assert list((project / ".jxinspect_cache" / "workers").iterdir()) == []  # nothing left
     # the default idle time is minutes: removing the cache folder stops it sooner
     (project / "jxinspect.yaml").write_text("paths: [.]\n", encoding="utf-8")
@@ -150,16 +142,16 @@ def test_kept_workers_exit_when_idle_or_when_their_folder_is_removed(project: Pa
     for path in sorted(project.glob(".jxinspect_cache/**/*"), reverse=True):
         path.unlink() if path.is_file() else path.rmdir()
     deadline = time.monotonic() + 30
-    while not gone(pid) and time.monotonic() < deadline:
+    while running(pid) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert gone(pid)
+    assert not running(pid)
 
 
 def test_without_keep_workers_no_worker_outlives_the_run(project: Path) -> None:
     result = run_cli("lint", "--no-cache", "--format", "json", cwd=project)
     assert result.returncode == 0, result.stderr
     (pid,) = importers(result.stderr)
-    assert gone(pid) and workers_of(project) == []
+    assert not running(pid) and workers_of(project) == []
 
 
 @pytest.mark.parametrize("value", ["'yes'", "0", "-5", "[1]"])
@@ -219,7 +211,7 @@ def test_a_target_that_kills_its_kept_worker_fails_alone(project: Path) -> None:
     failed = {t["target"]: t for t in result["targets"]}  # type: ignore[index]
     assert "ended abruptly" in failed["z.py:boom"]["error"], failed
     assert not failed["m.py:f"].get("error"), failed
-    assert gone(pid)  # the worker that staged it is gone; the next run starts another
+    assert not running(pid)  # the worker that staged it is gone; the next run starts another
     (project / "z.py").unlink()
     code, again, stderr = lint(project, "--no-cache")
     assert (code, again) == (0, first), stderr

@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from helpers import WARM_PYTHON, error_line, jxinspect_command, run_cli
+from helpers import WARM_PYTHON, error_line, jxinspect_command, run_cli, running
 
 PYTHON = sys.executable
 """A new Python, for the tests that stop or kill the processes and for a launcher's
@@ -81,15 +81,6 @@ def project(tmp: Path) -> Path:
     (tmp / "train.py").write_text(textwrap.dedent(TRAIN), encoding="utf-8")
     (tmp / "pids").mkdir()
     return tmp
-
-
-def running(pid: int) -> bool:
-    """Whether a process is running (a zombie waiting to be reaped is not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
-    except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
 
 
 def assert_none_left(folder: Path) -> list[int]:
