@@ -341,3 +341,21 @@ def test_flows_through_nested_loops_and_a_moving_fusion() -> None:
         "body=%inner_body", 'body=%inner_body, backend_config={"known_trip_count":{"n":"5"}}'
     )
     assert hlo_flow.flows(hlo_text.parse(known))[0].trip_count == 15
+
+
+def test_what_native_code_writes_to_stderr_while_converting_is_dropped_and_fd_2_restored(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """0.4.35's converter prints a legalization error to descriptor 2 before it raises;
+    the seam drops it, puts descriptor 2 back and leaves no descriptor open."""
+    import os
+
+    from jxinspect.tracer.seam.compiled import _native_stderr_dropped
+
+    open_before = sorted(os.listdir("/proc/self/fd"))
+    os.write(2, b"before\n")
+    with _native_stderr_dropped():
+        os.write(2, b"loc(1): error: failed to legalize operation 'mhlo.fusion'\n")
+    os.write(2, b"after\n")
+    assert capfd.readouterr().err == "before\nafter\n"
+    assert sorted(os.listdir("/proc/self/fd")) == open_before

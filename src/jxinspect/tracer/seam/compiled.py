@@ -101,13 +101,16 @@ def _native_stderr_dropped() -> Iterator[None]:
     prints ``loc(...): error: failed to legalize operation 'mhlo.fusion'`` there before it
     raises, for a program it then reads as MHLO (the error is the exception it raises)."""
     sys.stderr.flush()
-    saved, sink = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    sink = os.open(os.devnull, os.O_WRONLY)
     try:
-        os.dup2(sink, 2)
-        yield
+        saved = os.dup(2)
+        try:
+            os.dup2(sink, 2)
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
     finally:
-        os.dup2(saved, 2)
-        os.close(saved)
         os.close(sink)
 
 
