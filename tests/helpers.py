@@ -25,6 +25,7 @@ import sys
 import sysconfig
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -218,6 +219,15 @@ def running(pid: int) -> bool:
     """Whether a process is running (a zombie waiting to be reaped is not)."""
     stat = process_stat(pid)
     return stat is not None and stat[0] not in ("Z", "X")
+
+
+def ended_within(pid: int, seconds: float) -> bool:
+    """Whether process ``pid`` is not running, waiting up to ``seconds`` for it to end (a
+    SIGKILL is delivered when the process next runs, which on a busy machine is later)."""
+    deadline = time.monotonic() + seconds
+    while running(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not running(pid)
 
 
 def _started(pid: int) -> str:
