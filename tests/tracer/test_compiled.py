@@ -7,6 +7,7 @@ tested on plain data.
 
 from __future__ import annotations
 
+import os
 from types import SimpleNamespace
 from typing import Any
 
@@ -348,8 +349,6 @@ def test_what_native_code_writes_to_stderr_while_converting_is_dropped_and_fd_2_
 ) -> None:
     """0.4.35's converter prints a legalization error to descriptor 2 before it raises;
     the seam drops it, puts descriptor 2 back and leaves no descriptor open."""
-    import os
-
     from jxinspect.tracer.seam.compiled import _native_stderr_dropped
 
     open_before = sorted(os.listdir("/proc/self/fd"))
