@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -28,6 +28,19 @@ from helpers import run_cli as _run_cli
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     close_servers()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def user_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The user's cache folder (``XDG_CACHE_HOME``, where ``lint`` keeps its cache's key)
+    in the session's temporary folder: no test writes in the home folder."""
+    before = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("user-cache"))
+    yield
+    if before is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = before
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

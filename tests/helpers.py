@@ -108,6 +108,7 @@ def cli_env() -> dict[str, str]:
     env["JAX_PLATFORMS"] = "cpu"
     env["PYTHONIOENCODING"] = "utf-8"
     env.pop("PYTHONSTARTUP", None)
+    env.pop("JXINSPECT_CACHE_SECRET", None)  # the cache's secret: the user's key file
     return env
 
 

@@ -24,9 +24,7 @@ def train_step(model, opt_state, x, y):
 
 
 def make():
-    model = eqx.filter_eval_shape(
-        lambda: eqx.nn.MLP(4, 2, 16, 2, key=jax.random.PRNGKey(0))
-    )
+    model = eqx.filter_eval_shape(lambda: eqx.nn.MLP(4, 2, 16, 2, key=jax.random.PRNGKey(0)))
     opt_state = eqx.filter_eval_shape(lambda m: optim.init(eqx.filter(m, eqx.is_array)), model)
     x = jax.ShapeDtypeStruct((32, 4), jnp.float32)
     y = jax.ShapeDtypeStruct((32, 2), jnp.float32)

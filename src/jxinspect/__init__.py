@@ -133,10 +133,10 @@ def diff(
     memory_growth: float | None = None,
 ) -> DiffReport:
     """What changed between two versions of a program, by meaning: the same
-    :class:`~jxinspect.compare.diff.DiffReport` that ``jxinspect diff-debug`` renders.
+    :class:`~jxinspect.core.diff.DiffReport` that ``jxinspect diff-debug`` renders.
 
     ``before`` and ``after`` are reports (from :func:`inspect`
-    or ``Report.from_dict`` of a saved JSON report), or two functions staged here on the
+    or ``from_json(text, Report)`` of a saved JSON report), or two functions staged here on the
     same ``args``/``kwargs`` with the same options. ``fail_on`` (``error``, ``warning``,
     ``info`` or ``None``) and ``allow`` (change classes) set the verdict, ``.failed``.
     ``compile`` compiles the functions (reports must hold compiled info) and compares the

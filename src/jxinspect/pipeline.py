@@ -16,15 +16,19 @@ import functools
 import gc
 import inspect as pyinspect
 import warnings
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from jxinspect import rules
 from jxinspect.core.errors import UsageError, UserCodeError
+from jxinspect.core.facts import Facts
+from jxinspect.core.identity import ProgramComparison
 from jxinspect.core.interrupts import reraise_if_stopping
 from jxinspect.core.lint import LintResult, RuleInfo
-from jxinspect.core.model import InputsFrom, Mesh, Report
+from jxinspect.core.model import AcceptedCost, InputsFrom, Mesh, Report
 from jxinspect.core.program import TextRequest
+from jxinspect.core.recompiles import Compile
 from jxinspect.core.vocabulary import Stage
 from jxinspect.project import spec as specs
 from jxinspect.project.annotations import infer_inputs
@@ -102,13 +106,23 @@ def _source(fun: Any) -> tuple[str | None, int | None]:
     return code.co_filename, code.co_firstlineno
 
 
-def judge(report: Report, policy: Policy | None = None) -> Report:
-    """The one judge step of every path (``lower``, a lint worker, ``record``,
-    ``diff-debug``, the API): the rules with the policy's thresholds, then its
-    select/ignore and severities (default: the rules' own). Lint's workers judge with
-    the thresholds alone; the lint run applies the rest when it reads their reports."""
+def judge(
+    report: Report,
+    policy: Policy | None = None,
+    *,
+    compiles: Sequence[Compile] = (),
+    accepted_cost: AcceptedCost | None = None,
+    comparisons: Sequence[ProgramComparison] = (),
+) -> Report:
+    """The one judge step (``lower``, ``lint``, ``record``, ``show``, ``diff-debug``, the
+    API): every rule once, against the report and the facts its path knows (a
+    recording's ``compiles``, a lint baseline's ``accepted_cost``, the function's
+    lowerings compared across processes), then the policy's select/ignore and
+    severities once (default: the rules' own). Lint's workers do not judge: the lint
+    run judges each report it receives or reads."""
     policy = policy or Policy()
-    return report.with_findings(policy.apply(rules.apply_rules(report, policy.settings).findings))
+    facts = Facts(policy.settings, tuple(compiles), accepted_cost, tuple(comparisons))
+    return report.with_findings(policy.apply(rules.apply_rules(report, facts).findings))
 
 
 def rule_infos(policy: Policy) -> tuple[RuleInfo, ...]:
@@ -190,10 +204,11 @@ def inspect_function(
     compile: bool = False,
     policy: Policy | None = None,
     inputs_from: InputsFrom | None = None,
+    judged: bool = True,
 ) -> Report:
-    """Stage ``fun`` with ``options`` passed to the staging API as given; return its
-    Report, judged with ``policy``. With ``compile``, also compile it and record what
-    XLA chose. ``inputs_from``: how the inputs were built, when the user gave none."""
+    """Stage ``fun`` with ``options`` given to the staging API as they are; its Report,
+    judged with ``policy`` (``judged``: not for a lint worker). ``compile``: also what
+    XLA chose. ``inputs_from``: how the inputs were built, where the user gave none."""
     from jxinspect.tracer import inputs, seam
     from jxinspect.tracer import stage as staging
     from jxinspect.tracer.read.report import Context
@@ -233,7 +248,7 @@ def inspect_function(
         report = replace(
             report, notes=(*report.notes, *dict.fromkeys(f"JAX warned: {m}" for m in said))
         )
-    return judge(report, policy)
+    return judge(report, policy) if judged else report
 
 
 ALREADY_STAGED = "the target is already staged; staging options were not applied"
@@ -259,18 +274,16 @@ def _program_paths(
     """:func:`_call_paths` for the inputs the program receives, where staging
     rearranged the call (a wrapper, or the array leaves split from the rest)."""
     from jxinspect.tracer.read import paths
+    from jxinspect.tracer.stage import wrapper_paths
 
     expected, static_args = called
     if traced.leaves is None or traced.call is None:
         return expected, static_args
-    statics, argnames = plan.statics, plan.static_names
-    if traced.wrapper is not None:  # the wrapper took every argument as it was
-        statics, argnames = (), ()
     inner, call_args, call_kwargs = traced.call
-    expected, more = paths.mapped_paths(
-        inner, call_args, call_kwargs, traced.leaves, statics, argnames
+    mapped = wrapper_paths(traced) or paths.mapped_paths(
+        inner, call_args, call_kwargs, traced.leaves, plan.statics, plan.static_names
     )
-    return expected, [*static_args, *more]
+    return mapped[0], [*static_args, *mapped[1]]
 
 
 def compiled_report(report: Report, staged: Lowered) -> Report:
@@ -507,11 +520,11 @@ def inspect_target(
     compile: bool = False,
     policy: Policy | None = None,
     freeze: bool = True,
+    judged: bool = True,
 ) -> Report:
-    """Inspect a target, resolved by :func:`jxinspect.project.resolve.resolve` (a target
-    string is resolved here under ``given``); judged once, with ``policy`` (lint's
-    workers: its thresholds; default: the rules' own). ``freeze``: the process ends
-    after this target, so what is loaded may move to the collector's permanent
+    """Inspect a target, resolved by :func:`jxinspect.project.resolve.resolve` (a string
+    under ``given``); judged as :func:`inspect_function` says. ``freeze``: the process
+    ends after this target, so what is loaded may move to the collector's permanent
     generation (never in a worker that stages many: frozen objects are never collected).
 
     Devices are prepared before the user's module is imported when the declaration can
@@ -557,4 +570,5 @@ def inspect_target(
             compile=compile,
             policy=policy,
             inputs_from=said,
+            judged=judged,
         )

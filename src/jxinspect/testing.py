@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from jxinspect.core.errors import UsageError
-from jxinspect.core.model import Finding, Input, Output, Report, at_or_above
+from jxinspect.core.model import Finding, Input, Output, Report, gate
 from jxinspect.core.units import recorded
 from jxinspect.core.vocabulary import FAIL_ON, STAGES, FailOn, Stage
 from jxinspect.project.config import Policy
@@ -73,9 +73,7 @@ def assert_debug_info(
         fun, args, kwargs, stage=stage, options=options, platform=platform, texts=False
     )
     leaves = _known_leaves(report, names, shardings)
-    failing = [
-        f for f in report.findings if policy.enabled(f.code) and at_or_above(f.severity, fail_on)
-    ]
+    failing = [f for f in report.findings if policy.enabled(f.code) and gate((f,), fail_on)]
     name_lines = [
         line
         for path, want in (names or {}).items()

@@ -605,10 +605,14 @@ def test_json_that_is_not_a_report(tmp_path: Path) -> None:
     assert "not a jxinspect report" in messages["list.json"]
     assert "its schema is 'other/1'" in messages["other.json"]
     assert messages["broken.json"] == (
-        f"{tmp_path / 'broken.json'} is not a valid jxinspect.report/1 report: "
-        "at $: object missing required field `stage`"
+        f"{tmp_path / 'broken.json'} is not a jxinspect report "
+        "(at $: object missing required field `stage`); "
+        "save one with `jxinspect lower TARGET --format json -o FILE`"
     )
-    assert "is not JSON (line 1" in messages["bad.json"]
+    assert (
+        messages["bad.json"]
+        == f"{tmp_path / 'bad.json'} is not JSON (object keys must be strings (byte 1))"
+    )
     assert all("\n" not in m for m in messages.values())
 
 

@@ -629,3 +629,15 @@ def test_nested_jaxprs_are_matched_by_meaning_across_jit_and_pmap(
     removed = {path.rsplit("/", 1)[-1] for kind, path in nested if kind == "removed"}
     added = {path.rsplit("/", 1)[-1] for kind, path in nested if kind == "added"}
     assert not removed & added, nested
+
+
+def test_a_removed_checkpoint_is_a_change_of_structure_not_an_improvement(run_cli: Run) -> None:
+    """``jax.checkpoint`` removed: its nested jaxprs and the findings about them go away,
+    which is neutral (nothing was fixed), beside the memory growth that fails the gate;
+    it was listed under "improvements" (issue 47, item 20)."""
+    result = diff(run_cli, *pair("remat_removed"), "--compile", "--format", "json", rc=1)
+    (target,) = json.loads(result.stdout)["targets"]
+    graded = {(c["class"], c["kind"]): c["verdict"] for c in target["changes"]}
+    assert graded[("memory", "grew")] == "regression", graded
+    assert "improvement" not in graded.values(), graded
+    assert {v for (cls, _), v in graded.items() if cls in ("nested", "finding")} <= {"neutral"}

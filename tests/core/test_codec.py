@@ -73,3 +73,41 @@ def test_a_decode_error_keeps_an_acronym_as_written() -> None:
     with pytest.raises(codec.DecodeError) as raised:
         codec.decode(b'{"value": "1"}', Plain, source="p.json")
     assert str(raised.value) == "p.json: at $.value: expected `int`, got `str`"
+
+
+@dataclass(frozen=True)
+class Cost:
+    seconds: float | None
+    names: list[str]
+
+
+@pytest.mark.parametrize("number", [float("inf"), float("-inf"), float("nan")])
+def test_a_number_that_is_not_finite_is_a_decode_error_with_its_path(number: float) -> None:
+    """The standard library's JSON reader (and YAML) give ``inf`` for ``1e400``: refused
+    where a reader converts it, as msgspec refuses the text."""
+    with pytest.raises(codec.DecodeError, match=r"^c.json: at \$\[1\]\.seconds: expected a finite"):
+        codec.convert([{"seconds": 1.0, "names": []}, {"seconds": number, "names": []}],
+                      list[Cost], source="c.json")  # fmt: skip
+    with pytest.raises(codec.DecodeError, match=r"at `?\$\[0\]\.seconds`?: number out of range"):
+        codec.decode('[{"seconds": 1e400, "names": []}]', list[Cost], source="c.json")
+
+
+def test_json_printed_to_a_terminal_escapes_c1_and_bidi_controls() -> None:
+    text = "a\u202eb\x9bc\u2028d\u2066e\x1bé漢"
+    written = codec.dumps(Cost(None, [text]))
+    assert not any(ch in written for ch in "\u202e\x9b\u2028\u2066\x1b")
+    assert "é漢" in written
+    assert codec.decode(written, Cost, source="c.json").names == [text]
+
+
+def test_rows_are_counted_and_a_schema_read_without_building_them() -> None:
+    text = '{"schema": "x/1", "rows": [{"a": 1}, [2], 3]}'
+    assert codec.count_items(text, "rows", source="f") == 3
+    assert codec.count_items("[1, 2]", "rows", source="f") == 0
+    assert codec.schema_of(text, source="f") == "x/1"
+    assert codec.schema_of("[]", source="f") is None
+    with pytest.raises(codec.DecodeError):
+        codec.schema_of('{"schema": ', source="f")
+    deep = '{"rows": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    with pytest.raises(codec.DecodeError, match=codec.TOO_DEEP):
+        codec.count_items(deep, "rows", source="f")

@@ -45,7 +45,7 @@ def _compiled() -> Any:
     memory = model.MemoryStats(1024, 512, 4096, 100, 512, "xla", None)
     collective = model.Collective(
         kind="all-reduce", operands=(model.Operand((128, 128), "float32"),), bytes=65536,
-        axes=("data",), groups="{{0,2,4,6},{1,3,5,7}}", op_name="jit(f)/psum",
+        axes=("data",), groups=((0, 2, 4, 6), (1, 3, 5, 7)), op_name="jit(f)/psum",
         file="/x/f.py", line=3, computation="main", operand_paths=("params['w']", "result"),
         loops=("while.3", "while.7"), trip_count=12,
     )  # fmt: skip

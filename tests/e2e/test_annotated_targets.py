@@ -404,9 +404,10 @@ def test_a_model_whose_constructor_needs_more_is_advised_a_maker(run_cli: Any) -
     line = error_line(result)
     assert "model (an eqx.Module MLP's fields do not say its arrays" in line
     assert line.endswith(
-        "its constructor needs dout); build it in a maker, e.g. `def make_args(): return "
-        "(eqx.filter_eval_shape(MLP, dout=..., key=jax.random.key(0)), ...)`, and give "
-        "--args-from make_args (a Python int argument named like a dim takes its --dims size)"
+        "its constructor needs dout); build it in a maker, e.g. `def make_args(): model = "
+        "eqx.filter_eval_shape(MLP, din=3, width=8, dout=..., key=jax.random.key(0)); x = ...; "
+        "y = ...; return (model, x, y)`, and give --args-from make_args (a Python int "
+        "argument named like a dim takes its --dims size)"
     )
     assert '--kwargs "model=' not in line
 

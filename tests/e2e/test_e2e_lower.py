@@ -825,6 +825,88 @@ def test_no_declared_input_sharding_on_a_mesh_raises_no_jx202(
     assert target["error"] is None and not target["findings"], target
 
 
+LEFT_TO_COMPILER = """\
+from functools import partial
+import jax, jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((8,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+S = NamedSharding(mesh, P("x"))
+
+def _step(a):
+    return a * 2, {"loss": jnp.sum(a), "norm": jnp.max(a)}
+
+on_purpose = jax.jit(_step, in_shardings=S, out_shardings=(S, None))
+undeclared = jax.jit(_step, in_shardings=S)
+# a list among out_shardings (a list of results): each result still gets one flag
+in_a_list = jax.jit(lambda a: [a, (a, jnp.sum(a))], in_shardings=S, out_shardings=[S, (S, None)])
+JXINSPECT = {"on_purpose": {"args": "f32[64]"}, "undeclared": {"args": "f32[64]"},
+             "in_a_list": {"args": "f32[64]"}}
+"""
+
+
+def test_a_result_given_none_in_out_shardings_is_left_to_the_compiler_on_purpose(
+    lower_json: Any, tmp_path: Any
+) -> None:
+    """``out_shardings=(S, None)``: the scalars are left to the compiler as declared (JAX
+    writes the same program as for a result given nothing; its ``PjitInfo`` tells them
+    apart), so no JX202 for them; a function that declares no out_shardings still gets
+    one JX202 per result (issue 47, item 11)."""
+    if not hasattr(__import__("jax").sharding, "AxisType"):
+        pytest.skip("jax.make_mesh has no axis types before JAX 0.5")
+    (tmp_path / "steps.py").write_text(LEFT_TO_COMPILER, encoding="utf-8")
+    module = str(tmp_path / "steps.py")
+    _, report = lower_json(f"{module}:on_purpose", "--devices", "8")
+    outputs = {o["path"]: o["left_to_compiler"] for o in report["outputs"]}
+    assert outputs == {"result[0]": False, "result[1]['loss']": True,
+                       "result[1]['norm']": True}, outputs  # fmt: skip
+    assert "JX202" not in {f["code"] for f in report["findings"]}, report["findings"]
+    _, report = lower_json(f"{module}:undeclared", "--devices", "8")
+    assert not any(o["left_to_compiler"] for o in report["outputs"])
+    flagged = sorted(f["path"] for f in report["findings"] if f["code"] == "JX202")
+    assert flagged == ["result[0]", "result[1]['loss']", "result[1]['norm']"], flagged
+    _, report = lower_json(f"{module}:in_a_list", "--devices", "8")
+    outputs = {o["path"]: o["left_to_compiler"] for o in report["outputs"]}
+    assert outputs == {"result[0]": False, "result[1][0]": False, "result[1][1]": True}, outputs
+
+
+TYPED_KEYS = """\
+from functools import partial
+import jax, jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((8,), ("batch",), axis_types=(jax.sharding.AxisType.Auto,))
+S = NamedSharding(mesh, P("batch"))
+
+@partial(jax.jit, in_shardings=(S, S), out_shardings=S)
+def noise(keys, x):
+    return x + jax.vmap(lambda k: jax.random.normal(k, ()))(keys)
+
+def make():
+    keys = jax.random.split(jax.random.key(0), 8)
+    return (jax.ShapeDtypeStruct(keys.shape, keys.dtype, sharding=S),
+            jax.ShapeDtypeStruct((8,), jnp.float32, sharding=S)), {}
+
+JXINSPECT = {"noise": {"args_from": "make"}}
+"""
+
+
+def test_a_typed_key_arrays_sharding_reads_against_its_own_rank(
+    lower_json: Any, tmp_path: Any
+) -> None:
+    """``key<fry>[8]`` is ``ui32[8,2]`` in the program, split on its first dimension:
+    shown as the sharding JAX gave the key array (``P('batch')``), not the program
+    value's ``P('batch', None)`` against a rank-1 type (issue 47, item 8)."""
+    if not hasattr(__import__("jax").sharding, "AxisType"):
+        pytest.skip("jax.make_mesh has no axis types before JAX 0.5")
+    (tmp_path / "keys.py").write_text(TYPED_KEYS, encoding="utf-8")
+    _, report = lower_json(f"{tmp_path / 'keys.py'}:noise", "--devices", "8", "--compile")
+    keys = report["inputs"][0]
+    assert keys["dtype"].startswith("key<") and keys["shape"] == [8], keys
+    assert keys["sharding"]["spec"] == [["batch"]], keys["sharding"]
+    assert keys["sharding"]["readable"] == "P('batch')"  # as JAX's own spec: P('batch')
+    assert keys["compiled_sharding"]["readable"] == "P('batch')"
+    assert keys["bytes_per_device"] == 8  # one threefry key: two uint32 words
+
+
 STRICT_RAW = """
 import sys, jax
 sys.path.insert(0, {folder!r})

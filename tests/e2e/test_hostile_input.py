@@ -305,14 +305,18 @@ def test_write_baseline_replaces_a_configured_baseline_it_cannot_read(tmp_path: 
 
 def test_a_report_too_deep_or_with_too_long_a_number_is_one_line(tmp_path: Path) -> None:
     deep = tmp_path / "deep.json"
-    deep.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    deep.write_text('{"schema": "jxinspect.report/1", "notes": ' + "[" * 100_000 + "]" * 100_000
+                    + "}", encoding="utf-8")  # fmt: skip
     result = run_cli("diff-debug", deep, deep, cwd=tmp_path)
     assert result.returncode == 2, result.describe()
     assert error_line(result) == f"error: {deep} is nested too deeply to be a jxinspect report"
     huge = FAULTS / "report_huge_number.json"
     result = run_cli("diff-debug", huge, huge, cwd=tmp_path)
     assert result.returncode == 2, result.describe()
-    assert error_line(result) == f"error: {huge} holds a number too long to be a jxinspect report"
+    assert error_line(result) == (
+        f"error: {huge} is not a jxinspect report (at $.line: integer value out of range); "
+        "save one with `jxinspect lower TARGET --format json -o FILE`"
+    )
 
 
 def test_a_folder_given_to_diff_debug_says_so_and_what_to_give(tmp_path: Path) -> None:

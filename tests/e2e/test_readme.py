@@ -1,5 +1,6 @@
-"""The README runs as written: every command of its code blocks, in order, from the root
-of a copy of a fresh clone, with the exit code it states and the output it shows.
+"""The README and every page of the docs site (``docs/**/*.md``) run as written: every
+command of their code blocks, in order, from the root of a copy of a fresh clone (one copy
+per file), with the exit code it states and the output it shows.
 
 What is read (the convention the README states under "Set up"):
 
@@ -16,6 +17,10 @@ Each command runs through ``run_cli`` in a temporary copy of what the commands r
 (:data:`COPIED`), so nothing is
 written in the repository; ``> FILE`` is the run's standard output, and the ``python``
 that ``record`` runs is the warm one (:data:`helpers.WARM_PYTHON`).
+
+A command that reads only what the clone ships (:func:`_shared_key`: a ``lower``,
+``explain``, ``survey`` or ``diff-debug`` of shipped files that writes no file) runs once
+per test process, whichever file shows it first: the others compare its result.
 
 Outputs are those of JAX :data:`README_JAX`: they are compared only where that release
 is the one running; exit codes are checked on every release (the README's release table
@@ -42,6 +47,8 @@ from helpers import JAX_RELEASE, REPO, WARM_PYTHON, CliResult, run_cli
 from jxinspect.core.vocabulary import release_key
 
 README = REPO / "README.md"
+PAGES = tuple(sorted((REPO / "docs").rglob("*.md")))
+"""The docs site's pages, whose commands run as the README's do."""
 README_JAX = "0.10.2"
 """The JAX release whose output the README shows (its ``jax:`` lines say so)."""
 
@@ -69,10 +76,10 @@ _SHELL = set("();<>|&")
 
 @dataclass(frozen=True)
 class Command:
-    """One command line of the README."""
+    """One command line of the README or a docs page."""
 
     line: int
-    """Its line in the README (1-based)."""
+    """Its line in the file (1-based)."""
     text: str
     argv: tuple[str, ...]
     stdout: str | None
@@ -81,9 +88,11 @@ class Command:
     template: bool
     expected: tuple[str, ...] | None
     """The output shown after a ``$ `` command (``None``: none shown)."""
+    file: str = "README.md"
+    """The file that shows it, relative to the repository."""
 
     def where(self) -> str:
-        return f"README.md:{self.line}: {self.text}"
+        return f"{self.file}:{self.line}: {self.text}"
 
 
 def _code_lines(text: str) -> Iterator[tuple[int, int, str]]:
@@ -132,7 +141,7 @@ def _split_comment(text: str) -> tuple[str, str]:
     return text.rstrip(), ""
 
 
-def _command(line: int, text: str, expected: tuple[str, ...] | None) -> Command:
+def _command(line: int, text: str, expected: tuple[str, ...] | None, file: str) -> Command:
     body, comment = _split_comment(text)
     lexer = shlex.shlex(body, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
@@ -142,7 +151,7 @@ def _command(line: int, text: str, expected: tuple[str, ...] | None) -> Command:
         stdout, tokens = tokens[-1], tokens[:-2]
     shell = [t for t in tokens if set(t) <= _SHELL]
     assert not shell, (
-        f"README.md:{line}: `{' '.join(shell)}` makes a shell pipeline or list of this "
+        f"{file}:{line}: `{' '.join(shell)}` makes a shell pipeline or list of this "
         f"line; write one command a line (a choice of values in the comment): {text}"
     )
     found = re.match(r"exit (\d+)\b", comment)
@@ -154,11 +163,12 @@ def _command(line: int, text: str, expected: tuple[str, ...] | None) -> Command:
         exit=int(found.group(1)) if found else 0,
         template=comment.startswith("template"),
         expected=expected,
+        file=file,
     )
 
 
-def readme_commands(text: str) -> list[Command]:
-    """Every command of the README's code blocks, in order."""
+def readme_commands(text: str, file: str = "README.md") -> list[Command]:
+    """Every command of the code blocks of ``text`` (the README's, or a page's), in order."""
     lines = list(_code_lines(text))
     commands: list[Command] = []
     i = 0
@@ -180,7 +190,7 @@ def readme_commands(text: str) -> list[Command]:
             i += 1
         while output and not output[-1]:
             output.pop()
-        commands.append(_command(number, command, tuple(output) if output else None))
+        commands.append(_command(number, command, tuple(output) if output else None, file))
     return commands
 
 
@@ -252,7 +262,7 @@ def _run(command: Command, root: Path, cwd: Path) -> CliResult:
 def _problem(command: Command, result: CliResult, root: Path, compare: bool) -> str | None:
     if result.returncode != _expected_exit(command):
         return (
-            f"{command.where()}\n  exit {result.returncode}, the README says "
+            f"{command.where()}\n  exit {result.returncode}, {command.file} says "
             f"{_expected_exit(command)}\n  stderr: {result.stderr[-800:]}"
         )
     if compare and command.expected is not None:
@@ -262,14 +272,65 @@ def _problem(command: Command, result: CliResult, root: Path, compare: bool) -> 
             import difflib
 
             diff = "\n".join(
-                difflib.unified_diff(list(expected), actual, "README", "run", lineterm="")
+                difflib.unified_diff(list(expected), actual, command.file, "run", lineterm="")
             )
-            return f"{command.where()}\n  prints other output than the README shows:\n{diff}"
+            return f"{command.where()}\n  prints other output than {command.file} shows:\n{diff}"
     return None
 
 
+_PURE = ("lower", "explain", "survey", "diff-debug")
+"""Commands that change nothing a later command reads (given no ``-o``/``>`` file)."""
+_SHARED: dict[tuple[str, tuple[str, ...]], tuple[CliResult, Path]] = {}
+"""Results of the commands that read only what the clone ships, by folder and command
+line, with the copy each ran in: run once per test process, for every file that shows
+them."""
+
+
+def _shared_key(command: Command, root: Path, cwd: Path) -> tuple[str, tuple[str, ...]] | None:
+    """The key of a command whose result any copy gives alike, else ``None``: a
+    :data:`_PURE` command that writes no file and whose every argument naming a path here
+    names one the clone ships (none an earlier command wrote)."""
+    argv = command.argv
+    if len(argv) < 2 or argv[1] not in _PURE or command.stdout is not None:
+        return None
+    if {"-o", "--output"} & set(argv) or any(a.startswith("--output=") for a in argv):
+        return None
+    folder = cwd.relative_to(root)
+    for arg in argv[2:]:
+        name = arg.split(":")[0]
+        if name and (cwd / name).exists() and not (REPO / folder / name).exists():
+            return None
+    return folder.as_posix(), argv
+
+
+def _run_shared(command: Command, root: Path, cwd: Path) -> tuple[CliResult, Path]:
+    """The command's result, and the copy it ran in (an earlier file's, when shared)."""
+    key = _shared_key(command, root, cwd)
+    if key is not None and key in _SHARED:
+        return _SHARED[key]
+    ran = (_run(command, root, cwd), root)
+    if key is not None and ran[0].returncode == _expected_exit(command):
+        _SHARED[key] = ran
+    return ran
+
+
 def test_the_readme_commands_run_as_documented(tmp_path: Path) -> None:
-    commands = readme_commands(README.read_text(encoding="utf-8"))
+    _runs_as_documented(README, tmp_path)
+
+
+class TestTheDocsPages:
+    """A class of its own: ``--dist loadscope`` runs it on another worker than the
+    README's test (a command both show then runs in each worker's process once)."""
+
+    @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(REPO).as_posix())
+    def test_commands_run_as_documented(self, page: Path, tmp_path: Path) -> None:
+        _runs_as_documented(page, tmp_path)
+
+
+def _runs_as_documented(page: Path, tmp_path: Path) -> None:
+    """Every command of ``page``, in order, in a copy of its own."""
+    file = page.relative_to(REPO).as_posix()
+    commands = readme_commands(page.read_text(encoding="utf-8"), file)
     root = tmp_path / "clone"
     _copy(root)
     cwd = root
@@ -289,17 +350,19 @@ def test_the_readme_commands_run_as_documented(tmp_path: Path) -> None:
         if library is not None:
             skipped.append(f"{command.where()} ({library} is not installed)")
             continue
-        problem = _problem(command, _run(command, root, cwd), root, compare)
+        result, ran_in = _run_shared(command, root, cwd)
+        problem = _problem(command, result, ran_in, compare)
         if problem is not None:
             problems.append(problem)
-    assert not problems, f"{len(problems)} README commands do not run as documented:\n" + (
+    assert cwd == root, f"{file}: a block that goes into a folder comes back out"
+    assert not problems, f"{len(problems)} commands of {file} do not run as documented:\n" + (
         "\n\n".join(problems)
     )
     if skipped:
         pytest.skip("not run, the test extra's libraries missing: " + "; ".join(skipped))
-    if not compare:
+    if not compare and any(c.expected for c in commands):
         pytest.skip(
-            f"exit codes checked; outputs not compared: the README shows JAX {README_JAX}'s, "
+            f"exit codes checked; outputs not compared: {file} shows JAX {README_JAX}'s, "
             f"this is {JAX_RELEASE}"
         )
 
@@ -308,7 +371,7 @@ def test_the_readme_is_read_as_written() -> None:
     """The reader finds the commands, the blocks' folders, the outputs shown, the exit
     codes and the templates; every ``jax:`` line shown names :data:`README_JAX`."""
     commands = readme_commands(README.read_text(encoding="utf-8"))
-    assert len(commands) >= 60
+    assert len(commands) >= 8
     by_text = {c.text: c for c in commands}
     shown = by_text["jxinspect lower sample_programs/data_parallel.py:step"]
     assert shown.expected is not None and shown.expected[0].startswith("target: ")
@@ -321,11 +384,13 @@ def test_the_readme_is_read_as_written() -> None:
         elif command.text == "jxinspect lint":
             assert folder == PurePosixPath("sample_repo"), command.where()
     assert folder == PurePosixPath("."), "a block that goes into a folder comes back out"
-    assert any(c.argv[0] == "python" for c in commands)
-    continued = next(c for c in commands if c.text.startswith("jxinspect lower sample_programs/tp"))
+    pages = [c for page in PAGES for c in readme_commands(page.read_text(encoding="utf-8"))]
+    assert len(commands) + len(pages) >= 60
+    assert any(c.argv[0] == "python" for c in pages)
+    continued = next(c for c in pages if c.text.startswith("jxinspect lower sample_programs/tp"))
     assert "--out-specs" in continued.argv and "--args" in continued.argv
-    jax_lines = {line for c in commands for line in c.expected or () if line.startswith("jax:")}
-    assert jax_lines == {f"jax:          {README_JAX}"}
+    shown = [line for c in (*commands, *pages) for line in c.expected or ()]
+    assert {line for line in shown if line.startswith("jax:")} == {f"jax:          {README_JAX}"}
 
 
 def test_a_drifted_readme_fails() -> None:
@@ -352,9 +417,13 @@ def test_a_drifted_readme_fails() -> None:
 
 
 def _benches() -> list[Command]:
+    """The benches the README and the docs pages run (``python bench/...``)."""
     return [
         c
-        for c in readme_commands(README.read_text(encoding="utf-8"))
+        for path in (README, *PAGES)
+        for c in readme_commands(
+            path.read_text(encoding="utf-8"), path.relative_to(REPO).as_posix()
+        )
         if c.argv[0] == "python" and not c.template
     ]
 

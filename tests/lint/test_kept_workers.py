@@ -12,6 +12,7 @@ import json
 import os
 import re
 import signal
+import stat
 import sys
 import time
 from collections.abc import Iterator
@@ -40,8 +41,10 @@ def f(x):
 
 
 def workers_of(project: Path) -> list[int]:
-    """The pids of the kept workers registered under the project's cache folder."""
-    return [int(p.stem) for p in project.glob(".jxinspect_cache/workers/*/*.json")]
+    """The pids of the kept workers registered under the project's cache folder (regular
+    files named by a pid: never what a test put there, such as a FIFO ``1.json``)."""
+    found = project.glob(".jxinspect_cache/workers/*/*.json")
+    return [int(p.stem) for p in found if p.stem.isdigit() and int(p.stem) > 1 and p.is_file()]
 
 
 @pytest.fixture
@@ -210,3 +213,30 @@ def test_a_target_that_kills_its_kept_worker_fails_alone(project: Path) -> None:
     code, again, stderr = lint(project, "--no-cache")
     assert (code, again) == (0, first), stderr
     assert workers_of(project) and pid not in workers_of(project)
+
+
+def test_registry_entries_that_are_not_files_are_never_waited_on(project: Path) -> None:
+    """A FIFO lock, or a FIFO entry beside a worker's lock, is passed over and left; the
+    kept worker registered after them serves the run."""
+    code, _, stderr = lint(project, "--no-cache")
+    (pid,) = importers(stderr)
+    (folder,) = project.glob(".jxinspect_cache/workers/*")
+    os.mkfifo(folder / "0.lock")  # both sorted before the worker's own files
+    (folder / "1.lock").write_bytes(b"")
+    os.mkfifo(folder / "1.json")
+    result = run_cli("lint", "--keep-workers", "--jobs", "1", "--no-cache", cwd=project,
+                     timeout=60)  # fmt: skip
+    assert result.returncode == 0, result.describe()
+    assert importers(result.stderr) == [pid]
+    assert all(stat.S_ISFIFO(os.lstat(folder / name).st_mode) for name in ("0.lock", "1.json"))
+
+
+def test_a_workers_folder_that_is_a_link_is_never_written_through(
+    project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (project / ".jxinspect_cache").mkdir()
+    (project / ".jxinspect_cache" / "workers").symlink_to(elsewhere)
+    code, _, stderr = lint(project, "--no-cache")
+    assert code == 0, stderr  # staged by a worker of this run alone
+    assert list(elsewhere.iterdir()) == []

@@ -261,7 +261,11 @@ def test_a_file_that_is_not_a_history_database_is_named(
         db.execute("CREATE TABLE history (target TEXT, value INTEGER)")
     for path, said in (
         (text, "is not a SQLite database"),
-        (other, "is a SQLite database with other tables than a jxinspect history"),
+        (
+            other,
+            "is a SQLite database with other contents than a jxinspect history (its "
+            "table history is not a history's)",
+        ),
     ):
         kept = path.read_bytes()
         args = ("lint", "--history", path.name) if command == "lint" else ("trend", path.name)

@@ -9,6 +9,7 @@ so a run exits 1.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from pathlib import Path
 
@@ -110,7 +111,8 @@ def test_editing_jxinspects_own_code_stages_everything_again(
 def test_a_corrupt_or_foreign_cache_entry_is_never_trusted(project: Path) -> None:
     """Each is staged again, with one line on stderr naming the entry and what is wrong
     with it (where in it, and what was expected); an entry of an older format is a miss."""
-    first = run_cli("lint", "--format", "json", cwd=project)
+    secret = {"JXINSPECT_CACHE_SECRET": "the secret"}
+    first = run_cli("lint", "--format", "json", cwd=project, env=secret)
     entries = sorted((project / ".jxinspect_cache").glob("*/*.jsonl"))
     assert len(entries) == len(TARGETS)
     entries[0].write_text("{not json", encoding="utf-8")
@@ -121,11 +123,12 @@ def test_a_corrupt_or_foreign_cache_entry_is_never_trusted(project: Path) -> Non
     report["function"] += "_edited"  # a report edited after it was written
     entries[2].write_text(f"{json.dumps(header)}\n{json.dumps(report)}", encoding="utf-8")
     header, report = map(json.loads, entries[3].read_text(encoding="utf-8").splitlines())
-    report["reached"] = 3  # not a report, though its digest checks out
+    report["reached"] = 3  # not a report, though its MAC verifies (made with the secret)
     text = json.dumps(report)
-    header["digest"] = hashlib.sha256(text.encode()).hexdigest()
+    material = header["key"].encode() + b"\n" + text.encode()
+    header["mac"] = hmac.new(b"the secret", material, hashlib.sha256).hexdigest()
     entries[3].write_text(f"{json.dumps(header)}\n{text}", encoding="utf-8")
-    again = run_cli("lint", "-v", "--format", "json", cwd=project)
+    again = run_cli("lint", "-v", "--format", "json", cwd=project, env=secret)
     assert set(how(again.stderr).values()) == {"staged"}, again.describe()
     assert again.stdout == first.stdout
     names = [entry.relative_to(project).as_posix() for entry in entries]
@@ -134,14 +137,13 @@ def test_a_corrupt_or_foreign_cache_entry_is_never_trusted(project: Path) -> Non
         f"warning: {names[0]}: JSON is malformed: object keys must be strings (byte 1); "
         "staged again",
         f"warning: {names[1]}: at $.key: expected the key it is stored under; staged again",
-        f"warning: {names[2]}: the report does not match its digest (edited or cut); "
-        "staged again",
+        f"warning: {names[2]}: written without this cache's secret, or edited; staged again",
         f"warning: {names[3]}: at $.reached: expected `str`, got `int`; staged again",
     ])  # fmt: skip
     header, report = map(json.loads, entries[0].read_text(encoding="utf-8").splitlines())
-    header["format"] = 2  # written by an older jxinspect
+    header["format"] = 3  # written by an older jxinspect
     entries[0].write_text(f"{json.dumps(header)}\n{json.dumps(report)}", encoding="utf-8")
-    older = run_cli("lint", "-v", "--format", "json", cwd=project)
+    older = run_cli("lint", "-v", "--format", "json", cwd=project, env=secret)
     assert sorted(how(older.stderr).values()) == ["cached", "cached", "cached", "staged"]
     assert "warning:" not in older.stderr and older.stdout == first.stdout
 

@@ -41,13 +41,14 @@ def test_every_option_names_real_stages_and_choices() -> None:
         assert option.help.endswith("."), option
 
 
-def test_the_readme_lists_exactly_the_tables_staging_flags() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    paragraph = readme.split("Staging options:", 1)[1].split("\n\n", 1)[0]
+def test_the_docs_list_exactly_the_tables_staging_flags() -> None:
+    page = (REPO / "docs" / "commands" / "lower.md").read_text(encoding="utf-8")
+    paragraph = page.split("Staging options:", 1)[1].split("\n\n", 1)[0]
     named = set(re.findall(r"`(--[a-z][a-z-]*)", paragraph))
     assert named == {o.flag for o in OPTIONS if o.group == "staging"}
+    docs = "".join(p.read_text(encoding="utf-8") for p in (REPO / "docs").rglob("*.md"))
     for option in OPTIONS:  # the inputs are described where inputs are
-        assert f"`{option.flag}" in readme, option.flag
+        assert f"`{option.flag}" in docs, option.flag
 
 
 def test_positions_and_names_read_the_same_from_every_source() -> None:
@@ -87,9 +88,9 @@ def test_a_bad_flag_value_names_the_flag() -> None:
         options_from_flags({"donate_argnums": "x"})
 
 
-def test_the_readme_lists_exactly_the_keys_defaults_may_set() -> None:
+def test_the_configuration_reference_lists_exactly_the_keys_defaults_may_set() -> None:
     from jxinspect.project.options import DEFAULT_KEYS
 
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    line = next(line for line in readme.splitlines() if line.startswith("defaults: {"))
+    page = (REPO / "docs" / "reference" / "configuration.md").read_text(encoding="utf-8")
+    line = next(line for line in page.splitlines() if line.startswith("defaults: {"))
     assert tuple(line.split("#", 1)[1].replace(",", " ").split()) == DEFAULT_KEYS

@@ -50,6 +50,8 @@ FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCh
 UNKNOWN_F33 = "unknown dtype 'f33' (expected one of f32, bf16, f16, i32, bool, ...)"
 BARE_X = "bare name 'x' is not a value (quote strings; arrays look like f32[3])"
 NOT_A_DIM = "array dims must be non-negative ints"
+REPEATS = "'*' repeats a list or tuple, e.g. [f32[512,512]] * 4"
+COUNT = "a repetition count must be a non-negative int, e.g. [f32[8]] * 4"
 NO_AXIS_NAMES = "expected mesh axis names after '@', e.g. 8@(data,fsdp)"
 DOTTED = "a dotted name is only allowed as a class called with its fields, e.g. optax.EmptyState()"
 NOT_NAMED = "expected name=value pairs or one {name: value} dict"
@@ -579,7 +581,21 @@ def test_parse_axes_errors(text: str, column: int, reason: str) -> None:
         ("[x for x in y]", 3, "unexpected keyword 'for'"),
         ("1 if 1 else 2", 2, "unexpected keyword 'if'"),
         ("not 1", 0, "unexpected keyword 'not'"),
-        ("*a", 0, "unexpected '*'"),
+        ("*a", 0, "expected a value"),
+        # repetition: a list or tuple times a non-negative int, bounded
+        ("f32[3] * 2", 0, REPEATS),
+        ("2 * 3", 0, REPEATS),
+        ("[1] * x", 6, COUNT),
+        ("x * [1]", 0, COUNT),
+        ("[1] * 2.0", 6, COUNT),
+        ("[1] * True", 6, COUNT),
+        ("[1] * -1", 6, COUNT),
+        ("[1] * [2]", 6, COUNT),
+        ("[f32[1]] * 100000", 11, "a repetition makes more than 100000 values"),
+        ("[[f32[1]] * 1000] * 1000", 20, "a repetition makes more than 100000 values"),
+        ("[[]] * 10000000000", 7, "a repetition makes more than 100000 values"),
+        ("[1] ** 2", 4, "unexpected '**'"),
+        ("[1] *= 2", 4, "unexpected '*='"),
         ("{**a}", 1, "unexpected '**'"),
         ("1 + 2", 2, "unexpected '+'"),
         ("(x := 1)", 3, "unexpected ':='"),
@@ -617,6 +633,21 @@ def test_parse_axes_errors(text: str, column: int, reason: str) -> None:
 def test_parse_value_errors(text: str, column: int, reason: str) -> None:
     e = error(parse_value, text)
     assert (e.column, e.reason) == (column, reason), str(e)
+
+
+def test_repetition_is_pythons_sequence_repetition() -> None:
+    a, b = A("float32", 512, 512), A("float32", 512)
+    assert parse_value("[f32[512,512]] * 4") == [a] * 4
+    assert parse_value("4 * [f32[512,512]]") == [a] * 4
+    assert parse_value("[(f32[512,512], f32[512])] * 2") == [(a, b)] * 2
+    assert parse_value("(f32[512], 3) * 2") == (b, 3, b, 3)
+    assert parse_value("[f32[512]] * 2 * 3") == [b] * 6
+    assert parse_value("[f32[512]] * 0") == [] and parse_value("[] * 10000000000") == []
+    assert parse_value("{w: [f32[512]] * 2}") == {"w": [b, b]}
+    assert parse_value("m.C(layers=[f32[512]] * 2)") == spec.Struct("m.C", (("layers", [b, b]),))
+    assert parse_args("[f32[512]]*2, [P('a')]*0") == ([b, b], [])
+    assert len(parse_value("[f32[1]] * 99999")) == 99999  # the bound is reachable
+    assert parse_specs("[P('a')] * 2") == ([PSpec(("a",))] * 2,)
 
 
 @pytest.mark.parametrize(
@@ -911,7 +942,7 @@ HOSTILE_VALUES: dict[str, tuple[int, str]] = {
     "P(jx_sentinel())": (2, "expected a name"),
     "f32[jx_sentinel()]": (4, "array dims must be non-negative ints"),
     "{jx_sentinel(): 1}": (1, "Call expressions are not allowed"),
-    "P(*jx_sentinel())": (2, "unexpected '*'"),
+    "P(*jx_sentinel())": (2, "expected a value"),
     "x=jx_sentinel()": (0, "unexpected name=value here"),
     "[jx_sentinel for _ in [1]]": (13, "unexpected keyword 'for'"),
     "jx_sentinel": (

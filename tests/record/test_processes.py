@@ -307,3 +307,55 @@ def test_one_record_around_a_launcher_of_its_own(tmp_path: Path) -> None:
         assert f"3 functions recorded in runs/process-{k}" in result.stderr
     data = show_json(runs, folder)
     assert data["processes"] == 2 and data["findings"] == []
+
+
+def test_the_folder_of_a_process_of_a_larger_run_keeps_what_jxinspect_did_not_write(
+    tmp_path: Path,
+) -> None:
+    """Process 0 of a run of 2 replaces the folders of processes 2 and up of a previous
+    run: it removed `process-3` whole, a file of someone else's in it too; now only what
+    jxinspect wrote there goes, and the folder stays, no recording any more."""
+    folder = project(tmp_path)
+    (folder / "launch.py").write_text(textwrap.dedent(LAUNCHER), encoding="utf-8")
+    old = folder / "runs" / "process-3"
+    (old / "step").mkdir(parents=True)
+    (old / "step" / "report.json").write_text("{}", encoding="utf-8")
+    index = {"schema": "jxinspect.record/1", "command": ["python"], "process": 3, "processes": 4,
+             "functions": [{"name": "step", "folder": "step", "source": None, "signature": "()",
+                            "stage": "jit", "lowerings": 1}]}  # fmt: skip
+    (old / "index.json").write_text(json.dumps(index), encoding="utf-8")
+    (old / "notes.txt").write_text("mine", encoding="utf-8")
+    result = run_cli("record", "-o", "runs", "--", PYTHON, "launch.py", cwd=folder, timeout=200)
+    assert result.returncode == 0, result.describe()
+    assert_none_left(folder)
+    assert sorted(p.name for p in old.iterdir()) == ["notes.txt"]
+    shown = show_json(folder / "runs", folder)  # the two processes of the new run
+    assert shown["processes"] == 2, shown
+
+
+def test_jx403_is_kept_where_the_baseline_holds_the_targets_compiled_cost(
+    tmp_path: Path,
+) -> None:
+    """A compiled recording of two processes that disagree, linted against a baseline
+    that holds each target's compiled cost: the target is judged once, its JX403 with
+    its JX304/JX305 facts (the re-judge against the baseline's cost replaced every
+    finding, JX403 included, and the next run called it gone)."""
+    folder = project(tmp_path)
+    result = run_cli(
+        "record", "--compile", "--processes", "2", "--timeout", "150", "-o", "runs",
+        "--", *WARM_PYTHON, "train.py",
+        cwd=folder, env={"CASE": "flag", "ODD_PROCESS": "1"}, timeout=200,
+    )  # fmt: skip
+    assert result.returncode == 0, result.describe()
+    written = run_cli("lint", "--records", "runs", "--write-baseline", cwd=folder)
+    assert written.returncode == 0, written.describe()
+    baseline = json.loads((folder / "jxinspect-baseline.json").read_text(encoding="utf-8"))
+    assert any(c["target"] == "process-0/train.py:step" for c in baseline["costs"]), baseline
+    assert any(f["code"] == "JX403" for f in baseline["findings"]), baseline
+    linted = run_cli("lint", "--records", "runs", "--format", "json", cwd=folder)
+    assert linted.returncode == 0, linted.describe()
+    data = json.loads(linted.stdout)
+    said = [(t["target"], f["code"], f["baselined"]) for t in data["targets"]
+            for f in t["findings"] if f["code"] == "JX403"]  # fmt: skip
+    assert said == [("process-0/train.py:step", "JX403", True)], data
+    assert not data["gone"], data["gone"]

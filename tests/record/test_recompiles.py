@@ -214,13 +214,15 @@ def test_lint_records_judges_compiles_with_jx401_and_jx402(
              for f in t["findings"] if f["code"].startswith("JX4")]  # fmt: skip
     counts = {f: sum(1 for c in compiles if c["function"] == f) for f in ("step", "last_batch")}
     assert counts == {"step": 4, "last_batch": 32}
-    # once per function, on its first program's target ("step (f32[32,4])")
+    # once per function, on its first program's target ("step (f32[32,4])"); JX401 on the
+    # lambda made anew each time round its loop, which made the same program twice
     assert [(t.split(":")[1], code) for t, code, _ in found] == [
-        ("step (f32[32,4])", "JX402"), ("last_batch (f32[32,8])", "JX402")]  # fmt: skip
+        ("step (f32[32,4])", "JX402"), ("<lambda>", "JX401"),
+        ("last_batch (f32[32,8])", "JX402")]  # fmt: skip
     assert found[0][2] == ("step compiled 4 times, over the budget of 2: 1× batch['x'] shape, "
                            "1× batch['x'] dtype, 1× batch['y'] structure (see `jxinspect show` "
                            "of the recording)")  # fmt: skip
-    assert found[1][2] == ("last_batch compiled 32 times, over the budget of 2: 31× x shape "
+    assert found[2][2] == ("last_batch compiled 32 times, over the budget of 2: 31× x shape "
                            "(see `jxinspect show` of the recording)")  # fmt: skip
     (tmp_path / "cleared.py").write_text(CLEARED, encoding="utf-8")
     assert run_cli("record", "-o", "runs", "--", *WARM_PYTHON, "cleared.py",
@@ -319,3 +321,118 @@ def test_compiles_under_equinox_name_and_group_by_the_users_function(tmp_path: P
                        [("static", "flag", "True", "False")], []]  # fmt: skip
     # the user's line that called f, not Equinox's own call of its inner jit
     assert [c["call_site"] for c in compiles] == [f"{script}:{n}" for n in (12, 13, 14, 15)]
+
+
+LAMBDA_PER_STEP = textwrap.dedent("""
+    import jax, jax.numpy as jnp
+
+    x = jnp.ones(3)
+    for step in range(8):
+        x = jax.jit(lambda v: v * 2.0)(x)
+""")
+
+
+def test_a_new_function_object_per_step_that_makes_the_same_program_is_jx401(
+    tmp_path: Path,
+) -> None:
+    """A ``jax.jit(lambda ...)`` made anew each step compiles 8 times (JAX: "never seen
+    function" each time) and makes one program: with no configuration, ``lint --records``
+    reports it (it passed without a word)."""
+    (tmp_path / "lam.py").write_text(LAMBDA_PER_STEP, encoding="utf-8")
+    recorded = run_cli("record", "-o", "runs", "--", *WARM_PYTHON, "lam.py", cwd=tmp_path)
+    assert recorded.returncode == 0, recorded.describe()
+    linted = run_cli("lint", "--records", "runs", "--format", "json", cwd=tmp_path)
+    assert linted.returncode == 0, linted.describe()  # a warning: below --fail-on error
+    [target] = json.loads(linted.stdout)["targets"]
+    assert [(f["code"], f["severity"], f["message"]) for f in target["findings"]] == [
+        ("JX401", "warning", "<lambda> compiled the same program again 7× for a new function "
+         "object of the same code (8 compiles) (called from lam.py:6): a jit (or lambda) "
+         "made anew each call")]  # fmt: skip
+
+
+STATIC_FLAG = textwrap.dedent("""
+    import functools
+    import jax, jax.numpy as jnp
+
+    @functools.partial(jax.jit, static_argnames="training")
+    def evaluate(p, b, training=False):
+        return p * b if training else p + b
+
+    p, b = jnp.ones(3), jnp.ones(3)
+    evaluate(p, b)
+    evaluate(p, b, training=False)
+    evaluate(p, b, training=True)
+""")
+
+
+def test_a_static_flag_passed_or_changed_is_a_static_reason(tmp_path: Path) -> None:
+    """A static argument left to its default, then passed (its default, then another
+    value): JAX misses its cache each time ("different input pytree"); each reason is a
+    static argument given or changed, with the static-argument advice, never a pytree
+    structure (``training structure (none) → True``)."""
+    (tmp_path / "flag.py").write_text(STATIC_FLAG, encoding="utf-8")
+    env = {"JAX_EXPLAIN_CACHE_MISSES": "1"}
+    recorded = run_cli("record", "-o", "runs", "--", *WARM_PYTHON, "flag.py", cwd=tmp_path,
+                       env=env)  # fmt: skip
+    assert recorded.returncode == 0, recorded.describe()
+    # the oracle: JAX misses its cache at each of the three calls (0.4.35 also at its own
+    # eager operations of line 9, which are no compile of evaluate)
+    calls = re.findall(r"TRACING CACHE MISS at \S*flag\.py:(\d+)", recorded.stderr)
+    assert [line for line in calls if line in ("10", "11", "12")] == ["10", "11", "12"], calls
+    compiles = json.loads((tmp_path / "runs" / "compiles.json").read_text())["compiles"]
+    said = [[(r["kind"], r["path"], r["before"], r["after"]) for r in c["reasons"]]
+            for c in compiles if c["function"] == "evaluate"]  # fmt: skip
+    assert said == [
+        [],
+        [("static", "training", "not passed (its default)", "False")],
+        # against the nearest earlier compile (the first: each differs from it by one)
+        [("static", "training", "not passed (its default)", "True")],
+    ]
+    shown = run_cli("show", "runs", cwd=tmp_path)
+    assert "advice (static): mark it static only where it takes a few values" in shown.stdout
+    assert "structure" not in shown.stdout, shown.stdout
+
+
+MIXED = textwrap.dedent("""
+    import jax, jax.numpy as jnp
+
+    x = jnp.ones(3)
+    for step in range(3):
+        x = jax.jit(lambda v: v * 2.0)(x)
+    y = jnp.sin(x) + jnp.cos(x)
+""")
+
+
+def test_records_summary_says_where_the_compile_time_went(tmp_path: Path) -> None:
+    """``record``'s summary and ``show`` give the compile time, the user's functions' and
+    JAX's own (eager operations) apart, with the lines that made JAX's own, as JAX's own
+    duration events count them: as many compiles as a plain run's backend compiles."""
+    (tmp_path / "mixed.py").write_text(MIXED, encoding="utf-8")
+    counter = (
+        "import collections, jax\n"
+        "seen = collections.Counter()\n"
+        "jax.monitoring.register_event_duration_secs_listener("
+        "lambda event, duration, **kw: seen.update([event]))\n"
+        "exec(open('mixed.py').read())\n"
+        "print(seen['/jax/core/compile/backend_compile_duration'])\n"
+    )
+    plain = run_cli("-c", counter, command=WARM_PYTHON, cwd=tmp_path)
+    assert plain.returncode == 0, plain.describe()
+    compiled = int(plain.stdout.split()[-1])
+    recorded = run_cli("record", "-o", "runs", "--", *WARM_PYTHON, "mixed.py", cwd=tmp_path)
+    assert recorded.returncode == 0, recorded.describe()
+    line = next(x for x in recorded.stderr.splitlines() if "compiling took" in x)
+    found = re.fullmatch(
+        r"jxinspect record: compiling took ([\d.]+) s of the run's ([\d.]+) s: 3 compiles of "
+        r"your functions ([\d.]+) s; (\d+) of JAX's own ([\d.]+) s, most at (.*)",
+        line,
+    )
+    assert found, line
+    total, run, yours, own, theirs, most = found.groups()
+    assert 3 + int(own) == compiled, (line, compiled)
+    assert float(total) <= float(run) and abs(float(yours) + float(theirs) - float(total)) < 0.15
+    assert most.startswith(f"{tmp_path / 'mixed.py'}:7 3×") or most.startswith("mixed.py:7 3×"), (
+        most
+    )
+    shown = run_cli("show", "runs", cwd=tmp_path)
+    assert f"compiles:  {line.removeprefix('jxinspect record: ')}" in shown.stdout.splitlines()

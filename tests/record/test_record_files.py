@@ -106,7 +106,7 @@ def test_an_index_missing_a_required_field_is_one_line(runs: Path) -> None:
 
 def test_a_truncated_index_is_one_line(runs: Path) -> None:
     (runs / "index.json").write_text('{"schema":"jxinspect.record/1","command":[', "utf-8")
-    assert _show_error(runs) == (f"error: {runs}/index.json is not JSON (line 1: Expecting value)")
+    assert _show_error(runs) == (f"error: {runs}/index.json is not JSON (input data was truncated)")
 
 
 def test_an_index_of_another_version_says_to_record_again(runs: Path) -> None:
@@ -159,7 +159,7 @@ def test_a_truncated_compiles_file_is_one_line(runs: Path) -> None:
     text = (runs / "compiles.json").read_text(encoding="utf-8")
     (runs / "compiles.json").write_text(text.splitlines()[0], encoding="utf-8")
     assert _show_error(runs) == (
-        f"error: {runs}/compiles.json is not JSON (line 1: Expecting value)"
+        f"error: {runs}/compiles.json is not JSON (input data was truncated)"
     )
 
 

@@ -31,6 +31,7 @@ Run = Callable[..., CliResult]
 
 FAULTS = REPO / "tests" / "faults"
 MLIR = "tests/faults/hostile_names.mlir"
+MLIR_PATH = str(REPO / MLIR)
 MODULE = "tests/faults/hostile_names.py"
 STEP = f"{MODULE}:step"
 
@@ -259,7 +260,7 @@ def test_module_names_in_markdown_diff(run_cli: Run) -> None:
     out = run(run_cli, "diff-debug", STEP, MLIR, "--format", "markdown").stdout
     assert not raw_controls(out), raw_controls(out)
     assert assert_tables_keep_columns(out) >= 9 + 5
-    assert "| function | step\\\\n\\\\x1b\\[31mverdict: improvement | module @jit_f |" in out
+    assert "| function | step\\\\n\\\\x1b\\[31mverdict: improvement | module @\u2060jit_f |" in out
     assert "`box.\\x1b[31mred\\x07bell\\x00nul\\|pipe <script>alert(1)</script> [b]bold[/b]`" in out
 
 
@@ -272,3 +273,39 @@ def test_error_line_stays_one_line(run_cli: Run) -> None:
     assert "no\\nverdict: improvement\\x1b[31m" in line and not raw_controls(line)
     failed = error_line(run(run_cli, "lower", f"{MODULE}:fails", rc=3))
     assert "ValueError: \\x1b[31mboom\\x07 |pipe|" in failed and not raw_controls(failed)
+
+
+# ---- characters that act on what shows the text: JSON, SARIF, Markdown mentions -----------
+
+ACTING = "\u202e@octocat\u2028\u2029"
+"""A bidirectional override, a mention, the line and paragraph separators."""
+
+
+def test_json_and_sarif_escape_bidi_controls_and_line_separators(
+    run_cli: Run, tmp_path: Path
+) -> None:
+    module = tmp_path / f"r{ACTING}.py"
+    module.write_text('def f(x, y):\n    return x * 2\n\n\nJXINSPECT = {"f": {"args": '
+                      '"f32[3], f32[3]"}}\n', encoding="utf-8")  # fmt: skip
+    found = {}
+    for format in ("json", "sarif"):
+        out = run(run_cli, "lint", ".", "--format", format, cwd=tmp_path).stdout
+        assert not [c for c in "\u202e\u2028\u2029" if c in out], format
+        assert "r\\u202e@octocat\\u2028\\u2029.py:f" in out, out
+        found[format] = json.loads(out)
+    assert found["json"]["targets"][0]["target"] == f"r{ACTING}.py:f"
+    (result,) = found["sarif"]["runs"][0]["results"]
+    assert result["ruleId"] == "JX105"
+
+
+def test_markdown_text_mentions_no_one(run_cli: Run, tmp_path: Path) -> None:
+    assert escape.markdown_text("@octocat and @org/team, a@b.com") == (
+        "@\u2060octocat and @\u2060org/team, a@b.com"
+    )
+    assert escape.markdown_code("@octocat") == "`@octocat`"  # a code span links no one
+    before = tmp_path / "@octocat.mlir"
+    before.write_text(CLEAN_MLIR, encoding="utf-8")
+    out = run(run_cli, "diff-debug", before.name, MLIR_PATH, "--format", "markdown",
+              rc=(0, 1), cwd=tmp_path).stdout  # fmt: skip
+    assert "| target | @\u2060octocat.mlir |" in out, out
+    assert not re.search(r"(?<![`\w])@[0-9A-Za-z]", out.replace("`@", "`")), out

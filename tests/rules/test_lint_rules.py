@@ -15,6 +15,7 @@ import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from jxinspect.core.facts import Facts
 from jxinspect.core.model import Report
 from jxinspect.core.settings import Settings
 from jxinspect.core.units import human_bytes
@@ -93,7 +94,7 @@ def test_jx201_quiet_when_sharded_small_or_under_the_threshold(mesh: Any) -> Non
         options={"in_shardings": shardings(mesh, P("data"), P())},
     )
     assert codes(replicated, "JX201") == ["w"]
-    raised = apply_rules(replicated, Settings(replicated_bytes=4 << 20)).findings
+    raised = apply_rules(replicated, Facts(Settings(replicated_bytes=4 << 20))).findings
     assert [f.path for f in raised if f.code == "JX201"] == []
 
 
@@ -228,13 +229,13 @@ def test_jx302_fires_only_over_a_configured_budget(mesh: Any) -> None:
     # per device: x 16x1024 (64 KiB) + w 1024x256 (1 MiB) + the result, whose sharding
     # is not declared, whole: 64x512 (128 KiB)
     assert codes(report, "JX302") == []  # no budget by default
-    over = apply_rules(report, Settings(bytes_per_device=1 << 20)).findings
+    over = apply_rules(report, Facts(Settings(bytes_per_device=1 << 20))).findings
     assert [f.message for f in over if f.code == "JX302"] == [
         "1.2 MiB per device (arguments + results) is over the budget of 1.0 MiB"
     ]
     assert [
         f
-        for f in apply_rules(report, Settings(bytes_per_device=2 << 20)).findings
+        for f in apply_rules(report, Facts(Settings(bytes_per_device=2 << 20))).findings
         if f.code == "JX302"
     ] == []
 
@@ -244,9 +245,9 @@ def test_jx302_counts_a_donated_buffer_once() -> None:
         add, (sds(256, 256), sds(256, 256)), {}, options={"donate_argnums": (0,)}
     )
     budget = Settings(bytes_per_device=2 * 256 * 256 * 4)  # x + y; the result reuses x
-    assert [f for f in apply_rules(report, budget).findings if f.code == "JX302"] == []
+    assert [f for f in apply_rules(report, Facts(budget)).findings if f.code == "JX302"] == []
     tight = Settings(bytes_per_device=2 * 256 * 256 * 4 - 1)
-    assert [f.message for f in apply_rules(report, tight).findings if f.code == "JX302"] == [
+    assert [f.message for f in apply_rules(report, Facts(tight)).findings if f.code == "JX302"] == [
         "512.0 KiB per device (arguments + results) is over the budget of 512.0 KiB"
     ]  # 524,288 bytes over 524,287
 
@@ -255,7 +256,7 @@ def test_jx302_uses_xla_memory_analysis_once_compiled(mesh: Any) -> None:
     report = inspect_function(matmul, (sds(64, 1024), sds(1024, 512)), {}, compile=True)
     messages = [
         f.message
-        for f in apply_rules(report, Settings(bytes_per_device=1024)).findings
+        for f in apply_rules(report, Facts(Settings(bytes_per_device=1024))).findings
         if f.code == "JX302"
     ]
     stats = jax.jit(matmul).trace(sds(64, 1024), sds(1024, 512)).lower().compile()
@@ -293,7 +294,9 @@ def test_jx303_reads_xla_temporaries_and_bytes_per_step(mesh: Any) -> None:
     assert compiled.as_text().count(" all-reduce(") == 1  # one instruction, run 4 times
     budgets = Settings(temporaries_per_device=max(temporaries - 1, 0),
                        collective_bytes_per_step=4 * psum.bytes - 1)  # fmt: skip
-    messages = [f.message for f in apply_rules(report, budgets).findings if f.code == "JX303"]
+    messages = [
+        f.message for f in apply_rules(report, Facts(budgets)).findings if f.code == "JX303"
+    ]
     over_temporaries = (
         [f"{human_bytes(temporaries)} of temporaries per device (XLA memory analysis) is over "
          f"the budget of {human_bytes(temporaries - 1)}"] if temporaries > 0 else []
@@ -306,7 +309,7 @@ def test_jx303_reads_xla_temporaries_and_bytes_per_step(mesh: Any) -> None:
     at_budget = Settings(
         temporaries_per_device=temporaries, collective_bytes_per_step=4 * psum.bytes
     )
-    assert codes(apply_rules(report, at_budget), "JX303") == []
+    assert codes(apply_rules(report, Facts(at_budget)), "JX303") == []
 
 
 def test_jx303_needs_the_compiled_program(mesh: Any) -> None:
@@ -314,11 +317,11 @@ def test_jx303_needs_the_compiled_program(mesh: Any) -> None:
     lowered = inspect_function(scanned_sum, (sds(64, 16),), {}, options=options)
     forbid = Settings(forbid_collectives=("all-reduce",), temporaries_per_device=0,
                       collective_bytes_per_step=0)  # fmt: skip
-    assert codes(apply_rules(lowered, forbid), "JX303") == []
+    assert codes(apply_rules(lowered, Facts(forbid)), "JX303") == []
     compiled = inspect_function(scanned_sum, (sds(64, 16),), {}, options=options, compile=True)
     [forbidden] = [
         f
-        for f in apply_rules(compiled, Settings(forbid_collectives=("all-reduce",))).findings
+        for f in apply_rules(compiled, Facts(Settings(forbid_collectives=("all-reduce",)))).findings
         if f.code == "JX303"
     ]
     assert forbidden.message.startswith("all-reduce over data,model moving an intermediate (")

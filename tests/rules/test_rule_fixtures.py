@@ -13,8 +13,9 @@ Regenerate them after an intended change (then review ``git diff tests/golden``)
 
     JXINSPECT_UPDATE_GOLDEN=1 python -m pytest tests/rules/test_rule_fixtures.py
 
-:data:`SILENT` says where a release cannot produce a code, and why: there the golden
-records that it produced none, and the test checks that it did not.
+:data:`silent.SILENT` (``tests/rules/silent.py``, which the docs' rule pages read too)
+says where a release cannot produce a code, and why: there the golden records that it
+produced none, and the test checks that it did not.
 
 JAX runs here on 8 simulated CPU devices, set when this module is collected (if another
 module started JAX first with fewer, the multi-device fixtures skip and say so).
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -32,9 +32,11 @@ from typing import Any
 import pytest
 from helpers import GOLDEN, JAX_RELEASE, JAX_SERIES, REPO, UPDATE_GOLDEN, compare_golden, dump_json
 from helpers import normalize_string as clean
+from silent import SILENT
 
 import jxinspect
 import jxinspect.testing
+from jxinspect.core.facts import Facts
 from jxinspect.core.model import AcceptedCost, Report
 from jxinspect.core.recompiles import Compile
 from jxinspect.core.settings import Settings
@@ -48,40 +50,6 @@ if not seam.backend_started():
 FIXTURES = Path(__file__).parent / "fixtures"
 RULE_GOLDEN = GOLDEN / "rules"
 REGENERATE = "JXINSPECT_UPDATE_GOLDEN=1 python -m pytest tests/rules/test_rule_fixtures.py"
-
-_NO_PLAIN_STAGING = "JAX names results after the output tree jxinspect reads"
-SILENT: dict[str, dict[str, str | None]] = {
-    "JX101": {"0.4": "pmap keeps the real names", "0.5": "pmap keeps the real names",
-              "0.6": "pmap keeps the real names", "0.7.1": "pmap keeps the real names",
-              "0.8": "pmap says args[i] (JX102)",
-              "0.9": "pmap says flat_args[i] (JX102)", "0.10": "pmap says flat_args[i] (JX102)",
-              "0.11": "pmap says flat_args[i] (JX102)", "0.12": "pmap says flat_args[i] (JX102)"},
-    "JX102": {"0.4": "pmap keeps the real names", "0.5": "pmap keeps the real names",
-              "0.6": "pmap keeps the real names", "0.7": "pmap names nothing (JX101)",
-              "0.7.1": "pmap keeps the real names"},
-    "JX103": {series: "pmap keeps the result paths"
-              for series in ("0.4", "0.5", "0.6", "0.7.1", "0.8", "0.9", "0.10", "0.11", "0.12")},
-    "JX104": {series: _NO_PLAIN_STAGING
-              for series in ("0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "0.10", "0.11", "0.12")},
-    "JX106": {**{series: "only 0.5.3-0.7.1 miscount names"
-                 for series in ("0.4", "0.7", "0.8", "0.9", "0.10", "0.11", "0.12")},
-              "0.7.1": None},
-    "JX107": {series: "remat's body has debug info"
-              for series in ("0.5", "0.6", "0.7", "0.8", "0.9", "0.10", "0.11", "0.12")},
-    "JX110": {"0.4": "the custom_vjp body has no debug info (JX107); a lone result's '' is whole",
-              "0.5": "the custom_vjp body keeps its names and paths",
-              "0.6": "the custom_vjp body keeps its names and paths",
-              "0.7.1": "the custom_vjp body keeps its names and paths"},
-    "JX203": {"0.4": "pmap's axis is anonymous", "0.5": "pmap's axis is anonymous",
-              "0.6": "pmap's axis is anonymous", "0.7": "pmap's axis is anonymous",
-              "0.8": "pmap's axis is an object's <axis 0x...>, read as (unnamed)",
-              "0.9": "pmap's axis is an object's <axis 0x...>, read as (unnamed)",
-              "0.10.0": "pmap's axis is an object's <axis 0x...>, read as (unnamed)",
-              "0.10.1": "pmap's axis is an object's <axis 0x...>, read as (unnamed)"},
-}  # fmt: skip
-"""Code -> JAX series (or release, where it differs from its series) -> why that
-release's fixture produces no finding of the code (``None``: that release produces one,
-though its series does not)."""
 
 STATUS_CASES: dict[Status, str] = {
     "ok": "jx105_pruned_argument",
@@ -131,13 +99,14 @@ def judged(stem: str) -> Report:
         with jxinspect.testing.assert_max_compiles(10**9) as guard:  # staging fills caches)
             run()
         compiles = tuple(guard.log.compiles)
-    report = replace(_inspect(module.case()), compiles=compiles)
-    accepted = getattr(module, "accepted", None)
+    report = _inspect(module.case())
+    accepted, cost = getattr(module, "accepted", None), None
     if accepted is not None:
         compiled = _inspect(accepted()).compiled
         assert compiled is not None, f"{stem}: accepted() must compile"
-        report = replace(report, accepted_cost=AcceptedCost.of(stem, compiled))
-    return apply_rules(report, Settings(**getattr(module, "SETTINGS", {})))
+        cost = AcceptedCost.of(stem, compiled)
+    settings = Settings(**getattr(module, "SETTINGS", {}))
+    return apply_rules(report, Facts(settings, compiles, cost))
 
 
 def _inspect(case: dict[str, Any]) -> Report:

@@ -15,8 +15,8 @@ renderer.
 from __future__ import annotations
 
 from jxinspect.core import codec
+from jxinspect.core.facts import Facts
 from jxinspect.core.model import NestedJaxpr, Output, Report
-from jxinspect.core.settings import DEFAULT_SETTINGS
 from jxinspect.render.report import text
 from jxinspect.rules import apply_rules
 
@@ -33,7 +33,7 @@ def report(outputs: tuple[Output, ...] = (), nested: tuple[NestedJaxpr, ...] = (
         jaxpr=NestedJaxpr("top", "jit", "ok", arg_names=(), result_paths=()),
         nested=nested,
     )
-    return apply_rules(made, DEFAULT_SETTINGS)
+    return apply_rules(made, Facts())
 
 
 def output(index: int, path: str, name: str, status: str) -> Output:

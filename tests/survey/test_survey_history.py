@@ -132,9 +132,9 @@ def test_the_history_page_is_one_heat_map_per_level(run_cli: Any, tmp_path: Path
     assert html.count(' data-mark="') == cells
 
 
-def test_the_readme_shows_what_the_history_draws(run_cli: Any) -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    shown = readme.split("```\nnested.jit (counts jaxprs)\n", 1)[1].split("```", 1)[0]
+def test_the_docs_show_what_the_history_draws(run_cli: Any) -> None:
+    page = (REPO / "docs" / "jax-developers.md").read_text(encoding="utf-8")
+    shown = page.split("```\nnested.jit (counts jaxprs)\n", 1)[1].split("```", 1)[0]
     result = run_cli("survey", "--history", "--program", "grad", "--program", "vmap",
                      "--program", "pmap")  # fmt: skip
     assert result.returncode == 0, result.describe()

@@ -11,7 +11,7 @@ import errno
 import os
 import sys
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -20,9 +20,9 @@ import typer
 from jxinspect.core.errors import EXIT_INTERNAL, JxError, UsageError, internal_error
 from jxinspect.core.files import write_output
 from jxinspect.core.interrupts import watch_terminal
-from jxinspect.core.model import Finding, Report, at_or_above
+from jxinspect.core.model import Report
 from jxinspect.core.program import ModuleDialect, TextRequest
-from jxinspect.core.vocabulary import VIEWS, FailOn, Severity, View, choice, view_named
+from jxinspect.core.vocabulary import VIEWS, View, choice, view_named
 from jxinspect.render import formats
 from jxinspect.render.common.escape import text as one_line
 
@@ -141,16 +141,6 @@ def use_color(color: Color, output: Path | None) -> bool:
     if color is Color.always:
         return True
     return color is Color.auto and output is None and sys.stdout.isatty()
-
-
-def gated(findings: Iterable[Finding]) -> list[Severity]:
-    """The severities ``--fail-on`` judges: every finding's but those inside JAX's own
-    code, which the user cannot change."""
-    return [f.severity for f in findings if not f.inside_jax]
-
-
-def fails(severities: Iterable[Severity], fail_on: FailOn) -> bool:
-    return any(at_or_above(s, fail_on) for s in severities)
 
 
 def run_command(body: Callable[[], int], show_traceback: bool) -> None:

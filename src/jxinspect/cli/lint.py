@@ -159,8 +159,11 @@ def _lint(paths: tuple[str, ...], flags: LintFlags, show_traceback: bool) -> int
             "(exit 3); record a run that completes",
             err=True,
         )
+    elsewhere = result.config is not None and Path(result.config).name != result.config
+    if elsewhere and flags.format == "text":  # found above the working folder, or named
+        typer.echo(f"using configuration {one_line(result.config)}", err=True)  # JSON: config
     for note in result.notes:
-        typer.echo(f"warning: {one_line(note)}; staged again", err=True)
+        typer.echo(f"warning: {one_line(note)}", err=True)
     if flags.verbose:
         for target in result.targets:
             how = (

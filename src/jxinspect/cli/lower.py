@@ -15,8 +15,6 @@ from jxinspect.cli.common import (
     Show,
     TracebackOpt,
     emit,
-    fails,
-    gated,
     render_report,
     run_command,
     text_request,
@@ -25,6 +23,7 @@ from jxinspect.cli.common import (
 )
 from jxinspect.cli.staging import NO_FLAGS, Flags, with_staging_flags
 from jxinspect.core.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USER_CODE
+from jxinspect.core.model import gate
 from jxinspect.core.program import ModuleDialect
 from jxinspect.core.vocabulary import FailOn
 from jxinspect.project.options import TargetOptions, options_from_flags
@@ -79,8 +78,7 @@ def lower(
         from jxinspect.project.config import project_config
         from jxinspect.project.resolve import resolve
 
-        # read once: the target's options and the rules, as the project set them
-        config = project_config()
+        config = project_config()  # read once: the target's options and the rules
         shown = views(show)
         wants_compiled = compile or "collectives" in shown
         request = text_request(shown, format, dialect, debug_info, source, max_lines)
@@ -91,10 +89,12 @@ def lower(
             )
         text = render_report(report, format, shown, use_color(color, output), max_lines)
         emit(text, output)
+        if show_traceback and report.compiled is not None and report.compiled.unread_error:
+            typer.echo(report.compiled.unread_error, err=True)  # the whole error behind unread
         if report.reached == "traced" and report.error:
             # the report (what tracing gave) is out; the user's code still failed to lower
             return _lowering_failed(report.error, report.error_traceback, show_traceback)
-        return EXIT_FINDINGS if fails(gated(report.findings), fail_on) else EXIT_OK
+        return EXIT_FINDINGS if gate(report.findings, fail_on) else EXIT_OK
 
     run_command(body, show_traceback)
 

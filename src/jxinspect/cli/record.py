@@ -21,8 +21,6 @@ from jxinspect.cli.common import (
     SavedShow,
     TracebackOpt,
     emit,
-    fails,
-    gated,
     render_report,
     run_command,
     use_color,
@@ -36,7 +34,8 @@ from jxinspect.core.errors import (
     UsageError,
     releases,
 )
-from jxinspect.core.recording import Index, Recording
+from jxinspect.core.model import fails, gate
+from jxinspect.core.recording import Index, Recording, Tally
 from jxinspect.core.vocabulary import VIEWS, FailOn, either
 from jxinspect.record import folder as records
 from jxinspect.record.processes import is_multi_process
@@ -146,6 +145,10 @@ def _say_recorded(index: Index, output: Path) -> None:
         f"{output}; {record_summary.run_line(index)} (see `jxinspect show {output}`)",
         err=True,
     )
+    compiles, dropped = records.read_compiles(output)
+    compiled = record_summary.compile_line(index, compiles, dropped)
+    if compiled:
+        typer.echo(f"jxinspect record: {compiled}", err=True)
     for line in record_summary.not_recorded(index):
         typer.echo(f"note: {line}", err=True)
 
@@ -249,7 +252,7 @@ def show(
         if records.is_record_folder(given):
             return _show_folder(given, format, output, fail_on)
         if records.is_record(given):
-            report = records.read_report(str(given / records.REPORT))
+            report = records.read_report(str(given / records.REPORT), inside=given.parent)
         elif given.is_dir():
             raise UsageError(
                 f"{path} is neither a record folder nor a recorded function's folder; "
@@ -258,7 +261,7 @@ def show(
         else:
             report = records.read_report(path)
         emit(render_report(report, format, views(show), use_color(color, output), None), output)
-        return EXIT_FINDINGS if fails(gated(report.findings), fail_on) else EXIT_OK
+        return EXIT_FINDINGS if gate(report.findings, fail_on) else EXIT_OK
 
     run_command(body, show_traceback)
 
@@ -276,7 +279,7 @@ def _show_processes(folder: Path, format: Format, output: Optional[Path], fail_o
         )
     summary = processes_summary(folder)
     emit(formats.PROCESSES.render(summary, format), output)
-    return EXIT_FINDINGS if fails(gated(summary.findings), fail_on) else EXIT_OK
+    return EXIT_FINDINGS if gate(summary.findings, fail_on) else EXIT_OK
 
 
 def _show_folder(folder: Path, format: Format, output: Optional[Path], fail_on: FailOn) -> int:
@@ -286,12 +289,14 @@ def _show_folder(folder: Path, format: Format, output: Optional[Path], fail_on: 
             f"{folder}/FUNCTION (see `jxinspect show {folder}` for their folders)"
         )
     index = records.read_index(folder)
-    reports = tuple(
-        (entry, records.read_record(folder, entry), records.replay_problem(folder, entry))
-        for entry in index.functions
-    )
+    read: dict[str, tuple[Tally, str | None]] = {}  # by folder: each read once
+    for entry in index.functions:
+        if entry.folder not in read:
+            tally = Tally.of(records.read_record(folder, entry))
+            read[entry.folder] = tally, records.replay_problem(folder, entry)
+    reports = tuple((entry, *read[entry.folder]) for entry in index.functions)
     compiles, dropped = records.read_compiles(folder)
     recording = Recording(str(folder), index, reports, tuple(compiles), dropped)
     emit(formats.RECORD.render(recording, format), output)
-    severities = [s for _, report, _ in reports for s in gated(report.findings)]
+    severities = [s for _, tally, _ in reports for s in tally.gated]
     return EXIT_FINDINGS if fails(severities, fail_on) else EXIT_OK

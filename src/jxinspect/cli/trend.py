@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
 
 import typer
 
@@ -20,6 +20,11 @@ from jxinspect.cli.common import (
 )
 from jxinspect.core.errors import EXIT_OK, UsageError
 from jxinspect.render import formats
+
+TREND_LIMIT = 100_000
+"""The most targets, rows (``--format json``, ``html``) and changes one trend holds."""
+_NAMED = 20
+"""The most targets an unknown target's error names."""
 
 if TYPE_CHECKING:  # typer reads the enum; the code reads a format name
     TrendFormat = str
@@ -43,23 +48,39 @@ def trend(
     the change in %. --format html draws a line chart per target and measure."""
 
     def body() -> int:
+        from jxinspect.core.history import TooLong
         from jxinspect.core.history import trend as make_trend
-        from jxinspect.lint.history import read
-        from jxinspect.project.options import nearest
-        from jxinspect.render.common.escape import text as one_line
+        from jxinspect.lint.history import read_rows
 
-        rows = read(file)
-        if target is not None:
-            names = sorted({row.target for row in rows})
-            if target not in names:
-                held = f"it holds {', '.join(names)}" if names else "it holds no rows yet"
-                raise UsageError(
-                    f"no target {one_line(target)} in {file}{nearest(target, names)}; {held}"
-                )
-            rows = [row for row in rows if row.target == target]
-        shown = make_trend(str(file), rows)
+        every_row = format != "text"  # text shows the changes only
+        try:
+            shown = make_trend(str(file), read_rows(file, target), keep_rows=every_row,
+                               limit=TREND_LIMIT)  # fmt: skip
+        except TooLong as err:
+            every = "; --format json and html give every row" if every_row else ""
+            raise UsageError(
+                f"{file} holds more than trend shows at once ({err}{every}); name a TARGET, "
+                "or read the file with any SQLite client"
+            ) from None
+        if target is not None and not shown.targets:
+            _unknown_target(file, target)
         style = formats.Style(color=use_color(color, output))
         emit(formats.TREND.render(shown, format, style), output)
         return EXIT_OK
 
     run_command(body, show_traceback)
+
+
+def _unknown_target(file: Path, target: str) -> NoReturn:
+    """Refuse a target the history has no row of, naming those it has (the first few)."""
+    from jxinspect.lint.history import targets
+    from jxinspect.project.options import nearest
+    from jxinspect.render.common.escape import text as one_line
+
+    names = targets(file, _NAMED + 1)
+    listed = ", ".join(one_line(name) for name in names[:_NAMED])
+    more = ", …" if len(names) > _NAMED else ""
+    held = f"it holds {listed}{more}" if names else "it holds no rows yet"
+    raise UsageError(
+        f"no target {one_line(target)} in {file}{one_line(nearest(target, names))}; {held}"
+    )

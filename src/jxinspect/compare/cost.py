@@ -5,7 +5,8 @@ No JAX here. :func:`diff_cost` compares two compiled reports into a
 the collectives paired by kind, mesh axes and the paths they move (in program order where
 several share all three); :func:`cost_changes` grades it for the gate: a collective added
 and temporaries grown past ``memory_growth`` are errors, a collective removed an
-improvement, one whose bytes per step or trips changed is neutral.
+improvement, one whose bytes per step or trips changed is neutral; a side whose optimized
+program could not be read is an error too (its collectives are unknown, none compared).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from jxinspect.core.cost_diff import (
     CollectiveChangeKind,
     CostDiff,
     MeasureChange,
+    SideName,
     pair_collectives,
 )
 from jxinspect.core.diff import Change, Verdict
@@ -36,9 +38,16 @@ def diff_cost(before: Report, after: Report, memory_growth: float) -> CostDiff |
     """Both reports' compiled cost compared; ``None`` where a side was not compiled."""
     if before.compiled is None or after.compiled is None:
         return None
-    collectives, same = pair_collectives(before.compiled.collectives, after.compiled.collectives)
+    sides: tuple[tuple[SideName, CompiledInfo], ...] = (
+        ("before", before.compiled),
+        ("after", after.compiled),
+    )
+    unread = tuple((side, c.unread) for side, c in sides if c.unread is not None)
+    was, now = before.compiled.collectives, after.compiled.collectives
+    both = was is not None and now is not None
+    collectives, same = pair_collectives(was or (), now or ()) if both else ((), 0)
     measures = _measures(before.compiled, after.compiled)
-    return CostDiff(measures, collectives, same, memory_growth)
+    return CostDiff(measures, collectives, same, memory_growth, unread)
 
 
 def per_step(collective: Collective | None) -> str | None:
@@ -56,6 +65,12 @@ def cost_changes(cost: CostDiff) -> Iterator[Change]:
         "added": ("regression", "error"), "removed": ("improvement", None),
         "changed": ("neutral", None),
     }  # fmt: skip
+    for side, why in cost.unread:
+        yield Change(
+            category="collective", kind="unread", verdict="regression", severity="error",
+            where="collective", path=f"the {side} side's compiled program",
+            before=why if side == "before" else None, after=why if side == "after" else None,
+        )  # fmt: skip
     for found in cost.collectives:
         verdict, severity = grades[found.change]
         yield Change(

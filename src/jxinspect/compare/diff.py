@@ -370,25 +370,30 @@ def _nested_changes(before: Report, after: Report) -> Iterator[Change]:
             yield at("nested", "degraded", WARNING, jaxpr.quality, other.quality)
         elif rank_a < rank_b:
             yield at("nested", "improved", BETTER, jaxpr.quality, other.quality)
-    for key, jaxpr in removed.items():
+    for key, jaxpr in removed.items():  # a change of structure, not of its debug info
         if jaxpr.quality != "ok":
-            yield _At("nested", key)("nested", "removed", BETTER, jaxpr.quality, None)
+            yield _At("nested", key)("nested", "removed", NEUTRAL, jaxpr.quality, None)
     for key, jaxpr in added.items():
         if jaxpr.quality != "ok":
             yield _At("nested", key)("nested", "added", WARNING, None, jaxpr.quality)
 
 
 def _finding_changes(before: Report, after: Report) -> Iterator[Change]:
-    """Finding counts by code; more of a code is a regression of that code's severity."""
+    """Finding counts by code; more of a code is a regression of that code's severity.
+    Fewer findings about nested jaxprs where nested jaxprs went away (a ``jax.checkpoint``
+    removed) are a change of structure, neutral: nothing was fixed."""
     old = Counter(f.code for f in before.findings)
     new = Counter(f.code for f in after.findings)
     severity = {f.code: f.severity for f in (*before.findings, *after.findings)}
+    gone = bool(_paired_jaxprs(before, after)[1]) if before.jaxpr and after.jaxpr else False
     for code in sorted(old.keys() | new.keys()):
         at, counts = _At("finding", code), (str(old[code]), str(new[code]))
         if new[code] > old[code]:
             yield at("finding", "more", ("regression", severity[code]), *counts)
         elif new[code] < old[code]:
-            yield at("finding", "fewer", BETTER, *counts)
+            about = [f for f in before.findings if f.code == code]
+            nested = all((f.shape or "").startswith("nested:") for f in about)
+            yield at("finding", "fewer", NEUTRAL if gone and nested else BETTER, *counts)
 
 
 def _target_changes(before: Report, after: Report) -> Iterator[Change]:

@@ -12,10 +12,13 @@ then the simulated device count both sides need is set, once, before either is s
 
 from __future__ import annotations
 
+import functools
+from collections import Counter, deque
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, TypeAlias
 
+from jxinspect.core import artifacts
 from jxinspect.core.diff import TargetDiff
 from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.exhaustive import assert_never
@@ -121,7 +124,14 @@ class RecordSource:
 
     def entry(self, function: str | None) -> Entry:
         """The recorded function whose folder is ``function``."""
-        return next(e for e in self.entries if e.folder == function)
+        return self._by_folder[function]
+
+    @functools.cached_property
+    def _by_folder(self) -> dict[str | None, Entry]:
+        found: dict[str | None, Entry] = {}
+        for entry in self.entries:
+            found.setdefault(entry.folder, entry)
+        return found
 
 
 Program: TypeAlias = PythonSource | TargetSource | JsonSource | MlirSource
@@ -140,16 +150,17 @@ class Pair:
 
 
 def _read(path: Path, text: str) -> str:
+    """A program's text as the user named it, by the one reader of artifacts: a regular
+    UTF-8 file of at most :data:`~jxinspect.core.artifacts.PROGRAM_LIMIT` (a FIFO or a
+    device is one line, never read)."""
     if path.is_dir():
         raise UsageError(_folder_given(path, text))
-    if not path.is_file():
-        raise no_such_file(text)
     try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise UsageError(f"{text} is not a text file; {KINDS_HELP}") from None
-    except OSError as err:
-        raise UsageError(f"cannot read {text}: {err.strerror}") from None
+        return artifacts.read_text(path, limit=artifacts.PROGRAM_LIMIT, shown=text)
+    except FileNotFoundError:
+        raise no_such_file(text) from None
+    except UsageError as err:
+        raise UsageError(f"{err}; {KINDS_HELP}") from None
 
 
 def _folder_given(path: Path, text: str) -> str:
@@ -211,10 +222,11 @@ def open_source(text: str, functions: tuple[str, ...] = ()) -> Source:
     if kind == "record":
         index = read_index(Path(text))
         return RecordSource(text, Path(text), tuple(index.functions), index.complete)
-    if kind == "json":
-        return JsonSource(
-            text, read_report(str(Path(text) / REPORT) if Path(text).is_dir() else text)
-        )
+    if kind == "json":  # a report, or a recorded function's (a file of its recording)
+        path = Path(text)
+        if path.is_dir():
+            return JsonSource(text, read_report(str(path / REPORT), inside=path.parent))
+        return JsonSource(text, read_report(text))
     if kind == "mlir":
         return MlirSource(text, _read(Path(text), text))
     target = parse_target(text)
@@ -236,10 +248,10 @@ class Pairing:
     only_after: tuple[str, ...] = ()
 
 
-def _label(entry: Entry, entries: tuple[Entry, ...]) -> str:
+def _label(entry: Entry, names: Counter[str]) -> str:
     """``step``, or its folder and input types, ``step.2 (f32[8], f32[8])``, when the run
-    recorded it with several input signatures."""
-    if sum(1 for e in entries if e.name == entry.name) > 1:
+    recorded it with several input signatures (``names``: its side's entries by name)."""
+    if names[entry.name] > 1:
         return f"{entry.folder} {entry.input_types}"
     return entry.name
 
@@ -247,7 +259,8 @@ def _label(entry: Entry, entries: tuple[Entry, ...]) -> str:
 def pair_records(before: Source, after: Source) -> Pairing:
     """Two record folders: each function by name, input signature and static arguments
     (a program of each side, in order, where one function made several of each); a name
-    recorded once on each side pairs even if its signature changed. The rest is listed."""
+    recorded once on each side pairs even if its signature changed. The rest is listed.
+    Linear in the entries: the after side's are looked up by key, never searched."""
     if not isinstance(before, RecordSource) or not isinstance(after, RecordSource):
         folder, other = (before, after) if isinstance(before, RecordSource) else (after, before)
         raise UsageError(
@@ -255,26 +268,39 @@ def pair_records(before: Source, after: Source) -> Pairing:
             f"folders, or one recorded function's folder (e.g. {folder.text}/"
             f"{folder.functions[0] if folder.functions else 'NAME'}) with {other.text}"
         )
-    old, new = list(before.entries), list(after.entries)
+    names_before = Counter(e.name for e in before.entries)
+    names_after = Counter(e.name for e in after.entries)
+    waiting: dict[tuple[str, str, str], deque[Entry]] = {}
+    for entry in after.entries:
+        waiting.setdefault((entry.name, entry.signature, entry.statics), deque()).append(entry)
     pairs: list[Pair] = []
-    for entry in list(old):
-        key = (entry.name, entry.signature, entry.statics)
-        match = next((e for e in new if (e.name, e.signature, e.statics) == key), None)
-        if match is not None:
-            pairs.append(Pair(_label(entry, before.entries), entry.folder, match.folder))
-            old.remove(entry)
-            new.remove(match)
-    for entry in list(old):
-        same = [e for e in new if e.name == entry.name]
-        once = [e for e in (*before.entries, *after.entries) if e.name == entry.name]
-        if len(same) == 1 and len(once) == 2:  # one entry of this name on each side
-            pairs.append(Pair(entry.name, entry.folder, same[0].folder))
-            old.remove(entry)
-            new.remove(same[0])
+    old: list[Entry] = []
+    paired: set[int] = set()
+    for entry in before.entries:
+        same = waiting.get((entry.name, entry.signature, entry.statics))
+        if same:
+            match = same.popleft()
+            paired.add(id(match))
+            pairs.append(Pair(_label(entry, names_before), entry.folder, match.folder))
+        else:
+            old.append(entry)
+    left: dict[str, list[Entry]] = {}
+    for entry in after.entries:
+        if id(entry) not in paired:
+            left.setdefault(entry.name, []).append(entry)
+    unpaired = []
+    for entry in old:
+        same_name = left.get(entry.name, [])
+        once = names_before[entry.name] + names_after[entry.name] == 2
+        if len(same_name) == 1 and once:  # one entry of this name on each side
+            paired.add(id(same_name[0]))
+            pairs.append(Pair(entry.name, entry.folder, same_name[0].folder))
+        else:
+            unpaired.append(entry)
     return Pairing(
         pairs,
-        tuple(_label(e, before.entries) for e in old),
-        tuple(_label(e, after.entries) for e in new),
+        tuple(_label(e, names_before) for e in unpaired),
+        tuple(_label(e, names_after) for e in after.entries if id(e) not in paired),
     )
 
 

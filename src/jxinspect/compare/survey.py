@@ -4,10 +4,9 @@ broke in the debug info it keeps, program by program and level by level (the res
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from jxinspect.core import codec
+from jxinspect.core import artifacts, codec
 from jxinspect.core.errors import UsageError
 from jxinspect.core.survey import SCHEMA as SURVEY_SCHEMA
 from jxinspect.core.survey import Survey, SurveyProgram, rank
@@ -75,18 +74,22 @@ def diff_surveys(
 def read_survey(text: str) -> Survey | None:
     """The survey saved in the file ``text`` (``jxinspect survey --format json``);
     ``None`` when it holds none (not a JSON file, or another schema: the other readers of
-    ``diff-debug`` say what it is)."""
+    ``diff-debug`` say what it is). Read by the one artifact reader: a file that is not
+    regular or is over the JSON bound is one line, whatever it holds."""
     path = Path(text)
     if path.suffix.lower() != ".json" or not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return None
-    if not isinstance(data, dict) or data.get("schema") != SURVEY_SCHEMA:
+        data = artifacts.read_bytes(path, limit=artifacts.JSON_LIMIT, shown=text)
+    except FileNotFoundError:
         return None
     try:
-        return codec.convert(data, Survey, source=text)
+        if codec.schema_of(data, source=text) != SURVEY_SCHEMA:
+            return None
+    except codec.DecodeError:
+        return None  # not JSON: the report reader says so
+    try:
+        return codec.decode(data, Survey, source=text)
     except codec.DecodeError as err:
         raise UsageError(
             f"{text} is not a survey jxinspect can read ({err.problem}); "

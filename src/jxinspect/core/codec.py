@@ -4,14 +4,20 @@ from the result types alone (no hand-written ``to_dict``/``from_dict``).
 Writing: msgspec's encoder (C speed; the standard library's indenting encoder is pure
 Python, seconds on a report of 20,000 leaves), laid out as ``json.dumps(indent=2,
 ensure_ascii=False)`` lays it out (the golden files are byte-identical under both), UTF-8
-text with control characters escaped. Floats are written in their shortest form
-(``0.00001`` where ``json`` writes ``1e-05``: the same number). A dataclass field made
+text with control characters escaped: C0 by msgspec, and C1, the bidirectional-text
+controls (U+202E...), the line and paragraph separators U+2028 and U+2029 (which
+JavaScript reads as line breaks) and the non-characters U+FFFE and U+FFFF as ``\\uXXXX``
+too: every JSON file and stream, SARIF included, holds none of them raw (the same strings,
+read back; printed to a terminal, none of them acts on it). Floats are written in their
+shortest form (``0.00001`` where ``json`` writes ``1e-05``: the same number). A dataclass field made
 with ``metadata={"written": False}`` (texts kept for the views, a lint target's timing)
 is left out, at any depth.
 
 Reading: typed decoding. A file that is not what its type says (hand-edited, truncated,
 from another version) is one :class:`DecodeError` naming the file, the JSON path and what
-was expected.
+was expected. A number no float holds (``1e400``), infinity and NaN (which the standard
+library's reader and YAML give) and nesting deeper than the decoder goes are such errors
+too: no reader is handed a value that overflows when it is used.
 
 The hooks, each with its reason: a :class:`~jxinspect.core.model.Mesh` is written as its
 text (``"data=2,model=4"``), the form every report since the first has used.
@@ -20,6 +26,9 @@ text (``"data=2,model=4"``), the form every report since the first has used.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
+import re
 import typing
 from typing import Any, TypeVar
 
@@ -46,6 +55,17 @@ def _dec_hook(kind: type, value: Any) -> Any:
 
 
 _ENCODER = msgspec.json.Encoder(enc_hook=_enc_hook)
+
+_UNSAFE = re.compile(
+    rb"\xc2[\x80-\x9f]|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]|\xd8\x9c|\xef\xbf[\xbe\xbf]"
+)
+"""The UTF-8 of C1 controls, U+200E/F, U+2028-202E, U+2066-2069, U+061C and U+FFFE/F
+(as :mod:`jxinspect.render.common.escape` names them for text): only ever inside a JSON
+string (its structure is ASCII), whole (UTF-8 resynchronizes)."""
+
+
+def _escaped(match: re.Match[bytes]) -> bytes:
+    return b"\\u%04x" % ord(match.group().decode())
 
 
 class DecodeError(ValueError):
@@ -137,7 +157,8 @@ def _encode(data: Any, left_out: tuple[str, ...] = ()) -> bytes:
         held = {k: v for k, v in vars(written).items() if k not in left_out}
         written = object.__new__(type(written))
         vars(written).update(held)
-    return _ENCODER.encode(written)
+    encoded = _ENCODER.encode(written)
+    return _UNSAFE.sub(_escaped, encoded) if _UNSAFE.search(encoded) else encoded
 
 
 def plain(data: Any) -> Any:
@@ -182,22 +203,97 @@ def _problem(err: msgspec.ValidationError | msgspec.DecodeError) -> str:
     return f"at {where.strip('`')}: {said}" if where else said
 
 
+TOO_DEEP = "nested deeper than the decoder goes"
+"""The problem a :class:`DecodeError` names for a document nested too deeply."""
+
+
 def decode(text: str | bytes, kind: type[T], *, source: str) -> T:
     """The JSON ``text`` read as a ``kind``; :class:`DecodeError` naming ``source`` if it
-    is not JSON or not a ``kind``."""
+    is not JSON or not a ``kind`` (msgspec refuses a number out of a float's range)."""
     try:
         return msgspec.json.decode(text, type=kind, dec_hook=_dec_hook)
     except (msgspec.ValidationError, msgspec.DecodeError) as err:
         raise DecodeError(source, _problem(err)) from None
+    except RecursionError:
+        raise DecodeError(source, TOO_DEEP) from None
+
+
+class _Head(msgspec.Struct):
+    schema: Any = None
+
+
+def schema_of(text: str | bytes, *, source: str) -> object:
+    """The ``"schema"`` a JSON document names (``None``: none, or not an object), read
+    without building the rest; :class:`DecodeError` where the text is not JSON."""
+    try:
+        return msgspec.json.decode(text, type=_Head).schema
+    except msgspec.ValidationError:
+        return None
+    except msgspec.DecodeError as err:
+        raise DecodeError(source, _problem(err)) from None
+    except RecursionError:
+        raise DecodeError(source, TOO_DEEP) from None
+
+
+@functools.cache
+def _counter(field: str) -> type:
+    return msgspec.defstruct("_Count", [(field, list[msgspec.Raw], [])])
+
+
+def count_items(text: str | bytes, field: str, *, source: str) -> int:
+    """How many items the list ``field`` of a JSON object holds, counted without
+    building them (0: none, or not an object); :class:`DecodeError` where the text is not
+    JSON or ``field`` not a list. A reader bounds a file's rows with it before decoding."""
+    try:
+        return len(getattr(msgspec.json.decode(text, type=_counter(field)), field))
+    except (msgspec.ValidationError, msgspec.DecodeError) as err:
+        if isinstance(err, msgspec.ValidationError) and _problem(err).startswith("at $:"):
+            return 0  # not an object: the typed decoding says what it is
+        raise DecodeError(source, _problem(err)) from None
+    except RecursionError:
+        raise DecodeError(source, TOO_DEEP) from None
 
 
 def convert(data: Any, kind: type[T], *, source: str) -> T:
     """Plain ``data`` (read from JSON or YAML) as a ``kind``; :class:`DecodeError` naming
-    ``source`` if it is not one."""
+    ``source`` if it is not one, or holds a number that is not finite."""
+    _finite(data, source)
     try:
         return msgspec.convert(data, type=kind, dec_hook=_dec_hook)
     except msgspec.ValidationError as err:
         raise DecodeError(source, _problem(err)) from None
+    except RecursionError:
+        raise DecodeError(source, TOO_DEEP) from None
+
+
+def _finite(data: Any, source: str) -> None:
+    """:class:`DecodeError` at the first float of ``data`` that is infinite or NaN (the
+    standard library's JSON reader turns ``1e400`` into ``inf``), with its JSON path (a
+    walk that builds no path unless it finds one)."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            said = f"at {_path_to(data)}: expected a finite number, got {value}"
+            raise DecodeError(source, said)
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)
+
+
+def _path_to(data: Any) -> str:
+    """The JSON path of the first non-finite float of ``data``, in :func:`_finite`'s order."""
+    stack: list[tuple[Any, str]] = [(data, "$")]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return where
+        if isinstance(value, dict):
+            stack.extend((item, f"{where}.{key}") for key, item in value.items())
+        elif isinstance(value, (list, tuple)):
+            stack.extend((item, f"{where}[{i}]") for i, item in enumerate(value))
+    return "$"
 
 
 def schema(kind: type) -> dict[str, Any]:

@@ -8,6 +8,7 @@ by kind, mesh axes and the paths they move: added, removed, or changed in bytes 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
@@ -16,6 +17,9 @@ from jxinspect.core.model import Collective, CollectiveKey
 MemoryKind = Literal["arguments", "outputs", "temporaries", "aliased"]
 """A kind of memory XLA's ``memory_analysis()`` reports per device."""
 MEMORY_KINDS: tuple[MemoryKind, ...] = get_args(MemoryKind)
+
+SideName = Literal["before", "after"]
+"""A side of a comparison."""
 
 CollectiveChangeKind = Literal["added", "removed", "changed"]
 """How a collective changed: only after, only before, or in bytes per step or trips."""
@@ -26,10 +30,12 @@ DEFAULT_MEMORY_GROWTH = 0.10
 
 
 def growth(before: float | None, after: float | None) -> float | None:
-    """``after`` as a change from ``before``, in % (``None`` where either is unknown or
-    ``before`` is 0)."""
-    if before is None or after is None or before == 0:
+    """``after`` as a change from ``before``, in % (``None`` where either is unknown, or
+    from 0 to 0); from 0 to more it is ``inf``: growth past any budget."""
+    if before is None or after is None:
         return None
+    if before == 0:
+        return math.inf if after > 0 else None
     return (after - before) / before * 100
 
 
@@ -43,10 +49,12 @@ class MeasureChange:
     """``None``: that side's backend did not say."""
     after: float | None
     percent: float | None = field(init=False, default=None)
-    """The change in % of ``before`` (derived; ``None`` where it cannot be said)."""
+    """The change in % of ``before`` (derived; ``None`` where it cannot be said: a side
+    unknown, or growth from 0)."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "percent", growth(self.before, self.after))
+        percent = growth(self.before, self.after)
+        object.__setattr__(self, "percent", percent if percent != math.inf else None)
 
 
 @dataclass(frozen=True)
@@ -78,6 +86,9 @@ class CostDiff:
     unchanged_collectives: int = 0
     memory_growth: float = DEFAULT_MEMORY_GROWTH
     """The threshold: temporaries growing by more than this fraction fail."""
+    unread: tuple[tuple[SideName, str], ...] = ()
+    """Each side whose optimized program could not be read, and why (one line): its
+    collectives are unknown, so none are compared, and the gate fails."""
 
     def measure(self, name: MemoryKind | Literal["flops"]) -> MeasureChange:
         return next(m for m in self.measures if m.measure == name)

@@ -32,7 +32,7 @@ ChangeClass = Literal[
 CHANGE_CLASSES: tuple[str, ...] = get_args(ChangeClass)
 ChangeKind = Literal[
     "lost", "degraded", "recovered", "improved", "renamed", "changed", "added", "removed",
-    "dropped", "moved", "pruned", "unpruned", "more", "fewer", "grew",
+    "dropped", "moved", "pruned", "unpruned", "more", "fewer", "grew", "unread",
 ]  # fmt: skip
 Where = Literal["target", "input", "output", "static", "nested", "finding", "collective", "memory"]
 MatchedBy = Literal["path", "position"]

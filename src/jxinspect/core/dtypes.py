@@ -71,6 +71,14 @@ unless the ``dtype`` option says otherwise."""
 BY_NAME = {d.name: d for d in TABLE}
 BY_SHORT = {d.short: d for d in TABLE}
 BY_MLIR = {d.mlir: d for d in TABLE}
+BY_HLO = {
+    ("pred" if d.name == "bool" else
+     f"s{d.bits}" if d.name.startswith("int") else
+     f"u{d.bits}" if d.name.startswith("uint") else
+     f"c{d.bits}" if d.name.startswith("complex") else d.mlir.lower()): d
+    for d in TABLE
+}  # fmt: skip
+"""The element types as HLO text writes them: ``pred``, ``s32``, ``u8``, ``f8e4m3fn``."""
 
 
 def short_name(name: str) -> str:
@@ -82,6 +90,13 @@ def short_name(name: str) -> str:
 def from_mlir(element_type: str) -> str:
     """A StableHLO element type (``f8E4M3FN``) → its numpy name; unknown ones unchanged."""
     found = BY_MLIR.get(element_type)
+    return found.name if found else element_type
+
+
+def from_hlo(element_type: str) -> str:
+    """An HLO text element type (``s32``, ``f8e4m3fn``) → its numpy name; unknown ones
+    unchanged."""
+    found = BY_HLO.get(element_type)
     return found.name if found else element_type
 
 

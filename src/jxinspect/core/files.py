@@ -2,6 +2,10 @@
 same folder, flush it to disk, and rename it over the target (atomic on POSIX and
 Windows). The baseline, ``-o`` outputs and any cache are written this way.
 
+A write that was killed leaves its temporary file behind (the target stays whole); the
+next write of the same file that succeeds removes such leftovers once they are
+:data:`STALE_S` old, so a write under way, whose file is seconds old, is never touched.
+
 Only a regular file (or a new path) is replaced by a rename: ``-o`` may name a device,
 a FIFO or a terminal (``/dev/stdout``, ``/dev/null``; as root, ``/dev/full``), which is
 written in place, never replaced by a file; a symbolic link's target is what gets
@@ -11,9 +15,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import tempfile
+import time
 from pathlib import Path
+
+STALE_S = 3600.0
+"""How old the temporary file of a write of the same path must be (by its last change)
+before a later write removes it as the leftover of one that was killed."""
 
 
 def write_output(path: Path, text: str) -> None:
@@ -74,6 +84,33 @@ def write_atomically(path: Path, text: str, *, durable: bool = True) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+    _remove_stale(path)
+
+
+def _remove_stale(path: Path) -> None:
+    """Remove the temporary files that killed writes of ``path`` left: regular files of
+    this user, named exactly as :func:`write_atomically` names them, unchanged for
+    :data:`STALE_S`; anything else is left as it is."""
+    prefix, suffix = _temporary_name(path)
+    pattern = re.compile(re.escape(prefix) + r"[a-z0-9_]{8}" + re.escape(suffix))
+    folder = path.parent if str(path.parent) else Path(".")
+    oldest = time.time() - STALE_S
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            if not pattern.fullmatch(entry.name):
+                continue
+            with contextlib.suppress(OSError):
+                found = entry.stat(follow_symlinks=False)
+                if (
+                    stat.S_ISREG(found.st_mode)
+                    and found.st_uid == _uid()
+                    and found.st_mtime < oldest
+                ):
+                    os.unlink(entry.path)
+
+
+def _uid() -> int:
+    return os.getuid() if hasattr(os, "getuid") else 0
 
 
 def _umask() -> int:

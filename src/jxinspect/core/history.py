@@ -4,12 +4,14 @@ changed from the row before.
 
 :func:`history_row` is the one reader of a :class:`~jxinspect.core.model.Report` into a
 row; :func:`measures` the one list of what a row measures, which the trend compares and
-the charts draw. Plain data: the store (SQLite) is ``jxinspect.lint.history``.
+the charts draw. :func:`trend` reads the rows one at a time, holding each target's row
+before and what it keeps (the changes; the rows where asked), at most a given number.
+Plain data: the store (SQLite) is ``jxinspect.lint.history``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -99,7 +101,7 @@ def history_row(report: Report, *, target: str, time: str, commit: str | None) -
         aliased=memory.aliased if memory is not None else None,
         flops=compiled.flops if compiled is not None else None,
         bytes_accessed=compiled.bytes_accessed if compiled is not None else None,
-        collectives=collective_bytes(compiled.collectives if compiled is not None else ()),
+        collectives=collective_bytes((compiled.collectives or ()) if compiled is not None else ()),
     )
 
 
@@ -148,7 +150,15 @@ class TargetTrend:
 
     target: str
     rows: tuple[HistoryRow, ...]
+    """Every row, where the trend keeps them (JSON and HTML; text shows the changes only)."""
     changes: tuple[Change, ...]
+    count: int | None = field(default=None, compare=False, metadata={"written": False})
+    """The rows the target has, where ``rows`` does not hold them (``None``: it does)."""
+
+    @property
+    def size(self) -> int:
+        """The rows the target has in the history."""
+        return len(self.rows) if self.count is None else self.count
 
 
 @dataclass(frozen=True)
@@ -171,29 +181,77 @@ def percent(before: Value, after: Value) -> float | None:
     return round((after - before) / before * 100, 2)
 
 
-def changes(rows: Sequence[HistoryRow]) -> tuple[Change, ...]:
+def changed(before: HistoryRow, after: HistoryRow) -> list[Change]:
+    """Each measure of ``after`` that differs from ``before``."""
+    return _changed(measures(before), after, measures(after))
+
+
+def _changed(old: dict[str, Value], after: HistoryRow, new: dict[str, Value]) -> list[Change]:
+    return [
+        Change(after.time, after.commit, after.jax_version, name,
+               old.get(name), new.get(name), percent(old.get(name), new.get(name)))
+        for name in {**old, **new}
+        if old.get(name) != new.get(name)
+    ]  # fmt: skip
+
+
+def changes(rows: Iterable[HistoryRow]) -> tuple[Change, ...]:
     """Each measure that differs from the row before, row by row."""
-    found = []
-    for before, after in zip(rows, rows[1:]):
-        old, new = measures(before), measures(after)
-        for name in {**old, **new}:
-            if old.get(name) != new.get(name):
-                found.append(
-                    Change(after.time, after.commit, after.jax_version, name,
-                           old.get(name), new.get(name), percent(old.get(name), new.get(name)))
-                )  # fmt: skip
+    found: list[Change] = []
+    before: tuple[HistoryRow, dict[str, Value]] | None = None
+    for row in rows:
+        now = measures(row)
+        if before is not None:
+            found += _changed(before[1], row, now)
+        before = (row, now)
     return tuple(found)
 
 
-def trend(file: str, rows: Iterable[HistoryRow]) -> Trend:
-    """The rows (oldest first) grouped by target, in target order, with their changes."""
-    by_target: dict[str, list[HistoryRow]] = {}
+class TooLong(Exception):
+    """A trend that would hold more than its limit of targets, rows and changes."""
+
+
+@dataclass
+class _Held:
+    """What a trend holds of one target while it reads the rows."""
+
+    last: dict[str, Value]
+    """The measures of its row before."""
+    rows: list[HistoryRow] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+    count: int = 0
+
+
+def trend(
+    file: str, rows: Iterable[HistoryRow], *, keep_rows: bool = True, limit: int | None = None
+) -> Trend:
+    """The rows (oldest first, read one at a time) grouped by target, in target order,
+    with their changes, and the rows themselves where ``keep_rows``. What it holds besides
+    is each target's row before; :class:`TooLong` once it would hold more than ``limit``
+    targets, kept rows and changes."""
+    held: dict[str, _Held] = {}
+    kept = 0
     for row in rows:
-        by_target.setdefault(row.target, []).append(row)
+        now = measures(row)
+        target = held.get(row.target)
+        if target is None:
+            target = held[row.target] = _Held(now)
+            kept += 1
+        else:
+            found = _changed(target.last, row, now)
+            target.changes += found
+            target.last = now
+            kept += len(found)
+        target.count += 1
+        if keep_rows:
+            target.rows.append(row)
+            kept += 1
+        if limit is not None and kept > limit:
+            raise TooLong(f"more than {limit:,} targets, rows and changes")
     return Trend(
         file=file,
         targets=tuple(
-            TargetTrend(name, tuple(found), changes(found))
-            for name, found in sorted(by_target.items())
+            TargetTrend(name, tuple(t.rows), tuple(t.changes), None if keep_rows else t.count)
+            for name, t in sorted(held.items())
         ),
     )

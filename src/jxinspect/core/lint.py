@@ -23,7 +23,7 @@ from jxinspect.core.errors import (
     EXIT_OK,
     EXIT_USER_CODE,
 )
-from jxinspect.core.model import AcceptedCost, Code, Count, Finding, at_or_above
+from jxinspect.core.model import AcceptedCost, Code, Count, Finding, gate
 from jxinspect.core.vocabulary import INTERNAL, SEVERITIES, ErrorKind, FailOn, Reached, Severity
 
 LINT_SCHEMA: Literal["jxinspect.lint/1"] = "jxinspect.lint/1"
@@ -141,7 +141,8 @@ class LintResult(Displayed):
     version: str = ""
     """The jxinspect that ran."""
     config: str | None = None
-    """The configuration file (relative to the root), if any."""
+    """The configuration file used, relative to the working folder (``jxinspect.yaml``,
+    ``../jxinspect.yaml``), if any."""
     baseline: str | None = None
     """The baseline file used (relative to the root), if any."""
     fail_on: FailOn = "error"
@@ -161,8 +162,9 @@ class LintResult(Displayed):
     """Ctrl-C stopped the run: the targets it had not finished are failed (written in
     ``summary``; read back from it)."""
     notes: tuple[str, ...] = field(default=(), compare=False, metadata={"written": False})
-    """What the run says on stderr, not in the result: each cache entry it did not trust
-    (its file and why) and staged again."""
+    """What the run says on stderr, not in the result, one ``warning:`` line each: a cache
+    entry it did not trust (its file, why, and that it was staged again), or why it did
+    not use the cache at all."""
 
     def __post_init__(self) -> None:
         if self.summary.interrupted and not self.interrupted:  # read back
@@ -180,11 +182,7 @@ class LintResult(Displayed):
 
     def fails(self, finding: LintFinding) -> bool:
         """A new finding at or above ``fail_on``, about the user's code."""
-        return (
-            not finding.baselined
-            and not finding.inside_jax
-            and at_or_above(finding.severity, self.fail_on)
-        )
+        return not finding.baselined and gate((finding,), self.fail_on)
 
     def findings(self) -> Iterator[tuple[TargetResult, LintFinding]]:
         for target in self.targets:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Annotated, Literal
 
@@ -22,7 +23,6 @@ from msgspec import Meta
 from jxinspect.core.display import Displayed, renderers
 from jxinspect.core.dtypes import element_bytes
 from jxinspect.core.program import Program
-from jxinspect.core.recompiles import Compile
 from jxinspect.core.vocabulary import (
     SEVERITY_RANK,
     FailOn,
@@ -57,6 +57,24 @@ def at_or_above(severity: Severity, fail_on: FailOn | None) -> bool:
     if fail_on is None or fail_on == "never":
         return False
     return SEVERITY_RANK[severity] >= SEVERITY_RANK[fail_on]
+
+
+def gate(findings: Iterable[Finding], fail_on: FailOn | None) -> bool:
+    """The one gate: whether ``findings`` fail a run gated at ``fail_on`` (the CLI,
+    ``lint``, ``record``, ``show`` and ``jxinspect.testing`` alike): one at or above it
+    that is about the user's code."""
+    return fails(gated(findings), fail_on)
+
+
+def gated(findings: Iterable[Finding]) -> tuple[Severity, ...]:
+    """The severities a gate judges: every finding's but those inside JAX's own code,
+    which the user cannot change (kept where the findings are not)."""
+    return tuple(f.severity for f in findings if not f.inside_jax)
+
+
+def fails(severities: Iterable[Severity], fail_on: FailOn | None) -> bool:
+    """Whether any of the :func:`gated` ``severities`` reaches ``fail_on``."""
+    return any(at_or_above(s, fail_on) for s in severities)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -197,6 +215,19 @@ class Sharding:
             return text + (f" x{self.replicas} copies" if self.replicas > 1 else "")
         return self.kind
 
+    def for_rank(self, rank: int) -> Sharding:
+        """This layout over an array of ``rank`` dimensions: a typed PRNG key's program
+        value has its key's words as trailing dimensions (``key<fry>[8]`` is
+        ``ui32[8,2]``), never split; they are dropped, so the layout reads against the
+        type the user wrote (``P('batch')``, not ``P('batch', None)``). Unchanged where
+        the trailing dimensions are split, or there are none."""
+        extra = slice(rank, None)
+        if len(self.spec) > rank and not any(self.spec[extra]):
+            return replace(self, spec=self.spec[:rank], tiles=self.tiles[:rank])
+        if not self.spec and len(self.tiles) > rank and all(t == 1 for t in self.tiles[extra]):
+            return replace(self, tiles=self.tiles[:rank])
+        return self
+
     @property
     def is_replicated(self) -> bool:
         return self.kind == "replicated" or (
@@ -276,6 +307,9 @@ class Output:
     memory_kind: str | None = None
     compiled_sharding: Sharding | None = None
     """The sharding XLA chose, once compiled."""
+    left_to_compiler: bool = False
+    """``out_shardings`` gave it ``None``: its layout is left to the compiler as declared
+    (the program reads as for a result given nothing)."""
 
     def __post_init__(self) -> None:
         _size_leaf(self, self.compiled_sharding or self.sharding)
@@ -405,7 +439,14 @@ class Collective:
     """Operand bytes per device."""
     axes: tuple[str, ...] | None
     """The user's mesh axes it runs over; ``None`` when the groups match no set of axes."""
-    groups: str = ""
+    groups: tuple[tuple[int, ...], ...] | None = None
+    """The devices (ids, as ``jax.devices()`` numbers them) of each group it runs over,
+    whichever spelling XLA wrote (lists, iota, the mesh form); ``None`` for a permute."""
+    pairs: tuple[tuple[int, ...], ...] = ()
+    """A ``collective-permute``'s (source, target) devices, by id."""
+    instruction: str = ""
+    """Its HLO instruction's name (an asynchronous pair: the ``-start``'s): one instruction
+    is one collective."""
     op_name: str | None = None
     file: str | None = None
     line: int | None = None
@@ -492,13 +533,18 @@ class AcceptedCost:
     target: str
     temporaries: int | None = None
     """XLA's temporaries per device (``None``: the backend did not say)."""
-    collectives: tuple[AcceptedCollective, ...] = ()
+    collectives: tuple[AcceptedCollective, ...] | None = ()
+    """``None``: the compiled program's collectives were not read."""
 
     @classmethod
     def of(cls, target: str, compiled: CompiledInfo) -> AcceptedCost:
-        collectives = tuple(
-            AcceptedCollective(c.kind, c.axes_key, c.operand_paths, c.bytes_per_step)
-            for c in compiled.collectives
+        collectives = (
+            tuple(
+                AcceptedCollective(c.kind, c.axes_key, c.operand_paths, c.bytes_per_step)
+                for c in compiled.collectives
+            )
+            if compiled.collectives is not None
+            else None
         )
         return cls(target, compiled.memory.temporaries, collectives)
 
@@ -508,14 +554,18 @@ class CompiledInfo:
     """What compilation added: memory per device, aliasing, collectives."""
 
     memory: MemoryStats
-    collectives: tuple[Collective, ...] = ()
+    collectives: tuple[Collective, ...] | None = ()
+    """Every collective instruction of the optimized program; ``None``: not read
+    (:attr:`unread` says why), never ``()`` for a program that was not read."""
     collective_bytes_by_axes: dict[str, int] = field(
         init=False, default_factory=dict, compare=False, repr=False
     )
     """Collective operand bytes per device, summed per set of mesh axes (``?`` for a
-    collective whose groups match no set of axes), in axes order (derived)."""
-    aliases: tuple[tuple[int, int], ...] = ()
-    """(parameter number, output index) pairs the compiled program aliases."""
+    collective whose groups match no set of axes), in axes order (derived; empty where
+    the collectives were not read)."""
+    aliases: tuple[tuple[int, int], ...] | None = ()
+    """(parameter number, output index) pairs the compiled program aliases; ``None``: not
+    read."""
     notes: tuple[str, ...] = ()
     flops: float | None = None
     """Floating-point operations per device, XLA's ``cost_analysis()``; ``None`` where
@@ -523,10 +573,17 @@ class CompiledInfo:
     bytes_accessed: float | None = None
     """Bytes read and written per device, XLA's ``cost_analysis()``; ``None`` where the
     backend gave none."""
+    unread: str | None = None
+    """Why the optimized program could not be read, in one line (what failed, under
+    which JAX); its collectives and aliases are then unknown (``None``)."""
+    unread_error: str | None = field(
+        default=None, compare=False, repr=False, metadata={"written": False}
+    )
+    """The whole error behind :attr:`unread`, for ``--traceback`` (not in the JSON)."""
 
     def __post_init__(self) -> None:
         totals: dict[str, int] = {}
-        for c in self.collectives:
+        for c in self.collectives or ():
             totals[c.axes_key] = totals.get(c.axes_key, 0) + c.bytes
         object.__setattr__(self, "collective_bytes_by_axes", dict(sorted(totals.items())))
 
@@ -611,16 +668,6 @@ class Report(Displayed):
         default=None, compare=False, repr=False, metadata={"written": False}
     )
     """Annotated jaxpr and module texts for the views (not in the JSON)."""
-    compiles: tuple[Compile, ...] = field(
-        default=(), compare=False, repr=False, metadata={"written": False}
-    )
-    """Read from a recording: every compile the run made of this function's code (its
-    first recorded program's report holds them), for JX401 and JX402 (not in the JSON)."""
-    accepted_cost: AcceptedCost | None = field(
-        default=None, compare=False, repr=False, metadata={"written": False}
-    )
-    """The compiled cost a lint baseline accepted for this target, for JX304 and JX305
-    (not in the JSON)."""
 
     def __post_init__(self) -> None:
         mesh = self.mesh

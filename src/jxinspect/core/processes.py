@@ -4,10 +4,14 @@ programs, and the findings (JX403) where they did not."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
 
 from jxinspect.core.identity import ProgramComparison
 from jxinspect.core.model import Finding
+
+SCHEMA: Literal["jxinspect.processes/1"] = "jxinspect.processes/1"
+"""``show FOLDER --format json`` of a recording of several processes."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,7 @@ class FunctionAcross:
 class ProcessesSummary:
     """What ``show`` says of a recording of several processes."""
 
+    schema: Literal["jxinspect.processes/1"] = field(init=False, default_factory=lambda: SCHEMA)
     folder: str
     processes: int
     """How many process folders the recording holds."""

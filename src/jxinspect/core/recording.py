@@ -9,16 +9,19 @@ folder's files and their layout are :mod:`jxinspect.record.folder`'s. A field ma
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from jxinspect.core.dtypes import short_name
-from jxinspect.core.model import Report
+from jxinspect.core.model import Report, gated
 from jxinspect.core.recompiles import Compile, FunctionCompiles
-from jxinspect.core.vocabulary import Status
+from jxinspect.core.vocabulary import Severity, Status
 
 SCHEMA: Literal["jxinspect.record/1"] = "jxinspect.record/1"
 CALL_SCHEMA: Literal["jxinspect.call/1"] = "jxinspect.call/1"
+SHOWN_SCHEMA: Literal["jxinspect.record-summary/1"] = "jxinspect.record-summary/1"
+"""``show FOLDER --format json``: the index and what ``show`` adds to it."""
 
 _DTYPE = re.compile(r"\b([a-z]+[0-9]*)\[")
 """A dtype's name before an array's shape, ``float32[``."""
@@ -76,8 +79,15 @@ class Failure:
     count: int = 1
 
 
+MAX_FUNCTIONS = 100_000
+"""The most functions an index may list: more than any real run records (each is a folder
+of its own); a reader refuses more in one line rather than read them all."""
+
 MAX_FAILURES = 50
 """Distinct failures an index lists (``Index.failed`` counts them all)."""
+
+MAX_INTERNAL_LINES = 50
+"""Distinct lines :attr:`Index.internal_lines` lists (``Index.internal`` counts them all)."""
 
 
 @dataclass
@@ -95,6 +105,15 @@ class Index:
     """Every recorded function, in the order the run first lowered each."""
     internal: int = 0
     """Computations of JAX's own (eager operations, ``jnp`` functions), not recorded."""
+    internal_s: float = 0.0
+    """Seconds JAX spent tracing, lowering and compiling its own computations (its
+    duration events, as for the user's compiles)."""
+    internal_lines: dict[str, int] = field(default_factory=dict)
+    """The user's lines whose calls made JAX lower its own computations, and how many
+    each (at most :data:`MAX_INTERNAL_LINES` lines)."""
+    run_s: float | None = None
+    """Seconds the recorded command ran, as ``jxinspect record`` measured it (``None``:
+    not measured)."""
     not_selected: int = 0
     """Lowerings of functions left out by ``--only``."""
     over_limit: int = 0
@@ -127,6 +146,14 @@ class Index:
     def __post_init__(self) -> None:
         self.exit_code = self.exit_code
 
+    def count_internal(self, line: str | None) -> None:
+        """Count a computation of JAX's own, and the user's line that made it."""
+        self.internal += 1
+        if line is not None and (
+            line in self.internal_lines or len(self.internal_lines) < MAX_INTERNAL_LINES
+        ):
+            self.internal_lines[line] = self.internal_lines.get(line, 0) + 1
+
     def count_failure(self, function: str | None, error: str) -> None:
         """Count a lowering that could not be recorded."""
         self.failed += 1
@@ -150,8 +177,31 @@ class Call:
     """Why the call cannot be replayed (``None`` where it can)."""
 
 
-Recorded = tuple[Entry, Report, "str | None"]
-"""An entry, its report, and why its call cannot be replayed (``None``: it can)."""
+@dataclass(frozen=True)
+class Tally:
+    """What ``show FOLDER`` says of one recorded report, counted as it is read (a
+    recording of thousands of functions is shown without holding their reports)."""
+
+    inputs: dict[Status, int]
+    """How many inputs have each status, in the order the report first has each."""
+    outputs: dict[Status, int]
+    codes: dict[str, int]
+    """How many findings of each code."""
+    gated: tuple[Severity, ...]
+    """The severities ``--fail-on`` judges."""
+
+    @staticmethod
+    def of(report: Report) -> Tally:
+        return Tally(
+            dict(Counter(leaf.status for leaf in report.inputs)),
+            dict(Counter(leaf.status for leaf in report.outputs)),
+            dict(Counter(finding.code for finding in report.findings)),
+            tuple(dict.fromkeys(gated(report.findings))),
+        )
+
+
+Recorded = tuple[Entry, Tally, "str | None"]
+"""An entry, its report counted, and why its call cannot be replayed (``None``: it can)."""
 
 
 @dataclass(frozen=True)
@@ -189,6 +239,9 @@ class ShownRecording(Index):
     """A record folder as ``show --format json`` writes it: the index, each function as a
     :class:`ShownEntry`, and what the run did not record and compiled again."""
 
+    schema: Literal["jxinspect.record-summary/1"] = field(  # type: ignore[assignment]
+        init=False, default_factory=lambda: SHOWN_SCHEMA
+    )
     functions: list[ShownEntry] = field(default_factory=list)  # type: ignore[assignment]
     folder: str = ""
     """The folder as given."""

@@ -27,10 +27,12 @@ from jxinspect.core.history import TREND_SCHEMA, Trend
 from jxinspect.core.lint import LINT_SCHEMA, LintResult
 from jxinspect.core.model import SCHEMA as REPORT_SCHEMA
 from jxinspect.core.model import Report
+from jxinspect.core.processes import SCHEMA as PROCESSES_SCHEMA
+from jxinspect.core.processes import ProcessesSummary
 from jxinspect.core.recompiles import SCHEMA as COMPILES_SCHEMA
 from jxinspect.core.recompiles import Compiles
 from jxinspect.core.recording import SCHEMA as RECORD_SCHEMA
-from jxinspect.core.recording import Index
+from jxinspect.core.recording import SHOWN_SCHEMA, Index, ShownRecording
 from jxinspect.core.survey import HISTORY_SCHEMA, History, Survey
 from jxinspect.core.survey import SCHEMA as SURVEY_SCHEMA
 from jxinspect.core.survey_diff import SCHEMA as SURVEY_DIFF_SCHEMA
@@ -77,6 +79,16 @@ def shipped() -> tuple[Shipped, ...]:
         Shipped("record.schema.json", Index, RECORD_SCHEMA, "jxinspect record index",
                 "A record folder's `index.json`, as `jxinspect record` writes it: the "
                 "command, how the run ended, and one entry per recorded function."),
+        Shipped("record-summary.schema.json", ShownRecording, SHOWN_SCHEMA,
+                "jxinspect record summary",
+                "A record folder as `jxinspect show FOLDER --format json` writes it: the "
+                "index, each function with its replay and leaf counts, what the run did not "
+                "record, and what compiled again."),
+        Shipped("processes.schema.json", ProcessesSummary, PROCESSES_SCHEMA,
+                "jxinspect processes summary",
+                "A recording of several JAX processes as `jxinspect show FOLDER --format "
+                "json` writes it: each function's programs on every process, and the first "
+                "real difference where they differ."),
         Shipped("compiles.schema.json", Compiles, COMPILES_SCHEMA, "jxinspect compiles",
                 "A record folder's `compiles.json`, as `jxinspect record` writes it: every "
                 "compile of the user's functions, with its reasons and seconds."),

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from jxinspect.core import codec
+from jxinspect.core.artifacts import JSON_LIMIT, read_bytes
 from jxinspect.core.errors import UsageError
 from jxinspect.core.lint import BASELINE_SCHEMA, Baseline, BaselineEntry
 from jxinspect.core.model import AcceptedCost
@@ -56,7 +57,8 @@ def read_baseline(path: Path, name: str, replacing: bool = False) -> Accepted:
     Anything but a baseline this version wrote is a :class:`UsageError` (exit 2) of one
     line saying what is wrong. With ``replacing`` (``--write-baseline``), a file that
     cannot be read as a baseline is no error: it is about to be replaced, so it holds
-    nothing to keep."""
+    nothing to keep; one that is not a regular file (a FIFO, a device) is an error
+    still, and is never written over."""
     try:
         return _read(path, name)
     except UsageError:
@@ -81,7 +83,7 @@ def _read(path: Path, name: str) -> Accepted:
 def _load_json(path: Path, name: str) -> Any:
     """The file's JSON value, or one line saying why it has none."""
     try:
-        raw = path.read_bytes()
+        raw = read_bytes(path, limit=JSON_LIMIT, shown=name)
     except OSError as err:
         raise UsageError(f"cannot read the baseline {name}: {err.strerror}") from None
     try:

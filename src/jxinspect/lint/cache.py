@@ -4,17 +4,24 @@ change its report changed.
 The key of a target hashes everything its report depends on that can be known without
 running it: the jxinspect, Python and installed package versions (JAX, jaxlib, flax…),
 the ``JAX_*`` and ``XLA_FLAGS`` environment, the resolved options (entry, declaration,
-defaults), the rule settings and ``compile``, the devices the workers simulate, and the
+defaults) and ``compile`` (not the rule settings: an entry holds the report unjudged,
+which the run judges), the devices the workers simulate, and the
 sources of the target's module and of every module of the project it imports (found by
 reading ``import`` statements, transitively; installed packages are covered by their
 versions). What a module reads at import besides Python sources (a data file, a config
 server) is not in the key: use ``--no-cache`` when that changes.
 
 Entries live in ``.jxinspect_cache/`` at the project root (with its own ``.gitignore``),
-one file per key (a JSON line of what the entry is, with the SHA-256 of the report, then
-the report's JSON line), written atomically; an entry that is corrupt, of another
-format, or whose key or digest does not check out is ignored, never trusted. The last staging
-time of each target is kept too, for balancing ``--shard``.
+one file per key (a JSON line of what the entry is, then the report's JSON line), written
+atomically. The cache is data that may come from elsewhere (a CI cache, a shared folder),
+so an entry is trusted only when its HMAC-SHA256 (of its key and report) verifies under a
+secret that is not in the cache: ``JXINSPECT_CACHE_SECRET`` when set (CI sets it from its
+secrets), else a key file of the user's, made on first use (:func:`secret`). An entry
+that is corrupt, of another format, stored under another key or not written with this
+secret is ignored and staged again; one that is not a regular file is ignored and left.
+A link in the cache (the folder, a subfolder, an entry) turns the cache off for the run:
+nothing is read or written through it. The last staging time of each target is kept too,
+for balancing ``--shard`` only (never the verdict: ``lint-merge`` checks the parts).
 """
 
 from __future__ import annotations
@@ -23,9 +30,12 @@ import ast
 import contextlib
 import functools
 import hashlib
+import hmac
 import json
 import os
+import stat
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
@@ -33,7 +43,15 @@ from typing import TYPE_CHECKING, Any
 
 from jxinspect._version import __version__
 from jxinspect.core import codec
-from jxinspect.core.errors import JxError
+from jxinspect.core.artifacts import (
+    JSON_LIMIT,
+    SMALL_LIMIT,
+    is_real_folder,
+    kind_of,
+    read_bytes,
+    read_text,
+)
+from jxinspect.core.errors import JxError, UsageError
 from jxinspect.core.files import write_atomically
 from jxinspect.core.model import Report
 from jxinspect.project.sourcefile import parse_source, statements
@@ -42,8 +60,13 @@ if TYPE_CHECKING:
     from jxinspect.lint.workers.protocol import Job
 
 FOLDER = ".jxinspect_cache"
-FORMAT = 3
-"""The entries' format: 3 holds the codec's JSON line of the report."""
+FORMAT = 5
+"""The entries' format: 5 holds the codec's JSON line of the unjudged report and an HMAC
+of it (4 held it judged with the rule settings)."""
+SECRET_VARIABLE = "JXINSPECT_CACHE_SECRET"
+"""The environment variable whose value is the cache's secret, when set."""
+KEY_FILE = "cache.key"
+"""The user's secret, in :func:`key_folder`, when :data:`SECRET_VARIABLE` is not set."""
 _ENV_PREFIXES = ("JAX_", "XLA_", "TF_CPP_")
 
 
@@ -187,16 +210,104 @@ def environment() -> dict[str, Any]:
     }
 
 
+class Untrusted(Exception):
+    """The cache cannot be used in this run (a link in it, no secret): why, in words."""
+
+
+def key_folder() -> Path:
+    """Where the user's cache secret is kept: ``$XDG_CACHE_HOME/jxinspect`` (default
+    ``~/.cache/jxinspect``)."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    return (Path(base) if os.path.isabs(base) else Path.home() / ".cache") / "jxinspect"
+
+
+def secret() -> bytes:
+    """The secret that authenticates the cache's entries: :data:`SECRET_VARIABLE`'s value
+    when set, else the user's key file (:func:`key_folder`), made on first use with 32
+    random bytes, readable by the user alone. Raises :class:`Untrusted` when it can be
+    neither read nor made, or when others can read or change it."""
+    given = os.environ.get(SECRET_VARIABLE)
+    if given:
+        return given.encode()
+    path = key_folder() / KEY_FILE
+    try:
+        if not os.path.exists(path):
+            _make_key(path)
+        found = os.stat(path)
+        text = read_text(path, limit=SMALL_LIMIT).strip()
+    except (OSError, UsageError) as err:
+        why = err.strerror if isinstance(err, OSError) else str(err)
+        raise Untrusted(
+            f"the cache's key {path} cannot be read or made ({why}); the cache is not used "
+            f"(set {SECRET_VARIABLE}, or fix that folder)"
+        ) from None
+    posix = os.name == "posix"  # elsewhere no owner or mode bits: the folder's access rules
+    if posix and found.st_uid != os.getuid():
+        raise Untrusted(
+            f"the cache's key {path} belongs to another user; the cache is not used (remove it)"
+        )
+    if posix and found.st_mode & 0o077:
+        raise Untrusted(
+            f"the cache's key {path} can be read by other users; the cache is not used "
+            "(chmod 600 it, or remove it to make a new one)"
+        )
+    if len(text) != 64 or text.strip("0123456789abcdef"):
+        raise Untrusted(
+            f"the cache's key {path} is not one jxinspect made; the cache is not used "
+            "(remove it to make a new one)"
+        )
+    return bytes.fromhex(text)
+
+
+def _make_key(path: Path) -> None:
+    """Write a new random key at ``path`` (mode 600), whole or not at all; a key another
+    run made first is kept."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=".cache.key.", dir=path.parent)  # mode 600
+    try:
+        with os.fdopen(handle, "w", encoding="ascii") as file:
+            file.write(os.urandom(32).hex() + "\n")
+            file.flush()
+            os.fsync(file.fileno())
+        with contextlib.suppress(FileExistsError):
+            os.link(temporary, path)
+    finally:
+        os.unlink(temporary)
+
+
+def _mac(secret: bytes, key: str, text: bytes) -> str:
+    """An entry's HMAC-SHA256: of the key it is stored under and its report's line."""
+    return hmac.new(secret, key.encode() + b"\n" + text, hashlib.sha256).hexdigest()
+
+
+def _check_link(path: Path, root: Path) -> None:
+    """Raise :class:`Untrusted` when ``path`` is a link (the cache is never followed out)."""
+    if os.path.islink(path):
+        shown = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+        raise Untrusted(f"{shown} is a link; the cache is not used (remove the link)")
+
+
+def real_subfolder(folder: Path, name: str) -> Path:
+    """``folder/name``, made when missing; ``OSError`` when it is a link or not a folder
+    (the cache writes only in folders of its own)."""
+    path = folder / name
+    with contextlib.suppress(FileExistsError):
+        path.mkdir()
+    if not is_real_folder(path):
+        raise NotADirectoryError(20, "a link or not a folder", str(path))
+    return path
+
+
 def prepare_folder(root: Path) -> Path:
     """The cache folder at ``root``, made with its ``.gitignore`` and ``CACHEDIR.TAG``
-    when missing; raises ``OSError``."""
-    folder = root / FOLDER
-    folder.mkdir(parents=True, exist_ok=True)
+    when missing (either, when there, is left as it is); raises ``OSError``, also when
+    the folder is a link or not a folder: nothing is written through a link."""
+    folder = real_subfolder(root, FOLDER)
     ignore = folder / ".gitignore"
-    if not ignore.is_file():
+    if not os.path.lexists(ignore):
         write_atomically(ignore, "# made by jxinspect lint\n*\n")
     tag = folder / "CACHEDIR.TAG"
-    if not tag.is_file():
+    if not os.path.lexists(tag):
         write_atomically(
             tag,
             "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -224,24 +335,45 @@ class EntryHeader:
     """The target's name, for a person reading the folder."""
     seconds: float
     """How long staging took."""
-    digest: str
-    """The SHA-256 of the report's line."""
+    mac: str
+    """The HMAC-SHA256 of the key and the report's line, under the cache's secret."""
 
 
 class Cache:
-    """Reports of earlier runs, by key; ``None`` folder: caching is off."""
+    """Reports of earlier runs, by key; ``None`` folder: caching is off (asked so, or
+    the cache cannot be trusted in this run: :attr:`ignored` says why)."""
 
     def __init__(
         self, root: Path, enabled: bool, parse: Callable[[Path], ast.Module] = parse_source
     ) -> None:
         self.root, self.parse = root.resolve(), parse
-        self.folder = self.root / FOLDER if enabled else None
+        self.folder: Path | None = None
+        self._secret = b""
         self._context: dict[str, Any] | None = None
         self._sources: dict[Path, str] = {}
         self._modules: dict[Path, list[tuple[str, str]]] = {}
         self._costs: dict[str, float] | None = None
         self.ignored: list[str] = []
-        """An entry that was not trusted, each: its file and why (then staged again)."""
+        """What the run did not trust, each a line: an entry (its file, why, and that it
+        was staged again), or the whole cache (why it is not used)."""
+        if enabled:
+            with self._trusted():
+                _check_link(self.root / FOLDER, self.root)
+                self._secret = secret()
+                self.folder = self.root / FOLDER
+
+    @contextlib.contextmanager
+    def _trusted(self) -> Iterator[None]:
+        """Turn the cache off for the rest of the run, saying why, on :class:`Untrusted`."""
+        try:
+            yield
+        except Untrusted as err:
+            self.folder = None
+            self._note(str(err))
+
+    def _note(self, line: str) -> None:
+        if line not in self.ignored:
+            self.ignored.append(line)
 
     def _file_digest(self, path: Path) -> str:
         if path not in self._sources:
@@ -271,7 +403,6 @@ class Cache:
             **self.context(),
             "target": job.name,
             "resolved": _plain(job.resolved),
-            "settings": _plain(job.settings),
             "compile": job.compile,
             "devices": devices,
             "sources": self._module_sources(Path(job.group)),
@@ -288,55 +419,89 @@ class Cache:
         assert self.folder is not None
         return self.folder / key[:2] / f"{key}.jsonl"
 
+    def _regular(self, path: Path) -> bool:
+        """Whether ``path`` in the cache is a regular file; a link turns the cache off
+        (:class:`Untrusted`), anything else that is not a file is noted and left."""
+        _check_link(path.parent, self.root)
+        _check_link(path, self.root)
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            return False
+        if not stat.S_ISREG(mode):
+            self._note(
+                f"{self._display(path)} is not a regular file ({kind_of(mode)}); the cache "
+                "ignores it (remove it)"
+            )
+        return stat.S_ISREG(mode)
+
     def has(self, key: str) -> bool:
         """Whether an entry is stored under ``key`` (:meth:`get` reads and checks it)."""
-        return self.folder is not None and self._entry(key).is_file()
+        if self.folder is None:
+            return False
+        with self._trusted():
+            return self._regular(self._entry(key))
+        return False
 
     def get(self, key: str) -> Report | None:
         """The report stored under ``key``; ``None`` when absent or not trustworthy (one
         of another format is a miss; why any other was not trusted is kept in
         :attr:`ignored`).
 
-        An entry is two lines of JSON: its format, key, name, seconds and the SHA-256 of
-        the second line, then the report. One changed after it was written (truncated,
-        edited, a flipped bit that still reads as JSON) does not hash the same."""
-        if self.folder is None:
+        An entry is two lines of JSON: its format, key, name, seconds and the HMAC of the
+        key and the second line, then the report. One written without this cache's
+        secret, or changed after it was written (truncated, edited, a flipped bit that
+        still reads as JSON), does not verify."""
+        if not self.has(key):  # nor a link: a cache that holds one is off
             return None
         path = self._entry(key)
         try:
             return self._read(path, key)
         except OSError as err:
-            problem = err.strerror or str(err)
+            problem = f"{self._display(path)}: {err.strerror or err}"
+        except UsageError as err:
+            problem = str(err)
         except codec.DecodeError as err:
-            problem = err.problem
-        self.ignored.append(f"{self._display(path)}: {problem}")
+            problem = f"{self._display(path)}: {err.problem}"
+        self._note(f"{problem}; staged again")
         return None
 
     def _read(self, path: Path, key: str) -> Report | None:
         """The entry's report (``DecodeError`` saying why it is not one)."""
         name = self._display(path)
-        head, _, text = path.read_bytes().partition(b"\n")
+        data = read_bytes(path, limit=JSON_LIMIT, shown=name)  # not a link (has): no realpath
+        head, _, text = data.partition(b"\n")
         with contextlib.suppress(codec.DecodeError):
             if codec.decode(head, _Format, source=name).format != FORMAT:
                 return None  # another version's entry: a miss
         header = codec.decode(head, EntryHeader, source=name)
         if header.key != key:
             raise codec.DecodeError(name, "at $.key: expected the key it is stored under")
-        if header.digest != _digest(text):
-            raise codec.DecodeError(name, "the report does not match its digest (edited or cut)")
+        expected = _mac(self._secret, key, text).encode()
+        if not hmac.compare_digest(header.mac.encode(), expected):  # any text, never a crash
+            raise codec.DecodeError(name, "written without this cache's secret, or edited")
         return codec.decode(text, Report, source=name)
+
+    def _writable(self, path: Path) -> bool:
+        """Whether ``path`` may be written: in a real subfolder of the cache, and new or a
+        regular file (never a link, never replacing what is not a file)."""
+        with self._trusted():
+            return self._regular(path) or not os.path.lexists(path)
+        return False
 
     def put(self, key: str, name: str, text: str, seconds: float) -> None:
         """Store a report (its JSON line, as the worker sent it); a cache that cannot be
         written is skipped, never fatal."""
         if self.folder is None:
             return
-        header = EntryHeader(FORMAT, key, name, seconds, _digest(text.encode()))
+        data = text.encode()
+        header = EntryHeader(FORMAT, key, name, seconds, _mac(self._secret, key, data))
         with contextlib.suppress(OSError):
             self._prepare()
             path = self._entry(key)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomically(path, codec.line(header) + "\n" + text)
+            real_subfolder(path.parent.parent, path.parent.name)
+            if self._writable(path):
+                write_atomically(path, codec.line(header) + "\n" + text)
 
     def _prepare(self) -> None:
         prepare_folder(self.root)
@@ -344,13 +509,17 @@ class Cache:
     # ---- costs, for --shard ----
 
     def costs(self) -> dict[str, float]:
-        """Seconds each target took when last staged (by target name)."""
+        """Seconds each target took when last staged (by target name): they balance the
+        parts of ``--shard`` and nothing else, so they are read as they are; whatever is
+        not a map of names to seconds is ignored."""
         if self._costs is None:
             self._costs = {}
-            if self.folder is not None:
+            if self.folder is not None and self.has_costs():
                 try:
-                    data = json.loads((self.folder / "costs.json").read_text(encoding="utf-8"))
-                except (OSError, ValueError, RecursionError):
+                    data = json.loads(
+                        read_text(self._costs_file(), limit=JSON_LIMIT, inside=self.folder)
+                    )
+                except (OSError, UsageError, ValueError, RecursionError):
                     data = None
                 if isinstance(data, dict):
                     self._costs = {
@@ -360,12 +529,24 @@ class Cache:
                     }
         return self._costs
 
+    def _costs_file(self) -> Path:
+        assert self.folder is not None
+        return self.folder / "costs.json"
+
+    def has_costs(self) -> bool:
+        """Whether the costs file is there to read (a link turns the cache off)."""
+        with self._trusted():
+            return self._regular(self._costs_file())
+        return False
+
     def record_costs(self, seconds: dict[str, float]) -> None:
         if self.folder is None or not seconds:
             return
         costs = {**self.costs(), **seconds}
+        if self.folder is None or not self._writable(self._costs_file()):
+            return
         with contextlib.suppress(OSError):
             self._prepare()
             text = json.dumps(dict(sorted(costs.items())), indent=0)
-            write_atomically(self.folder / "costs.json", text + "\n")
+            write_atomically(self._costs_file(), text + "\n")
         self._costs = costs

@@ -4,19 +4,29 @@ SQLite (the standard library's ``sqlite3``), one row per target per run.
 Layout: the table ``history`` holds a column per plain field of
 :class:`~jxinspect.core.history.HistoryRow` and ``id``, the order rows were appended in;
 ``collectives`` a row per :class:`~jxinspect.core.history.CollectiveBytes` of a history
-row (``row``, its ``id``). The columns are derived from those types; a file with other
-tables or columns is refused, naming it, and so is a file that is not SQLite, or a path
-that is not a regular file (a device, a FIFO: never opened).
+row (``row``, its ``id``). The columns are derived from those types.
+
+A history is data from elsewhere: its schema (``sqlite_master``, every table, index,
+view and trigger) must be exactly the one :func:`_create` makes, or the file is refused,
+naming what it holds that a history does not (a trigger would run on every append); a
+file that is not SQLite, or a path that is not a regular file (a device, a FIFO: never
+opened), is refused too. SQLite's typing is loose: each value read is checked against its
+column's type, and one that is not (text in an integer column) is one error line naming
+the row and column. The database runs with ``trusted_schema`` off; ``trend`` opens it
+read-only and streams its rows.
 
 Writers: a run appends its rows in one ``BEGIN IMMEDIATE`` transaction (the first also
-makes the tables), waiting up to :data:`BUSY_TIMEOUT_S` while another writer (a CI shard,
-a concurrent job) holds the file: no row is lost, none is half-written.
+makes the tables; the schema is checked inside it), waiting up to
+:data:`BUSY_TIMEOUT_S` while another writer (a CI shard, a concurrent job) holds the
+file: no row is lost, none is half-written.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
+import math
 import os
 import sqlite3
 import stat
@@ -25,6 +35,7 @@ import typing
 from collections.abc import Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.history import CollectiveBytes, HistoryRow, history_row
@@ -63,8 +74,9 @@ LAYOUT: dict[str, tuple[Column, ...]] = {
 """Each table's columns, in order."""
 
 
-def _names(columns: tuple[Column, ...]) -> str:
-    return ", ".join(f'"{name}"' for name, _, _ in columns)
+def _names(columns: tuple[Column, ...], table: str = "") -> str:
+    prefix = f'"{table}".' if table else ""
+    return ", ".join(f'{prefix}"{name}"' for name, _, _ in columns)
 
 
 def _create(db: sqlite3.Connection) -> None:
@@ -76,15 +88,49 @@ def _create(db: sqlite3.Connection) -> None:
     db.execute(f'CREATE INDEX "{COLLECTIVES}_row" ON "{COLLECTIVES}" ("row")')
 
 
-def _layout(db: sqlite3.Connection) -> dict[str, tuple[Column, ...]]:
-    tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-    return {
-        table: tuple(
-            (name, kind.upper(), bool(required))
-            for _, name, kind, required, _, _ in db.execute(f'PRAGMA table_info("{table}")')
+_SCHEMA = 'SELECT "type", "name", "tbl_name", "sql" FROM main.sqlite_master'
+"""Everything a database holds: each table, index, view and trigger, with its SQL."""
+SchemaEntry = tuple[Any, ...]
+"""A row of :data:`_SCHEMA`: type, name, table, SQL."""
+
+
+@functools.cache
+def _schema() -> frozenset[SchemaEntry]:
+    """The schema of a history: what :func:`_create` makes in a new database."""
+    db = sqlite3.connect(":memory:")
+    try:
+        _create(db)
+        return frozenset(db.execute(_SCHEMA))
+    finally:
+        db.close()
+
+
+def _is_new(db: sqlite3.Connection, path: Path) -> bool:
+    """Whether the database is empty; a schema that is not exactly a history's (another
+    table, a view, a trigger, an index, a column) is refused, naming the first such entry."""
+    held = frozenset(db.execute(_SCHEMA))
+    if not held:
+        return True
+    ours = _schema()
+    if held == ours:
+        return False
+    names = {(kind, name) for kind, name, _, _ in ours}
+    extra = sorted((str(k), str(n)) for k, n, _, _ in held - ours)
+    missing = sorted((str(k), str(n)) for k, n, _, _ in ours - held)
+    if extra:
+        kind, name = extra[0]
+        article = "an" if kind == "index" else "a"
+        said = (
+            f"its {kind} {name} is not a history's"
+            if (kind, name) in names
+            else f"it holds {article} {kind} {name}"
         )
-        for table in tables
-    }
+    else:
+        said = "it has no {} {}".format(*missing[0])
+    raise UsageError(
+        f"{path} is a SQLite database with other contents than a jxinspect history ({said}); "
+        "give a new path or a file lint --history wrote"
+    )
 
 
 def _check_path(path: Path) -> None:
@@ -104,9 +150,10 @@ def _check_path(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def _database(path: Path, *, write: bool) -> Iterator[sqlite3.Connection]:
-    """The database at ``path`` (made if ``write``), checked to be a history; a file that
-    is not one is one error line naming it."""
+def _database(path: Path, *, write: bool) -> Iterator[tuple[sqlite3.Connection, bool]]:
+    """The database at ``path`` (made if ``write``) and whether it is new (empty), in one
+    transaction whose first step checks it is a history; a file that is not one is one
+    error line naming it. Read-only where ``write`` is not asked."""
     _check_path(path)
     if not write and not path.exists():
         raise no_such_file(path)
@@ -116,17 +163,14 @@ def _database(path: Path, *, write: bool) -> Iterator[sqlite3.Connection]:
     except sqlite3.Error as err:
         raise UsageError(f"cannot open the history database {path}: {err}") from None
     try:
-        if write:
-            db.execute("BEGIN IMMEDIATE")
-        layout = _layout(db)
-        if layout and layout != LAYOUT:
-            raise UsageError(
-                f"{path} is a SQLite database with other tables than a jxinspect history; "
-                "give a new path or a file lint --history wrote"
-            )
-        if not layout and write:
+        db.execute("PRAGMA trusted_schema = OFF")  # no function of the schema runs
+        if not write:
+            db.execute("PRAGMA query_only = ON")
+        db.execute("BEGIN IMMEDIATE" if write else "BEGIN")  # checked and used as one
+        new = _is_new(db, path)
+        if new and write:
             _create(db)
-        yield db
+        yield db, new
         if write:
             db.execute("COMMIT")
     except sqlite3.DatabaseError as err:
@@ -156,37 +200,114 @@ def check_history(path: Path) -> Path:
 
 
 def _insert(table: str) -> str:
+    """An insert into our table of the file itself (``main``): with the schema checked
+    to be ours, no trigger or view can stand in its way."""
     columns = LAYOUT[table][1:] if table == ROWS else LAYOUT[table]
-    return f'INSERT INTO "{table}" ({_names(columns)}) VALUES ({", ".join("?" * len(columns))})'
+    return (
+        f'INSERT INTO main."{table}" ({_names(columns)}) VALUES ({", ".join("?" * len(columns))})'
+    )
 
 
 def append(path: Path, rows: list[HistoryRow]) -> None:
     """Append ``rows`` in one transaction (making the database where there is none)."""
-    with _database(path, write=True) as db:
+    with _database(path, write=True) as (db, _):
         for row in rows:
             cursor = db.execute(_insert(ROWS), [getattr(row, n) for n, _, _ in ROW_COLUMNS])
             for c in row.collectives:
                 db.execute(_insert(COLLECTIVES), (cursor.lastrowid, *dataclasses.astuple(c)))
 
 
-def read(path: Path) -> list[HistoryRow]:
-    """Every row of the database, in the order they were appended (none in a new one)."""
-    names = [name for name, _, _ in ROW_COLUMNS]
-    with _database(path, write=False) as db:
-        if not _layout(db):
+_WORDS = {"TEXT": "text", "INTEGER": "an integer", "REAL": "a number"}
+_TYPES = {"TEXT": ("text",), "INTEGER": ("integer",), "REAL": ("real", "integer")}
+"""What SQLite's ``typeof`` may say of a value in a column of each type."""
+
+
+def _mistyped(column: Column) -> str:
+    """SQL that holds where a value is not of its column's type (an infinite number
+    too: no measure is)."""
+    name, kind, required = column
+    allowed = _TYPES[kind] + (() if required else ("null",))
+    test = f"""typeof("{name}") NOT IN ({", ".join(f"'{t}'" for t in allowed)})"""
+    return f'{test} OR abs("{name}") = 9e999' if kind == "REAL" else test
+
+
+def _check_values(db: sqlite3.Connection, path: Path) -> None:
+    """Refuse a database holding a value that is not of its column's type (SQLite's
+    typing is loose: text in an integer column), checked by SQLite itself in one pass
+    over each table, in one error line naming the first such row and column."""
+    for table, columns in LAYOUT.items():
+        test = " OR ".join(f"({_mistyped(column)})" for column in columns)
+        query = f'SELECT rowid, {_names(columns)} FROM main."{table}" WHERE {test} LIMIT 1'
+        for rowid, *values in db.execute(query):
+            for column, found in zip(columns, values):
+                _check_value(path, table, rowid, column, found)
+
+
+def _check_value(path: Path, table: str, row: object, column: Column, found: object) -> None:
+    """Refuse ``found``, read from ``column``, if it is not of the column's type."""
+    name, kind, required = column
+    if found is None and not required:
+        return
+    fits = {"TEXT": (str,), "INTEGER": (int,), "REAL": (int, float)}[kind]
+    if isinstance(found, fits) and not (isinstance(found, float) and math.isinf(found)):
+        return
+    held = {type(None): "nothing", str: "text", int: "an integer", bytes: "a blob"}.get(
+        type(found), f"the number {found}"
+    )
+    raise UsageError(
+        f"{path}: table {table}, row {row}: column {name} holds {held} where "
+        f"{_WORDS[kind]} belongs; give a file lint --history wrote"
+    )
+
+
+_COUNT = len(ROW_COLUMNS)
+
+
+def read_rows(path: Path, target: str | None = None) -> Iterator[HistoryRow]:
+    """The rows of the database (of ``target`` only, if given), in the order they were
+    appended, read one at a time once every value is checked (none in a new database)."""
+    where = ' WHERE h."target" = ?' if target is not None else ""
+    query = (
+        f"SELECT {_names(LAYOUT[ROWS], 'h')}, {_names(LAYOUT[COLLECTIVES], 'c')} "
+        f'FROM main."{ROWS}" AS h LEFT JOIN main."{COLLECTIVES}" AS c ON c."row" = h."id"'
+        f'{where} ORDER BY h."id", c."kind", c."axes"'
+    )
+    with _database(path, write=False) as (db, new):
+        if new:
+            return
+        _check_values(db, path)
+        key: object = None
+        values: tuple[Any, ...] = ()
+        held: list[CollectiveBytes] = []
+        for found in db.execute(query, () if target is None else (target,)):
+            if found[0] != key:
+                if values:
+                    yield _row(values, held)
+                key, values, held = found[0], found[1 : _COUNT + 1], []
+            if found[_COUNT + 1] is not None:  # the row has a collective
+                held.append(CollectiveBytes(*found[_COUNT + 2 :]))
+        if values:
+            yield _row(values, held)
+
+
+def _row(values: tuple[Any, ...], held: list[CollectiveBytes]) -> HistoryRow:
+    """A row from its columns' values (the fields before ``collectives``, in order)."""
+    return HistoryRow(*values, tuple(held))  # type: ignore[call-arg]  # checked below
+
+
+assert [f.name for f in dataclasses.fields(HistoryRow)] == [
+    *(name for name, _, _ in ROW_COLUMNS),
+    "collectives",
+], "a history row's fields are its columns, then its collectives"
+
+
+def targets(path: Path, limit: int) -> list[str]:
+    """The database's first ``limit`` targets, in order (for an error message)."""
+    query = f'SELECT DISTINCT "target" FROM main."{ROWS}" ORDER BY "target" LIMIT ?'
+    with _database(path, write=False) as (db, new):
+        if new:
             return []
-        held: dict[int, list[CollectiveBytes]] = {}
-        for row, *values in db.execute(
-            f'SELECT {_names(LAYOUT[COLLECTIVES])} FROM "{COLLECTIVES}" '
-            'ORDER BY "row", "kind", "axes"'
-        ):
-            held.setdefault(row, []).append(CollectiveBytes(*values))
-        return [
-            HistoryRow(**dict(zip(names, values)), collectives=tuple(held.get(key, ())))
-            for key, *values in db.execute(
-                f'SELECT {_names(LAYOUT[ROWS])} FROM "{ROWS}" ORDER BY "id"'
-            )
-        ]
+        return [str(name) for (name,) in db.execute(query, (limit,))]
 
 
 def commit_of(root: Path) -> str | None:

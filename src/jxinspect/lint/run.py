@@ -11,9 +11,9 @@
    text, read back typed here. A target that
    fails to import, trace or build its inputs, exits, crashes or times out is reported
    as failed; the others still run, and a run with a failed target never exits 0.
-4. **Judge**: rules with each target's settings (in the worker), then the policy's
-   select/ignore/severities (:meth:`~jxinspect.project.config.Policy.apply`, here: the
-   cache keys hold the thresholds alone), then the baseline (keyed by target, code and
+4. **Judge**: each report once, here (:func:`jxinspect.pipeline.judge`: the rules with
+   the target's settings and facts, then the policy's select/ignore/severities; workers
+   and the cache hold reports unjudged), then the baseline (keyed by target, code and
    leaf path, never by line).
 """
 
@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 from jxinspect._version import __version__
 from jxinspect.core.errors import JxError, UsageError, error_kind
 from jxinspect.core.files import write_output
+from jxinspect.core.identity import ProgramComparison
 from jxinspect.core.lint import GoneEntry, LintFinding, LintResult, ShardInfo, TargetResult
 from jxinspect.core.model import AcceptedCost
 from jxinspect.core.processes import ProcessesSummary
@@ -52,7 +53,14 @@ from jxinspect.lint.workers.supervisor import (
 )
 from jxinspect.pipeline import judge as judge_report
 from jxinspect.pipeline import rule_infos
-from jxinspect.project.config import Config, Policy, PolicyOverride, TargetEntry, project_config
+from jxinspect.project.config import (
+    Config,
+    Policy,
+    PolicyOverride,
+    TargetEntry,
+    project_config,
+    used,
+)
 from jxinspect.project.declarations import (
     Declaration,
     definition_line,
@@ -64,7 +72,7 @@ from jxinspect.project.sourcefile import search_text
 from jxinspect.project.targets import DECLARATION, parse_target
 from jxinspect.record.folder import Entry, read_compiles, read_index, read_record, target_name
 from jxinspect.record.processes import is_multi_process, process_folders
-from jxinspect.record.programs import function_findings, processes_summary
+from jxinspect.record.programs import processes_summary
 
 T = TypeVar("T")
 SKIP_DIRS = {"__pycache__", "node_modules", "site-packages"}
@@ -82,6 +90,10 @@ class Planned:
     error: str | None = None
     """Why it cannot be staged at all (a bad declaration); then ``job`` is ``None``."""
     error_kind: ErrorKind = USAGE
+    compiles: tuple[Compile, ...] = ()
+    """A recorded function's compiles (JX401, JX402): facts its report is judged with."""
+    comparisons: tuple[ProgramComparison, ...] = ()
+    """A recorded function's lowerings compared across the run's processes (JX403)."""
 
 
 def _once(store: dict[Path, T | JxError], key: Path, make: Callable[[Path], T]) -> T:
@@ -238,7 +250,7 @@ class _Planner:
         except JxError as err:
             return Planned(name, policy, file, line, error=str(err), error_kind=error_kind(err))
         policy = self.policy(entry, resolved.declared_policy)
-        job = Job(name, resolved, policy.settings, policy.compile, str(source or text))
+        job = Job(name, resolved, policy.compile, str(source or text))
         return Planned(name, policy, file, line, job=job)
 
 
@@ -324,8 +336,9 @@ class _Judge:
     def result(
         self, planned: Planned, outcome: Outcome | None, accepted: AcceptedCost | None = None
     ) -> TargetResult:
-        """The target's findings under its policy (judged again against ``accepted``, the
-        baseline's cost of it, where it was compiled: JX304, JX305)."""
+        """The target's findings: its report judged once, under its policy, with the facts
+        its plan holds (a recording's compiles and comparisons) and ``accepted``, the
+        baseline's cost of it, where it was compiled (JX304, JX305)."""
         if planned.error is not None:
             return TargetResult(
                 planned.name,
@@ -344,9 +357,13 @@ class _Judge:
                 error_kind=outcome.kind,
                 seconds=outcome.seconds,
             )
-        report, policy = outcome.report, planned.policy
-        if accepted is not None and report.compiled is not None:
-            report = judge_report(replace(report, accepted_cost=accepted), _thresholds(policy))
+        report = judge_report(
+            outcome.report,
+            planned.policy,
+            compiles=planned.compiles,
+            accepted_cost=accepted if outcome.report.compiled is not None else None,
+            comparisons=planned.comparisons,
+        )
         findings = tuple(
             LintFinding.of(
                 f,
@@ -354,7 +371,7 @@ class _Judge:
                 file=self.path(f.file) or planned.file,
                 line=f.line or planned.line,
             )
-            for f in policy.apply(report.findings)
+            for f in report.findings
         )
         return TargetResult(
             target=planned.name,
@@ -420,16 +437,17 @@ def run_lint(request: LintRequest) -> LintResult:
 
 def _keep_workers(options: RunOptions, root: Path) -> KeepWorkers | None:
     """Where kept workers of this environment wait, and for how long; ``None`` when off
-    (or where they cannot be kept: off Linux, or the cache folder cannot be made)."""
+    (or where they cannot be kept: off Linux, or the cache folder cannot be made, or it
+    or its ``workers`` folder is a link)."""
     if not options.keep_workers:
         return None
-    from jxinspect.lint.cache import environment, prepare_folder
+    from jxinspect.lint.cache import environment, prepare_folder, real_subfolder
     from jxinspect.lint.workers import kept as kept_workers
 
     if not kept_workers.available():
         return None
     try:
-        folder = prepare_folder(root) / "workers"
+        folder = real_subfolder(prepare_folder(root), "workers")  # never through a link
     except OSError:
         return None
     idle = options.idle if options.idle is not None else kept_workers.DEFAULT_IDLE_S
@@ -447,7 +465,7 @@ def _read_baseline(request: LintRequest, options: RunOptions, judge: _Judge) -> 
     path = options.baseline
     name = judge.path(str(path))
     accepted = Accepted()
-    if path.is_file():
+    if path.exists():  # a FIFO or a device too: refused in one line, never written over
         accepted = read_baseline(path, name or str(path), replacing=request.write_baseline)
     elif request.baseline is not None and not request.write_baseline:
         raise UsageError(f"no such baseline: {request.baseline} (create it with --write-baseline)")
@@ -499,7 +517,8 @@ def _run_records(
 
 @dataclass
 class _Recorded:
-    """The targets of a recording, judged as they are read."""
+    """The targets of a recording, each with the facts its report is judged with (its
+    compiles; the comparison of its lowerings across processes), as they are read."""
 
     policy: Policy
     planned: list[Planned] = field(default_factory=list)
@@ -509,14 +528,13 @@ class _Recorded:
     """Each target's name by its function, source and prefix (its process)."""
 
     def folder(self, folder: Path, prefix: str) -> None:
-        """Judge one process's folder (``prefix``: ``process-K/``, or none)."""
+        """Read one process's folder (``prefix``: ``process-K/``, or none)."""
         index = read_index(folder)
-        thresholds = _thresholds(self.policy)
         compiles = _compiles_by_folder(read_compiles(folder)[0])
         for name, entry in zip(_record_names(index.functions), index.functions):
-            recorded = replace(read_record(folder, entry), compiles=compiles.get(entry.folder, ()))
-            self.planned.append(Planned(prefix + name, self.policy, None, None))
-            self.outcomes[prefix + name] = Outcome(judge_report(recorded, thresholds))
+            facts = tuple(compiles.get(entry.folder, ()))
+            self.planned.append(Planned(prefix + name, self.policy, None, None, compiles=facts))
+            self.outcomes[prefix + name] = Outcome(read_record(folder, entry))
             self.names.setdefault((entry.name, entry.source, prefix), prefix + name)
         if not index.complete:
             self.failed.append(_incomplete(folder, index))
@@ -524,16 +542,16 @@ class _Recorded:
     def across(self, summary: ProcessesSummary) -> None:
         """Give each function's JX403 to its target in the first process of the largest
         group of processes that agree."""
+        at = {planned.name: i for i, planned in enumerate(self.planned)}
         for function in summary.functions:
-            found = function_findings(function)
-            if not found or not function.programs:
+            if function.comparison is None or not function.programs:
                 continue
             first = f"process-{function.programs[0].processes[0]}/"
             name = self.names.get((function.function, function.source, first))
-            report = self.outcomes[name].report if name is not None else None
-            if name is not None and report is not None:
-                judged = report.with_findings((*report.findings, *found))
-                self.outcomes[name] = replace(self.outcomes[name], report=judged)
+            if name is not None:
+                planned = self.planned[at[name]]
+                comparisons = (*planned.comparisons, function.comparison)
+                self.planned[at[name]] = replace(planned, comparisons=comparisons)
 
 
 def _incomplete(folder: Path, index: Index) -> TargetResult:
@@ -671,12 +689,6 @@ def _costs(outcomes: dict[str, Outcome]) -> dict[str, AcceptedCost]:
     }
 
 
-def _thresholds(policy: Policy) -> Policy:
-    """What lint's workers judge with: the policy's thresholds alone (its select, ignore
-    and severities apply when the lint run reads their reports)."""
-    return Policy(settings=policy.settings)
-
-
 def _finish(
     request: LintRequest,
     config: Config,
@@ -723,7 +735,7 @@ def _finish(
         baseline=baseline_name if baseline_path.is_file() else None,
         baseline_size=sum(baseline.values()),
         baseline_costs=len(costs),
-        config=judge.path(str(config.path)) if config.path else None,
+        config=used(config.path) if config.path else None,
         version=__version__,
         interrupted=interrupted,
         shard=shard,

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from jxinspect.core import codec
+from jxinspect.core.artifacts import JSON_LIMIT, read_text
 from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.lint import LINT_SCHEMA, LintResult, ShardInfo
 from jxinspect.pipeline import described
@@ -66,14 +67,12 @@ def shard_info(shard: Shard, names: list[str]) -> ShardInfo:
 def read_part(path: Path) -> LintResult:
     """One part: a ``lint --format json`` result, its rules described by this jxinspect."""
     again = "save each part with `jxinspect lint --shard K/N --format json -o FILE`"
+    if path.is_dir():
+        raise UsageError(f"{path} is a folder; give the JSON files of the parts")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path, limit=JSON_LIMIT))  # bounded, never a FIFO
     except FileNotFoundError:
         raise no_such_file(path) from None
-    except IsADirectoryError:
-        raise UsageError(f"{path} is a folder; give the JSON files of the parts") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise UsageError(f"cannot read {path}: {err}") from None
     except (ValueError, RecursionError):
         raise UsageError(f"{path} is not JSON; {again}") from None
     schema = data.get("schema") if isinstance(data, dict) else None

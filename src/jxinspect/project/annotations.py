@@ -38,6 +38,8 @@ from typing import Any
 from jxinspect.core import dtypes
 from jxinspect.core.errors import UsageError
 from jxinspect.core.model import InputsFrom
+from jxinspect.project import hints as type_hints
+from jxinspect.project.optimizers import StateUse, state_uses
 from jxinspect.project.options import closest
 from jxinspect.project.spec import (
     ArraySpec,
@@ -45,6 +47,8 @@ from jxinspect.project.spec import (
     Dim,
     DimValue,
     ModelLibrary,
+    OptimizerLibrary,
+    OptimizerState,
     Seed,
     Struct,
     dim_text,
@@ -71,13 +75,18 @@ INPUT_HELP = (
 
 class _Missing(Exception):
     """An argument (or a field of one) the annotations cannot build: why, and the value
-    to give it by (``--kwargs "NAME=EXAMPLE"``) where one can be said."""
+    to give it by (``--kwargs "NAME=EXAMPLE"``) where one can be said, or the expression
+    that builds it in an ``--args-from`` maker (a model, an optimizer state)."""
 
-    def __init__(self, why: str, example: str | None = None, advice: str | None = None) -> None:
+    def __init__(
+        self, why: str, example: str | None = None, maker: str | None = None, note: str = ""
+    ) -> None:
         super().__init__(why)
         self.example = example
-        self.advice = advice
-        """What to do instead of ``--kwargs`` (a model: an ``--args-from`` maker)."""
+        self.maker = maker
+        """What builds it in a maker, instead of ``--kwargs``: never an array spec."""
+        self.note = note
+        """Said after the maker (how a constructor's int can be sized instead)."""
 
 
 @dataclass
@@ -149,12 +158,15 @@ def infer_inputs(
     Raises one :class:`UsageError`
     naming every argument it cannot build and every dimension that has no size."""
     signature = _signature(fun, where)
-    hints = _hints(fun, where)
+    hints, unresolved = type_hints.resolve(fun)
     first = next(iter(signature.parameters.values()), None)
     if owner is not None and first is not None and first.name == "self" and "self" not in hints:
-        hints["self"] = owner
+        hints["self"] = _Owner(owner)
     reading = _Reading(dict(dims), dtypes.BY_SHORT[float_dtype or "f32"].name)
-    args, kwargs, missing = _call(signature, hints, given, statics, static_names, reading)
+    uses = state_uses(fun, list(signature.parameters))
+    args, kwargs, missing = _call(
+        signature, _Hints(hints, unresolved, uses), given, statics, static_names, reading
+    )
     if missing:
         raise UsageError(_missing_message(where, missing, bool(hints), signature))
     _check_dims(where, reading, shared_dims)
@@ -179,19 +191,33 @@ def _signature(fun: Callable[..., Any], where: str) -> inspect.Signature:
         ) from None
 
 
+@dataclass(frozen=True)
+class _Hints:
+    """What a target's code says of its parameters: resolved annotations, why each one
+    that could not be resolved was not, and the optimizer states it passes to an
+    optimizer."""
+
+    resolved: dict[str, Any]
+    unresolved: dict[str, str]
+    states: dict[str, StateUse]
+
+
 def _call(
     signature: inspect.Signature,
-    hints: dict[str, Any],
+    said: _Hints,
     given: Mapping[str, object],
     statics: frozenset[int],
     static_names: tuple[str, ...],
     reading: _Reading,
 ) -> tuple[list[object], dict[str, object], dict[str, _Missing]]:
     """The positional and keyword arguments built, and why each that could not be was not
-    (:func:`infer_inputs`); ``reading`` keeps what was chosen."""
-    args: list[object] = []
-    kwargs: dict[str, object] = {}
+    (:func:`infer_inputs`); ``reading`` keeps what was chosen. An optimizer state is built
+    last, over the value its parameters argument was given or built as."""
+    hints = said.resolved
     missing: dict[str, _Missing] = {}
+    values: dict[str, object] = {}
+    keywords: set[str] = set()
+    states: dict[str, StateUse] = {}
     positional = True
     for position, param in enumerate(signature.parameters.values()):
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -213,20 +239,104 @@ def _call(
             reading.choose(f"{name} left to its default")
             positional = False
             continue
-        elif name not in hints:
-            missing[name] = _Missing("no annotation")
-            continue
         else:
             try:
-                value = _build(hints[name], name, reading)
+                value = _annotated(name, said, reading)
             except _Missing as why:
                 missing[name] = why
                 continue
-        if positional and param.kind != param.KEYWORD_ONLY:
-            args.append(value)
+            if value is _STATE:  # built below, over its parameters' value
+                states[name] = said.states[name]
+        values[name] = value
+        if not positional or param.kind == param.KEYWORD_ONLY:
+            keywords.add(name)
+    for name, use in states.items():
+        try:
+            values[name] = _optimizer_state(use, values, hints, reading)
+        except _Missing as why:
+            missing[name] = why
+    args = [value for name, value in values.items() if name not in keywords]
+    kwargs = {name: value for name, value in values.items() if name in keywords}
+    order = list(signature.parameters)
+    return args, kwargs, dict(sorted(missing.items(), key=lambda item: order.index(item[0])))
+
+
+_STATE = object()
+"""What :func:`_annotated` returns for an optimizer state: built last, over the value of
+the parameters it is the state of."""
+
+
+def _annotated(name: str, said: _Hints, reading: _Reading) -> object:
+    """The argument ``name`` built from its annotation, or :data:`_STATE` for an
+    optimizer state its annotation does not build; raises why it cannot be built."""
+    if name in said.unresolved and name not in said.states:
+        raise _Missing(f"its annotation could not be resolved: {said.unresolved[name]}")
+    try:
+        if name not in said.resolved:
+            raise _Missing("no annotation")
+        return _build(said.resolved[name], name, reading)
+    except _Missing as why:
+        if name not in said.states:
+            raise _object_maker(why, said.resolved.get(name)) from None
+        return _STATE
+
+
+def _object_maker(why: _Missing, hint: Any) -> _Missing:
+    """An argument annotated as a NamedTuple or dataclass that cannot be built is given
+    by a maker that builds that class (never by an array spec)."""
+    hint = _strip_annotated(hint)
+    struct = isinstance(hint, type) and (
+        dataclasses.is_dataclass(hint) or (issubclass(hint, tuple) and hasattr(hint, "_fields"))
+    )
+    if not struct or why.maker or why.example:
+        return why
+    return _Missing(str(why), maker=f"{hint.__name__}(...)")
+
+
+def _optimizer_state(
+    use: StateUse, values: dict[str, object], hints: dict[str, Any], reading: _Reading
+) -> OptimizerState:
+    """The state ``use``'s optimizer builds over its parameters' value; else why not, and
+    the maker that builds it (never an array spec: a state is the optimizer's tree)."""
+    params = values.get(use.params) if use.params else None
+    model = hints.get(use.params or "") if use.params else None
+    library = _model_library(model) if isinstance(model, type) else None
+    kind = "an nnx.Optimizer" if use.nnx else "an optimizer state"
+    why = f"{kind}, passed to {use.optimizer}.update"
+    maker = _state_maker(use, library, model, params)
+    if use.transform is None:
+        where = ("the module holds no nnx.Optimizer(model, tx, wrt=...) call or one optax "
+                 "optimizer" if use.nnx else "its optimizer is not the module's own")  # fmt: skip
+        raise _Missing(f"{why}; {where}", maker=maker)
+    if use.params is None:
+        raise _Missing(f"{why}, over parameters the step does not name", maker=maker)
+    if params is None:
+        raise _Missing(f"{why}, over {use.params}, which is not built either", maker=maker)
+    if use.nnx and not (isinstance(params, Constructed) and params.library == "nnx"):
+        raise _Missing(f"{why}, over {use.params}, which is no nnx.Module built", maker=maker)
+    optimizer: OptimizerLibrary = (
+        "nnx" if use.nnx else "equinox" if library == "equinox" else "optax"
+    )
+    reading.choose(f"{use.state}: built by {maker}, nothing allocated")
+    return OptimizerState(use.transform_name, optimizer, params, use.transform, use.wrt)
+
+
+def _state_maker(use: StateUse, library: ModelLibrary | None, model: Any, params: object) -> str:
+    """What builds ``use``'s state, abstractly, as the step's code names things."""
+    tx = use.transform_name or use.optimizer
+    over = use.params or "params"
+    if use.nnx:
+        if isinstance(params, Constructed) and params.cls is not None:
+            shown = _shown("nnx", list(params.arguments))
+            built = f"{params.cls.__name__}({', '.join(f'{n}={v}' for n, v in shown)})"
         else:
-            kwargs[name] = value
-    return args, kwargs, missing
+            name = model.__name__ if isinstance(model, type) else "Model"
+            built = f"{name}(..., rngs=nnx.Rngs(0))"
+        tx = tx if use.transform_name else "tx"
+        return f"nnx.eval_shape(lambda: nnx.Optimizer({built}, {tx}, wrt={use.wrt_text}))"
+    if library == "equinox":
+        return f"eqx.filter_eval_shape(lambda m: {tx}.init(eqx.filter(m, eqx.is_array)), {over})"
+    return f"jax.eval_shape({tx}.init, {over})"
 
 
 def _check_dims(where: str, reading: _Reading, shared_dims: frozenset[str]) -> None:
@@ -263,9 +373,9 @@ def _missing_message(
     first, why = next(iter(missing.items()))
     value = why.example or ("3" if str(why).startswith("static") else "f32[8]")
     example = f"{first}={value}"
-    advice = next((m.advice for m in missing.values() if m.advice), None)
-    if advice is not None and any_hints:
-        return f"no example inputs for {where}: the annotations do not say {listed}; {advice}"
+    maker = _maker_advice(missing, signature)
+    if maker is not None:
+        return f"no example inputs for {where}: the annotations do not say {listed}; {maker}"
     if not any_hints:
         return (
             f"no example inputs for {where}: "
@@ -279,15 +389,23 @@ def _missing_message(
     )
 
 
-def _hints(obj: Any, where: str) -> dict[str, Any]:
-    """``obj``'s annotations, strings resolved in its module's namespace."""
-    try:
-        return typing.get_type_hints(obj, include_extras=True)
-    except Exception as err:  # an annotation names something its module lacks
-        raise UsageError(
-            f"{where}: its annotations could not be resolved ({type(err).__name__}: {err}); "
-            "give its inputs with --args"
-        ) from None
+def _maker_advice(missing: dict[str, _Missing], signature: inspect.Signature) -> str | None:
+    """The ``--args-from`` maker that builds every input, the ones a model's constructor
+    or an optimizer builds written out (``opt_state = jax.eval_shape(optim.init,
+    params)``), the others left to write (``x = ...``)."""
+    makers = {name: why.maker for name, why in missing.items() if why.maker}
+    if not makers:
+        return None
+    names = [p.name for p in signature.parameters.values()
+             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+             and (p.default is p.empty or p.name in makers)]  # fmt: skip
+    body = "; ".join(f"{name} = {makers.get(name, '...')}" for name in names)
+    returned = ", ".join(names) + ("," if len(names) == 1 else "")
+    notes = "".join(dict.fromkeys(f" ({why.note})" for why in missing.values() if why.note))
+    return (
+        f"build {'it' if len(makers) == 1 else 'them'} in a maker, e.g. "
+        f"`def make_args(): {body}; return ({returned})`, and give --args-from make_args{notes}"
+    )
 
 
 def _static_value(hint: Any, default: Any) -> object:
@@ -308,6 +426,10 @@ def _strip_annotated(hint: Any) -> Any:
 def _build(hint: Any, path: str, reading: _Reading) -> object:
     """The spec-language value an argument annotated ``hint`` is built as."""
     hint = _strip_annotated(hint)
+    if isinstance(hint, _Unresolved):
+        raise _Missing(f"its annotation could not be resolved: {hint.why}")
+    if isinstance(hint, _Owner):
+        return _self(hint.cls, path, reading)
     if is_array_annotation(hint):
         return _array(hint, path, reading)
     origin = typing.get_origin(hint)
@@ -336,7 +458,7 @@ def _build(hint: Any, path: str, reading: _Reading) -> object:
         if dataclasses.is_dataclass(hint):
             return _dataclass(hint, path, reading)
         if typing.is_typeddict(hint):
-            hints = _field_hints(hint, path)
+            hints = _field_hints(hint)
             return {key: _build(h, f"{path}[{key!r}]", reading) for key, h in hints.items()}
         if hint in _SCALAR_EXAMPLES:
             raise _Missing(_scalar_choices(hint, path), example=_SCALAR_EXAMPLES[hint])
@@ -419,18 +541,22 @@ def _name(hint: Any) -> str:
     return str(hint)
 
 
-def _field_hints(cls: type, path: str) -> dict[str, Any]:
-    try:
-        return typing.get_type_hints(cls, include_extras=True)
-    except Exception as err:
-        raise _Missing(
-            f"{path}: {cls.__qualname__}'s annotations could not be resolved "
-            f"({type(err).__name__}: {err})"
-        ) from None
+@dataclass(frozen=True)
+class _Unresolved:
+    """A field's annotation that could not be resolved, and why: building it says so."""
+
+    why: str
+
+
+def _field_hints(cls: type) -> dict[str, Any]:
+    """A class's fields' annotations, each one that cannot be resolved an
+    :class:`_Unresolved` (a field with a default then takes it)."""
+    hints, unresolved = type_hints.resolve(cls)
+    return {**hints, **{name: _Unresolved(why) for name, why in unresolved.items()}}
 
 
 def _named_tuple(cls: type, path: str, reading: _Reading) -> Struct:
-    hints = _field_hints(cls, path)
+    hints = _field_hints(cls)
     defaults: dict[str, Any] = getattr(cls, "_field_defaults", {})
     values: list[tuple[str, object]] = []
     for name in cls._fields:  # type: ignore[attr-defined]
@@ -453,7 +579,7 @@ def _dataclass(cls: type, path: str, reading: _Reading) -> Struct:
     """Every field (the pytree node flattens them all, ``init`` or not), built from its
     annotation; a static one (``eqx.field(static=True)``, ``struct.field(pytree_node=
     False)``) or one that cannot be built takes its default."""
-    hints = _field_hints(cls, path)
+    hints = _field_hints(cls)
     values: list[tuple[str, object]] = []
     for f in dataclasses.fields(cls):
         here = f"{path}.{f.name}"
@@ -486,6 +612,32 @@ _BUILDERS: dict[ModelLibrary, str] = {"equinox": "eqx.filter_eval_shape", "nnx":
 _SEEDS: dict[ModelLibrary, tuple[str, str]] = {
     "equinox": ("key", "jax.random.key(0)"), "nnx": ("rngs", "nnx.Rngs(0)"),
 }  # fmt: skip
+"""The PRNG argument of an Equinox or NNX constructor, as its examples pass it (a
+``python`` one, a method's plain ``self``, is given none: its class draws no weights)."""
+
+
+@dataclass(frozen=True)
+class _Owner:
+    """The class of a method target, as the annotation of its unannotated ``self``."""
+
+    cls: type
+
+
+def _self(cls: type, path: str, reading: _Reading) -> object:
+    """A method's ``self``: built as its class is where it can be (its fields, or a
+    model's constructor); else, a class that is no pytree (a plain class, a dataclass
+    JAX does not flatten) by calling its constructor with Python values, which the
+    tracer stages as a static value, as JAX stages an object that holds no arrays."""
+    trial = reading.trial()
+    try:
+        built = _build(cls, path, trial)
+    except _Missing:
+        if _model_library(cls) is not None:
+            raise
+        why = f"{cls.__name__}, no pytree, is built by its constructor"
+        return _constructed(cls, "python", path, reading, why)
+    reading.take(trial)
+    return built
 
 
 def _model_library(cls: type) -> ModelLibrary | None:
@@ -537,7 +689,7 @@ def _constructed(
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             continue
         hint = _strip_annotated(hints.get(name, param.empty))
-        if _is_seed(name, hint):
+        if library != "python" and _is_seed(name, hint):
             arguments.append((name, Seed("rngs" if library == "nnx" else "key")))
         elif param.default is not param.empty:
             continue
@@ -547,7 +699,7 @@ def _constructed(
             assert isinstance(size, Dim)
             reading.used[name] = dim_text(size)
             arguments.append((name, hint(size.size)))
-        elif hint is not param.empty and hint not in _SCALAR_EXAMPLES:
+        elif library != "python" and hint is not param.empty and hint not in _SCALAR_EXAMPLES:
             trial = reading.trial()
             try:
                 arguments.append((name, _build(hint, f"{path}({name})", trial)))
@@ -558,33 +710,42 @@ def _constructed(
         else:
             needs.append(name)
     if needs:
-        seed, seeded = _SEEDS[library]
-        call = _call_text(library, cls, [*((n, "...") for n in needs), (seed, seeded)])
+        given = dict(_shown(library, arguments))
+        written = [(p.name, given.get(p.name, "...")) for p in parameters
+                   if p.name in given or p.name in needs]  # fmt: skip
+        call = _call_text(library, cls, written)
         raise _Missing(
             f"{why}; its constructor needs {', '.join(needs)}",
-            advice=f"build it in a maker, e.g. `def make_args(): return ({call}, ...)`, "
-            "and give --args-from make_args (a Python int argument named like a dim "
-            "takes its --dims size)",
+            maker=call,
+            note="a Python int argument named like a dim takes its --dims size",
         )
-    shown = [(n, _SEEDS[library][1] if isinstance(v, Seed) else str(v)) for n, v in arguments]
-    reading.choose(f"{path}: built by {_call_text(library, cls, shown)}, nothing allocated")
+    built = _call_text(library, cls, _shown(library, arguments))
+    static = "a Python object, staged as a static value"
+    reading.choose(
+        f"{path}: built by {built}, {static if library == 'python' else 'nothing allocated'}"
+    )
     return Constructed(_class_path(cls), library, tuple(arguments), cls)
+
+
+def _shown(library: ModelLibrary, arguments: list[tuple[str, object]]) -> list[tuple[str, str]]:
+    """Constructor arguments as a call writes them (a seed as its library's examples)."""
+    return [(n, _SEEDS[library][1] if isinstance(v, Seed) else str(v)) for n, v in arguments]
 
 
 def _call_text(library: ModelLibrary, cls: type, arguments: list[tuple[str, str]]) -> str:
     """``eqx.filter_eval_shape(MLP, width=8, key=jax.random.key(0))``, or
     ``nnx.eval_shape(lambda: Model(rngs=nnx.Rngs(0)))``."""
     said = ", ".join(f"{name}={value}" for name, value in arguments)
+    if library == "python":
+        return f"{cls.__name__}({said})"
     if library == "equinox":
         return f"{_BUILDERS[library]}({cls.__name__}{', ' if said else ''}{said})"
     return f"{_BUILDERS[library]}(lambda: {cls.__name__}({said}))"
 
 
 def _init_hints(cls: type) -> dict[str, Any]:
-    try:
-        return typing.get_type_hints(cls.__init__, include_extras=True)  # type: ignore[misc]
-    except Exception:  # an annotation names what its module lacks: read as unannotated
-        return {}
+    """A constructor's resolved annotations (one that cannot be is read as none)."""
+    return type_hints.resolve(cls.__init__)[0]  # type: ignore[misc]
 
 
 def _is_seed(name: str, hint: Any) -> bool:

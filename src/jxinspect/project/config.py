@@ -14,7 +14,9 @@ ones are bounded: :mod:`jxinspect.project.config_files`. Imports no JAX.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -235,23 +237,60 @@ class Config:
     targets: tuple[TargetEntry, ...] = ()
 
 
+ROOT_MARKERS = (".git", ".hg")
+"""A repository's root: the search for a configuration goes no higher."""
+
+
 def find_config(start: Path) -> Path | None:
     """``jxinspect.yaml``, or a ``pyproject.toml`` with ``[tool.jxinspect]``, in ``start``
-    or the nearest folder above it (stopping at a repository root)."""
+    or the nearest folder above it, up to the project's root (as ruff and mypy find
+    theirs): the first folder holding a ``jxinspect.yaml`` or a ``pyproject.toml`` (one
+    without ``[tool.jxinspect]`` ends the search: that project has none), a repository
+    root (``.git``, ``.hg``), or the user's home; never above home. A configuration names
+    code that lint imports, so a folder another user could have written (writable by
+    everyone, as a shared ``/tmp``; above ``start``, one owned by another user than this
+    one or root) is never searched, and the search stops there."""
+    home = _home()
+    start = start.resolve()
     for folder in (start, *start.parents):
+        if not _searched(folder, above=folder != start):
+            return None
         for name in YAML_NAMES:
             if (folder / name).is_file():
                 return folder / name
         pyproject = folder / PYPROJECT
-        if pyproject.is_file() and re.search(
-            r"^\s*\[+\s*tool\.jxinspect\b",
-            pyproject.read_text(encoding="utf-8", errors="replace"),
-            re.MULTILINE,
-        ):
-            return pyproject
-        if (folder / ".git").exists():
+        if pyproject.is_file():
+            return pyproject if _has_table(pyproject) else None
+        if folder == home or any((folder / marker).exists() for marker in ROOT_MARKERS):
             return None
     return None
+
+
+def _home() -> Path | None:
+    try:
+        return Path.home().resolve()
+    except (RuntimeError, KeyError):  # no home known (no HOME, no passwd entry)
+        return None
+
+
+def _searched(folder: Path, *, above: bool) -> bool:
+    """Whether a configuration in ``folder`` is this user's project's: the folder is not
+    writable by everyone, and (above the working folder) it is this user's or root's."""
+    try:
+        info = folder.stat()
+    except OSError:
+        return False
+    if info.st_mode & stat.S_IWOTH:
+        return False
+    uid = getattr(os, "getuid", lambda: info.st_uid)()
+    return not above or info.st_uid in (uid, 0)
+
+
+def _has_table(pyproject: Path) -> bool:
+    """Whether ``pyproject.toml`` has a ``[tool.jxinspect]`` table (read as text: a
+    broken file is reported when it is loaded)."""
+    text = pyproject.read_text(encoding="utf-8", errors="replace")
+    return re.search(r"^\s*\[+\s*tool\.jxinspect\b", text, re.MULTILINE) is not None
 
 
 def shown(path: Path) -> str:
@@ -260,6 +299,20 @@ def shown(path: Path) -> str:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
+
+
+def used(path: Path) -> str:
+    """A configuration as the run that used it names it: relative to the working folder
+    where it lies in it or in a folder above it (``jxinspect.yaml``,
+    ``../jxinspect.yaml``), else in full."""
+    full = path.resolve()
+    try:
+        relative = Path(os.path.relpath(full, Path.cwd().resolve()))
+    except ValueError:  # another drive
+        return str(full)
+    up = relative.parts[:-1]
+    inside = not up or up[0] != ".."
+    return str(relative) if inside or set(up) == {".."} else str(full)
 
 
 def project_config(path: Path | None = None) -> Config:

@@ -32,6 +32,11 @@ a flag, a count, one of ``choices``."""
 Group = Literal["input", "staging"]
 """Example inputs, or how they are staged."""
 
+Carries = Literal["data", "code"]
+"""What an option's value is: ``data`` (shapes, dtypes, shardings, positions, names,
+static values: read, never run) or ``code`` (names code that staging imports and calls).
+An artifact (a recording's ``call.json``) gives data only."""
+
 Role = Literal[
     "statics", "static_names", "donated", "donated_names", "in_layout", "out_layout",
     "mapped_axes", "axis",
@@ -72,6 +77,8 @@ class Option:
     (shardings and meshes are not: they need JAX objects built first)."""
     renamed: tuple[tuple[Stage, str], ...] = ()
     """The staging API's own keyword for it, under the stages that call it otherwise."""
+    carries: Carries = "data"
+    """Whether its value is data or names code to import and call."""
 
     @property
     def flag(self) -> str:
@@ -89,7 +96,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("kwargs", "spec", 'Keyword inputs: "scale=2.0".', parse=specs.parse_kwargs,
            group="input"),
     Option("args_from", "text", "module:function returning args or (args, kwargs).",
-           group="input"),
+           group="input", carries="code"),
     Option("dims", "spec", 'Sizes of annotated dimensions: "batch=8,seq=128", "batch=64@data".',
            parse=specs.parse_dims, group="input", in_defaults=True),
     Option("dtype", "choice", "The dtype of an annotated Float array (default f32).",
@@ -134,6 +141,8 @@ OPTIONS_BY_NAME: dict[str, Option] = {option.name: option for option in OPTIONS}
 OPTION_NAMES: tuple[str, ...] = tuple(OPTIONS_BY_NAME)
 DEFAULT_KEYS: tuple[str, ...] = tuple(o.name for o in OPTIONS if o.in_defaults)
 """The options a configuration's ``defaults:`` may set."""
+DATA_KEYS: tuple[str, ...] = tuple(o.name for o in OPTIONS if o.carries == "data")
+"""The options whose value is data: all an artifact (a recorded call) may give."""
 
 
 @dataclass(frozen=True)

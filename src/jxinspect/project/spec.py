@@ -18,6 +18,10 @@ from jxinspect.project.spec_syntax import MAX_DEPTH as MAX_DEPTH
 from jxinspect.project.spec_syntax import SpecError as SpecError
 
 MAX_LEN = 100_000  # characters of spec text
+MAX_VALUES = 100_000
+"""Values (arrays, literals, containers) one spec may make, repetitions counted: a
+spec without one cannot reach it, so ``[f32[1]] * 10_000`` reads and ``* 10**9`` is
+one error, not a billion abstract arrays."""
 MAX_DIM = 2**63 - 1
 
 # Short names the way jaxprs print them, from the one dtype table.
@@ -92,8 +96,10 @@ class Struct:
     fields without running its ``__init__`` (an ``eqx.Module``'s takes other arguments)."""
 
 
-ModelLibrary: TypeAlias = Literal["equinox", "nnx"]
-"""The libraries whose models are built by their own constructor (:class:`Constructed`)."""
+ModelLibrary: TypeAlias = Literal["equinox", "nnx", "python"]
+"""How a model is built by its own constructor (:class:`Constructed`): an Equinox or NNX
+model abstractly; ``python``, a method's ``self`` that is no pytree (JAX stages it as a
+static value), by calling its class with Python values."""
 
 
 @dataclass(frozen=True)
@@ -107,8 +113,9 @@ class Seed:
 @dataclass(frozen=True)
 class Constructed:
     """A model built abstractly by its own constructor: ``eqx.filter_eval_shape`` (or
-    ``nnx.eval_shape``) of ``cls(**arguments)``, nothing allocated; read from an
-    annotation (no spec text writes one)."""
+    ``nnx.eval_shape``) of ``cls(**arguments)``, nothing allocated; or a method's
+    ``self`` that is no pytree, ``cls(**arguments)`` of Python values (``python``); read
+    from an annotation (no spec text writes one)."""
 
     path: str
     """The class's import path, as the report names it."""
@@ -116,6 +123,29 @@ class Constructed:
     arguments: tuple[tuple[str, object], ...]
     """The constructor's arguments by name: spec values, a :class:`Seed` for its key."""
     cls: type | None = field(default=None, compare=False)
+
+
+OptimizerLibrary: TypeAlias = Literal["optax", "equinox", "nnx"]
+
+
+@dataclass(frozen=True)
+class OptimizerState:
+    """An optimizer's state, built abstractly by the step's own optimizer over another
+    argument's value: ``jax.eval_shape(optim.init, params)`` (``optax``),
+    ``eqx.filter_eval_shape(lambda m: optim.init(eqx.filter(m, eqx.is_array)), model)``
+    (``equinox``), or ``nnx.eval_shape(lambda: nnx.Optimizer(Model(...), tx, wrt=...))``
+    (``nnx``: ``params`` is the :class:`Constructed` model); read from the step's code
+    (no spec text writes one)."""
+
+    optimizer: str
+    """The optimizer's name in the target's module (``optim``)."""
+    library: OptimizerLibrary
+    params: object
+    """The spec value the state is built over."""
+    transform: object = field(default=None, compare=False)
+    """The optax ``GradientTransformation`` itself."""
+    wrt: object = field(default=None, compare=False)
+    """NNX: the ``wrt`` filter; ``None`` for ``nnx.Param``."""
 
 
 _Leaf = Callable[[syn.Node], object]
@@ -132,6 +162,7 @@ class _Reader:
             if c == "\0" or "\ud800" <= c <= "\udfff":
                 self.fail_at(i, f"invalid character {c!r}")
         self.args, self.keywords = syn.parse(text)
+        self.values = 0  # made so far, repetitions counted (MAX_VALUES)
 
     def fail_at(self, column: int, reason: str) -> NoReturn:
         raise SpecError(self.text, column, reason)
@@ -144,6 +175,9 @@ class _Reader:
         """Tuples, lists and dicts of whatever ``leaf`` accepts."""
         if depth > MAX_DEPTH:
             self.fail(node, f"nesting deeper than {MAX_DEPTH}")
+        if isinstance(node, syn.BinOp) and node.op == "*":
+            return self.repeat(node, leaf, depth)
+        self.values += 1
         if isinstance(node, (syn.Tuple, syn.List)):
             items = [self.tree(e, leaf, depth + 1) for e in node.items]
             return tuple(items) if isinstance(node, syn.Tuple) else items
@@ -162,6 +196,25 @@ class _Reader:
                 self.fail(k, "dict keys must be all strings or all ints")
             out[key] = self.tree(v, leaf, depth + 1)
         return out
+
+    def repeat(self, node: syn.BinOp, leaf: _Leaf, depth: int) -> object:
+        """``[f32[512,512]] * 4`` (or ``4 * [...]``, a tuple alike): the sequence's items
+        repeated, as Python repeats them; at most :data:`MAX_VALUES` values made."""
+        sequence, count = node.left, node.right
+        if not _is_sequence(sequence):
+            sequence, count = count, sequence
+            if not _is_sequence(sequence):
+                self.fail(node, "'*' repeats a list or tuple, e.g. [f32[512,512]] * 4")
+        times = self.literal(count) if isinstance(count, (syn.Const, syn.Neg)) else None
+        if type(times) is not int or times < 0:
+            self.fail(count, "a repetition count must be a non-negative int, e.g. [f32[8]] * 4")
+        before = self.values
+        items = self.tree(sequence, leaf, depth)
+        assert isinstance(items, (list, tuple))  # a List, Tuple or repetition node
+        self.values += (self.values - before - 1) * (times - 1)
+        if self.values > MAX_VALUES:
+            self.fail(count, f"a repetition makes more than {MAX_VALUES} values")
+        return items * times
 
     def struct(self, node: syn.Call, leaf: _Leaf, depth: int) -> Struct:
         """``module.Class(field=value, ...)``: a NamedTuple or dataclass by import path."""
@@ -200,6 +253,8 @@ class _Reader:
             )
         if isinstance(node, syn.BinOp) and node.op == "@":
             self.fail(node, "'@' is only allowed on array dims, e.g. f32[8@data]")
+        if isinstance(node, syn.BinOp) and node.op == "*":
+            self.fail(node, "'*' repeats a list or tuple, e.g. [f32[512,512]] * 4")
         if isinstance(node, syn.Attribute):
             self.fail(node, "a dotted name is only allowed as a class called with its fields, "
                       "e.g. optax.EmptyState()")  # fmt: skip
@@ -304,6 +359,11 @@ class _Reader:
         if self.keywords or len(self.args) > 1 or not isinstance(d, syn.Dict):
             self.fail(d, "expected name=value pairs or one {name: value} dict")
         return [(self.name(k, seen), k, v) for k, v in zip(d.keys, d.values)]
+
+
+def _is_sequence(node: syn.Node) -> bool:
+    """A list or tuple display, or a repetition of one."""
+    return isinstance(node, (syn.List, syn.Tuple)) or isinstance(node, syn.BinOp) and node.op == "*"
 
 
 def _is_none(node: syn.Node) -> bool:

@@ -1,7 +1,7 @@
 """The spec language's tokenizer and recursive-descent parser: text -> a small syntax tree.
 
 The grammar is the subset of Python expressions that its tokens allow (names, numbers,
-strings and ``()[]{},:@-=.``), read the way Python reads it: the same literals and string
+strings and ``()[]{},:@*-=.``), read the way Python reads it: the same literals and string
 escapes, the same precedence, the same node positions. ``NAME[]`` is an empty index, as
 ``f32[()]``. Every error is a :class:`SpecError` at an exact column of the text
 (characters, not bytes); nothing is evaluated and nothing is rewritten into Python source.
@@ -66,7 +66,7 @@ _NUMBER = re.compile(  # Python's own literal grammar, alternatives in its order
 )
 _SPACE = re.compile(r"(?:[ \t\f\n]|\\\n)*")
 _BAD_OPERATORS = re.compile(r"\*\*=|\.\.\.|//=|<<=|>>=|[-!%&*+/:<=>@^|]=|\*\*|//|<<|>>|->")
-_OPS = frozenset("(),:@-=.[]{}")
+_OPS = frozenset("(),:@*-=.[]{}")
 _CLOSE = {")": "(", "]": "[", "}": "{"}
 _CONSTANTS: dict[str, object] = {"True": True, "False": False, "None": None}
 _STRING_PREFIXES = frozenset({"r", "u", "b", "br", "rb", "f", "fr", "rf"})
@@ -273,7 +273,7 @@ class Neg(Node):
 
 @dataclass(frozen=True)
 class BinOp(Node):
-    op: Literal["@", "-"]
+    op: Literal["@", "*", "-"]
     left: Node
     right: Node
     kind: ClassVar[str] = "BinOp"
@@ -351,7 +351,7 @@ def _describe(close: str) -> str:
 
 class _Parser:
     """Recursive descent over one text's tokens, Python's precedence: ``-`` (binary) <
-    ``@`` < ``-`` (unary) < ``.name``, ``(...)``, ``[...]``."""
+    ``@`` and ``*`` < ``-`` (unary) < ``.name``, ``(...)``, ``[...]``."""
 
     def __init__(self, text: str, tokens: list[Token]) -> None:
         self.text, self.toks, self.i = text, tokens, 0
@@ -420,10 +420,12 @@ class _Parser:
         return node
 
     def term(self) -> Node:
-        """``a @ b``, left to right."""
+        """``a @ b`` and ``a * b`` (one precedence, as Python's), left to right."""
         start, node = self.tok.col, self.factor()
-        while self.skip("@"):
-            node = BinOp(start, "@", node, self.factor())
+        while self.at("@") or self.at("*"):
+            op: Literal["@", "*"] = "@" if self.at("@") else "*"
+            self.i += 1
+            node = BinOp(start, op, node, self.factor())
         return node
 
     def factor(self) -> Node:

@@ -14,8 +14,11 @@ import hashlib
 import importlib
 import importlib.util
 import math
+import os
 import re
+import site
 import sys
+import sysconfig
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -200,13 +203,33 @@ def describe_exception(err: BaseException) -> str:
 
 
 def user_frame(err: BaseException) -> str | None:
-    """The innermost traceback frame outside JAX, jxinspect and the standard library."""
+    """The innermost traceback frame outside JAX, jaxlib, jxinspect and the standard
+    library, each known by where its modules are (never by a word in a path: a user's
+    ``jax/model.py``, or a clone named ``jxinspect``, is the user's)."""
     frames = traceback.extract_tb(err.__traceback__)
-    skip = ("/jax/", "/jaxlib/", "/jxinspect/", "importlib", "/lib/python3")
+    outside = _not_users()
     for frame in reversed(frames):
-        if not any(marker in frame.filename for marker in skip):
-            return f"{frame.filename}:{frame.lineno} in {frame.name}"
+        name = frame.filename
+        if name.startswith("<frozen ") or os.path.abspath(name).startswith(outside):
+            continue
+        return f"{name}:{frame.lineno} in {frame.name}"
     return None
+
+
+def _not_users() -> tuple[str, ...]:
+    """The folders (each ending in a separator) whose frames are not the user's: the
+    loaded packages of JAX, jaxlib and jxinspect, the standard library and the installed
+    packages (an error inside Flax is located at the user's line that called it)."""
+    folders = [
+        folder
+        for name in ("jax", "jaxlib", "jxinspect")
+        for folder in getattr(sys.modules.get(name), "__path__", ())
+    ]
+    folders += [sysconfig.get_path(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")]
+    folders += site.getsitepackages() if hasattr(site, "getsitepackages") else []
+    folders.append(os.path.dirname(contextlib.__file__))
+    found = {os.path.abspath(f) for f in folders if f} | {os.path.realpath(f) for f in folders if f}
+    return tuple(folder.rstrip(os.sep) + os.sep for folder in sorted(found))
 
 
 def resolve_attribute(module: ModuleType, target: Target) -> Any:

@@ -15,24 +15,29 @@ what was expected.
 
 from __future__ import annotations
 
-import json
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from jxinspect.core import codec
+from jxinspect.core import artifacts, codec
 from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.files import write_atomically
 from jxinspect.core.model import SCHEMA as REPORT_SCHEMA
 from jxinspect.core.model import Report
 from jxinspect.core.recompiles import SCHEMA as COMPILES_SCHEMA
 from jxinspect.core.recompiles import Compile, Compiles
-from jxinspect.core.recording import CALL_SCHEMA, SCHEMA, Call, Index
+from jxinspect.core.recording import CALL_SCHEMA, MAX_FUNCTIONS, SCHEMA, Call, Index
 from jxinspect.core.recording import Entry as Entry  # read from here by lint.run
 from jxinspect.core.units import source_parts
-from jxinspect.project.options import TargetOptions, options_from_mapping
+from jxinspect.project.options import (
+    DATA_KEYS,
+    OPTION_NAMES,
+    TargetOptions,
+    options_from_mapping,
+)
 
 T = TypeVar("T")
 
@@ -45,6 +50,9 @@ ENTRY = "entry.json"
 """A record's own index entry, from which the index is completed when a run died before
 it was written there."""
 OWNER = ".owner"
+RECORD_FILES = (REPORT, CALL, PROGRAM, ENTRY)
+"""What a record's folder holds: all that replacing a recording removes of it (a folder
+holding anything else is left as it is)."""
 ENV_FOLDER = "JXINSPECT_RECORD_DIR"
 ENV_SETTINGS = "JXINSPECT_RECORD_SETTINGS"
 KINDS_HELP = "give a .py file, module:function, a .json report, a .mlir file or a record folder"
@@ -86,35 +94,83 @@ def write_other_process(folder: Path, pid: int, lowerings: int) -> None:
     write_json(folder / OTHER_PROCESS.format(pid=pid), OtherProcess(pid, lowerings))
 
 
+def other_process_files(folder: Path) -> list[Path]:
+    """The other processes' files in ``folder``, each a regular file: one that is not
+    (a FIFO, a folder, a link) is one :class:`UsageError`, before anything is removed."""
+    found = sorted(folder.glob(OTHER_PROCESS.format(pid="*")))
+    for path in found:
+        _check_written(folder, path)
+    return found
+
+
 def collect_other_processes(folder: Path, index: Index) -> None:
-    """Count in ``index`` what the run's other processes lowered, and remove their files."""
+    """Count in ``index`` what the run's other processes lowered, and remove their files
+    (those that read as one; anything else there is left as it is)."""
     for path in sorted(folder.glob(OTHER_PROCESS.format(pid="*"))):
-        try:
-            lowerings = codec.decode(path.read_bytes(), OtherProcess, source=path.name).lowerings
-        except (OSError, ValueError):  # a DecodeError is a ValueError
+        if not artifacts.is_regular_file(path):
             continue
-        finally:
-            path.unlink(missing_ok=True)
+        try:
+            data = artifacts.read_bytes(path, limit=artifacts.SMALL_LIMIT, inside=folder)
+            lowerings = codec.decode(data, OtherProcess, source=path.name).lowerings
+        except (OSError, UsageError, ValueError):  # a DecodeError is a ValueError
+            continue
+        path.unlink(missing_ok=True)
         index.other_processes += 1
         index.other_lowerings += lowerings
 
 
-def recover_entries(folder: Path, index: Index) -> int:
+def recover_entries(folder: Path, index: Index, since: int) -> int:
     """Add to ``index`` the records of ``folder`` that it does not list (the run died
-    before it wrote them there), from each record's ``entry.json``; how many."""
+    before it wrote them there), from each record's ``entry.json``; how many.
+
+    Only records this run wrote: a real folder whose ``entry.json`` and ``report.json``
+    are regular files changed at or after ``since``, the run's start as the file system's
+    clock says it (:func:`status_changed` of the index the run began with). A file's
+    status-change time is set by the kernel when the file is made or renamed into place,
+    and no copy, archive or ``touch`` can set it: a folder left from an earlier run, or
+    copied or unpacked into the recording, is never taken for one of this run's."""
     listed = {e.folder for e in index.functions}
     found: list[tuple[int, Entry]] = []
     for path in folder.iterdir():
-        if path.name in listed or not (path / ENTRY).is_file() or not (path / REPORT).is_file():
+        if path.name in listed or not artifacts.plain_name(path.name):
+            continue
+        if not artifacts.is_real_folder(path) or not all(
+            status_changed(path / name) >= since for name in (ENTRY, REPORT)
+        ):
             continue
         try:
-            entry = codec.decode((path / ENTRY).read_bytes(), Entry, source=ENTRY)
-        except (OSError, ValueError):  # a DecodeError is a ValueError
+            data = artifacts.read_bytes(path / ENTRY, limit=artifacts.JSON_LIMIT, inside=path)
+            entry = codec.decode(data, Entry, source=ENTRY)
+        except (OSError, UsageError, ValueError):  # a DecodeError is a ValueError
             continue
         if entry.folder == path.name:
-            found.append((path.stat().st_mtime_ns, entry))
+            found.append((status_changed(path / ENTRY), entry))
     index.functions.extend(entry for _, entry in sorted(found, key=lambda item: item[0]))
     return len(found)
+
+
+def status_changed(path: Path) -> int:
+    """When the regular file ``path`` (not a link) was made or last renamed, in the
+    file system's clock (ns); ``-1`` where it is not a regular file."""
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return -1
+    return found.st_ctime_ns if stat.S_ISREG(found.st_mode) else -1
+
+
+def _check_written(folder: Path, path: Path) -> None:
+    """``path``, a file the recorder writes in ``folder``, is a regular file (or absent);
+    anything else is one :class:`UsageError`: jxinspect did not write it."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise UsageError(
+            f"{path} is {artifacts.kind_of(mode)}, not a file jxinspect wrote in the "
+            f"recording {folder}; remove it, or give another folder"
+        )
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -155,18 +211,37 @@ def target_name(entry: Entry) -> str:
 
 
 def claim(folder: Path, pid: int) -> bool:
-    """Make ``pid`` the one process that writes ``folder``; ``False`` if another has."""
+    """Make ``pid`` the one process that writes ``folder``; ``False`` if another has
+    (or ``.owner`` is anything but a small file that names one)."""
     path = folder / OWNER
     try:
         handle = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
     except FileExistsError:
         try:
-            return path.read_text(encoding="utf-8").strip() == str(pid)
-        except OSError:
+            found = artifacts.read_text(path, limit=artifacts.SMALL_LIMIT, inside=folder)
+        except (OSError, UsageError):
             return False
+        return found.strip() == str(pid)
     with os.fdopen(handle, "w", encoding="utf-8") as file:
         file.write(str(pid))
     return True
+
+
+def remove_owner(folder: Path) -> None:
+    """Remove the owner mark of ``folder`` where it is a file (what :func:`claim` wrote)."""
+    path = folder / OWNER
+    if artifacts.is_regular_file(path):
+        path.unlink(missing_ok=True)
+
+
+def check_bookkeeping(folder: Path) -> list[Path]:
+    """The files the recorder wrote beside the records of ``folder`` (the owner mark,
+    the compiles, the other processes' counts), for replacing the recording; one that
+    is not a regular file is one :class:`UsageError`, before anything is removed."""
+    found = [folder / OWNER, folder / COMPILES]
+    for path in found:
+        _check_written(folder, path)
+    return [*found, *other_process_files(folder)]
 
 
 def is_record_folder(path: Path) -> bool:
@@ -179,14 +254,23 @@ def is_record(path: Path) -> bool:
 
 
 def read_index(folder: Path) -> Index:
-    """The index of a record folder; a one-line error when it is not one."""
+    """The index of a record folder; a one-line error when it is not one, or when an
+    entry's folder is not a plain name in it (``../x``, an absolute path, ``.``, a
+    hidden name): every reader follows ``entry.folder``, so none leaves the recording."""
     text = str(folder)
     if not is_record_folder(folder):
         raise UsageError(
             f"{text} is not a record folder (no {INDEX}); make one with "
             f"`jxinspect record -o {text} -- python your_script.py`"
         )
-    return _read_file(folder / INDEX, f"{text}/{INDEX}", Index, SCHEMA)
+    index = _read_index(folder, f"{text}/{INDEX}")
+    for number, entry in enumerate(index.functions):
+        if not artifacts.plain_name(entry.folder):
+            raise UsageError(
+                f"{text}/{INDEX}: functions[{number}].folder {entry.folder[:80]!r} is not "
+                f"the name of a folder in the recording; {_AGAIN}"
+            )
+    return index
 
 
 def call_data(options: dict[str, Any] | None, why: str | None) -> Call:
@@ -198,7 +282,7 @@ def replay_problem(folder: Path, entry: Entry) -> str | None:
     """Why an entry's call cannot be replayed (``None``: it can)."""
     where = folder / entry.folder / CALL
     try:
-        call = _read_file(where, str(where), Call, CALL_SCHEMA)
+        call = _read_file(where, str(where), Call, CALL_SCHEMA, folder)
     except UsageError:
         return f"no readable {CALL}"
     if call.options is None:
@@ -215,32 +299,75 @@ def read_call(text: str) -> TargetOptions:
             "FOLDER/NAME as `jxinspect show FOLDER` lists them"
         )
     where = f"{text}/{CALL}"
-    call = _read_file(folder / CALL, where, Call, CALL_SCHEMA)
+    call = _read_file(folder / CALL, where, Call, CALL_SCHEMA, folder.parent)
     if call.options is None:
         why = call.why or "the run did not say why"
         raise UsageError(
             f"--args-from-record {text}: the recorded call cannot be replayed ({why}); "
             "give the inputs with --args or --args-from"
         )
-    return options_from_mapping(call.options, where)
+    named = [k for k in map(str, call.options) if k.replace("-", "_") in CODE_KEYS]
+    if named:  # refused, not left out: the replay would stage other inputs than the run's
+        raise UsageError(
+            f"{where}: `{named[0]}` names code to import and call; a recording gives data "
+            "only (shapes, dtypes, shardings, static values), and jxinspect record never "
+            f"writes it: record the run again, or give --{named[0].replace('_', '-')} yourself"
+        )
+    return options_from_mapping(call.options, where, DATA_KEYS)
 
 
-def _read_file(path: Path, where: str, kind: type[T], schema: str) -> T:
-    """A file of a record folder read as a ``kind``; one line naming the file, the JSON
-    path and what was expected when it is not one (hand-edited, truncated, another
-    version's)."""
-    data = _read_json(path, where, f"a {schema} file")
-    found = data.get("schema") if isinstance(data, dict) else None
-    if found != schema:
-        said = f"its schema is {found!r}" if found else f'it has no "schema": "{schema}"'
-        raise UsageError(f"{where} is not a {schema} file ({said}); {_AGAIN}")
+def _read_file(path: Path, where: str, kind: type[T], schema: str, inside: Path | None = None) -> T:
+    """A file of a record folder (``inside`` it) read as a ``kind``; one line naming the
+    file, the JSON path and what was expected when it is not one (hand-edited, truncated,
+    another version's)."""
+    data = _read_bytes(path, where, inside)
+    return _decoded(data, where, kind, schema, f"a {schema} file", _AGAIN)
+
+
+def _read_index(folder: Path, where: str) -> Index:
+    """``index.json``, refused in one line where it lists more than
+    :data:`~jxinspect.core.recording.MAX_FUNCTIONS` functions (counted before any is
+    built)."""
+    data = _read_bytes(folder / INDEX, where, folder)
     try:
-        return codec.convert(data, kind, source=where)
-    except RecursionError:
-        raise UsageError(f"{where} is nested too deeply to be a {schema} file") from None
-    except codec.DecodeError as err:
-        raise UsageError(f"{where} is not a {schema} file ({err.problem}); {_AGAIN}") from None
+        listed = codec.count_items(data, "functions", source=where)
+    except codec.DecodeError:
+        listed = 0  # the typed decoding says what is wrong, in its own words
+    if listed > MAX_FUNCTIONS:
+        raise UsageError(
+            f"{where} lists {listed:,} functions, more than the {MAX_FUNCTIONS:,} a recording "
+            "may hold; record fewer (`jxinspect record --max-functions N`, --only NAME)"
+        )
+    return _decoded(data, where, Index, SCHEMA, f"a {SCHEMA} file", _AGAIN)
 
+
+def _decoded(data: bytes, where: str, kind: type[T], schema: str, what: str, fix: str) -> T:
+    """A JSON file's bytes (``where``, as the user named it) decoded as a ``kind`` whose
+    ``"schema"`` is ``schema``: ``what`` it must be and how to ``fix`` it, in the one line
+    where it is not."""
+    try:
+        return codec.decode(data, kind, source=where)
+    except codec.DecodeError as err:
+        problem = err.problem
+    try:
+        found = codec.schema_of(data, source=where)
+    except codec.DecodeError as err:
+        problem = err.problem
+        if problem != codec.TOO_DEEP:
+            raise UsageError(f"{where} is not JSON ({problem.removeprefix(_MALFORMED)})") from None
+    if problem == codec.TOO_DEEP:
+        raise UsageError(f"{where} is nested too deeply to be {what}")
+    if found != schema:
+        said = f"its schema is {found!r:.80}" if found else f'it has no "schema": "{schema}"'
+        raise UsageError(f"{where} is not {what} ({said}); {fix}")
+    raise UsageError(f"{where} is not {what} ({problem}); {fix}")
+
+
+CODE_KEYS = frozenset(name for name in OPTION_NAMES if name not in DATA_KEYS)
+"""The options that name code (``args_from``): never taken from a recording."""
+
+_MALFORMED = "JSON is malformed: "
+"""How msgspec starts the problem of a text that is not JSON."""
 
 _AGAIN = "record the run again (`jxinspect record -o FOLDER -- COMMAND`)"
 """What to do about a record folder's file that jxinspect cannot read."""
@@ -248,42 +375,25 @@ _AGAIN = "record the run again (`jxinspect record -o FOLDER -- COMMAND`)"
 
 def read_record(folder: Path, entry: Entry) -> Report:
     """The report of one entry of a record folder."""
-    return read_report(str(folder / entry.folder / REPORT))
+    return read_report(str(folder / entry.folder / REPORT), inside=folder)
 
 
-def _read_json(path: Path, text: str, what: str = "read") -> Any:
-    if not path.is_file():
-        raise no_such_file(text)
+def _read_bytes(path: Path, where: str, inside: Path | None) -> bytes:
+    """A JSON artifact's bytes, by the one reader of artifacts; a missing file is
+    :func:`no_such_file`."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise UsageError(f"{text} is not a text file; {KINDS_HELP}") from None
-    except json.JSONDecodeError as err:
-        raise UsageError(f"{text} is not JSON (line {err.lineno}: {err.msg})") from None
-    except ValueError:  # an integer of more than 4,300 digits
-        raise UsageError(f"{text} holds a number too long to be {what}") from None
-    except RecursionError:
-        raise UsageError(f"{text} is nested too deeply to be {what}") from None
-    except OSError as err:
-        raise UsageError(f"cannot read {text}: {err.strerror}") from None
+        return artifacts.read_bytes(path, limit=artifacts.JSON_LIMIT, inside=inside, shown=where)
+    except FileNotFoundError:
+        raise no_such_file(where) from None
 
 
-def read_report(text: str) -> Report:
-    """A saved ``jxinspect.report/1`` report; a one-line error when it is not one."""
-    data = _read_json(Path(text), text, "a jxinspect report")
-    schema = data.get("schema") if isinstance(data, dict) else None
-    if schema != REPORT_SCHEMA:
-        found = f"its schema is {schema!r}" if schema else f'it has no "schema": "{REPORT_SCHEMA}"'
-        raise UsageError(
-            f"{text} is not a jxinspect report ({found}); save one with "
-            "`jxinspect lower TARGET --format json -o FILE`"
-        )
-    try:
-        return codec.convert(data, Report, source=text)
-    except RecursionError:
-        raise UsageError(f"{text} is nested too deeply to be a {REPORT_SCHEMA} report") from None
-    except codec.DecodeError as err:
-        raise UsageError(f"{text} is not a valid {REPORT_SCHEMA} report: {err.problem}") from None
+def read_report(text: str, inside: Path | None = None) -> Report:
+    """A saved ``jxinspect.report/1`` report (a file of the record folder ``inside``, or
+    one the user named); a one-line error when it is not one."""
+    return _decoded(
+        _read_bytes(Path(text), text, inside), text, Report, REPORT_SCHEMA,
+        "a jxinspect report", "save one with `jxinspect lower TARGET --format json -o FILE`",
+    )  # fmt: skip
 
 
 COMPILES = "compiles.json"
@@ -302,5 +412,5 @@ def read_compiles(folder: Path) -> tuple[list[Compile], int]:
     path = folder / COMPILES
     if not path.is_file():
         return [], 0
-    read = _read_file(path, f"{folder}/{COMPILES}", Compiles, COMPILES_SCHEMA)
+    read = _read_file(path, f"{folder}/{COMPILES}", Compiles, COMPILES_SCHEMA, folder)
     return list(read.compiles), read.dropped

@@ -9,7 +9,8 @@ groups are stopped (SIGTERM, then SIGKILL), as on Ctrl-C: no process is left beh
 (JAX's preemption service, on by default under ``jax.distributed``, takes SIGTERM as a
 preemption notice and goes on: the SIGKILL ends it).
 The exit status is the worst of the processes that ended by themselves (the one that
-failed first: the others were stopped because of it), 124 where the time ran out.
+failed first: the others were stopped because of it), 124 where the time ran out, 130
+where the launcher was interrupted (each process's folder is completed all the same).
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
+from jxinspect.core.errors import EXIT_INTERRUPTED
 from jxinspect.core.recording import Index
 from jxinspect.record import folder as records
 from jxinspect.record import processes, recording
@@ -118,34 +121,39 @@ def stop(launched: list[Launched]) -> None:
             each.code = each.process.wait()
 
 
-def supervise(launched: list[Launched], timeout: float | None) -> bool:
+Ended = Literal["ran", "timed out", "interrupted"]
+"""How the run of the processes ended: each by itself (or stopped because one failed),
+stopped by ``--timeout``, or by Ctrl-C or SIGTERM reaching the launcher."""
+
+
+def supervise(launched: list[Launched], timeout: float | None) -> Ended:
     """Wait for every process; stop the rest when one fails, on Ctrl-C, or once
-    ``timeout`` seconds have passed. Whether the time ran out."""
+    ``timeout`` seconds have passed. How the run ended."""
     deadline = None if timeout is None else time.monotonic() + timeout
-    timed_out = False
+    ended: Ended = "ran"
     try:
         with _interruptible():
             while any(e.status is None for e in launched):
                 if _poll(launched):
                     break
                 if deadline is not None and time.monotonic() >= deadline:
-                    timed_out = True
+                    ended = "timed out"
                     break
                 time.sleep(POLL_S)
     except _Interrupted:
-        stop(launched)
-        raise KeyboardInterrupt from None
+        ended = "interrupted"
     stop(launched)
-    return timed_out
+    return ended
 
 
-def worst(launched: list[Launched], timed_out: bool) -> int:
-    """The run's exit status: the worst of the processes that ended by themselves."""
+def worst(launched: list[Launched], ended: Ended) -> int:
+    """The run's exit status: the worst of the processes that ended by themselves; 124
+    where the time ran out, 130 where the launcher was interrupted."""
     own = [e.status or 0 for e in launched if not e.stopped]
     failed = [status for status in own if status]
     if failed:
         return max(failed)
-    return TIMED_OUT if timed_out else 0
+    return {"ran": 0, "timed out": TIMED_OUT, "interrupted": EXIT_INTERRUPTED}[ended]
 
 
 def run_processes(
@@ -159,11 +167,9 @@ def run_processes(
     status, and each process folder with its final index."""
     recording.check_command(command)
     settings = recording.with_config(settings)
-    recording.prepare_folder(folder, command)
-    for _, old in list(processes.process_folders(folder)):  # all of them are started here
-        processes.clear_recording(old)
-        with contextlib.suppress(OSError):
-            old.rmdir()
+    started = recording.prepare_folder(folder, command)  # checks the process folders too
+    for old in processes.old_process_folders(folder):  # all of them are started here
+        processes.remove_process_folder(old)
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="jxinspect-record-") as claims:
         base = recording.environment(folder, settings, Path(claims))
@@ -173,14 +179,19 @@ def run_processes(
                 env = process_environment(base, port, count, number)
                 launched.append(Launched(number, recording.start(command, env, group=True)))
         finally:
-            timed_out = supervise(launched, timeout)
+            ended = supervise(launched, timeout)
         folders = processes.claimed(Path(claims), folder)
-    ended = [_finished(e, folders, folder, command, count) for e in launched]
-    return worst(launched, timed_out), ended
+    finished = [_finished(e, folders, folder, command, count, started) for e in launched]
+    return worst(launched, ended), finished
 
 
 def _finished(
-    each: Launched, folders: dict[int, Path], root: Path, command: list[str], count: int
+    each: Launched,
+    folders: dict[int, Path],
+    root: Path,
+    command: list[str],
+    count: int,
+    started: int,
 ) -> tuple[Path, Index]:
     """A process's folder and its completed index; a process that recorded nothing (it
     ended before its first lowering) gets a folder saying how it ended."""
@@ -189,4 +200,4 @@ def _finished(
         where = root / processes.PROCESS_FOLDER.format(index=each.number)
         where.mkdir(parents=True, exist_ok=True)
         records.write_index(where, Index(command=command, process=each.number, processes=count))
-    return where, recording.finish(where, each.code or 0, root)
+    return where, recording.finish(where, each.code or 0, root, started)

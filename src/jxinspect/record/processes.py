@@ -18,11 +18,12 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
-from jxinspect.core import files
+from jxinspect.core import artifacts, files
+from jxinspect.core.errors import UsageError
 from jxinspect.core.recording import Index
 from jxinspect.record import folder as records
 from jxinspect.tracer import seam
@@ -39,7 +40,7 @@ def process_folders(folder: Path) -> Iterator[tuple[int, Path]]:
     with contextlib.suppress(OSError):
         for path in folder.iterdir():
             match = _PROCESS_FOLDER.match(path.name)
-            if match and records.is_record_folder(path):
+            if match and artifacts.is_real_folder(path) and records.is_record_folder(path):
                 found.append((int(match.group(1)), path))
     yield from sorted(found)
 
@@ -61,40 +62,97 @@ def being_started(folder: Path) -> bool:
     )
 
 
-def clear_recording(folder: Path) -> Index | None:
-    """Remove the records of the recording in ``folder`` (its index says which) and
-    what the recorder left beside them; the old index, or ``None`` where there was none."""
+@dataclass(frozen=True)
+class OldRecording:
+    """What replacing the recording in ``folder`` removes, checked: only what jxinspect
+    writes there (a record's folder holding anything else is left as it is)."""
+
+    folder: Path
+    records: tuple[str, ...]
+    """The folders its index lists, each a plain name (:func:`records.read_index`)."""
+    files: tuple[Path, ...]
+    """The recorder's files beside them, each a regular file."""
+
+    def remove(self) -> None:
+        for name in self.records:
+            artifacts.remove_written(self.folder, name, records.RECORD_FILES)
+        for path in self.files:
+            path.unlink(missing_ok=True)
+
+
+def old_recording(folder: Path) -> OldRecording | None:
+    """The recording in ``folder`` to replace (``None``: there is none), checked before
+    anything is removed: an index naming a folder outside, or a file of the recorder's
+    that is not a file (a FIFO, a folder, a link), is one :class:`UsageError`."""
     if not records.is_record_folder(folder):
         return None
-    old = records.read_index(folder)
-    for entry in old.functions:
-        shutil.rmtree(folder / entry.folder, ignore_errors=True)
-    with contextlib.suppress(FileNotFoundError):
-        (folder / records.OWNER).unlink()
-    stale = folder / records.COMPILES
-    if stale.is_file() and not stale.is_symlink():  # only a file of ours is removed
-        stale.unlink()
-    records.collect_other_processes(folder, old)  # a previous run's, now stale
-    return old
+    names = tuple(entry.folder for entry in records.read_index(folder).functions)
+    return OldRecording(folder, names, tuple(records.check_bookkeeping(folder)))
+
+
+def clear_recording(folder: Path) -> None:
+    """Remove the recording in ``folder`` (:func:`old_recording`), all checked first."""
+    old = old_recording(folder)
+    if old is not None:
+        old.remove()
 
 
 def place(root: Path, index: Index) -> Path:
     """The folder this process records into: ``root``, or in a run of several JAX
     processes ``root/process-K`` (made empty, ``index`` told which process it is).
-    Process 0 removes the folders of processes a previous, larger run had."""
+    Process 0 removes the folders of processes a previous, larger run had (what
+    jxinspect wrote in them; one it cannot read is left as it is)."""
     found = seam.distributed_process()
     if found is None:
         return root
     number, count = found
     folder = root / PROCESS_FOLDER.format(index=number)
+    _check_process_folder(folder)
     clear_recording(folder)
     folder.mkdir(parents=True, exist_ok=True)
     index.process, index.processes = number, count
     if number == 0:
         for other, path in list(process_folders(root)):
             if other >= count:
-                shutil.rmtree(path, ignore_errors=True)
+                with contextlib.suppress(UsageError):
+                    remove_process_folder(old_recording(path))
     return folder
+
+
+def old_process_folders(root: Path) -> list[OldRecording]:
+    """The recordings of the process folders in ``root``, each checked
+    (:func:`old_recording`) before any is removed; a ``process-K`` that is not a
+    folder (a link) is one :class:`UsageError`."""
+    found = []
+    with contextlib.suppress(OSError):
+        for path in sorted(root.iterdir()):
+            if _PROCESS_FOLDER.match(path.name):
+                _check_process_folder(path)
+                if (old := old_recording(path)) is not None:
+                    found.append(old)
+    return found
+
+
+def _check_process_folder(path: Path) -> None:
+    """``path``, a process folder, is a real folder or absent (never a link out)."""
+    if os.path.lexists(path) and not artifacts.is_real_folder(path):
+        raise UsageError(
+            f"{path} is not a folder jxinspect wrote (a link or a file); remove it, or "
+            "give another folder"
+        )
+
+
+def remove_process_folder(old: OldRecording | None) -> None:
+    """Remove a process folder's recording and its index, then the folder where nothing
+    else is left in it (a folder holding anything else is no recording any more)."""
+    if old is None:
+        return
+    old.remove()
+    index = old.folder / records.INDEX
+    if artifacts.is_regular_file(index):
+        index.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        old.folder.rmdir()
 
 
 def tell_launcher(folder: Path) -> None:
@@ -107,11 +165,18 @@ def tell_launcher(folder: Path) -> None:
 
 def claimed(claims: Path, root: Path) -> dict[int, Path]:
     """The folders the processes a launcher started recorded into, by process id, as
-    ``root`` (the ``-o`` folder as given) names them."""
+    ``root`` (the ``-o`` folder as given) names them: ``root`` itself or one of its
+    process folders; a claim that names anything else, or is not a small file, is
+    left out."""
     found: dict[int, Path] = {}
+    home = root.resolve()
     with contextlib.suppress(OSError):
         for path in claims.iterdir():
-            with contextlib.suppress(OSError, ValueError):
-                where = Path(path.read_text(encoding="utf-8"))
-                found[int(path.name)] = root / where.name if where != root.resolve() else root
+            with contextlib.suppress(OSError, UsageError, ValueError):
+                text = artifacts.read_text(path, limit=artifacts.SMALL_LIMIT, inside=claims)
+                where = Path(text)
+                if where == home:
+                    found[int(path.name)] = root
+                elif where.parent == home and _PROCESS_FOLDER.match(where.name):
+                    found[int(path.name)] = root / where.name
     return found

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from jxinspect.core import artifacts
 from jxinspect.core.dtypes import short_name
 from jxinspect.core.identity import Across, Difference, ProgramComparison, ProgramIdentity
 from jxinspect.core.model import Finding
@@ -112,11 +113,17 @@ def _static_difference(before: str, after: str) -> Difference | None:
 
 
 def _operations(lowering: Lowering) -> list[identity.Operation] | None:
+    """The operations of a lowering's ``program.mlir``, read by the one artifact reader (a
+    regular UTF-8 file inside the record folder, at most :data:`PROGRAM_LIMIT`: anything
+    else is one line, exit 2); ``None`` for a recording made before modules were kept."""
     path = lowering.folder / lowering.entry.folder / PROGRAM
     try:
-        return identity.operations(path.read_text(encoding="utf-8"))
-    except OSError:
+        text = artifacts.read_text(
+            path, limit=artifacts.PROGRAM_LIMIT, inside=lowering.folder, shown=str(path)
+        )
+    except FileNotFoundError:
         return None
+    return identity.operations(text)
 
 
 def _operation_difference(before: Lowering, after: Lowering) -> Difference | None:
@@ -176,25 +183,37 @@ def _read_processes(root: Path) -> _Read:
     return read
 
 
-def _lowering(root: Path, process: int, key: str, program: str) -> Lowering:
-    """The lowering of function ``key`` that made ``program`` in process ``process``."""
-    folder = root / f"process-{process}"
-    found = [e for e in read_index(folder).functions if _key(e) == key]
-    entry = next(e for e in found if e.identity == program)
-    return Lowering(f"process {process}", folder, entry)
+Wanted = tuple[int, str, str]
+"""A lowering to read back: its process, its function's key and its program."""
 
 
-def _divergence(root: Path, key: str, groups: list[ProcessGroup]) -> ProgramComparison | None:
-    """Where the processes lowered different programs: the first process of the largest
-    group against the first of the next, by the first program of each that the other
-    lacks (where one lacks none, its first)."""
+def _sides(groups: tuple[ProcessGroup, ...], key: str) -> tuple[Wanted, Wanted] | None:
+    """Where the processes lowered different programs of function ``key``: the first
+    process of the largest group against the first of the next, by the first program of
+    each that the other lacks (where one lacks none, its first)."""
     if len(groups) < 2:
         return None
     mine, other = groups[0], groups[1]
-    lacking = next((i for i in mine.programs if i not in other.programs), mine.programs[0])
-    extra = next((i for i in other.programs if i not in mine.programs), other.programs[0])
-    before = _lowering(root, mine.processes[0], key, lacking)
-    return compare(before, _lowering(root, other.processes[0], key, extra), "processes")
+    theirs, ours = set(other.programs), set(mine.programs)
+    lacking = next((i for i in mine.programs if i not in theirs), mine.programs[0])
+    extra = next((i for i in other.programs if i not in ours), other.programs[0])
+    return (mine.processes[0], key, lacking), (other.processes[0], key, extra)
+
+
+def _lowerings(root: Path, wanted: set[Wanted]) -> dict[Wanted, Lowering]:
+    """The lowerings ``wanted``, each process's index read once (a recording where every
+    function differs reads each index twice, not once per function)."""
+    by_process: dict[int, set[tuple[str, str]]] = {}
+    for process, key, program in wanted:
+        by_process.setdefault(process, set()).add((key, program))
+    found: dict[Wanted, Lowering] = {}
+    for process, keys in sorted(by_process.items()):
+        folder = root / f"process-{process}"
+        for entry in read_index(folder).functions:
+            side = (process, _key(entry), entry.identity)
+            if (side[1], side[2]) in keys and side not in found:
+                found[side] = Lowering(f"process {process}", folder, entry)
+    return found
 
 
 def function_findings(function: FunctionAcross) -> tuple[Finding, ...]:
@@ -206,17 +225,25 @@ def processes_summary(root: Path) -> ProcessesSummary:
     """``show FOLDER`` of a recording of several processes."""
     read = _read_processes(root)
     everyone = [run.process for run in read.runs]
-    functions = []
+    shown: list[tuple[str, tuple[ProcessGroup, ...], tuple[int, ...]]] = []
+    sides: dict[str, tuple[Wanted, Wanted]] = {}
     for key, found in read.groups.items():
-        name, source = read.names[key]
-        groups = sorted(
+        groups = tuple(sorted(
             (ProcessGroup(programs, tuple(processes)) for programs, processes in found.values()),
             key=lambda g: (-len(g.processes), g.processes[0]),
-        )
+        ))  # fmt: skip
         lowered = {p for g in groups for p in g.processes}
-        missing = tuple(p for p in everyone if p not in lowered)
-        comparison = _divergence(root, key, groups)
-        functions.append(FunctionAcross(name, source, tuple(groups), missing, comparison))
+        shown.append((key, groups, tuple(p for p in everyone if p not in lowered)))
+        pair = _sides(groups, key)
+        if pair is not None:
+            sides[key] = pair
+    lowerings = _lowerings(root, {side for pair in sides.values() for side in pair})
+    functions = []
+    for key, kept, missing in shown:
+        name, source = read.names[key]
+        pair = sides.get(key)
+        comparison = compare(lowerings[pair[0]], lowerings[pair[1]], "processes") if pair else None
+        functions.append(FunctionAcross(name, source, kept, missing, comparison))
     findings = tuple(finding for function in functions for finding in function_findings(function))
     return ProcessesSummary(str(root), len(read.runs), tuple(read.runs), tuple(functions), findings)
 
@@ -232,6 +259,7 @@ def within_run(folder: Path, label: str) -> list[ProgramComparison]:
     shardings: ``compiles.json``'s ``constants``), each against the earlier program."""
     index = read_index(folder)
     by_folder = {entry.folder: entry for entry in index.functions}
+    by_prefix: dict[int, dict[str, Entry]] = {}  # each digest length's first entries
     compiles, _ = read_compiles(folder)
     found = []
     for compiled in compiles:
@@ -240,9 +268,12 @@ def within_run(folder: Path, label: str) -> list[ProgramComparison]:
         if kinds != {"constants"} or now is None:
             continue
         digest = (compiled.reasons[0].before or "").removeprefix("program ")
-        earlier = next(
-            (e for e in index.functions if digest and e.program.startswith(digest)), None
-        )
+        if len(digest) not in by_prefix:
+            firsts: dict[str, Entry] = {}
+            for entry in index.functions:
+                firsts.setdefault(entry.program[: len(digest)], entry)
+            by_prefix[len(digest)] = firsts
+        earlier = by_prefix[len(digest)].get(digest) if digest else None
         if earlier is not None and earlier is not now:
             before = Lowering(f"{label}/{earlier.folder}", folder, earlier)
             found.append(compare(before, Lowering(f"{label}/{now.folder}", folder, now), "run"))

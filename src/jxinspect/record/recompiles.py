@@ -18,7 +18,7 @@ from typing import Any
 
 from jxinspect.core.recompiles import Compile, Reason
 from jxinspect.tracer import seam
-from jxinspect.tracer.read.paths import mapped_paths
+from jxinspect.tracer.stage import recorded, wrapper_paths
 
 MAX_REMEMBERED = 32
 """Earlier lowerings of one code a new one is compared with (the latest ones)."""
@@ -38,6 +38,9 @@ class Fingerprint:
     statics: dict[str, str]
     context: dict[str, str]
     program: str
+    static_arguments: bool = True
+    """``statics`` are a ``jit`` call's static arguments by name (not the static leaves of
+    a library wrapper's pytree, by path)."""
 
     def same_function(self, other: Fingerprint) -> bool:
         if self.function is None or other.function is None:
@@ -63,7 +66,7 @@ def fingerprint(
     shardings = {leaf.path: _sharding_text(s) for leaf, s in zip(leaves, lowering.shardings)}
     return Fingerprint(
         ref, {leaf.path: leaf for leaf in leaves}, shardings, dict(statics),
-        dict(lowering.context), program,
+        dict(lowering.context), program, static_arguments=user is None,
     )  # fmt: skip
 
 
@@ -73,15 +76,15 @@ def _wrapper_view(
     """Under a library's wrapper, each program leaf's path in the user's call (found by
     identity) and the user's static values by their paths; ``None`` where there is no
     wrapper, or its leaves are not the program's one for one."""
-    user, inner = lowering.wrapper_call, lowering.call
-    if user is None or inner is None:
+    traced = recorded(lowering).traced
+    mapped = wrapper_paths(traced) if traced.leaves is not None else None
+    if mapped is None or len(mapped[0]) != count:
         return None
-    program_leaves = seam.tree_leaves(seam.dynamic_arguments(inner))
-    if len(program_leaves) != count:
-        return None
-    paths, static_args = mapped_paths(user.fun, user.args, user.kwargs, program_leaves)
-    return paths, [(s.path, s.value) for s in static_args]
+    return mapped[0], [(s.path, s.value) for s in mapped[1]]
 
+
+NOT_PASSED = "not passed (its default)"
+"""A static argument's value in a call that left it to its default."""
 
 STATIC_COMPARED = 300
 """How much of a static argument's ``repr`` two compiles are compared by."""
@@ -123,11 +126,14 @@ def reasons(before: Fingerprint, now: Fingerprint) -> list[Reason]:
     for name in sorted(before.statics.keys() | now.statics.keys()):
         was, is_ = before.statics.get(name), now.statics.get(name)
         if was != is_:
-            changed = was is not None and is_ is not None
-            if changed:
-                assert was is not None and is_ is not None
-                was, is_ = _where_they_differ(was, is_)
-            found.append(Reason("static" if changed else "structure", name, was, is_))
+            if was is not None and is_ is not None:
+                found.append(Reason("static", name, *_where_they_differ(was, is_)))
+            elif now.static_arguments and before.static_arguments:
+                # a static argument passed in one call and left to its default in the
+                # other: JAX keys them apart even where the value is the default's
+                found.append(Reason("static", name, was or NOT_PASSED, is_ or NOT_PASSED))
+            else:  # a wrapper's static leaf that one call's pytree has and the other not
+                found.append(Reason("structure", name, was, is_))
     for path in [*before.leaves, *(p for p in now.leaves if p not in before.leaves)]:
         was_leaf, is_leaf = before.leaves.get(path), now.leaves.get(path)
         if was_leaf is None or is_leaf is None:
@@ -177,6 +183,10 @@ def _weak(leaf: seam.LeafType) -> str:
     return f"{leaf.text} (weak: a Python scalar)" if leaf.weak_type else f"{leaf.text} (an array)"
 
 
+_INTERNAL = -1
+"""``CompileLog.pending.last`` of a lowering of JAX's own."""
+
+
 @dataclass
 class CompileLog:
     """The compiles of the run so far, their reasons and their seconds."""
@@ -189,6 +199,8 @@ class CompileLog:
     pending: threading.local = field(default_factory=threading.local)
     """This thread's trace and lowering seconds not yet given to a compile, and its
     last compile (whose backend compile JAX reports after the lowering)."""
+    internal_s: float = 0.0
+    """Seconds of the compiles of JAX's own computations (never given to the user's)."""
 
     def on_duration(self, phase: str, seconds: float) -> None:
         """A duration JAX reported: trace and lower come before the lowering is seen,
@@ -196,7 +208,9 @@ class CompileLog:
         state = self.pending
         if phase == "compile":
             index = getattr(state, "last", None)
-            if index is not None and index < len(self.compiles):
+            if index is _INTERNAL:
+                self.internal_s += seconds
+            elif index is not None and index < len(self.compiles):
                 done = self.compiles[index]
                 if done.compile_s is None:
                     self.compiles[index] = replace(done, compile_s=seconds)
@@ -205,6 +219,14 @@ class CompileLog:
         times: dict[str, float] = getattr(state, "times", None) or {}
         times[phase] = times.get(phase, 0.0) + seconds
         state.times = times
+
+    def add_internal(self) -> None:
+        """A lowering of JAX's own: its trace and lowering seconds, and the backend
+        compile JAX reports next, are JAX's own (they went to the user's next compile)."""
+        times: dict[str, float] = getattr(self.pending, "times", None) or {}
+        self.pending.times = {}
+        self.internal_s += sum(times.values())
+        self.pending.last = _INTERNAL
 
     def add(self, code: str, function: str, folder: str, now: Fingerprint,
             call_site: str | None) -> Compile:  # fmt: skip

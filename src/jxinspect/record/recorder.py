@@ -77,9 +77,9 @@ class Recorder:
             self._write_index()
 
     def _record(self, lowering: seam.Lowering) -> None:
-        if lowering.internal:
-            self.index.internal += 1
-            return
+        if lowering.internal:  # JAX's own: counted, with the user's line and its seconds
+            self.index.count_internal(lowering.call_site)
+            return self.compiles.add_internal()
         source = lowering.source
         name = source_parts(source)[0] or lowering.name
         if self.settings.only and name not in self.settings.only:
@@ -106,16 +106,9 @@ class Recorder:
             self.compiles.add(source or name, name, "", compiled, lowering.call_site)
             self._write_index()
             return
-        entry = Entry(
-            name=name,
-            folder="",
-            source=source,
-            signature=lowering.signature,
-            stage=lowering.stage,
-            lowerings=1,
-            statics=statics,
-            program=program,
-        )
+        signature, stage = lowering.signature, lowering.stage
+        entry = Entry(name=name, folder="", source=source, signature=signature, stage=stage,
+                      lowerings=1, statics=statics, program=program)  # fmt: skip
         text = _identify(lowering, entry)
         report = _report(lowering, entry, self.settings.compile, self.policy)
         entry.findings = len(report.findings)
@@ -175,6 +168,7 @@ class Recorder:
             return
         clock = time.monotonic()
         if now or clock - self.index_written >= INDEX_EVERY_S:
+            self.index.internal_s = round(self.compiles.internal_s, 6)
             records.write_index(self.folder, self.index)
             records.write_compiles(self.folder, self.compiles.compiles, self.compiles.dropped)
             self.index_written = clock
@@ -218,14 +212,16 @@ def _identify(lowering: seam.Lowering, entry: Entry) -> str | None:
 
 
 def _call(lowering: seam.Lowering) -> Call:
-    """The call to replay it with (``lower --args-from-record``), or why there is none."""
+    """The call to replay it with (``lower --args-from-record``): the user's own under a
+    library's wrapper (replayed through it, as ``lower`` stages it), or why there is none."""
     from jxinspect.record import replay
 
-    if lowering.call is None:
+    call = lowering.wrapper_call or lowering.call
+    if call is None:
         why = "JAX lowered it outside a jit call (from .lower() or .trace(), or pmap)"
         return records.call_data(None, why)
     try:
-        return records.call_data(replay.call_options(lowering.call), None)
+        return records.call_data(replay.call_options(call), None)
     except replay.Unwritable as err:
         return records.call_data(None, str(err))
     except Exception as err:  # a value no writer foresaw: the report is kept all the same
@@ -238,7 +234,7 @@ def _report(lowering: seam.Lowering, entry: Entry, compile: bool, policy: Policy
     from jxinspect.pipeline import judge, report_of
     from jxinspect.tracer import inputs
     from jxinspect.tracer.read.report import Context
-    from jxinspect.tracer.stage import recorded
+    from jxinspect.tracer.stage import recorded, wrapper_paths
 
     notes = ["recorded from a real run: names and shardings are those the run lowered"]
     if lowering.stage == "pmap" and not seam.pmap_global_shapes():
@@ -247,15 +243,19 @@ def _report(lowering: seam.Lowering, entry: Entry, compile: bool, policy: Policy
             "the layout over pmap's axis is not recorded"
         )
     _, file, line = source_parts(entry.source)
+    staged = recorded(lowering)
+    expected, static_args = wrapper_paths(staged.traced) or (None, [])  # the user's paths
     context = Context(
         target=records.target_name(entry),
         function=entry.source,
+        expected_args=expected,
+        static_args=tuple(static_args),
         file=file,
         line=line,
         notes=tuple(notes),
     )
     jax_mesh = inputs.find_jax_mesh(lowering.shardings)
-    return judge(report_of(recorded(lowering), context, jax_mesh, compile=compile), policy)
+    return judge(report_of(staged, context, jax_mesh, compile=compile), policy)
 
 
 def start() -> None:

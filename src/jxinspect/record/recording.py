@@ -16,11 +16,12 @@ import os
 import signal
 import subprocess
 import tempfile
+import time
 from dataclasses import replace
 from pathlib import Path
 
 from jxinspect.core import codec
-from jxinspect.core.errors import UsageError
+from jxinspect.core.errors import EXIT_INTERRUPTED, UsageError
 from jxinspect.core.recording import Index
 from jxinspect.project.config import project_config
 from jxinspect.record import folder as records
@@ -29,9 +30,12 @@ from jxinspect.record import processes
 BOOT = Path(__file__).parent / "boot"
 
 
-def prepare_folder(folder: Path, command: list[str]) -> None:
+def prepare_folder(folder: Path, command: list[str]) -> int:
     """An empty folder for a new recording, or a previous recording replaced (the
-    process folders of a run of several processes are each replaced by their process)."""
+    process folders of a run of several processes are each replaced by their process);
+    the run's start, as the file system's clock says it (:func:`records.status_changed`
+    of the index written now). What jxinspect did not write is never removed, and
+    everything is checked before anything is: a malformed recording is exit 2."""
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"-o {folder}: a file is in the way; give a folder for the records")
     if folder.is_dir() and any(folder.iterdir()):
@@ -44,12 +48,14 @@ def prepare_folder(folder: Path, command: list[str]) -> None:
                 f"-o {folder}: the folder is not empty and holds no recording; "
                 "give a new folder (a previous recording is replaced)"
             )
+        processes.old_process_folders(folder)  # each process replaces its own: checked here
         processes.clear_recording(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise UsageError(f"-o {folder}: cannot make the folder: {err.strerror}") from None
     _write_index(Index(command=command), folder)
+    return records.status_changed(folder / records.INDEX)
 
 
 def _write_index(index: Index, folder: Path) -> None:
@@ -102,37 +108,77 @@ def run(
     command: list[str], folder: Path, settings: records.RecordSettings
 ) -> tuple[int, list[tuple[Path, Index]]]:
     """Run ``command`` recording into ``folder``; its exit status (``128 + N`` for
-    signal N, as a shell says), and each folder its processes recorded into with its
-    final index: ``folder``, or under ``jax.distributed`` ``folder/process-K`` of the
-    command's own process and of those it started (a launcher of its own), its own first."""
+    signal N, as a shell says; 130 where ``record`` was interrupted and the command
+    ended with 0), and each folder its processes recorded into with its final index:
+    ``folder``, or under ``jax.distributed`` ``folder/process-K`` of the command's own
+    process and of those it started (a launcher of its own), its own first."""
     check_command(command)
     settings = with_config(settings)
-    prepare_folder(folder, command)
+    started = prepare_folder(folder, command)
     with tempfile.TemporaryDirectory(prefix="jxinspect-record-") as claims:
+        clock = time.monotonic()
         child = start(command, environment(folder, settings, Path(claims)))
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # the run gets Ctrl-C itself
-        try:
-            status = child.wait()
-        finally:
-            signal.signal(signal.SIGINT, previous)
+        status, interrupted = wait(child)
+        seconds = time.monotonic() - clock
         found = processes.claimed(Path(claims), folder)
+    if interrupted and status == 0:
+        status = EXIT_INTERRUPTED
     own = found.pop(child.pid, None)
     folders = list(dict.fromkeys([*([own] if own else []), *sorted(found.values())])) or [folder]
-    ended = [(where, finish(where, status, folder)) for where in folders]
+    ended = [(where, finish(where, status, folder, started, seconds)) for where in folders]
     return (128 - status if status < 0 else status), ended
 
 
-def finish(where: Path, status: int, root: Path) -> Index:
+_FROM_TERMINAL = 0x80
+"""``si_code`` SI_KERNEL: the SIGINT the terminal sent (Ctrl-C) to its foreground
+process group, which the command is in too."""
+
+
+def wait(child: subprocess.Popen[bytes]) -> tuple[int, bool]:
+    """Wait for the command to end; how it ended (as ``Popen`` says it) and whether
+    ``record`` was interrupted meanwhile.
+
+    A Ctrl-C at the terminal reaches the command itself (its process group is
+    ``record``'s): it is only noted. A SIGINT sent to ``record`` alone (``kill -INT``)
+    is passed on to the command, which ends as it ends on Ctrl-C; ``record`` then says
+    what was recorded. (One sent to the whole group reaches the command twice.)"""
+    interrupted = False
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        while (status := child.poll()) is None:
+            got = signal.sigtimedwait({signal.SIGINT}, POLL_S)
+            if got is None:
+                continue
+            interrupted = True
+            if got.si_code != _FROM_TERMINAL:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(child.pid, signal.SIGINT)
+        while signal.sigtimedwait({signal.SIGINT}, 0) is not None:  # none left to raise
+            interrupted = True
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    return status, interrupted
+
+
+POLL_S = 0.1
+"""How often, at most, :func:`wait` looks whether the command ended."""
+
+
+def finish(
+    where: Path, status: int, root: Path, started: int, seconds: float | None = None
+) -> Index:
     """Complete the index of the folder a process recorded into, once it ended with
-    ``status``: the records it had not listed yet, its other processes, how it ended. A
+    ``status`` after ``seconds``: the records it had not listed yet (those written since
+    ``started``, :func:`records.recover_entries`), its other processes, how it ended. A
     process folder replaces the recording's own empty index."""
     index = records.read_index(where)
-    records.recover_entries(where, index)
+    records.recover_entries(where, index, started)
     records.collect_other_processes(where, index)
     index.exit_code = 0 if index.stopped_after is not None and status == 0 else status
+    if seconds is not None:
+        index.run_s = round(seconds, 3)
     _write_index(index, where)
-    with contextlib.suppress(FileNotFoundError):
-        (where / records.OWNER).unlink()
+    records.remove_owner(where)
     if where != root:
         drop_empty_index(root)
     return index

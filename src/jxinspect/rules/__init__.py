@@ -3,18 +3,21 @@ that applies them (the judge step, the policy included, is :func:`jxinspect.pipe
 
 Each module ``jxNNN_<what>.py`` holds one :class:`~jxinspect.rules.base.Rule`: its code,
 severity, summary, explanation (what ``jxinspect explain`` prints) and
-``check(report, settings) -> Iterable[Finding]``. :data:`TABLE` names the modules in code
-order, once; :func:`apply_rules` is the only caller of the rules. Rules produce data (findings),
-never text for a terminal; they import nothing of ours but :mod:`jxinspect.core`.
+``check(report, facts) -> Iterable[Finding]`` (``facts``: what it reads besides the
+report, :class:`~jxinspect.core.facts.Facts`). :data:`TABLE` names the modules in code
+order, once; :func:`apply_rules` is the only caller of the rules (and
+:func:`apply_comparison_rules`, for a function's lowerings shown side by side). Rules
+produce data (findings), never text for a terminal; they import nothing of ours but
+:mod:`jxinspect.core`.
 """
 
 from __future__ import annotations
 
 import importlib
 
+from jxinspect.core.facts import Facts
 from jxinspect.core.identity import ProgramComparison
 from jxinspect.core.model import Finding, Report
-from jxinspect.core.settings import Settings
 from jxinspect.rules import advice
 from jxinspect.rules.base import ComparisonRule, Rule, Surveyed
 
@@ -39,6 +42,7 @@ TABLE: tuple[str, ...] = (
     "jx303_cost_budget",
     "jx304_collective_not_in_baseline",
     "jx305_memory_growth",
+    "jx306_compiled_not_read",
     "jx401_same_program_compiled_again",
     "jx402_compile_budget",
 )
@@ -59,12 +63,13 @@ SURVEYED: dict[str, Surveyed] = {rule.code: rule.surveyed for rule in RULES if r
 """The rules whose findings the shipped surveys advise, by code."""
 
 
-def apply_rules(report: Report, settings: Settings) -> Report:
-    """``report`` with every rule's findings on it, in code order (any it had replaced),
-    each advised with the release that fixes it where the shipped surveys say so;
-    ``settings`` holds the thresholds of the rules that take them."""
-    found = tuple(finding for rule in RULES for finding in rule.check(report, settings))
-    return report.with_findings(advice.advise(found, report.jax_version, SURVEYED))
+def apply_rules(report: Report, facts: Facts) -> Report:
+    """``report`` with every rule's findings on it, in code order (any it had replaced):
+    the report's rules, then the comparison rules on ``facts.comparisons``; each advised
+    with the release that fixes it where the shipped surveys say so."""
+    found = tuple(finding for rule in RULES for finding in rule.check(report, facts))
+    compared = tuple(f for c in facts.comparisons for f in apply_comparison_rules(c))
+    return report.with_findings((*advice.advise(found, report.jax_version, SURVEYED), *compared))
 
 
 COMPARISON_TABLE: tuple[str, ...] = (
@@ -72,7 +77,8 @@ COMPARISON_TABLE: tuple[str, ...] = (
     "jx404_nondeterministic_lowering",
 )
 """The rules that judge two lowerings of one function (:class:`ComparisonRule`), in code
-order: what they find is in no single report, so :func:`apply_rules` never runs them."""
+order: what they find is in no single report; :func:`apply_rules` runs them on the
+comparisons its facts hold."""
 
 
 def _load_comparison(module: str) -> ComparisonRule:

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from jxinspect.core.facts import Facts
 from jxinspect.core.identity import ProgramComparison
 from jxinspect.core.model import Finding, Report, Severity
-from jxinspect.core.settings import Settings
 from jxinspect.core.survey import Outcome
 
-Check = Callable[[Report, Settings], Iterable[Finding]]
-"""A rule's check: its findings on a report, under the run's thresholds."""
+Check = Callable[[Report, Facts], Iterable[Finding]]
+"""A rule's check: its findings on a report, given the facts it reads besides it (the
+run's thresholds, a recording's compiles, a baseline's accepted cost)."""
 
 
 @dataclass(frozen=True)

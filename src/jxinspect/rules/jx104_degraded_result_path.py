@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from jxinspect.core.facts import Facts
 from jxinspect.core.model import Finding, Report
-from jxinspect.core.settings import Settings
 from jxinspect.core.survey import pmap_shape
 from jxinspect.rules.base import Rule, Surveyed
 
 
-def check(report: Report, settings: Settings) -> Iterator[Finding]:
+def check(report: Report, facts: Facts) -> Iterator[Finding]:
     for leaf in report.outputs:
         if leaf.status in ("synthetic", "mismatch"):
             yield RULE.finding(

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from jxinspect.core.facts import Facts
 from jxinspect.core.model import Finding, Report
-from jxinspect.core.settings import Settings
 from jxinspect.core.survey import nested_shape
 from jxinspect.rules.base import Rule, Surveyed
 
 
-def check(report: Report, settings: Settings) -> Iterator[Finding]:
+def check(report: Report, facts: Facts) -> Iterator[Finding]:
     graded = ([report.jaxpr] if report.jaxpr else []) + list(report.nested)
     for jaxpr in graded:
         if jaxpr.quality == "count_mismatch":

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from jxinspect.core.facts import Facts
 from jxinspect.core.model import Finding, Report
-from jxinspect.core.settings import Settings
 from jxinspect.rules.base import Rule
 
 
-def check(report: Report, settings: Settings) -> Iterator[Finding]:
+def check(report: Report, facts: Facts) -> Iterator[Finding]:
     if report.reached == "traced" and report.error:
         yield RULE.finding(report, f"lowering failed: {report.error}")
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+from jxinspect.core.facts import Facts
 from jxinspect.core.model import Finding, NestedJaxpr, Report
-from jxinspect.core.settings import Settings
 from jxinspect.core.survey import nested_shape
 from jxinspect.rules.base import Rule, Surveyed
 
 
-def check(report: Report, settings: Settings) -> Iterator[Finding]:
+def check(report: Report, facts: Facts) -> Iterator[Finding]:
     for jaxpr in report.nested:
         if jaxpr.quality == "partial":
             yield RULE.finding(

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from jxinspect.core.facts import Facts
 from jxinspect.core.model import Finding, Input, Output, Report
-from jxinspect.core.settings import Settings
 from jxinspect.rules.base import Rule
 
 SHOWN = 2
 
 
-def check(report: Report, settings: Settings) -> Iterator[Finding]:
+def check(report: Report, facts: Facts) -> Iterator[Finding]:
     arguments = [leaf for leaf in report.inputs if leaf.status == "renamed"]
     results = [leaf for leaf in report.outputs if leaf.status == "renamed"]
     renamed: list[Input | Output] = [*arguments, *results]

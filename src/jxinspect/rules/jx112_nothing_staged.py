@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from jxinspect.core.facts import Facts
 from jxinspect.core.model import Finding, Report
-from jxinspect.core.settings import Settings
 from jxinspect.rules.base import Rule
 
 
-def check(report: Report, settings: Settings) -> Iterator[Finding]:
+def check(report: Report, facts: Facts) -> Iterator[Finding]:
     if report.reached == "traced" or report.outputs or not report.inputs:
         return
     if all(leaf.status == "pruned" for leaf in report.inputs):

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from jxinspect.core.facts import Facts
 from jxinspect.core.model import Finding, Report
-from jxinspect.core.settings import Settings
 from jxinspect.core.units import human_bytes, type_text
 from jxinspect.rules.base import Rule
 
 
-def check(report: Report, settings: Settings) -> Iterator[Finding]:
+def check(report: Report, facts: Facts) -> Iterator[Finding]:
     devices = report.mesh.size if report.mesh is not None else report.num_devices
     if devices <= 1:
         return
@@ -18,12 +18,12 @@ def check(report: Report, settings: Settings) -> Iterator[Finding]:
         sharding = leaf.compiled_sharding or leaf.sharding
         if sharding is None or not sharding.is_replicated or leaf.status == "pruned":
             continue
-        if (leaf.bytes_per_device or 0) >= settings.replicated_bytes:
+        if (leaf.bytes_per_device or 0) >= facts.settings.replicated_bytes:
             yield RULE.finding(
                 report,
                 f"argument {leaf.path} ({type_text(leaf.shape, leaf.dtype)}, "
                 f"{human_bytes(leaf.bytes_per_device)}) is replicated on all {devices} devices "
-                f"(threshold {human_bytes(settings.replicated_bytes)})",
+                f"(threshold {human_bytes(facts.settings.replicated_bytes)})",
                 leaf.path,
             )
 

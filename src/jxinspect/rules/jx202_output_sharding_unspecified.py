@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from jxinspect.core.facts import Facts
 from jxinspect.core.model import Finding, Report, Sharding
-from jxinspect.core.settings import Settings
 from jxinspect.rules.base import Rule
 
 
-def check(report: Report, settings: Settings) -> Iterator[Finding]:
+def check(report: Report, facts: Facts) -> Iterator[Finding]:
     if report.reached == "traced" or report.mesh is None or report.mesh.size <= 1:
         return
     if not any(_declared(leaf.sharding) for leaf in report.inputs):
         return
     for leaf in report.outputs:
-        if leaf.sharding is None:
+        if leaf.sharding is None and not leaf.left_to_compiler:
             chosen = leaf.compiled_sharding
             tail = f"; XLA chose {chosen.readable}" if chosen is not None else ""
             yield RULE.finding(
@@ -43,6 +43,7 @@ replicating a large result on every device. Lint with `compile: true` to see the
 XLA chose.
 
 Fix: declare out_shardings (--out-specs, out_specs in JXINSPECT or jxinspect.yaml) for
-every result. Silence: `ignore: [JX202]`.""",
+every result; a result whose `out_shardings` entry is `None` is left to the compiler on
+purpose, and is not reported. Silence: `ignore: [JX202]`.""",
     check=check,
 )

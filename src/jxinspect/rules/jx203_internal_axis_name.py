@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from jxinspect.core.facts import Facts
 from jxinspect.core.model import Finding, Input, Output, Report, Sharding
-from jxinspect.core.settings import Settings
 from jxinspect.rules.base import Rule
 
 
@@ -27,7 +27,7 @@ def axis_names(report: Report) -> set[str]:
     return names
 
 
-def check(report: Report, settings: Settings) -> Iterator[Finding]:
+def check(report: Report, facts: Facts) -> Iterator[Finding]:
     for name in sorted(n for n in axis_names(report) if n.startswith("_")):
         hint = " (pmap without axis_name)" if name == "_internal_pmap_axis_name" else ""
         yield RULE.finding(report, f"internal axis name {name!r} leaks into the program{hint}")

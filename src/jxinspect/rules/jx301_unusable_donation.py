@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from jxinspect.core.facts import Facts
 from jxinspect.core.model import Finding, Input, Report
-from jxinspect.core.settings import Settings
 from jxinspect.core.units import type_text
 from jxinspect.rules.base import Rule
 
@@ -30,10 +30,12 @@ def reason(leaf: Input, report: Report) -> str:
     return "the outputs that match it are reused by other donated arguments"
 
 
-def check(report: Report, settings: Settings) -> Iterator[Finding]:
+def check(report: Report, facts: Facts) -> Iterator[Finding]:
     if report.reached == "traced":
         return
     compiled = report.compiled is not None
+    if report.compiled is not None and report.compiled.aliases is None:
+        return  # the compiled aliasing was not read: unknown, judged by JX306
     for leaf in report.inputs:
         if leaf.donated and leaf.status != "pruned" and _unused(leaf, compiled):
             where = "the compiled program" if compiled else "lowering"
@@ -55,7 +57,8 @@ buffer: no result has its shape, dtype and sharding, or another donated argument
 the only match. Lowering marks a usable donation with tf.aliasing_output or
 jax.buffer_donor; with neither, JAX warns "Some donated buffers were not usable" at run
 time and the caller's array is invalidated for nothing. With `compile: true` the rule
-reads the aliasing the compiled program really does.
+reads the aliasing the compiled program really does; where that could not be read it
+says nothing (JX306 fails the run instead).
 
 Fix: return an updated value with the same shape, dtype and sharding as the donated
 argument, or stop donating it. Silence: `ignore: [JX301]`.""",

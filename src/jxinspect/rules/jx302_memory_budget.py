@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from jxinspect.core.facts import Facts
 from jxinspect.core.model import Finding, Report
-from jxinspect.core.settings import Settings
 from jxinspect.core.units import human_bytes
 from jxinspect.rules.base import Rule
 
@@ -36,8 +36,8 @@ def bytes_per_device(report: Report) -> tuple[int, str]:
     return arguments + results, "arguments + results"
 
 
-def check(report: Report, settings: Settings) -> Iterator[Finding]:
-    budget = settings.bytes_per_device
+def check(report: Report, facts: Facts) -> Iterator[Finding]:
+    budget = facts.settings.bytes_per_device
     if budget is None:
         return
     total, how = bytes_per_device(report)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from jxinspect.core.facts import Facts
 from jxinspect.core.model import CompiledInfo, Finding, Report
 from jxinspect.core.settings import Settings
 from jxinspect.core.units import human_bytes
@@ -20,6 +21,14 @@ def _over(report: Report, compiled: CompiledInfo, settings: Settings) -> Iterato
             f"is over the budget of {human_bytes(budget)}",
         )
     budget = settings.collective_bytes_per_step
+    if compiled.collectives is None:
+        if budget is not None or settings.forbid_collectives:
+            yield RULE.finding(
+                report,
+                "the collective budgets cannot be judged: the compiled program's collectives "
+                f"were not read ({compiled.unread})",
+            )
+        return
     total, count = sum(c.bytes_per_step for c in compiled.collectives), len(compiled.collectives)
     if budget is not None and total > budget:
         yield RULE.finding(
@@ -29,13 +38,13 @@ def _over(report: Report, compiled: CompiledInfo, settings: Settings) -> Iterato
         )
 
 
-def check(report: Report, settings: Settings) -> Iterator[Finding]:
+def check(report: Report, facts: Facts) -> Iterator[Finding]:
     compiled = report.compiled
     if compiled is None:
         return
-    yield from _over(report, compiled, settings)
-    for collective in compiled.collectives:
-        if collective.kind in settings.forbid_collectives:
+    yield from _over(report, compiled, facts.settings)
+    for collective in compiled.collectives or ():
+        if collective.kind in facts.settings.forbid_collectives:
             yield RULE.finding(
                 report,
                 f"{collective.described} is forbidden (budgets.forbid_collectives)",
@@ -56,7 +65,9 @@ it runs in, summed), or it holds a collective whose kind `forbid_collectives` li
 (`[all-to-all, all-gather]`). A forbidden collective is named with its mesh axes, the
 argument or result paths it moves and its source line.
 
-These need the compiled program (`compile: true`); off unless a budget is set.
+These need the compiled program (`compile: true`); off unless a budget is set. Where
+the compiled program's collectives could not be read, a collective budget or
+`forbid_collectives` is a finding of its own: a gate that cannot see does not pass.
 
 Fix: shard or rematerialize what grew (`jxinspect lower --compile --show collectives`
 lists each collective with its paths), or raise the budget.""",

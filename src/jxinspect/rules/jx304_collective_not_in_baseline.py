@@ -6,15 +6,23 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
+from jxinspect.core.facts import Facts
 from jxinspect.core.model import Finding, Report
-from jxinspect.core.settings import Settings
 from jxinspect.core.units import human_bytes
 from jxinspect.rules.base import Rule
 
 
-def check(report: Report, settings: Settings) -> Iterator[Finding]:
-    accepted, compiled = report.accepted_cost, report.compiled
+def check(report: Report, facts: Facts) -> Iterator[Finding]:
+    accepted, compiled = facts.accepted_cost, report.compiled
     if accepted is None or compiled is None:
+        return
+    if compiled.collectives is None or accepted.collectives is None:
+        side = "this compile's" if compiled.collectives is None else "the baseline's"
+        yield RULE.finding(
+            report,
+            f"the collectives cannot be compared with the baseline: {side} were not read"
+            + (f" ({compiled.unread})" if compiled.unread else ""),
+        )
         return
     waiting = Counter(c.key for c in accepted.collectives)
     for collective in compiled.collectives:
@@ -44,7 +52,8 @@ source line, and the bytes per step per device it moves.
 Collectives are paired with the baseline's by kind, mesh axes and the paths they move,
 never by line, so an edit above the function does not trip it.
 `jxinspect lint --write-baseline` records each compiled target's cost (`compile: true`);
-only targets whose cost the baseline holds are judged.
+only targets whose cost the baseline holds are judged. Where either side's collectives
+could not be read, that is a finding of its own: the comparison cannot pass unseen.
 
 Fix: restore the sharding that made it unnecessary (`jxinspect diff-debug --compile
 before.py after.py` shows what changed), or accept it by writing the baseline again.""",

@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
+from jxinspect.core.facts import Facts
 from jxinspect.core.model import Finding, Report
-from jxinspect.core.settings import Settings
 from jxinspect.rules.base import Rule
 
 SHOWN = 3
 """Reasons named in the message, the most frequent first."""
 
 
-def check(report: Report, settings: Settings) -> Iterator[Finding]:
-    budget, compiles = settings.max_compiles, report.compiles
+def check(report: Report, facts: Facts) -> Iterator[Finding]:
+    budget, compiles = facts.settings.max_compiles, facts.compiles
     if budget is None or len(compiles) <= budget:
         return
     said = Counter(f"{r.path} {r.kind}" if r.path else r.kind for c in compiles for r in c.reasons)

@@ -12,7 +12,7 @@ from jxinspect.core.errors import UsageError, UserCodeError
 from jxinspect.core.model import Mesh
 from jxinspect.project.annotations import KEY_DTYPE
 from jxinspect.project.plan import StagingPlan
-from jxinspect.project.spec import ArraySpec, Constructed, PSpec, Seed, Struct
+from jxinspect.project.spec import ArraySpec, Constructed, OptimizerState, PSpec, Seed, Struct
 from jxinspect.tracer import seam
 
 
@@ -99,9 +99,15 @@ def layout_tree(specs: Any, jax_mesh: Any, where: str, *, specs_only: bool) -> A
 
 def to_abstract(value: Any, jax_mesh: Any | None) -> Any:
     """Replace each :class:`ArraySpec` in a pytree with a ``ShapeDtypeStruct``, and
-    build each :class:`Struct` as the class it names."""
+    build each :class:`Struct` as the class it names. A value holding none (what an
+    ``--args-from`` maker returned) is the very object given: rebuilding it would part
+    what its call shares (a Flax NNX optimizer holding the model's own parameters)."""
+    if not any(isinstance(leaf, _SPECS) for leaf in seam.tree_leaves(value)):
+        return value
 
     def convert(leaf: Any) -> Any:
+        if isinstance(leaf, OptimizerState):
+            return build_optimizer_state(leaf, jax_mesh)
         if isinstance(leaf, Constructed):
             return build_model(leaf, jax_mesh)
         if isinstance(leaf, Struct):
@@ -133,37 +139,81 @@ def to_abstract(value: Any, jax_mesh: Any | None) -> Any:
         sharding = seam.named_sharding(jax_mesh, entries)
         return _array(leaf.shape, leaf.dtype, sharding)
 
-    return seam.tree_map(
-        convert, value, is_leaf=lambda x: isinstance(x, (ArraySpec, Struct, Constructed))
-    )
+    return seam.tree_map(convert, value, is_leaf=lambda x: isinstance(x, _SPECS))
+
+
+_SPECS = (ArraySpec, Struct, Constructed, OptimizerState)
+"""What the spec language makes that :func:`to_abstract` turns into JAX's values."""
 
 
 def build_model(model: Constructed, jax_mesh: Any | None) -> Any:
     """The model its constructor builds, abstractly (``eqx.filter_eval_shape``, or
     ``nnx.eval_shape``): every array a ``ShapeDtypeStruct``, nothing allocated, the
     tree exactly the one the constructor makes. Its key is drawn inside, so no random
-    number is either."""
-    cls = model.cls or struct_class(model.path)
-    given = {name: to_abstract(value, jax_mesh) for name, value in model.arguments
-             if not isinstance(value, Seed)}  # fmt: skip
-    seeds = [name for name, value in model.arguments if isinstance(value, Seed)]
+    number is either. A ``python`` one (a method's ``self`` that is no pytree) is its
+    class called with the Python values given."""
+    construct = _constructor(model, jax_mesh)
     try:
+        if model.library == "python":  # Python values in, a static value out
+            return construct()
         if model.library == "equinox":
             import equinox as eqx
-
-            def construct() -> Any:
-                keys = {name: seam.random_key() for name in seeds}
-                return cls(**seam.traced_values(given), **keys)
 
             return eqx.filter_eval_shape(construct)
         from flax import nnx
 
-        return nnx.eval_shape(
-            lambda: cls(**seam.traced_values(given), **{name: nnx.Rngs(0) for name in seeds})
-        )
+        return nnx.eval_shape(construct)
     except Exception as err:  # the model's own constructor may raise anything
         raise UserCodeError(
             f"building {model.path} from its constructor failed: {type(err).__name__}: {err}"
+        ) from None
+
+
+def _constructor(model: Constructed, jax_mesh: Any | None) -> Any:
+    """A function that calls the model's constructor, to be traced abstractly."""
+    cls = model.cls or struct_class(model.path)
+    given = {name: to_abstract(value, jax_mesh) for name, value in model.arguments
+             if not isinstance(value, Seed)}  # fmt: skip
+    seeds = [name for name, value in model.arguments if isinstance(value, Seed)]
+
+    def construct() -> Any:
+        if model.library == "equinox":
+            keys = {name: seam.random_key() for name in seeds}
+        else:
+            from flax import nnx
+
+            keys = {name: nnx.Rngs(0) for name in seeds}
+        return cls(**seam.traced_values(given), **keys)
+
+    return construct
+
+
+def build_optimizer_state(state: OptimizerState, jax_mesh: Any | None) -> Any:
+    """The state the step's own optimizer builds over its parameters, abstractly:
+    ``jax.eval_shape(optim.init, params)``; over an Equinox model's arrays,
+    ``eqx.filter_eval_shape(lambda m: optim.init(eqx.filter(m, eqx.is_array)), model)``;
+    an ``nnx.Optimizer(model, tx, wrt=...)`` under ``nnx.eval_shape``. Nothing allocated."""
+    tx: Any = state.transform
+    try:
+        if state.library == "nnx":
+            from flax import nnx
+
+            assert isinstance(state.params, Constructed)  # the annotations' reader checks it
+            construct = _constructor(state.params, jax_mesh)
+            wrt = state.wrt if state.wrt is not None else nnx.Param
+            return nnx.eval_shape(lambda: nnx.Optimizer(construct(), tx, wrt=wrt))
+        params = to_abstract(state.params, jax_mesh)
+        if state.library == "equinox":
+            import equinox as eqx
+
+            return eqx.filter_eval_shape(lambda m: tx.init(eqx.filter(m, eqx.is_array)), params)
+        return seam.eval_shape(tx.init, params)
+    except UserCodeError:
+        raise
+    except Exception as err:  # the optimizer's own init may raise anything
+        raise UserCodeError(
+            f"building the state of {state.optimizer} ({state.optimizer}.init) failed: "
+            f"{type(err).__name__}: {err}"
         ) from None
 
 

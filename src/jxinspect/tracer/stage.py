@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from jxinspect.core.errors import UsageError, UserCodeError, raised_by_jxinspect
 from jxinspect.core.interrupts import reraise_if_stopping
+from jxinspect.core.model import StaticArg
 from jxinspect.core.vocabulary import STAGES, Stage
 from jxinspect.project.plan import StagingPlan, role_option
 from jxinspect.project.targets import describe_exception
@@ -104,6 +105,7 @@ def stage_function(
     as :class:`~jxinspect.tracer.staged.LoweringFailed`."""
     from jxinspect.tracer import adapters
 
+    seam.hide_tool_frames()
     adapter = adapters.find(fun)
     if adapter is not None:
         return _stage_adapted(adapter, fun, args, kwargs, platform)
@@ -330,8 +332,9 @@ def _traced(program: _Program, lowering: _Lowering, staging: _Staging) -> Traced
     declared = (
         _declared_shardings(args, kwargs, plan, len(donated)) if failed and not wrapped else None
     )
+    open_outputs = seam.open_outputs(seam.jit_info(program.staged), out_info)
     return Traced(stage, program.jaxpr, program.names_jaxpr, donated, out_info, wrapped,
-                  declared=declared)  # fmt: skip
+                  declared=declared, open_outputs=open_outputs)  # fmt: skip
 
 
 def _declared_shardings(
@@ -381,7 +384,10 @@ def _staged(traced: Traced, lowering: _Lowering) -> Staged:
 
 
 def recorded(lowering: seam.Lowering) -> Lowered:
-    """A lowering a real run made (``jxinspect record``'s hook), as staging's value."""
+    """A lowering a real run made (``jxinspect record``'s hook), as staging's value:
+    under a library's wrapper, with the user's call and the objects the wrapper handed
+    the program, as an adapter stages it (its inputs are mapped by :func:`wrapper_paths`
+    as ``lower`` maps them), and its results mapped from the names they carry."""
     traced = Traced(
         stage="pmap" if lowering.stage == "pmap" else "jit",
         jaxpr=lowering.jaxpr,
@@ -391,7 +397,46 @@ def recorded(lowering: seam.Lowering) -> Lowered:
         wrapped=True,
         recorded=True,
     )
-    return Lowered(traced, lowering.lowered)
+    user, leaves = lowering.wrapper_call, lowering.wrapper_leaves
+    if user is not None and leaves is None and lowering.call is not None:
+        leaves = tuple(seam.tree_leaves(seam.dynamic_arguments(lowering.call)))
+    if user is None or leaves is None or lowering.wrapper is None:
+        return Lowered(traced, lowering.lowered)
+    traced = replace(traced, wrapper=lowering.wrapper, leaves=list(leaves),
+                     call=(user.fun, user.args, user.kwargs))  # fmt: skip
+    return Lowered(replace(traced, results=_recorded_results(traced, user.fun)), lowering.lowered)
+
+
+def _recorded_results(traced: Traced, fun: Any) -> list[str | None] | None:
+    """The user's path of each result of a recorded wrapper's program, from the names
+    its results and inputs carry (nothing is traced in the recorded run)."""
+    from jxinspect.tracer import adapters
+
+    found = wrapper_paths(traced)
+    info = seam.debug_info(traced.names_jaxpr)
+    if found is None or traced.wrapper is None or info is None or not info.result_paths:
+        return None
+    said = list(info.result_paths)
+    prefixed = seam.prefixes_results(said)
+    if prefixed is None:
+        prefixed = seam.result_paths_prefixed_in_release()
+    names = [seam.normalize_result_path(n, prefixed) if n else None for n in said]
+    inputs = list(zip(info.arg_names or [None] * len(found[0]), found[0]))
+    return adapters.recorded_results(traced.wrapper, fun, names, inputs)
+
+
+def wrapper_paths(traced: Traced) -> tuple[list[str | None], list[StaticArg]] | None:
+    """Under a library's wrapper (staged through its adapter, or lowered by a recorded
+    run: :func:`recorded`), each program input's path in the user's call, found by
+    identity among the objects the wrapper handed the program, and the call's static
+    values; ``None`` where no wrapper's call is known."""
+    from jxinspect.tracer.read import paths
+
+    if traced.wrapper is None or traced.leaves is None or traced.call is None:
+        return None
+    inner, call_args, call_kwargs = traced.call
+    # the wrapper took every argument as it was: none is static to jit
+    return paths.mapped_paths(inner, call_args, call_kwargs, traced.leaves)
 
 
 def compile(staged: Lowered) -> Compiled | CompileFailed:

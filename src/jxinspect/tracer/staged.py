@@ -51,6 +51,9 @@ class Traced:
     (``in_shardings``, else a ``ShapeDtypeStruct``'s, as ``f32[8@data]`` makes it), or
     ``None``; shown as the program's own are then unknown (``None``: lowering succeeded,
     or the inputs could not be told apart)."""
+    open_outputs: tuple[bool, ...] | None = None
+    """Per flat result: ``out_shardings`` gave it ``None``, leaving its layout to the
+    compiler on purpose (``None``: no ``out_shardings`` said so)."""
     recorded: bool = False
     """A lowering of a recorded run (``jxinspect record``): what it says is read from it
     and the release table alone, nothing traced in the user's process."""

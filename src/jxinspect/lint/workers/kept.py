@@ -43,6 +43,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import IO, Any
 
+from jxinspect.core.artifacts import SMALL_LIMIT, is_real_folder, open_regular, read_text
+from jxinspect.core.errors import UsageError
 from jxinspect.core.files import write_atomically
 
 DEFAULT_IDLE_S = 600.0
@@ -191,9 +193,9 @@ def adopt(folder: Path, devices: int | None = ANY_DEVICES) -> Kept | None:
     except OSError:
         return None
     for lock in locks:
-        try:
-            claim = open(lock, "rb")  # noqa: SIM115 (held while the run uses the worker)
-        except OSError:
+        try:  # held while the run uses the worker; a FIFO there is never waited on
+            claim: IO[bytes] = open_regular(lock, inside=folder)
+        except (OSError, UsageError):
             continue
         try:
             _lock(claim)
@@ -209,7 +211,7 @@ def adopt(folder: Path, devices: int | None = ANY_DEVICES) -> Kept | None:
 def _connect(lock: Path, claim: IO[bytes], wanted: int | None) -> Kept | None:
     entry = lock.with_suffix(".json")
     try:
-        data = json.loads(entry.read_text(encoding="utf-8"))
+        data = json.loads(read_text(entry, limit=SMALL_LIMIT, inside=lock.parent))
         pid, address = int(data["pid"]), str(data["address"])
         devices, simulated = data.get("devices"), bool(data.get("simulated"))
         if simulated and wanted != ANY_DEVICES and devices != wanted:
@@ -226,6 +228,9 @@ def _connect(lock: Path, claim: IO[bytes], wanted: int | None) -> Kept | None:
             sock.close()
             process.release()
             raise
+    except UsageError:  # not a regular file (a FIFO, a link out): not ours, left as it is
+        claim.close()
+        return None
     except (OSError, ValueError, KeyError, TypeError):
         for gone in (entry, lock):  # its worker exited: the entry is ours to remove
             with contextlib.suppress(OSError):
@@ -290,8 +295,10 @@ class _Registration:
             return
         with contextlib.suppress(OSError):
             self.folder.mkdir(parents=True, exist_ok=True)
+            if not (is_real_folder(self.folder) and is_real_folder(self.folder.parent)):
+                return  # a link: nothing is written through it
             write_atomically(self.entry, json.dumps(data))
-            self.lock.touch()
+            os.close(os.open(self.lock, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o666))
             self.written = data
 
     def withdraw(self) -> bool:

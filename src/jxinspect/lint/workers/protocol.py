@@ -13,7 +13,6 @@ from dataclasses import dataclass, replace
 from jxinspect.core import codec
 from jxinspect.core.errors import internal_error
 from jxinspect.core.model import Report
-from jxinspect.core.settings import Settings
 from jxinspect.core.vocabulary import INTERNAL, INTERRUPTED, ErrorKind
 from jxinspect.project.resolve import Resolved
 
@@ -25,7 +24,6 @@ class Job:
     name: str
     resolved: Resolved
     """The target (an absolute path for files) and its layered options."""
-    settings: Settings
     compile: bool
     group: str
     """The module's source file: a worker that imported it gets its other targets."""
@@ -33,8 +31,8 @@ class Job:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What staging one target gave: its report (judged with the thresholds alone), or
-    why there is none."""
+    """What staging one target gave: its report (unjudged: the run judges it), or why
+    there is none."""
 
     report: Report | None
     """Read by the supervisor from :attr:`text` (:func:`received`), or from the cache."""

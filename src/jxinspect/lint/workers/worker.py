@@ -4,17 +4,21 @@ A worker keeps the modules it imported while it stages targets of one module; be
 target of another module, the user's own modules (everything outside the installed
 packages and the standard library) are forgotten and ``sys.path`` and JAX's
 configuration are put back, so sibling folders that each hold a ``models.py`` never see
-each other's. ``SystemExit``, ``KeyboardInterrupt``, recursion and memory errors raised
-by user code are caught here and are that target's failure.
+each other's. A module of ours that holds what a forgotten one defined (the Flax NNX
+adapter, built against a Flax checkout in the project) is forgotten too, so it is built
+again against the next target's own. ``SystemExit``, ``KeyboardInterrupt``, recursion
+and memory errors raised by user code are caught here and are that target's failure.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import sys
 import sysconfig
 import traceback
+import types
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -32,13 +36,59 @@ def _installed_roots() -> tuple[str, ...]:
 
 
 def _forget_user_modules(before: set[str], roots: tuple[str, ...]) -> None:
-    """Drop the modules imported since ``before`` that are the user's own."""
+    """Drop the modules imported since ``before`` that are the user's own, and each of
+    ours that holds what one of them defined (an adapter's classes of a Flax checkout in
+    the project): imported again, it holds the next target's own."""
+    forgotten: set[str] = set()
     for name in [n for n in sys.modules if n not in before]:
         if name == "jxinspect" or name.startswith("jxinspect."):
             continue
-        file = getattr(sys.modules[name], "__file__", None)
-        if file is None or not os.path.realpath(file).startswith(roots):
-            del sys.modules[name]
+        if _is_users(sys.modules[name], roots):
+            _forget(name)
+            forgotten.add(name)
+    while forgotten:
+        holding = [
+            name
+            for name, module in list(sys.modules.items())
+            if (name == "jxinspect" or name.startswith("jxinspect."))
+            and _holds(module, name, forgotten)
+        ]
+        for name in holding:
+            _forget(name)
+        forgotten = set(holding)
+
+
+def _is_users(module: Any, roots: tuple[str, ...]) -> bool:
+    """A module of the user's: its file, or a namespace package's folders, outside the
+    installed packages and the standard library (one with neither, made by an extension
+    module, is not)."""
+    file = getattr(module, "__file__", None)
+    places = [file] if isinstance(file, str) else list(getattr(module, "__path__", None) or ())
+    return any(not os.path.realpath(place).startswith(roots) for place in places)
+
+
+def _forget(name: str) -> None:
+    """Drop a module, and its parent package's attribute for it (``from package import
+    module`` takes the attribute, when there is one, over importing it again)."""
+    module = sys.modules.pop(name, None)
+    parent, _, child = name.rpartition(".")
+    if parent and getattr(sys.modules.get(parent), child, None) is module:
+        with contextlib.suppress(AttributeError, TypeError):
+            delattr(sys.modules[parent], child)
+
+
+def _holds(module: Any, name: str, forgotten: set[str]) -> bool:
+    """Whether a module's globals hold a forgotten module (not a submodule of its own) or
+    an object one defined."""
+    for value in list(getattr(module, "__dict__", {}).values()):
+        if isinstance(value, types.ModuleType):
+            if value.__name__ in forgotten and value.__name__.rpartition(".")[0] != name:
+                return True
+        else:
+            owner = getattr(value, "__module__", None)
+            if isinstance(owner, str) and owner in forgotten:
+                return True
+    return False
 
 
 def prepare(root: Path) -> None:
@@ -70,18 +120,15 @@ def load_jax() -> None:
 
 
 def stage(job: Job, show_traceback: bool = False) -> Outcome:
-    """Stage one target and run the rules with its settings; never raises: whatever the
-    user's code does (exit, interrupt, recursion, memory) is this target's outcome."""
+    """Stage one target, unjudged (the run judges what it receives: one judge); never
+    raises: whatever the user's code does (exit, interrupt, recursion, memory) is this
+    target's outcome."""
     from jxinspect.pipeline import inspect_target
-    from jxinspect.project.config import Policy
     from jxinspect.project.targets import describe_exception, user_prints_to_stderr
 
-    # the thresholds alone (the cache keys hold them): the run applies the rest of the
-    # policy, select, ignore and severities, when it judges the outcome
-    policy = Policy(settings=job.settings)
     try:
         with user_prints_to_stderr():
-            report = inspect_target(job.resolved, compile=job.compile, policy=policy, freeze=False)
+            report = inspect_target(job.resolved, compile=job.compile, freeze=False, judged=False)
         return sent(report)
     except TooFewDevices as err:
         return Outcome(None, str(err), USAGE, needs_devices=err.needed)

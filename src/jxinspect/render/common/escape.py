@@ -10,15 +10,19 @@ messages) must not act on the format it is written into.
   Idempotent. Rich objects are built from ``rich.text.Text``, never from markup strings.
 * :func:`program_text`: the same, but a text's own line breaks stay (jaxpr and module text).
 * :func:`markdown_text` / :func:`markdown_code`: a Markdown table cell as text or as inline
-  code; pipes, backticks, inline markup and HTML cannot change the table or the page.
+  code; pipes, backticks, inline markup and HTML cannot change the table or the page, and
+  an ``@name`` cannot mention (notify) anyone: GitHub links a mention in the rendered text,
+  after backslash escapes, so ``@`` gets a WORD JOINER (U+2060, invisible) after it there;
+  code spans are never linked.
 * :func:`github_data` / :func:`github_property`: GitHub workflow command data and property
   values (GitHub's own ``%25``, ``%0D``, ``%0A``, and ``%3A``, ``%2C`` in properties).
 * :func:`xml`: text for XML 1.0 (JUnit) that is always well-formed; ElementTree then
   escapes ``&``, ``<``, ``>`` and quotes.
 * :func:`html`: HTML text or attribute values.
 
-JSON and SARIF go through ``json.dumps``, which escapes control characters itself. Pure
-functions, no I/O, no JAX.
+JSON and SARIF go through the one codec (:mod:`jxinspect.core.codec`), which escapes
+control characters, bidirectional-text controls and the line and paragraph separators
+itself. Pure functions, no I/O, no JAX.
 """
 
 from __future__ import annotations
@@ -43,6 +47,10 @@ _GITHUB = re.compile(f"[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f{_OTHER}]")
 _MARKDOWN = re.compile(r"([\\`*\[\]<>|~&]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z]))")
 """Characters that start inline Markdown or HTML, or end a table cell (``_`` only where
 it could: ``jit_f`` stays as written)."""
+_MENTION = re.compile(r"(?<![0-9A-Za-z])@(?=[0-9A-Za-z])")
+"""An ``@`` that GitHub would read as the start of a mention (``@user``, ``@org/team``);
+not one inside a word (``a@b.com``)."""
+WORD_JOINER = "\u2060"
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -67,14 +75,17 @@ def program_text(value: str) -> str:
 
 def markdown_text(value: object) -> str:
     """A Markdown table cell shown as text: :func:`text`, then inline markup, HTML and
-    pipes backslash-escaped (``__init__`` shows as written, ``<b>`` as itself)."""
-    return _MARKDOWN.sub(r"\\\1", text(value))
+    pipes backslash-escaped (``__init__`` shows as written, ``<b>`` as itself), and a
+    mention's ``@`` followed by a WORD JOINER (``@user`` shows as written, notifying no
+    one)."""
+    escaped = _MARKDOWN.sub(r"\\\1", text(value))
+    return _MENTION.sub("@" + WORD_JOINER, escaped) if "@" in escaped else escaped
 
 
 def markdown_code(value: object) -> str:
     """Inline code in a Markdown table cell: :func:`text`, fenced with more backticks than
     it holds, pipes escaped (GitHub splits cells before it reads code spans). ``""`` and
-    ``—`` stay plain."""
+    ``—`` stay plain. A code span mentions no one: its ``@`` stays as written."""
     string = text(value)
     if string in ("", "—"):
         return string

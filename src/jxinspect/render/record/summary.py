@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
-from collections import Counter
-from typing import Any
+from collections.abc import Sequence
 
 from jxinspect.core import codec
-from jxinspect.core.model import Report
-from jxinspect.core.recompiles import by_function
-from jxinspect.core.recording import Index, Recording, ShownEntry, ShownRecording
-from jxinspect.core.vocabulary import STATUSES
+from jxinspect.core.recompiles import Compile, by_function
+from jxinspect.core.recording import Index, Recording, ShownEntry, ShownRecording, Tally
+from jxinspect.core.vocabulary import STATUSES, Status
 from jxinspect.render.common.escape import text as esc
 from jxinspect.render.common.table import plain_table
 from jxinspect.render.record import recompiles
@@ -21,20 +19,19 @@ COLUMNS = ("function", "folder", "signature", "stage", "inputs", "outputs", "fin
            "replay", "source")  # fmt: skip
 
 
-def _statuses(leaves: Any) -> str:
-    counts = Counter(leaf.status for leaf in leaves)
-    return ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s]) or "none"
+def _statuses(counts: dict[Status, int]) -> str:
+    return ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts.get(s)) or "none"
 
 
-def _findings(report: Report) -> str:
-    codes = Counter(f.code for f in report.findings)
-    return ", ".join(f"{code}×{n}" if n > 1 else code for code, n in sorted(codes.items()))
+def _findings(tally: Tally) -> str:
+    codes = sorted(tally.codes.items())
+    return ", ".join(f"{code}×{n}" if n > 1 else code for code, n in codes)
 
 
 def run_line(index: Index) -> str:
     """How the run ended, in words."""
     if index.stopped_after is not None:
-        return f"stopped after `{index.stopped_after}` was recorded, as asked"
+        return f"stopped after `{esc(index.stopped_after)}` was recorded, as asked"
     if index.exit_code is None:
         return "the run did not finish (it is running, or jxinspect record was killed)"
     if index.exit_code < 0:
@@ -42,6 +39,27 @@ def run_line(index: Index) -> str:
     if index.exit_code:
         return f"the run exited with {index.exit_code}: the recording may be incomplete"
     return "the run exited with 0"
+
+
+def compile_line(index: Index, compiles: Sequence[Compile], dropped: int = 0) -> str | None:
+    """Where the run's time went to compiles (JAX's duration events: trace, lower and
+    backend compile), the user's functions' and JAX's own with the lines that made most
+    of them; ``None`` where nothing was compiled."""
+    count = len(compiles) + dropped
+    if not count and not index.internal:
+        return None
+    yours = sum(c.seconds for c in compiles)
+    of_run = f" of the run's {index.run_s:.1f} s" if index.run_s is not None else ""
+    parts = [f"{count} compile{'s' if count != 1 else ''} of your functions {yours:.1f} s"]
+    if index.internal:
+        most = sorted(index.internal_lines.items(), key=lambda item: (-item[1], item[0]))[:3]
+        at = ", ".join(f"{esc(line)} {n}×" for line, n in most)
+        parts.append(
+            f"{index.internal} of JAX's own {index.internal_s:.1f} s"
+            + (f", most at {at}" if at else "")
+        )
+    total = yours + index.internal_s
+    return f"compiling took {total:.1f} s{of_run}: " + "; ".join(parts)
 
 
 def not_recorded(index: Index) -> list[str]:
@@ -69,14 +87,16 @@ def not_recorded(index: Index) -> list[str]:
         )
     for entry in index.functions:
         if entry.lowerings > 1:
-            lines.append(f"`{esc(entry.name)}` ({entry.folder}): the same program was traced "
+            lines.append(f"`{esc(entry.name)}` ({esc(entry.folder)}): the same program was traced "
                          f"and lowered {entry.lowerings} times, each a miss of JAX's cache "
                          "(a new jit object or function per call, or cleared caches)")  # fmt: skip
-    names = Counter(e.name for e in index.functions)
-    for name, count in names.items():
-        if count > 1:
-            folders = ", ".join(e.folder for e in index.functions if e.name == name)
-            lines.append(f"`{esc(name)}` was lowered as {count} programs ({folders}): other "
+    by_name: dict[str, list[str]] = {}
+    for entry in index.functions:
+        by_name.setdefault(entry.name, []).append(entry.folder)
+    for name, folders in by_name.items():
+        if len(folders) > 1:
+            count, listed = len(folders), esc(", ".join(folders))
+            lines.append(f"`{esc(name)}` was lowered as {count} programs ({listed}): other "
                          "input types, static arguments or closed-over values; each is a new "
                          "trace and compile")  # fmt: skip
     return lines
@@ -97,24 +117,26 @@ def render(recording: Recording) -> str:
     head = [
         f"recording: {esc(folder)}",
         f"command:   {esc(command)}",
-        f"jax:       {index.jax_version or 'not recorded'}",
+        f"jax:       {esc(index.jax_version or 'not recorded')}",
         f"run:       {run_line(index)}",
-        "",
     ]
+    compiled = compile_line(index, recording.compiles, recording.compiles_dropped)
+    head += [f"compiles:  {compiled}"] if compiled else []
+    head.append("")
     rows: list[tuple[str, ...]] = [
         (
             entry.name,
             entry.folder,
             esc(_brief(entry.input_types)),
             entry.stage,
-            _statuses(report.inputs),
-            _statuses(report.outputs),
-            _findings(report),
+            _statuses(tally.inputs),
+            _statuses(tally.outputs),
+            _findings(tally),
             f"{entry.lowerings}×",
             "yes" if problem is None else "no",
             entry.source or "",
         )
-        for entry, report, problem in reports
+        for entry, tally, problem in reports
     ]
     body = plain_table(COLUMNS, rows) if rows else ["no functions recorded"]
     notes = not_recorded(index)
@@ -136,11 +158,11 @@ def render_json(recording: Recording) -> str:
             **vars(entry),
             replay=problem is None,
             replay_problem=problem,
-            inputs=dict(Counter(leaf.status for leaf in report.inputs)),
-            outputs=dict(Counter(leaf.status for leaf in report.outputs)),
-            finding_codes=sorted({f.code for f in report.findings}),
+            inputs=dict(tally.inputs),
+            outputs=dict(tally.outputs),
+            finding_codes=sorted(tally.codes),
         )
-        for entry, report, problem in recording.reports
+        for entry, tally, problem in recording.reports
     ]
     shown = ShownRecording(
         **{**kept, "functions": functions},

@@ -17,13 +17,23 @@ def trips(c: Collective) -> str:
     return f"{count} ({' › '.join(c.loops)})" if c.loops else count
 
 
+def groups_text(c: Collective) -> str:
+    """Its devices, briefly: the groups where there are a few, else their count and size
+    (``[[0, 1], [2, 3]]``, ``16 groups of 4``, ``8 pairs``)."""
+    if c.groups is None:
+        return f"{len(c.pairs)} pairs"
+    if len(c.groups) <= 4:
+        return str([list(g) for g in c.groups])
+    return f"{len(c.groups)} groups of {len(c.groups[0])}"
+
+
 def rows(report: Report) -> list[tuple[str, ...]]:
     """One raw row per collective (escaped by the renderer that shows it)."""
     assert report.compiled is not None
     result: list[tuple[str, ...]] = []
-    for i, c in enumerate(report.compiled.collectives):
+    for i, c in enumerate(report.compiled.collectives or ()):
         operands = ", ".join(type_text(o.shape, o.dtype) for o in c.operands)
-        axes = ",".join(c.axes) if c.axes is not None else f"? ({c.groups})"
+        axes = ",".join(c.axes) if c.axes is not None else f"? ({groups_text(c)})"
         source = f"{c.file}:{c.line}" if c.file else ""
         result.append(
             (str(i), c.kind, axes or "—", operands, human_bytes(c.bytes), trips(c),
@@ -36,7 +46,7 @@ def per_step_by_axes(report: Report) -> dict[str, int]:
     """Bytes per step (``bytes_per_step``) summed per set of mesh axes, in axes order."""
     assert report.compiled is not None
     totals: dict[str, int] = {}
-    for c in report.compiled.collectives:
+    for c in report.compiled.collectives or ():
         key = ",".join(c.axes) if c.axes is not None else "?"
         totals[key] = totals.get(key, 0) + c.bytes_per_step
     return dict(sorted(totals.items()))
@@ -52,6 +62,8 @@ def render(report: Report) -> str:
     if report.compiled is None:
         return f"collectives: not compiled (reached {report.reached})\n"
     collectives = report.compiled.collectives
+    if collectives is None:
+        return f"collectives: not read: {esc(report.compiled.unread or 'unknown')}\n"
     lines = [f"collectives ({len(collectives)})"]
     if collectives:
         lines += ["  " + line for line in plain_table(COLUMNS, rows(report))]

@@ -40,6 +40,9 @@ def _memory(report: Report) -> str:
 
 def _collectives(report: Report) -> str:
     assert report.compiled is not None
+    if report.compiled.collectives is None:
+        said = report.compiled.unread or "unknown"
+        return f"<h3>Collectives</h3><p class=not-read>Not read: {_e(said)}</p>"
     found = rows(report)
     if not found:
         return "<h3>Collectives</h3><p>No collectives.</p>"

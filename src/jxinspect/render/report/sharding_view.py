@@ -108,16 +108,6 @@ class Picture:
         return result
 
 
-def _axis_coordinate(name: str, coords: dict[str, int], sizes: dict[str, int]) -> tuple[int, int]:
-    """``(coordinate, size)`` of a device along a mesh axis or a Shardy sub-axis ``x:(2)4``."""
-    if ":(" not in name:
-        return coords.get(name, 0), sizes.get(name, 1)
-    base, rest = name.split(":(", 1)
-    pre, size = (int(part) for part in rest.split(")", 1))
-    total = sizes.get(base, 1)
-    return (coords.get(base, 0) // max(total // (pre * size), 1)) % size, size
-
-
 def _numbering(sharding: Sharding, rank: int) -> tuple[dict[str, int], list[tuple[str, ...]]]:
     """The axes that number the devices (row-major, in order) and the axes that split each
     dimension: the mesh and the spec, or for GSPMD tile counts one axis per dimension and

@@ -44,11 +44,15 @@ def _per_device(leaf: Input | Output) -> str:
     return f"{type_text(leaf.shard_shape, leaf.dtype)} {human_bytes(leaf.bytes_per_device)}"
 
 
-def _donation(leaf: Input, compiled: bool) -> str:
+def _donation(leaf: Input, compiled: bool, aliases_read: bool = True) -> str:
     if leaf.compiled_alias is not None:
         return f"aliased → out {leaf.compiled_alias} (compiled)"
     if compiled and leaf.donated:
-        return "donated, not aliased (compiled)"
+        return (
+            "donated, aliasing not read (compiled)"
+            if not aliases_read
+            else ("donated, not aliased (compiled)")
+        )
     if leaf.aliased_output is not None:
         return f"aliased → out {leaf.aliased_output}"
     if leaf.buffer_donor:
@@ -88,7 +92,8 @@ def _leaf_row(leaf: Input | Output) -> tuple[str, ...]:
 
 def input_rows(report: Report) -> list[tuple[str, ...]]:
     compiled = report.compiled is not None
-    return [(*_leaf_row(leaf), _donation(leaf, compiled)) for leaf in report.inputs]
+    read = report.compiled is None or report.compiled.aliases is not None
+    return [(*_leaf_row(leaf), _donation(leaf, compiled, read)) for leaf in report.inputs]
 
 
 def output_rows(report: Report) -> list[tuple[str, ...]]:
@@ -130,6 +135,8 @@ def header_lines(report: Report) -> list[tuple[str, str]]:
             lines.append(("cost", cost))
         if memory.note:
             lines.append(("note", memory.note))
+        if report.compiled.unread is not None:
+            lines.append(("not read", report.compiled.unread))
         for note in report.compiled.notes:
             lines.append(("note", note))
     for note in report.notes:

@@ -1,6 +1,7 @@
 """A trend as text: per target, each row where a measure changed from the row before
-(time, commit, JAX version, measure, before → after, change in %). Targets and paths
-from the database are escaped; colour only when asked."""
+(time, commit, JAX version, measure, before → after, change in %). Every string from the
+database (targets, times, commits, JAX versions, collective kinds and axes) and the path
+are escaped (:func:`escape.text`); colour only when asked."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def change_text(change: Change) -> str:
 
 def headline(trend: Trend) -> str:
     """``history.db: 2 targets, 6 rows, 3 changes``."""
-    rows = sum(len(t.rows) for t in trend.targets)
+    rows = sum(t.size for t in trend.targets)
     changes = sum(len(t.changes) for t in trend.targets)
     counts = f"{plural(len(trend.targets), 'target')}, {plural(rows, 'row')}"
     return f"{esc(trend.file)}: {counts}, {plural(changes, 'change')}"
@@ -57,13 +58,13 @@ def render(trend: Trend, color: bool = False) -> str:
     lines = [headline(trend)]
     for target in trend.targets:
         lines.append(
-            f"{esc(target.target)}: {plural(len(target.rows), 'row')}, "
+            f"{esc(target.target)}: {plural(target.size, 'row')}, "
             + (plural(len(target.changes), "change") if target.changes else "no change")
         )
         table = plain_table(
             ("time", "commit", "JAX", "measure", "before → after", "change"),
-            [(c.time, (c.commit or MISSING)[:12], c.jax_version or MISSING, c.measure,
-              before_after(c), change_text(c)) for c in target.changes],
+            [(esc(c.time), esc((c.commit or MISSING)[:12]), esc(c.jax_version or MISSING),
+              esc(c.measure), before_after(c), change_text(c)) for c in target.changes],
         )  # fmt: skip
         for number, line in enumerate(table if target.changes else []):
             change = target.changes[number - 1] if number else None

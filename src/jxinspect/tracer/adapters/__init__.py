@@ -53,6 +53,26 @@ def find(fun: Any) -> Any | None:
     return None
 
 
+def recorded_results(
+    wrapper: str,
+    fun: Any,
+    names: list[str | None],
+    inputs: list[tuple[str | None, str | None]],
+) -> list[str | None] | None:
+    """The user's path of each result of a program a recorded run lowered through
+    ``wrapper`` (its library is loaded there already), from the names it carries
+    (``inputs``: each input's name and the user's path); ``None`` where not known."""
+    if wrapper == "eqx.filter_jit":
+        from jxinspect.tracer.adapters import eqx_jit
+
+        return eqx_jit.user_results(names)
+    if wrapper == "nnx.jit":
+        from jxinspect.tracer.adapters import nnx_jit
+
+        return nnx_jit.user_results(fun, names, inputs)
+    return None
+
+
 def nnx_objects_note(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
     """For a function staged by plain ``jax.jit`` with Flax NNX objects (a module, an
     optimizer, metrics) among its arguments: that their in-place updates are not in the

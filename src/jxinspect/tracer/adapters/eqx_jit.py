@@ -15,6 +15,7 @@ Equinox treats only real arrays as dynamic; jxinspect's abstract inputs
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from equinox import _jit
@@ -57,13 +58,33 @@ def stage(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Adapted:
 
 
 def _result_paths(out_info: Any) -> list[str | None] | None:
-    """The user's path of each result of ``(marker, dynamic_out, Static(static_out))``:
-    ``dynamic_out`` is the user's result with ``None`` for each non-array leaf, so a leaf
-    keeps its key path below it; ``None`` when the program returns something else."""
+    """The user's path of each result of ``(marker, dynamic_out, Static(static_out))``
+    (:func:`user_results` of each leaf's path); ``None`` when the program returns
+    something else."""
     if not isinstance(out_info, tuple) or len(out_info) != 3:
         return None
     if seam.tree_leaves(out_info[2]) or len(seam.tree_leaves(out_info[0])) != 1:
         return None
-    results: list[str | None] = [MARKER]
-    results += ["result" + seam.keystr(p) for p, _ in seam.tree_leaves_with_path(out_info[1])]
-    return results
+    return user_results(
+        ["result" + seam.keystr(p) for p, _ in seam.tree_leaves_with_path(out_info)]
+    )
+
+
+def user_results(names: Sequence[str | None]) -> list[str | None] | None:
+    """The user's path of each result of ``(marker, dynamic_out, Static(static_out))``,
+    from its path in the program (staged here, or the name a recorded run's program
+    carries): ``result[0]`` is the marker, and ``dynamic_out`` is the user's result with
+    ``None`` for each non-array leaf, so ``result[1][0].w`` is the user's ``result[0].w``;
+    ``None`` when the names are not those of that tuple."""
+    if not names or names[0] != "result[0]":
+        return None
+    found: list[str | None] = [MARKER]
+    for name in names[1:]:
+        if name is None or not name.startswith(_OUT):
+            return None
+        found.append("result" + name.removeprefix(_OUT))
+    return found
+
+
+_OUT = "result[1]"
+"""Where the user's result sits in what the inner function returns."""

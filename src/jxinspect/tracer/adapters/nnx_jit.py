@@ -22,6 +22,8 @@ call's leaves are named: ``model.linear1.kernel.value``, ``result['loss']``.
 from __future__ import annotations
 
 import dataclasses
+import re
+from collections.abc import Sequence
 from typing import Any
 
 from flax import nnx
@@ -146,10 +148,7 @@ def simple_result_paths(
         named += nnx_shared.update_paths(adapted, out_info[1], call_args, call_kwargs)
     except Exception:  # a flax release whose results do not rebuild alone
         return None
-    by_id: dict[int, str] = {}
-    for path, leaf in named:
-        by_id.setdefault(id(leaf), path)
-    return [by_id.get(id(leaf)) for leaf in seam.tree_leaves(out_info)]
+    return paths.by_identity(named, seam.tree_leaves(out_info))
 
 
 def graph_result_paths(user_fun: Any, out_info: Any) -> list[str | None] | None:
@@ -167,7 +166,51 @@ def graph_result_paths(user_fun: Any, out_info: Any) -> list[str | None] | None:
         named += [("result" + seam.keystr(p), leaf) for p, leaf in seam.tree_leaves_with_path(out)]
     except Exception:  # a flax release whose graph definitions do not rebuild alone
         return None
-    by_id: dict[int, str] = {}
-    for path, leaf in named:
-        by_id.setdefault(id(leaf), path)  # a shared state: named where it is first seen
-    return [by_id.get(id(leaf)) for leaf in seam.tree_leaves(out_info)]
+    return paths.by_identity(named, seam.tree_leaves(out_info))
+
+
+_WRITTEN_BACK = re.compile(r"result\[0\]\[(\d+)\](.*)|result\[1\]\[('(?:[^'\\]|\\.)*')\](.*)")
+"""A result of ``(args_out, kwargs_out, out)`` that the wrapper writes back into
+positional argument N (``result[0][N]…``) or keyword argument K (``result[1]['K']…``)."""
+
+
+def user_results(
+    user_fun: Any, names: Sequence[str | None], inputs: Sequence[tuple[str | None, str | None]]
+) -> list[str | None] | None:
+    """The user's path of each result of ``(args_out, kwargs_out, out)`` from the names a
+    recorded run's program carries (the graph nodes cannot be rebuilt there: nothing of
+    ours traces in it): ``result[0][1].states[0][2]`` is what the wrapper writes back into
+    the second positional argument, whose state came in as ``optimizer.states[0][2]``
+    (``inputs``: each program input's name and the user's path); ``result[2]…`` is the
+    user's ``result…``. ``None`` where no name maps."""
+    import inspect
+
+    try:
+        parameters = list(inspect.signature(user_fun).parameters.values())
+    except (TypeError, ValueError):
+        parameters = []
+    positional = [
+        p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    rest = next((p.name for p in parameters if p.kind == p.VAR_POSITIONAL), None)
+    by_name = {name: path for name, path in inputs if name is not None and path is not None}
+
+    def path_of(name: str | None) -> str | None:
+        if name is None:
+            return None
+        if name.startswith("result[2]"):
+            return "result" + name.removeprefix("result[2]")
+        found = _WRITTEN_BACK.fullmatch(name)
+        if found is None:
+            return None
+        if found.group(1) is not None:
+            i = int(found.group(1))
+            param = positional[i] if i < len(positional) else None
+            if param is None and rest is not None:
+                param = f"{rest}[{i - len(positional)}]"
+            return by_name.get(f"{param}{found.group(2)}") if param is not None else None
+        key = found.group(3)[1:-1]
+        return by_name.get(f"{key}{found.group(4)}")
+
+    mapped = [path_of(name) for name in names]
+    return mapped if any(path is not None for path in mapped) else None

@@ -135,10 +135,7 @@ def result_paths(
         named = None
     if named is None:
         return None, (unmapped(WRAPPER, "flax"),)
-    by_id: dict[int, str] = {}
-    for path, leaf in named:
-        by_id.setdefault(id(leaf), path)  # a shared state: named where it is first seen
-    return [by_id.get(id(leaf)) for leaf in seam.tree_leaves(out_info)], ()
+    return paths.by_identity(named, seam.tree_leaves(out_info)), ()
 
 
 def _graph_wrapper_result(out_info: Any) -> bool:

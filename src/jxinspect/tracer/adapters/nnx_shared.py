@@ -55,8 +55,9 @@ def update_paths(
     received); 0.12.6 returns ``(args, kwargs)`` again with each unchanged leaf masked.
     Either way the path leads to a variable of that call, whose value is one of the
     user's call's leaves."""
-    user = {id(leaf): path for path, leaf in paths.argument_leaves(
-        adapted.fun, adapted.args, adapted.kwargs)}  # fmt: skip
+    user: dict[int, str] = {}
+    for name, leaf in paths.argument_leaves(adapted.fun, adapted.args, adapted.kwargs):
+        user.setdefault(id(leaf), name)  # a variable two arguments share: where first seen
     if all(hasattr(group, "_keys") for group in updates):
         container: Any = extract.labeled(args=tuple(call_args), kwargs=dict(call_kwargs))
         changed = [

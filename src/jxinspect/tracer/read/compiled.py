@@ -1,25 +1,24 @@
 """Read what XLA made of the program: chosen shardings, memory, cost, aliasing, collectives.
 
-The optimized HLO is converted back to StableHLO (``hlo_to_stablehlo``) and walked with
-jaxlib's MLIR bindings, like ``@main`` before compilation: collectives are ops, replica
-groups are dense attributes (or ``#stablehlo.replica_group_mesh_axes``), and source
-lines are locations. Replica groups list partition ids; they are mapped back to the
-user's mesh axis names by trying each set of axes. The HLO text (``as_text()``) is read
-beside it (:mod:`.hlo_text`, :mod:`.hlo_flow`): the parameters' names, and what each
-collective moves and how many times it runs. FLOPs and bytes accessed are XLA's
-``cost_analysis()``.
+The optimized HLO's text (``compiled.as_text()``, what XLA prints of the program it runs)
+is read directly (:mod:`.hlo_text`): each collective instruction is one collective, its
+devices decoded from whichever spelling the release writes (:mod:`.replica_groups`) and
+mapped to the user's mesh axes, its source line from the metadata or the stack-frame
+tables, what it moves and how often it runs from the data flow (:mod:`.hlo_flow`); the
+aliasing is the module's ``input_output_alias``; the parameters' names are their
+metadata. Fail closed: where the text holds what this reader does not know, the
+collectives and aliases are unknown (``None``) with a one-line reason, never empty.
+Memory is XLA's ``memory_analysis()``; FLOPs and bytes accessed its ``cost_analysis()``.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
-from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from jxinspect.core.dtypes import element_bytes, from_mlir
+from jxinspect.core.dtypes import element_bytes, from_hlo
 from jxinspect.core.errors import UsageError
 from jxinspect.core.model import (
     Collective,
@@ -31,15 +30,13 @@ from jxinspect.core.model import (
     Output,
     Report,
     Sharding,
+    shard_bytes,
 )
 from jxinspect.core.units import type_text
-from jxinspect.core.vocabulary import COLLECTIVE_KINDS
 from jxinspect.tracer import seam
-from jxinspect.tracer.read import hlo_flow, hlo_text, mlir, shardings
-from jxinspect.tracer.read.hlo_text import HloText
-
-COLLECTIVES = tuple(kind.replace("-", "_") for kind in COLLECTIVE_KINDS)
-"""The collectives, as StableHLO spells them."""
+from jxinspect.tracer.read import hlo_flow, hlo_text, replica_groups, shardings
+from jxinspect.tracer.read.hlo_text import HloText, Instruction, UnreadHlo
+from jxinspect.tracer.read.replica_groups import Groups
 
 
 def sharding_of(value: Any, rank: int, mesh: Mesh | None) -> Sharding | None:
@@ -91,233 +88,122 @@ def memory_from_stats(stats: Any, estimate: tuple[int, int]) -> MemoryStats:
     return MemoryStats(values[0], values[1], temps, code, aliased, source="xla")
 
 
-def _groups(attr: Any, mlir_mesh: dict[str, int]) -> list[list[int]] | None:
-    """Replica groups as lists of partition ids, from either attribute form."""
-    import numpy as np
-
-    ir = seam.ir()
-    stablehlo = seam.stablehlo()
-
-    if isinstance(attr, ir.DenseIntElementsAttr):
-        array = np.array(attr)
-        return [[int(d) for d in row if d >= 0] for row in array.reshape(array.shape[0], -1)]
-    try:
-        mesh_axes = stablehlo.ReplicaGroupMeshAxesAttr(attr)
-    except (ValueError, TypeError):
-        return None
-    names = list(mlir_mesh)
-    sizes = [mlir_mesh[n] for n in names]
-    chosen = [names.index(stablehlo.AxisRefAttr(a).name) for a in mesh_axes.axes]
-    ids = np.arange(math.prod(sizes)).reshape(sizes)
-    rest = [i for i in range(len(sizes)) if i not in chosen]
-    grouped = ids.transpose(rest + chosen).reshape(-1, math.prod(sizes[i] for i in chosen))
-    return [[int(d) for d in row] for row in grouped]
+def _operands(module: HloText, instruction: Instruction) -> tuple[Operand, ...]:
+    """Each array its operands hold (a tuple operand: each element), per device."""
+    found = []
+    for operand in instruction.operands:
+        value = module.instructions.get(operand)
+        if value is None:
+            raise UnreadHlo(f"%{instruction.name} reads %{operand}, which the module lacks")
+        for dtype, dims in _ARRAY.findall(value.shape):
+            shape = tuple(int(d) for d in re.findall(r"\d+", dims))
+            found.append(Operand(shape, from_hlo(dtype)))
+    return tuple(found)
 
 
-def axes_of_groups(groups: list[list[int]], mesh: Mesh) -> tuple[str, ...] | None:
-    """The mesh axes whose devices each group spans (partition ids in mesh order)."""
-    import numpy as np
+_ARRAY = re.compile(r"([a-z][a-z0-9]*)\[([^\]]*)\]")
+"""An array type in an HLO shape (``f32[8,16]{1,0}``; a tuple holds several)."""
 
-    sizes = [size for _, size in mesh.axes]
-    if math.prod(sizes) != sum(len(g) for g in groups):
-        return None
-    want = sorted(sorted(g) for g in groups)
-    ids = np.arange(math.prod(sizes)).reshape(sizes)
-    for count in range(len(sizes) + 1):
-        for chosen in itertools.combinations(range(len(sizes)), count):
-            rest = [i for i in range(len(sizes)) if i not in chosen]
-            size = math.prod(sizes[i] for i in chosen)
-            got = ids.transpose(rest + list(chosen)).reshape(-1, size)
-            if sorted(sorted(int(d) for d in row) for row in got) == want:
-                return tuple(mesh.axes[i][0] for i in chosen)
-    return None
+GLOBAL_IDS = frozenset(("all-reduce", "all-gather", "reduce-scatter"))
+"""The collectives that say ``use_global_device_ids``; the others' groups, with a channel,
+number partitions."""
 
 
-def _pair_axes(pairs: list[list[int]], mesh: Mesh) -> tuple[str, ...] | None:
-    """Axes along which ``collective_permute`` moves data: the coordinates that differ."""
-    import numpy as np
-
-    sizes = [size for _, size in mesh.axes]
-    total = math.prod(sizes)
-    moved: set[int] = set()
-    for source, target in pairs:
-        if not (0 <= source < total and 0 <= target < total):
-            return None
-        a, b = np.unravel_index(source, sizes), np.unravel_index(target, sizes)
-        moved |= {i for i in range(len(sizes)) if a[i] != b[i]}
-    return tuple(mesh.axes[i][0] for i in sorted(moved))
-
-
-def _source(location: Any) -> tuple[str | None, str | None, int | None]:
-    """(op name, file, line) from a location: the outer name, the innermost file:line."""
-    op_name: str | None = None
-    stack = [location]
-    while stack:
-        loc = seam.read_location(stack.pop())
-        if loc.kind == "name":
-            if op_name is None and loc.name and "/" in loc.name:
-                op_name = loc.name
-            stack += [c for c in loc.children]
-        elif loc.kind == "callsite":
-            callee, caller = loc.children
-            stack += [caller, callee]  # callee (innermost) is visited first
-        elif loc.kind == "file":
-            return op_name, loc.filename, loc.line
-        elif loc.kind == "fused":
-            stack += list(reversed(loc.children))
-    return op_name, None, None
+def logical_groups(module: HloText, instruction: Instruction, kind: str) -> tuple[str, Groups]:
+    """A collective's groups (or a permute's pairs) as logical device ids (replica ×
+    partitions + partition), in XLA's group modes: no channel, replica ids; a channel
+    and ``use_global_device_ids=true``, flattened ids; a channel without it, partition
+    ids (``all-to-all``, a permute) or, where the op could say it, all partitions of the
+    replicas named."""
+    devices, partitions = module.devices, module.partitions
+    replicas = devices // partitions
+    decoded = replica_groups.decode(instruction.attributes, devices, instruction.name)
+    channel = instruction.channel is not None
+    flattened = "use_global_device_ids=true" in instruction.attributes
+    if decoded is None:  # none named: every device
+        by_replica = not channel or (kind in GLOBAL_IDS and not flattened)
+        decoded = ("groups", [list(range(replicas if by_replica else partitions))])
+    form, rows = decoded
+    if form == "pairs" or flattened or (replicas == 1 and channel and kind not in GLOBAL_IDS):
+        return form, rows
+    if not channel:  # replica ids, within each partition
+        return form, [[r * partitions + p for r in g] for p in range(partitions) for g in rows]
+    if kind in GLOBAL_IDS:  # all partitions of the replicas named
+        return form, [[r * partitions + p for r in g for p in range(partitions)] for g in rows]
+    return form, [[r * partitions + p for p in g] for r in range(replicas) for g in rows]
 
 
-def _walk(operation: Any, function: str) -> Iterator[tuple[Any, str]]:
-    for region in operation.regions:
-        for block in region.blocks:
-            for op in block.operations:
-                name = op.operation.name
-                inner = function
-                if name == "func.func":
-                    inner = mlir.string_value(op.attributes["sym_name"])
-                yield op, inner
-                yield from _walk(op.operation, inner)
+def _check(rows: Groups, devices: int, name: str) -> None:
+    if any(not 0 <= d < devices for row in rows for d in row):
+        raise UnreadHlo(f"%{name} names a device outside the module's {devices}")
 
 
-def _kind(op_name: str) -> str | None:
-    base = op_name.split(".", 1)[-1]
-    if base.endswith("_done"):
-        return None
-    base = base.removesuffix("_start")
-    return base.replace("_", "-") if base in COLLECTIVES else None
-
-
-def read_collectives(module: Any, mesh: Mesh | None) -> tuple[Collective, ...]:
-    """Every collective instruction of the optimized module once (:func:`collectives_read`)."""
-    return tuple(collective for collective, _ in collectives_read(module, mesh))
-
-
-def collectives_read(module: Any, mesh: Mesh | None) -> list[tuple[Collective, int | None]]:
-    """Every collective instruction of the optimized module once, inside fusions and
-    called computations too, with its channel; async start/done pairs count once. The
-    module converted from HLO keeps a while loop's body twice (its own function, and
-    inlined in the ``while``): the two copies of one instruction share its channel, and
-    the one reached from ``main`` is kept."""
-    found: list[tuple[Collective, int | None]] = []
-    seen: dict[tuple[str, int], int] = {}
-    with module.context:
-        mlir_mesh = _mlir_mesh(module)
-        for op, function in _walk(module.operation, ""):
-            kind = _kind(op.operation.name)
-            if kind is None:
-                continue
-            channel = _channel(op.attributes)
-            if channel is not None and (kind, channel) in seen:
-                if function == "main":  # the copy main reaches
-                    at = seen[kind, channel]
-                    found[at] = (replace(found[at][0], computation=function), channel)
-                continue
-            if channel is not None:
-                seen[kind, channel] = len(found)
-            operand_types, total = _operands(op)
-            axes, groups_text = _participants(op.attributes, mlir_mesh, mesh)
-            op_name, file, line = _source(op.location)
-            collective = Collective(
-                kind=kind,
-                operands=operand_types,
-                bytes=int(total),
+def read_collectives(
+    module: HloText,
+    mesh: Mesh | None,
+    device_ids: list[int] | None = None,
+    paths: tuple[dict[int, str], list[str]] = ({}, []),
+) -> tuple[Collective, ...]:
+    """Every collective instruction of the optimized HLO, once (an asynchronous pair:
+    its ``-start``), with its devices, mesh axes, source line, the paths it moves and
+    its loops (:mod:`.hlo_flow`). ``device_ids``: the device of each logical id (the
+    compiled program's device assignment; ``None``: the ids themselves); ``paths``: the
+    program's inputs' paths by parameter number and its outputs' paths by index."""
+    inputs, outputs = paths
+    ids = device_ids if device_ids is not None and len(device_ids) == module.devices else None
+    found = []
+    for flow in hlo_flow.flows(module):
+        instruction = flow.instruction
+        operands = _operands(module, instruction)
+        form, rows = logical_groups(module, instruction, flow.kind)
+        _check(rows, module.devices, instruction.name)
+        if form == "pairs":
+            axes = replica_groups.axes_of_pairs(rows, mesh) if mesh else None
+        else:
+            axes = replica_groups.axes_of_groups(rows, mesh) if mesh else None
+        devices = tuple(tuple(ids[d] if ids else d for d in row) for row in rows)
+        moved = [inputs[p] for p in flow.parameters if p in inputs]
+        moved += [outputs[i] for i in flow.outputs if i < len(outputs)]
+        file, line = module.source(instruction)
+        found.append(
+            Collective(
+                kind=flow.kind,
+                operands=operands,
+                bytes=int(sum(shard_bytes(o.shape, o.dtype) or 0 for o in operands)),
                 axes=axes,
-                groups=groups_text,
-                op_name=op_name,
+                groups=devices if form == "groups" else None,
+                pairs=devices if form == "pairs" else (),
+                instruction=instruction.name,
+                op_name=instruction.op_name,
                 file=file,
                 line=line,
-                computation=function,
+                computation=instruction.computation,
+                operand_paths=tuple(dict.fromkeys(moved)),
+                loops=flow.loops,
+                trip_count=flow.trip_count,
             )
-            found.append((collective, channel))
-    return found
+        )
+    return tuple(found)
 
 
-def _channel(attrs: Any) -> int | None:
-    """A collective's channel id (``channel_handle``), unique to its instruction."""
-    if "channel_handle" not in attrs:
-        return None
-    found = re.search(r"handle = (\d+)", str(attrs["channel_handle"]))
-    return int(found.group(1)) if found else None
-
-
-def _mlir_mesh(module: Any) -> dict[str, int]:
-    """The axes of the module's ``sdy.mesh`` (the last one), by name: their sizes."""
-    sdy = seam.sdy()
-    mlir_mesh: dict[str, int] = {}
-    for op in module.body.operations:
-        if op.operation.name == "sdy.mesh":
-            read = sdy.MeshAttr(op.attributes["mesh"])
-            mlir_mesh = {sdy.MeshAxisAttr(a).name: sdy.MeshAxisAttr(a).size for a in read.axes}
-    return mlir_mesh
-
-
-def _operands(op: Any) -> tuple[tuple[Operand, ...], float]:
-    """Each ranked tensor operand's shape and dtype, and their bytes in all."""
-    ir = seam.ir()
-    operand_types = []
-    total = 0.0
-    for operand in op.operands:
-        try:
-            tensor = ir.RankedTensorType(operand.type)
-        except (ValueError, TypeError):
-            continue
-        dtype = from_mlir(str(tensor.element_type))
-        operand_types.append(Operand(tuple(int(d) for d in tensor.shape), dtype))
-        total += math.prod(tensor.shape) * element_bytes(dtype)
-    return tuple(operand_types), total
-
-
-def _participants(
-    attrs: Any, mlir_mesh: dict[str, int], mesh: Mesh | None
-) -> tuple[tuple[str, ...] | None, str]:
-    """The mesh axes a collective runs over (``None``: not known) and its groups, said
-    briefly: from ``replica_groups`` or ``source_target_pairs``."""
-    if "replica_groups" in attrs:
-        groups = _groups(attrs["replica_groups"], mlir_mesh)
-        if groups is None:
-            return None, ""
-        text = str(groups) if len(groups) <= 4 else f"{len(groups)} groups of {len(groups[0])}"
-        return (axes_of_groups(groups, mesh) if mesh else None), text
-    if "source_target_pairs" in attrs:
-        import numpy as np
-
-        ir = seam.ir()
-        pairs = np.array(ir.DenseIntElementsAttr(attrs["source_target_pairs"])).tolist()
-        return (_pair_axes(pairs, mesh) if mesh else None), f"{len(pairs)} pairs"
-    return None, ""
-
-
-def read_aliases(module: Any) -> dict[int, int]:
-    """``mhlo.input_output_alias``: parameter number → output index."""
-    ir = seam.ir()
-
-    with module.context:
-        attrs = module.operation.attributes
-        if "mhlo.input_output_alias" not in attrs:
-            return {}
-        result = {}
-        for entry in ir.ArrayAttr(attrs["mhlo.input_output_alias"]):
-            item = ir.DictAttr(entry)
-            alias = ir.DictAttr(item["alias"])
-            parameter = ir.IntegerAttr(alias["parameter_number"]).value
-            output = list(ir.DenseI64ArrayAttr(item["output_index"]))
-            result[int(parameter)] = int(output[0]) if output else 0
-        return result
-
-
-HLO_UNREADABLE = "optimized HLO unreadable"
-"""How a compiled report's note begins where its collectives and aliases could not be read."""
 NAMES_UNREADABLE = "parameter names unreadable"
-"""How it begins where its parameters' names could not be read: unknown, not lost."""
+"""How a compiled report's note begins where its parameters' names could not be read:
+unknown, not lost."""
 
 
 def names_read(report: Report) -> bool:
     """Whether the compiled program's parameter names were read (``compiled_name``)."""
-    notes = report.compiled.notes if report.compiled is not None else ()
-    return report.compiled is not None and not any(
-        note.startswith(NAMES_UNREADABLE) for note in notes
-    )
+    compiled = report.compiled
+    return compiled is not None and compiled.unread is None
+
+
+def _unread(err: BaseException) -> tuple[str, str]:
+    """One line saying what failed and under which JAX, and the whole error."""
+    first = (str(err).strip().splitlines() or [""])[0]
+    first = first if len(first) <= 160 else first[:157] + "..."
+    what = first if isinstance(err, UnreadHlo) else f"{type(err).__name__}: {first}"
+    line = f"optimized HLO not read ({what}; JAX {seam.jax_version()})"
+    return line, f"{type(err).__name__}: {err}"
 
 
 def read_compiled(
@@ -327,33 +213,30 @@ def read_compiled(
     paths: tuple[dict[int, str], list[str]] = ({}, []),
 ) -> tuple[CompiledInfo, tuple[str | None, ...]]:
     """Memory, cost, aliasing and collectives of a compiled program, and the name each of
-    its parameters carries (XLA keeps ``@main``'s argument names as their op metadata).
+    its parameters carries (XLA keeps ``@main``'s argument names as their op metadata),
+    all read from the optimized HLO's text. Where that text cannot be read, its
+    collectives, aliases and names are unknown (``None``) and ``unread`` says why.
     ``paths``: the program's inputs' paths by parameter number, and its outputs' paths,
     which the collectives name where they move them."""
-    notes: list[str] = []
-    try:
-        module = seam.optimized_module(compiled)
-    except Exception as err:  # no converter in this jaxlib, or an unreadable module
-        module = None
-        notes.append(f"{HLO_UNREADABLE} ({type(err).__name__}: {err})")
-    text: HloText | None = None
-    try:
-        text = hlo_text.parse(compiled.as_text())
-    except Exception as err:  # a text this reader does not know
-        notes.append(f"{NAMES_UNREADABLE} ({type(err).__name__}: {err})")
-    read = collectives_read(module, mesh) if module is not None else []
-    flows = hlo_flow.flows(text) if text is not None else []
     costs = seam.cost_analysis(compiled) or {}
+    memory = memory_stats(compiled, estimate)
+    try:
+        module = hlo_text.parse(compiled.as_text())
+        collectives = read_collectives(module, mesh, seam.partition_devices(compiled), paths)
+    except Exception as err:  # a text this reader does not know: unknown, never empty
+        unread, error = _unread(err)
+        info = CompiledInfo(memory=memory, collectives=None, aliases=None, unread=unread,
+                            unread_error=error, flops=costs.get("flops"),
+                            bytes_accessed=costs.get("bytes accessed"))  # fmt: skip
+        return info, ()
     info = CompiledInfo(
-        memory=memory_stats(compiled, estimate),
-        collectives=hlo_flow.with_flows(read, flows, *paths),
-        aliases=tuple(sorted(read_aliases(module).items())) if module is not None else (),
-        notes=tuple(notes),
+        memory=memory,
+        collectives=collectives,
+        aliases=tuple(sorted(module.aliases.items())),
         flops=costs.get("flops"),
         bytes_accessed=costs.get("bytes accessed"),
     )
-    names = tuple(hlo_text.parameter_names(text)) if text is not None else ()
-    return info, names
+    return info, tuple(hlo_text.parameter_names(module))
 
 
 XLA_MAX_BYTES = 2**63 - 1
@@ -399,7 +282,7 @@ def attach(report: Report, compiled: Any) -> Report:
         [leaf.path for leaf in report.outputs],
     )
     info, names = read_compiled(compiled, mesh, estimate, paths)
-    aliases = dict(info.aliases)
+    aliases = dict(info.aliases or ())
 
     def chosen(chosen_shardings: list[Any], i: int, rank: int) -> Sharding | None:
         value = chosen_shardings[i] if i < len(chosen_shardings) else None

@@ -10,9 +10,8 @@ loops, outermost first, and their known trip counts (``known_trip_count``) multi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from jxinspect.core.model import Collective
 from jxinspect.core.vocabulary import COLLECTIVE_KINDS
 from jxinspect.tracer.read.hlo_text import HloText, Instruction
 
@@ -36,10 +35,8 @@ class Flow:
 
     kind: str
     """``all-reduce``, ``all-gather``, … (an asynchronous pair counts once)."""
-    channel: int | None
-    """Its ``channel_id``, unique to the instruction where present."""
-    op_name: str | None
-    """Its ``op_name`` metadata."""
+    instruction: Instruction
+    """The instruction (an asynchronous pair's ``-start``)."""
     parameters: tuple[int, ...]
     """The entry parameters whose data its operands are, by number."""
     outputs: tuple[int, ...]
@@ -226,8 +223,7 @@ def flows(module: HloText) -> list[Flow]:
             found.append(
                 Flow(
                     kind=kind,
-                    channel=value.channel,
-                    op_name=value.op_name,
+                    instruction=value,
                     parameters=tuple(sorted(p for p in parameters if p is not None)),
                     outputs=outputs_of(module, value.name),
                     loops=loops,
@@ -235,40 +231,3 @@ def flows(module: HloText) -> list[Flow]:
                 )
             )
     return found
-
-
-def _key(kind: str, channel: int | None, op_name: str | None) -> tuple[str, str]:
-    """What one collective is known by in both readings: its channel, else its op name."""
-    return kind, (f"channel {channel}" if channel is not None else f"op {op_name}")
-
-
-def with_flows(
-    read: list[tuple[Collective, int | None]],
-    found: list[Flow],
-    inputs: dict[int, str],
-    outputs: list[str],
-) -> tuple[Collective, ...]:
-    """Each collective (with its channel) given the paths it moves and its loops, from the
-    flow of the same instruction in the HLO text; one without its flow keeps no paths and
-    an unknown trip count. ``inputs``: parameter number → path; ``outputs``: by index."""
-    by_key: dict[tuple[str, str], list[Flow]] = {}
-    for flow in found:
-        by_key.setdefault(_key(flow.kind, flow.channel, flow.op_name), []).append(flow)
-    result = []
-    for collective, channel in read:
-        same = by_key.get(_key(collective.kind, channel, collective.op_name))
-        if not same:
-            result.append(collective)
-            continue
-        flow = same.pop(0)
-        paths = [inputs[p] for p in flow.parameters if p in inputs]
-        paths += [outputs[i] for i in flow.outputs if i < len(outputs)]
-        result.append(
-            replace(
-                collective,
-                operand_paths=tuple(dict.fromkeys(paths)),
-                loops=flow.loops,
-                trip_count=flow.trip_count,
-            )
-        )
-    return tuple(result)

@@ -1,10 +1,19 @@
 """The optimized HLO module as text (``compiled.as_text()``), read into computations and
 instructions: enough to follow data flow (operands, called computations, tuple indices,
-a while loop's known trip count) and to read an entry parameter's name.
+a while loop's known trip count), to read an entry parameter's name, an instruction's
+source line and the module's aliasing. This text is what XLA itself prints of the
+program it runs, so it is read directly (no conversion to another IR that may not know
+an attribute a newer XLA writes).
 
-One line per instruction, ``[ROOT] %name = SHAPE opcode(%a, %b), key=value, ...``, inside
-``[ENTRY] %computation (params) -> shape {`` ... ``}``; older releases write a type
-before each operand (``f32[8]{0} %a``), which the operand reader skips.
+The module header says the partitions and replicas and ``input_output_alias={ {0}: (1,
+{}, may-alias) }``; from 0.10 on, tables (``FileNames``, ``FileLocations``,
+``StackFrames``) give each ``stack_frame_id`` its file and line, where older releases
+write ``source_file``/``source_line`` in the metadata. One line per instruction,
+``[ROOT] %name = SHAPE opcode(%a, %b), key=value, ...``, inside ``[ENTRY] %computation
+(params) -> shape {`` ... ``}``; older releases write a type before each operand
+(``f32[8]{0} %a``), which the operand reader skips. A line inside a computation that is
+no instruction is an error (:class:`UnreadHlo`), never skipped: what was not read is
+unknown, not absent.
 """
 
 from __future__ import annotations
@@ -22,6 +31,19 @@ _CHANNEL = re.compile(r"(?:^|, )channel_id=(\d+)")
 _OP_NAME = re.compile(r'\bop_name="((?:[^"\\]|\\.)*)"')
 _ESCAPE = re.compile(r"\\(.)")
 _TRIP_COUNT = re.compile(r'"known_trip_count":(\{[^{}]*\})')
+_SOURCE_FILE = re.compile(r'\bsource_file="((?:[^"\\]|\\.)*)"')
+_SOURCE_LINE = re.compile(r"\bsource_line=(\d+)")
+_FRAME_ID = re.compile(r"\bstack_frame_id=(\d+)")
+_ALIASES = re.compile(r"\binput_output_alias=\{(.*?)\}\s*(?:,\s*[a-z_]+=|$)")
+_ALIAS = re.compile(r"\{([\d,\s]*)\}:\s*\((\d+),\s*\{[\d,\s]*\}(?:,\s*[a-z-]+)?\)")
+_HEADER_COUNT = re.compile(r"\b(num_partitions|replica_count)=(\d+)")
+_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+_TABLE_ROW = re.compile(r"^(\d+)\s+(.*)$")
+_FIELD = re.compile(r"\b([a-z_]+)=(\d+)")
+
+
+class UnreadHlo(ValueError):
+    """The HLO text holds something this reader does not know: what, in one line."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +90,21 @@ class Instruction:
         return _ESCAPE.sub(r"\1", found.group(1)) if found else None
 
     @property
+    def frame(self) -> int | None:
+        """Its metadata's ``stack_frame_id`` (0.10 on)."""
+        found = _FRAME_ID.search(self.attributes)
+        return int(found.group(1)) if found else None
+
+    @property
+    def source_file(self) -> tuple[str | None, int | None]:
+        """Its metadata's ``source_file`` and ``source_line`` (up to 0.9)."""
+        file, line = _SOURCE_FILE.search(self.attributes), _SOURCE_LINE.search(self.attributes)
+        return (
+            _ESCAPE.sub(r"\1", file.group(1)) if file else None,
+            int(line.group(1)) if line else None,
+        )
+
+    @property
     def trip_count(self) -> int | None:
         """A ``while`` loop's trip count where XLA knows it (``backend_config``'s
         ``known_trip_count``)."""
@@ -103,6 +140,23 @@ class HloText:
     """Computation name → the instructions calling it."""
     users: dict[str, list[Instruction]]
     """Instruction name → the instructions reading it."""
+    devices: int = 1
+    """Partitions × replicas: the logical device ids collectives name are below it."""
+    partitions: int = 1
+    """``num_partitions``: a logical id is replica × partitions + partition."""
+    aliases: dict[int, int] = field(default_factory=dict)
+    """``input_output_alias``: entry parameter number → the output index it is aliased to
+    (0 for a program whose one output is no tuple)."""
+    frames: dict[int, tuple[str, int]] = field(default_factory=dict)
+    """``stack_frame_id`` → (file, line), from the module's tables (0.10 on)."""
+
+    def source(self, instruction: Instruction) -> tuple[str | None, int | None]:
+        """Where the user's code made ``instruction``: its stack frame's file and line, or
+        its metadata's ``source_file``/``source_line``."""
+        frame = instruction.frame
+        if frame is not None and frame in self.frames:
+            return self.frames[frame]
+        return instruction.source_file
 
 
 def _operand_text(rest: str) -> tuple[str, str]:
@@ -121,10 +175,11 @@ def _operand_text(rest: str) -> tuple[str, str]:
     return rest, ""
 
 
-def _instruction(line: str, computation: Computation) -> None:
+def _instruction(line: str, at: int, computation: Computation) -> None:
     found = _INSTRUCTION.match(line)
     if found is None:
-        return
+        raise UnreadHlo(f"line {at} of computation {computation.name} is no instruction "
+                        f"this reader knows: {line.strip()[:80]}")  # fmt: skip
     root, name, shape, opcode, rest = found.groups()
     inside, attributes = _operand_text(rest)
     number = int(inside) if opcode == "parameter" and inside.strip().isdigit() else None
@@ -137,23 +192,68 @@ def _instruction(line: str, computation: Computation) -> None:
         object.__setattr__(computation, "root", name)
 
 
+def _aliases(header: str) -> dict[int, int]:
+    """``input_output_alias={ {0}: (1, {}, may-alias), ... }`` → {1: 0}."""
+    if "input_output_alias=" not in header:
+        return {}
+    found = _ALIASES.search(header)
+    entries = _ALIAS.findall(found.group(1)) if found else []
+    if found is None or len(entries) != found.group(1).count(":"):
+        raise UnreadHlo(
+            f"input_output_alias not read: {header[header.find('input_output') :][:80]}"
+        )
+    return {
+        int(parameter): int(output.split(",")[0]) if output.strip() else 0
+        for output, parameter in entries
+    }
+
+
+def _tables(rows: dict[str, dict[int, str]]) -> dict[int, tuple[str, int]]:
+    """The stack-frame tables → ``stack_frame_id`` → (file, line)."""
+    files = {k: _ESCAPE.sub(r"\1", v.strip().strip('"')) for k, v in rows["FileNames"].items()}
+    locations = {k: dict((a, int(b)) for a, b in _FIELD.findall(v))
+                 for k, v in rows["FileLocations"].items()}  # fmt: skip
+    frames: dict[int, tuple[str, int]] = {}
+    for frame, text in rows["StackFrames"].items():
+        location = locations.get(int(dict(_FIELD.findall(text)).get("file_location_id", -1)), {})
+        if "file_name_id" in location and "line" in location:
+            frames[frame] = (files.get(location["file_name_id"], "?"), location["line"])
+    return frames
+
+
 def parse(text: str) -> HloText:
-    """Read an HLO module's text; lines that are no instruction (the stack-frame tables,
-    the module header) are skipped."""
+    """Read an HLO module's text (:class:`UnreadHlo` where it holds what this reader does
+    not know)."""
     computations: dict[str, Computation] = {}
     current: Computation | None = None
     entry = ""
-    for line in text.splitlines():
-        if current is None:
-            header = _HEADER.match(line)
-            if header is not None:
-                current = Computation(header.group(2), bool(header.group(1)))
-                computations[current.name] = current
-                entry = current.name if current.entry else entry
-        elif line.startswith("}"):
-            current = None
-        else:
-            _instruction(line, current)
+    counts = {"num_partitions": 1, "replica_count": 1}
+    aliases: dict[int, int] = {}
+    rows: dict[str, dict[int, str]] = {table: {} for table in _TABLES}
+    table: str | None = None
+    for number, line in enumerate(text.splitlines(), 1):
+        if current is not None:
+            if line.startswith("}"):
+                current = None
+            elif line.strip():
+                _instruction(line, number, current)
+            continue
+        header = _HEADER.match(line)
+        if header is not None:
+            current = Computation(header.group(2), bool(header.group(1)))
+            computations[current.name] = current
+            entry = current.name if current.entry else entry
+            table = None
+        elif line.startswith("HloModule "):
+            counts.update((k, int(v)) for k, v in _HEADER_COUNT.findall(line))
+            aliases = _aliases(line)
+        elif line.strip() in _TABLES:
+            table = line.strip()
+        elif table is not None and (row := _TABLE_ROW.match(line.strip())):
+            rows[table][int(row.group(1))] = row.group(2)
+        elif line.strip() and (line[0].isspace() or line.startswith(("%", "ENTRY"))):
+            raise UnreadHlo(f"line {number} is in no computation this reader knows: "
+                            f"{line.strip()[:80]}")  # fmt: skip
     instructions: dict[str, Instruction] = {}
     callers: dict[str, list[Instruction]] = {}
     users: dict[str, list[Instruction]] = {}
@@ -164,7 +264,11 @@ def parse(text: str) -> HloText:
                 callers.setdefault(called, []).append(instruction)
             for operand in instruction.operands:
                 users.setdefault(operand, []).append(instruction)
-    return HloText(computations, entry, instructions, callers, users)
+    if not entry:
+        raise UnreadHlo("no ENTRY computation")
+    devices = counts["num_partitions"] * counts["replica_count"]
+    return HloText(computations, entry, instructions, callers, users, devices,
+                   counts["num_partitions"], aliases, _tables(rows))  # fmt: skip
 
 
 def parameter_names(module: HloText) -> list[str | None]:

@@ -68,16 +68,32 @@ def mapped_paths(
     is not one of the call's, e.g. an array inside the wrapped function itself), found
     by identity; the call's leaves that are not arrays are static."""
     named = argument_leaves(fun, args, kwargs, statics, static_names)
-    by_id: dict[int, str] = {}
-    for path, leaf in named:
-        by_id.setdefault(id(leaf), path)
     program_ids = {id(leaf) for leaf in program_leaves}
     static_args = [
         StaticArg(path, None, _short_repr(leaf))
         for path, leaf in named
         if id(leaf) not in program_ids and not seam.is_array_leaf(leaf)
     ]
-    return [by_id.get(id(leaf)) for leaf in program_leaves], static_args
+    return by_identity(named, program_leaves), static_args
+
+
+def by_identity(named: list[tuple[str, Any]], leaves: list[Any]) -> list[str | None]:
+    """The path of each of ``leaves`` among ``named`` ``(path, object)`` pairs, found by
+    identity (``None`` for an object not named). An object named more than once takes
+    its paths in order, one each time it comes (one array passed as ``x`` and as ``y``:
+    the program's two arguments are ``x`` and ``y``); an object the program holds once
+    (a Flax NNX ``Variable`` the model and its optimizer share) is named where it is
+    first seen, as are its comings past its last path."""
+    paths: dict[int, list[str]] = {}
+    for path, leaf in named:
+        paths.setdefault(id(leaf), []).append(path)
+    taken: dict[int, int] = {}
+    found: list[str | None] = []
+    for leaf in leaves:
+        own = paths.get(id(leaf))
+        count = taken[id(leaf)] = taken.get(id(leaf), -1) + 1
+        found.append(None if own is None else own[count] if count < len(own) else own[0])
+    return found
 
 
 def argument_paths(

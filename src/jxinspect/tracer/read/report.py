@@ -385,6 +385,8 @@ def _input(
             status = "renamed"  # the wrapper's own name, mapped back to the user's path
     declared = traced.declared[i] if traced.declared and not lowered else None
     sharding = value.sharding if value is not None else _unlowered_sharding(aval, declared, mesh)
+    if sharding is not None:
+        sharding = sharding.for_rank(len(shape))
     if sharding is None and value is not None and traced.stage == "pmap":
         sharding = _pmap_sharding(shape, value.shape, mesh)
     return Input(
@@ -424,9 +426,11 @@ def _outputs(
         result = user_results[i] if i < len(user_results) else None
         if result is not None and result.sharding is None and traced.stage == "pmap":
             result = replace(result, sharding=_pmap_sharding(shape, result.shape, mesh))
-        outputs.append(_output(i, shape, dtype, result, jaxpr_path, wanted, prefixed,
-                               lowered=main is not None,
-                               wrapped=traced.wrapper is not None))  # fmt: skip
+        output = _output(i, shape, dtype, result, jaxpr_path, wanted, prefixed,
+                         lowered=main is not None, wrapped=traced.wrapper is not None)  # fmt: skip
+        if traced.open_outputs is not None and i < len(traced.open_outputs):
+            output = replace(output, left_to_compiler=traced.open_outputs[i])
+        outputs.append(output)
     return outputs
 
 
@@ -500,6 +504,6 @@ def _output(
         status=status,  # type: ignore[arg-type]
         shape=shape,
         dtype=dtype,
-        sharding=result.sharding if result else None,
+        sharding=result.sharding.for_rank(len(shape)) if result and result.sharding else None,
         memory_kind=result.memory_kind if result else None,
     )

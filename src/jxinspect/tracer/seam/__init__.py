@@ -8,7 +8,7 @@ package loads none of JAX). Supported: JAX 0.4.35 to the newest.
 
 One module per concern, each stating the release differences it handles (detected by
 feature, not by version number; the releases named are the ones where they were
-observed, and 0.4.35, 0.7.2 and 0.10.2 are tested in CI):
+observed; the releases CI tests are ``.ci/releases``'s legs):
 
 * :mod:`~.objects` — names for the JAX objects handed out unread (``Lowered``, …);
 * :mod:`~.release` — the version, the configuration, the error for a missing feature;
@@ -32,9 +32,7 @@ from __future__ import annotations
 from jxinspect.tracer.seam.compiled import (
     compiled_shardings,
     cost_analysis,
-    module_from_hlo_text,
-    optimized_module,
-    reads_async_collectives,
+    partition_devices,
 )
 from jxinspect.tracer.seam.devices import (
     backend_started,
@@ -55,6 +53,7 @@ from jxinspect.tracer.seam.hooks import (
     install_duration_listener,
     install_lowering_hook,
     jit_layouts,
+    open_outputs,
     static_arguments,
     trace_context,
     when_jax_imported,
@@ -79,6 +78,7 @@ from jxinspect.tracer.seam.jaxprs import (
 from jxinspect.tracer.seam.locations import Loc, location_name, read_location
 from jxinspect.tracer.seam.lowering import (
     donated_flags,
+    hide_tool_frames,
     kept_inputs,
     lower,
     lowered_text,
@@ -176,6 +176,7 @@ from jxinspect.tracer.seam.staging import (
     is_pmap_wrapped,
     jaxpr_of,
     jit,
+    jit_info,
     make_jaxpr,
     needs_concrete_value,
     pjit,
@@ -187,6 +188,7 @@ from jxinspect.tracer.seam.staging import (
     wrapper_keywords,
 )
 from jxinspect.tracer.seam.trees import (
+    eval_shape,
     is_array_leaf,
     is_jax_value,
     is_pytree_node,
@@ -205,6 +207,7 @@ from jxinspect.tracer.seam.trees import (
 )
 
 __all__ = [
+    "eval_shape",
     "abstract_meshes_lower",
     "ABSTRACT_SINCE",
     "arity",
@@ -256,6 +259,8 @@ __all__ = [
     "jaxpr_text",
     "jit",
     "jit_layouts",
+    "open_outputs",
+    "jit_info",
     "kept_inputs",
     "KeyPath",
     "keystr",
@@ -267,6 +272,7 @@ __all__ = [
     "lowered_text",
     "program_text",
     "Lowering",
+    "hide_tool_frames",
     "lowering_fix",
     "lowering_platform",
     "make_abstract_mesh",
@@ -282,12 +288,11 @@ __all__ = [
     "MlirModule",
     "MlirOperation",
     "MlirValue",
-    "module_from_hlo_text",
     "named_sharding",
     "needs_concrete_value",
     "newer_spelling",
     "normalize_result_path",
-    "optimized_module",
+    "partition_devices",
     "out_avals",
     "out_info",
     "OutInfo",
@@ -307,7 +312,6 @@ __all__ = [
     "program_digest",
     "PyTree",
     "read_location",
-    "reads_async_collectives",
     "require_supported",
     "restore_config",
     "result_paths_prefixed",

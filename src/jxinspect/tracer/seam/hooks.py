@@ -22,7 +22,7 @@ import inspect
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.machinery import ModuleSpec
 from types import ModuleType
 from typing import Any
@@ -70,8 +70,14 @@ class Lowering:
     """``train.py:40``: the line of the user's code whose call of a jitted function made
     JAX lower it (the first frame out of JAX), where a ``jit`` call did."""
     wrapper_call: Call | None = None
-    """Under a library's wrapper (``eqx.filter_jit``), the call as the user made it: their
-    function and arguments, whose array leaves are the program's (``jit_info`` ``None``)."""
+    """Under a library's wrapper (``eqx.filter_jit``, ``nnx.jit``), the call as the user
+    made it: their function and arguments, whose array leaves are the program's
+    (``jit_info`` ``None``)."""
+    wrapper: str | None = None
+    """That wrapper, as users write it: ``eqx.filter_jit``, ``nnx.jit``."""
+    wrapper_leaves: tuple[Any, ...] | None = None
+    """The objects that wrapper handed the program, in its order (``None``: not known;
+    then the leaves of ``call``'s dynamic arguments are)."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,30 @@ def jit_layouts(jit_info: Any) -> dict[str, Any]:
             continue
         found[role] = treedef.unflatten(list(leaves))
     return found
+
+
+def open_outputs(jit_info: Any, out_tree: Any) -> tuple[bool, ...] | None:
+    """Per flat result of ``out_tree``: whether ``jit``'s ``out_shardings`` gave it
+    ``None``, leaving its layout to the compiler on purpose (JAX lowers it as it lowers a
+    result given nothing: only the ``PjitInfo`` tells them apart). ``None`` where
+    ``out_shardings`` was not given or does not fit the results."""
+    import jax
+
+    layout = jit_layouts(jit_info).get("out_layout")
+    if layout is None or out_tree is None:
+        return None
+    leaves = jax.tree_util.tree_leaves
+
+    flags: list[bool] = []
+
+    def mark(given: Any, results: Any) -> None:  # in the layout's own leaf order
+        flags.extend([given is None] * len(leaves(results)))
+
+    try:
+        jax.tree_util.tree_map(mark, layout, out_tree, is_leaf=lambda x: x is None)
+    except (ValueError, TypeError):  # not a prefix of the results
+        return None
+    return tuple(flags)
 
 
 def static_arguments(call: Call) -> list[tuple[str, Any]]:
@@ -269,16 +299,17 @@ def _lowering(
 ) -> Lowering:
     source: str | None = _source(jaxpr)
     internal = _inside_jax(source or "")
-    wrapper_call: Call | None = None
+    wrapped = None if internal else _library_call(jaxpr, source or "")
+    wrapper_call = wrapped.call if wrapped is not None else None
     if internal and _is_pmap_on_shard_map(jaxpr, source or ""):  # around the user's body
         found = _pmapfunction_source(call_frame.f_locals.get("fun")) if call_frame else None
         stage, internal, source = "pmap", False, found or _pmap_body_frame(jaxpr)
         name = source_parts(source)[0] or name
-    elif _EQUINOX_JIT in (source or "") and call_frame is not None:
+    elif _EQUINOX_JIT in (source or ""):
         # eqx.filter_jit jits a function of its own; the user's sits in its static part
-        wrapper_call = _equinox_call(call_frame)
         found = _callable_source(wrapper_call.fun) if wrapper_call is not None else ""
-        found = found or _static_user_function(call_frame.f_locals.get("args"))
+        if not found and call_frame is not None:
+            found = _static_user_function(call_frame.f_locals.get("args")) or ""
         source = found or source
     elif source in ("", "<unknown>") and call_frame is not None:
         # no source in the debug info (0.4.35 keeps none for some lowerings; a helper of
@@ -289,8 +320,10 @@ def _lowering(
         # no source and no jit call: the derivative or batched form of a jitted function
         # evaluated eagerly (0.4.35's jaxprs then keep no debug info), known by its name
         internal = _is_jax_function_name(name)
-    if internal:
-        return Lowering(stage, jaxpr, jaxpr, name, source, None, donated, (), "", True)
+    if internal:  # the user's line that made JAX lower it, where a jit call did
+        line = _call_site_line(call_frame) if call_frame is not None else None
+        return Lowering(stage, jaxpr, jaxpr, name, source, None, donated, (), "", True,
+                        call_site=line)  # fmt: skip
     shardings = tuple(in_shardings or ())
     types = ", ".join(str(aval) for aval in jaxprs.in_avals(jaxpr))
     said = ", ".join(str(s) for s in shardings)
@@ -312,6 +345,8 @@ def _lowering(
         trace_context(),
         _call_site_line(call_frame) if call_frame is not None else None,
         wrapper_call,
+        wrapped.wrapper if wrapped is not None else None,
+        wrapped.leaves if wrapped is not None else None,
     )
 
 
@@ -344,35 +379,85 @@ def _callable_source(fun: Any) -> str:
     return found
 
 
-def _equinox_call(frame: Any) -> Call | None:
-    """The user's call of an ``eqx.filter_jit`` function: Equinox's ``_call`` frame
-    (a few frames out of ``cache_miss``: a function in Equinox 0.13, a method of the
-    wrapper before) holds the wrapper, its ``args`` and ``kwargs``."""
-    caller = frame.f_back
-    for _ in range(8):
-        if caller is None:
+_FLAX_NNX = f"{os.sep}flax{os.sep}nnx{os.sep}"
+"""Flax NNX's own files: its wrappers' frames are not the user's call site."""
+_FLAX_JIT = f"{_FLAX_NNX}transforms{os.sep}compilation.py"
+"""Where Flax's ``nnx.jit`` (``JitWrapped``) splits the call it hands its inner ``jit``."""
+
+
+@dataclass(frozen=True)
+class _Wrapped:
+    """A library wrapper's call being lowered: the user's call, and the objects the
+    wrapper handed the program (``None``: not known)."""
+
+    wrapper: str
+    call: Call
+    leaves: tuple[Any, ...] | None
+
+
+def _library_call(jaxpr: Jaxpr, source: str) -> _Wrapped | None:
+    """The call of an ``eqx.filter_jit`` or ``nnx.jit`` function that made JAX lower
+    ``jaxpr``, from the library's own frame among the callers (a call or ``.lower()``
+    alike): Equinox's ``_call`` (a function in Equinox 0.13, a method of the wrapper
+    before) holds the wrapper, ``args``, ``kwargs`` and the ``dynamic_donate`` /
+    ``dynamic_nodonate`` it jits; Flax's ``JitWrapped.__call__``/``lower``/``trace`` hold
+    ``self``, ``args``, ``kwargs`` and the ``pure_args``/``pure_kwargs`` it jits. Only
+    the nearest such frame, and only when the program is its own: Equinox's function
+    (``source``), or the user's function under Flax's, with one input per leaf handed."""
+    frame: Any = sys._getframe(1)
+    found: _Wrapped | None = None
+    for _ in range(60):
+        if frame is None:
             return None
-        code, local = caller.f_code, caller.f_locals
-        if code.co_name == "_call" and code.co_filename.endswith(_EQUINOX_JIT.rstrip(":")):
-            # the wrapper is `jit_wrapper` of a function (Equinox 0.13), `self` of a method (0.11)
-            wrapper = local.get("jit_wrapper", local.get("self"))
-            args, kwargs = local.get("args"), local.get("kwargs")
-            fun = getattr(wrapper, "__wrapped__", None)
-            if fun is None or not isinstance(args, tuple) or not isinstance(kwargs, dict):
+        code, local = frame.f_code, frame.f_locals
+        file = code.co_filename
+        if code.co_name == "_call" and file.endswith(_EQUINOX_JIT.rstrip(":")):
+            if _EQUINOX_JIT not in source:
                 return None
-            return Call(fun, args, dict(kwargs), None)
-        caller = caller.f_back
-    return None
+            wrapper = local.get("jit_wrapper", local.get("self"))
+            fun = getattr(wrapper, "__wrapped__", None)
+            handed = ("dynamic_donate", "dynamic_nodonate")
+            found = _user_call("eqx.filter_jit", fun, local, handed)
+            break
+        if code.co_name in ("__call__", "lower", "trace") and file.endswith(_FLAX_JIT):
+            fun = getattr(local.get("self"), "fun", None)
+            if fun is None or _callable_source(fun) != source:
+                return None
+            found = _user_call("nnx.jit", fun, local, ("pure_args", "pure_kwargs"))
+            break
+        frame = frame.f_back
+    del frame
+    if found is not None and found.leaves is not None:
+        if len(found.leaves) != len(jaxprs.in_avals(jaxpr)):
+            return replace(found, leaves=None)
+    return found
+
+
+def _user_call(
+    wrapper: str, fun: Any, local: dict[str, Any], handed: tuple[str, str]
+) -> _Wrapped | None:
+    """The user's call in the locals of a wrapper's frame (``local``), and the leaves of
+    the two values ``handed`` names (what it gives its inner ``jit``; ``None`` where
+    not there)."""
+    import jax
+
+    args, kwargs = local.get("args"), local.get("kwargs")
+    if fun is None or not isinstance(args, tuple) or not isinstance(kwargs, dict):
+        return None
+    first, second = (local.get(name) for name in handed)
+    leaves = None if first is None else tuple(jax.tree_util.tree_leaves((first, second)))
+    return _Wrapped(wrapper, Call(fun, args, dict(kwargs), None), leaves)
 
 
 def _call_site_line(frame: Any) -> str | None:
     """``file.py:40``: the first frame out of a ``cache_miss`` frame that is neither JAX's nor
-    a library wrapper's (Equinox's)."""
+    a library wrapper's (Equinox's, Flax NNX's)."""
     caller = frame.f_back
     while caller is not None and (
         _is_jax_file(caller.f_code.co_filename)
         or caller.f_code.co_filename == __file__
         or _EQUINOX_PACKAGE in caller.f_code.co_filename
+        or _FLAX_NNX in caller.f_code.co_filename
     ):
         caller = caller.f_back
     return f"{caller.f_code.co_filename}:{caller.f_lineno}" if caller is not None else None

@@ -9,8 +9,11 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
+import os
 import re
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,6 +34,31 @@ def lowering_fix(error: str) -> str | None:
         f"JAX has no {platform} lowering of {primitive}: lower for a platform that has one "
         f"(--platform cpu), or keep {primitive} out of the {platform} program"
     )
+
+
+_TOOL_PACKAGES = ("jxinspect", "typer", "click", "rich")
+"""The packages whose frames stand between the command line and the user's function."""
+
+
+@functools.cache
+def hide_tool_frames() -> None:
+    """Leave this tool's frames out of the locations JAX writes, as JAX leaves out its own
+    (``source_info_util.register_exclusion``, in every release from 0.4.35): the lowered
+    module holds the user's call stack, as a lowering the user ran would, not our
+    pipeline's, typer's and the console script's (~65 location lines of a one-line
+    function). Once per process; never in a recorded process (nothing of ours lowers there)."""
+    from jax._src import source_info_util
+
+    for name in _TOOL_PACKAGES:
+        module = sys.modules.get(name)
+        for folder in getattr(module, "__path__", ()):
+            source_info_util.register_exclusion(os.path.realpath(folder) + os.sep)
+            source_info_util.register_exclusion(os.path.abspath(folder) + os.sep)
+    main = sys.modules.get("__main__")
+    entry = getattr(getattr(main, "main", None), "__module__", None)
+    script = getattr(main, "__file__", None)
+    if entry == "jxinspect.cli.app" and script:  # the console script itself
+        source_info_util.register_exclusion(os.path.abspath(script))
 
 
 def donated_flags(

@@ -89,8 +89,17 @@ def wrapper_keywords(fun: object) -> dict[str, Any]:
     """The statics and donation a ``jax.jit`` object was made with, as ``jit``'s keywords
     (resolved: names and positions alike), read from its ``PjitInfo``: ``_jit_info``
     from 0.7 on, its ``_cache_miss``'s closure in 0.4.35. Empty for anything else."""
-    if not is_jit_wrapped(fun):
+    info = jit_info(fun)
+    if info is None:
         return {}
+    return {key: tuple(getattr(info, key, ()) or ()) for key in _WRAPPER_KEYS}
+
+
+def jit_info(fun: object) -> Any:
+    """A ``jax.jit`` object's ``PjitInfo`` (the options it was made with): ``_jit_info``
+    from 0.7 on, its ``_cache_miss``'s closure in 0.4.35; ``None`` for anything else."""
+    if not is_jit_wrapped(fun):
+        return None
     info = getattr(fun, "_jit_info", None)
     miss = getattr(fun, "_cache_miss", None)
     for _ in range(3):  # cache_miss, or the function whose closure holds it
@@ -100,9 +109,7 @@ def wrapper_keywords(fun: object) -> dict[str, Any]:
         info = cells["jit_info"].cell_contents if "jit_info" in cells else None
         inner = cells.get("fun")
         miss = inner.cell_contents if inner is not None and info is None else None
-    if info is None:
-        return {}
-    return {key: tuple(getattr(info, key, ()) or ()) for key in _WRAPPER_KEYS}
+    return info
 
 
 _ARGNAMES = ("static_argnames", "donate_argnames")

@@ -84,6 +84,14 @@ def traced_values(tree: Any) -> Any:
     return jax.tree_util.tree_map(value, tree)
 
 
+def eval_shape(fun: Callable[..., Any], *args: Any) -> Any:
+    """``jax.eval_shape(fun, *args)``: what ``fun`` returns, abstractly (nothing
+    allocated)."""
+    import jax
+
+    return jax.eval_shape(fun, *args)
+
+
 def random_key() -> Any:
     """``jax.random.key(0)``: a model constructor's key, drawn under ``eval_shape``."""
     import jax

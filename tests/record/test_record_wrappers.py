@@ -1,0 +1,155 @@
+"""``record`` of functions staged by a library's wrapper (``nnx.jit``,
+``eqx.filter_jit``): each argument and result is reported by the user's own path, mapped
+as ``lower`` maps the same function (one mapping for both), and a function Equinox
+lowers ahead of time (``eqx.filter_jit(f).lower(...)``) is the user's, not Equinox's."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import REPO, WARM_PYTHON, run_cli
+
+LIBS = REPO / "sample_programs" / "libraries"
+
+RUNS = {
+    "nnx_fsdp": (
+        "flax",
+        "from flax import nnx",
+        """
+        model, optimizer, x, y = mod.make()
+        mod.train_step(model, optimizer, x, y)
+        """,
+    ),
+    "eqx_parallel": (
+        "equinox",
+        "import equinox as eqx",
+        """
+        model = eqx.nn.MLP(4, 2, 16, 2, key=jax.random.PRNGKey(0))
+        opt_state = mod.optim.init(eqx.filter(model, eqx.is_array))
+        mod.train_step(model, opt_state, jnp.ones((32, 4)), jnp.zeros((32, 2)))
+        """,
+    ),
+}
+
+
+def _needs_jit_wrapped(library: str) -> None:
+    """Record maps ``nnx.jit`` where it is Flax 0.11's ``JitWrapped`` object (Flax 0.10's
+    closure-style ``nnx.jit`` keeps the wrapper's names, as ``record`` says)."""
+    if library != "flax":
+        return
+    from flax.nnx.transforms import compilation
+
+    if not hasattr(compilation, "JitWrapped"):
+        pytest.skip("this Flax's nnx.jit is no JitWrapped (Flax 0.11 on): record keeps its names")
+
+
+def _run(tmp_path: Path, imports: str, body: str) -> Path:
+    """Record ``run.py``, the script of ``body`` (dedented); the recording's folder."""
+    script = tmp_path / "run.py"
+    header = f"import importlib.util\nimport jax, jax.numpy as jnp\n{imports}\n"
+    script.write_text(header + textwrap.dedent(body), encoding="utf-8")
+    runs = tmp_path / "runs"
+    result = run_cli("record", "-o", runs, "--", *WARM_PYTHON, script.name, cwd=tmp_path)
+    assert result.returncode == 0, result.describe()
+    return runs
+
+
+def _loaded(sample: str) -> str:
+    path = str(LIBS / f"{sample}.py")
+    return (
+        f"spec = importlib.util.spec_from_file_location('m', {path!r})\n"
+        "mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)\n"
+    )
+
+
+def _report(runs: Path, name: str) -> dict[str, Any]:
+    index = json.loads((runs / "index.json").read_text(encoding="utf-8"))
+    (entry,) = [e for e in index["functions"] if e["name"] == name]
+    data: dict[str, Any] = json.loads((runs / entry["folder"] / "report.json").read_text("utf-8"))
+    return data
+
+
+def _leaves(report: dict[str, Any], side: str) -> list[tuple[Any, ...]]:
+    return [(leaf["path"], leaf["name"], leaf["status"], leaf["shape"]) for leaf in report[side]
+            if leaf["status"] != "pruned"]  # fmt: skip
+
+
+@pytest.mark.parametrize("sample", sorted(RUNS))
+def test_a_wrapped_function_is_recorded_by_the_users_paths_as_lower_maps_it(
+    sample: str, tmp_path: Path
+) -> None:
+    """Recorded, the wrapper's names were shown as the paths (``model.states[0][0]``,
+    ``dynamic_donate['first'][0]``) with status ok and no JX111; ``lower`` of the same
+    function maps each back to the user's path."""
+    library, imports, body = RUNS[sample]
+    pytest.importorskip(library, reason=f"{library} is not installed (pip install -e '.[test]')")
+    _needs_jit_wrapped(library)
+    runs = _run(tmp_path, imports, _loaded(sample) + textwrap.dedent(body))
+    recorded = _report(runs, "train_step")
+    lowered = run_cli("lower", f"sample_programs/libraries/{sample}.py:train_step",
+                      "--args-from", "make", "--format", "json")  # fmt: skip
+    assert lowered.returncode == 0, lowered.describe()
+    expected = json.loads(lowered.stdout)
+    assert _leaves(recorded, "inputs") == _leaves(expected, "inputs")
+    assert _leaves(recorded, "outputs") == _leaves(expected, "outputs")
+    assert "JX111" in [f["code"] for f in recorded["findings"]]
+
+
+def test_equinox_ahead_of_time_lowering_is_recorded_as_the_users_function(
+    tmp_path: Path,
+) -> None:
+    """``eqx.filter_jit(f).lower(...)`` (as Equinox's own test_jit.py does) was recorded
+    as ``f at equinox/_jit.py``, its arguments by Equinox's names."""
+    pytest.importorskip("equinox", reason="equinox is not installed (pip install -e '.[test]')")
+    body = """
+        def f(x, scale):
+            return {"y": x * scale}
+
+        eqx.filter_jit(f).lower(jnp.ones(3), jnp.float32(2.0))
+    """
+    runs = _run(tmp_path, "import equinox as eqx", body)
+    report = _report(runs, "f")
+    script = tmp_path / "run.py"
+    line = script.read_text(encoding="utf-8").splitlines().index("def f(x, scale):") + 1
+    assert report["function"] == f"f at {script.resolve()}:{line}"
+    assert [(i["path"], i["status"]) for i in report["inputs"]] == [
+        ("x", "renamed"), ("scale", "renamed")
+    ]  # fmt: skip
+    assert [o["path"] for o in report["outputs"]] == ["<eqx.filter_jit marker>", "result['y']"]
+
+
+def test_an_nnx_jit_compile_again_names_the_users_paths_and_call_site(tmp_path: Path) -> None:
+    """A second compile of an ``nnx.jit`` step (a wider model) is explained by the user's
+    paths (``model.linear.kernel.value``, not ``model.states[0][1]``), at the user's line
+    (not Flax's ``compilation.py``)."""
+    pytest.importorskip("flax.nnx", reason="flax is not installed (pip install -e '.[test]')")
+    _needs_jit_wrapped("flax")
+    body = """
+        class Model(nnx.Module):
+            def __init__(self, width, rngs):
+                self.linear = nnx.Linear(4, width, rngs=rngs)
+
+            def __call__(self, x):
+                return self.linear(x)
+
+
+        @nnx.jit
+        def step(model, x):
+            return model(x).sum()
+
+
+        step(Model(3, nnx.Rngs(0)), jnp.ones((2, 4)))
+        step(Model(5, nnx.Rngs(0)), jnp.ones((2, 4)))
+    """
+    runs = _run(tmp_path, "from flax import nnx", body)
+    compiles = json.loads((runs / "compiles.json").read_text(encoding="utf-8"))["compiles"]
+    lines = (tmp_path / "run.py").read_text(encoding="utf-8").splitlines()
+    calls = [f"{tmp_path.resolve() / 'run.py'}:{i + 1}" for i, line in enumerate(lines)
+             if line.startswith("step(")]  # fmt: skip
+    assert [c["call_site"] for c in compiles] == calls
+    reasons = {(r["kind"], r["path"]) for r in compiles[1]["reasons"]}
+    assert ("shape", "model.linear.kernel.value") in reasons, compiles[1]
