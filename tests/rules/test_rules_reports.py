@@ -1,6 +1,6 @@
 """JX104 and JX106 on hand-built reports.
 
-None of the releases CI tests (0.4.35, 0.7.2, 0.10.2) produces them from its own tracing,
+None of the releases CI tests produces them from its own tracing,
 so their fixtures (``fixtures/jx104_*.py``, ``fixtures/jx106_*.py``) record none in every
 golden file: 0.4.35 asserts in ``Jaxpr.__init__`` that the debug info has one name per
 input and one path per output (JX106), 0.7.2 and 0.10 keep the counts in step through
