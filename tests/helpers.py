@@ -42,12 +42,64 @@ JAX_RELEASE = importlib.metadata.version("jax")
 """The installed JAX release, ``0.10.2``."""
 JAX_SERIES = ".".join(JAX_RELEASE.split(".")[:2])
 """``0.10`` for JAX 0.10.2: each release series emits its own programs."""
-GOLDEN = REPO / "tests" / "golden" / f"jax-{JAX_SERIES}"
-"""This JAX series' golden files (CI keeps them for each series it tests)."""
-RELEASE_GOLDEN = REPO / "tests" / "golden" / f"jax-{JAX_RELEASE}"
+
+
+def ci_releases() -> tuple[str, ...]:
+    """The JAX releases CI tests: the legs of ``.ci/releases`` (``WHOLE`` and
+    ``SUBSET_RELEASES``), oldest first."""
+    from jxinspect.core.vocabulary import release_key
+
+    text = (REPO / ".ci" / "releases").read_text(encoding="utf-8")
+    legs = {
+        version
+        for line in text.splitlines()
+        if re.match(r"^(WHOLE|SUBSET_RELEASES)=\(", line)
+        for version in re.findall(r'"([0-9][^"]*)"', line)
+    }
+    return tuple(sorted(legs, key=release_key))
+
+
+GOLDEN_ROOT = REPO / "tests" / "golden"
+GOLDEN_SERIES: tuple[str, ...] = tuple(
+    dict.fromkeys(".".join(release.split(".")[:2]) for release in ci_releases())
+)
+"""The series that have golden files, oldest first: those of CI's legs. Each series'
+folder (``jax-0.10``) holds only the files in which it differs from the series before it
+(the oldest, ``jax-0.4``, holds them all); a file is read from the newest series up to
+this one that has it."""
+GOLDEN = GOLDEN_ROOT / f"jax-{JAX_SERIES}"
+"""This JAX series' golden folder: where its files are written (read through
+:func:`golden_file`)."""
+RELEASE_GOLDEN = GOLDEN_ROOT / f"jax-{JAX_RELEASE}"
 """What this release prints where it differs from its series' golden files (0.4.38,
 0.10.0 and 0.10.1 grade some nested jaxprs otherwise than 0.4.35 and 0.10.2; 0.7.1's
 pmap keeps the names that 0.7.2's drops): one file per difference, read first."""
+
+
+def _series_folders(series: str) -> list[Path]:
+    """The folders a file of ``series`` is read from, in order: its own, then each older
+    series'."""
+    if series not in GOLDEN_SERIES:
+        return []
+    older = GOLDEN_SERIES[: GOLDEN_SERIES.index(series) + 1]
+    return [GOLDEN_ROOT / f"jax-{s}" for s in reversed(older)]
+
+
+def _first(folders: list[Path], relative: Path) -> Path | None:
+    return next((f / relative for f in folders if (f / relative).is_file()), None)
+
+
+def golden_file(path: Path) -> Path | None:
+    """Where the golden file ``path`` (under :data:`GOLDEN`) is read from for this
+    release: its own override, else the newest series up to this one that has it."""
+    relative = path.relative_to(GOLDEN)
+    return _first([RELEASE_GOLDEN, *_series_folders(JAX_SERIES)], relative)
+
+
+def inherited_golden(series: str, relative: Path) -> Path | None:
+    """The file ``series`` would read for ``relative`` without a copy of its own."""
+    return _first(_series_folders(series)[1:], relative)
+
 
 CLI_TIMEOUT_S = 300
 """Generous: one run takes about a second, but CI machines can be slow and loaded."""
@@ -572,37 +624,47 @@ def dump_json(data: Any) -> str:
 
 UPDATE_GOLDEN = os.environ.get("JXINSPECT_UPDATE_GOLDEN", "") not in ("", "0")
 """``JXINSPECT_UPDATE_GOLDEN=1``: the golden-file tests write what they got instead, into
-the series' files; ``=release``: into this release's (:data:`RELEASE_GOLDEN`), only where
-it differs from the series'."""
+the series' folder where it differs from what the series inherits (and remove the
+series' copy where it does not: run it series by series, oldest first); ``=release``:
+into this release's (:data:`RELEASE_GOLDEN`), only where it differs from the series'."""
 UPDATE_RELEASE = os.environ.get("JXINSPECT_UPDATE_GOLDEN", "") == "release"
+
+
+def _text(path: Path | None) -> str | None:
+    return path.read_text(encoding="utf-8") if path is not None else None
+
+
+def _keep_where_it_differs(own: Path, actual: str, below: Path | None) -> None:
+    """``own`` holds ``actual`` unless ``below`` already says it."""
+    if _text(below) == actual:
+        own.unlink(missing_ok=True)
+    elif _text(own if own.is_file() else None) != actual:
+        own.parent.mkdir(parents=True, exist_ok=True)
+        own.write_text(actual, encoding="utf-8")
 
 
 def compare_golden(path: Path, actual: str, regenerate: str) -> None:
     """Fail, with a diff and the ``regenerate`` command, where ``actual`` differs from the
-    golden file ``path`` (this release's own file first, where it has one); write it
-    instead under :data:`UPDATE_GOLDEN`. Skips where this JAX series has no golden folder."""
+    golden file ``path`` (read through :func:`golden_file`); write it instead under
+    :data:`UPDATE_GOLDEN`. Skips where this JAX series has no golden files."""
     import difflib
 
     import pytest
 
-    if not UPDATE_GOLDEN and not GOLDEN.is_dir():
-        pytest.skip(f"no golden files for JAX {GOLDEN.name[4:]}; make them with: {regenerate}")
-    override = RELEASE_GOLDEN / path.relative_to(GOLDEN) if path.is_relative_to(GOLDEN) else None
-    if UPDATE_RELEASE and override is not None:
-        if path.exists() and path.read_text(encoding="utf-8") == actual:
-            override.unlink(missing_ok=True)  # the series' file says it
-        else:
-            override.parent.mkdir(parents=True, exist_ok=True)
-            override.write_text(actual, encoding="utf-8")
+    if JAX_SERIES not in GOLDEN_SERIES:
+        pytest.skip(f"no golden files for JAX {JAX_SERIES}: CI has no leg of that series")
+    relative = path.relative_to(GOLDEN)
+    if UPDATE_RELEASE:
+        below = _first(_series_folders(JAX_SERIES), relative)
+        _keep_where_it_differs(RELEASE_GOLDEN / relative, actual, below)
         return
     if UPDATE_GOLDEN:
-        if not path.exists() or path.read_text(encoding="utf-8") != actual:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(actual, encoding="utf-8")
+        _keep_where_it_differs(path, actual, inherited_golden(JAX_SERIES, relative))
         return
-    if override is not None and override.exists():
-        path = override
-    assert path.exists(), f"no golden file {path.relative_to(REPO)}; create it with: {regenerate}"
+    found = golden_file(path)
+    missing = f"no golden file {path.relative_to(REPO)}; create it with: {regenerate}"
+    assert found is not None, missing
+    path = found
     expected = path.read_text(encoding="utf-8")
     if actual != expected:
         diff = difflib.unified_diff(

@@ -4,18 +4,22 @@ Regenerate them after an intended change of output (then review ``git diff tests
 
     JXINSPECT_UPDATE_GOLDEN=1 python -m pytest tests/e2e/test_golden.py
 
-Each JAX release series has its own folder, ``tests/golden/jax-<series>/`` (``jax-0.10``):
-what a release emits differs, and the reports say so. CI keeps one for each series it
-tests; under another series these tests skip, saying how to make its files.
+The files are layered by JAX release series (``helpers.golden_file``): the oldest series'
+folder, ``tests/golden/jax-0.4/``, holds every file, and each newer one (``jax-0.10``) only
+the files in which its output differs from the series before it; a release that differs
+from its series (``jax-0.10.1``) has a folder of its own, read first. Regenerate series
+by series, oldest first: an update writes a file where the series differs from what it
+inherits and removes its copy where it does not. The series are those of CI's legs
+(``.ci/releases``); under another series these tests skip.
 
-``tests/golden/jax-<series>/<module>.<function>.txt`` holds ``jxinspect lower
+``<module>.<function>.txt`` holds ``jxinspect lower
 sample_programs/<module>.py:<function>`` (plain text, as piped) and ``.json`` the same with
 ``--format json``. Normalized: the repository's path is ``<repo>``, site-packages folders
 are ``<site-packages>``, line numbers after ``at file.py:`` are ``<line>``, and the JAX
 version is ``<jax>`` (see ``helpers.normalize_*``). The runs are shared with
 ``test_e2e_lower.py`` through the session cache in ``conftest.py``.
 
-``tests/golden/views/<module>.<function>.<view>.txt`` holds the annotated jaxpr, module
+``views/<module>.<function>.<view>.txt`` holds the annotated jaxpr, module
 (StableHLO) and sharding pictures of the entries in :data:`VIEW_ENTRIES` (one or two per
 sample file), from one ``--show jaxpr --show mlir --show sharding`` run each (shared with
 ``test_views.py``); every ``file.py:N`` in them is ``file.py:<line>``.
@@ -29,12 +33,16 @@ from typing import Any
 import pytest
 from helpers import (
     GOLDEN,
+    GOLDEN_ROOT,
+    GOLDEN_SERIES,
     REPO,
     UPDATE_GOLDEN,
     VIEW_ENTRIES,
     VIEWS,
+    ci_releases,
     compare_golden,
     dump_json,
+    inherited_golden,
     normalize_json,
     normalize_string,
     normalize_text,
@@ -94,6 +102,27 @@ def test_no_stale_golden_files() -> None:
             path.unlink()
         return
     assert not stale, f"golden files for no sample entry: {[p.name for p in stale]}"
+
+
+def test_each_golden_file_says_what_its_series_changed() -> None:
+    """A series' folder holds only the files in which it differs from the series before it,
+    and a release's only those in which it differs from its series: no copy repeats what
+    it would read anyway, and every folder is a series or a release CI tests."""
+    folders = {f"jax-{name}" for name in (*GOLDEN_SERIES, *ci_releases())}
+    assert sorted(p.name for p in GOLDEN_ROOT.iterdir() if p.name not in folders) == []
+    repeated = []
+    for folder in sorted(GOLDEN_ROOT.iterdir()):
+        version = folder.name[4:]
+        series = ".".join(version.split(".")[:2])
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            relative = path.relative_to(folder)
+            below = inherited_golden(series, relative)
+            own = GOLDEN_ROOT / f"jax-{series}" / relative
+            if version != series and own.is_file():  # a release's file: its series' reads
+                below = own
+            if below is not None and below.read_bytes() == path.read_bytes():
+                repeated.append(str(path.relative_to(GOLDEN_ROOT)))
+    assert repeated == [], f"golden files that repeat what they would read: {repeated}"
 
 
 def test_normalization() -> None:

@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from helpers import JAX_RELEASE, REPO, error_line, run_cli
+from helpers import JAX_RELEASE, ci_releases, error_line, run_cli
 
 import jxinspect
 from jxinspect.tracer import seam
@@ -116,13 +116,5 @@ def test_a_newer_jax_than_ci_tests_is_a_note_in_the_report(
 
 def test_the_newest_tested_release_is_the_newest_ci_leg() -> None:
     """``seam.release.NEWEST_TESTED`` names the newest release of ``.ci/releases``."""
-    from jxinspect.core.vocabulary import release_key
-
-    text = (REPO / ".ci" / "releases").read_text(encoding="utf-8")
-    legs = [
-        version
-        for line in text.splitlines()
-        if re.match(r"^(WHOLE|SUBSET_RELEASES)=\(", line)
-        for version in re.findall(r'"([0-9][^"]*)"', line)
-    ]
-    assert legs and max(legs, key=release_key) == release.NEWEST_TESTED
+    legs = ci_releases()
+    assert legs and legs[-1] == release.NEWEST_TESTED

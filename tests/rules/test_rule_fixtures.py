@@ -8,7 +8,7 @@ the report holds, as a recording's does, collected by ``assert_max_compiles``;
 baseline's).
 Its report's findings (code, severity, message, path) and leaves (path, name carried,
 status), normalized as the other golden files are, must equal
-``tests/golden/jax-<series>/rules/<CODE>.json``.
+``rules/<CODE>.json`` among the series' golden files (layered: ``helpers.golden_file``).
 Regenerate them after an intended change (then review ``git diff tests/golden``):
 
     JXINSPECT_UPDATE_GOLDEN=1 python -m pytest tests/rules/test_rule_fixtures.py

@@ -16,7 +16,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import pytest
-from helpers import GOLDEN, REPO, compare_golden, normalize_text, run_cli, run_python
+from helpers import GOLDEN, REPO, compare_golden, golden_file, normalize_text, run_cli, run_python
 
 from jxinspect.tracer import seam
 from jxinspect.tracer.read import mlir
@@ -72,7 +72,7 @@ def _golden(name: str, text: str) -> None:
     regenerate = "JXINSPECT_UPDATE_GOLDEN=1 python -m pytest " + str(
         Path(__file__).relative_to(REPO)
     )
-    if not UPDATE and not path.exists():
+    if not UPDATE and golden_file(path) is None:
         pytest.skip(f"no {path.relative_to(REPO)}; make it with {regenerate}")
     compare_golden(path, normalize_text(text), regenerate)
 
