@@ -39,3 +39,30 @@ def test_the_count_runs_from_def_to_the_last_line(tmp_path: Path) -> None:
         f"def fits():\n{body}\n\n\ndef over():\n{body}\n    x = 0\n", encoding="utf-8"
     )
     assert long_functions(tmp_path) == [("m.py:over", MOST_LINES + 1, None)]
+
+
+def class_homes(root: Path) -> dict[str, list[str]]:
+    """Each public class name under ``root``: the files (``core/history.py``) defining it."""
+    homes: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                homes.setdefault(node.name, []).append(path.relative_to(root).as_posix())
+    return homes
+
+
+def test_no_class_name_is_defined_twice() -> None:
+    """A name such as ``Call`` means one thing: ``JitCall`` (a ``jit`` call a run made),
+    ``RecordedCall`` (a record's ``call.json``). The survey's corpus is user code."""
+    twice = {
+        name: files
+        for name, files in class_homes(SRC).items()
+        if len([f for f in files if not f.startswith("survey/corpus/")]) > 1
+    }
+    assert twice == {}
+
+
+def test_a_class_defined_in_two_files_is_found(tmp_path: Path) -> None:
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text("class Call:\n    pass\n\n\nclass _Own:\n    pass\n")
+    assert class_homes(tmp_path) == {"Call": ["a.py", "b.py"]}

@@ -281,7 +281,7 @@ class assert_max_compiles(contextlib.ContextDecorator):  # noqa: N801 (reads as 
 
         self.log = log = CompileLog()
 
-        def on_lowering(lowering: seam.Lowering) -> None:
+        def on_lowering(lowering: seam.RunLowering) -> None:
             if lowering.internal:
                 return
             source = lowering.source or lowering.name

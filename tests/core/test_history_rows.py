@@ -13,10 +13,10 @@ from test_schema import full_report
 
 from jxinspect.core import codec
 from jxinspect.core.history import (
-    Change,
     CollectiveBytes,
     HistoryRow,
     Trend,
+    TrendChange,
     changes,
     history_row,
     measures,
@@ -76,11 +76,11 @@ def test_changes_are_each_measure_that_differs_from_the_row_before() -> None:
         row(commit="c4", temporaries=0, outputs=None),  # the collective is back
     ]
     assert changes(rows) == (
-        Change(WHEN, "c3", "0.10.2", "temporaries", 64, 128, 100.0),
-        Change(WHEN, "c3", "0.10.2", "all-reduce over data", 64, None, None),
-        Change(WHEN, "c4", "0.10.2", "outputs", 64, None, None),
-        Change(WHEN, "c4", "0.10.2", "temporaries", 128, 0, -100.0),
-        Change(WHEN, "c4", "0.10.2", "all-reduce over data", None, 64, None),
+        TrendChange(WHEN, "c3", "0.10.2", "temporaries", 64, 128, 100.0),
+        TrendChange(WHEN, "c3", "0.10.2", "all-reduce over data", 64, None, None),
+        TrendChange(WHEN, "c4", "0.10.2", "outputs", 64, None, None),
+        TrendChange(WHEN, "c4", "0.10.2", "temporaries", 128, 0, -100.0),
+        TrendChange(WHEN, "c4", "0.10.2", "all-reduce over data", None, 64, None),
     )
     assert (percent(0, 5), percent(None, 5), percent(3, 4)) == (None, None, 33.33)
 

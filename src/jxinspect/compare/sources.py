@@ -464,8 +464,8 @@ def _programs(
         return (), ()
     from jxinspect.record import programs
 
-    def side(source: RecordSource, function: str | None) -> programs.Lowering:
-        return programs.Lowering(source.text, source.folder, source.entry(function))
+    def side(source: RecordSource, function: str | None) -> programs.RecordedLowering:
+        return programs.RecordedLowering(source.text, source.folder, source.entry(function))
 
     compared = tuple(
         programs.compare_runs(side(before, pair.before), side(after, pair.after)) for pair in pairs

@@ -127,7 +127,7 @@ def is_bytes(measure: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Change:
+class TrendChange:
     """A measure that changed from a target's row before."""
 
     time: str
@@ -151,7 +151,7 @@ class TargetTrend:
     target: str
     rows: tuple[HistoryRow, ...]
     """Every row, where the trend keeps them (JSON and HTML; text shows the changes only)."""
-    changes: tuple[Change, ...]
+    changes: tuple[TrendChange, ...]
     count: int | None = field(default=None, compare=False, metadata={"written": False})
     """The rows the target has, where ``rows`` does not hold them (``None``: it does)."""
 
@@ -181,23 +181,23 @@ def percent(before: Value, after: Value) -> float | None:
     return round((after - before) / before * 100, 2)
 
 
-def changed(before: HistoryRow, after: HistoryRow) -> list[Change]:
+def changed(before: HistoryRow, after: HistoryRow) -> list[TrendChange]:
     """Each measure of ``after`` that differs from ``before``."""
     return _changed(measures(before), after, measures(after))
 
 
-def _changed(old: dict[str, Value], after: HistoryRow, new: dict[str, Value]) -> list[Change]:
+def _changed(old: dict[str, Value], after: HistoryRow, new: dict[str, Value]) -> list[TrendChange]:
     return [
-        Change(after.time, after.commit, after.jax_version, name,
+        TrendChange(after.time, after.commit, after.jax_version, name,
                old.get(name), new.get(name), percent(old.get(name), new.get(name)))
         for name in {**old, **new}
         if old.get(name) != new.get(name)
     ]  # fmt: skip
 
 
-def changes(rows: Iterable[HistoryRow]) -> tuple[Change, ...]:
+def changes(rows: Iterable[HistoryRow]) -> tuple[TrendChange, ...]:
     """Each measure that differs from the row before, row by row."""
-    found: list[Change] = []
+    found: list[TrendChange] = []
     before: tuple[HistoryRow, dict[str, Value]] | None = None
     for row in rows:
         now = measures(row)
@@ -218,7 +218,7 @@ class _Held:
     last: dict[str, Value]
     """The measures of its row before."""
     rows: list[HistoryRow] = field(default_factory=list)
-    changes: list[Change] = field(default_factory=list)
+    changes: list[TrendChange] = field(default_factory=list)
     count: int = 0
 
 

@@ -167,7 +167,7 @@ class Index:
 
 
 @dataclass(frozen=True)
-class Call:
+class RecordedCall:
     """A record's ``call.json``: the call as a declaration's options, or why it has none."""
 
     schema: Literal["jxinspect.call/1"] = field(init=False, default_factory=lambda: CALL_SCHEMA)

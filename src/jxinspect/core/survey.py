@@ -279,7 +279,7 @@ class Run:
 
 
 @dataclass(frozen=True)
-class HistoryRow:
+class ProgramHistory:
     """One program's level across the releases."""
 
     program: str
@@ -295,7 +295,7 @@ class HistoryLevel:
     """One level's matrix: a row per program that has the level in some release."""
 
     level: str
-    programs: tuple[HistoryRow, ...]
+    programs: tuple[ProgramHistory, ...]
 
 
 @dataclass(frozen=True, repr=False)
@@ -346,7 +346,7 @@ class History(Displayed):
             or any(c.mark not in ("none", "unavailable", "absent") for c in row.cells)
         ))  # fmt: skip
 
-    def _row(self, name: str, level: str) -> HistoryRow:
+    def _row(self, name: str, level: str) -> ProgramHistory:
         cells = tuple(_history_cell(s, name, level) for s in self.surveys)
         runs: list[Run] = []
         for cell in cells:
@@ -354,7 +354,7 @@ class History(Displayed):
                 runs[-1] = Run(cell.mark, runs[-1].first, cell.release)
             else:
                 runs.append(Run(cell.mark, cell.release, cell.release))
-        return HistoryRow(name, cells, tuple(runs))
+        return ProgramHistory(name, cells, tuple(runs))
 
 
 def _history_cell(survey: Survey, name: str, level: str) -> HistoryCell:

@@ -29,7 +29,7 @@ from jxinspect.core.model import SCHEMA as REPORT_SCHEMA
 from jxinspect.core.model import Report
 from jxinspect.core.recompiles import SCHEMA as COMPILES_SCHEMA
 from jxinspect.core.recompiles import Compile, Compiles
-from jxinspect.core.recording import CALL_SCHEMA, MAX_FUNCTIONS, SCHEMA, Call, Index
+from jxinspect.core.recording import CALL_SCHEMA, MAX_FUNCTIONS, SCHEMA, Index, RecordedCall
 from jxinspect.core.recording import Entry as Entry  # read from here by lint.run
 from jxinspect.core.units import source_parts
 from jxinspect.project.options import (
@@ -273,16 +273,16 @@ def read_index(folder: Path) -> Index:
     return index
 
 
-def call_data(options: dict[str, Any] | None, why: str | None) -> Call:
+def call_data(options: dict[str, Any] | None, why: str | None) -> RecordedCall:
     """A record's ``call.json``: the call as a declaration's options, or why it has none."""
-    return Call(options, why)
+    return RecordedCall(options, why)
 
 
 def replay_problem(folder: Path, entry: Entry) -> str | None:
     """Why an entry's call cannot be replayed (``None``: it can)."""
     where = folder / entry.folder / CALL
     try:
-        call = _read_file(where, str(where), Call, CALL_SCHEMA, folder)
+        call = _read_file(where, str(where), RecordedCall, CALL_SCHEMA, folder)
     except UsageError:
         return f"no readable {CALL}"
     if call.options is None:
@@ -299,7 +299,7 @@ def read_call(text: str) -> TargetOptions:
             "FOLDER/NAME as `jxinspect show FOLDER` lists them"
         )
     where = f"{text}/{CALL}"
-    call = _read_file(folder / CALL, where, Call, CALL_SCHEMA, folder.parent)
+    call = _read_file(folder / CALL, where, RecordedCall, CALL_SCHEMA, folder.parent)
     if call.options is None:
         why = call.why or "the run did not say why"
         raise UsageError(

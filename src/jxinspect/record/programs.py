@@ -34,7 +34,7 @@ from jxinspect.rules import apply_comparison_rules
 
 
 @dataclass(frozen=True)
-class Lowering:
+class RecordedLowering:
     """One recorded lowering of a function, and which side it is."""
 
     label: str
@@ -48,7 +48,7 @@ def identity_of(entry: Entry) -> ProgramIdentity:
     return ProgramIdentity(entry.identity, entry.names_digest, entry.source_digest or None)
 
 
-def compare(before: Lowering, after: Lowering, across: Across) -> ProgramComparison:
+def compare(before: RecordedLowering, after: RecordedLowering, across: Across) -> ProgramComparison:
     """The two lowerings' identities and, where the programs differ, the first real
     difference."""
     mine, theirs = identity_of(before.entry), identity_of(after.entry)
@@ -60,7 +60,7 @@ def compare(before: Lowering, after: Lowering, across: Across) -> ProgramCompari
     )  # fmt: skip
 
 
-def first_difference(before: Lowering, after: Lowering) -> Difference | None:
+def first_difference(before: RecordedLowering, after: RecordedLowering) -> Difference | None:
     """The first argument path whose type or sharding differs, else the first static
     value, else the first operation of the programs."""
     return (
@@ -70,7 +70,7 @@ def first_difference(before: Lowering, after: Lowering) -> Difference | None:
     )
 
 
-def _inputs(lowering: Lowering) -> dict[str, tuple[str, str | None]]:
+def _inputs(lowering: RecordedLowering) -> dict[str, tuple[str, str | None]]:
     """Each argument's type and sharding, by path."""
     report = read_record(lowering.folder, lowering.entry)
     return {
@@ -82,7 +82,7 @@ def _inputs(lowering: Lowering) -> dict[str, tuple[str, str | None]]:
     }
 
 
-def _input_difference(before: Lowering, after: Lowering) -> Difference | None:
+def _input_difference(before: RecordedLowering, after: RecordedLowering) -> Difference | None:
     mine, theirs = _inputs(before), _inputs(after)
     for path in [*mine, *(p for p in theirs if p not in mine)]:
         was, now = mine.get(path), theirs.get(path)
@@ -112,7 +112,7 @@ def _static_difference(before: str, after: str) -> Difference | None:
     return None
 
 
-def _operations(lowering: Lowering) -> list[identity.Operation] | None:
+def _operations(lowering: RecordedLowering) -> list[identity.Operation] | None:
     """The operations of a lowering's ``program.mlir``, read by the one artifact reader (a
     regular UTF-8 file inside the record folder, at most :data:`PROGRAM_LIMIT`: anything
     else is one line, exit 2); ``None`` for a recording made before modules were kept."""
@@ -126,7 +126,7 @@ def _operations(lowering: Lowering) -> list[identity.Operation] | None:
     return identity.operations(text)
 
 
-def _operation_difference(before: Lowering, after: Lowering) -> Difference | None:
+def _operation_difference(before: RecordedLowering, after: RecordedLowering) -> Difference | None:
     """The first operation that differs, with the user's source line on each side."""
     mine, theirs = _operations(before), _operations(after)
     if mine is None or theirs is None:
@@ -200,19 +200,19 @@ def _sides(groups: tuple[ProcessGroup, ...], key: str) -> tuple[Wanted, Wanted] 
     return (mine.processes[0], key, lacking), (other.processes[0], key, extra)
 
 
-def _lowerings(root: Path, wanted: set[Wanted]) -> dict[Wanted, Lowering]:
+def _lowerings(root: Path, wanted: set[Wanted]) -> dict[Wanted, RecordedLowering]:
     """The lowerings ``wanted``, each process's index read once (a recording where every
     function differs reads each index twice, not once per function)."""
     by_process: dict[int, set[tuple[str, str]]] = {}
     for process, key, program in wanted:
         by_process.setdefault(process, set()).add((key, program))
-    found: dict[Wanted, Lowering] = {}
+    found: dict[Wanted, RecordedLowering] = {}
     for process, keys in sorted(by_process.items()):
         folder = root / f"process-{process}"
         for entry in read_index(folder).functions:
             side = (process, _key(entry), entry.identity)
             if (side[1], side[2]) in keys and side not in found:
-                found[side] = Lowering(f"process {process}", folder, entry)
+                found[side] = RecordedLowering(f"process {process}", folder, entry)
     return found
 
 
@@ -248,7 +248,7 @@ def processes_summary(root: Path) -> ProcessesSummary:
     return ProcessesSummary(str(root), len(read.runs), tuple(read.runs), tuple(functions), findings)
 
 
-def compare_runs(before: Lowering, after: Lowering) -> ProgramComparison:
+def compare_runs(before: RecordedLowering, after: RecordedLowering) -> ProgramComparison:
     """One function recorded in two runs, compared (``diff-debug runA runB``)."""
     return compare(before, after, "runs")
 
@@ -275,8 +275,10 @@ def within_run(folder: Path, label: str) -> list[ProgramComparison]:
             by_prefix[len(digest)] = firsts
         earlier = by_prefix[len(digest)].get(digest) if digest else None
         if earlier is not None and earlier is not now:
-            before = Lowering(f"{label}/{earlier.folder}", folder, earlier)
-            found.append(compare(before, Lowering(f"{label}/{now.folder}", folder, now), "run"))
+            before = RecordedLowering(f"{label}/{earlier.folder}", folder, earlier)
+            found.append(
+                compare(before, RecordedLowering(f"{label}/{now.folder}", folder, now), "run")
+            )
     return found
 
 

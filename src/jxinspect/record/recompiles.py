@@ -50,7 +50,7 @@ class Fingerprint:
 
 
 def fingerprint(
-    lowering: seam.Lowering, statics: list[tuple[str, str]], program: str
+    lowering: seam.RunLowering, statics: list[tuple[str, str]], program: str
 ) -> Fingerprint:
     """The lowering's :class:`Fingerprint` (``statics``: name and ``repr``)."""
     fun = lowering.call.fun if lowering.call is not None else None
@@ -71,7 +71,7 @@ def fingerprint(
 
 
 def _wrapper_view(
-    lowering: seam.Lowering, count: int
+    lowering: seam.RunLowering, count: int
 ) -> tuple[list[str | None], list[tuple[str, str]]] | None:
     """Under a library's wrapper, each program leaf's path in the user's call (found by
     identity) and the user's static values by their paths; ``None`` where there is no
@@ -90,7 +90,7 @@ STATIC_COMPARED = 300
 """How much of a static argument's ``repr`` two compiles are compared by."""
 
 
-def static_values(call: seam.Call | None) -> list[tuple[str, str]]:
+def static_values(call: seam.JitCall | None) -> list[tuple[str, str]]:
     """Each static argument of a ``jit`` call and its ``repr``, as two compiles are told
     apart by (none where no ``jit`` call made the lowering)."""
     if call is None:

@@ -21,7 +21,7 @@ from jxinspect.core import codec
 from jxinspect.core.errors import UsageError
 from jxinspect.core.files import write_atomically
 from jxinspect.core.model import Report
-from jxinspect.core.recording import Call, Entry, Index
+from jxinspect.core.recording import Entry, Index, RecordedCall
 from jxinspect.core.units import source_parts
 from jxinspect.project.config import Policy, load_config
 from jxinspect.record import folder as records
@@ -58,7 +58,7 @@ class Recorder:
     """Held while a lowering is recorded: threads that lower at once (JAX's own tests of
     concurrent jit do) each get a folder and an index entry of their own."""
 
-    def on_lowering(self, lowering: seam.Lowering) -> None:
+    def on_lowering(self, lowering: seam.RunLowering) -> None:
         with self.lock:
             try:
                 self._record(lowering)
@@ -76,7 +76,7 @@ class Recorder:
             self.index.count_failure(function, f"{type(err).__name__}: {err}")
             self._write_index()
 
-    def _record(self, lowering: seam.Lowering) -> None:
+    def _record(self, lowering: seam.RunLowering) -> None:
         if lowering.internal:  # JAX's own: counted, with the user's line and its seconds
             self.index.count_internal(lowering.call_site)
             return self.compiles.add_internal()
@@ -188,7 +188,7 @@ _STATIC_TEXT = 60
 """How much of a static argument's ``repr`` a label shows."""
 
 
-def _statics(call: seam.Call | None) -> str:
+def _statics(call: seam.JitCall | None) -> str:
     """``k=True, mode='fast'``: the static arguments of a ``jit`` call, each of which
     JAX's cache tells apart (``1``, ``True`` and ``1.0`` are three programs)."""
     if call is None:
@@ -198,7 +198,7 @@ def _statics(call: seam.Call | None) -> str:
     )
 
 
-def _identify(lowering: seam.Lowering, entry: Entry) -> str | None:
+def _identify(lowering: seam.RunLowering, entry: Entry) -> str | None:
     """Give ``entry`` the program's identity and its function's source digest; the
     module's text (``None`` where JAX made no module of it)."""
     digest = identity.source_digest(lowering.source)
@@ -211,7 +211,7 @@ def _identify(lowering: seam.Lowering, entry: Entry) -> str | None:
     return text
 
 
-def _call(lowering: seam.Lowering) -> Call:
+def _call(lowering: seam.RunLowering) -> RecordedCall:
     """The call to replay it with (``lower --args-from-record``): the user's own under a
     library's wrapper (replayed through it, as ``lower`` stages it), or why there is none."""
     from jxinspect.record import replay
@@ -228,7 +228,7 @@ def _call(lowering: seam.Lowering) -> Call:
         return records.call_data(None, f"the call could not be written: {err!r}")
 
 
-def _report(lowering: seam.Lowering, entry: Entry, compile: bool, policy: Policy) -> Report:
+def _report(lowering: seam.RunLowering, entry: Entry, compile: bool, policy: Policy) -> Report:
     """The recorded lowering's report, through the one pipeline, judged with the
     project's rule settings."""
     from jxinspect.pipeline import judge, report_of

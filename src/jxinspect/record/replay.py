@@ -162,7 +162,7 @@ _CALL_ROLES = ("statics", "static_names", "donated")
 among its donated positions already)."""
 
 
-def call_options(call: seam.Call) -> dict[str, Any]:
+def call_options(call: seam.JitCall) -> dict[str, Any]:
     """The call as ``TargetOptions`` keys (a declaration's mapping); raises
     :class:`Unwritable` with the reason when it cannot be written."""
     bound = call.fun if isinstance(call.fun, functools.partial) else None

@@ -383,7 +383,7 @@ def _staged(traced: Traced, lowering: _Lowering) -> Staged:
     return LoweringFailed(traced, lowering.error or "lowering failed", lowering.traceback)
 
 
-def recorded(lowering: seam.Lowering) -> Lowered:
+def recorded(lowering: seam.RunLowering) -> Lowered:
     """A lowering a real run made (``jxinspect record``'s hook), as staging's value:
     under a library's wrapper, with the user's call and the objects the wrapper handed
     the program, as an adapter stages it (its inputs are mapped by :func:`wrapper_paths`

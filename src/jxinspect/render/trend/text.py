@@ -5,7 +5,7 @@ are escaped (:func:`escape.text`); colour only when asked."""
 
 from __future__ import annotations
 
-from jxinspect.core.history import Change, Trend, Value, is_bytes
+from jxinspect.core.history import Trend, TrendChange, Value, is_bytes
 from jxinspect.core.units import human_bytes
 from jxinspect.render.common.escape import text as esc
 from jxinspect.render.common.table import plain_table
@@ -28,7 +28,7 @@ def value(measure: str, found: Value, exact: bool = False) -> str:
     return f"{found:,.0f}"
 
 
-def before_after(change: Change) -> str:
+def before_after(change: TrendChange) -> str:
     """``64 B → 128 B``; exact where the rounded sizes read the same."""
     shown = [value(change.measure, v) for v in (change.before, change.after)]
     if shown[0] == shown[1]:
@@ -36,7 +36,7 @@ def before_after(change: Change) -> str:
     return " → ".join(shown)
 
 
-def change_text(change: Change) -> str:
+def change_text(change: TrendChange) -> str:
     """``+100.0%``, ``new``, ``gone``, or nothing (from 0)."""
     if change.before is None:
         return "new"

@@ -46,8 +46,8 @@ from jxinspect.tracer.seam.devices import (
     simulate_cpu_devices,
 )
 from jxinspect.tracer.seam.hooks import (
-    Call,
-    Lowering,
+    JitCall,
+    RunLowering,
     dynamic_arguments,
     function_source,
     install_duration_listener,
@@ -216,7 +216,7 @@ __all__ = [
     "backend_started",
     "block_argument_names",
     "block_argument_number",
-    "Call",
+    "JitCall",
     "Compiled",
     "compiled_shardings",
     "Computation",
@@ -271,7 +271,7 @@ __all__ = [
     "Lowered",
     "lowered_text",
     "program_text",
-    "Lowering",
+    "RunLowering",
     "hide_tool_frames",
     "lowering_fix",
     "lowering_platform",

@@ -34,7 +34,7 @@ from jxinspect.tracer.seam.staging import pmap_global_shapes
 
 
 @dataclass(frozen=True)
-class Lowering:
+class RunLowering:
     """One computation that a real run lowered, as JAX lowered it (``jxinspect record``)."""
 
     stage: str
@@ -61,7 +61,7 @@ class Lowering:
     are the same program traced again."""
     internal: bool
     """JAX's own computation (an eager operation, a ``jnp`` function), not the user's."""
-    call: Call | None = None
+    call: JitCall | None = None
     """The call that made JAX lower it, where a ``jit`` call did (not ``.lower()``)."""
     context: tuple[tuple[str, str], ...] = ()
     """The configuration that enters JAX's tracing cache key, as it was when it lowered
@@ -69,7 +69,7 @@ class Lowering:
     call_site: str | None = None
     """``train.py:40``: the line of the user's code whose call of a jitted function made
     JAX lower it (the first frame out of JAX), where a ``jit`` call did."""
-    wrapper_call: Call | None = None
+    wrapper_call: JitCall | None = None
     """Under a library's wrapper (``eqx.filter_jit``, ``nnx.jit``), the call as the user
     made it: their function and arguments, whose array leaves are the program's
     (``jit_info`` ``None``)."""
@@ -81,7 +81,7 @@ class Lowering:
 
 
 @dataclass(frozen=True)
-class Call:
+class JitCall:
     """A ``jit`` call as the user made it: the function, its arguments as given (static
     values included) and ``jit``'s resolved options (a ``PjitInfo``: its fields are
     named as ``jit``'s keywords, and say which arguments are static or donated)."""
@@ -132,7 +132,7 @@ def open_outputs(jit_info: Any, out_tree: Any) -> tuple[bool, ...] | None:
     return tuple(flags)
 
 
-def static_arguments(call: Call) -> list[tuple[str, Any]]:
+def static_arguments(call: JitCall) -> list[tuple[str, Any]]:
     """``[("k", True)]``: a ``jit`` call's static arguments as ``jit`` resolved them
     (positions and names), each by its parameter name where the signature gives one."""
     numbers = tuple(getattr(call.jit_info, "static_argnums", ()) or ())
@@ -148,7 +148,7 @@ def static_arguments(call: Call) -> list[tuple[str, Any]]:
     return found + [(k, v) for k, v in call.kwargs.items() if k in names]
 
 
-def dynamic_arguments(call: Call) -> list[Any]:
+def dynamic_arguments(call: JitCall) -> list[Any]:
     """A ``jit`` call's positional arguments that are not static: whose leaves, in
     order, are the program's inputs."""
     numbers = set(getattr(call.jit_info, "static_argnums", ()) or ())
@@ -170,13 +170,13 @@ def _jit_call_frame() -> Any:
     return None
 
 
-def _call_site(frame: Any) -> Call | None:
+def _call_site(frame: Any) -> JitCall | None:
     """The ``jit`` call of a ``cache_miss`` frame, as the user made it."""
     found = frame.f_locals
     info = found.get("jit_info")
     if info is None or not isinstance(found.get("args"), tuple):
         return None
-    return Call(found.get("fun"), found["args"], dict(found.get("kwargs") or {}), info)
+    return JitCall(found.get("fun"), found["args"], dict(found.get("kwargs") or {}), info)
 
 
 def _called_by_jax(frame: Any) -> bool:
@@ -296,7 +296,7 @@ def _lowering(
     donated: tuple[bool, ...],
     in_shardings: Sequence[Sharding] | None,
     call_frame: Any,
-) -> Lowering:
+) -> RunLowering:
     source: str | None = _source(jaxpr)
     internal = _inside_jax(source or "")
     wrapped = None if internal else _library_call(jaxpr, source or "")
@@ -322,7 +322,7 @@ def _lowering(
         internal = _is_jax_function_name(name)
     if internal:  # the user's line that made JAX lower it, where a jit call did
         line = _call_site_line(call_frame) if call_frame is not None else None
-        return Lowering(stage, jaxpr, jaxpr, name, source, None, donated, (), "", True,
+        return RunLowering(stage, jaxpr, jaxpr, name, source, None, donated, (), "", True,
                         call_site=line)  # fmt: skip
     shardings = tuple(in_shardings or ())
     types = ", ".join(str(aval) for aval in jaxprs.in_avals(jaxpr))
@@ -330,7 +330,7 @@ def _lowering(
     signature = f"({types}) donated={[i for i, d in enumerate(donated) if d]} [{said}]"
     lowered = _lowered(computation, jaxpr, donated)
     call = _call_site(call_frame) if call_frame is not None and stage == "jit" else None
-    return Lowering(
+    return RunLowering(
         stage,
         jaxpr,
         jaxpr,
@@ -391,7 +391,7 @@ class _Wrapped:
     wrapper handed the program (``None``: not known)."""
 
     wrapper: str
-    call: Call
+    call: JitCall
     leaves: tuple[Any, ...] | None
 
 
@@ -446,7 +446,7 @@ def _user_call(
         return None
     first, second = (local.get(name) for name in handed)
     leaves = None if first is None else tuple(jax.tree_util.tree_leaves((first, second)))
-    return _Wrapped(wrapper, Call(fun, args, dict(kwargs), None), leaves)
+    return _Wrapped(wrapper, JitCall(fun, args, dict(kwargs), None), leaves)
 
 
 def _call_site_line(frame: Any) -> str | None:
@@ -525,14 +525,14 @@ def install_duration_listener(callback: Callable[[str, float], object]) -> Calla
 
 _HOOK = {"installed": False}
 _LISTENERS: list[
-    tuple[Callable[[Lowering], object], Callable[[str | None, Exception], object]]
+    tuple[Callable[[RunLowering], object], Callable[[str | None, Exception], object]]
 ] = []
 
 
 def install_lowering_hook(
-    callback: Callable[[Lowering], object], failed: Callable[[str | None, Exception], object]
+    callback: Callable[[RunLowering], object], failed: Callable[[str | None, Exception], object]
 ) -> Callable[[], None]:
-    """Call ``callback(Lowering)`` after each computation JAX lowers in this process,
+    """Call ``callback(RunLowering)`` after each computation JAX lowers in this process,
     until the function returned is called (the hook itself stays, passing through).
 
     It wraps ``pxla.lower_sharding_computation``, the one lowering step that ``jit``,
