@@ -35,7 +35,7 @@ from jxinspect.core.errors import (
     releases,
 )
 from jxinspect.core.model import fails, gate
-from jxinspect.core.recording import Index, Recording, Tally
+from jxinspect.core.recording import Index, Recording, Tally, several_programs
 from jxinspect.core.vocabulary import VIEWS, FailOn, either
 from jxinspect.record import folder as records
 from jxinspect.record.processes import is_multi_process
@@ -289,10 +289,11 @@ def _show_folder(folder: Path, format: Format, output: Optional[Path], fail_on: 
             f"{folder}/FUNCTION (see `jxinspect show {folder}` for their folders)"
         )
     index = records.read_index(folder)
+    several = several_programs(index.functions)
     read: dict[str, tuple[Tally, str | None]] = {}  # by folder: each read once
     for entry in index.functions:
         if entry.folder not in read:
-            tally = Tally.of(records.read_record(folder, entry))
+            tally = Tally.of(records.read_record(folder, entry), entry.name in several)
             read[entry.folder] = tally, records.replay_problem(folder, entry)
     reports = tuple((entry, *read[entry.folder]) for entry in index.functions)
     compiles, dropped = records.read_compiles(folder)

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from jxinspect.core.dtypes import short_name
-from jxinspect.core.model import Report, gated
+from jxinspect.core.model import Input, Report, gated
 from jxinspect.core.recompiles import Compile, FunctionCompiles
+from jxinspect.core.units import type_text
 from jxinspect.core.vocabulary import Severity, Status
 
 SCHEMA: Literal["jxinspect.record/1"] = "jxinspect.record/1"
@@ -189,15 +191,62 @@ class Tally:
     """How many findings of each code."""
     gated: tuple[Severity, ...]
     """The severities ``--fail-on`` judges."""
+    inputs_by_path: tuple[tuple[str, str], ...] = ()
+    """``(("batch['x']", "f32[8,128] P('data', None)"), ...)``: each input's path, type
+    and layout, kept only for a function recorded as several programs (``()`` for the
+    rest): what tells its programs apart (:func:`differences`)."""
 
     @staticmethod
-    def of(report: Report) -> Tally:
+    def of(report: Report, keep_inputs: bool = False) -> Tally:
         return Tally(
             dict(Counter(leaf.status for leaf in report.inputs)),
             dict(Counter(leaf.status for leaf in report.outputs)),
             dict(Counter(finding.code for finding in report.findings)),
             tuple(dict.fromkeys(gated(report.findings))),
+            tuple((leaf.path, _layout(leaf)) for leaf in report.inputs) if keep_inputs else (),
         )
+
+
+def _layout(leaf: Input) -> str:
+    layout = type_text(leaf.shape, leaf.dtype)
+    return f"{layout} {leaf.sharding.readable}" if leaf.sharding is not None else layout
+
+
+def several_programs(entries: Iterable[Entry]) -> set[str]:
+    """The names of the functions recorded as more than one program."""
+    counts = Counter(entry.name for entry in entries)
+    return {name for name, count in counts.items() if count > 1}
+
+
+MOST_SHOWN = 2
+"""How many differing inputs :func:`differences` names before it counts the rest."""
+
+
+def differences(recorded: Sequence[tuple[Entry, Tally]]) -> dict[str, str]:
+    """By folder, for each function recorded as several programs: what its program
+    holds where the function's programs differ, ``batch['x'] f32[8,128]; k=2`` (the
+    inputs whose type or layout differs, by path, then the static arguments where they
+    differ), or ``same inputs`` where none does (then a closed-over value or the
+    function object made it another program: the recompiles say which)."""
+    groups: dict[str, list[tuple[Entry, Tally]]] = {}
+    for entry, tally in recorded:
+        groups.setdefault(entry.name, []).append((entry, tally))
+    found: dict[str, str] = {}
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        inputs = [dict(tally.inputs_by_path) for _, tally in group]
+        paths = list(dict.fromkeys(path for own in inputs for path in own))
+        varying = [p for p in paths if len({own.get(p) for own in inputs}) > 1]
+        statics_vary = len({entry.statics for entry, _ in group}) > 1
+        for (entry, _), own in zip(group, inputs):
+            parts = [f"{path} {own.get(path, 'absent')}" for path in varying[:MOST_SHOWN]]
+            more = len(varying) - MOST_SHOWN
+            said = ", ".join(parts) + (f" and {more} more inputs" if more > 0 else "")
+            if statics_vary:
+                said = f"{said}; {entry.statics or 'no statics'}" if said else entry.statics
+            found[entry.folder] = said or "same inputs"
+    return found
 
 
 Recorded = tuple[Entry, Tally, "str | None"]
@@ -232,6 +281,9 @@ class ShownEntry(Entry):
     outputs: dict[Status, int] = field(default_factory=dict)
     finding_codes: list[str] = field(default_factory=list)
     """The codes of its findings, sorted, each once."""
+    differs: str | None = None
+    """Where the function was recorded as several programs: what this one holds where
+    they differ (:func:`differences`); ``None`` for a function of one program."""
 
 
 @dataclass

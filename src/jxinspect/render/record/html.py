@@ -12,7 +12,7 @@ from jxinspect.core.recompiles import ADVICE, Compile, by_function
 from jxinspect.core.recording import Recording
 from jxinspect.render.common.escape import html as esc
 from jxinspect.render.record.recompiles import group_text
-from jxinspect.render.record.summary import not_recorded, run_line
+from jxinspect.render.record.summary import not_recorded, run_line, signatures
 
 FIRST, AGAIN = "first", "same program"
 """A function's first compile; a later one with no difference (the same program)."""
@@ -102,11 +102,13 @@ def _reasons(compiles: list[Compile]) -> str:
 
 def _functions(recording: Recording) -> str:
     rows = "".join(
-        f"<tr><td>{esc(entry.name)}</td><td>{esc(entry.folder)}</td><td>{esc(entry.stage)}</td>"
+        f"<tr><td>{esc(entry.name)}</td><td>{esc(entry.folder)}</td>"
+        f'<td class="mono">{esc(signature)}</td><td>{esc(entry.stage)}</td>'
         f'<td>{entry.lowerings}</td><td class="mono">{esc(entry.source or "")}</td></tr>'
-        for entry, _, _ in recording.reports
+        for (entry, _, _), signature in zip(recording.reports, signatures(recording))
     )
-    head = "<tr><th>function</th><th>folder</th><th>stage</th><th>lowered</th><th>source</th></tr>"
+    head = ("<tr><th>function</th><th>folder</th><th>signature</th><th>stage</th>"
+            "<th>lowered</th><th>source</th></tr>")  # fmt: skip
     return f'<table id="functions">{head}{rows}</table>'
 
 

@@ -9,7 +9,14 @@ from collections.abc import Sequence
 
 from jxinspect.core import codec
 from jxinspect.core.recompiles import Compile, by_function
-from jxinspect.core.recording import Index, Recording, ShownEntry, ShownRecording, Tally
+from jxinspect.core.recording import (
+    Index,
+    Recording,
+    ShownEntry,
+    ShownRecording,
+    Tally,
+    differences,
+)
 from jxinspect.core.vocabulary import STATUSES, Status
 from jxinspect.render.common.escape import text as esc
 from jxinspect.render.common.table import plain_table
@@ -110,6 +117,14 @@ def _brief(text: str) -> str:
     return text if len(text) <= _BRIEF else text[: _BRIEF - 1] + "…"
 
 
+def signatures(recording: Recording) -> list[str]:
+    """Each row's signature: for a function recorded as several programs, what its
+    program holds where they differ; for the rest, the input types (briefly)."""
+    differ = differences([(entry, tally) for entry, tally, _ in recording.reports])
+    return [differ.get(entry.folder) or _brief(entry.input_types)
+            for entry, _, _ in recording.reports]  # fmt: skip
+
+
 def render(recording: Recording) -> str:
     """The summary as plain text."""
     folder, index, reports = recording.folder, recording.index, recording.reports
@@ -127,7 +142,7 @@ def render(recording: Recording) -> str:
         (
             entry.name,
             entry.folder,
-            esc(_brief(entry.input_types)),
+            esc(signature),
             entry.stage,
             _statuses(tally.inputs),
             _statuses(tally.outputs),
@@ -136,7 +151,7 @@ def render(recording: Recording) -> str:
             "yes" if problem is None else "no",
             entry.source or "",
         )
-        for entry, tally, problem in reports
+        for (entry, tally, problem), signature in zip(reports, signatures(recording))
     ]
     body = plain_table(COLUMNS, rows) if rows else ["no functions recorded"]
     notes = not_recorded(index)
@@ -153,6 +168,7 @@ def render_json(recording: Recording) -> str:
     was not recorded, and what compiled again."""
     index = recording.index
     kept = {f.name: getattr(index, f.name) for f in dataclasses.fields(Index) if f.init}
+    differ = differences([(entry, tally) for entry, tally, _ in recording.reports])
     functions = [
         ShownEntry(
             **vars(entry),
@@ -161,6 +177,7 @@ def render_json(recording: Recording) -> str:
             inputs=dict(tally.inputs),
             outputs=dict(tally.outputs),
             finding_codes=sorted(tally.codes),
+            differs=differ.get(entry.folder),
         )
         for entry, tally, problem in recording.reports
     ]
