@@ -236,7 +236,7 @@ def configuration() -> str:
     for option in OPTIONS:
         choices = f" ({', '.join(option.choices)})" if option.choices else ""
         lines.append(
-            f"| `{option.name}` | `{option.flag}` | {', '.join(option.stages)} | "
+            f"| `{option.name}` | `{option.flags}` | {', '.join(option.stages)} | "
             f"{'yes' if option.in_defaults else '–'} | {_cell(option.help + choices)} |"
         )
     lines += [

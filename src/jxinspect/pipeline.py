@@ -177,6 +177,9 @@ def report_of(
         report = extract.build_report(
             staged, extract.read_lowered(staged, mesh, device_ids), context
         )
+        types = seam.axis_type_names(jax_mesh) if jax_mesh is not None else None
+        if types is not None and report.mesh is not None and len(types) == len(report.mesh.axes):
+            report = replace(report, axis_types=types)
         if compile and isinstance(staged, Lowered):
             report = compiled_report(report, staged)
     return report
@@ -493,6 +496,22 @@ def _unused_dims_note(resolved: Resolved, said: InputsFrom | None) -> list[str]:
     ]
 
 
+def _axis_types_note(options: TargetOptions, jax_mesh: Any) -> list[str]:
+    """Where the mesh jxinspect made has ``Auto`` axes, not asked, and this JAX's
+    ``jax.make_mesh`` would make them otherwise: a note saying so, and how to stage as
+    a program under ``jax.make_mesh``'s mesh runs."""
+    from jxinspect.tracer import seam
+
+    if jax_mesh is None or options.explicit is not None:
+        return []
+    made = seam.make_mesh_default()
+    if made is None:
+        return []
+    return [f"the mesh's axes are Auto (jxinspect's default); this JAX's jax.make_mesh makes "
+            f"{made} ones: --explicit stages as a program over that mesh runs, --auto "
+            "keeps these and drops this note"]  # fmt: skip
+
+
 def _abstract_inputs(
     options: TargetOptions, mesh: Mesh | None, module: Any, resolved: Resolved, fun: Any
 ) -> tuple[Any, tuple[Any, ...], dict[str, Any], InputsFrom | None]:
@@ -547,14 +566,12 @@ def inspect_target(
         # them all (~50 ms).
         gc.freeze()
     jax_mesh, args, kwargs, said = _abstract_inputs(options, mesh, module, resolved, fun)
-    notes = [*notes, *_unused_dims_note(resolved, said)]
+    notes = [*notes, *_unused_dims_note(resolved, said), *_axis_types_note(options, jax_mesh)]
     stage_options = _staging_options(options, jax_mesh)
     platform = options.platform or ("cpu" if options.abstract else None)
     context: Any = contextlib.nullcontext()
-    if options.explicit and jax_mesh is not None:
-        from jxinspect.tracer import seam
-
-        context = seam.use_mesh(jax_mesh)
+    if jax_mesh is not None and seam.all_explicit(jax_mesh):
+        context = seam.use_mesh(jax_mesh)  # explicit sharding, as the real run has it
     with context:
         return inspect_function(
             fun,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +23,9 @@ from helpers import (
     run_python,
     sample_entries,
     sample_target,
+)
+from helpers import (
+    run_cli as cli_run,
 )
 
 from jxinspect.core import codec
@@ -602,6 +607,81 @@ def test_explicit_axes_or_one_line_naming_the_release(lower_json: Any, run_cli: 
     (x,), (out,) = report["inputs"], report["outputs"]
     for leaf in (x, out):
         assert (leaf["sharding"]["readable"], leaf["shard_shape"]) == ("P('data', None)", [4, 4])
+
+
+CONTRACTED = """
+import os
+
+if __name__ == "__main__":  # the real run, on 8 CPU devices (every release reads this)
+    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+
+import jax
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+
+def matmul(x, w):  # both operands split along the contracted dimension
+    return x @ w
+
+
+if __name__ == "__main__":
+    import numpy as np
+
+    mesh = jax.make_mesh((8,), ("x",))  # the axis types this JAX gives by default
+    print(getattr(mesh, "axis_types", None))
+    x = jax.device_put(np.ones((16, 32), np.float32), NamedSharding(mesh, P(None, "x")))
+    w = jax.device_put(np.ones((32, 8), np.float32), NamedSharding(mesh, P("x", None)))
+    try:
+        jax.jit(matmul)(x, w)
+        print("ran")
+    except Exception as e:
+        print(type(e).__name__)
+"""
+CONTRACTED_FLAGS = ("--mesh", "x=8", "--devices", "8", "--args", "f32[16,32@x], f32[32@x,8]")
+
+
+def test_the_header_says_each_axis_type_and_what_jax_make_mesh_makes(tmp_path: Path) -> None:
+    """The mesh's axes are Auto unless --explicit; the header says so. Where this JAX's
+    jax.make_mesh makes other axes (Explicit from 0.9), a note says so, and --explicit
+    stages as the real run over that mesh does: raw JAX's outcome, error and all."""
+    import jax
+
+    (tmp_path / "contracted.py").write_text(CONTRACTED, encoding="utf-8")
+    real = cli_run("contracted.py", cwd=tmp_path, command=(sys.executable,))
+    assert real.returncode == 0, real.describe()
+    types, outcome = real.stdout.split()
+    target = "contracted.py:matmul"
+    default = cli_run("lower", target, *CONTRACTED_FLAGS, "--format", "json", cwd=tmp_path)
+    assert default.returncode == 0, default.describe()
+    report = json.loads(default.stdout)
+    has_types = hasattr(jax.sharding, "AxisType")
+    assert report["axis_types"] == (["Auto"] if has_types else None)
+    noted = [n for n in report["notes"] if n.startswith("the mesh's axes are Auto")]
+    assert len(noted) == ("Explicit" in types)
+    text = cli_run("lower", target, *CONTRACTED_FLAGS, cwd=tmp_path).stdout
+    assert ("mesh:         x=8, axes Auto, partitioner" in text) == has_types, text
+    auto = json.loads(cli_run("lower", target, *CONTRACTED_FLAGS, "--auto", "--format", "json",
+                              cwd=tmp_path).stdout)  # fmt: skip
+    assert not [n for n in auto["notes"] if n.startswith("the mesh's axes are Auto")]
+    if "Explicit" in types:  # staged as over jax.make_mesh's mesh: what the real run did
+        explicit = cli_run("lower", target, *CONTRACTED_FLAGS, "--explicit", cwd=tmp_path)
+        assert outcome == "ShardingTypeError", real.stdout
+        assert explicit.returncode == 3, explicit.describe()
+        assert explicit.stderr.startswith("error: tracing failed: ShardingTypeError: ")
+
+
+def test_auto_overrides_a_configuration_that_asks_for_explicit_axes(tmp_path: Path) -> None:
+    import jax
+
+    if not hasattr(jax, "set_mesh"):
+        pytest.skip("explicit axes need JAX 0.7 (test_explicit_axes_or_one_line_... says so)")
+    (tmp_path / "contracted.py").write_text(CONTRACTED, encoding="utf-8")
+    (tmp_path / "jxinspect.yaml").write_text("defaults: {explicit: true}\n", encoding="utf-8")
+    flags = (*CONTRACTED_FLAGS, "--format", "json")
+    configured = cli_run("lower", "contracted.py:matmul", *flags, cwd=tmp_path)
+    assert configured.returncode == 3, configured.describe()  # explicit: the sharded contraction
+    overridden = cli_run("lower", "contracted.py:matmul", *flags, "--auto", cwd=tmp_path)
+    assert overridden.returncode == 0, overridden.describe()
+    assert json.loads(overridden.stdout)["axis_types"] == ["Auto"]
 
 
 def test_ordered_effect_token_is_an_extra_arg(lower_json: Any) -> None:

@@ -36,8 +36,8 @@ def _annotation(option: Option) -> Any:
         Optional[Literal[option.choices]] if option.kind == "choice" else _TYPES[option.kind]
     )
     extra: dict[str, Any] = {"min": 1} if option.kind == "positive_int" else {}
-    # a flag of its own (``--keep-unused``), never a ``--no-`` pair
-    names = (option.flag,) if option.kind == "bool" else ()
+    # a flag of its own (``--keep-unused``), or a pair the option names (``--explicit/--auto``)
+    names = (option.flags,) if option.kind == "bool" else ()
     return Annotated[kind, typer.Option(*names, help=option.help, **extra)]
 
 

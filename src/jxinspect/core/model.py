@@ -644,6 +644,10 @@ class Report(Displayed):
     mesh: Mesh | None = None
     abstract_mesh: bool = field(init=False, default=False, compare=False)
     """Whether ``mesh`` is an ``AbstractMesh`` (derived from ``mesh``; read back into it)."""
+    axis_types: tuple[str, ...] | None = None
+    """Each axis of ``mesh``'s type as JAX names it (``Auto``, ``Explicit``, ``Manual``),
+    from the mesh the program was staged over; ``None`` where the release has none (0.4)
+    or no JAX mesh was at hand (a program read from text, a pmap)."""
     partitioner: Partitioner = "shardy"
     notes: tuple[str, ...] = ()
     """Things the tool did on the user's behalf, e.g. simulating CPU devices."""

@@ -79,11 +79,18 @@ class Option:
     """The staging API's own keyword for it, under the stages that call it otherwise."""
     carries: Carries = "data"
     """Whether its value is data or names code to import and call."""
+    off_flag: str | None = None
+    """A ``bool``'s flag for ``False`` (``--auto``); without one its flag only sets it."""
 
     @property
     def flag(self) -> str:
         """``--static-argnums``."""
         return "--" + self.name.replace("_", "-")
+
+    @property
+    def flags(self) -> str:
+        """How the command line writes it: ``--explicit/--auto``, else :attr:`flag`."""
+        return f"{self.flag}/{self.off_flag}" if self.off_flag else self.flag
 
     def keyword_for(self, stage: Stage) -> str:
         """The keyword ``stage``'s API takes it by."""
@@ -133,7 +140,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("platform", "choice", "Lower for this platform.", choices=PLATFORMS, in_defaults=True),
     Option("partitioner", "choice", "Who reads the shardings: shardy or gspmd.",
            choices=PARTITIONERS, in_defaults=True),
-    Option("explicit", "bool", "Explicit-sharding mesh axes.", in_defaults=True),
+    Option("explicit", "bool", "Mesh axes Explicit or Auto (the default; a note says where "
+           "this JAX's jax.make_mesh makes others).", in_defaults=True, off_flag="--auto"),
 )  # fmt: skip
 """Every staging option, in the command line's order."""
 

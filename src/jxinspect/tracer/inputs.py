@@ -16,7 +16,7 @@ from jxinspect.project.spec import ArraySpec, Constructed, OptimizerState, PSpec
 from jxinspect.tracer import seam
 
 
-def build_mesh(mesh: Mesh, *, abstract: bool, explicit: bool) -> Any:
+def build_mesh(mesh: Mesh, *, abstract: bool, explicit: bool | None) -> Any:
     """A ``jax.sharding.Mesh`` over the first devices, or an ``AbstractMesh``."""
     names = tuple(name for name, _ in mesh.axes)
     sizes = tuple(size for _, size in mesh.axes)

@@ -100,6 +100,18 @@ def output_rows(report: Report) -> list[tuple[str, ...]]:
     return [_leaf_row(leaf) for leaf in report.outputs]
 
 
+def axis_types_text(report: Report) -> str:
+    """``, axes Explicit`` (every axis alike) or ``, axes data Explicit, model Auto``;
+    ``""`` where the report has no axis types."""
+    types = report.axis_types
+    if not types or report.mesh is None:
+        return ""
+    if len(set(types)) == 1:
+        return f", axes {types[0]}"
+    names = (name for name, _ in report.mesh.axes)
+    return ", axes " + ", ".join(f"{name} {kind}" for name, kind in zip(names, types))
+
+
 def header_lines(report: Report) -> list[tuple[str, str]]:
     mesh = str(report.mesh) if report.mesh else "—"
     if report.mesh and report.mesh.abstract:
@@ -114,7 +126,7 @@ def header_lines(report: Report) -> list[tuple[str, str]]:
             f"{recorded(report.platform)}, {report.num_devices} device"
             + ("s" if report.num_devices != 1 else ""),
         ),  # fmt: skip
-        ("mesh", f"{mesh}, partitioner {report.partitioner}"),
+        ("mesh", f"{mesh}{axis_types_text(report)}, partitioner {report.partitioner}"),
     ]
     if report.inputs_from is not None:
         lines.append(("inputs", str(report.inputs_from)))

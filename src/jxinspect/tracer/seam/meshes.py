@@ -3,8 +3,8 @@
 * **Meshes**: ``AbstractMesh(((name, size), ...))`` up to 0.5 (lowering for one works
   from 0.4.38, not in 0.4.35, whose constructor has no ``axis_types``),
   ``AbstractMesh(sizes, names, axis_types=...)`` from 0.6; ``AxisType`` from 0.5 (0.5.3),
-  ``jax.set_mesh`` (explicit sharding) from 0.7. ``jax.make_mesh`` makes ``Auto`` axes in
-  0.7.2, ``Explicit`` ones in 0.10.2.
+  ``jax.set_mesh`` (explicit sharding) from 0.7. ``jax.make_mesh`` makes ``Auto`` axes up
+  to 0.8 (0.8 warns that this changes), ``Explicit`` ones from 0.9.
 * **An abstract value's sharding** (0.5 on; none in 0.4.x) is a layout only on a mesh
   whose axes are all ``Explicit`` (0.7 on, staged under ``jax.set_mesh``): there the
   type carries the spec. An argument that declares nothing is typed ``P(None, …)`` on
@@ -49,29 +49,69 @@ _EXPLICIT = "explicit sharding axes (--explicit)"
 with ``AxisType.Explicit`` but cannot stage under one)."""
 
 
-def _axis_types(count: int, explicit: bool) -> tuple[AxisType, ...] | None:
-    """``(AxisType.Auto,) * count`` where the release has axis types, else ``None``."""
-    import jax.sharding
-
-    axis_type = getattr(jax.sharding, "AxisType", None)
+def _axis_types(count: int, explicit: bool | None) -> tuple[AxisType, ...] | None:
+    """``count`` axis types: ``Explicit`` or ``Auto`` as asked, else those ``jax.make_mesh``
+    makes on this release (``None`` where it has no axis types)."""
+    axis_type = _axis_type()
     if axis_type is None:
         if explicit:
             raise release.unsupported(_EXPLICIT, "0.7")
         return None
+    if explicit is None:
+        return default_axis_types(count)
     kind = axis_type.Explicit if explicit else axis_type.Auto
     return (kind,) * count
 
 
-def make_mesh(
-    sizes: tuple[int, ...], names: tuple[str, ...], chosen: Sequence[Device], explicit: bool
-) -> JaxMesh:
-    """A ``jax.sharding.Mesh`` over ``chosen`` devices, every axis ``Auto`` unless
-    ``explicit`` (newer releases default to ``Explicit``)."""
+def default_axis_types(count: int) -> tuple[AxisType, ...] | None:
+    """The axis types ``jax.make_mesh`` gives ``count`` axes when told none (``Auto`` up
+    to 0.8, which warns that this changes, ``Explicit`` from 0.9: read from the release,
+    on one device, its warning kept from the user); ``None`` where it has no axis types."""
+    import warnings
+
     import jax
 
-    types = _axis_types(len(names), explicit)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        made = jax.make_mesh((1,), ("axis",), devices=jax.devices()[:1])
+    types = tuple(getattr(made, "axis_types", None) or ())
+    return (types[0],) * count if types else None
+
+
+def make_mesh_default() -> str | None:
+    """``"Explicit"`` where this release's ``jax.make_mesh`` makes axes of a type other
+    than ``Auto`` (the type jxinspect's meshes take unless told ``--explicit``); ``None``
+    where it makes ``Auto`` ones or the release has no axis types."""
+    types = default_axis_types(1)
+    name = str(getattr(types[0], "name", types[0])) if types else "Auto"
+    return None if name == "Auto" else name
+
+
+def make_mesh(
+    sizes: tuple[int, ...], names: tuple[str, ...], chosen: Sequence[Device], explicit: bool | None
+) -> JaxMesh:
+    """A ``jax.sharding.Mesh`` over ``chosen`` devices, its axes ``Explicit`` or ``Auto``
+    as ``explicit`` says, or (``None``) as ``jax.make_mesh`` makes them."""
+    import jax
+
+    types = _axis_types(len(names), explicit) if explicit is not None else None
     extra = {"axis_types": types} if types is not None else {}
     return jax.make_mesh(sizes, names, devices=list(chosen), **extra)
+
+
+def axis_type_names(jax_mesh: Any) -> tuple[str, ...] | None:
+    """``("Explicit", "Auto")``: each axis's type, as JAX names it; ``None`` where the
+    mesh (or the release) has none."""
+    types = tuple(getattr(jax_mesh, "axis_types", None) or ())
+    if not types or len(types) != len(getattr(jax_mesh, "axis_names", ())):
+        return None
+    return tuple(str(getattr(t, "name", t)) for t in types)
+
+
+def all_explicit(jax_mesh: Any) -> bool:
+    """Whether every axis of ``jax_mesh`` is ``Explicit`` (staged under ``jax.set_mesh``)."""
+    names = axis_type_names(jax_mesh)
+    return bool(names) and all(name == "Explicit" for name in names or ())
 
 
 ABSTRACT_SINCE = "0.4.38"
@@ -93,9 +133,12 @@ over it (measured with jax 0.10.2, raw JAX and jxinspect alike: 1.2 GB of memory
 2**27 devices, 8.5 GB and 29 s at 2**30)."""
 
 
-def make_abstract_mesh(sizes: tuple[int, ...], names: tuple[str, ...], explicit: bool) -> JaxMesh:
-    """An ``AbstractMesh`` with each release's constructor; a usage error where lowering
-    for it would take more memory than this process can have."""
+def make_abstract_mesh(
+    sizes: tuple[int, ...], names: tuple[str, ...], explicit: bool | None
+) -> JaxMesh:
+    """An ``AbstractMesh`` with each release's constructor, its axis types as
+    :func:`make_mesh`'s; a usage error where lowering for it would take more memory than
+    this process can have."""
     from jax.sharding import AbstractMesh
 
     types = _axis_types(len(names), explicit)
@@ -152,6 +195,9 @@ def use_mesh(jax_mesh: JaxMesh) -> AbstractContextManager[object]:
 
     if not hasattr(jax, "set_mesh"):
         raise release.unsupported(_EXPLICIT, "0.7")
+    if is_abstract_mesh(jax_mesh):  # set_mesh takes a concrete one only
+        abstract: AbstractContextManager[object] = jax.sharding.use_abstract_mesh(jax_mesh)
+        return abstract
     context: AbstractContextManager[object] = jax.set_mesh(jax_mesh)
     return context
 
