@@ -669,6 +669,25 @@ def test_the_header_says_each_axis_type_and_what_jax_make_mesh_makes(tmp_path: P
         assert explicit.stderr.startswith("error: tracing failed: ShardingTypeError: ")
 
 
+def test_explicit_axes_of_an_abstract_mesh_stage_under_it(lower_json: Any) -> None:
+    """An ``AbstractMesh`` is made ambient by ``use_abstract_mesh`` (``jax.set_mesh`` takes
+    a concrete mesh only: it was an internal error)."""
+    import jax
+
+    if not hasattr(jax, "set_mesh") or not seam.abstract_meshes_lower():
+        pytest.skip("explicit axes need JAX 0.7")
+    args = "f32[1024@data,512], f32[512,2048@model]"
+    flags = ("--stage", "shard_map", "--abstract", "--platform", "tpu", "--explicit",
+             "--mesh", "data=64,model=16", "--args", args)  # fmt: skip
+    result, report = lower_json("sample_programs/tp.py:layer", *flags)
+    assert result.returncode == 0, result.describe()
+    assert (report["reached"], report["axis_types"]) == ("lowered", ["Explicit", "Explicit"])
+    assert [leaf["sharding"]["readable"] for leaf in report["inputs"]] == [
+        "P('data', None)",
+        "P(None, 'model')",
+    ]
+
+
 def test_auto_overrides_a_configuration_that_asks_for_explicit_axes(tmp_path: Path) -> None:
     import jax
 
