@@ -183,6 +183,42 @@ def test_sample_text_report(entry: str, lower_text: Any, lower_json: Any) -> Non
 # ---- what each sample shows ---------------------------------------------------------------
 
 
+def _table_lines(text: str, title: str) -> list[str]:
+    """A plain text table's header and rows: the lines under ``title (N)``."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{title} ("))
+    end = next((i for i in range(start + 1, len(lines)) if not lines[i]), len(lines))
+    return lines[start + 1 : end]
+
+
+def test_a_name_equal_to_its_path_is_said_once(lower_json: Any, lower_text: Any) -> None:
+    """The name in the program is shown where it is not the path itself: a table whose
+    every leaf carries its path has no name column (a real trainer's ran to 291
+    columns); one where some differ shows only those."""
+    target = "sample_programs/mlp.py:predict"
+    _, report = lower_json(target)
+    assert all(leaf["name"] == leaf["path"] for leaf in report["inputs"] + report["outputs"])
+    text = lower_text(target).stdout
+    for title in ("inputs", "outputs"):
+        header, *rows = _table_lines(text, title)
+        assert header.split() == ["#", "path", "status", "type", "per", "device"], header
+        assert len(rows) == len(report[title])
+    pmap = "sample_programs/data_parallel.py:step"
+    _, report = lower_json(pmap)
+    text = lower_text(pmap).stdout
+    for title in ("inputs", "outputs"):
+        leaves = report[title]
+        header, *rows = _table_lines(text, title)
+        differ = [leaf for leaf in leaves if leaf["name"] != leaf["path"]]
+        assert ("name in program" in header) == bool(differ), header
+        if differ:
+            at = header.index("name in program")
+            shown = [row[at:].split("  ")[0].strip() for row in rows]
+            assert shown == [
+                "" if leaf["name"] == leaf["path"] else (leaf["name"] or "—") for leaf in leaves
+            ]
+
+
 def test_mlp_predict_names_nested_parameters(lower_json: Any, lower_text: Any) -> None:
     _, report = lower_json("sample_programs/mlp.py:predict")
     inputs = by_path(report["inputs"])
@@ -201,8 +237,8 @@ def test_mlp_predict_names_nested_parameters(lower_json: Any, lower_text: Any) -
     assert {f["severity"] for f in report["findings"] if f["code"] not in NESTED_CODES} <= {
         "info"}  # fmt: skip
     text = lower_text("sample_programs/mlp.py:predict").stdout
-    assert re.search(r"params\['layers'\]\[0\]\['w'\]\s+params\['layers'\]\[0\]\['w'\]\s+ok\s+"
-                     r"f32\[784,512\]\s+1\.5 MiB", text)  # fmt: skip
+    # the name is the path: said once
+    assert re.search(r"params\['layers'\]\[0\]\['w'\]\s+ok\s+f32\[784,512\]\s+1\.5 MiB", text)
 
 
 def test_mlp_loss_integer_labels_and_scalar_result(lower_json: Any) -> None:

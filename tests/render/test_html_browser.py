@@ -509,3 +509,49 @@ def test_processes_side_by_side_in_chromium(browser: Any, tmp_path: Path, run_cl
         screenshot(page, "processes.png", tmp_path)
     finally:
         page.close()
+
+
+WIDE = """
+import jax
+
+def step(params, batch):
+    return jax.tree.map(lambda p: p * 2, params), batch["inputs"]["tokens"].sum()
+
+JXINSPECT = {"step": {"devices": 8, "mesh": "data=4,model=2", "donate_argnums": 0, "args":
+    "{'transformer': {'encoder_layers_block_0': {"
+    "'self_attention_query_kernel': f32[256@data,512@model], "
+    "'self_attention_output_kernel_weights': f32[512@model,256@data]}}}, "
+    "{'inputs': {'tokens': i32[64@data,128]}}"}}
+"""
+
+
+@pytest.mark.parametrize("width", [1400, 1024])
+def test_every_column_of_a_wide_table_is_in_view(
+    browser: Any, tmp_path: Path, run_cli: Any, width: int
+) -> None:
+    """Long paths wrap inside their cell: the last column (a leaf's links) is on screen,
+    not clipped behind the page's width (it was at 1400 px on a real trainer)."""
+    (tmp_path / "wide.py").write_text(WIDE, encoding="utf-8")
+    out = tmp_path / "wide.html"
+    result = run_cli("lower", "wide.py:step", "--compile", "--format", "html", "-o", out,
+                     cwd=tmp_path)  # fmt: skip
+    assert result.returncode in (0, 1), result.describe()
+    page, problems, refused = open_offline(browser, out, width, 900)
+    try:
+        for table in ("#inputs-table", "#outputs-table"):
+            fits = page.evaluate(
+                """(table) => {
+                    const wrap = document.querySelector(table).closest('.table-wrap');
+                    const cells = document.querySelectorAll(table + ' tbody td:last-child');
+                    const right = wrap.getBoundingClientRect().right;
+                    return wrap.scrollWidth <= wrap.clientWidth
+                        && [...cells].every(c => c.getBoundingClientRect().right <= right + 1);
+                }""",
+                table,
+            )
+            assert fits, f"{table} runs past the page at {width} px"
+        screenshot(page, f"wide-{width}.png", tmp_path)
+    finally:
+        page.close()
+    assert problems == [], problems
+    assert refused == [], f"the page asked for more than its own file: {refused}"

@@ -43,11 +43,9 @@ from jxinspect.render.report.sharding_view import (
     mesh_line,
 )
 from jxinspect.render.report.text import (
-    INPUT_COLUMNS,
-    OUTPUT_COLUMNS,
     header_lines,
-    input_rows,
-    output_rows,
+    input_table,
+    output_table,
     summary_line,
 )
 
@@ -186,8 +184,9 @@ def _table(
     rows: list[tuple[str, ...]],
     links: dict[str, list[str]],
 ) -> str:
-    keep = [i for i in range(len(columns)) if i < 4 or any(row[i] for row in rows)]
-    counts = {s: sum(row[3] == s for row in rows) for s in STATUSES}
+    status = columns.index("status")
+    keep = [i for i in range(len(columns)) if i <= status or any(row[i] for row in rows)]
+    counts = {s: sum(row[status] == s for row in rows) for s in STATUSES}
     toggles = "".join(
         f'<label><input type=checkbox value="{s}" checked> <span class="badge st-{s}">{s}</span>'
         f" {n}</label>"
@@ -200,14 +199,15 @@ def _table(
         row_id = f"{prefix}-{row[0]}"
         cells = []
         for i in keep:
-            if i == 3:
-                cells.append(f'<td><span class="badge st-{_e(row[3])}">{_e(row[3])}</span></td>')
-            elif i in (1, 2):
+            if i == status:
+                badge = _e(row[status])
+                cells.append(f'<td><span class="badge st-{badge}">{badge}</span></td>')
+            elif i < status and i:  # the path and the name in the program
                 cells.append(f"<td><code>{_e(row[i])}</code></td>")
             else:
                 cells.append(f"<td>{_e(row[i])}</td>")
         cells.append(f"<td class=links>{' '.join(links.get(row_id, []))}</td>")
-        body.append(f'<tr id="{row_id}" data-status="{_e(row[3])}">{"".join(cells)}</tr>')
+        body.append(f'<tr id="{row_id}" data-status="{_e(row[status])}">{"".join(cells)}</tr>')
     return (
         f"<section id={anchor}><details open><summary><h2>{title}</h2><span class=count>"
         f"{len(rows)}</span></summary><div class=filters data-table={anchor}-table>"
@@ -374,8 +374,8 @@ def render(report: Report, max_lines: int | None = None) -> str:
         _nav(report, texts),
         "<main>",
         _findings(report, targets),
-        _table("inputs", "in", "Inputs", INPUT_COLUMNS, input_rows(report), links),
-        _table("outputs", "out", "Outputs", OUTPUT_COLUMNS, output_rows(report), links),
+        _table("inputs", "in", "Inputs", *input_table(report), links),
+        _table("outputs", "out", "Outputs", *output_table(report), links),
         _sharding(report),
         cost_html.section(report),
     ]

@@ -81,13 +81,42 @@ def _leaf_row(leaf: Input | Output) -> tuple[str, ...]:
     return (
         str(leaf.index),
         leaf.path,
-        leaf.name if leaf.name is not None else "—",
+        _name(leaf),
         leaf.status,
         type_text(leaf.shape, leaf.dtype),
         sharding_text(leaf),
         compiled_text(leaf),
         _per_device(leaf),
     )
+
+
+def _name(leaf: Input | Output) -> str:
+    """The name the program carries where it is not the path itself (``""``: the same),
+    ``—`` where it carries none."""
+    if leaf.name is None:
+        return "—"
+    return "" if leaf.name == leaf.path else leaf.name
+
+
+LeafTable = tuple[tuple[str, ...], list[tuple[str, ...]]]
+"""Column names and rows."""
+
+
+def _names_once(columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> LeafTable:
+    """Without the name column where every leaf's name is its path: said once, not twice."""
+    at = columns.index("name in program")
+    if any(row[at] for row in rows):
+        return columns, rows
+    return columns[:at] + columns[at + 1 :], [row[:at] + row[at + 1 :] for row in rows]
+
+
+def input_table(report: Report) -> LeafTable:
+    """The inputs' columns and rows (the text and HTML reports')."""
+    return _names_once(INPUT_COLUMNS, input_rows(report))
+
+
+def output_table(report: Report) -> LeafTable:
+    return _names_once(OUTPUT_COLUMNS, output_rows(report))
 
 
 def input_rows(report: Report) -> list[tuple[str, ...]]:
@@ -192,9 +221,9 @@ def render_plain(report: Report) -> str:
     """Stable plain text: header, inputs, outputs, findings, summary."""
     lines = [f"{key + ':':<14}{esc(value)}" for key, value in header_lines(report)]
     lines += ["", f"inputs ({len(report.inputs)})"]
-    lines += ["  " + line for line in plain_table(INPUT_COLUMNS, input_rows(report))]
+    lines += ["  " + line for line in plain_table(*input_table(report))]
     lines += ["", f"outputs ({len(report.outputs)})"]
-    lines += ["  " + line for line in plain_table(OUTPUT_COLUMNS, output_rows(report))]
+    lines += ["  " + line for line in plain_table(*output_table(report))]
     if report.findings:
         lines += ["", f"findings ({len(report.findings)})"]
         lines += [
@@ -209,30 +238,31 @@ def render_plain(report: Report) -> str:
 
 def render_rich(report: Report, width: int = 120) -> str:
     """Coloured tables for a terminal (ANSI escapes in the returned string)."""
-    from rich.table import Table
+    from rich.table import Table as RichTable
     from rich.text import Text
 
     buffer = io.StringIO()
     console = ansi_console(buffer, width)
-    grid = Table.grid(padding=(0, 2))
+    grid = RichTable.grid(padding=(0, 2))
     for key, value in header_lines(report):
         grid.add_row(
             Text(key, style="bold"), Text(esc(value), style="red" if key == "error" else "")
         )
     console.print(grid)
 
-    def table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> Table:
-        result = Table(title=title, title_justify="left", title_style="bold")
+    def table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> RichTable:
+        result = RichTable(title=title, title_justify="left", title_style="bold")
         for column in columns:
             result.add_column(column, overflow="fold")
+        status = columns.index("status")
         for row in rows:
             cells = [Text(esc(cell)) for cell in row]
-            cells[3].stylize(STATUS_STYLE.get(row[3], ""))
+            cells[status].stylize(STATUS_STYLE.get(row[status], ""))
             result.add_row(*cells)
         return result
 
-    console.print(table(f"inputs ({len(report.inputs)})", INPUT_COLUMNS, input_rows(report)))
-    console.print(table(f"outputs ({len(report.outputs)})", OUTPUT_COLUMNS, output_rows(report)))
+    console.print(table(f"inputs ({len(report.inputs)})", *input_table(report)))
+    console.print(table(f"outputs ({len(report.outputs)})", *output_table(report)))
     for group in grouped(report.findings):
         f = group.first
         line = Text(f"{f.code} ", style="bold")
