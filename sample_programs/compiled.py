@@ -2,7 +2,10 @@
 
 Each stages on 8 simulated CPU devices and shows one thing XLA decides at compile time:
 the collectives it inserts (and over which mesh axes), the output sharding it chooses
-when none is declared, and whether a donated buffer can really be reused.
+when none is declared, and whether a donated buffer can really be reused. Their meshes'
+axes are Auto (``"explicit": False``): XLA's sharding propagation decides, as in a program
+over ``jax.make_mesh(..., axis_types=(AxisType.Auto,) * n)`` (the axes ``jax.make_mesh``
+makes by default are Explicit from JAX 0.9 on, where the arrays' types decide).
 """
 
 import jax
@@ -51,12 +54,14 @@ def reshard_donation(x):
 JXINSPECT = {
     "dp_step": {
         "devices": 8,
+        "explicit": False,
         "mesh": "data=8",
         "args": "{'w': f32[64,16], 'b': f32[16]}, {'x': f32[256,64], 'y': f32[256,16]}",
         "in_specs": "{'w': P(), 'b': P()}, {'x': P('data', None), 'y': P('data', None)}",
     },
     "tp_mlp": {
         "devices": 8,
+        "explicit": False,
         "mesh": "data=2,model=4",
         "args": "f32[32,128], f32[128,512], f32[512,128]",
         "in_specs": "P('data', None), P(None, 'model'), P('model', None)",
@@ -64,6 +69,7 @@ JXINSPECT = {
     },
     "fsdp_layer": {
         "devices": 8,
+        "explicit": False,
         "mesh": "fsdp=8",
         "args": "f32[64,256], f32[256,256]",
         "in_specs": "P('fsdp', None), P('fsdp', None)",
@@ -71,12 +77,14 @@ JXINSPECT = {
     },
     "chosen_output": {
         "devices": 8,
+        "explicit": False,
         "mesh": "data=4,model=2",
         "args": "f32[64,32], f32[32,16]",
         "in_specs": "P('data', None), P(None, 'model')",
     },
     "bad_donation": {
         "devices": 8,
+        "explicit": False,
         "mesh": "data=8",
         "args": "f32[64,32], f32[8]",
         "in_specs": "P('data', None), P()",
@@ -84,6 +92,7 @@ JXINSPECT = {
     },
     "reshard_donation": {
         "devices": 8,
+        "explicit": False,
         "mesh": "data=8",
         "args": "f32[64,32]",
         "in_specs": "P('data', None)",

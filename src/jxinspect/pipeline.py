@@ -17,6 +17,7 @@ import gc
 import inspect as pyinspect
 import warnings
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -177,9 +178,7 @@ def report_of(
         report = extract.build_report(
             staged, extract.read_lowered(staged, mesh, device_ids), context
         )
-        types = seam.axis_type_names(jax_mesh) if jax_mesh is not None else None
-        if types is not None and report.mesh is not None and len(types) == len(report.mesh.axes):
-            report = replace(report, axis_types=types)
+        report = with_axis_types(report, jax_mesh)
         if compile and isinstance(staged, Lowered):
             report = compiled_report(report, staged)
     return report
@@ -496,22 +495,6 @@ def _unused_dims_note(resolved: Resolved, said: InputsFrom | None) -> list[str]:
     ]
 
 
-def _axis_types_note(options: TargetOptions, jax_mesh: Any) -> list[str]:
-    """Where the mesh jxinspect made has ``Auto`` axes, not asked, and this JAX's
-    ``jax.make_mesh`` would make them otherwise: a note saying so, and how to stage as
-    a program under ``jax.make_mesh``'s mesh runs."""
-    from jxinspect.tracer import seam
-
-    if jax_mesh is None or options.explicit is not None:
-        return []
-    made = seam.make_mesh_default()
-    if made is None:
-        return []
-    return [f"the mesh's axes are Auto (jxinspect's default); this JAX's jax.make_mesh makes "
-            f"{made} ones: --explicit stages as a program over that mesh runs, --auto "
-            "keeps these and drops this note"]  # fmt: skip
-
-
 def _abstract_inputs(
     options: TargetOptions, mesh: Mesh | None, module: Any, resolved: Resolved, fun: Any
 ) -> tuple[Any, tuple[Any, ...], dict[str, Any], InputsFrom | None]:
@@ -522,13 +505,39 @@ def _abstract_inputs(
     shared = _shared_dims(resolved)
     args, kwargs, said = _example_inputs(options, module, resolved.target, fun, shared)
     jax_mesh = (
-        inputs.build_mesh(mesh, abstract=mesh.abstract, explicit=bool(options.explicit))
-        if mesh
-        else None
+        inputs.build_mesh(mesh, abstract=mesh.abstract, explicit=options.explicit) if mesh else None
     )
     args = tuple(inputs.to_abstract(a, jax_mesh) for a in args)
     kwargs = {k: inputs.to_abstract(v, jax_mesh) for k, v in kwargs.items()}
     return jax_mesh, args, kwargs, said
+
+
+def _over_explicit_axes(
+    options: TargetOptions, stage_options: dict[str, Any], args: tuple[Any, ...], jax_mesh: Any
+) -> tuple[tuple[Any, ...], AbstractContextManager[object]]:
+    """Over a mesh whose axes are all ``Explicit``, as a real run over it: the stage's
+    inputs that declare no layout laid out as its input specs say (``shard_map`` requires
+    the types to match them), and staging under the mesh."""
+    from jxinspect.tracer import inputs, seam
+
+    if jax_mesh is None or not seam.all_explicit(jax_mesh):
+        return args, contextlib.nullcontext()
+    layout = role_option(options.stage_name, "in_layout")
+    given = stage_options.get(layout.keyword_for(options.stage_name)) if layout else None
+    if options.stage_name == "shard_map" and given is not None:
+        args = inputs.laid_out_as_specs(args, given, jax_mesh)
+    return args, seam.use_mesh(jax_mesh)
+
+
+def with_axis_types(report: Report, jax_mesh: Any) -> Report:
+    """``report`` saying each axis's type of the JAX mesh it was staged over, where its
+    mesh is that one (as many axes)."""
+    from jxinspect.tracer import seam
+
+    types = seam.axis_type_names(jax_mesh) if jax_mesh is not None else None
+    if report.axis_types is not None or types is None or report.mesh is None:
+        return report
+    return replace(report, axis_types=types) if len(types) == len(report.mesh.axes) else report
 
 
 def inspect_target(
@@ -566,14 +575,12 @@ def inspect_target(
         # them all (~50 ms).
         gc.freeze()
     jax_mesh, args, kwargs, said = _abstract_inputs(options, mesh, module, resolved, fun)
-    notes = [*notes, *_unused_dims_note(resolved, said), *_axis_types_note(options, jax_mesh)]
+    notes = [*notes, *_unused_dims_note(resolved, said)]
     stage_options = _staging_options(options, jax_mesh)
+    args, context = _over_explicit_axes(options, stage_options, args, jax_mesh)
     platform = options.platform or ("cpu" if options.abstract else None)
-    context: Any = contextlib.nullcontext()
-    if jax_mesh is not None and seam.all_explicit(jax_mesh):
-        context = seam.use_mesh(jax_mesh)  # explicit sharding, as the real run has it
     with context:
-        return inspect_function(
+        report = inspect_function(
             fun,
             args,
             kwargs,
@@ -589,3 +596,4 @@ def inspect_target(
             inputs_from=said,
             judged=judged,
         )
+    return with_axis_types(report, jax_mesh)

@@ -191,25 +191,23 @@ def _table_lines(text: str, title: str) -> list[str]:
     return lines[start + 1 : end]
 
 
-def test_a_name_equal_to_its_path_is_said_once(lower_json: Any, lower_text: Any) -> None:
+@pytest.mark.parametrize(
+    "target", ["sample_programs/mlp.py:predict", "sample_programs/data_parallel.py:step"]
+)
+def test_a_name_equal_to_its_path_is_said_once(
+    target: str, lower_json: Any, lower_text: Any
+) -> None:
     """The name in the program is shown where it is not the path itself: a table whose
     every leaf carries its path has no name column (a real trainer's ran to 291
-    columns); one where some differ shows only those."""
-    target = "sample_programs/mlp.py:predict"
+    columns); one where some differ (pmap's fallback names, 0.4's unprefixed result
+    paths) shows only those."""
     _, report = lower_json(target)
-    assert all(leaf["name"] == leaf["path"] for leaf in report["inputs"] + report["outputs"])
     text = lower_text(target).stdout
-    for title in ("inputs", "outputs"):
-        header, *rows = _table_lines(text, title)
-        assert header.split() == ["#", "path", "status", "type", "per", "device"], header
-        assert len(rows) == len(report[title])
-    pmap = "sample_programs/data_parallel.py:step"
-    _, report = lower_json(pmap)
-    text = lower_text(pmap).stdout
     for title in ("inputs", "outputs"):
         leaves = report[title]
         header, *rows = _table_lines(text, title)
-        differ = [leaf for leaf in leaves if leaf["name"] != leaf["path"]]
+        assert len(rows) == len(leaves)
+        differ = [leaf for leaf in leaves if leaf["name"] != leaf["path"]]  # "": no name
         assert ("name in program" in header) == bool(differ), header
         if differ:
             at = header.index("name in program")
@@ -675,10 +673,11 @@ if __name__ == "__main__":
 CONTRACTED_FLAGS = ("--mesh", "x=8", "--devices", "8", "--args", "f32[16,32@x], f32[32@x,8]")
 
 
-def test_the_header_says_each_axis_type_and_what_jax_make_mesh_makes(tmp_path: Path) -> None:
-    """The mesh's axes are Auto unless --explicit; the header says so. Where this JAX's
-    jax.make_mesh makes other axes (Explicit from 0.9), a note says so, and --explicit
-    stages as the real run over that mesh does: raw JAX's outcome, error and all."""
+def test_the_mesh_takes_the_axis_types_jax_make_mesh_gives(tmp_path: Path) -> None:
+    """A mesh given by ``--mesh`` has the axes this JAX's ``jax.make_mesh`` makes (Auto up
+    to 0.8, Explicit from 0.9), so the program stages as the real run over that mesh does:
+    raw JAX's outcome, a sharded contraction's ``ShardingTypeError`` included; the header
+    says each axis's type, and ``--auto``/``--explicit`` choose."""
     import jax
 
     (tmp_path / "contracted.py").write_text(CONTRACTED, encoding="utf-8")
@@ -687,22 +686,18 @@ def test_the_header_says_each_axis_type_and_what_jax_make_mesh_makes(tmp_path: P
     types, outcome = real.stdout.split()
     target = "contracted.py:matmul"
     default = cli_run("lower", target, *CONTRACTED_FLAGS, "--format", "json", cwd=tmp_path)
-    assert default.returncode == 0, default.describe()
-    report = json.loads(default.stdout)
-    has_types = hasattr(jax.sharding, "AxisType")
-    assert report["axis_types"] == (["Auto"] if has_types else None)
-    noted = [n for n in report["notes"] if n.startswith("the mesh's axes are Auto")]
-    assert len(noted) == ("Explicit" in types)
-    text = cli_run("lower", target, *CONTRACTED_FLAGS, cwd=tmp_path).stdout
-    assert ("mesh:         x=8, axes Auto, partitioner" in text) == has_types, text
-    auto = json.loads(cli_run("lower", target, *CONTRACTED_FLAGS, "--auto", "--format", "json",
-                              cwd=tmp_path).stdout)  # fmt: skip
-    assert not [n for n in auto["notes"] if n.startswith("the mesh's axes are Auto")]
-    if "Explicit" in types:  # staged as over jax.make_mesh's mesh: what the real run did
-        explicit = cli_run("lower", target, *CONTRACTED_FLAGS, "--explicit", cwd=tmp_path)
-        assert outcome == "ShardingTypeError", real.stdout
-        assert explicit.returncode == 3, explicit.describe()
-        assert explicit.stderr.startswith("error: tracing failed: ShardingTypeError: ")
+    if outcome == "ShardingTypeError":  # the real run failed: so does staging it
+        assert "Explicit" in types, real.stdout
+        assert default.returncode == 3, default.describe()
+        assert default.stderr.startswith("error: tracing failed: ShardingTypeError: ")
+    else:
+        assert default.returncode == 0, default.describe()
+        said = json.loads(default.stdout)["axis_types"]
+        assert said == (["Auto"] if hasattr(jax.sharding, "AxisType") else None), types
+    auto = cli_run("lower", target, *CONTRACTED_FLAGS, "--auto", cwd=tmp_path)
+    assert auto.returncode == 0, auto.describe()
+    shown = "mesh:         x=8, axes Auto, partitioner"
+    assert (shown in auto.stdout) == hasattr(jax.sharding, "AxisType"), auto.stdout
 
 
 def test_explicit_axes_of_an_abstract_mesh_stage_under_it(lower_json: Any) -> None:
@@ -942,15 +937,17 @@ def test_an_unsharded_scalar_beside_sharded_arrays_is_replicated(
 def test_no_declared_input_sharding_on_a_mesh_raises_no_jx202(
     lower_json: Any, run_cli: Any, tmp_path: Any
 ) -> None:
-    """A mesh alone declares no input sharding, nor does a scalar's (JAX writes its own
-    ``@empty_mesh`` for one beside sharded arrays): the results left to the compiler are
-    no JX202, in ``lower`` and in ``lint`` alike."""
+    """A mesh of Auto axes alone declares no input sharding, nor does a scalar's (JAX
+    writes its own ``@empty_mesh`` for one beside sharded arrays): the results left to the
+    compiler are no JX202, in ``lower`` and in ``lint`` alike."""
     for args in ("f32[8,4], f32[]", "f32[8,4], 0.5"):
-        _, report = lower_json(f"{FIXTURE}:scale", "--mesh", "data=8", "--args", args)
+        flags = ("--mesh", "data=8", "--auto", "--args", args)
+        _, report = lower_json(f"{FIXTURE}:scale", *flags)
         assert all(leaf["sharding"] is None for leaf in report["inputs"]), report["inputs"]
         assert "JX202" not in {f["code"] for f in report["findings"]}, report["findings"]
     (tmp_path / "m.py").write_text(
-        'JXINSPECT = {"scale": {"args": "f32[8,4], f32[]", "mesh": "data=8"}}\n\n'
+        'JXINSPECT = {"scale": {"args": "f32[8,4], f32[]", "mesh": "data=8", "explicit": False}}'
+        "\n\n"
         "def scale(x, s):\n    return x * s\n",
         encoding="utf-8",
     )

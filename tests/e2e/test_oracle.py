@@ -221,7 +221,7 @@ def test_jax_own_sharding_of_a_scalar_is_no_declaration(tmp_path: Path, x: str) 
     raw = oracle(f"sys.path.insert(0, {str(tmp_path)!r}); import norm; import numpy as np\n"
                  f"lowered = jax.jit(norm.normalize_rows).lower({x_arg}, "
                  "jax.ShapeDtypeStruct((), jnp.float32))")  # fmt: skip
-    flags = ("--devices", "8", "--mesh", "data=8", "--args", f"{x}, f32[]")
+    flags = ("--devices", "8", "--mesh", "data=8", "--auto", "--args", f"{x}, f32[]")  # as Mesh
     result = run_cli("lower", "norm.py:normalize_rows", *flags, "--format", "json", cwd=tmp_path)
     assert result.returncode == 0, result.describe()
     report = json.loads(result.stdout)
@@ -272,6 +272,7 @@ def test_an_argument_that_declares_nothing_shows_no_sharding_where_lowering_fail
         *(["8"] if where == "--devices" else []),
         "--mesh",
         "data=8",
+        "--auto",  # as the plain script's mesh
         "--platform",
         "tpu",
     )

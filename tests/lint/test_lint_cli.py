@@ -563,15 +563,15 @@ def test_a_failing_target_is_reported_and_the_others_still_run(
     [
         (
             ("ignore: [JX110]", "ignore: [JX110"),
-            "error: jxinspect.yaml:11: YAML syntax error: expected ',' or ']', but got '<scalar>' "
-            "(column 1), while parsing a flow sequence started on line 10",
+            "error: jxinspect.yaml:12: YAML syntax error: expected ',' or ']', but got '<scalar>' "
+            "(column 1), while parsing a flow sequence started on line 11",
         ),
         (
             (
                 "  - target: models/legacy.py:step\n",
                 "  - target: models/legacy.py:step\n    static_argnum: 1\n",
             ),
-            "error: jxinspect.yaml:15: targets[1].static_argnum: unknown key "
+            "error: jxinspect.yaml:16: targets[1].static_argnum: unknown key "
             "(did you mean `static_argnums`?)",
         ),
         (
@@ -580,7 +580,7 @@ def test_a_failing_target_is_reported_and_the_others_still_run(
         ),
         (
             ("models/mlp.py:loss", "models/mlps.py:loss"),
-            "error: jxinspect.yaml:12: targets[0].target: no such file: models/mlps.py "
+            "error: jxinspect.yaml:13: targets[0].target: no such file: models/mlps.py "
             "(relative to the folder of jxinspect.yaml)",
         ),
     ],
@@ -603,7 +603,7 @@ def test_pyproject_configuration_and_no_targets(
     (repo / "jxinspect.yaml").unlink()
     (repo / "pyproject.toml").write_text(
         '[tool.jxinspect]\npaths = ["models"]\nignore = ["JX110", "JX102"]\n'
-        "[tool.jxinspect.defaults]\ndevices = 8\n"
+        "[tool.jxinspect.defaults]\ndevices = 8\nexplicit = false\n"
     )
     result = run_cli("lint", "--format", "json", cwd=repo / "models")  # found from below
     assert result.returncode == 0, result.describe()  # JX201 is a warning by default

@@ -108,6 +108,7 @@ def _declarations() -> str:
     entries = {}
     for name, (mesh, args, in_specs, out_specs, stage) in TABLE.items():
         entry = {"devices": 8, "mesh": mesh, "args": _spec(args), "in_specs": in_specs}
+        entry["explicit"] = False  # Auto axes, as the plain script's mesh
         entry |= {"stage": stage} | ({"out_specs": out_specs} if out_specs else {})
         entries[name] = entry
     return f"\n\nJXINSPECT = {entries!r}\n"

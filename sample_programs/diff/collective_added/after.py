@@ -15,6 +15,7 @@ def layer(x, w, v):
 JXINSPECT = {
     "layer": {
         "devices": 8,
+        "explicit": False,  # Auto axes: XLA propagates the layouts
         "mesh": "fsdp=8",
         "args": "f32[256,256], f32[256,256], f32[256,256]",
         "in_specs": "P('fsdp', None), P('fsdp', None), P('fsdp', None)",

@@ -140,8 +140,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("platform", "choice", "Lower for this platform.", choices=PLATFORMS, in_defaults=True),
     Option("partitioner", "choice", "Who reads the shardings: shardy or gspmd.",
            choices=PARTITIONERS, in_defaults=True),
-    Option("explicit", "bool", "Mesh axes Explicit or Auto (the default; a note says where "
-           "this JAX's jax.make_mesh makes others).", in_defaults=True, off_flag="--auto"),
+    Option("explicit", "bool", "Mesh axes Explicit or Auto (default: as this JAX's "
+           "jax.make_mesh makes them).", in_defaults=True, off_flag="--auto"),
 )  # fmt: skip
 """Every staging option, in the command line's order."""
 

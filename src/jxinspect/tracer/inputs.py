@@ -142,6 +142,29 @@ def to_abstract(value: Any, jax_mesh: Any | None) -> Any:
     return seam.tree_map(convert, value, is_leaf=lambda x: isinstance(x, _SPECS))
 
 
+def laid_out_as_specs(args: tuple[Any, ...], specs: Any, jax_mesh: Any) -> tuple[Any, ...]:
+    """``shard_map``'s arguments over ``Explicit`` axes: each array that declares no layout
+    laid out as its ``in_specs`` entry says (JAX requires the input's type to match it,
+    as the arrays of a real run over that mesh do); declared layouts are kept, for JAX
+    to judge."""
+
+    def lay(spec: Any, subtree: Any) -> Any:
+        entries = () if spec is None else seam.spec_entries(spec)
+        sharding = seam.named_sharding(jax_mesh, entries)
+        return seam.tree_map(lambda leaf: seam.laid_out(leaf, sharding), subtree)
+
+    specs = specs if isinstance(specs, tuple) else (specs,) * len(args)
+    if len(specs) != len(args):
+        return args  # JAX says what does not fit
+    try:
+        return tuple(
+            seam.map_over_prefix(lay, spec, arg, lambda x: x is None or seam.is_partition_spec(x))
+            for spec, arg in zip(specs, args)
+        )
+    except (ValueError, TypeError):  # the specs are not a prefix of the arguments
+        return args
+
+
 _SPECS = (ArraySpec, Struct, Constructed, OptimizerState)
 """What the spec language makes that :func:`to_abstract` turns into JAX's values."""
 

@@ -93,7 +93,7 @@ def _leaf_row(leaf: Input | Output) -> tuple[str, ...]:
 def _name(leaf: Input | Output) -> str:
     """The name the program carries where it is not the path itself (``""``: the same),
     ``—`` where it carries none."""
-    if leaf.name is None:
+    if not leaf.name:  # none, or an empty one (0.7.2's pmap results)
         return "—"
     return "" if leaf.name == leaf.path else leaf.name
 

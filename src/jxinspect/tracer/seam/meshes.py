@@ -78,15 +78,6 @@ def default_axis_types(count: int) -> tuple[AxisType, ...] | None:
     return (types[0],) * count if types else None
 
 
-def make_mesh_default() -> str | None:
-    """``"Explicit"`` where this release's ``jax.make_mesh`` makes axes of a type other
-    than ``Auto`` (the type jxinspect's meshes take unless told ``--explicit``); ``None``
-    where it makes ``Auto`` ones or the release has no axis types."""
-    types = default_axis_types(1)
-    name = str(getattr(types[0], "name", types[0])) if types else "Auto"
-    return None if name == "Auto" else name
-
-
 def make_mesh(
     sizes: tuple[int, ...], names: tuple[str, ...], chosen: Sequence[Device], explicit: bool | None
 ) -> JaxMesh:
@@ -94,7 +85,7 @@ def make_mesh(
     as ``explicit`` says, or (``None``) as ``jax.make_mesh`` makes them."""
     import jax
 
-    types = _axis_types(len(names), explicit) if explicit is not None else None
+    types = _axis_types(len(names), explicit)  # read once, without make_mesh's warning
     extra = {"axis_types": types} if types is not None else {}
     return jax.make_mesh(sizes, names, devices=list(chosen), **extra)
 
@@ -236,6 +227,12 @@ def sharding_of_leaf(leaf: Leaf) -> tuple[PartitionSpec, JaxMesh] | None:
     if isinstance(sharding, NamedSharding):
         return sharding.spec, sharding.mesh
     return None
+
+
+def is_partition_spec(value: object) -> bool:
+    import jax.sharding
+
+    return type(value) is jax.sharding.PartitionSpec
 
 
 def spec_entries(spec: Any) -> tuple[Any, ...]:

@@ -33,6 +33,17 @@ def tree_map(
     return jax.tree_util.tree_map(fun, tree, is_leaf=is_leaf)
 
 
+def map_over_prefix(
+    fun: Callable[[Any, PyTree], Any], prefix: PyTree, tree: PyTree,
+    is_leaf: Callable[[Any], bool],
+) -> PyTree:  # fmt: skip
+    """``fun(prefix_leaf, subtree)`` for each leaf of ``prefix`` (a prefix of ``tree``);
+    ``ValueError`` where it is not one."""
+    import jax
+
+    return jax.tree_util.tree_map(fun, prefix, tree, is_leaf=is_leaf)
+
+
 def keystr(path: KeyPath) -> str:
     """``['w'][0].b``; a flat-index key (a node without key paths) prints as ``[i]``."""
     import jax
@@ -55,6 +66,16 @@ def shape_dtype_struct(
     if sharding is None:
         return jax.ShapeDtypeStruct(shape, jnp.dtype(dtype))
     return jax.ShapeDtypeStruct(shape, jnp.dtype(dtype), sharding=sharding)
+
+
+def laid_out(leaf: Leaf, sharding: Sharding) -> Leaf:
+    """A ``ShapeDtypeStruct`` that declares no layout, laid out by ``sharding``; any
+    other leaf as it is."""
+    import jax
+
+    if not isinstance(leaf, jax.ShapeDtypeStruct) or leaf.sharding is not None:
+        return leaf
+    return jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, sharding=sharding)
 
 
 def prng_key_struct(shape: tuple[int, ...], sharding: Sharding | None = None) -> ShapeDtypeStruct:
