@@ -1,8 +1,9 @@
 """Sharding pictures of an abstract mesh of 16.7 million devices, against plain `lower`.
 
 Runs, alternately and several times, `jxinspect lower tests/fixtures/targets.py:matmul
---abstract --platform tpu --mesh a=4096,b=4096 --args "f32[8192@a,8192@b],
-f32[8192@b,4096]"` (a) as it is, (b) with `--show sharding` and (c) with `--format html`,
+--abstract --platform tpu --auto --mesh a=4096,b=4096 --args "f32[8192@a,8192@b],
+f32[8192@b,4096]"` (Auto axes: on Explicit ones the contraction over ``b`` is JAX's
+ShardingTypeError) (a) as it is, (b) with `--show sharding` and (c) with `--format html`,
 and prints each one's median wall time and peak memory (the child's maximum resident set).
 The pictures are drawn from blocks, not by going through the devices, so (b) and (c)
 should cost about what (a) does (aim: ratio <= 1.5). Before that change they took 56-65 s
@@ -22,7 +23,7 @@ import time
 from common import ROOT, tool_base
 
 TARGET = ROOT / "tests" / "fixtures" / "targets.py"
-LOWER = ["lower", f"{TARGET}:matmul", "--abstract", "--platform", "tpu", "--mesh",
+LOWER = ["lower", f"{TARGET}:matmul", "--abstract", "--platform", "tpu", "--auto", "--mesh",
          "a=4096,b=4096", "--args", "f32[8192@a,8192@b], f32[8192@b,4096]"]  # fmt: skip
 VARIANTS = {
     "lower:": [],
