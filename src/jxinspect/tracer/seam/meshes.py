@@ -187,6 +187,8 @@ def use_mesh(jax_mesh: JaxMesh) -> AbstractContextManager[object]:
     if not hasattr(jax, "set_mesh"):
         raise release.unsupported(_EXPLICIT, "0.7")
     if is_abstract_mesh(jax_mesh):  # set_mesh takes a concrete one only
+        if not hasattr(jax.sharding, "use_abstract_mesh"):  # 0.7.2 on
+            raise release.unsupported("explicit axes on an abstract mesh", "0.7.2")
         abstract: AbstractContextManager[object] = jax.sharding.use_abstract_mesh(jax_mesh)
         return abstract
     context: AbstractContextManager[object] = jax.set_mesh(jax_mesh)
