@@ -457,6 +457,62 @@ def run_cli_once(*args: str, cwd: str | os.PathLike[str] | None = None) -> CliRe
         return result
 
 
+PLAIN_JAX_ON_8_DEVICES = """
+import json, os, sys
+import jax
+if "jax_num_cpu_devices" in jax.config.values:
+    jax.config.update("jax_num_cpu_devices", 8)
+else:
+    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+import jax.numpy as jnp
+import jax.sharding as js
+from jax.sharding import NamedSharding, PartitionSpec as P
+sys.path.insert(0, ".")
+import programs
+try:
+    from jax import shard_map
+except ImportError:
+    from jax.experimental.shard_map import shard_map
+
+def mesh_of(text):
+    axes = [axis.split("=") for axis in text.split(",")]
+    types = {"axis_types": (js.AxisType.Auto,) * len(axes)} if hasattr(js, "AxisType") else {}
+    return jax.make_mesh(tuple(int(n) for _, n in axes), tuple(a for a, _ in axes), **types)
+"""
+"""The start of a plain JAX script that an oracle test runs beside its ``programs.py``: 8
+CPU devices on every release, ``programs`` imported, ``shard_map`` from where the release
+has it, and ``mesh_of("data=2,model=4")``: a mesh of Auto axes (Explicit ones decide
+layouts by type, where XLA's propagation is what these tests read)."""
+
+
+GROW_SCRIPT = """\
+import jax, jax.numpy as jnp
+
+@jax.jit
+def grow(a):
+    return a + 1
+
+for n in (2, 3):
+    grow(jnp.ones(n))
+"""
+"""A run that records one function as two programs (``grow``, ``grow.2``)."""
+
+
+def record_grow(folder: Path) -> Path:
+    """``jxinspect record -o runs -- python grow.py`` of :data:`GROW_SCRIPT` in ``folder``;
+    the recording's folder."""
+    (folder / "grow.py").write_text(GROW_SCRIPT, encoding="utf-8")
+    result = run_cli("record", "-o", "runs", "--", *WARM_PYTHON, "grow.py", cwd=folder)
+    assert result.returncode == 0, result.describe()
+    return folder / "runs"
+
+
+def index_of(folder: Path) -> dict[str, Any]:
+    """A record folder's ``index.json``, as plain JSON."""
+    data: dict[str, Any] = json.loads((folder / "index.json").read_text(encoding="utf-8"))
+    return data
+
+
 def run_python(code: str, cwd: str | os.PathLike[str] | None = None,
                warm: bool = False) -> CliResult:  # fmt: skip
     """Run ``python -c CODE`` with the same interpreter and environment.

@@ -18,22 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import WARM_PYTHON, error_line, run_cli
+from helpers import WARM_PYTHON, error_line, index_of, record_grow, run_cli
 
 PYTHON = sys.executable
 """A new Python, for a run whose process must be `record`'s own child (it signals its
 parent) and for a run that imports no JAX."""
-
-SCRIPT = """\
-import jax, jax.numpy as jnp
-
-@jax.jit
-def grow(a):
-    return a + 1
-
-for n in (2, 3):
-    grow(jnp.ones(n))
-"""
 
 LIMIT_S = 120
 """Every run here ends within seconds (a new Python importing JAX: more on a loaded
@@ -42,11 +31,7 @@ machine); one that blocks is killed after this."""
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("safety")
-    (tmp / "grow.py").write_text(SCRIPT, encoding="utf-8")
-    result = run_cli("record", "-o", "runs", "--", *WARM_PYTHON, "grow.py", cwd=tmp)
-    assert result.returncode == 0, result.describe()
-    return tmp / "runs"
+    return record_grow(tmp_path_factory.mktemp("safety"))
 
 
 @pytest.fixture
@@ -54,11 +39,6 @@ def runs(recorded: Path, tmp_path: Path) -> Path:
     """A copy of the recording (``grow``, ``grow.2``), with the script beside it."""
     shutil.copy(recorded.parent / "grow.py", tmp_path / "grow.py")
     return Path(shutil.copytree(recorded, tmp_path / "runs"))
-
-
-def index_of(folder: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((folder / "index.json").read_text(encoding="utf-8"))
-    return data
 
 
 def set_folder(runs: Path, folder: str) -> None:

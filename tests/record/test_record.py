@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO, WARM_PYTHON, error_line, run_cli
+from helpers import REPO, WARM_PYTHON, error_line, index_of, run_cli
 
 PYTHON = sys.executable
 """A new Python, for the tests of how a run starts (the hook loaded before ``import jax``,
@@ -83,11 +83,6 @@ def recorded_copy(recorded: tuple[Path, Any], tmp_path: Path) -> Path:
 
 def record(folder: Path, *args: str, cwd: Path) -> Any:
     return run_cli("record", "-o", folder, *args, cwd=cwd)
-
-
-def index_of(folder: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((folder / "index.json").read_text(encoding="utf-8"))
-    return data
 
 
 def report_of(folder: Path) -> dict[str, Any]:

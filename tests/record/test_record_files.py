@@ -10,33 +10,18 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import WARM_PYTHON, error_line, run_cli
+from helpers import error_line, record_grow, run_cli
 
 from jxinspect.core import codec, schemas
 from jxinspect.core.recompiles import Compiles
 from jxinspect.core.recording import Index
-
-SCRIPT = """\
-import jax, jax.numpy as jnp
-
-@jax.jit
-def grow(a):
-    return a + 1
-
-for n in (2, 3):
-    grow(jnp.ones(n))
-"""
 
 AGAIN = "record the run again (`jxinspect record -o FOLDER -- COMMAND`)"
 
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("files")
-    (tmp / "grow.py").write_text(SCRIPT, encoding="utf-8")
-    result = run_cli("record", "-o", "runs", "--", *WARM_PYTHON, "grow.py", cwd=tmp)
-    assert result.returncode == 0, result.describe()
-    return tmp / "runs"
+    return record_grow(tmp_path_factory.mktemp("files"))
 
 
 @pytest.fixture

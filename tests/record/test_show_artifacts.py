@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import WARM_PYTHON, error_line, run_cli
+from helpers import WARM_PYTHON, error_line, index_of, run_cli
 
 from jxinspect.core import codec
 from jxinspect.core.model import Report
@@ -60,18 +60,13 @@ def work(recorded: Path, tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _index(folder: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((folder / "index.json").read_text(encoding="utf-8"))
-    return data
-
-
 def _write_index(folder: Path, data: dict[str, Any]) -> None:
     (folder / "index.json").write_text(json.dumps(data), encoding="utf-8")
 
 
 def _other_program(folder: Path) -> None:
     """Make the recording's one program another program (its identity changed)."""
-    data = _index(folder)
+    data = index_of(folder)
     data["functions"][0]["identity"] = "f" * 64
     _write_index(folder, data)
 
@@ -146,7 +141,7 @@ def _processes(work: Path, names: tuple[str, ...] = ("step",)) -> Path:
     for number in (0, 1):
         folder = root / f"process-{number}"
         shutil.copytree(work / "rec", folder)
-        data = _index(folder)
+        data = index_of(folder)
         entry = data["functions"][0]
         rows = []
         for i, name in enumerate(names):
@@ -238,7 +233,7 @@ def _hostile_recording(work: Path) -> str:
     """Every string of the index and the report that they still read carries PAYLOAD,
     the folder names too; a second program of the function, lowered twice. Its folder."""
     folder = work / "rec"
-    data = _index(folder)
+    data = index_of(folder)
     first = data["functions"][0]
     failure = {"function": "f" + PAYLOAD, "error": "e" + PAYLOAD, "count": 1}
     data = {**data, "stopped_after": "step" + PAYLOAD, "failed": 1, "failures": [failure]}
@@ -283,7 +278,7 @@ def test_every_string_of_a_recording_is_printed_escaped(work: Path) -> None:
 def test_every_string_of_a_recording_of_processes_is_printed_escaped(work: Path) -> None:
     root = _processes(work, ("step", "other" + PAYLOAD))
     for number in (0, 1):
-        data = _hostile(_index(root / f"process-{number}"), Index)
+        data = _hostile(index_of(root / f"process-{number}"), Index)
         for entry, name in zip(data["functions"], ("step", "other" + PAYLOAD)):
             entry["folder"] = name  # their folders as they are
         _write_index(root / f"process-{number}", data)
@@ -298,7 +293,7 @@ def test_every_string_of_a_recording_of_processes_is_printed_escaped(work: Path)
 
 
 def test_an_index_of_more_functions_than_any_run_records_is_one_line(work: Path) -> None:
-    data = _index(work / "rec")
+    data = index_of(work / "rec")
     row = {k: data["functions"][0][k] for k in ("name", "folder", "source", "signature",
                                                "stage", "lowerings")}  # fmt: skip
     head = json.dumps({k: v for k, v in data.items() if k != "functions"})[:-1]

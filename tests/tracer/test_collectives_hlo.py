@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import PLAIN_JAX_ON_8_DEVICES, run_python
 
 TRANSPOSE = """
 from functools import partial
@@ -101,28 +102,9 @@ JXINSPECT = {
 """
 )
 
-RAW = r"""
-import json, os, sys
-import jax
-if "jax_num_cpu_devices" in jax.config.values:
-    jax.config.update("jax_num_cpu_devices", 8)
-else:
-    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
-import jax.numpy as jnp
-import jax.sharding as js
-from jax.sharding import NamedSharding, PartitionSpec as P
-sys.path.insert(0, ".")
-import programs
-try:
-    from jax import shard_map
-except ImportError:
-    from jax.experimental.shard_map import shard_map
-
-def mesh_of(text):
-    axes = [axis.split("=") for axis in text.split(",")]
-    types = {"axis_types": (js.AxisType.Auto,) * len(axes)} if hasattr(js, "AxisType") else {}
-    return jax.make_mesh(tuple(int(n) for _, n in axes), tuple(a for a, _ in axes), **types)
-
+RAW = (
+    PLAIN_JAX_ON_8_DEVICES
+    + r"""
 f32 = lambda *shape: jax.ShapeDtypeStruct(shape, jnp.float32)
 found = {}
 m = mesh_of("data=2,model=4")
@@ -148,6 +130,7 @@ for name, (f, args, mesh) in found.items():
     }
 print(json.dumps(result))
 """
+)
 
 KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
 BYTES = {"f32": 4, "s32": 4, "bf16": 2, "f16": 2, "f64": 8, "pred": 1, "u32": 4}
@@ -224,8 +207,6 @@ def independent(text: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory: Any, run_cli: Any) -> dict[str, tuple[dict[str, Any], Any]]:
-    from helpers import run_python
-
     folder = tmp_path_factory.mktemp("collectives")
     (folder / "programs.py").write_text(PROGRAMS, encoding="utf-8")
     raw = run_python(RAW, cwd=folder, warm=True)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import PLAIN_JAX_ON_8_DEVICES, run_python
 
 PROGRAMS = """
 import jax, jax.numpy as jnp
@@ -114,28 +115,13 @@ def _declarations() -> str:
     return f"\n\nJXINSPECT = {entries!r}\n"
 
 
-RAW = """
-import json, os, sys
-import jax
-if "jax_num_cpu_devices" in jax.config.values:
-    jax.config.update("jax_num_cpu_devices", 8)
-else:
-    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
-import jax.numpy as jnp
-import jax.sharding as js
-from jax.sharding import NamedSharding, PartitionSpec as P
-sys.path.insert(0, ".")
-import programs
-try:
-    from jax import shard_map
-except ImportError:
-    from jax.experimental.shard_map import shard_map
+RAW = (
+    PLAIN_JAX_ON_8_DEVICES
+    + """
 table = json.loads(sys.argv[1])
 found = {}
 for name, (mesh_text, args, in_specs, out_specs, stage) in table.items():
-    axes = [axis.split("=") for axis in mesh_text.split(",")]
-    types = {"axis_types": (js.AxisType.Auto,) * len(axes)} if hasattr(js, "AxisType") else {}
-    mesh = jax.make_mesh(tuple(int(n) for _, n in axes), tuple(a for a, _ in axes), **types)
+    mesh = mesh_of(mesh_text)
     leaf = lambda x: isinstance(x, list) and all(isinstance(d, int) for d in x)
     shapes = jax.tree_util.tree_map(lambda s: jax.ShapeDtypeStruct(tuple(s), jnp.float32),
                                     args, is_leaf=leaf)
@@ -162,6 +148,7 @@ for name, (mesh_text, args, in_specs, out_specs, stage) in table.items():
     }
 print(json.dumps(found))
 """
+)
 
 # ---- the test's own reading of the HLO text --------------------------------------------
 
@@ -307,8 +294,6 @@ def _expected(hlo: Hlo, inputs: dict[int, str], outputs: list[str]) -> list[tupl
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory: Any, run_cli: Any) -> dict[str, tuple[dict[str, Any], Any]]:
     """Per program: jxinspect's JSON report, and raw JAX's facts."""
-    from helpers import run_python
-
     folder = tmp_path_factory.mktemp("cost")
     (folder / "programs.py").write_text(PROGRAMS + _declarations(), encoding="utf-8")
     code = f"import sys; sys.argv[1:] = [{json.dumps(TABLE)!r}]\n{RAW}"
