@@ -485,6 +485,17 @@ has it, and ``mesh_of("data=2,model=4")``: a mesh of Auto axes (Explicit ones de
 layouts by type, where XLA's propagation is what these tests read)."""
 
 
+def lint_outcomes(stderr: str, targets: list[str]) -> dict[str, str]:
+    """``lint -v``'s lines for ``targets``: each target → ``cached``, ``staged`` or
+    ``failed``."""
+    found = {}
+    for line in stderr.splitlines():
+        name, _, what = line.partition(": ")
+        if name in targets:
+            found[name] = what.split()[0]
+    return found
+
+
 GROW_SCRIPT = """\
 import jax, jax.numpy as jnp
 

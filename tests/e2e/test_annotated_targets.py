@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO, assert_valid_report, error_line, run_cli, run_python
+from helpers import REPO, assert_valid_report, error_line, lint_outcomes, run_cli, run_python
 from helpers import raw_main as oracle
 
 pytest.importorskip("jaxtyping")
@@ -176,12 +176,8 @@ def project(tmp_path: Path) -> Path:
 
 
 def _how(stderr: str) -> dict[str, str]:
-    found = {}
-    for line in stderr.splitlines():
-        name, _, what = line.partition(": ")
-        if name in LINTED:
-            found[name] = what.split()[0]
-    return found
+    """``--verbose`` lines of this module's targets: target → cached / staged / failed."""
+    return lint_outcomes(stderr, LINTED)
 
 
 def test_lint_needs_no_args_for_annotated_targets(project: Path) -> None:

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import error_line, run_cli
+from helpers import error_line, lint_outcomes, run_cli
 
 MODULE = (
     "JXINSPECT = {'f': {'args': 'f32[4]'}, 'g': {'args': 'f32[4], f32[4]'}}\n\n\n"
@@ -45,13 +45,8 @@ def lint(project: Path, *args: str, env: dict[str, str] | None = None):  # type:
 
 
 def how(stderr: str) -> dict[str, str]:
-    """``--verbose`` lines: target → cached / staged / failed."""
-    found = {}
-    for line in stderr.splitlines():
-        name, _, what = line.partition(": ")
-        if name in TARGETS:
-            found[name] = what.split()[0]
-    return found
+    """``--verbose`` lines of this module's targets: target → cached / staged / failed."""
+    return lint_outcomes(stderr, TARGETS)
 
 
 def warnings(stderr: str) -> list[str]:

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import error_line, run_cli
+from helpers import error_line, lint_outcomes, run_cli
 
 MODULES = {
     "helpers.py": "def scale(x):\n    return x * 2\n",
@@ -39,14 +39,9 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def how(result_stderr: str) -> dict[str, str]:
-    """``--verbose`` lines: target → cached / staged / failed."""
-    found = {}
-    for line in result_stderr.splitlines():
-        name, _, what = line.partition(": ")
-        if name in TARGETS:
-            found[name] = what.split()[0]
-    return found
+def how(stderr: str) -> dict[str, str]:
+    """``--verbose`` lines of this module's targets: target → cached / staged / failed."""
+    return lint_outcomes(stderr, TARGETS)
 
 
 def test_a_second_run_reuses_every_report_and_prints_the_same(project: Path) -> None:
