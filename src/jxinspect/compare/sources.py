@@ -380,16 +380,6 @@ class Loaded:
         return tuple(replace(t, program=c) for t, c in zip(found, self.programs, strict=True))
 
 
-def load_reports(
-    before_text: str,
-    after_text: str,
-    given: TargetOptions,
-    functions: tuple[str, ...] = (),
-) -> list[tuple[Pair, Report, Report]]:
-    """Each pair's before and after report; both sides staged in this process."""
-    return load_sides(before_text, after_text, given, functions).reports
-
-
 def load_sides(
     before_text: str,
     after_text: str,
@@ -398,11 +388,12 @@ def load_sides(
     policy: Policy | None = None,
     compile: bool = False,
 ) -> Loaded:
-    """:func:`load_reports`, with the functions one record folder holds and the other
-    does not. Every report is judged with ``policy`` (default: the rule settings of the
-    project found from the working folder, as ``lint`` judges), saved ones again. With
-    ``compile``, targets are compiled too and saved reports must hold compiled info: the
-    diff compares the cost, under the policy's ``memory_growth``."""
+    """Each pair's before and after report (both sides staged in this process), with the
+    functions one record folder holds and the other does not. Every report is judged
+    with ``policy`` (default: the rule settings of the project found from the working
+    folder, as ``lint`` judges), saved ones again. With ``compile``, targets are compiled
+    too and saved reports must hold compiled info: the diff compares the cost, under the
+    policy's ``memory_growth``."""
     before, after = open_source(before_text, functions), open_source(after_text, functions)
     if functions and not any(isinstance(s, PythonSource) for s in (before, after)):
         raise UsageError(

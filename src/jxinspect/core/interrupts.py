@@ -24,7 +24,7 @@ def _on_sigint(signum: int, frame: FrameType | None) -> None:
 
 
 def watch_terminal() -> None:
-    """Mark SIGINTs (Ctrl-C) so that :func:`from_terminal` can tell them apart."""
+    """Mark SIGINTs (Ctrl-C) so that :func:`reraise_if_stopping` can tell them apart."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _on_sigint)
 
@@ -32,11 +32,6 @@ def watch_terminal() -> None:
 def ignore_terminal() -> None:
     """In a worker process: the supervisor handles Ctrl-C and stops the workers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def from_terminal() -> bool:
-    """Whether a SIGINT (Ctrl-C) arrived."""
-    return _from_terminal
 
 
 def reraise_if_stopping(err: BaseException) -> None:

@@ -202,7 +202,7 @@ def _table(
             if i == status:
                 badge = _e(row[status])
                 cells.append(f'<td><span class="badge st-{badge}">{badge}</span></td>')
-            elif i < status and i:  # the path and the name in the program
+            elif columns[i] in ("path", "name in program"):
                 cells.append(f"<td><code>{_e(row[i])}</code></td>")
             else:
                 cells.append(f"<td>{_e(row[i])}</td>")
