@@ -212,10 +212,17 @@ def _layout(leaf: Input) -> str:
     return f"{layout} {leaf.sharding.readable}" if leaf.sharding is not None else layout
 
 
+def programs_by_name(entries: Iterable[Entry]) -> dict[str, list[Entry]]:
+    """Each function's recorded programs (its entries, in the index's order), by name."""
+    found: dict[str, list[Entry]] = {}
+    for entry in entries:
+        found.setdefault(entry.name, []).append(entry)
+    return found
+
+
 def several_programs(entries: Iterable[Entry]) -> set[str]:
     """The names of the functions recorded as more than one program."""
-    counts = Counter(entry.name for entry in entries)
-    return {name for name, count in counts.items() if count > 1}
+    return {name for name, own in programs_by_name(entries).items() if len(own) > 1}
 
 
 MOST_SHOWN = 2
@@ -228,13 +235,12 @@ def differences(recorded: Sequence[tuple[Entry, Tally]]) -> dict[str, str]:
     inputs whose type or layout differs, by path, then the static arguments where they
     differ), or ``same inputs`` where none does (then a closed-over value or the
     function object made it another program: the recompiles say which)."""
-    groups: dict[str, list[tuple[Entry, Tally]]] = {}
-    for entry, tally in recorded:
-        groups.setdefault(entry.name, []).append((entry, tally))
+    tallies = {entry.folder: tally for entry, tally in recorded}
     found: dict[str, str] = {}
-    for group in groups.values():
-        if len(group) < 2:
+    for entries in programs_by_name(entry for entry, _ in recorded).values():
+        if len(entries) < 2:
             continue
+        group = [(entry, tallies[entry.folder]) for entry in entries]
         inputs = [dict(tally.inputs_by_path) for _, tally in group]
         paths = list(dict.fromkeys(path for own in inputs for path in own))
         varying = [p for p in paths if len({own.get(p) for own in inputs}) > 1]

@@ -16,6 +16,7 @@ from jxinspect.core.recording import (
     ShownRecording,
     Tally,
     differences,
+    programs_by_name,
 )
 from jxinspect.core.vocabulary import STATUSES, Status
 from jxinspect.render.common.escape import text as esc
@@ -97,10 +98,8 @@ def not_recorded(index: Index) -> list[str]:
             lines.append(f"`{esc(entry.name)}` ({esc(entry.folder)}): the same program was traced "
                          f"and lowered {entry.lowerings} times, each a miss of JAX's cache "
                          "(a new jit object or function per call, or cleared caches)")  # fmt: skip
-    by_name: dict[str, list[str]] = {}
-    for entry in index.functions:
-        by_name.setdefault(entry.name, []).append(entry.folder)
-    for name, folders in by_name.items():
+    for name, entries in programs_by_name(index.functions).items():
+        folders = [entry.folder for entry in entries]
         if len(folders) > 1:
             count, listed = len(folders), esc(", ".join(folders))
             lines.append(f"`{esc(name)}` was lowered as {count} programs ({listed}): other "
