@@ -415,6 +415,71 @@ class MemoryStats:
     note: str | None = None
 
 
+BufferKind = Literal["argument", "result", "temporary", "collective", "constant"]
+"""What a buffer live at the peak holds: an argument, a result, a temporary, a
+collective's buffer, a constant."""
+BufferRole = Literal["forward", "residual", "backward", "update"]
+"""What a temporary is for, read from its transformation path (``jvp``, ``transpose``):
+the forward pass, kept for the backward pass, the backward pass, or an update after it."""
+
+
+@dataclass(frozen=True)
+class PeakBuffer:
+    """One buffer live at the peak, per device (buffers sharing an allocation: once)."""
+
+    bytes: int
+    type: str
+    """``f32[16,128]``; a tuple's pointer table ``(f32[8], s32[])``."""
+    kind: BufferKind
+    path: str | None = None
+    """An argument's or result's pytree path; ``None`` for a temporary, or where the
+    program's parameter or result has none."""
+    instruction: str | None = None
+    """The optimized program's instruction defining it."""
+    file: str | None = None
+    line: int | None = None
+    role: BufferRole | None = None
+    """``None``: the program does not differentiate, or the buffer is no temporary."""
+    loop: str | None = None
+    """The while loop it lives in (``while.3 at model.py:40``); ``None``: outside loops."""
+    donated: bool = False
+    """An argument whose buffer the program reuses for a result."""
+
+
+@dataclass(frozen=True)
+class PeakPoint:
+    """Where in the program's schedule the peak is reached."""
+
+    instruction: str
+    file: str | None = None
+    line: int | None = None
+    position: int | None = None
+    """Its place in the schedule, flattened over loop bodies (0 first)."""
+    of: int | None = None
+    """The schedule's length."""
+
+
+@dataclass(frozen=True)
+class MemoryPeak:
+    """The memory live per device at the peak, and what holds it (``lower --memory``).
+
+    The peak is the point of the schedule where the most temporaries are live (each from
+    the instruction defining it to the last one reading it, as XLA's live ranges count);
+    the arguments' and results' allocations are held the whole run."""
+
+    bytes: int | None
+    """The buffers live at the peak; ``None``: not read (:attr:`unread`)."""
+    allocated: int | None = None
+    """Every allocation XLA made (``memory_analysis()``'s arguments, outputs and
+    temporaries): at least :attr:`bytes`, more where the temporaries' heap is fragmented."""
+    at: PeakPoint | None = None
+    """``None``: the program holds no temporaries."""
+    buffers: tuple[PeakBuffer, ...] | None = ()
+    """Largest first; ``None``: not read (:attr:`unread`)."""
+    unread: str | None = None
+    """Why the peak could not be read, in one line."""
+
+
 @dataclass(frozen=True)
 class Operand:
     """The type of one operand of a collective, per device."""
@@ -573,6 +638,8 @@ class CompiledInfo:
     bytes_accessed: float | None = None
     """Bytes read and written per device, XLA's ``cost_analysis()``; ``None`` where the
     backend gave none."""
+    peak: MemoryPeak | None = None
+    """The peak and the buffers live there (``--memory``); ``None``: not asked for."""
     unread: str | None = None
     """Why the optimized program could not be read, in one line (what failed, under
     which JAX); its collectives and aliases are then unknown (``None``)."""

@@ -30,6 +30,7 @@ the top), so the package has no import cycle.
 from __future__ import annotations
 
 from jxinspect.tracer.seam.compiled import (
+    buffer_assignment,
     compiled_shardings,
     cost_analysis,
     partition_devices,
@@ -223,6 +224,7 @@ __all__ = [
     "backend_started",
     "block_argument_names",
     "block_argument_number",
+    "buffer_assignment",
     "JitCall",
     "Compiled",
     "compiled_shardings",

@@ -66,3 +66,25 @@ def partition_devices(compiled: Compiled) -> list[int] | None:
         return [int(device.id) for device in compiled.runtime_executable().local_devices()]
     except Exception:  # an executable that cannot say: the ids stand for themselves
         return None
+
+
+def buffer_assignment(compiled: Compiled) -> tuple[str, bytes, bytes | None] | None:
+    """XLA's buffer assignment of the compiled program, serialized, with the protobuf
+    message it is: ``("BufferAssignment", proto, module)`` where ``memory_analysis()``
+    has ``serialized_buffer_assignment_proto`` (0.7 on; ``module``: the optimized module's
+    ``HloModuleProto``, which names the instructions the assignment gives by id), or
+    ``("HloProto", proto, None)`` where it has ``serialized_hlo_proto`` (0.4.x: module and
+    assignment in one); ``None`` where the backend keeps neither."""
+    try:
+        stats = compiled.memory_analysis()
+    except Exception:  # a backend without the analysis
+        return None
+    assignment = getattr(stats, "serialized_buffer_assignment_proto", None)
+    if assignment:
+        try:
+            module = compiled.runtime_executable().hlo_modules()[0]
+            return "BufferAssignment", bytes(assignment), module.as_serialized_hlo_module_proto()
+        except Exception:  # an executable that keeps no module
+            return None
+    whole = getattr(stats, "serialized_hlo_proto", None)
+    return ("HloProto", bytes(whole), None) if whole else None

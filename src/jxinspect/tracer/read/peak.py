@@ -1,0 +1,394 @@
+"""The memory a compiled program holds per device at its peak, and what holds it.
+
+XLA's buffer assignment (:func:`~jxinspect.tracer.seam.buffer_assignment`, decoded by
+:mod:`.xla_protos`; no dump folder) gives every allocation: the entry parameters (the
+arguments), the maybe-live-out allocations (the results, and a tuple result's pointer
+table), constants, thread-local scalars (which ``memory_analysis()`` does not count, nor
+does this) and the temporaries' allocations, where logical buffers share memory at
+offsets. Which temporaries are live together at the peak is XLA's own record: each
+allocation's buffers at its peak (0.8 on) or the heap simulator's trace (0.4.x); a
+release that keeps neither leaves the live set unknown, said in one line. Each buffer is
+named from the optimized HLO's text (:mod:`.hlo_text`): its instruction, type, source
+line, loop, what it is for (from the ``jvp``/``transpose`` of its transformation path)
+and, for an argument or a result, the user's pytree path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jxinspect.core.model import BufferKind, BufferRole, MemoryPeak, PeakBuffer, PeakPoint
+from jxinspect.tracer import seam
+from jxinspect.tracer.read import hlo_flow, xla_protos
+from jxinspect.tracer.read.hlo_text import HloText, Instruction
+
+_LAYOUT = re.compile(r"\{[^{}]*\}|/\*index=\d+\*/")
+
+
+@dataclass(frozen=True)
+class _Assignment:
+    """The decoded assignment, and the module's instruction names and schedule."""
+
+    proto: Any
+    names: dict[int, str]
+    """Instruction id → name."""
+    schedule: dict[str, int]
+    """Instruction name → its place in its computation's scheduled sequence."""
+
+
+def read_peak(
+    compiled: Any, module: HloText, paths: tuple[dict[int, str], list[str]]
+) -> MemoryPeak:
+    """The peak of ``compiled`` per device and the buffers live there. ``module``: its
+    optimized HLO, read; ``paths``: its parameters' paths by number, its results'."""
+    source = seam.buffer_assignment(compiled)
+    if source is None:
+        return MemoryPeak(None, buffers=None, unread=_release("keeps no buffer assignment"))
+    try:
+        assignment = _decode(*source)
+        return _Peak(assignment, module, paths).read()
+    except Exception as err:  # a proto this reader does not know: unknown, never empty
+        first = (str(err).strip().splitlines() or [""])[0][:160]
+        return MemoryPeak(None, buffers=None,
+                          unread=_release(f"buffer assignment not read ({type(err).__name__}: "
+                                          f"{first})"))  # fmt: skip
+
+
+def _release(what: str) -> str:
+    return f"XLA {what} (JAX {seam.jax_version()})"
+
+
+def _decode(kind: str, data: bytes, module_data: bytes | None) -> _Assignment:
+    if kind == "HloProto":
+        whole = xla_protos.decode("HloProto", data)
+        proto, module = whole.buffer_assignment, whole.hlo_module
+    else:
+        proto = xla_protos.decode("BufferAssignment", data)
+        module = xla_protos.decode("Module", module_data or b"")
+    names = {i.id: i.name for c in module.computations for i in c.instructions}
+    return _Assignment(proto, names, _sequences(module))
+
+
+def _sequences(module: Any) -> dict[str, int]:
+    """Each scheduled instruction's place in its computation's sequence (one count over
+    all sequences: only the order within a computation means anything)."""
+    names = {i.id: i.name for c in module.computations for i in c.instructions}
+    ids = [i for entry in module.schedule.sequences for i in entry.value.instruction_ids]
+    return {names[i]: place for place, i in enumerate(ids) if i in names}
+
+
+class _Peak:
+    """One reading of an assignment against the module's text."""
+
+    def __init__(
+        self, assignment: _Assignment, module: HloText, paths: tuple[dict[int, str], list[str]]
+    ) -> None:
+        self.assignment = assignment
+        self.module = module
+        self.paths = paths
+        self.buffers = {b.id: b for b in assignment.proto.logical_buffers}
+        self.differentiates = any(
+            "transpose(" in (i.op_name or "") for i in module.instructions.values()
+        )
+        self.temporaries = [
+            a for a in assignment.proto.buffer_allocations
+            if a.size > 0 and not a.is_thread_local and _holds_temporaries(a)
+        ]  # fmt: skip
+        self.replay = _Replay(self, [b.logical_buffer_id for a in self.temporaries
+                                     for b in a.assigned])  # fmt: skip
+
+    def read(self) -> MemoryPeak:
+        proto = self.assignment.proto
+        counted = [a for a in proto.buffer_allocations if a.size > 0 and not a.is_thread_local]
+        live, at = self.replay.peak() if self.replay.region else ([], None)
+        point = self._point(at)
+        backward = point is not None and self._role(point.instruction, False) == "backward"
+        held = [self._held(a) for a in counted if not _holds_temporaries(a)]
+        held += [self._temporary(self.buffers[i], backward) for i in live]
+        held.sort(key=lambda b: (-b.bytes, b.kind, b.path or "", b.instruction or ""))
+        return MemoryPeak(
+            sum(b.bytes for b in held), sum(a.size for a in counted), point, tuple(held)
+        )
+
+    def _point(self, name: str | None) -> PeakPoint | None:
+        if name is None:
+            return None
+        instruction = self.module.instructions.get(name)
+        file, line = self.module.source(instruction) if instruction else (None, None)
+        times = self.replay.times
+        return PeakPoint(name, file, line, times.get(name), len(times) or None)
+
+    def _name(self, buffer: Any) -> str:
+        at = buffer.defined_at
+        return self.assignment.names.get(at.instruction_id) or at.instruction_name
+
+    def _held(self, allocation: Any) -> PeakBuffer:
+        """An argument's, a result's or a constant's allocation, whole."""
+        if allocation.is_entry_computation_parameter:
+            number = allocation.parameter_number
+            name = self.module.computations[self.module.entry].parameters.get(number)
+            instruction = self.module.instructions.get(name or "")
+            return PeakBuffer(
+                allocation.size,
+                _type(instruction.shape if instruction else "?", allocation.parameter_shape_index),
+                "argument",
+                path=self.paths[0].get(number),
+                instruction=name,
+                donated=allocation.maybe_live_out,
+            )
+        kind: BufferKind = "constant" if allocation.is_constant else "result"
+        for assigned in allocation.assigned:
+            buffer = self.buffers.get(assigned.logical_buffer_id)
+            if buffer is None:
+                continue
+            name = self._name(buffer)
+            instruction = self.module.instructions.get(name)
+            if instruction is None or kind == "constant":
+                continue
+            index = list(buffer.defined_at.shape_index)
+            shape = _type(instruction.shape, index)
+            if shape.startswith("(") and allocation.size == assigned.size:
+                return PeakBuffer(allocation.size, shape, "result", instruction=name)
+            outputs = hlo_flow.outputs_of(self.module, name) if not index else ()
+            if outputs:
+                paths = self.paths[1]
+                path = paths[outputs[0]] if outputs[0] < len(paths) else None
+                return PeakBuffer(allocation.size, shape, "result", path, instruction=name)
+        first = allocation.assigned[0] if allocation.assigned else None
+        name = self._name(self.buffers[first.logical_buffer_id]) if first else None
+        instruction = self.module.instructions.get(name or "")
+        return PeakBuffer(allocation.size, _type(instruction.shape if instruction else "?", []),
+                          kind, instruction=name)  # fmt: skip
+
+    def _temporary(self, buffer: Any, backward: bool) -> PeakBuffer:
+        name = self._name(buffer)
+        instruction = self.module.instructions.get(name)
+        if instruction is None:
+            return PeakBuffer(buffer.size, "?", "temporary", instruction=name)
+        file, line = self.module.source(instruction)
+        loops, _ = hlo_flow.loops_of(self.module, instruction.computation)
+        return PeakBuffer(
+            buffer.size,
+            _type(instruction.shape, list(buffer.defined_at.shape_index)),
+            "collective" if _collective(instruction) else "temporary",
+            instruction=name,
+            file=file,
+            line=line,
+            role=self._role(name, backward),
+            loop=self._loop(loops[-1]) if loops else None,
+        )
+
+    def _role(self, name: str, peak_in_backward: bool) -> BufferRole | None:
+        """What the temporary ``name`` defines is for, where the program differentiates."""
+        if not self.differentiates:
+            return None
+        instruction = self.module.instructions.get(name)
+        op_name = (instruction.op_name if instruction else None) or ""
+        if "transpose(" in op_name:
+            return "backward"
+        if "jvp(" in op_name:
+            return "residual" if peak_in_backward else "forward"
+        first_backward = min(
+            (self.replay.times.get(i.name, 1 << 62) for i in self.module.instructions.values()
+             if "transpose(" in (i.op_name or "")),
+            default=None,
+        )  # fmt: skip
+        place = self.replay.times.get(name)
+        if first_backward is not None and place is not None and place > first_backward:
+            return "update"
+        return "forward"
+
+    def _loop(self, name: str) -> str:
+        loop = self.module.instructions.get(name)
+        file, line = self.module.source(loop) if loop else (None, None)
+        return f"{name} at {file}:{line}" if file else name
+
+
+def _holds_temporaries(allocation: Any) -> bool:
+    return not (
+        allocation.is_entry_computation_parameter
+        or allocation.maybe_live_out
+        or allocation.is_constant
+    )
+
+
+def _collective(instruction: Instruction) -> bool:
+    opcode = instruction.opcode.removesuffix("-start").removesuffix("-done")
+    return opcode in hlo_flow.KINDS
+
+
+def _type(shape: str, index: Sequence[int]) -> str:
+    """The element at tuple ``index`` of an HLO shape, without layouts (``f32[16,128]``)."""
+    text = _LAYOUT.sub("", shape).strip()
+    for position in index:
+        elements = _elements(text)
+        if position >= len(elements):
+            return text
+        text = elements[position]
+    return text
+
+
+def _elements(tuple_text: str) -> list[str]:
+    """A tuple shape's elements (``(f32[2], (s32[], f32[]))`` → two), split at its own
+    commas; a non-tuple is one."""
+    if not tuple_text.startswith("("):
+        return [tuple_text]
+    inner = tuple_text[1:-1]
+    parts: list[str] = []
+    depth = 0
+    start = 0
+    for i, char in enumerate(inner):
+        if char in "([":
+            depth += 1
+        elif char in ")]":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(inner[start:i].strip())
+            start = i + 1
+    parts.append(inner[start:].strip())
+    return [p for p in parts if p]
+
+
+_FORWARDING = frozenset(("tuple", "get-tuple-element", "bitcast", "call"))
+"""Instructions that pass their operands' buffers on without reading them (a ``call``:
+to its computation's parameters, read there)."""
+_SEQUENTIAL = frozenset(("while", "conditional", "call"))
+"""Instructions whose called computations run in the schedule, before them."""
+
+
+class _Replay:
+    """XLA's live ranges, replayed from the schedule over the temporaries' buffers.
+
+    Each buffer is live from the instruction defining it to the last one reading it, the
+    schedule flattened as XLA flattens it (a loop's condition, then its body, then the
+    loop); a buffer passed on by a tuple, a ``get-tuple-element``, a ``bitcast``, a
+    loop's state or its result is read where those are read; one read by a ``while`` is
+    read when its condition starts; a called computation's root is read just after it
+    ends. Buffers at one offset of one allocation are one memory: counted once."""
+
+    def __init__(self, peak: _Peak, held: Sequence[int]) -> None:
+        self.reading = peak
+        self.module = peak.module
+        self.at: dict[tuple[str, tuple[int, ...]], int] = {}
+        region: dict[int, tuple[int, int, int]] = {}
+        for allocation in peak.assignment.proto.buffer_allocations:
+            for assigned in allocation.assigned:
+                region[assigned.logical_buffer_id] = (allocation.index, assigned.offset,
+                                                      assigned.size)  # fmt: skip
+        self.region = {i: region[i] for i in held if i in region and i in peak.buffers}
+        for buffer_id in self.region:
+            buffer = peak.buffers[buffer_id]
+            self.at[(peak._name(buffer), tuple(buffer.defined_at.shape_index))] = buffer_id
+        self.times, self.spans = self._flatten()
+
+    def _flatten(self) -> tuple[dict[str, int], dict[str, tuple[int, int]]]:
+        """Each instruction's time, and each called computation's (first, last) times."""
+        times: dict[str, int] = {}
+        spans: dict[str, tuple[int, int]] = {}
+        schedule = self.reading.assignment.schedule
+        sequences: dict[str, list[str]] = {}
+        for name in sorted(schedule, key=schedule.__getitem__):
+            instruction = self.module.instructions.get(name)
+            if instruction is not None:
+                sequences.setdefault(instruction.computation, []).append(name)
+
+        def place(computation: str) -> None:
+            first = len(times)
+            for name in sequences.get(computation, ()):
+                instruction = self.module.instructions[name]
+                if instruction.opcode in _SEQUENTIAL:
+                    called = instruction.called("condition") + instruction.called("body")
+                    for callee in called or instruction.called():
+                        place(callee)
+                times[name] = len(times)
+            spans[computation] = (first, len(times) - 1)
+
+        place(self.module.entry)
+        return times, spans
+
+    def value(self, name: str, index: tuple[int, ...], depth: int = 0) -> int | None:
+        """The temporary's buffer at tuple ``index`` of instruction ``name``'s result."""
+        if (name, index) in self.at or depth > 256:
+            return self.at.get((name, index))
+        instruction = self.module.instructions.get(name)
+        if instruction is None:
+            return None
+        op, operands = instruction.opcode, instruction.operands
+        if op == "get-tuple-element" and operands and instruction.index is not None:
+            return self.value(operands[0], (instruction.index, *index), depth + 1)
+        if op in ("bitcast", "while") and operands:
+            return self.value(operands[0], index, depth + 1)
+        if op == "tuple" and index and index[0] < len(operands):
+            return self.value(operands[index[0]], index[1:], depth + 1)
+        if op == "call" and instruction.called():
+            root = self.module.computations[instruction.called()[0]].root
+            return self.value(root, index, depth + 1) if root else None
+        if op == "parameter" and instruction.computation != self.module.entry:
+            callers = [c for c in self.module.callers.get(instruction.computation, [])
+                       if c.opcode in ("while", "call") and c.operands]  # fmt: skip
+            if not callers:
+                return None
+            number = 0 if callers[0].opcode == "while" else instruction.number or 0
+            return self.value(callers[0].operands[number], index, depth + 1)
+        return None
+
+    def values_under(self, name: str) -> set[int]:
+        """Every temporary's buffer in instruction ``name``'s result, at any tuple index."""
+        instruction = self.module.instructions.get(name)
+        found: set[int] = set()
+        for index in _indices(instruction.shape if instruction else ""):
+            buffer_id = self.value(name, index)
+            if buffer_id is not None:
+                found.add(buffer_id)
+        return found
+
+    def peak(self) -> tuple[list[int], str | None]:
+        """The buffers live at the peak (one per memory region) and the instruction the
+        peak is reached at."""
+        start = {i: self.times.get(self.reading._name(self.reading.buffers[i]), 0)
+                 for i in self.region}  # fmt: skip
+        end = dict(start)
+
+        def read(ids: set[int], time: int) -> None:
+            for i in ids:
+                end[i] = max(end[i], time)
+
+        for name, time in self.times.items():
+            instruction = self.module.instructions[name]
+            if instruction.opcode == "get-tuple-element":
+                read({v for v in [self.value(instruction.operands[0], ())] if v is not None}, time)
+            elif instruction.opcode == "while":
+                condition = instruction.called("condition")
+                entered = self.spans[condition[0]][0] if condition else time
+                read(self.values_under(instruction.operands[0]), entered)
+            elif instruction.opcode not in _FORWARDING:
+                for operand in instruction.operands:
+                    read(self.values_under(operand), time)
+        for computation, (_, last) in self.spans.items():
+            root = self.module.computations[computation].root
+            if computation != self.module.entry and root:
+                read(self.values_under(root), last + 1)
+        best: tuple[int, list[int], int] = (-1, [], 0)
+        for time in sorted(set(start.values())):
+            regions: dict[tuple[int, int, int], int] = {}
+            for i in sorted(self.region, key=lambda i: (-start[i], i)):
+                if start[i] <= time <= end[i]:
+                    regions.setdefault(self.region[i], i)
+            held = sum(region[2] for region in regions)
+            if held > best[0]:
+                best = (held, sorted(regions.values()), time)
+        names = {time: name for name, time in self.times.items()}
+        return best[1], names.get(best[2])
+
+
+def _indices(shape: str) -> list[tuple[int, ...]]:
+    """Every tuple index of an HLO shape, itself ``()`` first."""
+    found: list[tuple[int, ...]] = [()]
+    text = _LAYOUT.sub("", shape).strip()
+    if text.startswith("("):
+        for position, element in enumerate(_elements(text)):
+            found += [(position, *rest) for rest in _indices(element)]
+    return found
