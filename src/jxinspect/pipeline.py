@@ -156,11 +156,17 @@ def described(result: LintResult, source: str) -> LintResult:
 
 
 def report_of(
-    staged: Staged, context: Context, jax_mesh: Any = None, *, compile: bool = False
+    staged: Staged,
+    context: Context,
+    jax_mesh: Any = None,
+    *,
+    compile: bool = False,
+    memory: bool = False,
 ) -> Report:
     """The one way from a staged program to its report (not judged yet), whether it was
     staged here or lowered by a recorded run: ``@main`` read over ``jax_mesh`` (else
-    ``context.mesh``), the report built, and with ``compile`` what XLA chose."""
+    ``context.mesh``), the report built, and with ``compile`` what XLA chose (``memory``:
+    and the buffers live at the peak)."""
     from jxinspect.tracer import inputs, seam
     from jxinspect.tracer.read import report as extract
     from jxinspect.tracer.staged import Lowered
@@ -180,7 +186,7 @@ def report_of(
         )
         report = with_axis_types(report, jax_mesh)
         if compile and isinstance(staged, Lowered):
-            report = compiled_report(report, staged)
+            report = compiled_report(report, staged, memory=memory)
     return report
 
 
@@ -204,13 +210,14 @@ def inspect_function(
     notes: tuple[str, ...] = (),
     keep_texts: TextRequest | None = None,
     compile: bool = False,
+    memory: bool = False,
     policy: Policy | None = None,
     inputs_from: InputsFrom | None = None,
     judged: bool = True,
 ) -> Report:
     """Stage ``fun`` with ``options`` given to the staging API as they are; its Report,
     judged with ``policy`` (``judged``: not for a lint worker). ``compile``: also what
-    XLA chose. ``inputs_from``: how the inputs were built, where the user gave none."""
+    XLA chose (``memory``: and the buffers live at the peak). ``inputs_from``: how the inputs were built, where the user gave none."""
     from jxinspect.tracer import inputs, seam
     from jxinspect.tracer import stage as staging
     from jxinspect.tracer.read.report import Context
@@ -242,7 +249,7 @@ def inspect_function(
             notes=(*notes, *([ALREADY_STAGED] if already else [])),
             keep_texts=keep_texts,
         )
-        report = report_of(staged, context, jax_mesh, compile=compile)
+        report = report_of(staged, context, jax_mesh, compile=compile, memory=memory)
     if inputs_from is not None:
         report = replace(report, inputs_from=inputs_from)
     said = [str(w.message).strip().splitlines()[0] for w in caught if str(w.message).strip()]
@@ -288,8 +295,9 @@ def _program_paths(
     return mapped[0], [*static_args, *mapped[1]]
 
 
-def compiled_report(report: Report, staged: Lowered) -> Report:
-    """``report`` with what XLA chose when compiling ``staged``."""
+def compiled_report(report: Report, staged: Lowered, *, memory: bool = False) -> Report:
+    """``report`` with what XLA chose when compiling ``staged`` (``memory``: and the
+    buffers live at the peak)."""
     from jxinspect.tracer import stage as staging
     from jxinspect.tracer.read import compiled
     from jxinspect.tracer.staged import CompileFailed
@@ -298,7 +306,7 @@ def compiled_report(report: Report, staged: Lowered) -> Report:
     done = staging.compile(staged)
     if isinstance(done, CompileFailed):
         return replace(report, error=f"compilation failed: {done.error}")
-    return compiled.attach(report, done.executable)
+    return compiled.attach(report, done.executable, memory=memory)
 
 
 def _parse(flag: str, parser: Any, text: str) -> Any:
@@ -546,6 +554,7 @@ def inspect_target(
     *,
     keep_texts: TextRequest | None = None,
     compile: bool = False,
+    memory: bool = False,
     policy: Policy | None = None,
     freeze: bool = True,
     judged: bool = True,
@@ -592,6 +601,7 @@ def inspect_target(
             notes=tuple(notes),
             keep_texts=keep_texts,
             compile=compile,
+            memory=memory,
             policy=policy,
             inputs_from=said,
             judged=judged,

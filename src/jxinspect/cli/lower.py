@@ -25,7 +25,7 @@ from jxinspect.cli.staging import NO_FLAGS, Flags, with_staging_flags
 from jxinspect.core.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USER_CODE
 from jxinspect.core.model import gate
 from jxinspect.core.program import ModuleDialect
-from jxinspect.core.vocabulary import FailOn
+from jxinspect.core.vocabulary import COMPILED_VIEWS, FailOn
 from jxinspect.project.options import TargetOptions, options_from_flags
 from jxinspect.project.targets import user_prints_to_stderr
 from jxinspect.render.common.escape import text as one_line
@@ -65,6 +65,13 @@ def lower(
     compile: Annotated[
         bool, typer.Option("--compile", help="Also compile: chosen shardings, memory, collectives.")
     ] = False,
+    memory: Annotated[
+        bool,
+        typer.Option(
+            "--memory",
+            help="Also compile and show the peak per device and the buffers live there.",
+        ),
+    ] = False,
     fail_on: Annotated[FailOn, typer.Option(help="Exit 1 on findings this severe.")] = "never",
     color: ColorOpt = Color.auto,
     show_traceback: TracebackOpt = False,
@@ -80,12 +87,19 @@ def lower(
 
         config = project_config()  # read once: the target's options and the rules
         shown = views(show)
-        wants_compiled = compile or "collectives" in shown
+        memory_wanted = memory or "memory" in shown
+        if memory and "memory" not in shown:
+            shown = (*shown, "memory")
+        wants_compiled = compile or memory_wanted or any(v in COMPILED_VIEWS for v in shown)
         request = text_request(shown, format, dialect, debug_info, source, max_lines)
         resolved = resolve(target, given, config)
         with user_prints_to_stderr():
             report = inspect_target(
-                resolved, keep_texts=request, compile=wants_compiled, policy=config.policy
+                resolved,
+                keep_texts=request,
+                compile=wants_compiled,
+                memory=memory_wanted,
+                policy=config.policy,
             )
         text = render_report(report, format, shown, use_color(color, output), max_lines)
         emit(text, output)

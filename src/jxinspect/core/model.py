@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import KW_ONLY, dataclass, field, replace
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from msgspec import Meta
 
@@ -418,6 +418,7 @@ class MemoryStats:
 BufferKind = Literal["argument", "result", "temporary", "collective", "constant"]
 """What a buffer live at the peak holds: an argument, a result, a temporary, a
 collective's buffer, a constant."""
+BUFFER_KINDS: tuple[BufferKind, ...] = get_args(BufferKind)
 BufferRole = Literal["forward", "residual", "backward", "update"]
 """What a temporary is for, read from its transformation path (``jvp``, ``transpose``):
 the forward pass, kept for the backward pass, the backward pass, or an update after it."""
@@ -476,6 +477,9 @@ class MemoryPeak:
     """``None``: the program holds no temporaries."""
     buffers: tuple[PeakBuffer, ...] | None = ()
     """Largest first; ``None``: not read (:attr:`unread`)."""
+    timeline: tuple[int, ...] = ()
+    """The bytes live at each step of the schedule (flattened over loop bodies): the
+    arguments and results, and the temporaries live then."""
     unread: str | None = None
     """Why the peak could not be read, in one line."""
 

@@ -70,12 +70,14 @@ inputs making another program (closed-over values); JAX's tracing context (the
 configuration, the mesh)."""
 REASON_KINDS: tuple[ReasonKind, ...] = get_args(ReasonKind)
 
-View = Literal["jaxpr", "mlir", "sharding", "collectives"]
+View = Literal["jaxpr", "mlir", "sharding", "collectives", "memory"]
 """What a report draws after its text (``lower --show``, ``Report.show``): the annotated
-jaxpr, the annotated module, the sharding pictures, the compiled program's collectives.
-The command line's choice, the renderers (``render.report.views``) and the README's list
-of views follow :data:`VIEWS`."""
+jaxpr, the annotated module, the sharding pictures, the compiled program's collectives,
+the buffers live at its peak. The command line's choice, the renderers
+(``render.report.views``) and the README's list of views follow :data:`VIEWS`."""
 VIEWS: tuple[View, ...] = get_args(View)
+COMPILED_VIEWS: tuple[View, ...] = ("collectives", "memory")
+"""The views of what compiling made: asking for one compiles."""
 
 
 def view_named(name: str) -> View:

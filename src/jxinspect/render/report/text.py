@@ -16,6 +16,7 @@ from jxinspect.render.common.console import ansi_console
 from jxinspect.render.common.escape import text as esc
 from jxinspect.render.common.findings import grouped, inside_jax_line
 from jxinspect.render.common.table import plain_table
+from jxinspect.render.report import memory_view
 
 INPUT_COLUMNS = ("#", "path", "name in program", "status", "type", "sharding", "compiled",
                  "per device", "donation")  # fmt: skip
@@ -174,6 +175,8 @@ def header_lines(report: Report) -> list[tuple[str, str]]:
         cost = cost_line(report.compiled)
         if cost:
             lines.append(("cost", cost))
+        if report.compiled.peak is not None:
+            lines.append(("peak", memory_view.summary(report.compiled.peak)))
         if memory.note:
             lines.append(("note", memory.note))
         if report.compiled.unread is not None:

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from jxinspect.core.exhaustive import assert_never
 from jxinspect.core.model import Report
-from jxinspect.core.vocabulary import view_named
-from jxinspect.render.report import collectives, jaxpr_view, mlir_view, sharding_view
+from jxinspect.core.vocabulary import COMPILED_VIEWS, view_named
+from jxinspect.render.report import collectives, jaxpr_view, memory_view, mlir_view, sharding_view
 
 
 def render(report: Report, what: str, color: bool = False, max_lines: int | None = None) -> str:
@@ -24,6 +24,8 @@ def render(report: Report, what: str, color: bool = False, max_lines: int | None
             return sharding_view.render(report, color)
         case "collectives":
             return collectives.render(report)
+        case "memory":
+            return memory_view.render(report)
         case _:
             assert_never(view)
 
@@ -32,11 +34,11 @@ def text_with_views(
     report: Report, views: Sequence[str], color: bool = False, max_lines: int | None = None
 ) -> str:
     """The text report, then each view asked for, each under a rule naming it (the
-    collectives table names itself)."""
+    collectives and memory tables name themselves)."""
     from jxinspect.render.report import text as text_render
 
     text = text_render.render(report, color=color)
     for what in views:
         drawn = render(report, what, color, max_lines)
-        text += "\n" + (drawn if what == "collectives" else f"── {what} ──\n" + drawn)
+        text += "\n" + (drawn if what in COMPILED_VIEWS else f"── {what} ──\n" + drawn)
     return text

@@ -24,6 +24,7 @@ from jxinspect.core.model import (
     Collective,
     CompiledInfo,
     Input,
+    MemoryPeak,
     MemoryStats,
     Mesh,
     Operand,
@@ -36,6 +37,7 @@ from jxinspect.core.units import type_text
 from jxinspect.tracer import seam
 from jxinspect.tracer.read import hlo_flow, hlo_text, replica_groups, shardings
 from jxinspect.tracer.read.hlo_text import HloText, Instruction, UnreadHlo
+from jxinspect.tracer.read.peak import read_peak
 from jxinspect.tracer.read.replica_groups import Groups
 
 
@@ -211,30 +213,35 @@ def read_compiled(
     mesh: Mesh | None,
     estimate: tuple[int, int],
     paths: tuple[dict[int, str], list[str]] = ({}, []),
+    *,
+    memory: bool = False,
 ) -> tuple[CompiledInfo, tuple[str | None, ...]]:
     """Memory, cost, aliasing and collectives of a compiled program, and the name each of
     its parameters carries (XLA keeps ``@main``'s argument names as their op metadata),
     all read from the optimized HLO's text. Where that text cannot be read, its
     collectives, aliases and names are unknown (``None``) and ``unread`` says why.
     ``paths``: the program's inputs' paths by parameter number, and its outputs' paths,
-    which the collectives name where they move them."""
+    which the collectives name where they move them. ``memory``: also the peak and the
+    buffers live there (:mod:`.peak`)."""
     costs = seam.cost_analysis(compiled) or {}
-    memory = memory_stats(compiled, estimate)
+    stats = memory_stats(compiled, estimate)
     try:
         module = hlo_text.parse(compiled.as_text())
         collectives = read_collectives(module, mesh, seam.partition_devices(compiled), paths)
     except Exception as err:  # a text this reader does not know: unknown, never empty
         unread, error = _unread(err)
-        info = CompiledInfo(memory=memory, collectives=None, aliases=None, unread=unread,
-                            unread_error=error, flops=costs.get("flops"),
+        peak = MemoryPeak(None, buffers=None, unread=unread) if memory else None
+        info = CompiledInfo(memory=stats, collectives=None, aliases=None, unread=unread,
+                            unread_error=error, flops=costs.get("flops"), peak=peak,
                             bytes_accessed=costs.get("bytes accessed"))  # fmt: skip
         return info, ()
     info = CompiledInfo(
-        memory=memory,
+        memory=stats,
         collectives=collectives,
         aliases=tuple(sorted(module.aliases.items())),
         flops=costs.get("flops"),
         bytes_accessed=costs.get("bytes accessed"),
+        peak=read_peak(compiled, module, paths) if memory else None,
     )
     return info, tuple(hlo_text.parameter_names(module))
 
@@ -268,9 +275,9 @@ def check_compilable(report: Report) -> None:
             )
 
 
-def attach(report: Report, compiled: Any) -> Report:
+def attach(report: Report, compiled: Any, *, memory: bool = False) -> Report:
     """The report with what compilation chose: per-leaf shardings, aliasing, memory,
-    collectives; ``reached`` becomes ``compiled``."""
+    collectives (``memory``: and the peak's live set); ``reached`` becomes ``compiled``."""
     mesh = report.mesh
     chosen_in, chosen_out = seam.compiled_shardings(compiled)
     estimate = (
@@ -281,7 +288,7 @@ def attach(report: Report, compiled: Any) -> Report:
         {leaf.main_index: leaf.path for leaf in report.inputs if leaf.main_index is not None},
         [leaf.path for leaf in report.outputs],
     )
-    info, names = read_compiled(compiled, mesh, estimate, paths)
+    info, names = read_compiled(compiled, mesh, estimate, paths, memory=memory)
     aliases = dict(info.aliases or ())
 
     def chosen(chosen_shardings: list[Any], i: int, rank: int) -> Sharding | None:

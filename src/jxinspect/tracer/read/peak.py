@@ -107,10 +107,15 @@ class _Peak:
         point = self._point(at)
         backward = point is not None and self._role(point.instruction, False) == "backward"
         held = [self._held(a) for a in counted if not _holds_temporaries(a)]
+        whole_run = sum(b.bytes for b in held)
         held += [self._temporary(self.buffers[i], backward) for i in live]
         held.sort(key=lambda b: (-b.bytes, b.kind, b.path or "", b.instruction or ""))
         return MemoryPeak(
-            sum(b.bytes for b in held), sum(a.size for a in counted), point, tuple(held)
+            sum(b.bytes for b in held),
+            sum(a.size for a in counted),
+            point,
+            tuple(held),
+            timeline=tuple(whole_run + t for t in self.replay.timeline),
         )
 
     def _point(self, name: str | None) -> PeakPoint | None:
@@ -283,6 +288,8 @@ class _Replay:
             buffer = peak.buffers[buffer_id]
             self.at[(peak._name(buffer), tuple(buffer.defined_at.shape_index))] = buffer_id
         self.times, self.spans = self._flatten()
+        self.timeline: list[int] = []
+        """The temporaries' live bytes at each time (after :meth:`peak`)."""
 
     def _flatten(self) -> tuple[dict[str, int], dict[str, tuple[int, int]]]:
         """Each instruction's time, and each called computation's (first, last) times."""
@@ -371,17 +378,42 @@ class _Replay:
             root = self.module.computations[computation].root
             if computation != self.module.entry and root:
                 read(self.values_under(root), last + 1)
-        best: tuple[int, list[int], int] = (-1, [], 0)
-        for time in sorted(set(start.values())):
-            regions: dict[tuple[int, int, int], int] = {}
-            for i in sorted(self.region, key=lambda i: (-start[i], i)):
-                if start[i] <= time <= end[i]:
-                    regions.setdefault(self.region[i], i)
-            held = sum(region[2] for region in regions)
-            if held > best[0]:
-                best = (held, sorted(regions.values()), time)
+        return self._sweep(start, end)
+
+    def _sweep(self, start: dict[int, int], end: dict[int, int]) -> tuple[list[int], str | None]:
+        """The first time the most memory is live, each region counted once over the
+        union of its buffers' ranges, the buffers live then (per region, the latest
+        defined), and the live bytes at every time."""
+        ranges: dict[tuple[int, int, int], list[tuple[int, int]]] = {}
+        for i, region in self.region.items():
+            ranges.setdefault(region, []).append((start[i], end[i]))
+        change = [0] * (len(self.times) + 2)
+        for region, spans in ranges.items():
+            for first, last in _merged(spans):
+                change[first] += region[2]
+                change[last + 1] -= region[2]
+        live, self.timeline = 0, []
+        for time in range(len(self.times)):
+            live += change[time]
+            self.timeline.append(live)
+        best = max(range(len(self.timeline)), key=self.timeline.__getitem__, default=0)
+        chosen: dict[tuple[int, int, int], int] = {}
+        for i in sorted(self.region, key=lambda i: (-start[i], i)):
+            if start[i] <= best <= end[i]:
+                chosen.setdefault(self.region[i], i)
         names = {time: name for name, time in self.times.items()}
-        return best[1], names.get(best[2])
+        return sorted(chosen.values()), names.get(best)
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Overlapping (first, last) ranges joined."""
+    joined: list[tuple[int, int]] = []
+    for first, last in sorted(spans):
+        if joined and first <= joined[-1][1]:
+            joined[-1] = (joined[-1][0], max(joined[-1][1], last))
+        else:
+            joined.append((first, last))
+    return joined
 
 
 def _indices(shape: str) -> list[tuple[int, ...]]:

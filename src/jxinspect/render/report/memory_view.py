@@ -1,0 +1,97 @@
+"""The peak's live set (``lower --memory``): where the peak is reached, the bytes live over
+the schedule as a sparkline, and every buffer live there, largest first."""
+
+from __future__ import annotations
+
+from jxinspect.core.model import BUFFER_KINDS, MemoryPeak, PeakBuffer, PeakPoint, Report
+from jxinspect.core.units import human_bytes
+from jxinspect.render.common.escape import text as esc
+from jxinspect.render.common.table import plain_table
+
+COLUMNS = ("bytes", "kind", "type", "holds", "source", "role", "loop")
+BARS = "▁▂▃▄▅▆▇█"
+WIDTH = 60
+"""The sparkline's most columns: a longer schedule is drawn by its largest value per column."""
+
+
+def holds(buffer: PeakBuffer) -> str:
+    """What a buffer holds, as the user names it: an argument's or result's path (donated
+    said), else the optimized program's instruction."""
+    if buffer.path is not None:
+        return buffer.path + (" (donated)" if buffer.donated else "")
+    if buffer.kind == "result" and buffer.type.startswith("("):
+        return "the results' tuple"
+    return buffer.instruction or "?"
+
+
+def source(file: str | None, line: int | None) -> str:
+    return f"{file}:{line}" if file else ""
+
+
+def where(point: PeakPoint | None) -> str:
+    """``at dot.5 (model.py:40), step 33 of 37``; empty where no temporary is live."""
+    if point is None:
+        return ""
+    at = f"at {point.instruction}"
+    if point.file:
+        at += f" ({source(point.file, point.line)})"
+    if point.position is not None and point.of is not None:
+        at += f", step {point.position + 1} of {point.of}"
+    return at
+
+
+def sparkline(timeline: tuple[int, ...], width: int = WIDTH) -> str:
+    """The bytes live at each step, one bar per step (per group of steps, their most)."""
+    if not timeline:
+        return ""
+    groups = -(-len(timeline) // width)
+    values = [max(timeline[i : i + groups]) for i in range(0, len(timeline), groups)]
+    low, high = min(values), max(values)
+    span = high - low
+    return "".join(BARS[(v - low) * (len(BARS) - 1) // span] if span else BARS[0] for v in values)
+
+
+def summary(peak: MemoryPeak) -> str:
+    """One line, raw (escaped where shown): the peak, where it is reached, what XLA
+    allocated."""
+    if peak.bytes is None:
+        return f"not read: {peak.unread or 'unknown'}"
+    said = f"{human_bytes(peak.bytes)} per device"
+    said += f" {where(peak.at)}" if peak.at else ""
+    if peak.allocated is not None and human_bytes(peak.allocated) != human_bytes(peak.bytes):
+        said += f"; XLA allocated {human_bytes(peak.allocated)}"
+    return said
+
+
+def rows(peak: MemoryPeak) -> list[tuple[str, ...]]:
+    """One raw row per buffer (escaped by the table)."""
+    return [
+        (human_bytes(b.bytes), b.kind, b.type, holds(b), source(b.file, b.line), b.role or "",
+         b.loop or "")
+        for b in peak.buffers or ()
+    ]  # fmt: skip
+
+
+def per_kind(peak: MemoryPeak) -> str:
+    """Bytes per kind of buffer, in :data:`~jxinspect.core.model.BUFFER_KINDS` order."""
+    totals = {kind: 0 for kind in BUFFER_KINDS}
+    for b in peak.buffers or ():
+        totals[b.kind] += b.bytes
+    return ", ".join(f"{kind} {human_bytes(total)}" for kind, total in totals.items() if total)
+
+
+def render(report: Report) -> str:
+    """The peak, the bytes over the schedule and the buffers live at the peak."""
+    if report.compiled is None:
+        return f"memory: not compiled (reached {report.reached})\n"
+    peak = report.compiled.peak
+    if peak is None:
+        return "memory: the peak was not asked for (lower --memory)\n"
+    if peak.buffers is None or peak.bytes is None:
+        return f"memory at the peak: {esc(summary(peak))}\n"
+    lines = [f"memory at the peak: {len(peak.buffers)} buffers, {esc(summary(peak))}"]
+    if peak.timeline:
+        lines.append(f"  over the schedule: {sparkline(peak.timeline)}")
+    lines += ["  " + line for line in plain_table(COLUMNS, rows(peak))]
+    lines.append("  per kind: " + per_kind(peak))
+    return "\n".join(lines) + "\n"
