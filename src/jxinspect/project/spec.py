@@ -370,17 +370,6 @@ def _is_none(node: syn.Node) -> bool:
     return isinstance(node, syn.Const) and node.value is None
 
 
-def parse_value(text: str) -> object:
-    """One value: a pytree (tuple/list/dict) of ArraySpec, PSpec and literals."""
-    r = _Reader(text)
-    args = r.positional()
-    if not args:
-        r.fail_at(0, "empty spec")
-    if len(args) > 1:
-        r.fail(args[1], "expected one value (wrap several in (...) or [...])")
-    return r.tree(args[0], r.value)
-
-
 def parse_args(text: str) -> tuple[object, ...]:
     """Comma-separated values; ``"(a, b)"`` is one tuple value and ``""`` is ``()``."""
     r = _Reader(text)
