@@ -105,7 +105,9 @@ def inspect(
     """
     from jxinspect.core.program import TextRequest
     from jxinspect.pipeline import inspect_function
+    from jxinspect.tracer import seam
 
+    seam.require_supported()
     return inspect_function(
         fun,
         args,

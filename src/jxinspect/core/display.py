@@ -23,18 +23,19 @@ class Renderers(Protocol):
     def show(self, product: Displayed, view: str) -> None: ...
 
 
-_providers: list[Callable[[], Renderers]] = []
+_provider: Callable[[], Renderers]
+"""Where the renderers come from: set by the root package as it is imported, which Python
+does before any of its submodules (so before any product exists to display)."""
 
 
 def provide(provider: Callable[[], Renderers]) -> None:
     """Set where the renderers come from (the root package does, at import)."""
-    _providers[:] = [provider]
+    global _provider
+    _provider = provider
 
 
 def renderers() -> Renderers:
-    if not _providers:
-        raise RuntimeError("no renderers: import jxinspect before displaying its products")
-    return _providers[0]()
+    return _provider()
 
 
 class Displayed:

@@ -52,7 +52,6 @@ from jxinspect.lint.workers.supervisor import (
     Supervisor,
 )
 from jxinspect.pipeline import judge as judge_report
-from jxinspect.pipeline import rule_infos
 from jxinspect.project.config import (
     Config,
     Policy,
@@ -68,6 +67,7 @@ from jxinspect.project.declarations import (
     static_declaration,
 )
 from jxinspect.project.resolve import resolve
+from jxinspect.project.rule_table import rule_infos
 from jxinspect.project.sourcefile import search_text
 from jxinspect.project.targets import DECLARATION, parse_target
 from jxinspect.record.folder import Entry, read_compiles, read_index, read_record, target_name

@@ -20,7 +20,7 @@ from jxinspect.core import codec
 from jxinspect.core.artifacts import JSON_LIMIT, read_text
 from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.lint import LINT_SCHEMA, LintResult, ShardInfo
-from jxinspect.pipeline import described
+from jxinspect.project.rule_table import described
 
 
 @dataclass(frozen=True)

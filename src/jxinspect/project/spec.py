@@ -10,9 +10,10 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, NoReturn, TypeAlias
+from typing import Literal, NoReturn, TypeAlias, TypeVar
 
 from jxinspect.core import dtypes
+from jxinspect.core.errors import UsageError
 from jxinspect.project import spec_syntax as syn
 from jxinspect.project.spec_syntax import MAX_DEPTH as MAX_DEPTH
 from jxinspect.project.spec_syntax import SpecError as SpecError
@@ -370,15 +371,16 @@ def _is_none(node: syn.Node) -> bool:
     return isinstance(node, syn.Const) and node.value is None
 
 
-def parse_value(text: str) -> object:
-    """One value: a pytree (tuple/list/dict) of ArraySpec, PSpec and literals."""
-    r = _Reader(text)
-    args = r.positional()
-    if not args:
-        r.fail_at(0, "empty spec")
-    if len(args) > 1:
-        r.fail(args[1], "expected one value (wrap several in (...) or [...])")
-    return r.tree(args[0], r.value)
+_Parsed = TypeVar("_Parsed")
+
+
+def parse_flag(flag: str, parser: Callable[[str], _Parsed], text: str) -> _Parsed:
+    """``text``, given for ``flag`` (``--args``, a config key's flag), read by ``parser``:
+    a :class:`SpecError` is a :class:`~jxinspect.core.errors.UsageError` naming the flag."""
+    try:
+        return parser(text)
+    except SpecError as err:
+        raise UsageError(f"{flag}: {err}") from None
 
 
 def parse_args(text: str) -> tuple[object, ...]:

@@ -1,5 +1,6 @@
-"""A lint result's rules come from the pipeline (lint never reads the rule table): every
-rule with the policy's severity for a run, and a merged part's texts read back."""
+"""A lint result's rules come from the project's rule table (lint never imports the rules
+package itself): every rule with the policy's severity for a run, and a merged part's
+texts read back."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import pytest
 from jxinspect.core import codec
 from jxinspect.core.errors import UsageError
 from jxinspect.core.lint import LintResult, RuleInfo
-from jxinspect.pipeline import described, rule_infos
 from jxinspect.project.config import Policy
+from jxinspect.project.rule_table import described, rule_infos
 from jxinspect.rules import RULES, RULES_BY_CODE
 
 

@@ -1,0 +1,133 @@
+"""The staging API's call, as JAX takes it: its keywords, the mesh and the inputs laid
+out on it, and the user's path of each input the program receives.
+
+A target's options and example inputs (plain data from :mod:`jxinspect.project`) become
+JAX objects here: the devices are prepared before the user's module is imported, the
+mesh is built once (:func:`abstract_inputs`) and handed down, the declared layouts become
+``NamedSharding`` trees (``PartitionSpec`` trees for ``shard_map``) under the keyword the
+stage takes them by, and the report says each axis's type of the mesh it was staged over
+(:func:`with_axis_types`, in the one report builder's step).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from contextlib import AbstractContextManager
+from dataclasses import replace
+from typing import Any
+
+from jxinspect.core.errors import UsageError
+from jxinspect.core.model import Mesh, Report, StaticArg
+from jxinspect.project.options import TargetOptions
+from jxinspect.project.plan import StagingPlan, api_keywords, role_option
+from jxinspect.project.resolve import mesh_axes
+from jxinspect.project.spec import parse_flag
+from jxinspect.tracer import devices, inputs, seam
+from jxinspect.tracer.staged import Traced
+
+Paths = tuple[list[str | None] | None, list[StaticArg]]
+"""The user's path of each flat input (``None``: the callable has no signature to name
+them by), and the call's static arguments."""
+
+
+def prepare_devices(options: TargetOptions) -> tuple[Mesh | None, list[str]]:
+    """The mesh the options ask for, and the devices prepared for it (``--devices``;
+    before the backend starts), with what was said doing so."""
+    axes = mesh_axes(options.mesh) if options.mesh else None
+    mesh = Mesh(axes, abstract=bool(options.abstract)) if axes else None
+    needed = mesh.size if mesh and not mesh.abstract else None
+    return mesh, devices.prepare_devices(options.devices, needed)
+
+
+def abstract_inputs(
+    args: tuple[Any, ...], kwargs: dict[str, Any], mesh: Mesh | None, explicit: bool | None
+) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
+    """The JAX mesh of ``mesh`` (if any), and the example inputs as abstract values laid
+    out on it."""
+    jax_mesh = inputs.build_mesh(mesh, abstract=mesh.abstract, explicit=explicit) if mesh else None
+    args = tuple(inputs.to_abstract(a, jax_mesh) for a in args)
+    kwargs = {k: inputs.to_abstract(v, jax_mesh) for k, v in kwargs.items()}
+    return jax_mesh, args, kwargs
+
+
+def _single_or_tuple(values: tuple[Any, ...]) -> Any:
+    return values[0] if len(values) == 1 else values
+
+
+def staging_options(options: TargetOptions, jax_mesh: Any) -> dict[str, Any]:
+    """The staging API's keyword arguments: the options it takes as written, and the
+    declared layouts as JAX objects under the keyword the stage takes them by
+    (``PartitionSpec`` trees for shard_map, ``NamedSharding`` trees for jit/pjit)."""
+    stage = options.stage_name
+    result = api_keywords(options)
+    layouts = [
+        (option, parse_flag(option.flag, option.parse, value))
+        for role in ("in_layout", "out_layout")
+        if (option := role_option(stage, role)) and option.parse
+        if (value := getattr(options, option.name))
+    ]
+    if layouts and jax_mesh is None:
+        flags = "/".join(option.flag for option, _ in layouts)
+        raise UsageError(f"{flags} need a mesh: add --mesh, e.g. --mesh data=8")
+    if stage == "shard_map":
+        if jax_mesh is None:
+            raise UsageError("shard_map needs a mesh: add --mesh, e.g. --mesh data=2,model=4")
+        result["mesh"] = jax_mesh
+    for option, tree in layouts:
+        value = inputs.layout_tree(tree, jax_mesh, option.flag, specs_only=stage == "shard_map")
+        single = option.role == "out_layout"
+        result[option.keyword_for(stage)] = _single_or_tuple(value) if single else value
+    return result
+
+
+def over_explicit_axes(
+    options: TargetOptions, stage_options: dict[str, Any], args: tuple[Any, ...], jax_mesh: Any
+) -> tuple[tuple[Any, ...], AbstractContextManager[object]]:
+    """Over a mesh whose axes are all ``Explicit``, as a real run over it: the stage's
+    inputs that declare no layout laid out as its input specs say (``shard_map`` requires
+    the types to match them), and staging under the mesh."""
+    if jax_mesh is None or not seam.all_explicit(jax_mesh):
+        return args, contextlib.nullcontext()
+    layout = role_option(options.stage_name, "in_layout")
+    given = stage_options.get(layout.keyword_for(options.stage_name)) if layout else None
+    if options.stage_name == "shard_map" and given is not None:
+        args = inputs.laid_out_as_specs(args, given, jax_mesh)
+    return args, seam.use_mesh(jax_mesh)
+
+
+def with_axis_types(report: Report, *jax_meshes: Any) -> Report:
+    """``report`` saying each axis's type of the JAX mesh it was staged over: the first of
+    ``jax_meshes`` that has types for as many axes as the report's mesh."""
+    if report.axis_types is not None or report.mesh is None:
+        return report
+    for jax_mesh in jax_meshes:
+        types = seam.axis_type_names(jax_mesh) if jax_mesh is not None else None
+        if types is not None and len(types) == len(report.mesh.axes):
+            return replace(report, axis_types=types)
+    return report
+
+
+def call_paths(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], plan: StagingPlan) -> Paths:
+    """The user's path of each flat input of the call, and its static arguments."""
+    from jxinspect.tracer.read import paths
+
+    unwrapped = getattr(fun, "__wrapped__", fun)
+    return paths.argument_paths(  # type: ignore[return-value]
+        unwrapped, tuple(args), kwargs, plan.statics, plan.static_names
+    )
+
+
+def program_paths(called: Paths, plan: StagingPlan, traced: Traced) -> Paths:
+    """:func:`call_paths` for the inputs the program receives, where staging
+    rearranged the call (a wrapper, or the array leaves split from the rest)."""
+    from jxinspect.tracer.read import paths
+    from jxinspect.tracer.stage import wrapper_paths
+
+    expected, static_args = called
+    if traced.leaves is None or traced.call is None:
+        return expected, static_args
+    inner, call_args, call_kwargs = traced.call
+    mapped = wrapper_paths(traced) or paths.mapped_paths(
+        inner, call_args, call_kwargs, traced.leaves, plan.statics, plan.static_names
+    )
+    return mapped[0], [*static_args, *mapped[1]]
