@@ -30,6 +30,7 @@ from jxinspect.render.report import (
     collectives,
     html,
     jaxpr_view,
+    memory_view,
     mlir_view,
     sharding_view,
     views,
@@ -383,10 +384,12 @@ def test_each_view_is_drawn_by_its_name() -> None:
         "mlir": mlir_view.render(report),
         "sharding": sharding_view.render(report),
         "collectives": collectives.render(report),
+        "memory": memory_view.render(report),
     }
     with pytest.raises(ValueError) as refused:
         views.render(report, "nope")
-    assert str(refused.value) == "unknown view 'nope': use jaxpr, mlir, sharding or collectives"
+    said = "unknown view 'nope': use jaxpr, mlir, sharding, collectives or memory"
+    assert str(refused.value) == said
 
 
 def test_the_lower_page_describes_each_view_in_order() -> None:

@@ -184,6 +184,9 @@ RELEASE_FACTS: list[tuple[str, Callable[[], bool], Callable[[tuple[int, int, int
      lambda: (seam.cost_analysis(jax.jit(lambda x: x @ x).lower(
          jax.ShapeDtypeStruct((4, 4), "float32")).compile()) or {}).get("flops", 0) > 0,
      lambda v: True),
+    ("compiled: memory_analysis() holds the buffer assignment (0.4 to 0.5: in an HloProto)",
+     lambda: (seam.buffer_assignment(jax.jit(lambda x: x * 2.0).lower(1.0).compile())
+              or ("",))[0] == "BufferAssignment", lambda v: v >= (0, 6, 0)),
     ("hooks: pxla.lower_parallel_callable",
      lambda: hasattr(_pxla(), "lower_parallel_callable"), lambda v: v < (0, 10, 0)),
 ]  # fmt: skip

@@ -415,9 +415,10 @@ class MemoryStats:
     note: str | None = None
 
 
-BufferKind = Literal["argument", "result", "temporary", "collective", "constant"]
+BufferKind = Literal["argument", "result", "temporary", "collective"]
 """What a buffer live at the peak holds: an argument, a result, a temporary, a
-collective's buffer, a constant."""
+collective's buffer (constants are part of the program, as ``memory_analysis()`` counts
+them)."""
 BUFFER_KINDS: tuple[BufferKind, ...] = get_args(BufferKind)
 BufferRole = Literal["forward", "residual", "backward", "update"]
 """What a temporary is for, read from its transformation path (``jvp``, ``transpose``):
@@ -442,7 +443,8 @@ class PeakBuffer:
     role: BufferRole | None = None
     """``None``: the program does not differentiate, or the buffer is no temporary."""
     loop: str | None = None
-    """The while loop it lives in (``while.3 at model.py:40``); ``None``: outside loops."""
+    """The innermost ``while`` loop (a ``scan``, a ``fori_loop``) it lives in, by its
+    instruction's name; ``None``: outside loops."""
     donated: bool = False
     """An argument whose buffer the program reuses for a result."""
 

@@ -8,7 +8,8 @@ from jxinspect.core.units import human_bytes
 from jxinspect.render.common.escape import text as esc
 from jxinspect.render.common.table import plain_table
 
-COLUMNS = ("bytes", "kind", "type", "holds", "source", "role", "loop")
+COLUMNS = ("bytes", "kind", "type", "holds", "role", "loop", "source")
+"""The source last: a path's length never moves the other columns."""
 BARS = "▁▂▃▄▅▆▇█"
 WIDTH = 60
 """The sparkline's most columns: a longer schedule is drawn by its largest value per column."""
@@ -66,8 +67,8 @@ def summary(peak: MemoryPeak) -> str:
 def rows(peak: MemoryPeak) -> list[tuple[str, ...]]:
     """One raw row per buffer (escaped by the table)."""
     return [
-        (human_bytes(b.bytes), b.kind, b.type, holds(b), source(b.file, b.line), b.role or "",
-         b.loop or "")
+        (human_bytes(b.bytes), b.kind, b.type, holds(b), b.role or "", b.loop or "",
+         source(b.file, b.line))
         for b in peak.buffers or ()
     ]  # fmt: skip
 

@@ -3,8 +3,8 @@
 XLA's buffer assignment (:func:`~jxinspect.tracer.seam.buffer_assignment`, decoded by
 :mod:`.xla_protos`; no dump folder) gives every allocation: the entry parameters (the
 arguments), the maybe-live-out allocations (the results, and a tuple result's pointer
-table), constants, thread-local scalars (which ``memory_analysis()`` does not count, nor
-does this) and the temporaries' allocations, where logical buffers share memory at
+table), constants and thread-local scalars (which ``memory_analysis()`` does not count,
+nor does this) and the temporaries' allocations, where logical buffers share memory at
 offsets. Which temporaries are live together at the peak is XLA's own record: each
 allocation's buffers at its peak (0.8 on) or the heap simulator's trace (0.4.x); a
 release that keeps neither leaves the live set unknown, said in one line. Each buffer is
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jxinspect.core.model import BufferKind, BufferRole, MemoryPeak, PeakBuffer, PeakPoint
+from jxinspect.core.model import BufferRole, MemoryPeak, PeakBuffer, PeakPoint
 from jxinspect.tracer import seam
 from jxinspect.tracer.read import hlo_flow, xla_protos
 from jxinspect.tracer.read.hlo_text import HloText, Instruction
@@ -94,15 +94,14 @@ class _Peak:
             "transpose(" in (i.op_name or "") for i in module.instructions.values()
         )
         self.temporaries = [
-            a for a in assignment.proto.buffer_allocations
-            if a.size > 0 and not a.is_thread_local and _holds_temporaries(a)
-        ]  # fmt: skip
+            a for a in assignment.proto.buffer_allocations if _counted(a) and _holds_temporaries(a)
+        ]
         self.replay = _Replay(self, [b.logical_buffer_id for a in self.temporaries
                                      for b in a.assigned])  # fmt: skip
 
     def read(self) -> MemoryPeak:
         proto = self.assignment.proto
-        counted = [a for a in proto.buffer_allocations if a.size > 0 and not a.is_thread_local]
+        counted = [a for a in proto.buffer_allocations if _counted(a)]
         live, at = self.replay.peak() if self.replay.region else ([], None)
         point = self._point(at)
         backward = point is not None and self._role(point.instruction, False) == "backward"
@@ -131,7 +130,7 @@ class _Peak:
         return self.assignment.names.get(at.instruction_id) or at.instruction_name
 
     def _held(self, allocation: Any) -> PeakBuffer:
-        """An argument's, a result's or a constant's allocation, whole."""
+        """An argument's or a result's allocation, whole."""
         if allocation.is_entry_computation_parameter:
             number = allocation.parameter_number
             name = self.module.computations[self.module.entry].parameters.get(number)
@@ -144,14 +143,13 @@ class _Peak:
                 instruction=name,
                 donated=allocation.maybe_live_out,
             )
-        kind: BufferKind = "constant" if allocation.is_constant else "result"
         for assigned in allocation.assigned:
             buffer = self.buffers.get(assigned.logical_buffer_id)
             if buffer is None:
                 continue
             name = self._name(buffer)
             instruction = self.module.instructions.get(name)
-            if instruction is None or kind == "constant":
+            if instruction is None:
                 continue
             index = list(buffer.defined_at.shape_index)
             shape = _type(instruction.shape, index)
@@ -166,7 +164,7 @@ class _Peak:
         name = self._name(self.buffers[first.logical_buffer_id]) if first else None
         instruction = self.module.instructions.get(name or "")
         return PeakBuffer(allocation.size, _type(instruction.shape if instruction else "?", []),
-                          kind, instruction=name)  # fmt: skip
+                          "result", instruction=name)  # fmt: skip
 
     def _temporary(self, buffer: Any, backward: bool) -> PeakBuffer:
         name = self._name(buffer)
@@ -183,7 +181,7 @@ class _Peak:
             file=file,
             line=line,
             role=self._role(name, backward),
-            loop=self._loop(loops[-1]) if loops else None,
+            loop=loops[-1] if loops else None,
         )
 
     def _role(self, name: str, peak_in_backward: bool) -> BufferRole | None:
@@ -206,18 +204,15 @@ class _Peak:
             return "update"
         return "forward"
 
-    def _loop(self, name: str) -> str:
-        loop = self.module.instructions.get(name)
-        file, line = self.module.source(loop) if loop else (None, None)
-        return f"{name} at {file}:{line}" if file else name
+
+def _counted(allocation: Any) -> bool:
+    """Whether ``memory_analysis()`` counts the allocation: not a thread-local scalar, not
+    a constant (part of the program)."""
+    return allocation.size > 0 and not (allocation.is_thread_local or allocation.is_constant)
 
 
 def _holds_temporaries(allocation: Any) -> bool:
-    return not (
-        allocation.is_entry_computation_parameter
-        or allocation.maybe_live_out
-        or allocation.is_constant
-    )
+    return not (allocation.is_entry_computation_parameter or allocation.maybe_live_out)
 
 
 def _collective(instruction: Instruction) -> bool:
