@@ -66,7 +66,8 @@ def test_show_prints_a_view_in_a_console(report: Report, capsys: Any) -> None:
     assert capsys.readouterr().out == "collectives: not compiled (reached lowered)\n"
     with pytest.raises(ValueError) as refused:
         report.show("nope")
-    assert str(refused.value) == "unknown view 'nope': use jaxpr, mlir, sharding or collectives"
+    said = "unknown view 'nope': use jaxpr, mlir, sharding, collectives or memory"
+    assert str(refused.value) == said
 
 
 def test_diff_of_two_functions_finds_the_newly_pruned_argument() -> None:

@@ -471,6 +471,40 @@ def test_cost_section_in_chromium(browser: Any, tmp_path: Path, run_cli: Any) ->
     assert refused == [], f"the page asked for more than its own file: {refused}"
 
 
+def test_peak_chart_in_chromium(browser: Any, tmp_path: Path, run_cli: Any) -> None:
+    """``--memory``'s section: the chart is drawn in view, its peak line where the JSON's
+    point is, the peak and its largest buffers labelled; the table holds every buffer."""
+    from jxinspect.core.units import human_bytes
+
+    (tmp_path / "layers.py").write_text(LAYERS, encoding="utf-8")
+    out = tmp_path / "peak.html"
+    result = run_cli("lower", "layers.py:layers", "--memory", "--format", "html", "-o", out,
+                     cwd=tmp_path)  # fmt: skip
+    assert result.returncode in (0, 1), result.describe()
+    json_run = run_cli("lower", "layers.py:layers", "--memory", "--format", "json", cwd=tmp_path)
+    peak = json.loads(json_run.stdout)["compiled"]["peak"]
+    page, problems, refused = open_offline(browser, out, 1400, 900)
+    try:
+        page.locator('nav a[href="#cost"]').click()
+        chart = page.locator("svg.peak-chart")
+        chart.scroll_into_view_if_needed()
+        assert chart.is_visible()
+        box = chart.bounding_box()
+        assert box["width"] > 300 and box["height"] > 100
+        line = chart.locator("line").bounding_box()
+        fraction = peak["at"]["position"] / (len(peak["timeline"]) - 1)
+        assert abs(line["x"] - box["x"] - fraction * box["width"]) < 3
+        labels = chart.locator("text").all_text_contents()
+        assert labels[0] == f"peak {human_bytes(peak['bytes'])} at {peak['at']['instruction']}"
+        assert len(labels) == 4
+        assert page.locator("#peak-table tbody tr").count() == len(peak["buffers"])
+        screenshot(page, "peak.png", tmp_path)
+    finally:
+        page.close()
+    assert problems == [], problems
+    assert refused == [], f"the page asked for more than its own file: {refused}"
+
+
 def test_processes_side_by_side_in_chromium(browser: Any, tmp_path: Path, run_cli: Any) -> None:
     """``show FOLDER --format html`` of a recording of several processes: a column per
     process, each function's cells coloured by the program that process lowered, the

@@ -11,7 +11,7 @@ import errno
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -45,9 +45,9 @@ class Color(str, enum.Enum):
     never = "never"
 
 
-def views(show: list[Show] | None) -> tuple[View, ...]:
-    """The views ``--show`` asked for, by name."""
-    return tuple(view_named(view) for view in show or ())
+def views(show: Sequence[str] | None) -> tuple[View, ...]:
+    """The views ``--show`` asked for, by name, each once."""
+    return tuple(dict.fromkeys(view_named(view) for view in show or ()))
 
 
 def text_request(

@@ -36,6 +36,10 @@ SHOW_HELP = (
 )
 
 
+COMPILE_HELP = "Also compile: chosen shardings, memory, collectives."
+MEMORY_HELP = "Also compile and show the peak per device and the buffers live there."
+
+
 @with_staging_flags
 def lower(
     target: Annotated[str, typer.Argument(help="module:function or path/to/file.py:function")],
@@ -46,10 +50,7 @@ def lower(
     ] = None,
     format: Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)] = "text",
     output: OutputOpt = None,
-    show: Annotated[
-        Optional[list[Show]],
-        typer.Option(help=SHOW_HELP),
-    ] = None,
+    show: Annotated[Optional[list[Show]], typer.Option(help=SHOW_HELP)] = None,
     dialect: Annotated[
         Optional[ModuleDialect], typer.Option(help="Module text: stablehlo (default) or hlo.")
     ] = None,
@@ -62,16 +63,8 @@ def lower(
     max_lines: Annotated[
         Optional[int], typer.Option(help="Cut the jaxpr and module texts to N lines.")
     ] = None,
-    compile: Annotated[
-        bool, typer.Option("--compile", help="Also compile: chosen shardings, memory, collectives.")
-    ] = False,
-    memory: Annotated[
-        bool,
-        typer.Option(
-            "--memory",
-            help="Also compile and show the peak per device and the buffers live there.",
-        ),
-    ] = False,
+    compile: Annotated[bool, typer.Option("--compile", help=COMPILE_HELP)] = False,
+    memory: Annotated[bool, typer.Option("--memory", help=MEMORY_HELP)] = False,
     fail_on: Annotated[FailOn, typer.Option(help="Exit 1 on findings this severe.")] = "never",
     color: ColorOpt = Color.auto,
     show_traceback: TracebackOpt = False,
@@ -86,11 +79,8 @@ def lower(
         from jxinspect.project.resolve import resolve
 
         config = project_config()  # read once: the target's options and the rules
-        shown = views(show)
-        memory_wanted = memory or "memory" in shown
-        if memory and "memory" not in shown:
-            shown = (*shown, "memory")
-        wants_compiled = compile or memory_wanted or any(v in COMPILED_VIEWS for v in shown)
+        shown = views([*(show or []), *(["memory"] if memory else [])])
+        wants_compiled = compile or any(v in COMPILED_VIEWS for v in shown)
         request = text_request(shown, format, dialect, debug_info, source, max_lines)
         resolved = resolve(target, given, config)
         with user_prints_to_stderr():
@@ -98,7 +88,7 @@ def lower(
                 resolved,
                 keep_texts=request,
                 compile=wants_compiled,
-                memory=memory_wanted,
+                memory="memory" in shown,
                 policy=config.policy,
             )
         text = render_report(report, format, shown, use_color(color, output), max_lines)

@@ -1,12 +1,14 @@
-"""The HTML report's cost section (a compiled report only): memory per device by kind,
-FLOPs and bytes accessed, and each collective with the paths it moves, its mesh axes, its
-loops' trips, its bytes per step and its source line."""
+"""The HTML report's cost section (a compiled report only): memory per device by kind
+(with ``--memory``, the peak's chart and buffers), FLOPs and bytes accessed, and each
+collective with the paths it moves, its mesh axes, its loops' trips, its bytes per step
+and its source line."""
 
 from __future__ import annotations
 
 from jxinspect.core.model import INTERMEDIATE, Report
 from jxinspect.core.units import human_bytes
 from jxinspect.render.common.escape import html as _e
+from jxinspect.render.report import peak_html
 from jxinspect.render.report.collectives import (
     COLUMNS,
     per_step_by_axes,
@@ -72,6 +74,7 @@ def section(report: Report) -> str:
     cost = cost_line(report.compiled) or "XLA gave no cost analysis"
     return (
         f"<section id={ANCHOR}><details open><summary><h2>Cost</h2></summary>"
-        f"<p class=flops>{_e(cost)}</p>{_memory(report)}{_collectives(report)}"
+        f"<p class=flops>{_e(cost)}</p>{_memory(report)}{peak_html.section(report)}"
+        f"{_collectives(report)}"
         "</details></section>"
     )
