@@ -93,6 +93,7 @@ def inspect(
     platform: str | None = None,
     texts: bool = True,
     compile: bool = False,
+    memory: bool = False,
 ) -> Report:
     """Stage ``fun`` on ``args``/``kwargs`` and return its :class:`~jxinspect.core.model.Report`.
 
@@ -101,7 +102,8 @@ def inspect(
     ``platform`` lowers for another platform ("tpu", "gpu") without its hardware.
     ``texts`` keeps the annotated jaxpr and module for ``show("jaxpr")``/``show("mlir")``
     and the HTML report (``False`` for a leaner report). ``compile`` also compiles it:
-    XLA's shardings, memory, FLOPs and collectives (``report.compiled``).
+    XLA's shardings, memory, FLOPs and collectives (``report.compiled``); ``memory``
+    compiles it and reads the buffers live at its peak (``report.compiled.peak``).
     """
     from jxinspect.core.program import TextRequest
     from jxinspect.pipeline import inspect_function
@@ -116,7 +118,8 @@ def inspect(
         options=options or {},
         platform=platform,
         keep_texts=TextRequest() if texts else None,
-        compile=compile,
+        compile=compile or memory,
+        memory=memory,
     )
 
 

@@ -10,6 +10,8 @@ and raises a plain :class:`AssertionError` (pytest and unittest both report it) 
 finding is at or above ``fail_on``, a leaf carries another name than expected, or a leaf
 has another sharding than expected. :func:`assert_max_compiles` fails a test when a
 function compiled more often inside it than it should, with every compile's reasons.
+:func:`assert_peak_memory` fails when the compiled program holds more per device at its
+peak than allowed, with every buffer live there.
 Importing this module does not import JAX.
 """
 
@@ -21,8 +23,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from jxinspect.core.errors import UsageError
-from jxinspect.core.model import Finding, Input, Output, Report, gate
-from jxinspect.core.units import recorded
+from jxinspect.core.model import Finding, Input, MemoryPeak, Output, Report, gate
+from jxinspect.core.units import human_bytes, recorded
 from jxinspect.core.vocabulary import FAIL_ON, STAGES, FailOn, Stage
 from jxinspect.project.config import Policy
 from jxinspect.project.options import nearest
@@ -30,7 +32,7 @@ from jxinspect.project.options import nearest
 if TYPE_CHECKING:
     from jxinspect.core.model import Sharding
 
-__all__ = ["assert_debug_info", "assert_max_compiles"]
+__all__ = ["assert_debug_info", "assert_max_compiles", "assert_peak_memory"]
 
 
 def assert_debug_info(
@@ -87,6 +89,42 @@ def assert_debug_info(
     if failing or name_lines or sharding_lines:
         raise AssertionError(_message(report, failing, fail_on, name_lines, sharding_lines))
     return report
+
+
+def assert_peak_memory(
+    fun: Any,
+    args: tuple[Any, ...] = (),
+    kwargs: dict[str, Any] | None = None,
+    *,
+    max_bytes: int,
+    stage: Stage = "jit",
+    options: dict[str, Any] | None = None,
+    platform: str | None = None,
+) -> MemoryPeak:
+    """Compile ``fun`` like :func:`jxinspect.inspect` (``memory=True``) and assert the bytes
+    live per device at its peak are at most ``max_bytes``; the failure shows the peak and
+    every buffer live there (paths, lines), as ``jxinspect lower --memory`` does. A peak
+    that could not be read fails too. Returns the :class:`~jxinspect.core.model.MemoryPeak`."""
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0:
+        raise UsageError(f"assert_peak_memory: max_bytes must be a whole number of bytes, "
+                         f"got {max_bytes!r}")  # fmt: skip
+    import jxinspect
+    from jxinspect.render.report import memory_view
+
+    report = jxinspect.inspect(
+        fun, args, kwargs, stage=stage, options=options, platform=platform, texts=False,
+        memory=True,
+    )  # fmt: skip
+    peak = report.compiled.peak if report.compiled is not None else None
+    if peak is None or peak.bytes is None:
+        why = peak.unread if peak is not None else report.error or "not compiled"
+        raise AssertionError(f"{report.target}: the peak could not be read: {why}")
+    if peak.bytes > max_bytes:
+        raise AssertionError(
+            f"{report.target}: {human_bytes(peak.bytes)} live per device at the peak, over "
+            f"max_bytes {human_bytes(max_bytes)}\n{memory_view.render(report)}"
+        )
+    return peak
 
 
 def _known_leaves(

@@ -20,6 +20,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import jxinspect
+from jxinspect.core.errors import UsageError
 from jxinspect.core.model import Report
 from jxinspect.project import spec
 from jxinspect.project.targets import load_module, parse_target
@@ -343,3 +344,32 @@ def test_assert_debug_info_and_the_command_agree_on_what_fails(tmp_path: Path) -
         failed = False
     result = run_cli("lower", PREDICT, "--fail-on", "info", cwd=tmp_path)
     assert result.returncode == (1 if failed else 0), result.describe()
+
+
+# ---- assert_peak_memory ---------------------------------------------------------------------
+
+
+def grad_step(params: Any, x: Any) -> Any:
+    def loss(p: Any) -> Any:
+        return jnp.sum(jnp.tanh(x @ p["w"]) ** 2)
+
+    grads = jax.grad(loss)(params)
+    return jax.tree_util.tree_map(lambda p, g: p - 0.1 * g, params, grads)
+
+
+def test_assert_peak_memory_passes_at_the_peak_and_fails_below_it() -> None:
+    """The peak is ``jxinspect.inspect(..., memory=True)``'s; one byte less fails, naming
+    the peak and every buffer live there by its path."""
+    from jxinspect.testing import assert_peak_memory
+
+    args = ({"w": sds(64, 32)}, sds(16, 64))
+    peak = jxinspect.inspect(grad_step, args, memory=True).compiled.peak  # type: ignore[union-attr]
+    assert peak is not None and peak.bytes is not None
+    assert assert_peak_memory(grad_step, args, max_bytes=peak.bytes) == peak
+    with pytest.raises(AssertionError) as caught:
+        assert_peak_memory(grad_step, args, max_bytes=peak.bytes - 1)
+    said = str(caught.value)
+    assert said.startswith("grad_step: ") and "live per device at the peak, over" in said
+    assert "params['w']" in said and "memory at the peak:" in said
+    with pytest.raises(UsageError):
+        assert_peak_memory(grad_step, args, max_bytes=-1)

@@ -241,3 +241,22 @@ def test_roles_come_from_the_transformation_path(compiled: tuple[Path, dict[str,
         else:
             assert roles == {None}, case
     assert results["nested_scans"]["differentiates"] is False
+
+
+def test_lint_gates_the_peak_with_its_largest_buffers(tmp_path: Path) -> None:
+    """``budgets: peak_per_device``: lint reads the peak of each compiled target and JX303
+    names what is largest there; a budget above the peak passes."""
+    source = Path(__file__).resolve().parents[2] / "sample_programs" / "compiled.py"
+    (tmp_path / "compiled.py").write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    config = "targets: [{target: compiled.py:dp_step}]\ncompile: true\nignore: [JX202]\nbudgets:\n"
+    report = json.loads(run_cli("lower", source.as_posix() + ":dp_step", "--memory",
+                                "--format", "json").stdout)  # fmt: skip
+    peak = report["compiled"]["peak"]["bytes"]
+    (tmp_path / "jxinspect.yaml").write_text(config + f"  peak_per_device: {peak - 1}\n")
+    failed = run_cli("lint", "--no-cache", cwd=tmp_path)
+    assert failed.returncode == 1, failed.describe()
+    assert "JX303" in failed.stdout and "at the peak" in failed.stdout
+    assert "batch['x']" in failed.stdout  # the largest buffer there
+    (tmp_path / "jxinspect.yaml").write_text(config + f"  peak_per_device: {peak}\n")
+    passed = run_cli("lint", "--no-cache", cwd=tmp_path)
+    assert passed.returncode == 0, passed.describe()

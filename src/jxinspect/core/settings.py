@@ -40,6 +40,9 @@ class Settings:
     collective_bytes_per_step: int | None = None
     """JX303: the collectives' bytes per step (per device, summed) above this are reported
     (``None``: off)."""
+    peak_per_device: int | None = None
+    """JX303: the bytes live per device at the compiled program's peak above this are
+    reported, with the largest buffers there (``None``: off; set, lint reads the peak)."""
     forbid_collectives: tuple[CollectiveKind, ...] = ()
     """JX303: each collective of these kinds in the compiled program is reported."""
     memory_growth: float = DEFAULT_MEMORY_GROWTH
@@ -52,12 +55,13 @@ BudgetValue = int | float | tuple[CollectiveKind, ...] | None
 """A budget as read: bytes or a count, a fraction, the collective kinds, or ``None``."""
 BUDGET_KEYS: tuple[str, ...] = (
     "replicated_bytes", "bytes_per_device", "max_compiles", "temporaries_per_device",
-    "collective_bytes_per_step", "forbid_collectives", "memory_growth",
+    "collective_bytes_per_step", "peak_per_device", "forbid_collectives", "memory_growth",
 )  # fmt: skip
 COUNT_BUDGETS: tuple[str, ...] = ("max_compiles",)
 """The budgets that count (a whole number, at least 1) rather than size in bytes."""
 OPTIONAL_BUDGETS: tuple[str, ...] = (
     "bytes_per_device", "max_compiles", "temporaries_per_device", "collective_bytes_per_step",
+    "peak_per_device",
 )  # fmt: skip
 """The budgets that are off by default, which ``null`` turns off again."""
 

@@ -404,6 +404,7 @@ class Cache:
             "target": job.name,
             "resolved": _plain(job.resolved),
             "compile": job.compile,
+            "memory": job.memory,
             "devices": devices,
             "sources": self._module_sources(Path(job.group)),
         }

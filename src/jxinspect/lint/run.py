@@ -250,7 +250,8 @@ class _Planner:
         except JxError as err:
             return Planned(name, policy, file, line, error=str(err), error_kind=error_kind(err))
         policy = self.policy(entry, resolved.declared_policy)
-        job = Job(name, resolved, policy.compile, str(source or text))
+        memory = policy.compile and policy.settings.peak_per_device is not None
+        job = Job(name, resolved, policy.compile, str(source or text), memory)
         return Planned(name, policy, file, line, job=job)
 
 

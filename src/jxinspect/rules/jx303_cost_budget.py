@@ -20,6 +20,7 @@ def _over(report: Report, compiled: CompiledInfo, settings: Settings) -> Iterato
             f"{human_bytes(temporaries)} of temporaries per device (XLA memory analysis) "
             f"is over the budget of {human_bytes(budget)}",
         )
+    yield from _peak_over(report, compiled, settings.peak_per_device)
     budget = settings.collective_bytes_per_step
     if compiled.collectives is None:
         if budget is not None or settings.forbid_collectives:
@@ -35,6 +36,30 @@ def _over(report: Report, compiled: CompiledInfo, settings: Settings) -> Iterato
             report,
             f"{human_bytes(total)} per step per device moved by {count} "
             f"collective{'s' if count != 1 else ''} is over the budget of {human_bytes(budget)}",
+        )
+
+
+def _peak_over(report: Report, compiled: CompiledInfo, budget: int | None) -> Iterator[Finding]:
+    """The peak over ``peak_per_device``, with its largest buffers; a peak not read (or
+    not read for this report) cannot pass the budget."""
+    if budget is None:
+        return
+    peak = compiled.peak
+    if peak is None or peak.bytes is None or peak.buffers is None:
+        why = "it was not read" if peak is None else (peak.unread or "unknown")
+        yield RULE.finding(report, f"the peak budget cannot be judged: {why}")
+        return
+    if peak.bytes > budget:
+        largest = ", ".join(
+            f"{b.path or b.instruction} {human_bytes(b.bytes)}"
+            + (f" ({b.file}:{b.line})" if b.file and b.path is None else "")
+            for b in peak.buffers[:3]
+        )
+        at = f" at {peak.at.instruction}" if peak.at else ""
+        yield RULE.finding(
+            report,
+            f"{human_bytes(peak.bytes)} live per device at the peak{at} is over the budget "
+            f"of {human_bytes(budget)}; largest there: {largest}",
         )
 
 
@@ -61,13 +86,16 @@ The compiled program costs more per device than `budgets:` allows:
 `temporaries_per_device` (XLA's memory analysis of the temporaries: activations kept for
 the backward pass, a remat removed, a fusion that no longer fits),
 `collective_bytes_per_step` (each collective's operand bytes times the trips of the loops
-it runs in, summed), or it holds a collective whose kind `forbid_collectives` lists
+it runs in, summed), `peak_per_device` (the bytes live at the peak: arguments, results and
+the temporaries live there, as `jxinspect lower --memory` shows them; the finding names
+the largest), or it holds a collective whose kind `forbid_collectives` lists
 (`[all-to-all, all-gather]`). A forbidden collective is named with its mesh axes, the
 argument or result paths it moves and its source line.
 
 These need the compiled program (`compile: true`); off unless a budget is set. Where
 the compiled program's collectives could not be read, a collective budget or
-`forbid_collectives` is a finding of its own: a gate that cannot see does not pass.
+`forbid_collectives` is a finding of its own, and so is `peak_per_device` where the peak
+could not be read: a gate that cannot see does not pass.
 
 Fix: shard or rematerialize what grew (`jxinspect lower --compile --show collectives`
 lists each collective with its paths), or raise the budget.""",

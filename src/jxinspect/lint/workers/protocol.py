@@ -27,6 +27,8 @@ class Job:
     compile: bool
     group: str
     """The module's source file: a worker that imported it gets its other targets."""
+    memory: bool = False
+    """Also the buffers live at the peak (compiled, under a ``peak_per_device`` budget)."""
 
 
 @dataclass(frozen=True)
