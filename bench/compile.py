@@ -4,8 +4,9 @@ Alternates, several times, (a) `jxinspect lower sample_programs/compiled.py:tp_m
 --compile --format json` and (b) a plain script that simulates the same 8 CPU devices,
 builds the same mesh, shardings and inputs, does `jit(f).trace(...).lower().compile()` and
 reads what the report reads of the compiled program (`memory_analysis()`,
-`cost_analysis()`, `as_text()`); prints the medians and their ratio.
-Usage: python bench/compile.py [--runs N]
+`cost_analysis()`, `as_text()`); prints the medians and their ratio. `--memory` times
+`lower --memory` (the peak's live set too) against the same plain script.
+Usage: python bench/compile.py [--runs N] [--memory]
 """
 
 from __future__ import annotations
@@ -48,18 +49,20 @@ def main() -> None:
         action="store_true",
         help="also gc.freeze() in the plain script, as jxinspect does once JAX is loaded",
     )
+    parser.add_argument("--memory", action="store_true", help="time lower --memory")
     options = parser.parse_args()
     plain = PLAIN
     if options.frozen_gc:
         plain = PLAIN.replace(
             "compiled = f.trace", "import gc; gc.freeze()\n" + "compiled = f.trace"
         )
+    flag = "--memory" if options.memory else "--compile"
     compare(
         [sys.executable, "-c", plain],
-        [*tool_base(), "lower", f"{SAMPLE}:tp_mlp", "--compile", "--format", "json"],
+        [*tool_base(), "lower", f"{SAMPLE}:tp_mlp", flag, "--format", "json"],
         labels=(
             "plain jax trace+lower+compile+analyses:",
-            "jxinspect lower --compile --format json:",
+            f"jxinspect lower {flag} --format json:",
         ),
         aim=1.10,
         runs=options.runs,

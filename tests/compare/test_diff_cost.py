@@ -234,3 +234,32 @@ def test_recordings_compare_their_compiled_cost(run_cli: Run, tmp_path: Path) ->
     assert error_line(refused) == (
         "error: plain: holds no compiled info: record it with `jxinspect record --compile`"
     )
+
+
+REMAT = "sample_programs/diff/remat_removed"
+
+
+def test_a_remat_removed_names_what_appeared_at_the_peak(run_cli: Run) -> None:
+    """``--memory``: what is live at each side's peak, paired by path or line; removing the
+    remat makes the blocks' intermediates appear at the peak, by their line in
+    ``block``, each side's peak the one ``lower --memory`` reads."""
+    before, after = f"{REMAT}/before.py", f"{REMAT}/after.py"
+    result = run_cli("diff-debug", before, after, "--memory", "--format", "json")
+    assert result.returncode == 1, result.describe()
+    diff = json.loads(result.stdout)
+    assert_valid_diff(diff)
+    cost = diff["targets"][0]["cost"]
+    peaks = [json.loads(run_cli("lower", f"{side}:grads", "--memory", "--format", "json").stdout)
+             ["compiled"]["peak"]["bytes"] for side in (before, after)]  # fmt: skip
+    (measure,) = [m for m in cost["measures"] if m["measure"] == "peak"]
+    assert [measure["before"], measure["after"]] == peaks and peaks[1] > peaks[0]
+    source = (REPO / after).read_text(encoding="utf-8").splitlines()
+    block = [i for i, line in enumerate(source, 1) if line.startswith("def block")][0]
+    appeared = [c for c in cost["peak"] if c["change"] == "appeared" and c["kind"] == "temporary"]
+    assert appeared, cost["peak"]
+    lines = {int(c["holds"].rsplit(":", 1)[1]) for c in appeared if "after.py:" in c["holds"]}
+    assert lines and all(block < line <= block + 2 for line in lines)
+    text = run_cli("diff-debug", before, after, "--memory").stdout
+    assert "at the peak: " in text and "appeared" in text
+    without = json.loads(run_cli("diff-debug", before, after, "--compile", "-f", "json").stdout)
+    assert without["targets"][0]["cost"]["peak"] == []

@@ -85,6 +85,15 @@ CompileOpt = Annotated[
     ),
 ]
 
+MemoryOpt = Annotated[
+    bool,
+    typer.Option(
+        "--memory",
+        help="With --compile: also pair what is live at each side's peak by path or line "
+        "(compiles .py files and targets; a saved report from `lower --memory`).",
+    ),
+]
+
 
 @with_staging_flags
 def diff_debug(
@@ -100,6 +109,7 @@ def diff_debug(
     fail_on: FailOnOpt = "error",
     allow: AllowOpt = None,
     compile: CompileOpt = False,
+    memory: MemoryOpt = False,
     color: ColorOpt = Color.auto,
     show_traceback: TracebackOpt = False,
 ) -> None:
@@ -118,7 +128,10 @@ def diff_debug(
         allowed = tuple(allowed_classes(allow))
         given = options_from_flags(staging)
         with user_prints_to_stderr():
-            loaded = load_sides(before, after, given, tuple(function or ()), compile=compile)
+            loaded = load_sides(
+                before, after, given, tuple(function or ()), compile=compile or memory,
+                memory=memory,
+            )  # fmt: skip
         _warn_incomplete(loaded.incomplete)
         diff = DiffReport(
             before=before,

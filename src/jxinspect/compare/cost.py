@@ -20,6 +20,7 @@ from jxinspect.core.cost_diff import (
     MeasureChange,
     SideName,
     pair_collectives,
+    pair_peaks,
 )
 from jxinspect.core.diff import Change, Verdict
 from jxinspect.core.model import Collective, CompiledInfo, Report, Severity
@@ -47,7 +48,13 @@ def diff_cost(before: Report, after: Report, memory_growth: float) -> CostDiff |
     both = was is not None and now is not None
     collectives, same = pair_collectives(was or (), now or ()) if both else ((), 0)
     measures = _measures(before.compiled, after.compiled)
-    return CostDiff(measures, collectives, same, memory_growth, unread)
+    old, new = before.compiled.peak, after.compiled.peak
+    if old is None or new is None:
+        return CostDiff(measures, collectives, same, memory_growth, unread)
+    peak = MeasureChange("peak", old.bytes, new.bytes)
+    readable = old.buffers is not None and new.buffers is not None
+    paired = pair_peaks(old, new, (before.file, after.file)) if readable else ()
+    return CostDiff((*measures, peak), collectives, same, memory_growth, unread, paired)
 
 
 def per_step(collective: Collective | None) -> str | None:

@@ -387,13 +387,14 @@ def load_sides(
     functions: tuple[str, ...] = (),
     policy: Policy | None = None,
     compile: bool = False,
+    memory: bool = False,
 ) -> Loaded:
     """Each pair's before and after report (both sides staged in this process), with the
     functions one record folder holds and the other does not. Every report is judged
     with ``policy`` (default: the rule settings of the project found from the working
     folder, as ``lint`` judges), saved ones again. With ``compile``, targets are compiled
     too and saved reports must hold compiled info: the diff compares the cost, under the
-    policy's ``memory_growth``."""
+    policy's ``memory_growth`` (``memory``: and what is live at each side's peak)."""
     before, after = open_source(before_text, functions), open_source(after_text, functions)
     if functions and not any(isinstance(s, PythonSource) for s in (before, after)):
         raise UsageError(
@@ -414,8 +415,8 @@ def load_sides(
         [
             (
                 pair,
-                _report(before, pair.before, staged, rules, compile),
-                _report(after, pair.after, staged, rules, compile),
+                _report(before, pair.before, staged, rules, compile, memory),
+                _report(after, pair.after, staged, rules, compile, memory),
             )
             for pair in pairs
         ],
@@ -476,10 +477,11 @@ def _report(
     staged: dict[str, Resolved],
     rules: Policy,
     compile: bool = False,
+    memory: bool = False,
 ) -> Report:
     """``function``'s report from ``source``, judged with ``rules``: read back, or staged
-    from its resolved target in ``staged`` (and compiled, with ``compile``; a saved one
-    must then hold compiled info)."""
+    from its resolved target in ``staged`` (and compiled, with ``compile``, ``memory``:
+    the peak too; a saved one must then hold compiled info)."""
     from jxinspect.pipeline import inspect_mlir, inspect_target, judge
 
     match source:
@@ -494,7 +496,7 @@ def _report(
             return inspect_mlir(source.mlir_text, source.text, rules)
         case PythonSource() | TargetSource():
             text = source.target_text(function)
-            return inspect_target(staged[text], policy=rules, compile=compile)
+            return inspect_target(staged[text], policy=rules, compile=compile, memory=memory)
         case _:
             assert_never(source)
 

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from jxinspect.core.model import Collective, CollectiveKey
+from jxinspect.core.model import BufferKind, Collective, CollectiveKey, MemoryPeak, PeakBuffer
 
 MemoryKind = Literal["arguments", "outputs", "temporaries", "aliased"]
 """A kind of memory XLA's ``memory_analysis()`` reports per device."""
@@ -23,6 +23,10 @@ SideName = Literal["before", "after"]
 
 CollectiveChangeKind = Literal["added", "removed", "changed"]
 """How a collective changed: only after, only before, or in bytes per step or trips."""
+
+PeakChangeKind = Literal["appeared", "gone", "grew", "shrank"]
+"""How what is live at the peak changed for one path or line: only after, only before,
+more or fewer bytes."""
 
 DEFAULT_MEMORY_GROWTH = 0.10
 """Temporaries growing by more than this fraction fail the diff unless the project's
@@ -43,8 +47,8 @@ def growth(before: float | None, after: float | None) -> float | None:
 class MeasureChange:
     """One measure per device, before → after."""
 
-    measure: MemoryKind | Literal["flops"]
-    """A kind of memory (bytes), or ``flops``."""
+    measure: MemoryKind | Literal["flops", "peak"]
+    """A kind of memory (bytes), ``flops``, or the bytes live at the peak."""
     before: float | None
     """``None``: that side's backend did not say."""
     after: float | None
@@ -76,6 +80,22 @@ class CollectiveChange:
 
 
 @dataclass(frozen=True)
+class PeakBufferChange:
+    """What is live at the peak for one argument or result path, or one source line (its
+    temporaries summed), before → after."""
+
+    holds: str
+    """The path, ``file:line``, or where neither is known the instruction (after's)."""
+    kind: BufferKind
+    change: PeakChangeKind
+    before: int
+    """Bytes per device before (0: nothing of it live at the peak)."""
+    after: int
+    type: str
+    """One buffer's type (after's, else before's); ``×N`` where several share the line."""
+
+
+@dataclass(frozen=True)
 class CostDiff:
     """A target's compiled cost per device, before → after."""
 
@@ -89,8 +109,11 @@ class CostDiff:
     unread: tuple[tuple[SideName, str], ...] = ()
     """Each side whose optimized program could not be read, and why (one line): its
     collectives are unknown, so none are compared, and the gate fails."""
+    peak: tuple[PeakBufferChange, ...] = ()
+    """Where both sides say their peak (``--memory``): what is live there, paired by path
+    or line, the largest change first (unchanged ones left out; see :func:`pair_peaks`)."""
 
-    def measure(self, name: MemoryKind | Literal["flops"]) -> MeasureChange:
+    def measure(self, name: MemoryKind | Literal["flops", "peak"]) -> MeasureChange:
         return next(m for m in self.measures if m.measure == name)
 
 
@@ -122,3 +145,61 @@ def pair_collectives(
             same += 1
     removed = [CollectiveChange("removed", c, None) for left in waiting.values() for c in left]
     return (*added, *removed, *changed), same
+
+
+def _peak_key(buffer: PeakBuffer, own_file: str | None) -> tuple[str, str]:
+    """What pairs a buffer across versions: its path; a temporary's line (in the target's
+    own file by its number alone: the two versions are often two files); else its
+    instruction."""
+    if buffer.path is not None:
+        return buffer.kind, buffer.path
+    if buffer.file is not None and buffer.line is not None:
+        where = f"line {buffer.line}" if buffer.file == own_file else f"{buffer.file}:{buffer.line}"
+        return "temporary", where
+    return buffer.kind, buffer.instruction or buffer.type
+
+
+def _by_key(
+    peak: MemoryPeak, own_file: str | None
+) -> dict[tuple[str, str], tuple[int, list[PeakBuffer]]]:
+    grouped: dict[tuple[str, str], tuple[int, list[PeakBuffer]]] = {}
+    for buffer in peak.buffers or ():
+        key = _peak_key(buffer, own_file)
+        total, members = grouped.get(key, (0, []))
+        grouped[key] = (total + buffer.bytes, [*members, buffer])
+    return grouped
+
+
+def _described(members: list[PeakBuffer]) -> tuple[str, BufferKind, str]:
+    """(what it holds, its kind, its type) as the side that has it says them."""
+    first = members[0]
+    if first.path is not None:
+        holds = first.path
+    elif first.file is not None:
+        holds = f"{first.file}:{first.line}"
+    else:
+        holds = first.instruction or "?"
+    kind = first.kind
+    shown = first.type + (f" ×{len(members)}" if len(members) > 1 else "")
+    return holds, kind, shown
+
+
+def pair_peaks(
+    before: MemoryPeak, after: MemoryPeak, own_files: tuple[str | None, str | None]
+) -> tuple[PeakBufferChange, ...]:
+    """What is live at each side's peak, paired by path or line (``own_files``: each
+    side's target file, whose lines pair by number), the largest change first."""
+    was, now = _by_key(before, own_files[0]), _by_key(after, own_files[1])
+    changes: list[PeakBufferChange] = []
+    for key in dict.fromkeys([*now, *was]):
+        old, new = was.get(key, (0, [])), now.get(key, (0, []))
+        if old[0] == new[0]:
+            continue
+        holds, kind, shown = _described(new[1] or old[1])
+        change: PeakChangeKind = (
+            "appeared" if not old[1] else "gone" if not new[1]
+            else "grew" if new[0] > old[0] else "shrank"
+        )  # fmt: skip
+        changes.append(PeakBufferChange(holds, kind, change, old[0], new[0], shown))
+    changes.sort(key=lambda c: -abs(c.after - c.before))
+    return tuple(changes)

@@ -7,10 +7,13 @@ Markdown one fences them.
 
 from __future__ import annotations
 
-from jxinspect.core.cost_diff import CollectiveChange, CostDiff, MeasureChange
+from jxinspect.core.cost_diff import CollectiveChange, CostDiff, MeasureChange, PeakBufferChange
 from jxinspect.core.units import human_bytes
 
 MEASURE_COLUMNS = ("per device", "before", "after", "change")
+PEAK_COLUMNS = ("change", "bytes", "holds", "kind", "type", "before", "after")
+PEAK_SHOWN = 12
+"""The most changes at the peak a diff lists (the largest); the rest are counted."""
 COLLECTIVE_COLUMNS = ("change", "collective", "axes", "bytes/step before", "after", "trips",
                       "moves", "source")  # fmt: skip
 
@@ -48,6 +51,27 @@ def collective_rows(cost: CostDiff) -> list[tuple[str, ...]]:
         rows.append((found.change, c.kind, c.axes_key, _bytes(found, "before"),
                      _bytes(found, "after"), trips, c.moves, c.source or ""))  # fmt: skip
     return rows
+
+
+def _signed(change: PeakBufferChange) -> str:
+    delta = change.after - change.before
+    return ("+" if delta > 0 else "-") + human_bytes(abs(delta))
+
+
+def peak_rows(cost: CostDiff) -> list[tuple[str, ...]]:
+    """One row per path or line whose bytes at the peak changed, the largest first (see
+    :data:`PEAK_COLUMNS`; at most :data:`PEAK_SHOWN`)."""
+    return [
+        (c.change, _signed(c), c.holds, c.kind, c.type, human_bytes(c.before) if c.before else "—",
+         human_bytes(c.after) if c.after else "—")
+        for c in cost.peak[:PEAK_SHOWN]
+    ]  # fmt: skip
+
+
+def peak_title(cost: CostDiff) -> str:
+    """``at the peak: 3 changed (the largest 12 shown)``."""
+    more = f" (the largest {PEAK_SHOWN} shown)" if len(cost.peak) > PEAK_SHOWN else ""
+    return f"at the peak: {len(cost.peak)} changed{more}"
 
 
 def collectives_title(cost: CostDiff) -> str:

@@ -81,6 +81,9 @@ def _cost(target: TargetDiff) -> list[str]:
         return []
     lines = ["", "**Cost per device (compiled)**", ""]
     lines += _table(cost_rows.MEASURE_COLUMNS, cost_rows.measure_rows(cost), set())
+    if cost.peak:
+        lines += ["", f"**{cost_rows.peak_title(cost).capitalize()}**", ""]
+        lines += _table(cost_rows.PEAK_COLUMNS, cost_rows.peak_rows(cost), {2, 4})
     lines += ["", f"**{cost_rows.collectives_title(cost).capitalize()}**"]
     rows = cost_rows.collective_rows(cost)
     lines += ["", *_table(cost_rows.COLLECTIVE_COLUMNS, rows, {6, 7})] if rows else []

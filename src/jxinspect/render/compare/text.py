@@ -133,6 +133,11 @@ def cost_lines(target: TargetDiff) -> list[str]:
         "  " + line
         for line in _plain_table(cost_rows.MEASURE_COLUMNS, cost_rows.measure_rows(cost))
     ]
+    if cost.peak:
+        lines += ["", cost_rows.peak_title(cost)]
+        lines += [
+            "  " + line for line in _plain_table(cost_rows.PEAK_COLUMNS, cost_rows.peak_rows(cost))
+        ]
     lines += ["", cost_rows.collectives_title(cost)]
     rows = cost_rows.collective_rows(cost)
     lines += (

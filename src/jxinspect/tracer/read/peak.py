@@ -282,6 +282,7 @@ class _Replay:
         for buffer_id in self.region:
             buffer = peak.buffers[buffer_id]
             self.at[(peak._name(buffer), tuple(buffer.defined_at.shape_index))] = buffer_id
+        self.found: dict[tuple[str, tuple[int, ...]], int | None] = {}
         self.times, self.spans = self._flatten()
         self.timeline: list[int] = []
         """The temporaries' live bytes at each time (after :meth:`peak`)."""
@@ -313,8 +314,16 @@ class _Replay:
 
     def value(self, name: str, index: tuple[int, ...], depth: int = 0) -> int | None:
         """The temporary's buffer at tuple ``index`` of instruction ``name``'s result."""
-        if (name, index) in self.at or depth > 256:
-            return self.at.get((name, index))
+        key = (name, index)
+        if key in self.at or depth > 256:
+            return self.at.get(key)
+        if key not in self.found:
+            self.found[key] = self._followed(name, index, depth)
+        return self.found[key]
+
+    def _followed(self, name: str, index: tuple[int, ...], depth: int) -> int | None:
+        """:meth:`value` where ``name`` defines no buffer at ``index``: through what passes
+        one on."""
         instruction = self.module.instructions.get(name)
         if instruction is None:
             return None
