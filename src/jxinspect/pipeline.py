@@ -125,7 +125,7 @@ def inspect_function(
     with ``policy`` unless not ``judged`` (a lint worker); ``compile``: with what XLA chose
     (``memory``: the buffers live at the peak); ``inputs_from``, ``built_over``: how and
     over which JAX mesh the inputs were built. The caller checked the JAX release."""
-    from jxinspect.tracer import call, inputs, seam
+    from jxinspect.tracer import inputs, seam
     from jxinspect.tracer import stage as staging
     from jxinspect.tracer.read import report as extract
 
@@ -133,13 +133,12 @@ def inspect_function(
     platform, platform_note = seam.lowering_platform(platform)
     plan = StagingPlan.of(stage, options or seam.wrapper_keywords(fun))  # jitted: its statics
     jax_mesh = inputs.find_jax_mesh(options.get("mesh"), plan.in_layout, plan.out_layout, args)
-    called = call.call_paths(fun, args, kwargs, plan)
     file, line = source(fun)
     with warnings.catch_warnings(record=True) as caught, seam.partitioner(partitioner) as used:
         warnings.simplefilter("always")
-        staged = staging.stage_function(fun, tuple(args), kwargs, stage, options, platform)
+        staged = staging.stage_function(fun, tuple(args), kwargs, stage, options, platform, plan)
         traced = staged.traced
-        expected, static_args = call.program_paths(called, plan, traced)
+        expected, static_args = traced.paths or (None, [])
         already = [ALREADY_STAGED] if traced.wrapped and options else []
         context = extract.Context(
             target=target or callable_name(real_function(fun)),

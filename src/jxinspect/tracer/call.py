@@ -1,12 +1,13 @@
-"""The staging API's call, as JAX takes it: its keywords, the mesh and the inputs laid
-out on it, and the user's path of each input the program receives.
+"""The staging API's call, as JAX takes it: its keywords, and the mesh and the inputs laid
+out on it.
 
 A target's options and example inputs (plain data from :mod:`jxinspect.project`) become
 JAX objects here: the devices are prepared before the user's module is imported, the
 mesh is built once (:func:`abstract_inputs`) and handed down, the declared layouts become
 ``NamedSharding`` trees (``PartitionSpec`` trees for ``shard_map``) under the keyword the
 stage takes them by, and the report says each axis's type of the mesh it was staged over
-(:func:`with_axis_types`, in the one report builder's step).
+(:func:`with_axis_types`, in the one report builder's step). The user's path of each
+input is worked out where the call is split (:func:`jxinspect.tracer.stage.stage_function`).
 """
 
 from __future__ import annotations
@@ -17,17 +18,12 @@ from dataclasses import replace
 from typing import Any
 
 from jxinspect.core.errors import UsageError
-from jxinspect.core.model import Mesh, Report, StaticArg
+from jxinspect.core.model import Mesh, Report
 from jxinspect.project.options import TargetOptions
-from jxinspect.project.plan import StagingPlan, api_keywords, role_option
+from jxinspect.project.plan import api_keywords, role_option
 from jxinspect.project.resolve import mesh_axes
 from jxinspect.project.spec import parse_flag
 from jxinspect.tracer import devices, inputs, seam
-from jxinspect.tracer.staged import Traced
-
-Paths = tuple[list[str | None] | None, list[StaticArg]]
-"""The user's path of each flat input (``None``: the callable has no signature to name
-them by), and the call's static arguments."""
 
 
 def prepare_devices(options: TargetOptions) -> tuple[Mesh | None, list[str]]:
@@ -105,29 +101,3 @@ def with_axis_types(report: Report, *jax_meshes: Any) -> Report:
         if types is not None and len(types) == len(report.mesh.axes):
             return replace(report, axis_types=types)
     return report
-
-
-def call_paths(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], plan: StagingPlan) -> Paths:
-    """The user's path of each flat input of the call, and its static arguments."""
-    from jxinspect.tracer.read import paths
-
-    unwrapped = getattr(fun, "__wrapped__", fun)
-    return paths.argument_paths(  # type: ignore[return-value]
-        unwrapped, tuple(args), kwargs, plan.statics, plan.static_names
-    )
-
-
-def program_paths(called: Paths, plan: StagingPlan, traced: Traced) -> Paths:
-    """:func:`call_paths` for the inputs the program receives, where staging
-    rearranged the call (a wrapper, or the array leaves split from the rest)."""
-    from jxinspect.tracer.read import paths
-    from jxinspect.tracer.stage import wrapper_paths
-
-    expected, static_args = called
-    if traced.leaves is None or traced.call is None:
-        return expected, static_args
-    inner, call_args, call_kwargs = traced.call
-    mapped = wrapper_paths(traced) or paths.mapped_paths(
-        inner, call_args, call_kwargs, traced.leaves, plan.statics, plan.static_names
-    )
-    return mapped[0], [*static_args, *mapped[1]]

@@ -28,6 +28,7 @@ from jxinspect.tracer.staged import (
     CompileFailed,
     Lowered,
     LoweringFailed,
+    Paths,
     Staged,
     Traced,
 )
@@ -100,9 +101,29 @@ def stage_function(
     stage: Stage,
     options: dict[str, Any],
     platform: str | None,
+    plan: StagingPlan,
 ) -> Staged:
     """Trace and lower ``fun``; a tracing error is the user's, a lowering error is carried
-    as :class:`~jxinspect.tracer.staged.LoweringFailed`."""
+    as :class:`~jxinspect.tracer.staged.LoweringFailed`. The staged program carries the
+    user's path of each input it receives and the call's static arguments
+    (:attr:`~jxinspect.tracer.staged.Traced.paths`), worked out once, here, where the call
+    is split or a wrapper rearranges it, by ``plan`` (the call's statics, or those of the
+    function's own ``jax.jit``)."""
+    called = _call_paths(fun, args, kwargs, plan)
+    staged = _stage_function(fun, args, kwargs, stage, options, platform)
+    paths = _program_paths(called, plan, staged.traced)
+    return replace(staged, traced=replace(staged.traced, paths=paths))
+
+
+def _stage_function(
+    fun: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    stage: Stage,
+    options: dict[str, Any],
+    platform: str | None,
+) -> Staged:
+    """:func:`stage_function`'s staging."""
     from jxinspect.tracer import adapters
 
     seam.hide_tool_frames()
@@ -377,6 +398,33 @@ def _per_leaf(layout: Any, count: int) -> list[Any]:
     return list(given) if len(given) == count else [None] * count
 
 
+def _call_paths(
+    fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], plan: StagingPlan
+) -> Paths:
+    """The user's path of each flat input of the call, and its static arguments."""
+    from jxinspect.tracer.read import paths
+
+    unwrapped = getattr(fun, "__wrapped__", fun)
+    return paths.argument_paths(  # type: ignore[return-value]
+        unwrapped, tuple(args), kwargs, plan.statics, plan.static_names
+    )
+
+
+def _program_paths(called: Paths, plan: StagingPlan, traced: Traced) -> Paths:
+    """:func:`_call_paths` for the inputs the program receives, where staging
+    rearranged the call (a wrapper, or the array leaves split from the rest)."""
+    from jxinspect.tracer.read import paths
+
+    expected, static_args = called
+    if traced.leaves is None or traced.call is None:
+        return expected, static_args
+    inner, call_args, call_kwargs = traced.call
+    mapped = wrapper_paths(traced) or paths.mapped_paths(
+        inner, call_args, call_kwargs, traced.leaves, plan.statics, plan.static_names
+    )
+    return mapped[0], [*static_args, *mapped[1]]
+
+
 def _staged(traced: Traced, lowering: _Lowering) -> Staged:
     if lowering.lowered is not None:
         return Lowered(traced, lowering.lowered)
@@ -485,7 +533,7 @@ def _stage_adapted(
 def _stage_adapted_pmap(adapter: Any, adapted: Any, platform: str | None) -> Staged:
     inner, inner_args, inner_kwargs = adapted.pmap
     with adapted.context or contextlib.nullcontext():
-        staged = stage_function(inner, inner_args, inner_kwargs, "pmap", {}, platform)
+        staged = _stage_function(inner, inner_args, inner_kwargs, "pmap", {}, platform)
     results, notes = adapter.result_paths(adapted, staged.traced.out_info)
     traced = replace(
         staged.traced,

@@ -17,7 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+from jxinspect.core.model import StaticArg
 from jxinspect.core.vocabulary import Stage
+
+Paths = tuple[list[str | None] | None, list[StaticArg]]
+"""The user's path of each flat input (``None``: the callable has no signature to name
+them by), and the call's static arguments."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,10 @@ class Traced:
     recorded: bool = False
     """A lowering of a recorded run (``jxinspect record``): what it says is read from it
     and the release table alone, nothing traced in the user's process."""
+    paths: Paths | None = None
+    """The user's path of each input the program receives and the call's static
+    arguments, as JAX carries ``args_info``: worked out once where the call is split
+    (:func:`jxinspect.tracer.stage.stage_function`); ``None``: a recorded lowering's."""
 
 
 @dataclass(frozen=True)
