@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import pytest
 
 from jxinspect.core import codec
+from jxinspect.core.errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -111,3 +113,45 @@ def test_rows_are_counted_and_a_schema_read_without_building_them() -> None:
     deep = '{"rows": ' + "[" * 100_000 + "]" * 100_000 + "}"
     with pytest.raises(codec.DecodeError, match=codec.TOO_DEEP):
         codec.count_items(deep, "rows", source="f")
+
+
+@dataclass(frozen=True)
+class Named:
+    schema: str = "test/1"
+    value: int = 0
+
+
+def test_read_file_names_the_file_the_json_path_and_what_the_file_is(tmp_path: Path) -> None:
+    path = tmp_path / "a.json"
+    path.write_text('{"schema": "test/1", "value": 3}', encoding="utf-8")
+    assert codec.read_file(path, Named, schema="test/1") == Named(value=3)
+    cases = {
+        '{"schema": "test/1", "value": "x"}': (False, "test/1", "at $.value: expected `int`"),
+        '{"schema": "other/1", "value": 3}': (False, "other/1", "expected the schema 'test/1'"),
+        '{"value": 3}': (False, None, "expected the schema 'test/1'"),
+        '{"schema": ': (True, None, "input data was truncated"),
+        "[1]": (False, None, "expected the schema 'test/1'"),
+    }
+    for text, (malformed, found, problem) in cases.items():
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(codec.DecodeError) as err:
+            codec.read_file(path, Named, shown="a.json", schema="test/1")
+        assert (err.value.source, err.value.malformed, err.value.found) == (
+            "a.json",
+            malformed,
+            found,
+        ), text[:40]
+        assert err.value.problem.startswith(problem), err.value.problem
+    path.write_text('{"value": 3}', encoding="utf-8")
+    assert codec.read_file(path, Named) == Named(value=3)  # no schema asked: the default
+
+
+def test_read_file_is_the_bounded_reader_of_regular_files(tmp_path: Path) -> None:
+    path = tmp_path / "big.json"
+    path.write_text("[" + "0," * 100 + "0]", encoding="utf-8")
+    with pytest.raises(UsageError, match="big.json is larger than 0 MiB"):
+        codec.read_file(path, list[int], limit=100)
+    with pytest.raises(UsageError, match="is not a regular file \\(a folder\\)"):
+        codec.read_file(tmp_path, list[int])
+    with pytest.raises(FileNotFoundError):
+        codec.read_file(tmp_path / "missing.json", list[int])

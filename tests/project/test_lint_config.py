@@ -4,6 +4,7 @@ The same errors through the command are in test_lint_cli.py."""
 from __future__ import annotations
 
 import textwrap
+import typing
 from dataclasses import fields, replace
 from pathlib import Path
 
@@ -13,7 +14,14 @@ from helpers import REPO
 from jxinspect.core.errors import UsageError, UserCodeError
 from jxinspect.core.lint import LintFinding
 from jxinspect.core.model import Finding
-from jxinspect.core.settings import Settings, parse_bytes
+from jxinspect.core.settings import (
+    BUDGET_KEYS,
+    OPTIONAL_BUDGETS,
+    BudgetKind,
+    Settings,
+    parse_budget,
+    parse_bytes,
+)
 from jxinspect.project.config import (
     CONFIG_KEYS,
     POLICY_KEYS,
@@ -323,6 +331,23 @@ def test_parse_bytes() -> None:
     for bad in ("lots", "-1 MiB", True, 1.5, "4 MeB"):
         with pytest.raises(ValueError):
             parse_bytes(bad)
+
+
+def test_every_budget_is_a_field_of_settings_with_a_kind_that_reads_it() -> None:
+    declared = [f for f in fields(Settings) if "budget" in f.metadata]
+    assert [f.name for f in declared] == [f.name for f in fields(Settings)] == list(BUDGET_KEYS)
+    assert {f.metadata["budget"] for f in declared} == set(typing.get_args(BudgetKind))
+    assert OPTIONAL_BUDGETS == (
+        "bytes_per_device", "max_compiles", "temporaries_per_device",
+        "collective_bytes_per_step", "peak_per_device",
+    )  # fmt: skip
+    assert parse_budget("max_compiles", 2) == 2 and parse_budget("max_compiles", None) is None
+    assert parse_budget("memory_growth", "10%") == 0.1
+    assert parse_budget("forbid_collectives", ["All-Gather"]) == ("all-gather",)
+    assert parse_budget("replicated_bytes", "1 KiB") == 1024
+    for name, bad in (("max_compiles", 0), ("replicated_bytes", None), ("memory_growth", -1)):
+        with pytest.raises(ValueError):
+            parse_budget(name, bad)
 
 
 def test_cost_budgets_read_at_both_levels(project: Path) -> None:

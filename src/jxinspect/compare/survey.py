@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jxinspect.core import artifacts, codec
+from jxinspect.core import codec
 from jxinspect.core.errors import UsageError
 from jxinspect.core.survey import SCHEMA as SURVEY_SCHEMA
 from jxinspect.core.survey import Survey, SurveyProgram, rank
@@ -80,17 +80,12 @@ def read_survey(text: str) -> Survey | None:
     if path.suffix.lower() != ".json" or not path.is_file():
         return None
     try:
-        data = artifacts.read_bytes(path, limit=artifacts.JSON_LIMIT, shown=text)
+        return codec.read_file(path, Survey, shown=text, schema=SURVEY_SCHEMA)
     except FileNotFoundError:
         return None
-    try:
-        if codec.schema_of(data, source=text) != SURVEY_SCHEMA:
-            return None
-    except codec.DecodeError:
-        return None  # not JSON: the report reader says so
-    try:
-        return codec.decode(data, Survey, source=text)
     except codec.DecodeError as err:
+        if err.malformed or err.found != SURVEY_SCHEMA:
+            return None  # not JSON, or another file: the report reader says what it is
         raise UsageError(
             f"{text} is not a survey jxinspect can read ({err.problem}); "
             "make it again with `jxinspect survey --format json -o FILE`"

@@ -17,7 +17,9 @@ Reading: typed decoding. A file that is not what its type says (hand-edited, tru
 from another version) is one :class:`DecodeError` naming the file, the JSON path and what
 was expected. A number no float holds (``1e400``), infinity and NaN (which the standard
 library's reader and YAML give) and nesting deeper than the decoder goes are such errors
-too: no reader is handed a value that overflows when it is used.
+too: no reader is handed a value that overflows when it is used. A JSON artifact is read
+by :func:`read_file`: the one bounded reader of :mod:`~jxinspect.core.artifacts`, then
+this decoding, its error saying besides what schema the file names.
 
 The hooks, each with its reason: a :class:`~jxinspect.core.model.Mesh` is written as its
 text (``"data=2,model=4"``), the form every report since the first has used.
@@ -30,10 +32,12 @@ import functools
 import math
 import re
 import typing
+from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
 
+from jxinspect.core import artifacts
 from jxinspect.core.model import Mesh
 
 T = TypeVar("T")
@@ -69,10 +73,17 @@ def _escaped(match: re.Match[bytes]) -> bytes:
 
 
 class DecodeError(ValueError):
-    """A file or message that is not the type it should be: where, and what was expected."""
+    """A file or message that is not the type it should be: where, and what was expected.
 
-    def __init__(self, source: str, problem: str) -> None:
+    Raised by :func:`read_file` and :func:`decode_file`, it says besides what the file
+    is: ``malformed``, not JSON at all; else ``found``, the ``"schema"`` it names
+    (``None``: none), so that a reader can say "another file" apart from "a broken one"."""
+
+    def __init__(
+        self, source: str, problem: str, *, malformed: bool = False, found: object = None
+    ) -> None:
         self.source, self.problem = source, problem
+        self.malformed, self.found = malformed, found
         super().__init__(f"{source}: {problem}")
 
 
@@ -216,6 +227,45 @@ def decode(text: str | bytes, kind: type[T], *, source: str) -> T:
         raise DecodeError(source, _problem(err)) from None
     except RecursionError:
         raise DecodeError(source, TOO_DEEP) from None
+
+
+def read_file(
+    path: Path,
+    kind: type[T],
+    *,
+    shown: str | None = None,
+    inside: Path | None = None,
+    limit: int = artifacts.JSON_LIMIT,
+    schema: str | None = None,
+) -> T:
+    """The JSON artifact at ``path`` read as a ``kind``: by the one bounded reader
+    (:func:`~jxinspect.core.artifacts.read_bytes`: a regular file, in ``inside`` where
+    given, at most ``limit`` bytes; else a :class:`~jxinspect.core.errors.UsageError`
+    naming ``shown``, default ``path``; a missing file raises ``FileNotFoundError``),
+    then :func:`decode_file`."""
+    name = shown if shown is not None else str(path)
+    data = artifacts.read_bytes(path, limit=limit, inside=inside, shown=name)
+    return decode_file(data, kind, source=name, schema=schema)
+
+
+def decode_file(data: str | bytes, kind: type[T], *, source: str, schema: str | None = None) -> T:
+    """A JSON file's contents read as a ``kind``; :class:`DecodeError` naming ``source``
+    and the JSON path, and saying whether the text is ``malformed`` or else which schema
+    it names (``found``). ``schema``: the ``"schema"`` the file must name, checked first
+    (where ``kind`` would take a file without one)."""
+    try:
+        if schema is not None and (found := schema_of(data, source=source)) != schema:
+            raise DecodeError(source, f"expected the schema {schema!r}", found=found)
+        return decode(data, kind, source=source)
+    except DecodeError as err:
+        if err.found is not None:
+            raise
+        try:
+            found = schema_of(data, source=source)
+        except DecodeError as worse:
+            malformed = worse.problem != TOO_DEEP
+            raise DecodeError(source, worse.problem, malformed=malformed) from None
+        raise DecodeError(source, err.problem, found=found) from None
 
 
 class _Head(msgspec.Struct):

@@ -1,9 +1,18 @@
-"""Thresholds for the rules that take them: ``budgets:`` in ``jxinspect.yaml``."""
+"""Thresholds for the rules that take them: ``budgets:`` in ``jxinspect.yaml``.
+
+Every budget is declared once, as a field of :class:`Settings`: its type and default,
+how it is written (its :data:`BudgetKind`, in the field's metadata), whether ``null``
+turns it off (a default of ``None``) and its docs line (the field's docstring). The
+configuration reader's keys and parsing (:data:`BUDGET_KEYS`, :func:`parse_budget`) and
+the configuration reference derive from them.
+"""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
 
 from jxinspect.core.cost_diff import DEFAULT_MEMORY_GROWTH
 from jxinspect.core.vocabulary import COLLECTIVE_KINDS, CollectiveKind
@@ -22,30 +31,40 @@ _UNITS = {
 }
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
 
+BudgetKind = Literal["bytes", "count", "fraction", "collectives"]
+"""How a budget is written: a size in bytes (``4096``, ``"64 MiB"``), a count (a whole
+number of at least 1), a fraction (``"10%"``, ``0.1``) or a list of collective kinds."""
+
+
+def _budget(kind: BudgetKind, default: Any) -> Any:
+    """A :class:`Settings` field: a budget of ``kind``; a default of ``None`` makes it
+    optional (off by default, and ``null`` turns it off again)."""
+    return field(default=default, metadata={"budget": kind})
+
 
 @dataclass(frozen=True)
 class Settings:
     """Rule thresholds; the defaults apply wherever a configuration gives none."""
 
-    replicated_bytes: int = 2**20
+    replicated_bytes: int = _budget("bytes", 2**20)
     """JX201: a fully replicated argument this large (bytes per device) is reported."""
-    bytes_per_device: int | None = None
+    bytes_per_device: int | None = _budget("bytes", None)
     """JX302: arguments plus results per device above this are reported (``None``: off)."""
-    max_compiles: int | None = None
+    max_compiles: int | None = _budget("count", None)
     """JX402: a function of the user's that a recorded run compiled more times than this
     is reported (``None``: off)."""
-    temporaries_per_device: int | None = None
+    temporaries_per_device: int | None = _budget("bytes", None)
     """JX303: XLA's temporaries per device (compiled) above this are reported (``None``:
     off)."""
-    collective_bytes_per_step: int | None = None
+    collective_bytes_per_step: int | None = _budget("bytes", None)
     """JX303: the collectives' bytes per step (per device, summed) above this are reported
     (``None``: off)."""
-    peak_per_device: int | None = None
+    peak_per_device: int | None = _budget("bytes", None)
     """JX303: the bytes live per device at the compiled program's peak above this are
     reported, with the largest buffers there (``None``: off; set, lint reads the peak)."""
-    forbid_collectives: tuple[CollectiveKind, ...] = ()
+    forbid_collectives: tuple[CollectiveKind, ...] = _budget("collectives", ())
     """JX303: each collective of these kinds in the compiled program is reported."""
-    memory_growth: float = DEFAULT_MEMORY_GROWTH
+    memory_growth: float = _budget("fraction", DEFAULT_MEMORY_GROWTH)
     """``diff-debug --compile`` and JX305: temporaries growing by more than this fraction
     of the before side's, or the baseline's (0.10: 10%), fail."""
 
@@ -53,29 +72,20 @@ class Settings:
 DEFAULT_SETTINGS = Settings()
 BudgetValue = int | float | tuple[CollectiveKind, ...] | None
 """A budget as read: bytes or a count, a fraction, the collective kinds, or ``None``."""
-BUDGET_KEYS: tuple[str, ...] = (
-    "replicated_bytes", "bytes_per_device", "max_compiles", "temporaries_per_device",
-    "collective_bytes_per_step", "peak_per_device", "forbid_collectives", "memory_growth",
-)  # fmt: skip
-COUNT_BUDGETS: tuple[str, ...] = ("max_compiles",)
-"""The budgets that count (a whole number, at least 1) rather than size in bytes."""
-OPTIONAL_BUDGETS: tuple[str, ...] = (
-    "bytes_per_device", "max_compiles", "temporaries_per_device", "collective_bytes_per_step",
-    "peak_per_device",
-)  # fmt: skip
+BUDGET_KINDS: dict[str, BudgetKind] = {f.name: f.metadata["budget"] for f in fields(Settings)}
+"""Each budget's kind, by name, in the fields' order."""
+BUDGET_KEYS: tuple[str, ...] = tuple(BUDGET_KINDS)
+"""The keys ``budgets:`` takes."""
+OPTIONAL_BUDGETS: tuple[str, ...] = tuple(f.name for f in fields(Settings) if f.default is None)
 """The budgets that are off by default, which ``null`` turns off again."""
 
 
 def parse_budget(name: str, value: object) -> BudgetValue:
-    """The budget ``name`` (one of :data:`BUDGET_KEYS`) read from ``value``; ``None`` for
-    an optional one given ``null``; raises ``ValueError`` saying what is wrong."""
+    """The budget ``name`` (one of :data:`BUDGET_KEYS`) read from ``value`` by its kind;
+    ``None`` for an optional one given ``null``; raises ``ValueError`` saying what is wrong."""
     if value is None and name in OPTIONAL_BUDGETS:
         return None
-    if name == "forbid_collectives":
-        return parse_kinds(value)
-    if name == "memory_growth":
-        return parse_fraction(value)
-    return parse_count(value) if name in COUNT_BUDGETS else parse_bytes(value)
+    return _PARSERS[BUDGET_KINDS[name]](value)
 
 
 def parse_kinds(value: object) -> tuple[CollectiveKind, ...]:
@@ -131,3 +141,10 @@ def parse_bytes(value: object) -> int:
             "GB, TB, KiB, MiB, GiB, TiB)"
         )
     return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
+_PARSERS: dict[BudgetKind, Callable[[object], BudgetValue]] = {
+    "bytes": parse_bytes, "count": parse_count, "fraction": parse_fraction,
+    "collectives": parse_kinds,
+}  # fmt: skip
+"""How each kind of budget is read (a test checks every kind has one)."""

@@ -11,7 +11,6 @@ overlaps, and then give the verdict (and exit code) a single run would have give
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -70,17 +69,19 @@ def read_part(path: Path) -> LintResult:
     if path.is_dir():
         raise UsageError(f"{path} is a folder; give the JSON files of the parts")
     try:
-        data = json.loads(read_text(path, limit=JSON_LIMIT))  # bounded, never a FIFO
+        text = read_text(path, limit=JSON_LIMIT)  # bounded, never a FIFO
+        return described(
+            codec.decode_file(text, LintResult, source=str(path), schema=LINT_SCHEMA), str(path)
+        )
     except FileNotFoundError:
         raise no_such_file(path) from None
-    except (ValueError, RecursionError):
-        raise UsageError(f"{path} is not JSON; {again}") from None
-    schema = data.get("schema") if isinstance(data, dict) else None
-    if schema != LINT_SCHEMA:
-        raise UsageError(f"{path} is not a jxinspect lint result (schema {schema!r}); {again}")
-    try:
-        return described(codec.convert(data, LintResult, source=str(path)), str(path))
     except codec.DecodeError as err:
+        if err.malformed or err.problem == codec.TOO_DEEP:
+            raise UsageError(f"{path} is not JSON; {again}") from None
+        if err.found != LINT_SCHEMA:
+            raise UsageError(
+                f"{path} is not a jxinspect lint result (schema {err.found!r}); {again}"
+            ) from None
         raise UsageError(f"{err}; {again}") from None
 
 

@@ -79,10 +79,18 @@ class _Missing(Exception):
     that builds it in an ``--args-from`` maker (a model, an optimizer state)."""
 
     def __init__(
-        self, why: str, example: str | None = None, maker: str | None = None, note: str = ""
+        self,
+        why: str,
+        example: str | None = None,
+        maker: str | None = None,
+        note: str = "",
+        *,
+        static: bool = False,
     ) -> None:
         super().__init__(why)
         self.example = example
+        self.static = static
+        """A static argument: given by a value (``3``), not an array spec."""
         self.maker = maker
         """What builds it in a maker, instead of ``--kwargs``: never an array spec."""
         self.note = note
@@ -371,7 +379,7 @@ def _missing_message(
 ) -> str:
     listed = ", ".join(f"{name} ({why})" for name, why in missing.items())
     first, why = next(iter(missing.items()))
-    value = why.example or ("3" if str(why).startswith("static") else "f32[8]")
+    value = why.example or ("3" if why.static else "f32[8]")
     example = f"{first}={value}"
     maker = _maker_advice(missing, signature)
     if maker is not None:
@@ -414,7 +422,7 @@ def _static_value(hint: Any, default: Any) -> object:
     hint = _strip_annotated(hint)
     if typing.get_origin(hint) is typing.Literal:
         return typing.get_args(hint)[0]
-    raise _Missing("static, with no default or Literal to take")
+    raise _Missing("static, with no default or Literal to take", static=True)
 
 
 def _strip_annotated(hint: Any) -> Any:

@@ -110,8 +110,8 @@ def collect_other_processes(folder: Path, index: Index) -> None:
         if not artifacts.is_regular_file(path):
             continue
         try:
-            data = artifacts.read_bytes(path, limit=artifacts.SMALL_LIMIT, inside=folder)
-            lowerings = codec.decode(data, OtherProcess, source=path.name).lowerings
+            limit = artifacts.SMALL_LIMIT
+            lowerings = codec.read_file(path, OtherProcess, inside=folder, limit=limit).lowerings
         except (OSError, UsageError, ValueError):  # a DecodeError is a ValueError
             continue
         path.unlink(missing_ok=True)
@@ -139,8 +139,7 @@ def recover_entries(folder: Path, index: Index, since: int) -> int:
         ):
             continue
         try:
-            data = artifacts.read_bytes(path / ENTRY, limit=artifacts.JSON_LIMIT, inside=path)
-            entry = codec.decode(data, Entry, source=ENTRY)
+            entry = codec.read_file(path / ENTRY, Entry, inside=path)
         except (OSError, UsageError, ValueError):  # a DecodeError is a ValueError
             continue
         if entry.folder == path.name:
@@ -316,19 +315,32 @@ def read_call(text: str) -> TargetOptions:
     return options_from_mapping(call.options, where, DATA_KEYS)
 
 
-def _read_file(path: Path, where: str, kind: type[T], schema: str, inside: Path | None = None) -> T:
-    """A file of a record folder (``inside`` it) read as a ``kind``; one line naming the
-    file, the JSON path and what was expected when it is not one (hand-edited, truncated,
-    another version's)."""
-    data = _read_bytes(path, where, inside)
-    return _decoded(data, where, kind, schema, f"a {schema} file", _AGAIN)
+def _read_file(
+    path: Path, where: str, kind: type[T], schema: str, inside: Path | None = None,
+    what: str | None = None, fix: str | None = None,
+) -> T:  # fmt: skip
+    """A file of a record folder (``inside`` it), or one the user named, read as a
+    ``kind`` whose ``"schema"`` is ``schema``; one line naming the file (``where``, as the
+    user named it), the JSON path and ``what`` it must be (default: ``a SCHEMA file``)
+    and how to ``fix`` it, when it is not one (hand-edited, truncated, another
+    version's); a missing file is :func:`no_such_file`."""
+    try:
+        return codec.read_file(path, kind, shown=where, inside=inside)
+    except FileNotFoundError:
+        raise no_such_file(where) from None
+    except codec.DecodeError as err:
+        raise _refused(err, schema, what or f"a {schema} file", fix or _AGAIN) from None
 
 
 def _read_index(folder: Path, where: str) -> Index:
     """``index.json``, refused in one line where it lists more than
     :data:`~jxinspect.core.recording.MAX_FUNCTIONS` functions (counted before any is
     built)."""
-    data = _read_bytes(folder / INDEX, where, folder)
+    try:
+        data = artifacts.read_bytes(folder / INDEX, limit=artifacts.JSON_LIMIT, inside=folder,
+                                    shown=where)  # fmt: skip
+    except FileNotFoundError:
+        raise no_such_file(where) from None
     try:
         listed = codec.count_items(data, "functions", source=where)
     except codec.DecodeError:
@@ -338,29 +350,25 @@ def _read_index(folder: Path, where: str) -> Index:
             f"{where} lists {listed:,} functions, more than the {MAX_FUNCTIONS:,} a recording "
             "may hold; record fewer (`jxinspect record --max-functions N`, --only NAME)"
         )
-    return _decoded(data, where, Index, SCHEMA, f"a {SCHEMA} file", _AGAIN)
+    try:
+        return codec.decode_file(data, Index, source=where)
+    except codec.DecodeError as err:
+        raise _refused(err, SCHEMA, f"a {SCHEMA} file", _AGAIN) from None
 
 
-def _decoded(data: bytes, where: str, kind: type[T], schema: str, what: str, fix: str) -> T:
-    """A JSON file's bytes (``where``, as the user named it) decoded as a ``kind`` whose
-    ``"schema"`` is ``schema``: ``what`` it must be and how to ``fix`` it, in the one line
-    where it is not."""
-    try:
-        return codec.decode(data, kind, source=where)
-    except codec.DecodeError as err:
-        problem = err.problem
-    try:
-        found = codec.schema_of(data, source=where)
-    except codec.DecodeError as err:
-        problem = err.problem
-        if problem != codec.TOO_DEEP:
-            raise UsageError(f"{where} is not JSON ({problem.removeprefix(_MALFORMED)})") from None
+def _refused(err: codec.DecodeError, schema: str, what: str, fix: str) -> UsageError:
+    """A JSON file that is not ``what`` it must be (its ``"schema"``: ``schema``), in
+    one line with how to ``fix`` it."""
+    where, problem = err.source, err.problem
+    if err.malformed:
+        return UsageError(f"{where} is not JSON ({problem.removeprefix(_MALFORMED)})")
     if problem == codec.TOO_DEEP:
-        raise UsageError(f"{where} is nested too deeply to be {what}")
-    if found != schema:
+        return UsageError(f"{where} is nested too deeply to be {what}")
+    if err.found != schema:
+        found = err.found
         said = f"its schema is {found!r:.80}" if found else f'it has no "schema": "{schema}"'
-        raise UsageError(f"{where} is not {what} ({said}); {fix}")
-    raise UsageError(f"{where} is not {what} ({problem}); {fix}")
+        return UsageError(f"{where} is not {what} ({said}); {fix}")
+    return UsageError(f"{where} is not {what} ({problem}); {fix}")
 
 
 CODE_KEYS = frozenset(name for name in OPTION_NAMES if name not in DATA_KEYS)
@@ -378,22 +386,11 @@ def read_record(folder: Path, entry: Entry) -> Report:
     return read_report(str(folder / entry.folder / REPORT), inside=folder)
 
 
-def _read_bytes(path: Path, where: str, inside: Path | None) -> bytes:
-    """A JSON artifact's bytes, by the one reader of artifacts; a missing file is
-    :func:`no_such_file`."""
-    try:
-        return artifacts.read_bytes(path, limit=artifacts.JSON_LIMIT, inside=inside, shown=where)
-    except FileNotFoundError:
-        raise no_such_file(where) from None
-
-
 def read_report(text: str, inside: Path | None = None) -> Report:
     """A saved ``jxinspect.report/1`` report (a file of the record folder ``inside``, or
     one the user named); a one-line error when it is not one."""
-    return _decoded(
-        _read_bytes(Path(text), text, inside), text, Report, REPORT_SCHEMA,
-        "a jxinspect report", "save one with `jxinspect lower TARGET --format json -o FILE`",
-    )  # fmt: skip
+    fix = "save one with `jxinspect lower TARGET --format json -o FILE`"
+    return _read_file(Path(text), text, Report, REPORT_SCHEMA, inside, "a jxinspect report", fix)
 
 
 COMPILES = "compiles.json"

@@ -188,11 +188,6 @@ def read_collectives(
     return tuple(found)
 
 
-NAMES_UNREADABLE = "parameter names unreadable"
-"""How a compiled report's note begins where its parameters' names could not be read:
-unknown, not lost."""
-
-
 def names_read(report: Report) -> bool:
     """Whether the compiled program's parameter names were read (``compiled_name``)."""
     compiled = report.compiled
