@@ -101,14 +101,15 @@ def stage_function(
     stage: Stage,
     options: dict[str, Any],
     platform: str | None,
-    plan: StagingPlan,
+    plan: StagingPlan | None = None,
 ) -> Staged:
     """Trace and lower ``fun``; a tracing error is the user's, a lowering error is carried
     as :class:`~jxinspect.tracer.staged.LoweringFailed`. The staged program carries the
     user's path of each input it receives and the call's static arguments
     (:attr:`~jxinspect.tracer.staged.Traced.paths`), worked out once, here, where the call
     is split or a wrapper rearranges it, by ``plan`` (the call's statics, or those of the
-    function's own ``jax.jit``)."""
+    function's own ``jax.jit``; by default the plan of ``options``, else of that jit)."""
+    plan = plan or StagingPlan.of(stage, options or seam.wrapper_keywords(fun))
     called = _call_paths(fun, args, kwargs, plan)
     staged = _stage_function(fun, args, kwargs, stage, options, platform)
     paths = _program_paths(called, plan, staged.traced)
