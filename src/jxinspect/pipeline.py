@@ -175,14 +175,15 @@ def compiled_report(report: Report, staged: Lowered, *, memory: bool = False) ->
     """``report`` with what XLA chose when compiling ``staged`` (``memory``: and the
     buffers live at the peak)."""
     from jxinspect.tracer import stage as staging
-    from jxinspect.tracer.read import compiled
+    from jxinspect.tracer.read import compiled, residuals
     from jxinspect.tracer.staged import CompileFailed
 
     compiled.check_compilable(report)
     done = staging.compile(staged)
     if isinstance(done, CompileFailed):
         return replace(report, error=f"compilation failed: {done.error}")
-    return compiled.attach(report, done.executable, memory=memory)
+    report = compiled.attach(report, done.executable, memory=memory)
+    return residuals.with_residuals(report, staged.traced.jaxpr) if memory else report
 
 
 def inspect_target(

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import json
 import re
+from importlib.metadata import version as installed
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers import PLAIN_JAX_ON_8_DEVICES, run_cli, run_python
+
+from jxinspect.core.vocabulary import release_key
 
 PROGRAMS = """
 import jax, jax.numpy as jnp
@@ -260,3 +263,64 @@ def test_lint_gates_the_peak_with_its_largest_buffers(tmp_path: Path) -> None:
     (tmp_path / "jxinspect.yaml").write_text(config + f"  peak_per_device: {peak}\n")
     passed = run_cli("lint", "--no-cache", cwd=tmp_path)
     assert passed.returncode == 0, passed.describe()
+
+
+RESIDUALS = (
+    PLAIN_JAX_ON_8_DEVICES.replace("import programs\n", "")
+    + """
+import contextlib, dataclasses, io
+from jax.ad_checkpoint import checkpoint_name, print_saved_residuals
+import jxinspect
+
+def loss(p, x):
+    h = jnp.tanh(x @ p["w1"])
+    h = checkpoint_name(h, "hidden")
+    return jnp.sum((h @ p["w2"]) ** 2)
+
+def step(p, x):
+    grads = jax.grad(loss)(p, x)
+    return jax.tree_util.tree_map(lambda a, b: a - 0.1 * b, p, grads)
+
+p = {"w1": jnp.ones((64, 128)), "w2": jnp.ones((128, 32))}
+x = jnp.ones((16, 64))
+said = io.StringIO()
+with contextlib.redirect_stdout(said):
+    print_saved_residuals(lambda p: loss(p, x), p)
+report = jxinspect.inspect(step, (p, x), memory=True, texts=False)
+found = report.compiled.residuals
+mine = None if found is None else [dataclasses.asdict(r) for r in found]
+print(json.dumps({"oracle": said.getvalue().splitlines(), "mine": mine}))
+"""
+)
+
+
+def test_residuals_are_what_print_saved_residuals_says() -> None:
+    """A train step that differentiates ``loss``: the values its forward pass keeps for
+    the backward pass are ``print_saved_residuals``' for ``loss`` (its ``x`` held
+    constant there, an argument of the step here), each by type, and by name or
+    operation and line, as the running release names them; a release whose jaxprs do not
+    say which pass an equation is in (before 0.7) says it does not know."""
+    ran = run_python(RESIDUALS)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    result = json.loads(ran.stdout)
+    oracle, mine = result["oracle"], result["mine"]
+    if mine is None:
+        assert release_key(installed("jax")) < release_key("0.7.0")
+        return
+    assert sorted(line.split()[0] for line in oracle) == sorted(r["type"] for r in mine)
+
+    def said(pattern: str) -> list[tuple[str, int]]:
+        return sorted((m.group(1), int(m.group(2)))
+                      for line in oracle if (m := re.search(pattern, line)))  # fmt: skip
+
+    assert said(r"named '(\S+)' from .*?:(\d+):\d+") == sorted(
+        (r["name"], r["line"]) for r in mine if r["source"] == "named"
+    )
+    assert said(r"output of (\S+) from .*?:(\d+):\d+") == sorted(
+        (r["name"], r["line"]) for r in mine if r["source"] == "output"
+    )
+    arguments = [
+        line for line in oracle if "from the argument" in line or "from a constant" in line
+    ]
+    assert len(arguments) == sum(r["source"] == "argument" for r in mine)
+    assert {r["name"] for r in mine if r["source"] == "argument"} <= {"p['w1']", "p['w2']", "x"}

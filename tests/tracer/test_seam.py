@@ -7,6 +7,7 @@ import importlib.util
 import inspect
 import re
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -138,6 +139,23 @@ def _ir() -> object:
 
 
 # (fact, what this release does, from which release on the docstring says it does it)
+def _names_checkpoint_inputs() -> bool:
+    """Whether ``print_saved_residuals`` names the value a ``checkpoint_name`` names (not
+    only the name's own output)."""
+    import contextlib
+    import io
+
+    from jax.ad_checkpoint import checkpoint_name, print_saved_residuals
+
+    def f(w: Any) -> Any:
+        return jnp.sum((checkpoint_name(jnp.tanh(jnp.ones((2, 3)) @ w), "h") @ w.T) ** 2)
+
+    said = io.StringIO()
+    with contextlib.redirect_stdout(said):
+        print_saved_residuals(f, jnp.ones((3, 3)))
+    return said.getvalue().count("named 'h'") == 2
+
+
 RELEASE_FACTS: list[tuple[str, Callable[[], bool], Callable[[tuple[int, int, int]], bool]]] = [
     ("devices: jax_num_cpu_devices", lambda: "jax_num_cpu_devices" in jax.config.values,
      lambda v: v >= (0, 5, 0)),
@@ -187,6 +205,12 @@ RELEASE_FACTS: list[tuple[str, Callable[[], bool], Callable[[tuple[int, int, int
     ("compiled: memory_analysis() holds the buffer assignment (0.4 to 0.5: in an HloProto)",
      lambda: (seam.buffer_assignment(jax.jit(lambda x: x * 2.0).lower(1.0).compile())
               or ("",))[0] == "BufferAssignment", lambda v: v >= (0, 6, 0)),
+    ("jaxprs: name stacks say jvp( and transpose( (seam.TRANSFORMATION_NAMES_SINCE)",
+     lambda: any("transpose(" in seam.name_stack(e) for e in jax.jit(jax.grad(
+         lambda x: jnp.sum(jnp.tanh(x)))).trace(jnp.ones(3)).jaxpr.jaxpr.eqns)
+     == seam.names_transformations(), lambda v: True),
+    ("jaxprs: print_saved_residuals names what feeds a checkpoint_name (NAMED_INPUTS_UNTIL)",
+     _names_checkpoint_inputs, lambda v: v <= (0, 10, 1)),
     ("hooks: pxla.lower_parallel_callable",
      lambda: hasattr(_pxla(), "lower_parallel_callable"), lambda v: v < (0, 10, 0)),
 ]  # fmt: skip

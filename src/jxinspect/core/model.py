@@ -486,6 +486,28 @@ class MemoryPeak:
     """Why the peak could not be read, in one line."""
 
 
+ResidualSource = Literal["argument", "named", "output"]
+"""Where a residual comes from, as ``print_saved_residuals`` says: an argument of the
+function, a value the user named with ``checkpoint_name``, an operation's output."""
+
+
+@dataclass(frozen=True)
+class Residual:
+    """A value the forward pass keeps for the backward pass (``lower --memory``), as
+    ``jax.ad_checkpoint.print_saved_residuals`` names it."""
+
+    type: str
+    """``f32[16,128]``, its global type."""
+    bytes: int
+    """Its global bytes (its type's size)."""
+    source: ResidualSource
+    name: str | None = None
+    """The argument's pytree path, the ``checkpoint_name``, or the operation
+    (``tanh``); ``None`` where none is known."""
+    file: str | None = None
+    line: int | None = None
+
+
 @dataclass(frozen=True)
 class Operand:
     """The type of one operand of a collective, per device."""
@@ -646,6 +668,10 @@ class CompiledInfo:
     backend gave none."""
     peak: MemoryPeak | None = None
     """The peak and the buffers live there (``--memory``); ``None``: not asked for."""
+    residuals: tuple[Residual, ...] | None = None
+    """What the forward pass keeps for the backward pass, read from the traced program
+    where it differentiates (``--memory``; ``()``: it does not); ``None``: not asked for,
+    or a release whose jaxprs do not say which pass an equation is in (before 0.7)."""
     unread: str | None = None
     """Why the optimized program could not be read, in one line (what failed, under
     which JAX); its collectives and aliases are then unknown (``None``)."""

@@ -3,7 +3,14 @@ the schedule as a sparkline, and every buffer live there, largest first."""
 
 from __future__ import annotations
 
-from jxinspect.core.model import BUFFER_KINDS, MemoryPeak, PeakBuffer, PeakPoint, Report
+from jxinspect.core.model import (
+    BUFFER_KINDS,
+    MemoryPeak,
+    PeakBuffer,
+    PeakPoint,
+    Report,
+    Residual,
+)
 from jxinspect.core.units import human_bytes
 from jxinspect.render.common.escape import text as esc
 from jxinspect.render.common.table import plain_table
@@ -81,6 +88,28 @@ def per_kind(peak: MemoryPeak) -> str:
     return ", ".join(f"{kind} {human_bytes(total)}" for kind, total in totals.items() if total)
 
 
+RESIDUAL_COLUMNS = ("bytes", "type", "from", "name", "source")
+
+
+def residual_lines(residuals: tuple[Residual, ...] | None) -> list[str]:
+    """What the forward pass keeps for the backward pass, as ``print_saved_residuals``
+    says it (global sizes); none where the program does not differentiate."""
+    if residuals is None:
+        return ["kept for the backward pass: not known (this JAX's jaxprs do not say which "
+                "pass an operation is in)"]  # fmt: skip
+    if not residuals:
+        return []
+    total = human_bytes(sum(r.bytes for r in residuals))
+    rows: list[tuple[str, ...]] = [
+        (human_bytes(r.bytes), r.type, r.source, r.name or "", source(r.file, r.line))
+        for r in residuals
+    ]
+    return [
+        f"kept for the backward pass: {len(residuals)} residuals, {total} (global)",
+        *("  " + line for line in plain_table(RESIDUAL_COLUMNS, rows)),
+    ]
+
+
 def render(report: Report) -> str:
     """The peak, the bytes over the schedule and the buffers live at the peak."""
     if report.compiled is None:
@@ -95,4 +124,5 @@ def render(report: Report) -> str:
         lines.append(f"  over the schedule: {sparkline(peak.timeline)}")
     lines += ["  " + line for line in plain_table(COLUMNS, rows(peak))]
     lines.append("  per kind: " + per_kind(peak))
+    lines += residual_lines(report.compiled.residuals)
     return "\n".join(lines) + "\n"

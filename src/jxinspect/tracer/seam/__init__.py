@@ -72,9 +72,13 @@ from jxinspect.tracer.seam.jaxprs import (
     in_avals,
     jaxpr_text,
     leaf_types,
+    name_stack,
+    names_transformations,
     out_avals,
     pmap_body,
+    residual_parts,
     sub_jaxprs,
+    user_line,
 )
 from jxinspect.tracer.seam.locations import Loc, location_name, read_location
 from jxinspect.tracer.seam.lowering import (
@@ -243,6 +247,10 @@ __all__ = [
     "Equation",
     "equations",
     "first_user_line",
+    "user_line",
+    "name_stack",
+    "names_transformations",
+    "residual_parts",
     "has_public_api",
     "hlo_sharding_text",
     "HloModule",

@@ -190,3 +190,63 @@ def first_user_line(jaxpr: Jaxpr, besides: SourceLine | None = None) -> SourceLi
             if found is not None:
                 return found
     return None
+
+
+def name_stack(eqn: Any) -> str:
+    """The transformations and scopes an equation was made under, as JAX prints them
+    (``jvp()``, ``transpose(jvp(loss))``; ``""`` where it keeps none)."""
+    return str(getattr(eqn.source_info, "name_stack", "") or "")
+
+
+TRANSFORMATION_NAMES_SINCE = "0.7.0"
+"""The first release whose traced jaxprs keep the transformations each equation was made
+under in its name stack (``jvp()``, ``transpose(jvp())``); measured: 0.4.35 to 0.6.2
+keep none at the top level, 0.7.1 on do."""
+NAMED_INPUTS_UNTIL = "0.10.1"
+"""The last release whose ``print_saved_residuals`` names a value by the
+``checkpoint_name`` it feeds (besides the name's own output); measured: 0.4.35 to 0.10.1
+do, 0.10.2 on name only the output."""
+
+
+def names_transformations() -> bool:
+    """Whether this release's jaxprs say which equations are the forward pass and which
+    the backward (:data:`TRANSFORMATION_NAMES_SINCE`)."""
+    from jxinspect.core.vocabulary import release_key
+    from jxinspect.tracer.seam.release import jax_version
+
+    return release_key(jax_version()) >= release_key(TRANSFORMATION_NAMES_SINCE)
+
+
+def residual_parts(
+    jaxpr: Jaxpr,
+) -> list[tuple[Any, Any, Any | None, str | None]]:
+    """Each value a top-level backward equation (``transpose(`` in its name stack) reads
+    that the forward pass (``jvp(``) made or that is an input of ``jaxpr``, once, in order:
+    ``(variable, its aval, the equation that made it or None for an input, the
+    checkpoint name that names it as this release's print_saved_residuals does)``."""
+    from jax._src import core
+
+    from jxinspect.core.vocabulary import release_key
+    from jxinspect.tracer.seam.release import jax_version
+
+    named_inputs = release_key(jax_version()) <= release_key(NAMED_INPUTS_UNTIL)
+    made: dict[Any, Any] = {}
+    names: dict[Any, str] = {}
+    inputs = set(jaxpr.invars)
+    found: dict[Any, tuple[Any, Any, Any | None, str | None]] = {}
+    for eqn in jaxpr.eqns:
+        stack = name_stack(eqn)
+        if "transpose(" in stack:
+            for var in eqn.invars:
+                if isinstance(var, core.Literal) or var in found:
+                    continue
+                if var in inputs or var in made:
+                    found[var] = (var, var.aval, made.get(var), names.get(var))
+        elif "jvp(" in stack:
+            made.update((var, eqn) for var in eqn.outvars)
+            if eqn.primitive.name == "name":
+                named = str(eqn.params.get("name"))
+                names[eqn.outvars[0]] = named
+                if named_inputs and not isinstance(eqn.invars[0], core.Literal):
+                    names.setdefault(eqn.invars[0], named)
+    return list(found.values())

@@ -1,0 +1,56 @@
+"""What the forward pass keeps for the backward pass, read from the traced program.
+
+Where a function differentiates (``jax.grad`` inside a train step), its jaxpr holds the
+forward pass (equations under ``jvp(``) and the backward pass (under ``transpose(``): the
+values the backward equations read that the forward pass made, or that are the
+function's inputs, are the residuals ``jax.ad_checkpoint.print_saved_residuals`` lists,
+each named as it names them: an argument by its pytree path, a ``checkpoint_name`` by its
+name, an operation's output by its primitive and the user's line.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+from jxinspect.core.dtypes import element_bytes
+from jxinspect.core.model import Report, Residual
+from jxinspect.core.units import type_text
+from jxinspect.tracer import seam
+
+
+def read_residuals(jaxpr: Any, report: Report) -> tuple[Residual, ...] | None:
+    """The residuals of ``jaxpr`` (the top level of the traced program), in the order the
+    backward pass first reads them (``()``: it does not differentiate); ``None`` where the
+    release's jaxprs do not say which pass an equation is in. ``report``: the inputs'
+    paths."""
+    if not seam.names_transformations():
+        return None
+    paths = {i: leaf.path for i, leaf in enumerate(report.inputs)}
+    positions = {var: i for i, var in enumerate(jaxpr.invars)}
+    found = []
+    for var, aval, eqn, named in seam.residual_parts(jaxpr):
+        shape = tuple(int(d) for d in getattr(aval, "shape", ()))
+        dtype = str(getattr(aval, "dtype", "?"))
+        size = math.ceil(math.prod(shape) * element_bytes(dtype))
+        typed = type_text(shape, dtype)
+        if eqn is None:
+            found.append(Residual(typed, size, "argument", paths.get(positions[var])))
+            continue
+        where = seam.user_line(eqn)
+        file, line = (where.file, where.line) if where else (None, None)
+        if named is not None:
+            found.append(Residual(typed, size, "named", named, file, line))
+        else:
+            found.append(Residual(typed, size, "output", str(eqn.primitive.name), file, line))
+    return tuple(found)
+
+
+def with_residuals(report: Report, jaxpr: Any) -> Report:
+    """``report`` (compiled) with the residuals of its traced program ``jaxpr``."""
+    if report.compiled is None:
+        return report
+    return replace(
+        report, compiled=replace(report.compiled, residuals=read_residuals(jaxpr, report))
+    )
