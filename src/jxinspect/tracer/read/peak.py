@@ -15,6 +15,7 @@ and, for an argument or a result, the user's pytree path.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -194,15 +195,21 @@ class _Peak:
             return "backward"
         if "jvp(" in op_name:
             return "residual" if peak_in_backward else "forward"
-        first_backward = min(
-            (self.replay.times.get(i.name, 1 << 62) for i in self.module.instructions.values()
-             if "transpose(" in (i.op_name or "")),
-            default=None,
-        )  # fmt: skip
         place = self.replay.times.get(name)
+        first_backward = self._first_backward
         if first_backward is not None and place is not None and place > first_backward:
             return "update"
         return "forward"
+
+    @functools.cached_property
+    def _first_backward(self) -> int | None:
+        """The schedule's first backward instruction (``transpose(`` in its op name)."""
+        times = self.replay.times
+        return min(
+            (times[i.name] for i in self.module.instructions.values()
+             if i.name in times and "transpose(" in (i.op_name or "")),
+            default=None,
+        )  # fmt: skip
 
 
 def _counted(allocation: Any) -> bool:
