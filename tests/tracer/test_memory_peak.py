@@ -102,7 +102,7 @@ for name, (f, args, keywords) in CASES.items():
         compiler_options={"xla_dump_to": folder})
     stats = compiled.memory_analysis()
     text = compiled.as_text()
-    read = peak.read_peak(compiled, hlo_text.parse(text), ({}, []))
+    read = peak.read_peak(compiled, stats, hlo_text.parse(text), ({}, []))
     out[name] = {"folder": folder, "peak": dataclasses.asdict(read),
                  "differentiates": bool(re.search(r'op_name="[^"]*transpose[(]', text)),
                  "memory": [stats.argument_size_in_bytes, stats.output_size_in_bytes,

@@ -139,6 +139,10 @@ def _ir() -> object:
 
 
 # (fact, what this release does, from which release on the docstring says it does it)
+def _buffer_assignment(compiled: Any) -> Any:
+    return seam.buffer_assignment(compiled, seam.memory_analysis(compiled))
+
+
 def _names_checkpoint_inputs() -> bool:
     """Whether ``print_saved_residuals`` names the value a ``checkpoint_name`` names (not
     only the name's own output)."""
@@ -203,7 +207,7 @@ RELEASE_FACTS: list[tuple[str, Callable[[], bool], Callable[[tuple[int, int, int
          jax.ShapeDtypeStruct((4, 4), "float32")).compile()) or {}).get("flops", 0) > 0,
      lambda v: True),
     ("compiled: memory_analysis() holds the buffer assignment (0.4 to 0.5: in an HloProto)",
-     lambda: (seam.buffer_assignment(jax.jit(lambda x: x * 2.0).lower(1.0).compile())
+     lambda: (_buffer_assignment(jax.jit(lambda x: x * 2.0).lower(1.0).compile())
               or ("",))[0] == "BufferAssignment", lambda v: v >= (0, 6, 0)),
     ("jaxprs: name stacks say jvp( and transpose( (seam.TRANSFORMATION_NAMES_SINCE)",
      lambda: any("transpose(" in seam.name_stack(e) for e in jax.jit(jax.grad(

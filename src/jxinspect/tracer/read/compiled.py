@@ -65,15 +65,6 @@ def sharding_of(value: Any, rank: int, mesh: Mesh | None) -> Sharding | None:
     )
 
 
-def memory_stats(compiled: Any, estimate: tuple[int, int]) -> MemoryStats:
-    """``memory_analysis()`` per device, with the fallback of :func:`memory_from_stats`."""
-    try:
-        stats = compiled.memory_analysis()
-    except Exception:  # a backend without the analysis
-        stats = None
-    return memory_from_stats(stats, estimate)
-
-
 def memory_from_stats(stats: Any, estimate: tuple[int, int]) -> MemoryStats:
     """XLA's ``CompiledMemoryStats`` as :class:`MemoryStats`; where the backend gave none
     (``None``, zeros or -1 while the program has arguments or outputs), say so and use
@@ -219,7 +210,8 @@ def read_compiled(
     which the collectives name where they move them. ``memory``: also the peak and the
     buffers live there (:mod:`.peak`)."""
     costs = seam.cost_analysis(compiled) or {}
-    stats = memory_stats(compiled, estimate)
+    analysis = seam.memory_analysis(compiled)
+    stats = memory_from_stats(analysis, estimate)
     try:
         module = hlo_text.parse(compiled.as_text())
         collectives = read_collectives(module, mesh, seam.partition_devices(compiled), paths)
@@ -236,7 +228,7 @@ def read_compiled(
         aliases=tuple(sorted(module.aliases.items())),
         flops=costs.get("flops"),
         bytes_accessed=costs.get("bytes accessed"),
-        peak=read_peak(compiled, module, paths) if memory else None,
+        peak=read_peak(compiled, analysis, module, paths) if memory else None,
     )
     return info, tuple(hlo_text.parameter_names(module))
 

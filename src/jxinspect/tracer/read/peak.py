@@ -41,11 +41,12 @@ class _Assignment:
 
 
 def read_peak(
-    compiled: Any, module: HloText, paths: tuple[dict[int, str], list[str]]
+    compiled: Any, analysis: Any, module: HloText, paths: tuple[dict[int, str], list[str]]
 ) -> MemoryPeak:
-    """The peak of ``compiled`` per device and the buffers live there. ``module``: its
-    optimized HLO, read; ``paths``: its parameters' paths by number, its results'."""
-    source = seam.buffer_assignment(compiled)
+    """The peak of ``compiled`` per device and the buffers live there. ``analysis``: its
+    ``memory_analysis()`` (:func:`~jxinspect.tracer.seam.memory_analysis`); ``module``:
+    its optimized HLO, read; ``paths``: its parameters' paths by number, its results'."""
+    source = seam.buffer_assignment(compiled, analysis)
     if source is None:
         return MemoryPeak(None, buffers=None, unread=_release("keeps no buffer assignment"))
     try:

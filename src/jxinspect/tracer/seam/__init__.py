@@ -33,6 +33,7 @@ from jxinspect.tracer.seam.compiled import (
     buffer_assignment,
     compiled_shardings,
     cost_analysis,
+    memory_analysis,
     partition_devices,
 )
 from jxinspect.tracer.seam.devices import (
@@ -235,6 +236,7 @@ __all__ = [
     "Computation",
     "config_values",
     "cost_analysis",
+    "memory_analysis",
     "debug_info",
     "DebugInfo",
     "default_backend",

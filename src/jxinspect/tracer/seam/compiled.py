@@ -14,6 +14,8 @@ failed on attributes a newer XLA writes: ``replica_group_mesh_axes`` in 0.10's
 
 from __future__ import annotations
 
+from typing import Any
+
 from jxinspect.tracer.seam.objects import Compiled, Sharding
 
 
@@ -68,16 +70,25 @@ def partition_devices(compiled: Compiled) -> list[int] | None:
         return None
 
 
-def buffer_assignment(compiled: Compiled) -> tuple[str, bytes, bytes | None] | None:
-    """XLA's buffer assignment of the compiled program, serialized, with the protobuf
-    message it is: ``("BufferAssignment", proto, module)`` where ``memory_analysis()``
-    has ``serialized_buffer_assignment_proto`` (0.7 on; ``module``: the optimized module's
-    ``HloModuleProto``, which names the instructions the assignment gives by id), or
-    ``("HloProto", proto, None)`` where it has ``serialized_hlo_proto`` (0.4.x: module and
-    assignment in one); ``None`` where the backend keeps neither."""
+def memory_analysis(compiled: Compiled) -> Any:
+    """``compiled.memory_analysis()`` (XLA's ``CompiledMemoryStats``), read once per
+    compile: from 0.6 on it serializes the buffer assignment each time it is called;
+    ``None`` on a backend without it."""
     try:
-        stats = compiled.memory_analysis()
+        return compiled.memory_analysis()
     except Exception:  # a backend without the analysis
+        return None
+
+
+def buffer_assignment(compiled: Compiled, stats: Any) -> tuple[str, bytes, bytes | None] | None:
+    """XLA's buffer assignment of the compiled program, serialized, with the protobuf
+    message it is, from its :func:`memory_analysis` ``stats``: ``("BufferAssignment",
+    proto, module)`` where they have ``serialized_buffer_assignment_proto`` (0.6 on;
+    ``module``: the optimized module's ``HloModuleProto``, which names the instructions
+    the assignment gives by id), or ``("HloProto", proto, None)`` where they have
+    ``serialized_hlo_proto`` (up to 0.5: module and assignment in one); ``None`` where the
+    backend keeps neither."""
+    if stats is None:
         return None
     assignment = getattr(stats, "serialized_buffer_assignment_proto", None)
     if assignment:
