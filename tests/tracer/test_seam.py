@@ -213,8 +213,8 @@ RELEASE_FACTS: list[tuple[str, Callable[[], bool], Callable[[tuple[int, int, int
      lambda: any("transpose(" in seam.name_stack(e) for e in jax.jit(jax.grad(
          lambda x: jnp.sum(jnp.tanh(x)))).trace(jnp.ones(3)).jaxpr.jaxpr.eqns)
      == seam.names_transformations(), lambda v: True),
-    ("jaxprs: print_saved_residuals names what feeds a checkpoint_name (NAMED_INPUTS_UNTIL)",
-     _names_checkpoint_inputs, lambda v: v <= (0, 10, 1)),
+    ("jaxprs: print_saved_residuals names what feeds a checkpoint_name (before seam's "
+     "NAMED_OUTPUTS_ONLY_SINCE)", _names_checkpoint_inputs, lambda v: v < (0, 10, 2)),
     ("hooks: pxla.lower_parallel_callable",
      lambda: hasattr(_pxla(), "lower_parallel_callable"), lambda v: v < (0, 10, 0)),
 ]  # fmt: skip

@@ -202,19 +202,17 @@ TRANSFORMATION_NAMES_SINCE = "0.7.0"
 """The first release whose traced jaxprs keep the transformations each equation was made
 under in its name stack (``jvp()``, ``transpose(jvp())``); measured: 0.4.35 to 0.6.2
 keep none at the top level, 0.7.1 on do."""
-NAMED_INPUTS_UNTIL = "0.10.1"
-"""The last release whose ``print_saved_residuals`` names a value by the
-``checkpoint_name`` it feeds (besides the name's own output); measured: 0.4.35 to 0.10.1
-do, 0.10.2 on name only the output."""
+NAMED_OUTPUTS_ONLY_SINCE = "0.10.2"
+"""The first release whose ``print_saved_residuals`` names by a ``checkpoint_name`` only
+the name's own output; measured: 0.4.35 to 0.10.1 name the value it is given too."""
 
 
 def names_transformations() -> bool:
     """Whether this release's jaxprs say which equations are the forward pass and which
     the backward (:data:`TRANSFORMATION_NAMES_SINCE`)."""
-    from jxinspect.core.vocabulary import release_key
-    from jxinspect.tracer.seam.release import jax_version
+    from jxinspect.tracer.seam.release import running_since
 
-    return release_key(jax_version()) >= release_key(TRANSFORMATION_NAMES_SINCE)
+    return running_since(TRANSFORMATION_NAMES_SINCE)
 
 
 def residual_parts(
@@ -226,10 +224,9 @@ def residual_parts(
     checkpoint name that names it as this release's print_saved_residuals does)``."""
     from jax._src import core
 
-    from jxinspect.core.vocabulary import release_key
-    from jxinspect.tracer.seam.release import jax_version
+    from jxinspect.tracer.seam.release import running_since
 
-    named_inputs = release_key(jax_version()) <= release_key(NAMED_INPUTS_UNTIL)
+    named_inputs = not running_since(NAMED_OUTPUTS_ONLY_SINCE)
     made: dict[Any, Any] = {}
     names: dict[Any, str] = {}
     inputs = set(jaxpr.invars)

@@ -26,6 +26,12 @@ def jax_version() -> str:
     return str(jax.__version__)
 
 
+def running_since(release: str) -> bool:
+    """Whether the running JAX is ``release`` or newer: a release fact stated as the first
+    release that has it."""
+    return release_key(jax_version()) >= release_key(release)
+
+
 def jaxlib_version() -> str:
     import jaxlib
 

@@ -38,10 +38,9 @@ PREFIXED_SINCE = "0.5.3"
 def result_paths_prefixed_in_release() -> bool:
     """:func:`result_paths_prefixed` from the release table, tracing nothing: for a
     recorded run, where nothing of jxinspect's may trace in the user's process."""
-    from jxinspect.core.vocabulary import release_key
-    from jxinspect.tracer.seam.release import jax_version
+    from jxinspect.tracer.seam.release import running_since
 
-    return release_key(jax_version()) >= release_key(PREFIXED_SINCE)
+    return running_since(PREFIXED_SINCE)
 
 
 UNNAMED_AXIS = "(unnamed)"
