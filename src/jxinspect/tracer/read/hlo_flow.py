@@ -48,7 +48,9 @@ class Flow:
     loop); ``None`` where a loop's count is not known."""
 
 
-def _kind(opcode: str) -> str | None:
+def collective_kind(opcode: str) -> str | None:
+    """The collective an opcode is (an asynchronous one's ``-start`` counts as it);
+    ``None`` for any other opcode."""
     base = opcode.removesuffix("-start")
     return base if base in KINDS else None
 
@@ -215,7 +217,7 @@ def flows(module: HloText) -> list[Flow]:
     found = []
     for computation in module.computations.values():
         for value in computation.instructions.values():
-            kind = _kind(value.opcode)
+            kind = collective_kind(value.opcode)
             if kind is None:
                 continue
             parameters = {parameter_of(module, operand) for operand in value.operands}

@@ -224,8 +224,8 @@ def _holds_temporaries(allocation: Any) -> bool:
 
 
 def _collective(instruction: Instruction) -> bool:
-    opcode = instruction.opcode.removesuffix("-start").removesuffix("-done")
-    return opcode in hlo_flow.KINDS
+    """Whether a collective defines the buffer (its ``-done`` too: the result is there)."""
+    return hlo_flow.collective_kind(instruction.opcode.removesuffix("-done")) is not None
 
 
 def _type(shape: str, index: Sequence[int]) -> str:
