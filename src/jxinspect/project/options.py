@@ -1,6 +1,7 @@
 """How to stage one target: the option table, and the options it reads.
 
-Every staging option is declared once, in :data:`OPTIONS`: its name (the key in a
+Every staging option is declared once, as a field of :class:`TargetOptions` whose
+metadata :data:`OPTIONS` reads: its name (the key in a
 ``JXINSPECT`` declaration and a configuration file, where ``-`` may stand for ``_``), its
 kind, its help text, the stages that use it and whether a configuration's ``defaults``
 may set it. The command line's flags (``--`` and the name with ``-``), the readers of
@@ -16,7 +17,7 @@ from __future__ import annotations
 import difflib
 import operator
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 from jxinspect.core.dtypes import FLOAT_SHORTS
@@ -97,92 +98,122 @@ class Option:
         return dict(self.renamed).get(stage, self.name)
 
 
-OPTIONS: tuple[Option, ...] = (
-    Option("args", "spec", 'Example inputs: "f32[8,128], 3".', parse=specs.parse_args,
-           group="input"),
-    Option("kwargs", "spec", 'Keyword inputs: "scale=2.0".', parse=specs.parse_kwargs,
-           group="input"),
-    Option("args_from", "text", "module:function returning args or (args, kwargs).",
-           group="input", carries="code"),
-    Option("dims", "spec", 'Sizes of annotated dimensions: "batch=8,seq=128", "batch=64@data".',
-           parse=specs.parse_dims, group="input", in_defaults=True),
-    Option("dtype", "choice", "The dtype of an annotated Float array (default f32).",
-           choices=FLOAT_SHORTS, group="input", in_defaults=True),
-    Option("stage", "choice", "Staging API (default jit).", choices=STAGES, in_defaults=True),
-    Option("static_argnums", "int_tuple", 'Static argument positions: "1" or "0,2".', _JIT,
-           role="statics", keyword=True),
-    Option("static_argnames", "name_tuple", 'Static argument names: "n,mode".', _JIT,
-           role="static_names", keyword=True),
-    Option("donate_argnums", "int_tuple", 'Donated argument positions: "0" or "0,2".',
-           (*_JIT, "pmap"),
-           role="donated", keyword=True),
-    Option("donate_argnames", "name_tuple", 'Donated argument names: "params,state".', _JIT,
-           role="donated_names", keyword=True),
-    Option("keep_unused", "bool", "Keep unused arguments in @main.", _JIT, in_defaults=True,
-           keyword=True),
-    Option("devices", "positive_int", "Simulate N CPU devices.", in_defaults=True),
-    Option("mesh", "spec", 'Mesh axes: "data=2,model=4".', in_defaults=True,
-           parse=specs.parse_mesh),
-    Option("in_specs", "spec", "Input shardings (jit/pjit) or shard_map in_specs.", _JIT,
-           parse=specs.parse_specs, role="in_layout",
-           renamed=(("jit", "in_shardings"), ("pjit", "in_shardings"))),
-    Option("out_specs", "spec", "Output shardings or specs.", _JIT, parse=specs.parse_specs,
-           role="out_layout", renamed=(("jit", "out_shardings"), ("pjit", "out_shardings"))),
-    Option("axis_name", "text", "pmap axis name.", _PMAP, keyword=True, role="axis"),
-    Option("in_axes", "spec", 'pmap in_axes: "0, None".', _PMAP, parse=specs.parse_axes,
-           keyword=True, role="mapped_axes"),
-    Option("out_axes", "spec", 'pmap out_axes: "None, 0".', _PMAP, parse=specs.parse_axes,
-           keyword=True),
-    Option("static_broadcasted_argnums", "int_tuple", 'pmap static positions: "1" or "0,2".',
-           _PMAP,
-           role="statics", keyword=True),
-    Option("abstract", "bool", "Use an AbstractMesh (no devices).", in_defaults=True),
-    Option("platform", "choice", "Lower for this platform.", choices=PLATFORMS, in_defaults=True),
-    Option("partitioner", "choice", "Who reads the shardings: shardy or gspmd.",
-           choices=PARTITIONERS, in_defaults=True),
-    Option("explicit", "bool", "Mesh axes Explicit or Auto (default: as this JAX's "
-           "jax.make_mesh makes them).", in_defaults=True, off_flag="--auto"),
-)  # fmt: skip
-"""Every staging option, in the command line's order."""
-
-OPTIONS_BY_NAME: dict[str, Option] = {option.name: option for option in OPTIONS}
-OPTION_NAMES: tuple[str, ...] = tuple(OPTIONS_BY_NAME)
-DEFAULT_KEYS: tuple[str, ...] = tuple(o.name for o in OPTIONS if o.in_defaults)
-"""The options a configuration's ``defaults:`` may set."""
-DATA_KEYS: tuple[str, ...] = tuple(o.name for o in OPTIONS if o.carries == "data")
-"""The options whose value is data: all an artifact (a recorded call) may give."""
+def _option(kind: OptionKind, help: str, stages: tuple[Stage, ...] = _ALL, **rest: Any) -> Any:
+    """A :class:`TargetOptions` field: the option of ``kind`` (its :class:`Option`, named by
+    the field); its default ``None`` means "not given"."""
+    return field(
+        default=None, metadata={"option": {"kind": kind, "help": help, "stages": stages, **rest}}
+    )
 
 
 @dataclass(frozen=True)
 class TargetOptions:
-    """Inputs and staging options for one target, one field per :data:`OPTIONS` entry (in
-    its order, typed by its kind: a test checks it); ``None`` means
-    "not given". ``args_from`` names ``module:function`` (or a name in the target's
-    module) returning args or (args, kwargs)."""
+    """Inputs and staging options for one target: each field is an option, declared here
+    once (its :class:`Option` in the field's metadata, typed by its kind: a test checks
+    it), in the command line's order; ``None`` means "not given". ``args_from`` names
+    ``module:function`` (or a name in the target's module) returning args or (args,
+    kwargs)."""
 
-    args: str | None = None
-    kwargs: str | None = None
-    args_from: str | None = None
-    dims: str | None = None
-    dtype: str | None = None
-    stage: Stage | None = None
-    static_argnums: tuple[int, ...] | None = None
-    static_argnames: tuple[str, ...] | None = None
-    donate_argnums: tuple[int, ...] | None = None
-    donate_argnames: tuple[str, ...] | None = None
-    keep_unused: bool | None = None
-    devices: int | None = None
-    mesh: str | None = None
-    in_specs: str | None = None
-    out_specs: str | None = None
-    axis_name: str | None = None
-    in_axes: str | None = None
-    out_axes: str | None = None
-    static_broadcasted_argnums: tuple[int, ...] | None = None
-    abstract: bool | None = None
-    platform: Platform | None = None
-    partitioner: Partitioner | None = None
-    explicit: bool | None = None
+    args: str | None = _option(
+        "spec", 'Example inputs: "f32[8,128], 3".', parse=specs.parse_args, group="input"
+    )
+    kwargs: str | None = _option(
+        "spec", 'Keyword inputs: "scale=2.0".', parse=specs.parse_kwargs, group="input"
+    )
+    args_from: str | None = _option(
+        "text", "module:function returning args or (args, kwargs).", group="input", carries="code"
+    )
+    dims: str | None = _option(
+        "spec",
+        'Sizes of annotated dimensions: "batch=8,seq=128", "batch=64@data".',
+        parse=specs.parse_dims,
+        group="input",
+        in_defaults=True,
+    )
+    dtype: str | None = _option(
+        "choice",
+        "The dtype of an annotated Float array (default f32).",
+        choices=FLOAT_SHORTS,
+        group="input",
+        in_defaults=True,
+    )
+    stage: Stage | None = _option(
+        "choice", "Staging API (default jit).", choices=STAGES, in_defaults=True
+    )
+    static_argnums: tuple[int, ...] | None = _option(
+        "int_tuple", 'Static argument positions: "1" or "0,2".', _JIT, role="statics", keyword=True
+    )
+    static_argnames: tuple[str, ...] | None = _option(
+        "name_tuple", 'Static argument names: "n,mode".', _JIT, role="static_names", keyword=True
+    )
+    donate_argnums: tuple[int, ...] | None = _option(
+        "int_tuple",
+        'Donated argument positions: "0" or "0,2".',
+        (*_JIT, "pmap"),
+        role="donated",
+        keyword=True,
+    )
+    donate_argnames: tuple[str, ...] | None = _option(
+        "name_tuple",
+        'Donated argument names: "params,state".',
+        _JIT,
+        role="donated_names",
+        keyword=True,
+    )
+    keep_unused: bool | None = _option(
+        "bool", "Keep unused arguments in @main.", _JIT, in_defaults=True, keyword=True
+    )
+    devices: int | None = _option("positive_int", "Simulate N CPU devices.", in_defaults=True)
+    mesh: str | None = _option(
+        "spec", 'Mesh axes: "data=2,model=4".', in_defaults=True, parse=specs.parse_mesh
+    )
+    in_specs: str | None = _option(
+        "spec",
+        "Input shardings (jit/pjit) or shard_map in_specs.",
+        _JIT,
+        parse=specs.parse_specs,
+        role="in_layout",
+        renamed=(("jit", "in_shardings"), ("pjit", "in_shardings")),
+    )
+    out_specs: str | None = _option(
+        "spec",
+        "Output shardings or specs.",
+        _JIT,
+        parse=specs.parse_specs,
+        role="out_layout",
+        renamed=(("jit", "out_shardings"), ("pjit", "out_shardings")),
+    )
+    axis_name: str | None = _option("text", "pmap axis name.", _PMAP, keyword=True, role="axis")
+    in_axes: str | None = _option(
+        "spec",
+        'pmap in_axes: "0, None".',
+        _PMAP,
+        parse=specs.parse_axes,
+        keyword=True,
+        role="mapped_axes",
+    )
+    out_axes: str | None = _option(
+        "spec", 'pmap out_axes: "None, 0".', _PMAP, parse=specs.parse_axes, keyword=True
+    )
+    static_broadcasted_argnums: tuple[int, ...] | None = _option(
+        "int_tuple", 'pmap static positions: "1" or "0,2".', _PMAP, role="statics", keyword=True
+    )
+    abstract: bool | None = _option("bool", "Use an AbstractMesh (no devices).", in_defaults=True)
+    platform: Platform | None = _option(
+        "choice", "Lower for this platform.", choices=PLATFORMS, in_defaults=True
+    )
+    partitioner: Partitioner | None = _option(
+        "choice",
+        "Who reads the shardings: shardy or gspmd.",
+        choices=PARTITIONERS,
+        in_defaults=True,
+    )
+    explicit: bool | None = _option(
+        "bool",
+        "Mesh axes Explicit or Auto (default: as this JAX's jax.make_mesh makes them).",
+        in_defaults=True,
+        off_flag="--auto",
+    )
 
     def merged_over(self, base: TargetOptions) -> TargetOptions:
         """These options where given, ``base``'s elsewhere. ``args_from`` and
@@ -209,6 +240,18 @@ class TargetOptions:
         values = ((name, getattr(self, name)) for name in OPTION_NAMES)
         return {name: value for name, value in values if value is not None}
 
+
+OPTIONS: tuple[Option, ...] = tuple(
+    Option(f.name, **f.metadata["option"]) for f in fields(TargetOptions)
+)
+"""Every staging option, in the command line's order."""
+
+OPTIONS_BY_NAME: dict[str, Option] = {option.name: option for option in OPTIONS}
+OPTION_NAMES: tuple[str, ...] = tuple(OPTIONS_BY_NAME)
+DEFAULT_KEYS: tuple[str, ...] = tuple(o.name for o in OPTIONS if o.in_defaults)
+"""The options a configuration's ``defaults:`` may set."""
+DATA_KEYS: tuple[str, ...] = tuple(o.name for o in OPTIONS if o.carries == "data")
+"""The options whose value is data: all an artifact (a recorded call) may give."""
 
 NO_OPTIONS = TargetOptions()
 """Nothing given: every option as its staging API's default."""
