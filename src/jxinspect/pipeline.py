@@ -16,6 +16,7 @@ import gc
 import warnings
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from jxinspect import rules
@@ -34,6 +35,7 @@ from jxinspect.project.resolve import Resolved, resolve
 from jxinspect.project.targets import load_module, resolve_attribute
 
 if TYPE_CHECKING:
+    from jxinspect.tracer.partitioner_run import PartitionerRun
     from jxinspect.tracer.read.report import Context
     from jxinspect.tracer.staged import Lowered, Staged
 
@@ -65,12 +67,14 @@ def report_of(
     compile: bool = False,
     memory: bool = False,
     built_over: Any = None,
+    why: PartitionerRun | None = None,
 ) -> Report:
     """The one way from a staged program to its report (not judged yet), whether it was
     staged here or lowered by a recorded run: ``@main`` read over ``jax_mesh`` (else
     ``context.mesh``), the report built, and with ``compile`` what XLA chose (``memory``:
-    and the buffers live at the peak). Its axis types are ``jax_mesh``'s, else those of
-    the mesh the inputs were ``built_over``."""
+    and the buffers live at the peak; ``why``: each collective's origins from that run).
+    Its axis types are ``jax_mesh``'s, else those of the mesh the inputs were
+    ``built_over``."""
     from jxinspect.tracer import inputs, seam
     from jxinspect.tracer.call import with_axis_types
     from jxinspect.tracer.read import report as extract
@@ -91,7 +95,7 @@ def report_of(
         )
         report = with_axis_types(report, jax_mesh, built_over)
         if compile and isinstance(staged, Lowered):
-            report = compiled_report(report, staged, memory=memory)
+            report = compiled_report(report, staged, memory=memory, why=why)
     return report
 
 
@@ -120,12 +124,13 @@ def inspect_function(
     inputs_from: InputsFrom | None = None,
     judged: bool = True,
     built_over: Any = None,
+    why: PartitionerRun | None = None,
 ) -> Report:
     """Stage ``fun`` with ``options`` as the staging API takes them; its Report, judged
     with ``policy`` unless not ``judged`` (a lint worker); ``compile``: with what XLA chose
     (``memory``: the buffers live at the peak); ``inputs_from``, ``built_over``: how and
     over which JAX mesh the inputs were built. The caller checked the JAX release."""
-    from jxinspect.tracer import inputs, seam
+    from jxinspect.tracer import call, inputs, seam
     from jxinspect.tracer import stage as staging
     from jxinspect.tracer.read import report as extract
 
@@ -139,7 +144,7 @@ def inspect_function(
         staged = staging.stage_function(fun, tuple(args), kwargs, stage, options, platform, plan)
         traced = staged.traced
         expected, static_args = traced.paths or (None, [])
-        already = [ALREADY_STAGED] if traced.wrapped and options else []
+        already = [call.ALREADY_STAGED] if traced.wrapped and options else []
         context = extract.Context(
             target=target or callable_name(real_function(fun)),
             function=function_line(fun, extract.function_name(traced), traced.wrapper),
@@ -154,27 +159,21 @@ def inspect_function(
             keep_texts=keep_texts,
         )
         report = report_of(
-            staged, context, jax_mesh, compile=compile, memory=memory, built_over=built_over
-        )
-    if inputs_from is not None:
-        report = replace(report, inputs_from=inputs_from)
-    if said := dict.fromkeys(f"JAX warned: {m}" for w in caught if (m := _first_line(w.message))):
-        report = replace(report, notes=(*report.notes, *said))
+            staged, context, jax_mesh, compile=compile, memory=memory, built_over=built_over,
+            why=why,
+        )  # fmt: skip
+    report = replace(report, inputs_from=inputs_from or report.inputs_from,
+                     notes=(*report.notes, *call.warned(caught)))  # fmt: skip
     return judge(report, policy) if judged else report
 
 
-ALREADY_STAGED = "the target is already staged; staging options were not applied"
-
-
-def _first_line(message: Warning | str) -> str:
-    text = str(message).strip()
-    return text.splitlines()[0] if text else ""
-
-
-def compiled_report(report: Report, staged: Lowered, *, memory: bool = False) -> Report:
+def compiled_report(
+    report: Report, staged: Lowered, *, memory: bool = False, why: PartitionerRun | None = None
+) -> Report:
     """``report`` with what XLA chose when compiling ``staged`` (``memory``: and the
-    buffers live at the peak)."""
+    buffers live at the peak; ``why``: each collective's origins from that run)."""
     from jxinspect.tracer import stage as staging
+    from jxinspect.tracer.partitioner_run import with_provenance
     from jxinspect.tracer.read import compiled, residuals
     from jxinspect.tracer.staged import CompileFailed
 
@@ -183,6 +182,8 @@ def compiled_report(report: Report, staged: Lowered, *, memory: bool = False) ->
     if isinstance(done, CompileFailed):
         return replace(report, error=f"compilation failed: {done.error}")
     report = compiled.attach(report, done.executable, memory=memory)
+    if why is not None:
+        report = with_provenance(report, staged.lowered, why)
     return residuals.with_residuals(report, staged.traced.jaxpr) if memory else report
 
 
@@ -196,51 +197,50 @@ def inspect_target(
     policy: Policy | None = None,
     freeze: bool = True,
     judged: bool = True,
+    why: bool = False,
 ) -> Report:
     """Inspect a target, resolved by :func:`jxinspect.project.resolve.resolve` (a string
     under ``given``); judged as :func:`inspect_function` says. ``freeze``: the process
     ends after this target, so what is loaded may move to the collector's permanent
     generation (never in a worker that stages many: frozen objects are never collected).
+    ``why``: compiled, with each collective's origins, from a child that stages the
+    target again meanwhile (:mod:`jxinspect.tracer.partitioner_run`).
 
     Devices are prepared before the user's module is imported when the declaration can
     be read from the source; a declaration built at import time is applied after.
     """
     from jxinspect.tracer import call, seam
+    from jxinspect.tracer.partitioner_run import PartitionerRun
 
     seam.require_supported()
     resolved = target if isinstance(target, Resolved) else resolve(target, given)
-    mesh, notes = call.prepare_devices(resolved.options_before_import)
-    module = load_module(resolved.target)
-    if resolved.declared_at_import:
-        resolved = resolved.imported(module)
-        mesh, notes = call.prepare_devices(resolved.options)
-    options = resolved.options
-    fun = resolve_attribute(module, resolved.target)
-    if freeze:
-        # JAX and the user's module live as long as this process: move them to the
-        # collector's permanent generation, or a full collection while tracing rescans
-        # them all (~50 ms).
-        gc.freeze()
-    args, kwargs, said = example_inputs(resolved, module, fun, seam.wrapper_keywords(fun))
-    jax_mesh, args, kwargs = call.abstract_inputs(args, kwargs, mesh, options.explicit)
-    stage_options = call.staging_options(options, jax_mesh)
-    args, context = call.over_explicit_axes(options, stage_options, args, jax_mesh)
-    with context:
-        return inspect_function(
-            fun,
-            args,
-            kwargs,
-            stage=options.stage_name,
-            options=stage_options,
-            platform=options.platform or ("cpu" if options.abstract else None),
-            partitioner=options.partitioner,
-            target=resolved.target.text,
-            notes=(*notes, *unused_dims_note(resolved, said)),
-            keep_texts=keep_texts,
-            compile=compile,
-            memory=memory,
-            policy=policy,
-            inputs_from=said,
-            judged=judged,
-            built_over=jax_mesh,
-        )
+    run = PartitionerRun.start(partial(inspect_target, resolved, compile=True)) if why else None
+    try:
+        mesh, notes = call.prepare_devices(resolved.options_before_import)
+        module = load_module(resolved.target)
+        if resolved.declared_at_import:
+            resolved = resolved.imported(module)
+            mesh, notes = call.prepare_devices(resolved.options)
+        options = resolved.options
+        fun = resolve_attribute(module, resolved.target)
+        if freeze:
+            # JAX and the user's module live as long as this process: move them to the
+            # collector's permanent generation, or a full collection while tracing
+            # rescans them all (~50 ms).
+            gc.freeze()
+        args, kwargs, said = example_inputs(resolved, module, fun, seam.wrapper_keywords(fun))
+        jax_mesh, args, kwargs = call.abstract_inputs(args, kwargs, mesh, options.explicit)
+        stage_options = call.staging_options(options, jax_mesh)
+        args, context = call.over_explicit_axes(options, stage_options, args, jax_mesh)
+        with context:
+            return inspect_function(
+                fun, args, kwargs, stage=options.stage_name, options=stage_options,
+                platform=options.platform or ("cpu" if options.abstract else None),
+                partitioner=options.partitioner, target=resolved.target.text,
+                notes=(*notes, *unused_dims_note(resolved, said)), keep_texts=keep_texts,
+                compile=compile or why, memory=memory, policy=policy, inputs_from=said,
+                judged=judged, built_over=jax_mesh, why=run,
+            )  # fmt: skip
+    finally:
+        if run is not None:
+            run.stop()

@@ -66,7 +66,7 @@ def test_show_prints_a_view_in_a_console(report: Report, capsys: Any) -> None:
     assert capsys.readouterr().out == "collectives: not compiled (reached lowered)\n"
     with pytest.raises(ValueError) as refused:
         report.show("nope")
-    said = "unknown view 'nope': use jaxpr, mlir, sharding, collectives or memory"
+    said = "unknown view 'nope': use jaxpr, mlir, sharding, collectives, memory or why"
     assert str(refused.value) == said
 
 

@@ -32,6 +32,7 @@ from jxinspect.render.report import (
     jaxpr_view,
     memory_view,
     mlir_view,
+    provenance_view,
     sharding_view,
     views,
 )
@@ -385,10 +386,11 @@ def test_each_view_is_drawn_by_its_name() -> None:
         "sharding": sharding_view.render(report),
         "collectives": collectives.render(report),
         "memory": memory_view.render(report),
+        "why": provenance_view.render(report),
     }
     with pytest.raises(ValueError) as refused:
         views.render(report, "nope")
-    said = "unknown view 'nope': use jaxpr, mlir, sharding, collectives or memory"
+    said = "unknown view 'nope': use jaxpr, mlir, sharding, collectives, memory or why"
     assert str(refused.value) == said
 
 

@@ -38,6 +38,10 @@ SHOW_HELP = (
 
 COMPILE_HELP = "Also compile: chosen shardings, memory, collectives."
 MEMORY_HELP = "Also compile and show the peak per device and the buffers live there."
+WHY_HELP = (
+    "Also compile and show why each collective is there: the declaration each mesh axis of "
+    "its operation's shardings came from (compiles again in a child process)."
+)
 
 
 @with_staging_flags
@@ -65,6 +69,7 @@ def lower(
     ] = None,
     compile: Annotated[bool, typer.Option("--compile", help=COMPILE_HELP)] = False,
     memory: Annotated[bool, typer.Option("--memory", help=MEMORY_HELP)] = False,
+    why: Annotated[bool, typer.Option("--why", help=WHY_HELP)] = False,
     fail_on: Annotated[FailOn, typer.Option(help="Exit 1 on findings this severe.")] = "never",
     color: ColorOpt = Color.auto,
     show_traceback: TracebackOpt = False,
@@ -79,18 +84,15 @@ def lower(
         from jxinspect.project.resolve import resolve
 
         config = project_config()  # read once: the target's options and the rules
-        shown = views([*(show or []), *(["memory"] if memory else [])])
+        shown = views([*(show or []), *(["memory"] if memory else []), *(["why"] if why else [])])
         wants_compiled = compile or any(v in COMPILED_VIEWS for v in shown)
         request = text_request(shown, format, dialect, debug_info, source, max_lines)
         resolved = resolve(target, given, config)
         with user_prints_to_stderr():
             report = inspect_target(
-                resolved,
-                keep_texts=request,
-                compile=wants_compiled,
-                memory="memory" in shown,
-                policy=config.policy,
-            )
+                resolved, keep_texts=request, compile=wants_compiled, memory="memory" in shown,
+                policy=config.policy, why="why" in shown,
+            )  # fmt: skip
         text = render_report(report, format, shown, use_color(color, output), max_lines)
         emit(text, output)
         if show_traceback and report.compiled is not None and report.compiled.unread_error:

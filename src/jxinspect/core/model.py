@@ -516,6 +516,32 @@ class Operand:
     dtype: str
 
 
+OriginKind = Literal["argument", "result", "constraint", "shard_map", "unknown"]
+"""What declared a sharding the partitioner propagated: an argument's sharding (its
+``in_shardings`` entry or the array's own), a result's out sharding, a
+``with_sharding_constraint`` (or a ``reshard``), a ``shard_map``'s specs; ``unknown``: a
+declaration Shardy named that the program does not show (one it added itself)."""
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where one mesh axis of a value's sharding came from, as Shardy's propagation
+    recorded it (``lower --why``)."""
+
+    value: str
+    """``result``: the value the operation that needs the collective makes;
+    ``operand N``: the operation's N-th operand."""
+    axis: str
+    kind: OriginKind
+    sharding: str
+    """The value's sharding after propagation (``P('data', 'model')``)."""
+    path: str | None = None
+    """The argument's or result's pytree path (kinds ``argument``, ``result``)."""
+    file: str | None = None
+    line: int | None = None
+    """Where a constraint or a shard_map is in the source."""
+
+
 INTERMEDIATE = "an intermediate"
 """What a collective moves where its data is no argument's or result's."""
 
@@ -554,6 +580,10 @@ class Collective:
     trip_count: int | None = None
     """How many times it runs per call: its loops' known trip counts multiplied, 1 outside
     any loop; ``None`` where XLA does not know a loop's count (or it was not read)."""
+    origins: tuple[Origin, ...] | None = None
+    """Where the shardings of the operation that needs it came from, axis by axis
+    (``--why``; ``()``: the partitioner recorded none for it); ``None``: not asked for,
+    or not known (:attr:`CompiledInfo.origins_unread` says why)."""
     bytes_per_step: int = field(init=False, default=0, compare=False, repr=False)
     """``bytes`` × ``trip_count`` (``bytes`` where the count is not known) (derived)."""
 
@@ -672,6 +702,9 @@ class CompiledInfo:
     """What the forward pass keeps for the backward pass, read from the traced program
     where it differentiates (``--memory``; ``()``: it does not); ``None``: not asked for,
     or a release whose jaxprs do not say which pass an equation is in (before 0.7)."""
+    origins_unread: str | None = None
+    """Why the collectives' origins (``--why``) are not known, in one line (the
+    partitioner keeps no provenance, its debug run crashed)."""
     unread: str | None = None
     """Why the optimized program could not be read, in one line (what failed, under
     which JAX); its collectives and aliases are then unknown (``None``)."""

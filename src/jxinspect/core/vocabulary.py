@@ -70,13 +70,13 @@ inputs making another program (closed-over values); JAX's tracing context (the
 configuration, the mesh)."""
 REASON_KINDS: tuple[ReasonKind, ...] = get_args(ReasonKind)
 
-View = Literal["jaxpr", "mlir", "sharding", "collectives", "memory"]
+View = Literal["jaxpr", "mlir", "sharding", "collectives", "memory", "why"]
 """What a report draws after its text (``lower --show``, ``Report.show``): the annotated
 jaxpr, the annotated module, the sharding pictures, the compiled program's collectives,
-the buffers live at its peak. The command line's choice, the renderers
+the buffers live at its peak, why each collective is there. The command line's choice, the renderers
 (``render.report.views``) and the README's list of views follow :data:`VIEWS`."""
 VIEWS: tuple[View, ...] = get_args(View)
-COMPILED_VIEWS: tuple[View, ...] = ("collectives", "memory")
+COMPILED_VIEWS: tuple[View, ...] = ("collectives", "memory", "why")
 """The views of what compiling made: asking for one compiles."""
 
 

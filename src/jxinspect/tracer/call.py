@@ -13,6 +13,7 @@ input is worked out where the call is split (:func:`jxinspect.tracer.stage.stage
 from __future__ import annotations
 
 import contextlib
+import warnings
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import Any
@@ -101,3 +102,12 @@ def with_axis_types(report: Report, *jax_meshes: Any) -> Report:
         if types is not None and len(types) == len(report.mesh.axes):
             return replace(report, axis_types=types)
     return report
+
+
+ALREADY_STAGED = "the target is already staged; staging options were not applied"
+
+
+def warned(caught: list[warnings.WarningMessage]) -> tuple[str, ...]:
+    """Each warning staging gave, once, as a note (``JAX warned: …``, its first line)."""
+    lines = (str(w.message).strip().splitlines() for w in caught)
+    return tuple(dict.fromkeys(f"JAX warned: {line[0]}" for line in lines if line))

@@ -181,6 +181,8 @@ def header_lines(report: Report) -> list[tuple[str, str]]:
             lines.append(("note", memory.note))
         if report.compiled.unread is not None:
             lines.append(("not read", report.compiled.unread))
+        if report.compiled.origins_unread is not None:
+            lines.append(("why", report.compiled.origins_unread))
         for note in report.compiled.notes:
             lines.append(("note", note))
     for note in report.notes:

@@ -8,7 +8,14 @@ from collections.abc import Sequence
 from jxinspect.core.exhaustive import assert_never
 from jxinspect.core.model import Report
 from jxinspect.core.vocabulary import COMPILED_VIEWS, view_named
-from jxinspect.render.report import collectives, jaxpr_view, memory_view, mlir_view, sharding_view
+from jxinspect.render.report import (
+    collectives,
+    jaxpr_view,
+    memory_view,
+    mlir_view,
+    provenance_view,
+    sharding_view,
+)
 
 
 def render(report: Report, what: str, color: bool = False, max_lines: int | None = None) -> str:
@@ -26,6 +33,8 @@ def render(report: Report, what: str, color: bool = False, max_lines: int | None
             return collectives.render(report)
         case "memory":
             return memory_view.render(report)
+        case "why":
+            return provenance_view.render(report)
         case _:
             assert_never(view)
 
@@ -34,7 +43,7 @@ def text_with_views(
     report: Report, views: Sequence[str], color: bool = False, max_lines: int | None = None
 ) -> str:
     """The text report, then each view asked for, each under a rule naming it (the
-    collectives and memory tables name themselves)."""
+    compiled program's views name themselves)."""
     from jxinspect.render.report import text as text_render
 
     text = text_render.render(report, color=color)

@@ -30,11 +30,13 @@ the top), so the package has no import cycle.
 from __future__ import annotations
 
 from jxinspect.tracer.seam.compiled import (
+    after_propagation,
     buffer_assignment,
     compiled_shardings,
     cost_analysis,
     memory_analysis,
     partition_devices,
+    partitioner_dump_flags,
 )
 from jxinspect.tracer.seam.devices import (
     backend_started,
@@ -126,6 +128,7 @@ from jxinspect.tracer.seam.mlir import (
     manual_computation_shardings,
     parse_module,
     printed_argument_names,
+    producer,
     sdy,
     stablehlo,
 )
@@ -219,6 +222,9 @@ from jxinspect.tracer.seam.trees import (
 )
 
 __all__ = [
+    "producer",
+    "partitioner_dump_flags",
+    "after_propagation",
     "eval_shape",
     "abstract_meshes_lower",
     "all_explicit",

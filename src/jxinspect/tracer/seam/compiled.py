@@ -99,3 +99,30 @@ def buffer_assignment(compiled: Compiled, stats: Any) -> tuple[str, bytes, bytes
             return None
     whole = getattr(stats, "serialized_hlo_proto", None)
     return ("HloProto", bytes(whole), None) if whole else None
+
+
+def partitioner_dump_flags(folder: str) -> str:
+    """The ``XLA_FLAGS`` that make XLA write Shardy's record of where each sharding came
+    from (``sdy.sharding_origins``, ``sdy.propagation_edges``) into ``folder``, and no
+    other dump: ``shardy-verbose`` in the dump's pass filter (0.7.2, 0.10.2 and 0.12.0.1
+    write ``folder/shardy/module_N.NAME/02.after_propagation.mlir``; a release fact test
+    checks it). A compile the persistent cache answers writes nothing."""
+    return (
+        f"--xla_dump_to={folder} --xla_dump_hlo_pass_re=shardy-verbose --xla_dump_hlo_module_re=^$"
+    )
+
+
+def after_propagation(folder: str, module_name: str) -> str | None:
+    """The module after Shardy's propagation that a compile of ``module_name``
+    (``jit_step``) under :func:`partitioner_dump_flags` wrote into ``folder`` (the last,
+    where the process compiled that module more than once); ``None`` where there is none."""
+    import glob
+    import os
+
+    found = sorted(glob.glob(os.path.join(glob.escape(folder), "shardy", "module_*")))
+    named = [d for d in found if d.split(".", 1)[-1] == module_name]
+    for folder_of_module in reversed(named):
+        path = os.path.join(folder_of_module, "02.after_propagation.mlir")
+        if os.path.isfile(path) and not os.path.islink(path):
+            return path
+    return None

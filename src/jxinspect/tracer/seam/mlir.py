@@ -117,3 +117,17 @@ def block_argument_number(value: MlirValue, block: MlirBlock) -> int | None:
     if number < len(arguments) and arguments[number] == value:
         return number
     return None
+
+
+def producer(value: MlirValue) -> tuple[MlirOperation, int] | None:
+    """The operation whose result ``value`` is and the result's number; ``None`` for a
+    block argument. Up to jaxlib 0.8 operands come as plain ``Value``s, cast with
+    ``OpResult.isinstance``; from 0.9 on they come downcast."""
+    from jaxlib.mlir import ir as bindings
+
+    if not isinstance(value, bindings.OpResult):
+        test = getattr(bindings.OpResult, "isinstance", None)
+        if test is None or not test(value):
+            return None
+        value = bindings.OpResult(value)
+    return value.owner, int(value.result_number)

@@ -1,0 +1,58 @@
+"""Why each collective is there (``lower --why``): for the operation that needs it, its
+result's and its operands' shardings, and the declaration each mesh axis came from."""
+
+from __future__ import annotations
+
+from jxinspect.core.model import Collective, Origin, Report
+from jxinspect.render.common.escape import text as esc
+
+TITLE = "why each collective (Shardy's record of where each sharding came from)"
+
+
+def declaration(origin: Origin) -> str:
+    """``argument params['w']``, ``constraint at model.py:8``, …"""
+    where = f" at {origin.file}:{origin.line}" if origin.file and origin.line else ""
+    match origin.kind:
+        case "argument" | "result":
+            return f"{origin.kind} `{origin.path or '?'}`"
+        case "constraint":
+            return f"with_sharding_constraint{where or ' (its line not found)'}"
+        case "shard_map":
+            return f"shard_map{where or ' (its line not found)'}"
+        case _:
+            return "a constraint the partitioner added (no line of the program)"
+
+
+def _values(c: Collective) -> list[str]:
+    """One line per value (the result, each operand): its sharding, then each axis and
+    the declaration it came from."""
+    lines: list[str] = []
+    by_value: dict[str, list[Origin]] = {}
+    for origin in c.origins or ():
+        by_value.setdefault(origin.value, []).append(origin)
+    for value, origins in by_value.items():
+        axes = "; ".join(f"{o.axis} ← {declaration(o)}" for o in origins)
+        lines.append(f"{value:<10} {origins[0].sharding}: {axes}")
+    return lines
+
+
+def render(report: Report) -> str:
+    """Each collective and, under it, where its operation's shardings came from."""
+    compiled = report.compiled
+    if compiled is None:
+        return f"why: not compiled (reached {report.reached})\n"
+    if compiled.collectives is None:
+        return f"why: collectives not read: {esc(compiled.unread or 'unknown')}\n"
+    if compiled.origins_unread is not None:
+        return f"why: not known: {esc(compiled.origins_unread)}\n"
+    lines = [TITLE]
+    for i, c in enumerate(compiled.collectives):
+        axes = ",".join(c.axes) if c.axes else "?"
+        at = f" at {c.file}:{c.line}" if c.file else ""
+        lines.append(f"  #{i} {c.kind} over {axes}, moves {c.moves}{at}")
+        if c.origins is None:
+            lines.append("     not asked for")
+        elif not c.origins:
+            lines.append("     the partitioner's record names no declaration for its operation")
+        lines += [f"     {esc(line)}" for line in _values(c)]
+    return "\n".join(lines) + "\n"

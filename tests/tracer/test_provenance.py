@@ -1,0 +1,241 @@
+"""Why each collective is there (``lower --why``), with XLA's own record of the same
+compile as the oracle.
+
+A plain JAX script compiles each program on 8 simulated CPU devices with the dump
+options that make XLA write Shardy's propagation record, and prints the module after
+propagation; this test reads it independently (regular expressions over its text): each
+``@main`` argument's own axes, every ``axis = "origin"`` pair, the constraints Shardy
+named. Every origin the command reports must be one that record holds, by the argument
+number, result number or constraint line the test knows; the tensor-parallel program's
+are checked whole. Releases before 0.7 (GSPMD by default) must say plainly that they
+keep no provenance.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib.metadata import version as installed
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import PLAIN_JAX_ON_8_DEVICES, REPO, run_cli, run_python
+
+from jxinspect.core.vocabulary import release_key
+
+SHARDY_BY_DEFAULT = release_key(installed("jax")) >= release_key("0.7.0")
+
+PROGRAMS = """
+import jax
+import jax.numpy as jnp
+import numpy as np
+from functools import partial
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+
+def mesh():
+    return jax.sharding.Mesh(np.array(jax.devices()).reshape(4, 2), ("data", "model"))
+
+
+def constrained(w, x):
+    h = jnp.tanh(x @ w)
+    h = jax.lax.with_sharding_constraint(h, NamedSharding(mesh(), P(None, "model")))
+    return jnp.sum(h * h)
+
+
+def tp_mlp(x, w_in, w_out):
+    h = jax.nn.relu(x @ w_in)
+    return h @ w_out
+
+
+def scan_layers(ws, x):
+    def body(h, w):
+        return jnp.tanh(h @ w), None
+
+    return jnp.sum(jax.lax.scan(body, x, ws)[0])
+
+
+def scan_and_shard_map(ws, x):
+    layer = jax.shard_map(lambda w, h: jnp.tanh(h @ w), mesh=mesh(),
+                          in_specs=(P(None, "model"), P("data", None)),
+                          out_specs=P("data", "model"))
+    h = jax.lax.scan(lambda h, w: (jnp.tanh(h @ w), None), x, ws)[0]
+    return layer(ws[0], h)
+
+
+_MESH = {"devices": 8, "mesh": "data=4,model=2", "explicit": False}
+JXINSPECT = {
+    "constrained": {**_MESH, "args": "f32[64,128], f32[16,64]",
+                    "in_specs": "P('data', None), P('data', None)"},
+    "tp_mlp": {**_MESH, "args": "f32[32,128], f32[128,512], f32[512,128]",
+               "in_specs": "P('data', None), P(None, 'model'), P('model', None)",
+               "out_specs": "P('data', None)"},
+    "scan_layers": {**_MESH, "args": "f32[4,32,32], f32[8,32]",
+                    "in_specs": "P(None, 'data', None), P('data', None)"},
+    "scan_and_shard_map": {**_MESH, "args": "f32[4,64,64], f32[16,64]",
+                           "in_specs": "P(None, None, 'model'), P('data', None)"},
+}
+"""
+
+SCRIPT = (
+    PLAIN_JAX_ON_8_DEVICES
+    + """
+import glob, tempfile
+m = programs.mesh()
+S = lambda *spec: NamedSharding(m, P(*spec))
+A = lambda shape: jax.ShapeDtypeStruct(shape, jnp.float32)
+CASES = {
+    "constrained": (programs.constrained, (A((64, 128)), A((16, 64))),
+                    dict(in_shardings=(S("data", None), S("data", None)))),
+    "tp_mlp": (programs.tp_mlp, (A((32, 128)), A((128, 512)), A((512, 128))),
+               dict(in_shardings=(S("data", None), S(None, "model"), S("model", None)),
+                    out_shardings=S("data", None))),
+    "scan_layers": (programs.scan_layers, (A((4, 32, 32)), A((8, 32))),
+                    dict(in_shardings=(S(None, "data", None), S("data", None)))),
+}
+out = {}
+for name, (f, args, keywords) in CASES.items():
+    folder = tempfile.mkdtemp(dir=".")
+    jax.jit(f, **keywords).lower(*args).compile(compiler_options={
+        "xla_dump_to": folder, "xla_dump_hlo_pass_re": "shardy-verbose",
+        "xla_dump_hlo_module_re": "^$"})
+    found = glob.glob(folder + "/shardy/*/02.after_propagation.mlir")
+    out[name] = open(found[0]).read() if found else None
+print(json.dumps(out))
+"""
+)
+CASES = ("constrained", "tp_mlp", "scan_layers")
+
+_ARG = re.compile(
+    r"%arg(\d+): tensor<[^>]*> \{sdy\.sharding = #sdy\.sharding<[^>]*>, "
+    r"sdy\.sharding_origins = \{([^}]*)\}"
+)
+_PAIR = re.compile(r'(?<![.\w])(\w+) = "(self|input: \d+|output: \d+|constraint_\d+|mc_\d+)"')
+_NAMED = re.compile(r'sdy\.sharding_origin_name = "(constraint_\d+|mc_\d+)"')
+
+
+def record(text: str) -> tuple[dict[int, set[str]], set[tuple[str, str]], set[str]]:
+    """XLA's record read without the tool: each argument's own (``self``) axes, every
+    ``(axis, origin)`` pair, and the constraints Shardy named."""
+    own = {int(m.group(1)): {a for a, o in _PAIR.findall(m.group(2)) if o == "self"}
+           for m in _ARG.finditer(text)}  # fmt: skip
+    return own, set(_PAIR.findall(text)), set(_NAMED.findall(text))
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("why")
+    (folder / "programs.py").write_text(PROGRAMS, encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def dumped(folder: Path) -> dict[str, str | None]:
+    return json.loads(run_python(SCRIPT, cwd=folder).stdout)
+
+
+def why(folder: Path, case: str, *extra: str) -> dict[str, Any]:
+    result = run_cli("lower", f"programs.py:{case}", "--why", "--format", "json", *extra,
+                     cwd=folder)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def constraint_line() -> int:
+    lines = PROGRAMS.splitlines()
+    return next(n for n, line in enumerate(lines, 1) if "with_sharding_constraint" in line)
+
+
+@pytest.mark.skipif(not SHARDY_BY_DEFAULT, reason="GSPMD partitions by default before 0.7")
+@pytest.mark.parametrize("case", CASES)
+def test_each_origin_is_one_xlas_record_holds(
+    case: str, folder: Path, dumped: dict[str, str | None]
+) -> None:
+    report = why(folder, case)
+    compiled = report["compiled"]
+    text = dumped[case]
+    assert text is not None and compiled["origins_unread"] is None
+    own, pairs, named = record(text)
+    main_index = {i["path"]: i["main_index"] for i in report["inputs"]}
+    result_index = {o["path"]: o["index"] for o in report["outputs"]}
+    checked = 0
+    for collective in compiled["collectives"]:
+        assert collective["origins"] is not None
+        for origin in collective["origins"]:
+            axis, kind = origin["axis"], origin["kind"]
+            if kind == "argument":
+                n = main_index[origin["path"]]
+                assert axis in own.get(n, set()) or (axis, f"input: {n}") in pairs, origin
+            elif kind == "result":
+                assert (axis, f"output: {result_index[origin['path']]}") in pairs, origin
+            elif kind == "constraint":
+                assert origin["line"] == constraint_line(), origin
+                assert any((axis, k) in pairs for k in named) or named, origin
+            else:  # one Shardy added itself: named in the record, at no line of the program
+                assert kind == "unknown" and any(o.startswith("constraint_") for _, o in pairs)
+            checked += 1
+    assert checked > 0 or not compiled["collectives"]
+
+
+@pytest.mark.skipif(not SHARDY_BY_DEFAULT, reason="GSPMD partitions by default before 0.7")
+def test_the_tensor_parallel_reduction_is_explained_whole(folder: Path) -> None:
+    """The all-reduce after the second matmul: its result is sharded as the declared
+    output, its operands as the arguments that fed them."""
+    (collective,) = why(folder, "tp_mlp")["compiled"]["collectives"]
+    got = {(o["value"], o["axis"], o["kind"], o["path"]) for o in collective["origins"]}
+    assert got == {("result", "data", "result", "result"),
+                   ("operand 0", "data", "argument", "x"),
+                   ("operand 0", "model", "argument", "w_in"),
+                   ("operand 1", "model", "argument", "w_out")}  # fmt: skip
+    assert collective["kind"] == "all-reduce" and collective["axes"] == ["model"]
+
+
+@pytest.mark.skipif(not SHARDY_BY_DEFAULT, reason="GSPMD partitions by default before 0.7")
+def test_a_constraint_is_named_by_its_line_in_the_text_view(folder: Path) -> None:
+    result = run_cli("lower", "programs.py:constrained", "--why", cwd=folder)
+    assert result.returncode == 0, result.stderr
+    assert "why each collective" in result.stdout
+    assert (
+        f"with_sharding_constraint at {folder / 'programs.py'}:{constraint_line()}"
+        in (result.stdout)
+        or f"programs.py:{constraint_line()}" in result.stdout
+    )
+
+
+@pytest.mark.skipif(not SHARDY_BY_DEFAULT, reason="GSPMD partitions by default before 0.7")
+def test_a_crash_of_the_partitioners_debug_run_leaves_the_report(folder: Path) -> None:
+    """XLA's verbose propagation segfaults on a scan with a shard_map (0.10.2, 0.12): the
+    report is whole, with its collectives, and says why it has no provenance; where the
+    release does not crash, the origins are there."""
+    compiled = why(folder, "scan_and_shard_map")["compiled"]
+    assert compiled["collectives"]
+    if compiled["origins_unread"] is not None:
+        assert (
+            "the partitioner's debug run crashed (signal 11, SIGSEGV)"
+            in (compiled["origins_unread"])
+        )
+        assert all(c["origins"] is None for c in compiled["collectives"])
+    else:
+        assert all(c["origins"] is not None for c in compiled["collectives"])
+
+
+def test_gspmd_keeps_no_provenance_and_says_so(folder: Path) -> None:
+    compiled = why(folder, "tp_mlp", "--partitioner", "gspmd")["compiled"]
+    assert compiled["origins_unread"].startswith("the GSPMD partitioner keeps no record")
+    assert compiled["collectives"] and all(c["origins"] is None for c in compiled["collectives"])
+
+
+def test_without_why_nothing_is_asked_for(folder: Path) -> None:
+    result = run_cli("lower", "programs.py:tp_mlp", "--compile", "--format", "json", cwd=folder)
+    compiled = json.loads(result.stdout)["compiled"]
+    assert compiled["origins_unread"] is None
+    assert all(c["origins"] is None for c in compiled["collectives"])
+    assert (
+        "why each collective"
+        not in run_cli("lower", "programs.py:tp_mlp", "--compile", cwd=folder).stdout
+    )
+
+
+def test_the_docs_show_the_flag() -> None:
+    assert "--why" in (REPO / "docs" / "commands" / "lower.md").read_text(encoding="utf-8")
