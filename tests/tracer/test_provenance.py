@@ -56,6 +56,31 @@ def scan_layers(ws, x):
     return jnp.sum(jax.lax.scan(body, x, ws)[0])
 
 
+def _shard_map(f, **kw):
+    if hasattr(jax, "shard_map"):
+        return jax.shard_map(f, **kw)
+    from jax.experimental.shard_map import shard_map
+    return shard_map(f, **kw)
+
+
+def _loss(p, x):
+    h = jnp.tanh(x @ p["w1"])
+    return jnp.mean((h @ p["w2"]) ** 2)
+
+
+def fsdp_grad(p, x):
+    return jax.grad(_loss)(p, x)
+
+
+def column_sums(x, w):
+    return jnp.sum(x @ w, axis=0)
+
+
+def shard_map_psum(x, w):
+    body = lambda x, w: jax.lax.psum(x @ w, "data")
+    return _shard_map(body, mesh=mesh(), in_specs=(P("data", None), P()), out_specs=P())(x, w)
+
+
 def scan_and_shard_map(ws, x):
     layer = jax.shard_map(lambda w, h: jnp.tanh(h @ w), mesh=mesh(),
                           in_specs=(P(None, "model"), P("data", None)),
@@ -73,6 +98,12 @@ JXINSPECT = {
                "out_specs": "P('data', None)"},
     "scan_layers": {**_MESH, "args": "f32[4,32,32], f32[8,32]",
                     "in_specs": "P(None, 'data', None), P('data', None)"},
+    "fsdp_grad": {**_MESH, "args": "{'w1': f32[64,128], 'w2': f32[128,32]}, f32[16,64]",
+                  "in_specs": "{'w1': P('data', None), 'w2': P('data', None)}, P('data', None)"},
+    "column_sums": {**_MESH, "args": "f32[64,32], f32[32,16]",
+                    "in_specs": "P('data', None), P(None, 'model')"},
+    "shard_map_psum": {**_MESH, "args": "f32[64,32], f32[32,16]",
+                       "in_specs": "P('data', None), P()"},
     "scan_and_shard_map": {**_MESH, "args": "f32[4,64,64], f32[16,64]",
                            "in_specs": "P(None, None, 'model'), P('data', None)"},
 }
@@ -93,6 +124,13 @@ CASES = {
                     out_shardings=S("data", None))),
     "scan_layers": (programs.scan_layers, (A((4, 32, 32)), A((8, 32))),
                     dict(in_shardings=(S(None, "data", None), S("data", None)))),
+    "fsdp_grad": (programs.fsdp_grad, ({"w1": A((64, 128)), "w2": A((128, 32))}, A((16, 64))),
+                  dict(in_shardings=({"w1": S("data", None), "w2": S("data", None)},
+                                     S("data", None)))),
+    "column_sums": (programs.column_sums, (A((64, 32)), A((32, 16))),
+                    dict(in_shardings=(S("data", None), S(None, "model")))),
+    "shard_map_psum": (programs.shard_map_psum, (A((64, 32)), A((32, 16))),
+                       dict(in_shardings=(S("data", None), S()))),
 }
 out = {}
 for name, (f, args, keywords) in CASES.items():
@@ -105,13 +143,16 @@ for name, (f, args, keywords) in CASES.items():
 print(json.dumps(out))
 """
 )
-CASES = ("constrained", "tp_mlp", "scan_layers")
+CASES = ("constrained", "tp_mlp", "scan_layers", "fsdp_grad", "column_sums", "shard_map_psum")
 
 _ARG = re.compile(
     r"%arg(\d+): tensor<[^>]*> \{sdy\.sharding = #sdy\.sharding<[^>]*>, "
     r"sdy\.sharding_origins = \{([^}]*)\}"
 )
-_PAIR = re.compile(r'(?<![.\w])(\w+) = "(self|input: \d+|output: \d+|constraint_\d+|mc_\d+)"')
+_PAIR = re.compile(
+    r'(?<![.\w])(\w+) = "(self|input: \d+|output: \d+|constraint_\d+'
+    r'|mc_\d+(?:_(?:input|output): \d+)?)"'
+)
 _NAMED = re.compile(r'sdy\.sharding_origin_name = "(constraint_\d+|mc_\d+)"')
 
 
@@ -142,9 +183,13 @@ def why(folder: Path, case: str, *extra: str) -> dict[str, Any]:
     return json.loads(result.stdout)  # type: ignore[no-any-return]
 
 
+def line_of(text: str) -> int:
+    """The line of ``PROGRAMS`` (the file the command reads) that holds ``text``."""
+    return next(n for n, line in enumerate(PROGRAMS.splitlines(), 1) if text in line)
+
+
 def constraint_line() -> int:
-    lines = PROGRAMS.splitlines()
-    return next(n for n, line in enumerate(lines, 1) if "with_sharding_constraint" in line)
+    return line_of("with_sharding_constraint(h")
 
 
 @pytest.mark.skipif(not SHARDY_BY_DEFAULT, reason="GSPMD partitions by default before 0.7")
@@ -171,11 +216,16 @@ def test_each_origin_is_one_xlas_record_holds(
                 assert (axis, f"output: {result_index[origin['path']]}") in pairs, origin
             elif kind == "constraint":
                 assert origin["line"] == constraint_line(), origin
-                assert any((axis, k) in pairs for k in named) or named, origin
+                assert any(a == axis and o.startswith("constraint_") for a, o in pairs), origin
+            elif kind == "shard_map":  # the shard_map Shardy named mc_K, at its call's line
+                assert origin["line"] == line_of("return _shard_map(body"), origin
+                assert "sdy.manual_computation" in text, origin
             else:  # one Shardy added itself: named in the record, at no line of the program
                 assert kind == "unknown" and any(o.startswith("constraint_") for _, o in pairs)
             checked += 1
     assert checked > 0 or not compiled["collectives"]
+    unexplained = [c["instruction"] for c in compiled["collectives"] if not c["origins"]]
+    assert unexplained == []
 
 
 @pytest.mark.skipif(not SHARDY_BY_DEFAULT, reason="GSPMD partitions by default before 0.7")

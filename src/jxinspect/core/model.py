@@ -530,7 +530,9 @@ class Origin:
 
     value: str
     """``result``: the value the operation that needs the collective makes;
-    ``operand N``: the operation's N-th operand."""
+    ``operand N``: the operation's N-th operand; ``moved``: the argument a collective
+    with no line of its own reshards (0.12 names such a collective by the argument's
+    path); ``shard_map body``: a collective the body of a shard_map makes itself."""
     axis: str
     kind: OriginKind
     sharding: str

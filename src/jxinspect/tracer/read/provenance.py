@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -46,6 +45,18 @@ _SAME = {
 class _Step:
     key: str
     op: Any
+    inside: int | None = None
+    """The position of the shard_map (``sdy.manual_computation``) it is in, if any."""
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where a lowered operation came from: its file, line and JAX's name for it
+    (``jit(step)/transpose(jvp())/mul``, as the compiled HLO's ``op_name`` writes it)."""
+
+    file: str | None
+    line: int | None
+    name: str | None = None
 
 
 def _key(op: Any) -> str:
@@ -64,53 +75,70 @@ def _functions(module: Any) -> dict[str, Any]:
     }
 
 
-def _walk(op: Any, functions: dict[str, Any], depth: int = 0) -> Iterator[_Step]:
+def _walk(op: Any, functions: dict[str, Any]) -> list[_Step]:
     """The operations of ``op``'s regions in order, a called function's in place of the
-    call (as XLA inlines it)."""
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                name = str(inner.operation.name)
-                if name == "func.call" and depth < 64:
-                    callee = string_value(inner.attributes["callee"]).lstrip("@")
-                    if callee in functions:
-                        yield from _walk(functions[callee], functions, depth + 1)
-                    continue
-                if name not in _SKIPPED:
-                    yield _Step(_key(inner), inner)
-                yield from _walk(inner, functions, depth)
+    call (as XLA inlines it), each with the shard_map it is in."""
+    steps: list[_Step] = []
+
+    def visit(op: Any, depth: int, inside: int | None) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    name = str(inner.operation.name)
+                    if name == "func.call" and depth < 64:
+                        callee = string_value(inner.attributes["callee"]).lstrip("@")
+                        if callee in functions:
+                            visit(functions[callee], depth + 1, inside)
+                        continue
+                    within = inside
+                    if name not in _SKIPPED:
+                        steps.append(_Step(_key(inner), inner, inside))
+                        if name == "sdy.manual_computation":
+                            within = len(steps) - 1
+                    visit(inner, depth, within)
+
+    visit(op, 0, None)
+    return steps
 
 
-def _file_line(location: Any) -> tuple[str | None, int | None]:
-    """The innermost frame's file and line of an operation's location."""
+def _where(location: Any, name: str | None = None) -> _Where:
+    """The innermost frame's file and line of an operation's location, and the outermost
+    name (JAX's name for the operation)."""
     read = seam.read_location(location)
     if read.kind == "file":
-        return read.filename, read.line
+        return _Where(read.filename, read.line, name)
+    if read.kind == "name" and name is None:
+        name = read.name
     if read.kind in ("name", "callsite", "fused"):
         for child in read.children:
-            found = _file_line(child)
-            if found[0] is not None:
+            found = _where(child, name)
+            if found.file is not None:
                 return found
-    return None, None
+    return _Where(None, None, name)
 
 
-def _lines(dumped: list[_Step], lowered: list[_Step]) -> dict[int, tuple[str | None, int | None]]:
-    """Each dumped operation's (file, line), by its position, where the alignment pairs
+def _lines(dumped: list[_Step], lowered: list[_Step]) -> dict[int, _Where]:
+    """Where each dumped operation came from, by its position, where the alignment pairs
     it with a lowered one."""
     matcher = difflib.SequenceMatcher(
         None, [s.key for s in dumped], [s.key for s in lowered], autojunk=False
     )
-    found: dict[int, tuple[str | None, int | None]] = {}
+    found: dict[int, _Where] = {}
     for block in matcher.get_matching_blocks():
         for k in range(block.size):
-            found[block.a + k] = _file_line(lowered[block.b + k].op.location)
+            found[block.a + k] = _where(lowered[block.b + k].op.location)
     return found
+
+
+_SHARD_MAP_SIDE = re.compile(r"^(mc_\d+)_(?:input|output): \d+$")
 
 
 class _Origins:
     """Reads one dumped module's origins into :class:`Origin`s."""
 
-    def __init__(self, module: Any, report: Report, lines: dict[int, Any], steps: list[_Step]):
+    def __init__(
+        self, module: Any, report: Report, lines: dict[int, _Where], steps: list[_Step]
+    ) -> None:
         sdy = seam.sdy()
         self.meshes = {
             string_value(op.attributes["sym_name"]): shardings.mesh_from_sdy(op.attributes["mesh"])
@@ -122,12 +150,19 @@ class _Origins:
         self.arg_paths = {i.main_index: i.path for i in report.inputs if i.main_index is not None}
         self.result_paths = {o.index: o.path for o in report.outputs}
         self.named: dict[str, tuple[str | None, int | None, str]] = {}
+        counts = {"constraint": 0, "sdy.manual_computation": 0}
         for position, step in enumerate(steps):
             attrs = step.op.attributes
+            where = lines.get(position, _Where(None, None))
             if "sdy.sharding_origin_name" in attrs:
                 name = string_value(attrs["sdy.sharding_origin_name"])
-                file, line = lines.get(position, (None, None))
-                self.named[name] = (file, line, step.key)
+            elif step.key in counts:  # 0.7.1 names none: Shardy numbers them in order
+                name = f"{'constraint' if step.key == 'constraint' else 'mc'}_{counts[step.key]}"
+            else:
+                continue
+            if step.key in counts:
+                counts[step.key] += 1
+            self.named.setdefault(name, (where.file, where.line, step.key))
 
     def declaration(self, origin: str, own: tuple[OriginKind, str | None]) -> Origin:
         """The declaration an origin names (``own``: what ``"self"`` is here)."""
@@ -139,7 +174,8 @@ class _Origins:
             return Origin("", "", "argument", "", path=self.arg_paths.get(int(number)))
         if head == "output" and number.isdigit():
             return Origin("", "", "result", "", path=self.result_paths.get(int(number)))
-        file, line, key = self.named.get(origin, (None, None, ""))
+        shard_map = _SHARD_MAP_SIDE.match(origin)  # mc_0_input: 1, one of its operands
+        file, line, key = self.named.get(shard_map[1] if shard_map else origin, (None, None, ""))
         if line is None:  # one Shardy added (a loop's operand), or none the program shows
             return Origin("", "", "unknown", "")
         named: OriginKind = "shard_map" if key == "sdy.manual_computation" else "constraint"
@@ -178,6 +214,17 @@ class _Origins:
             return [replace(o, file=own.file, line=own.line) if o.kind == "constraint"
                     and o.line is None else o for o in found]  # fmt: skip
         return []
+
+    def of_argument(self, path: str) -> list[Origin]:
+        """The origins of the argument at ``path`` (a collective that reshards it)."""
+        numbers = [n for n, p in self.arg_paths.items() if p == path]
+        if not numbers:
+            return []
+        attrs = _arg_attrs(self.main, numbers[0])
+        own: tuple[OriginKind, str | None] = ("argument", path)
+        return self.of_value(
+            "moved", attrs.get("sdy.sharding"), attrs.get("sdy.sharding_origins"), own
+        )
 
     def of_operand(self, operand: Any, value: str) -> list[Origin]:
         block = self.main.regions[0].blocks[0]
@@ -236,19 +283,21 @@ def with_origins(report: Report, dumped: str, lowered_module: Any) -> Report:
         return report
     module = seam.parse_module(without_edges(dumped))
     with module.context:
-        steps = list(_walk(_functions(module)["main"], _functions(module)))
+        steps = _walk(_functions(module)["main"], _functions(module))
     with lowered_module.context:
         functions = _functions(lowered_module)
-        theirs = list(_walk(functions["main"], functions))
+        theirs = _walk(functions["main"], functions)
         with module.context:
             lines = _lines(steps, theirs)
     with module.context:
         reader = _Origins(module, report, lines, steps)
-        at_line: dict[tuple[str | None, int | None], list[int]] = {}
+        at: dict[tuple[str | None, int | None, str | None], list[int]] = {}
         for position, where in lines.items():
-            at_line.setdefault(where, []).append(position)
+            at.setdefault((where.file, where.line, where.name), []).append(position)
+            at.setdefault((where.file, where.line, None), []).append(position)
+            at.setdefault((None, None, where.name), []).append(position)
         collectives = tuple(
-            replace(c, origins=_collective_origins(c, steps, at_line, reader))
+            replace(c, origins=_collective_origins(c, steps, lines, at, reader))
             for c in compiled.collectives
         )
     return replace(report, compiled=replace(compiled, collectives=collectives))
@@ -257,18 +306,39 @@ def with_origins(report: Report, dumped: str, lowered_module: Any) -> Report:
 def _collective_origins(
     collective: Collective,
     steps: list[_Step],
-    at_line: dict[tuple[str | None, int | None], list[int]],
+    lines: dict[int, _Where],
+    at: dict[tuple[str | None, int | None, str | None], list[int]],
     reader: _Origins,
 ) -> tuple[Origin, ...]:
-    """The origins of the operation at the collective's line: the first there that has
-    a sharding, its result's then its operands'."""
-    if collective.line is None:
-        return ()
-    for position in sorted(at_line.get((collective.file, collective.line), [])):
-        op = steps[position].op
-        found = reader.of_result(op, 0, "result")
-        for n, operand in enumerate(op.operands):
+    """The origins of the operation that needs the collective: among the operations at
+    its line, those JAX named as the collective's ``op_name`` says first, the first with
+    a sharding (its result's origins, then its operands'). One inside a shard_map is the
+    shard_map's own, over its manual axes."""
+    moved = [o for path in collective.operand_paths for o in reader.of_argument(path)]
+    if collective.line is None and moved:  # 0.12: a reshard of an argument, named by it
+        return tuple(moved)
+    where = (collective.file, collective.line)  # (None, None): by JAX's name alone
+    names = (collective.op_name or "").split(";")  # 0.11 on join a fused pair's names
+    named = [p for name in names if name for p in at.get((*where, name), [])]
+    at_line = sorted(at.get((*where, None), [])) if collective.line is not None else []
+    for position in [*named, *at_line]:
+        step = steps[position]
+        if step.inside is not None:
+            manual = _inside_shard_map(steps[step.inside].op, lines.get(step.inside))
+            return tuple(o for o in manual if not collective.axes or o.axis in collective.axes)
+        found = reader.of_result(step.op, 0, "result")
+        for n, operand in enumerate(step.op.operands):
             found += reader.of_operand(operand, f"operand {n}")
         if found:
             return tuple(found)
     return ()
+
+
+def _inside_shard_map(op: Any, where: _Where | None) -> tuple[Origin, ...]:
+    """A collective the body of a shard_map makes: the user's own, one origin per manual
+    axis, at the shard_map's line."""
+    axes = re.findall(r'"((?:[^"\\]|\\.)*)"', str(op.attributes["manual_axes"]))
+    file, line = (where.file, where.line) if where else (None, None)
+    return tuple(
+        Origin("shard_map body", axis, "shard_map", "manual", file=file, line=line) for axis in axes
+    )

@@ -1,8 +1,9 @@
 """MLIR locations read alike through every release's bindings.
 
 * **Locations**: ``ir.NameLoc``/``CallSiteLoc``/… classes (after 0.10.0; 0.10.2 has
-  them), ``Location.is_a_name()`` and friends (0.6 to 0.10.0; 0.6.2 and 0.7.2 have them),
-  only the printed form (0.4.35, 0.5.3).
+  them), ``Location.is_a_name()`` and friends (0.6 to 0.10.0; 0.6.2 and 0.7.2 have them;
+  0.7.1's file location with a column range answers none of them), only the printed
+  form (0.4.35, 0.5.3).
 """
 
 from __future__ import annotations
@@ -79,7 +80,8 @@ def read_location(location: MlirLocation | Loc) -> Loc:
             return Loc("file", filename=str(location.filename), line=int(location.start_line))
         if location.is_a_fused():
             return Loc("fused", children=tuple(location.locations))
-        return Loc("unknown")
+        # 0.7.1: a file location with a column range (`"f.py":13:8 to :84`) answers no
+        # predicate; its printed form says it
     # 0.4.35: only the printed form; keep the outer name and the innermost file:line
     text = str(location)
     names = [unescape(m.group(1)) for m in _NAME_IN_TEXT.finditer(text)]
