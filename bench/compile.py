@@ -5,8 +5,10 @@ Alternates, several times, (a) `jxinspect lower sample_programs/compiled.py:tp_m
 builds the same mesh, shardings and inputs, does `jit(f).trace(...).lower().compile()` and
 reads what the report reads of the compiled program (`memory_analysis()`,
 `cost_analysis()`, `as_text()`); prints the medians and their ratio. `--memory` times
-`lower --memory` (the peak's live set too) against the same plain script.
-Usage: python bench/compile.py [--runs N] [--memory]
+`lower --memory` (the peak's live set too) against the same plain script. `--why` times
+`lower --why` (each collective's origins: the program staged and compiled again in a
+child, meanwhile) against `lower --compile` of the same program (aim <= 2).
+Usage: python bench/compile.py [--runs N] [--memory | --why]
 """
 
 from __future__ import annotations
@@ -50,7 +52,18 @@ def main() -> None:
         help="also gc.freeze() in the plain script, as jxinspect does once JAX is loaded",
     )
     parser.add_argument("--memory", action="store_true", help="time lower --memory")
+    parser.add_argument("--why", action="store_true", help="time lower --why against --compile")
     options = parser.parse_args()
+    lower = [*tool_base(), "lower", f"{SAMPLE}:tp_mlp", "--format", "json"]
+    if options.why:
+        compare(
+            [*lower, "--compile"],
+            [*lower, "--why"],
+            labels=("jxinspect lower --compile:", "jxinspect lower --why:"),
+            aim=2.0,
+            runs=options.runs,
+        )
+        return
     plain = PLAIN
     if options.frozen_gc:
         plain = PLAIN.replace(
