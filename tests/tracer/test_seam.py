@@ -371,3 +371,19 @@ def test_a_public_api_is_there_or_not() -> None:
     assert seam.has_public_api("jax.numpy.tanh") and seam.has_public_api("jax.named_call")
     assert not seam.has_public_api("jax.numpy.no_such_function")
     assert not seam.has_public_api("jax.no_such_module.anything")
+
+
+def test_the_monitoring_events_record_reads_are_the_running_jaxs() -> None:
+    """Every duration and persistent-cache event ``record`` listens for is one this JAX
+    records (its name in JAX's compiler, compilation cache or dispatch source), and every
+    setting of the cache it reads is one this JAX has."""
+    from jax._src import compilation_cache, compiler, dispatch, pjit
+    from jax._src.interpreters import pxla
+
+    source = "".join(
+        inspect.getsource(m) for m in (compiler, compilation_cache, dispatch, pjit, pxla)
+    )
+    for event in (*seam.hooks.DURATION_EVENTS, *seam.hooks.CACHE_EVENTS):
+        assert event in source, event
+    assert set(seam.cache_settings()) == set(seam.hooks.CACHE_SETTINGS)
+    assert all(name in jax.config.values for name in seam.hooks.CACHE_SETTINGS)

@@ -49,6 +49,26 @@ class Reason:
         return f"{where}{self.kind} {self.before or '(none)'} → {self.after or '(none)'}"
 
 
+CacheOutcome = Literal["hit", "miss", "not_written", "off"]
+"""What JAX's persistent compilation cache did for one compile: gave the executable
+(``hit``), had none and wrote what was compiled (``miss``), had none and wrote nothing
+(``not_written``: the compile took less than ``jax_persistent_cache_min_compile_time_secs``),
+or was not used (``off``)."""
+
+
+@dataclass(frozen=True)
+class CacheUse:
+    """The persistent compilation cache's part in one compile, as JAX's own events
+    (``jax.monitoring``) and configuration say."""
+
+    outcome: CacheOutcome
+    reason: str | None = None
+    """Why it was ``off`` or ``not_written``, naming the setting."""
+    saved_s: float | None = None
+    """For a ``hit``: the compile seconds it saved, less the reading (JAX's
+    ``compile_time_saved_sec``)."""
+
+
 @dataclass(frozen=True)
 class Compile:
     """One compile of a function of the user's in a recorded run (a miss of JAX's
@@ -71,6 +91,9 @@ class Compile:
     reasons: tuple[Reason, ...] = field(default=())
     """Empty for the first compile; for a later one, every difference found (none: the
     same program compiled again, JAX's cache having let it go)."""
+    cache: CacheUse | None = None
+    """What the persistent compilation cache did for it; ``None``: not known (a record
+    made before the cache was read, or a compile whose end JAX did not report)."""
 
     @property
     def seconds(self) -> float:
@@ -117,9 +140,18 @@ class FunctionCompiles:
     """Their seconds, all phases (derived)."""
     groups: tuple[Group, ...] = field(init=False, default=())
     """Their reasons grouped, the most frequent first (derived)."""
+    cache: dict[str, int] = field(init=False, default_factory=dict)
+    """How many compiles had each persistent-cache outcome (derived; ``unknown``: not
+    recorded)."""
+    saved_s: float = field(init=False, default=0.0)
+    """The seconds persistent-cache hits saved, summed (derived)."""
     compiles: tuple[Compile, ...] = ()
 
     def __post_init__(self) -> None:
+        outcomes = Counter(c.cache.outcome if c.cache else "unknown" for c in self.compiles)
+        object.__setattr__(self, "cache", dict(outcomes))
+        saved = sum(c.cache.saved_s or 0.0 for c in self.compiles if c.cache)
+        object.__setattr__(self, "saved_s", round(saved, 6))
         object.__setattr__(self, "count", len(self.compiles))
         object.__setattr__(self, "seconds", round(sum(c.seconds for c in self.compiles), 6))
         object.__setattr__(self, "groups", _groups(self.compiles))

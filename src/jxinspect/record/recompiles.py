@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from jxinspect.core.recompiles import Compile, Reason
+from jxinspect.core.recompiles import CacheUse, Compile, Reason
 from jxinspect.tracer import seam
 from jxinspect.tracer.stage import recorded, wrapper_paths
 
@@ -201,24 +202,68 @@ class CompileLog:
     last compile (whose backend compile JAX reports after the lowering)."""
     internal_s: float = 0.0
     """Seconds of the compiles of JAX's own computations (never given to the user's)."""
+    cache_settings: Callable[[], dict[str, object]] | None = None
+    """Reads JAX's persistent-cache configuration when a compile ends; ``None``: the
+    cache's part is not recorded (no cache listener)."""
+
+    def _last(self) -> int | None:
+        index = getattr(self.pending, "last", None)
+        return index if index is not None and 0 <= index < len(self.compiles) else None
+
+    def on_cache_event(self, kind: str) -> None:
+        """A persistent-cache event JAX recorded for the compile under way: it asked the
+        cache (``used``), or the cache had it (``hit``: no backend compile follows)."""
+        if kind == "used":
+            self.pending.asked = True
+        elif kind == "hit" and (index := self._last()) is not None:
+            self.compiles[index] = replace(self.compiles[index], cache=CacheUse("hit"))
 
     def on_duration(self, phase: str, seconds: float) -> None:
         """A duration JAX reported: trace and lower come before the lowering is seen,
-        the backend compile after it."""
+        the backend compile (or, for a persistent-cache hit, the seconds it saved) after
+        it."""
         state = self.pending
+        if phase == "saved":
+            index = self._last()
+            done = self.compiles[index] if index is not None else None
+            if index is not None and done is not None and done.cache is not None:
+                self.compiles[index] = replace(done, cache=replace(done.cache, saved_s=seconds))
+            state.last, state.asked = None, False
+            return
         if phase == "compile":
             index = getattr(state, "last", None)
             if index is _INTERNAL:
                 self.internal_s += seconds
-            elif index is not None and index < len(self.compiles):
+            elif (index := self._last()) is not None:
                 done = self.compiles[index]
                 if done.compile_s is None:
-                    self.compiles[index] = replace(done, compile_s=seconds)
-            state.last = None
+                    cache = self._cache_use(getattr(state, "asked", False), seconds)
+                    self.compiles[index] = replace(done, compile_s=seconds, cache=cache)
+            state.last, state.asked = None, False
             return
         times: dict[str, float] = getattr(state, "times", None) or {}
         times[phase] = times.get(phase, 0.0) + seconds
         state.times = times
+
+    def _cache_use(self, asked: bool, seconds: float) -> CacheUse | None:
+        """What the persistent cache did for a compile that ran: missed (and wrote it, or
+        not, as the minimum compile time says), or was not asked, and why."""
+        if self.cache_settings is None:
+            return None
+        settings = self.cache_settings()
+        if settings.get("jax_enable_compilation_cache") is False:
+            return CacheUse("off", "jax_enable_compilation_cache is False")
+        if not settings.get("jax_compilation_cache_dir"):
+            # JAX may still ask its cache, which has nothing to read or write: not
+            # enabled, as jax._src.compilation_cache.is_persistent_cache_enabled says
+            return CacheUse("off", "no cache folder: jax_compilation_cache_dir is not set")
+        if asked:
+            least = settings.get("jax_persistent_cache_min_compile_time_secs")
+            if isinstance(least, (int, float)) and seconds < least:
+                said = f"jax_persistent_cache_min_compile_time_secs ({least} s)"
+                return CacheUse("not_written", f"it compiled in {seconds:.2f} s, under {said}")
+            return CacheUse("miss")
+        return CacheUse("off", "JAX did not ask the cache for this compile")
 
     def add_internal(self) -> None:
         """A lowering of JAX's own: its trace and lowering seconds, and the backend
@@ -226,7 +271,7 @@ class CompileLog:
         times: dict[str, float] = getattr(self.pending, "times", None) or {}
         self.pending.times = {}
         self.internal_s += sum(times.values())
-        self.pending.last = _INTERNAL
+        self.pending.last, self.pending.asked = _INTERNAL, False
 
     def add(self, code: str, function: str, folder: str, now: Fingerprint,
             call_site: str | None) -> Compile:  # fmt: skip
@@ -238,7 +283,7 @@ class CompileLog:
         del earlier[:-MAX_REMEMBERED]
         self.counts[code] = number = self.counts.get(code, 0) + 1
         times: dict[str, float] = getattr(self.pending, "times", None) or {}
-        self.pending.times = {}
+        self.pending.times, self.pending.asked = {}, False
         done = Compile(
             function, code, folder, number, call_site,
             trace_s=times.get("trace"), lower_s=times.get("lower"), reasons=tuple(found),

@@ -278,6 +278,8 @@ def start() -> None:
             return
         seam.install_lowering_hook(recorder.on_lowering, recorder.on_failure)
         seam.install_duration_listener(recorder.compiles.on_duration)
+        recorder.compiles.cache_settings = seam.cache_settings
+        seam.install_cache_listener(recorder.compiles.on_cache_event)
 
     seam.when_jax_imported(install)
     atexit.register(recorder.at_exit)

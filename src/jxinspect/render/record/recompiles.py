@@ -51,3 +51,24 @@ def _phases(compiles: Iterable[Compile]) -> str:
         totals["lower"] += c.lower_s or 0.0
         totals["compile"] += c.compile_s or 0.0
     return " (" + ", ".join(f"{k} {v:.2f}" for k, v in totals.items()) + ")"
+
+
+def cache_text(compiles: list[Compile]) -> list[str]:
+    """The ``compile time`` section: every function by its compile seconds, most first,
+    with what the persistent compilation cache did (none where no compile says)."""
+    if not any(c.cache is not None for c in compiles):
+        return []
+    lines = ["", "compile time (and the persistent compilation cache)"]
+    ranked = sorted(by_function(compiles), key=lambda f: -f.seconds)
+    for found in ranked:
+        outcomes = ", ".join(f"{n} {outcome.replace('_', ' ')}"
+                             for outcome, n in found.cache.items())  # fmt: skip
+        saved = f", saved {found.saved_s:.2f} s" if found.cache.get("hit") else ""
+        lines.append(f"  {esc(found.function)} ({esc(found.source or 'no source')}): "
+                     f"{found.count} compiles, {found.seconds:.2f} s{_phases(found.compiles)};"
+                     f" cache: {outcomes}{saved}")  # fmt: skip
+        reasons = dict.fromkeys(
+            c.cache.reason for c in found.compiles if c.cache and c.cache.reason
+        )
+        lines.extend(f"    {esc(reason)}" for reason in reasons)
+    return lines

@@ -159,7 +159,8 @@ def render(recording: Recording) -> str:
                      "a `no` says why in NAME/call.json")  # fmt: skip
     tail = ["", *(f"note: {line}" for line in notes)] if notes else []
     again = recompiles.render_text(list(recording.compiles), recording.compiles_dropped)
-    return "\n".join([*head, *body, *again, *tail]) + "\n"
+    cached = recompiles.cache_text(list(recording.compiles))
+    return "\n".join([*head, *body, *again, *cached, *tail]) + "\n"
 
 
 def render_json(recording: Recording) -> str:

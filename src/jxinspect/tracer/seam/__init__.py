@@ -52,8 +52,10 @@ from jxinspect.tracer.seam.devices import (
 from jxinspect.tracer.seam.hooks import (
     JitCall,
     RunLowering,
+    cache_settings,
     dynamic_arguments,
     function_source,
+    install_cache_listener,
     install_duration_listener,
     install_lowering_hook,
     jit_layouts,
@@ -222,6 +224,8 @@ from jxinspect.tracer.seam.trees import (
 )
 
 __all__ = [
+    "install_cache_listener",
+    "cache_settings",
     "producer",
     "partitioner_dump_flags",
     "after_propagation",

@@ -496,9 +496,58 @@ DURATION_EVENTS = {
     "/jax/core/compile/jaxpr_trace_duration": "trace",
     "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower",
     "/jax/core/compile/backend_compile_duration": "compile",
+    "/jax/compilation_cache/compile_time_saved_sec": "saved",
 }
 """JAX's own duration events of a compile (``jax.monitoring``, the same in every
-supported release), by the phase each measures."""
+supported release), by the phase each measures (``saved``: what a persistent cache hit
+saved, reported after the hit instead of a backend compile)."""
+
+CACHE_EVENTS = {
+    "/jax/compilation_cache/compile_requests_use_cache": "used",
+    "/jax/compilation_cache/cache_hits": "hit",
+}
+"""JAX's own events of the persistent compilation cache (the same names in every
+supported release; a release fact test checks them in JAX's source): a compile asked the
+cache (after the lowering, before the lookup), and the cache had it. A miss is a compile
+that asked and then compiled; one that did not ask had the cache off."""
+
+CACHE_SETTINGS = (
+    "jax_compilation_cache_dir",
+    "jax_enable_compilation_cache",
+    "jax_persistent_cache_min_compile_time_secs",
+)
+"""The configuration that decides whether a compile uses the persistent cache and whether
+what it compiled is written there."""
+
+
+def cache_settings() -> dict[str, object]:
+    """The values of :data:`CACHE_SETTINGS` now (read, never changed)."""
+    import jax
+
+    values = jax.config.values
+    return {name: values.get(name) for name in CACHE_SETTINGS}
+
+
+_EVENT_LISTENERS: list[Callable[[str], object]] = []
+
+
+def install_cache_listener(callback: Callable[[str], object]) -> Callable[[], None]:
+    """Call ``callback(kind)`` for each persistent-cache event JAX records
+    (:data:`CACHE_EVENTS`), until the function returned is called; one listener of
+    JAX's (registered once) only reads what JAX reports."""
+    import jax
+
+    if not _EVENT_LISTENERS:
+
+        def listener(event: str, *args: Any, **kwargs: Any) -> None:
+            kind = CACHE_EVENTS.get(event)
+            if kind is not None:
+                for each in list(_EVENT_LISTENERS):
+                    each(kind)
+
+        jax.monitoring.register_event_listener(listener)
+    _EVENT_LISTENERS.append(callback)
+    return lambda: _EVENT_LISTENERS.remove(callback)
 
 
 _DURATION_LISTENERS: list[Callable[[str, float], object]] = []

@@ -1,0 +1,106 @@
+"""What the persistent compilation cache did for each compile of a recorded run, with
+JAX's own log of the same run as the oracle.
+
+The script turns on JAX's DEBUG log of its compiler (the user's own code may: nothing of
+jxinspect's changes it), so each run prints, for each module, whether the persistent
+cache hit, missed, and why it wrote nothing. ``record`` must say the same per function:
+``hit`` (with the seconds JAX says it saved), ``miss``, ``not_written`` (under
+``jax_persistent_cache_min_compile_time_secs``, named) and ``off`` (no cache folder).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import WARM_PYTHON, run_cli
+
+SCRIPT = textwrap.dedent("""
+    import logging, os, sys
+    import jax, jax.numpy as jnp
+
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("jaxlog: %(message)s"))
+    for name in ("jax._src.compiler", "jax._src.compilation_cache"):
+        logging.getLogger(name).addHandler(handler)
+        logging.getLogger(name).setLevel(logging.DEBUG)
+    if os.environ.get("CACHE_FOLDER"):
+        jax.config.update("jax_compilation_cache_dir", os.environ["CACHE_FOLDER"])
+    jax.config.update("jax_persistent_cache_min_compile_time_secs",
+                      float(os.environ.get("LEAST_SECONDS", "0")))
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+
+    @jax.jit
+    def f(x):
+        return jnp.sin(x) @ x.T
+
+    @jax.jit
+    def g(x):
+        return x * 2
+
+    print(float(f(jnp.ones((64, 64))).sum()), float(g(jnp.ones(3)).sum()))
+""")
+
+
+def jax_says(stdout: str, function: str) -> str:
+    """The outcome JAX's own log gives for ``jit_<function>``."""
+    module = f"'jit_{function}'"
+    lines = [line for line in stdout.splitlines() if line.startswith("jaxlog:") and module in line]
+    if any("cache hit for" in line for line in lines):
+        return "hit"
+    if any("CACHE MISS for" in line for line in lines):
+        return "not_written" if any("Not writing" in line for line in lines) else "miss"
+    return "off"
+
+
+def record(tmp: Path, name: str, **env: str) -> tuple[str, dict[str, dict[str, Any]]]:
+    result = run_cli("record", "-o", name, "--", *WARM_PYTHON, "script.py", cwd=tmp, env=env)
+    assert result.returncode == 0, result.describe()
+    data = json.loads((tmp / name / "compiles.json").read_text(encoding="utf-8"))
+    return result.stdout, {c["function"]: c for c in data["compiles"]}
+
+
+@pytest.fixture
+def tmp(tmp_path: Path) -> Path:
+    (tmp_path / "script.py").write_text(SCRIPT, encoding="utf-8")
+    return tmp_path
+
+
+def test_a_first_run_misses_and_writes_and_a_second_hits(tmp: Path) -> None:
+    folder = str(tmp / "cache")
+    for run, want in (("first", "miss"), ("second", "hit")):
+        said, compiles = record(tmp, run, CACHE_FOLDER=folder)
+        for function in ("f", "g"):
+            cache = compiles[function]["cache"]
+            assert cache["outcome"] == jax_says(said, function) == want, (run, function, said)
+    assert compiles["f"]["cache"]["saved_s"] is not None
+    assert compiles["f"]["compile_s"] is None  # a hit: JAX compiled nothing
+    shown = run_cli("show", "second", cwd=tmp)
+    assert re.search(
+        r"  f \(f at .*script.py:\d+\): 1 compiles, .*; cache: 1 hit, saved", shown.stdout
+    )
+
+
+def test_a_compile_under_the_minimum_time_is_not_written_and_says_so(tmp: Path) -> None:
+    said, compiles = record(tmp, "runs", CACHE_FOLDER=str(tmp / "cache"), LEAST_SECONDS="1000")
+    for function in ("f", "g"):
+        cache = compiles[function]["cache"]
+        assert cache["outcome"] == jax_says(said, function) == "not_written"
+        assert "under jax_persistent_cache_min_compile_time_secs (1000.0 s)" in cache["reason"]
+    assert "jax_persistent_cache_min_compile_time_secs" in run_cli("show", "runs", cwd=tmp).stdout
+
+
+def test_without_a_cache_folder_the_cache_is_off(tmp: Path) -> None:
+    """JAX may still ask its cache, and log a miss at DEBUG, with no folder to read or
+    write: the persistent cache is not enabled, as JAX's ``is_persistent_cache_enabled``
+    says (its WARNING-level miss explanation needs it)."""
+    said, compiles = record(tmp, "runs")
+    for function in ("f", "g"):
+        cache = compiles[function]["cache"]
+        assert cache["outcome"] == "off" and jax_says(said, function) in ("off", "miss")
+        assert cache["reason"] == "no cache folder: jax_compilation_cache_dir is not set"
+    assert not list(tmp.glob("**/*-cache"))
