@@ -25,7 +25,7 @@ SCRIPT = textwrap.dedent("""
 
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(logging.Formatter("jaxlog: %(message)s"))
-    for name in ("jax._src.compiler", "jax._src.compilation_cache"):
+    for name in ("jax._src.compiler", "jax._src.compilation_cache", "jax._src.cache_key"):
         logging.getLogger(name).addHandler(handler)
         logging.getLogger(name).setLevel(logging.DEBUG)
     if os.environ.get("CACHE_FOLDER"):
@@ -104,3 +104,22 @@ def test_without_a_cache_folder_the_cache_is_off(tmp: Path) -> None:
         assert cache["outcome"] == "off" and jax_says(said, function) in ("off", "miss")
         assert cache["reason"] == "no cache folder: jax_compilation_cache_dir is not set"
     assert not list(tmp.glob("**/*-cache"))
+
+
+def test_diff_names_the_xla_flag_that_keeps_a_second_run_from_hitting(tmp: Path) -> None:
+    """Two runs of one program over one cache folder, the second with an XLA flag: JAX
+    misses (its log), includes that flag in the key (its log), and ``diff-debug`` says
+    the program is the same and names the flag."""
+    folder = str(tmp / "cache")
+    record(tmp, "first", CACHE_FOLDER=folder)
+    flag = "--xla_backend_optimization_level=2"
+    said, compiles = record(tmp, "second", CACHE_FOLDER=folder, XLA_FLAGS=flag)
+    assert compiles["f"]["cache"]["outcome"] == jax_says(said, "f") == "miss"
+    included = set(re.findall(r"jaxlog: Including XLA flag in cache key: (\S+)", said))
+    index = json.loads((tmp / "second" / "index.json").read_text(encoding="utf-8"))
+    assert set(index["cache_key_environment"]["XLA flags"].split()) == included == {flag}
+    diff = run_cli("diff-debug", "first", "second", cwd=tmp)
+    assert (
+        f"program: same program, but JAX's persistent cache key differs (XLA flags: "
+        f"{flag} added): no cache hit between them"
+    ) in diff.stdout, diff.describe()

@@ -116,6 +116,8 @@ class RecordSource:
     """Its recorded functions."""
     complete: bool
     """The recorded run ended by itself with exit 0."""
+    environment: dict[str, str] | None = None
+    """Its run's cache-key environment (the index's ``cache_key_environment``)."""
 
     @property
     def functions(self) -> tuple[str, ...]:
@@ -221,7 +223,9 @@ def open_source(text: str, functions: tuple[str, ...] = ()) -> Source:
     kind = _kind_of(text)
     if kind == "record":
         index = read_index(Path(text))
-        return RecordSource(text, Path(text), tuple(index.functions), index.complete)
+        return RecordSource(
+            text, Path(text), tuple(index.functions), index.complete, index.cache_key_environment
+        )
     if kind == "json":  # a report, or a recorded function's (a file of its recording)
         path = Path(text)
         if path.is_dir():
@@ -457,7 +461,9 @@ def _programs(
     from jxinspect.record import programs
 
     def side(source: RecordSource, function: str | None) -> programs.RecordedLowering:
-        return programs.RecordedLowering(source.text, source.folder, source.entry(function))
+        return programs.RecordedLowering(
+            source.text, source.folder, source.entry(function), source.environment
+        )
 
     compared = tuple(
         programs.compare_runs(side(before, pair.before), side(after, pair.after)) for pair in pairs

@@ -79,6 +79,10 @@ class ProgramComparison:
     file: str | None = None
     line: int | None = None
     """Where the function is defined, for a finding."""
+    key_differences: tuple[str, ...] = ()
+    """The parts of JAX's persistent-cache key besides the program that differ between
+    the sides (``XLA flags: --xla_a=1 added``): where any does, one side's cache entry
+    never serves the other, however equal the programs."""
 
     @property
     def same_program(self) -> bool:

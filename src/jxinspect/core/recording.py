@@ -135,6 +135,10 @@ class Index:
     """How the run ended: its exit code, ``-N`` for signal N; ``None`` while it runs."""
     jax_version: str | None = None
     """The JAX release the run imported."""
+    cache_key_environment: dict[str, str] | None = None
+    """The parts of JAX's persistent-cache key besides the program, as the run's JAX
+    would hash them (``jaxlib``, ``backend``, ``XLA flags``); ``None``: not read (no
+    function of the user's lowered, or a recording made before they were read)."""
     process: int | None = None
     """This process's index in a run of several JAX processes (``None``: one process)."""
     processes: int | None = None

@@ -42,6 +42,8 @@ class RecordedLowering:
     folder: Path
     """The record folder that holds it."""
     entry: Entry
+    environment: dict[str, str] | None = None
+    """Its run's cache-key environment (the index's ``cache_key_environment``)."""
 
 
 def identity_of(entry: Entry) -> ProgramIdentity:
@@ -50,14 +52,36 @@ def identity_of(entry: Entry) -> ProgramIdentity:
 
 def compare(before: RecordedLowering, after: RecordedLowering, across: Across) -> ProgramComparison:
     """The two lowerings' identities and, where the programs differ, the first real
-    difference."""
+    difference; and the other parts of JAX's persistent-cache key that differ."""
     mine, theirs = identity_of(before.entry), identity_of(after.entry)
     found = None if mine.program == theirs.program else first_difference(before, after)
     _, file, line = source_parts(before.entry.source)
+    keys = key_differences(before.environment, after.environment)
     return ProgramComparison(
         before.entry.name, before.entry.source, across, before.label, after.label,
-        mine, theirs, found, file, line,
+        mine, theirs, found, file, line, keys,
     )  # fmt: skip
+
+
+def key_differences(before: dict[str, str] | None, after: dict[str, str] | None) -> tuple[str, ...]:
+    """Each part of the persistent-cache key (besides the program) that differs:
+    ``XLA flags: --xla_a=1 added, --xla_b=2 gone``, ``jaxlib: 0.10.1 → 0.10.2``; none where
+    either side was not read."""
+    if before is None or after is None:
+        return ()
+    said = []
+    for part in dict.fromkeys([*before, *after]):
+        was, now = before.get(part, ""), after.get(part, "")
+        if was == now:
+            continue
+        if part == "XLA flags":
+            old, new = set(was.split()), set(now.split())
+            changes = [f"{f} added" for f in sorted(new - old)]
+            changes += [f"{f} gone" for f in sorted(old - new)]
+            said.append(f"{part}: {', '.join(changes)}")
+        else:
+            said.append(f"{part}: {was or '(none)'} → {now or '(none)'}")
+    return tuple(said)
 
 
 def first_difference(before: RecordedLowering, after: RecordedLowering) -> Difference | None:
@@ -209,10 +233,13 @@ def _lowerings(root: Path, wanted: set[Wanted]) -> dict[Wanted, RecordedLowering
     found: dict[Wanted, RecordedLowering] = {}
     for process, keys in sorted(by_process.items()):
         folder = root / f"process-{process}"
-        for entry in read_index(folder).functions:
+        index = read_index(folder)
+        for entry in index.functions:
             side = (process, _key(entry), entry.identity)
             if (side[1], side[2]) in keys and side not in found:
-                found[side] = RecordedLowering(f"process {process}", folder, entry)
+                found[side] = RecordedLowering(
+                    f"process {process}", folder, entry, index.cache_key_environment
+                )
     return found
 
 

@@ -88,6 +88,8 @@ class Recorder:
         if not self._own():
             self.elsewhere += 1
             return
+        if self.index.cache_key_environment is None:  # read once the backend runs
+            self.index.cache_key_environment = seam.cache_key_environment()
         statics = _statics(lowering.call)
         program = seam.program_digest(lowering.lowered) if lowering.lowered else ""
         key = (source or name, lowering.signature, statics, program)

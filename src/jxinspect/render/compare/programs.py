@@ -23,6 +23,10 @@ def program_line(target: TargetDiff) -> str | None:
             if compared.before_identity.names == compared.after_identity.names
             else ("; the names it carries differ")
         )
+        if compared.key_differences:
+            differ = "; ".join(compared.key_differences)
+            return (f"program: same program, but JAX's persistent cache key differs "
+                    f"({differ}): no cache hit between them{names}")  # fmt: skip
         return f"program: {SAME}{names}"
     ids = f"{compared.before_identity.short} → {compared.after_identity.short}"
     said = f": {compared.difference}" if compared.difference is not None else ""

@@ -52,6 +52,7 @@ from jxinspect.tracer.seam.devices import (
 from jxinspect.tracer.seam.hooks import (
     JitCall,
     RunLowering,
+    cache_key_environment,
     cache_settings,
     dynamic_arguments,
     function_source,
@@ -224,6 +225,7 @@ from jxinspect.tracer.seam.trees import (
 )
 
 __all__ = [
+    "cache_key_environment",
     "install_cache_listener",
     "cache_settings",
     "producer",

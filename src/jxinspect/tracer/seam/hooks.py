@@ -687,3 +687,40 @@ def when_jax_imported(action: Callable[[], object]) -> None:
             return spec
 
     sys.meta_path.insert(0, _AfterJax())
+
+
+def cache_key_environment() -> dict[str, str] | None:
+    """The parts of JAX's persistent-cache key besides the program and its compile
+    options, as JAX would hash them in this process now: ``jaxlib`` (its version),
+    ``backend`` (platform and platform version) and ``XLA flags`` (``XLA_FLAGS``,
+    ``LIBTPU_INIT_ARGS``, the command line's ``--xla…`` and JAX's registered prefixes,
+    less those JAX leaves out of the key, sorted). The flags JAX leaves out are its own
+    list: a module constant from 0.5, a constant of ``_hash_xla_flags`` before. ``None``
+    while no backend has started (reading it would start one)."""
+    import os
+    import sys
+
+    from jax._src import cache_key
+    from jax._src.lib import version_str
+
+    from jxinspect.tracer.seam.devices import backend_started
+
+    if not backend_started():
+        return None
+    from jax._src import xla_bridge
+
+    excluded = getattr(cache_key, "xla_flags_to_exclude_from_cache_key", None)
+    if excluded is None:  # 0.4.x: a list local to the function, among its constants
+        consts = cache_key._hash_xla_flags.__code__.co_consts
+        excluded = [c for k in consts for c in (k if isinstance(k, tuple) else (k,))
+                    if isinstance(c, str) and c.startswith("--xla_")]  # fmt: skip
+    prefixes = tuple(cache_key.get_flag_prefixes())
+    flags = [*os.getenv("XLA_FLAGS", "").split(), *os.getenv("LIBTPU_INIT_ARGS", "").split()]
+    flags += [a for a in sys.argv if a.startswith("--xla") or (prefixes and a.startswith(prefixes))]
+    kept = sorted(f for f in flags if f.split("=")[0] not in set(excluded))
+    backend = xla_bridge.get_backend()
+    return {
+        "jaxlib": str(version_str),
+        "backend": f"{backend.platform} {backend.platform_version}",
+        "XLA flags": " ".join(kept),
+    }
