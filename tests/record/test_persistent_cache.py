@@ -123,3 +123,17 @@ def test_diff_names_the_xla_flag_that_keeps_a_second_run_from_hitting(tmp: Path)
         f"program: same program, but JAX's persistent cache key differs (XLA flags: "
         f"{flag} added): no cache hit between them"
     ) in diff.stdout, diff.describe()
+
+
+def test_max_compile_seconds_names_each_function_over_it_and_exits_1(tmp: Path) -> None:
+    """Every function is over a budget of 0 s: each is named with its seconds and what
+    the cache did; a budget none reaches exits 0."""
+    result = run_cli("record", "-o", "runs", "--max-compile-seconds", "0", "--",
+                     *WARM_PYTHON, "script.py", cwd=tmp)  # fmt: skip
+    assert result.returncode == 1, result.describe()
+    named = re.findall(r"error: `(\w+)` \(.*\) took [\d.]+ s to compile \(1 compiles; cache: "
+                       r"1 off\), more than --max-compile-seconds 0 ", result.stderr)  # fmt: skip
+    assert named == ["f", "g"], result.stderr
+    within = run_cli("record", "-o", "again", "--max-compile-seconds", "1000", "--",
+                     *WARM_PYTHON, "script.py", cwd=tmp)  # fmt: skip
+    assert within.returncode == 0 and "error:" not in within.stderr

@@ -87,6 +87,16 @@ def record(
             "(each named with its reasons); the run's own failure exit wins.",
         ),
     ] = None,
+    max_compile_seconds: Annotated[
+        Optional[float],
+        typer.Option(
+            "--max-compile-seconds",
+            min=0,
+            help="Exit 1 after the run when a function of yours took more than S seconds "
+            "to compile, all its compiles together (each named with its seconds and what "
+            "the persistent cache did); the run's own failure exit wins.",
+        ),
+    ] = None,
     processes: ProcessesOpt = None,
     timeout: TimeoutOpt = None,
     show_traceback: TracebackOpt = False,
@@ -107,13 +117,17 @@ def record(
             return _record_processes(list(command or ()), output, settings, processes, timeout)
         if timeout is not None:
             raise UsageError("--timeout stops the processes --processes N starts: give both")
-        return _record_one(list(command or ()), output, settings, max_compiles)
+        budgets = (max_compiles, max_compile_seconds)
+        return _record_one(list(command or ()), output, settings, budgets)
 
     run_command(body, show_traceback)
 
 
 def _record_one(
-    command: list[str], output: Path, settings: records.RecordSettings, max_compiles: Optional[int]
+    command: list[str],
+    output: Path,
+    settings: records.RecordSettings,
+    budgets: tuple[Optional[int], Optional[float]],
 ) -> int:
     """``record``: the run recorded (into ``output``, or its processes' folders in it)."""
     from jxinspect.record import recording
@@ -126,13 +140,11 @@ def _record_one(
         return _recording_failed(failed)
     if not any(index.functions for _, index in ended) and status == 0:
         raise_no_records(ended[0][1], ended[0][0])
-    if max_compiles is not None:
-        over = [line for where, _ in ended for line in _over_budget(where, max_compiles)]
-        for line in over:
-            typer.echo(f"error: {line}", err=True)
-        if over and status == 0:
-            return EXIT_FINDINGS
-    return status
+    max_compiles, max_seconds = budgets
+    over = [line for where, _ in ended for line in _over_budget(where, max_compiles, max_seconds)]
+    for line in over:
+        typer.echo(f"error: {line}", err=True)
+    return EXIT_FINDINGS if over and status == 0 else status
 
 
 def _say_recorded(index: Index, output: Path) -> None:
@@ -191,22 +203,28 @@ def _recording_failed(index: Index) -> int:
     return EXIT_INTERNAL
 
 
-def _over_budget(folder: Path, most: int) -> list[str]:
-    """One line per function of the run that compiled more than ``most`` times."""
+def _over_budget(folder: Path, most: int | None, seconds: float | None) -> list[str]:
+    """One line per function of the run that compiled more than ``most`` times, and one
+    per function whose compiles took more than ``seconds`` in all."""
     from jxinspect.core.recompiles import by_function
     from jxinspect.render.common.escape import text as esc
-    from jxinspect.render.record.recompiles import group_text
+    from jxinspect.render.record.recompiles import cache_said, group_text
 
+    if most is None and seconds is None:
+        return []
     compiles, _ = records.read_compiles(folder)
     lines = []
     for found in by_function(compiles):
-        if len(found.compiles) > most:
+        named = f"`{esc(found.function)}` ({esc(found.source or 'no source')})"
+        if most is not None and len(found.compiles) > most:
             why = "; ".join(group_text(g) for g in found.groups[:4]) or "the same program each time"
-            lines.append(
-                f"`{esc(found.function)}` ({esc(found.source or 'no source')}) compiled "
-                f"{len(found.compiles)} times, more than --max-compiles {most}: {why} "
-                f"(jxinspect show {folder})"
-            )
+            lines.append(f"{named} compiled {len(found.compiles)} times, more than "
+                         f"--max-compiles {most}: {why} (jxinspect show {folder})")  # fmt: skip
+        if seconds is not None and found.seconds > seconds:
+            said = f"{found.count} compiles; cache: {cache_said(found)}"
+            budget = f"--max-compile-seconds {seconds:g}"
+            lines.append(f"{named} took {found.seconds:.2f} s to compile ({said}), more "
+                         f"than {budget} (jxinspect show {folder})")  # fmt: skip
     return lines
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from jxinspect.core.recompiles import ADVICE, Compile, Group, by_function
+from jxinspect.core.recompiles import ADVICE, Compile, FunctionCompiles, Group, by_function
 from jxinspect.render.common.escape import text as esc
 
 
@@ -53,6 +53,12 @@ def _phases(compiles: Iterable[Compile]) -> str:
     return " (" + ", ".join(f"{k} {v:.2f}" for k, v in totals.items()) + ")"
 
 
+def cache_said(found: FunctionCompiles) -> str:
+    """``2 hit, 1 miss, saved 3.10 s``: a function's persistent-cache outcomes."""
+    outcomes = ", ".join(f"{n} {outcome.replace('_', ' ')}" for outcome, n in found.cache.items())
+    return outcomes + (f", saved {found.saved_s:.2f} s" if found.cache.get("hit") else "")
+
+
 def cache_text(compiles: list[Compile]) -> list[str]:
     """The ``compile time`` section: every function by its compile seconds, most first,
     with what the persistent compilation cache did (none where no compile says)."""
@@ -61,12 +67,9 @@ def cache_text(compiles: list[Compile]) -> list[str]:
     lines = ["", "compile time (and the persistent compilation cache)"]
     ranked = sorted(by_function(compiles), key=lambda f: -f.seconds)
     for found in ranked:
-        outcomes = ", ".join(f"{n} {outcome.replace('_', ' ')}"
-                             for outcome, n in found.cache.items())  # fmt: skip
-        saved = f", saved {found.saved_s:.2f} s" if found.cache.get("hit") else ""
         lines.append(f"  {esc(found.function)} ({esc(found.source or 'no source')}): "
                      f"{found.count} compiles, {found.seconds:.2f} s{_phases(found.compiles)};"
-                     f" cache: {outcomes}{saved}")  # fmt: skip
+                     f" cache: {cache_said(found)}")  # fmt: skip
         reasons = dict.fromkeys(
             c.cache.reason for c in found.compiles if c.cache and c.cache.reason
         )
