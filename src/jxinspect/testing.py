@@ -9,7 +9,9 @@
 and raises a plain :class:`AssertionError` (pytest and unittest both report it) when a
 finding is at or above ``fail_on``, a leaf carries another name than expected, or a leaf
 has another sharding than expected. :func:`assert_max_compiles` fails a test when a
-function compiled more often inside it than it should, with every compile's reasons.
+function compiled more often inside it than it should, with every compile's reasons;
+:func:`assert_cache_hits` when a compile inside it was not answered by JAX's persistent
+compilation cache, with what the cache did and why.
 :func:`assert_peak_memory` fails when the compiled program holds more per device at its
 peak than allowed, with every buffer live there.
 Importing this module does not import JAX.
@@ -31,8 +33,9 @@ from jxinspect.project.options import nearest
 
 if TYPE_CHECKING:
     from jxinspect.core.model import Sharding
+    from jxinspect.core.recompiles import FunctionCompiles
 
-__all__ = ["assert_debug_info", "assert_max_compiles", "assert_peak_memory"]
+__all__ = ["assert_cache_hits", "assert_debug_info", "assert_max_compiles", "assert_peak_memory"]
 
 
 def assert_debug_info(
@@ -293,7 +296,61 @@ def _message(
     return "\n".join([*lines, *name_lines, *sharding_lines])
 
 
-class assert_max_compiles(contextlib.ContextDecorator):  # noqa: N801 (reads as a function)
+class _CompileWatch(contextlib.ContextDecorator):
+    """The compiles of the functions of the user's inside a block, with their reasons,
+    seconds and what the persistent compilation cache did, read from JAX's own lowerings
+    and events: nothing is traced, lowered or compiled for it."""
+
+    function: Callable[..., Any] | str | None = None
+
+    def __enter__(self) -> Any:
+        from jxinspect.record.recompiles import CompileLog, fingerprint, static_values
+        from jxinspect.tracer import seam
+
+        self.log = log = CompileLog(cache_settings=seam.cache_settings)
+
+        def on_lowering(lowering: seam.RunLowering) -> None:
+            if lowering.internal:
+                return log.add_internal()
+            source = lowering.source or lowering.name
+            program = seam.program_digest(lowering.lowered) if lowering.lowered else ""
+            done = fingerprint(lowering, static_values(lowering.call), program)
+            log.add(source, lowering.name, "", done, lowering.call_site)
+
+        self._stop = [
+            seam.install_lowering_hook(on_lowering, lambda name, err: None),
+            seam.install_duration_listener(log.on_duration),
+            seam.install_cache_listener(log.on_cache_event),
+        ]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for stop in self._stop:
+            stop()
+        if exc[0] is None:
+            self.check()
+
+    def check(self) -> None:
+        """Raise ``AssertionError`` saying what went against the expectation."""
+        raise NotImplementedError
+
+    def wanted(self) -> list[FunctionCompiles]:
+        """The compiles in the block of the function asked for (every function's)."""
+        from jxinspect.core.recompiles import by_function
+
+        return [f for f in by_function(self.log.compiles) if self._wanted(f.function, f.source)]
+
+    def _wanted(self, name: str, source: str | None) -> bool:
+        if self.function is None:
+            return True
+        if isinstance(self.function, str):
+            return name == self.function
+        from jxinspect.tracer import seam
+
+        return source is not None and source == seam.function_source(self.function)
+
+
+class assert_max_compiles(_CompileWatch):  # noqa: N801 (reads as a function)
     """Fail (``AssertionError``) when any function (or ``function``, a function or its
     name) compiled more than ``n`` times inside the block or the decorated test, saying
     why it compiled each time (the reasons ``jxinspect record`` gives), no ``record``
@@ -311,38 +368,11 @@ class assert_max_compiles(contextlib.ContextDecorator):  # noqa: N801 (reads as 
             raise UsageError(f"assert_max_compiles: n must be at least 1, got {n}")
         self.n = n
         self.function = function
-        self._stop: list[Callable[[], None]] = []
 
-    def __enter__(self) -> assert_max_compiles:
-        from jxinspect.record.recompiles import CompileLog, fingerprint, static_values
-        from jxinspect.tracer import seam
-
-        self.log = log = CompileLog()
-
-        def on_lowering(lowering: seam.RunLowering) -> None:
-            if lowering.internal:
-                return
-            source = lowering.source or lowering.name
-            program = seam.program_digest(lowering.lowered) if lowering.lowered else ""
-            done = fingerprint(lowering, static_values(lowering.call), program)
-            log.add(source, lowering.name, "", done, lowering.call_site)
-
-        self._stop = [
-            seam.install_lowering_hook(on_lowering, lambda name, err: None),
-            seam.install_duration_listener(log.on_duration),
-        ]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for stop in self._stop:
-            stop()
-        if exc[0] is not None:
-            return
-        from jxinspect.core.recompiles import by_function
+    def check(self) -> None:
         from jxinspect.render.record.recompiles import group_text
 
-        over = [f for f in by_function(self.log.compiles)
-                if len(f.compiles) > self.n and self._wanted(f.function, f.source)]  # fmt: skip
+        over = [found for found in self.wanted() if len(found.compiles) > self.n]
         if over:
             lines = [
                 f"{found.function} ({found.source}) compiled {len(found.compiles)} times, "
@@ -352,11 +382,40 @@ class assert_max_compiles(contextlib.ContextDecorator):  # noqa: N801 (reads as 
             ]
             raise AssertionError("\n".join(lines))
 
-    def _wanted(self, name: str, source: str | None) -> bool:
-        if self.function is None:
-            return True
-        if isinstance(self.function, str):
-            return name == self.function
-        from jxinspect.tracer import seam
 
-        return source is not None and source == seam.function_source(self.function)
+class assert_cache_hits(_CompileWatch):  # noqa: N801 (reads as a function)
+    """Fail (``AssertionError``) unless every compile of any function (or ``function``)
+    inside the block was answered by JAX's persistent compilation cache, saying for each
+    one that was not what the cache did and why (``miss``, ``not_written`` under the
+    minimum compile time, ``off`` without a cache folder); a block in which nothing of
+    the user's compiled fails too (nothing read the cache)::
+
+        jax.config.update("jax_compilation_cache_dir", str(tmp_path))
+        step(state, batch)           # compiles, written to the cache
+        jax.clear_caches()
+        with assert_cache_hits(step):
+            step(state, batch)       # read back from the cache folder
+
+    Only JAX's own lowerings and events are read.
+    """
+
+    def __init__(self, function: Callable[..., Any] | str | None = None) -> None:
+        self.function = function
+
+    def check(self) -> None:
+        found = self.wanted()
+        if not found:
+            what = f"`{self.function}`" if isinstance(self.function, str) else "no function"
+            raise AssertionError(f"{what} of yours compiled in the block: nothing read the "
+                                 "persistent compilation cache")  # fmt: skip
+        lines = [
+            f"{each.function} ({each.source}) compile #{c.number}: "
+            f"{c.cache.outcome if c.cache else 'not known'}"
+            + (f" ({c.cache.reason})" if c.cache and c.cache.reason else "")
+            for each in found
+            for c in each.compiles
+            if c.cache is None or c.cache.outcome != "hit"
+        ]
+        if lines:
+            raise AssertionError("not answered by the persistent compilation cache:\n  "
+                                 + "\n  ".join(lines))  # fmt: skip

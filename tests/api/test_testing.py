@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import re
+import sys
 import unittest
 from pathlib import Path
 from typing import Any
@@ -328,6 +329,50 @@ def test_assert_max_compiles_fails_with_the_reasons_and_passes_a_steady_loop() -
 
     with pytest.raises(AssertionError, match=r"compiled 3 times, more than 2: 2× function"):
         a_test()
+
+
+CACHE_HITS = """
+import sys, jax, jax.numpy as jnp
+from jxinspect.testing import assert_cache_hits
+jax.config.update("jax_compilation_cache_dir", sys.argv[1])
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+
+@jax.jit
+def step(x):
+    return jnp.sin(x) * 2
+
+@jax.jit
+def other(x):
+    return x + 1
+
+step(jnp.ones(8))
+jax.clear_caches()
+with assert_cache_hits(step):
+    step(jnp.ones(8))          # read back from the folder
+try:
+    with assert_cache_hits():
+        other(jnp.ones(3))     # never compiled before: a miss
+except AssertionError as err:
+    print("failed:", err)
+try:
+    with assert_cache_hits(step):
+        pass                   # nothing compiled
+except AssertionError as err:
+    print("empty:", err)
+"""
+
+
+def test_assert_cache_hits_passes_a_read_back_and_names_a_miss(tmp_path: Path) -> None:
+    """In a process of its own (JAX sets its cache up once per process): a function
+    compiled, its caches cleared and called again is answered by the cache folder; one
+    never compiled before is a miss, named; a block where nothing compiled fails."""
+    (tmp_path / "hits.py").write_text(CACHE_HITS, encoding="utf-8")
+    result = run_cli("hits.py", str(tmp_path / "cache"), command=(sys.executable,), cwd=tmp_path)
+    assert result.returncode == 0, result.describe()
+    assert "failed: not answered by the persistent compilation cache:" in result.stdout
+    assert re.search(r"  other \(other at .*hits.py:\d+\) compile #1: miss", result.stdout)
+    assert "empty: no function of yours compiled in the block" in result.stdout
 
 
 def test_assert_debug_info_and_the_command_agree_on_what_fails(tmp_path: Path) -> None:
