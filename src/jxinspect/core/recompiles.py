@@ -67,6 +67,8 @@ class CacheUse:
     saved_s: float | None = None
     """For a ``hit``: the compile seconds it saved, less the reading (JAX's
     ``compile_time_saved_sec``)."""
+    min_compile_time_s: float | None = None
+    """For ``not_written``: ``jax_persistent_cache_min_compile_time_secs`` then."""
 
 
 @dataclass(frozen=True)

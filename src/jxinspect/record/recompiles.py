@@ -261,7 +261,8 @@ class CompileLog:
             least = settings.get("jax_persistent_cache_min_compile_time_secs")
             if isinstance(least, (int, float)) and seconds < least:
                 said = f"jax_persistent_cache_min_compile_time_secs ({least} s)"
-                return CacheUse("not_written", f"it compiled in {seconds:.2f} s, under {said}")
+                return CacheUse("not_written", f"it compiled in {seconds:.2f} s, under {said}",
+                                min_compile_time_s=float(least))  # fmt: skip
             return CacheUse("miss")
         return CacheUse("off", "JAX did not ask the cache for this compile")
 

@@ -45,6 +45,7 @@ TABLE: tuple[str, ...] = (
     "jx306_compiled_not_read",
     "jx401_same_program_compiled_again",
     "jx402_compile_budget",
+    "jx405_not_written_to_cache",
 )
 """The rule modules, in code order: the one list of the rules."""
 
