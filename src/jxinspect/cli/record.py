@@ -51,6 +51,25 @@ ProcessesOpt = Annotated[
         "each recorded into FOLDER/process-K; stop the rest when one fails.",
     ),
 ]
+MaxCompilesOpt = Annotated[
+    Optional[int],
+    typer.Option(
+        "--max-compiles",
+        min=1,
+        help="Exit 1 after the run when a function of yours compiled more than N times "
+        "(each named with its reasons); the run's own failure exit wins.",
+    ),
+]
+MaxCompileSecondsOpt = Annotated[
+    Optional[float],
+    typer.Option(
+        "--max-compile-seconds",
+        min=0,
+        help="Exit 1 after the run when a function of yours took more than S seconds to "
+        "compile, all its compiles together (each named with its seconds and what the "
+        "persistent cache did); the run's own failure exit wins.",
+    ),
+]
 TimeoutOpt = Annotated[
     Optional[float],
     typer.Option("--timeout", min=0.1, help="With --processes: stop them all after S seconds."),
@@ -78,25 +97,8 @@ def record(
     compile: Annotated[
         bool, typer.Option("--compile", help="Also compile each: what XLA chose.")
     ] = False,
-    max_compiles: Annotated[
-        Optional[int],
-        typer.Option(
-            "--max-compiles",
-            min=1,
-            help="Exit 1 after the run when a function of yours compiled more than N times "
-            "(each named with its reasons); the run's own failure exit wins.",
-        ),
-    ] = None,
-    max_compile_seconds: Annotated[
-        Optional[float],
-        typer.Option(
-            "--max-compile-seconds",
-            min=0,
-            help="Exit 1 after the run when a function of yours took more than S seconds "
-            "to compile, all its compiles together (each named with its seconds and what "
-            "the persistent cache did); the run's own failure exit wins.",
-        ),
-    ] = None,
+    max_compiles: MaxCompilesOpt = None,
+    max_compile_seconds: MaxCompileSecondsOpt = None,
     processes: ProcessesOpt = None,
     timeout: TimeoutOpt = None,
     show_traceback: TracebackOpt = False,
