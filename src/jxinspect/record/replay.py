@@ -7,7 +7,8 @@ of a ``NamedSharding``), Python values stay literals (static arguments included)
 tuples, lists and dicts keep their structure, and NamedTuples and dataclasses are
 written as their class's import path called with their fields
 (``optax._src.transform.ScaleByAdamState(count=i32[], mu=..., nu=...)``). ``jit``'s own
-``in_shardings`` and ``out_shardings`` become ``in_specs`` and ``out_specs``. What the
+input and output shardings become the options of those roles (``in_layout``,
+``out_layout`` in the option table). What the
 spec language cannot write (another custom pytree node, a class defined inside a
 function, a PRNG key array) makes the call not replayable, with the reason; the text
 written is parsed back before it is kept.
