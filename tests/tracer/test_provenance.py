@@ -81,6 +81,12 @@ def shard_map_psum(x, w):
     return _shard_map(body, mesh=mesh(), in_specs=(P("data", None), P()), out_specs=P())(x, w)
 
 
+def explicit_reshard(x, w):
+    h = jnp.tanh(x @ w)
+    h = jax.sharding.reshard(h, P(None, "model"))
+    return h.sum(axis=0)
+
+
 def scan_and_shard_map(ws, x):
     layer = jax.shard_map(lambda w, h: jnp.tanh(h @ w), mesh=mesh(),
                           in_specs=(P(None, "model"), P("data", None)),
@@ -104,6 +110,8 @@ JXINSPECT = {
                     "in_specs": "P('data', None), P(None, 'model')"},
     "shard_map_psum": {**_MESH, "args": "f32[64,32], f32[32,16]",
                        "in_specs": "P('data', None), P()"},
+    "explicit_reshard": {**_MESH, "explicit": True, "args": "f32[64,32], f32[32,16]",
+                         "in_specs": "P('data', None), P(None, 'model')"},
     "scan_and_shard_map": {**_MESH, "args": "f32[4,64,64], f32[16,64]",
                            "in_specs": "P(None, None, 'model'), P('data', None)"},
 }
@@ -112,7 +120,7 @@ JXINSPECT = {
 SCRIPT = (
     PLAIN_JAX_ON_8_DEVICES
     + """
-import glob, tempfile
+import contextlib, glob, tempfile
 m = programs.mesh()
 S = lambda *spec: NamedSharding(m, P(*spec))
 A = lambda shape: jax.ShapeDtypeStruct(shape, jnp.float32)
@@ -133,17 +141,24 @@ CASES = {
                        dict(in_shardings=(S("data", None), S()))),
 }
 out = {}
+explicit = js.Mesh(m.devices, m.axis_names, axis_types=(js.AxisType.Explicit,) * 2)
+E = lambda *spec: NamedSharding(explicit, P(*spec))
+CASES["explicit_reshard"] = (programs.explicit_reshard, (A((64, 32)), A((32, 16))),
+                             dict(in_shardings=(E("data", None), E(None, "model"))))
+in_mesh = getattr(jax, "set_mesh", None) or js.use_mesh
 for name, (f, args, keywords) in CASES.items():
     folder = tempfile.mkdtemp(dir=".")
-    jax.jit(f, **keywords).lower(*args).compile(compiler_options={
-        "xla_dump_to": folder, "xla_dump_hlo_pass_re": "shardy-verbose",
-        "xla_dump_hlo_module_re": "^$"})
+    with in_mesh(explicit) if name == "explicit_reshard" else contextlib.nullcontext():
+        jax.jit(f, **keywords).lower(*args).compile(compiler_options={
+            "xla_dump_to": folder, "xla_dump_hlo_pass_re": "shardy-verbose",
+            "xla_dump_hlo_module_re": "^$"})
     found = glob.glob(folder + "/shardy/*/02.after_propagation.mlir")
     out[name] = open(found[0]).read() if found else None
 print(json.dumps(out))
 """
 )
-CASES = ("constrained", "tp_mlp", "scan_layers", "fsdp_grad", "column_sums", "shard_map_psum")
+CASES = ("constrained", "tp_mlp", "scan_layers", "fsdp_grad", "column_sums", "shard_map_psum",
+         "explicit_reshard")  # fmt: skip
 
 _ARG = re.compile(
     r"%arg(\d+): tensor<[^>]*> \{sdy\.sharding = #sdy\.sharding<[^>]*>, "
@@ -188,6 +203,11 @@ def line_of(text: str) -> int:
     return next(n for n, line in enumerate(PROGRAMS.splitlines(), 1) if text in line)
 
 
+def constraint_lines() -> set[int]:
+    """The lines of the constraints: ``with_sharding_constraint`` and ``reshard``."""
+    return {line_of("with_sharding_constraint(h"), line_of("jax.sharding.reshard(h")}
+
+
 def constraint_line() -> int:
     return line_of("with_sharding_constraint(h")
 
@@ -215,7 +235,7 @@ def test_each_origin_is_one_xlas_record_holds(
             elif kind == "result":
                 assert (axis, f"output: {result_index[origin['path']]}") in pairs, origin
             elif kind == "constraint":
-                assert origin["line"] == constraint_line(), origin
+                assert origin["line"] in constraint_lines(), origin
                 assert any(a == axis and o.startswith("constraint_") for a, o in pairs), origin
             elif kind == "shard_map":  # the shard_map Shardy named mc_K, at its call's line
                 assert origin["line"] == line_of("return _shard_map(body"), origin
