@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -137,3 +138,22 @@ def test_max_compile_seconds_names_each_function_over_it_and_exits_1(tmp: Path) 
     within = run_cli("record", "-o", "again", "--max-compile-seconds", "1000", "--",
                      *WARM_PYTHON, "script.py", cwd=tmp)  # fmt: skip
     assert within.returncode == 0 and "error:" not in within.stderr
+
+
+def test_the_cache_folder_and_jaxs_log_read_the_same_with_and_without_record(tmp: Path) -> None:
+    """Invisible when recording: over one fresh cache folder each time (its path is part
+    of JAX's key), a plain run and a recorded run write the same entries (their names are
+    JAX's cache keys) and JAX logs the same cache lines (keys included)."""
+    folder = tmp / "cache"
+    plain = run_cli("script.py", command=WARM_PYTHON, cwd=tmp, env={"CACHE_FOLDER": str(folder)})
+    assert plain.returncode == 0, plain.describe()
+    written = sorted(p.name for p in folder.iterdir())
+    shutil.rmtree(folder)
+    said, _ = record(tmp, "runs", CACHE_FOLDER=str(folder))
+
+    def cache_lines(text: str) -> list[str]:
+        return [re.sub(r"\(\d+\.\d+s\)", "(… s)", line) for line in text.splitlines()
+                if line.startswith("jaxlog:") and "cache" in line.lower()]  # fmt: skip
+
+    assert written and sorted(p.name for p in folder.iterdir()) == written
+    assert cache_lines(said) == cache_lines(plain.stdout)
