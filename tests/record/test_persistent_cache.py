@@ -157,3 +157,18 @@ def test_the_cache_folder_and_jaxs_log_read_the_same_with_and_without_record(tmp
 
     assert written and sorted(p.name for p in folder.iterdir()) == written
     assert cache_lines(said) == cache_lines(plain.stdout)
+
+
+def test_diff_names_a_moved_cache_folder_where_jax_keys_by_it(tmp: Path) -> None:
+    """From 0.5 JAX writes the cache folder into every compile's options (its XLA caches
+    beside it: its DEBUG log says where): the same program over another folder path is
+    another key, and ``diff-debug`` says so; 0.4.x keys no folder, and says nothing."""
+    said, _ = record(tmp, "first", CACHE_FOLDER=str(tmp / "a"))
+    record(tmp, "second", CACHE_FOLDER=str(tmp / "b"))
+    diff = run_cli("diff-debug", "first", "second", cwd=tmp)
+    in_options = re.search(r"jaxlog: Enabling XLA autotuning cache at '(.*)/xla_gpu_per", said)
+    if in_options:
+        assert in_options.group(1) == str(tmp / "a")
+        assert f"cache folder: {tmp / 'a'} → {tmp / 'b'}" in diff.stdout, diff.describe()
+    else:
+        assert "program: same program (a persistent cache hit is possible)" in diff.stdout

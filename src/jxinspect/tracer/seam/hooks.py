@@ -692,7 +692,8 @@ def when_jax_imported(action: Callable[[], object]) -> None:
 def cache_key_environment() -> dict[str, str] | None:
     """The parts of JAX's persistent-cache key besides the program and its compile
     options, as JAX would hash them in this process now: ``jaxlib`` (its version),
-    ``backend`` (platform and platform version) and ``XLA flags`` (``XLA_FLAGS``,
+    ``backend`` (platform and platform version), the ``cache folder`` where JAX writes it
+    into the compile options, and ``XLA flags`` (``XLA_FLAGS``,
     ``LIBTPU_INIT_ARGS``, the command line's ``--xla…`` and JAX's registered prefixes,
     less those JAX leaves out of the key, sorted). The flags JAX leaves out are its own
     list: a module constant from 0.5, a constant of ``_hash_xla_flags`` before. ``None``
@@ -719,8 +720,28 @@ def cache_key_environment() -> dict[str, str] | None:
     flags += [a for a in sys.argv if a.startswith("--xla") or (prefixes and a.startswith(prefixes))]
     kept = sorted(f for f in flags if f.split("=")[0] not in set(excluded))
     backend = xla_bridge.get_backend()
-    return {
+    found = {
         "jaxlib": str(version_str),
         "backend": f"{backend.platform} {backend.platform_version}",
         "XLA flags": " ".join(kept),
     }
+    folder = _folder_in_compile_options()
+    if folder is not None:
+        found["cache folder"] = folder
+    return found
+
+
+def _folder_in_compile_options() -> str | None:
+    """The cache folder as JAX writes it into every compile's options (the XLA caches it
+    keeps beside its own, ``jax_persistent_cache_enable_xla_caches``: from 0.5 on), and so
+    into every key: the same program cached under another folder path misses. ``None``
+    where it does not (0.4.x, or those caches off)."""
+    import jax
+
+    values = jax.config.values
+    enabled = values.get("jax_persistent_cache_enable_xla_caches")
+    folder = values.get("jax_compilation_cache_dir")
+    if not folder or not isinstance(enabled, str) or not enabled:
+        return None
+    caches = ("xla_gpu_kernel_cache_file", "xla_gpu_per_fusion_autotune_cache_dir")
+    return str(folder) if enabled == "all" or any(c in enabled for c in caches) else None
