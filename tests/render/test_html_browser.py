@@ -399,6 +399,13 @@ def test_recording_compile_timeline_in_chromium(browser: Any, tmp_path: Path, ru
             "1× function an earlier function object → a new function object of the same code",
             f"function: {ADVICE['function']}",
         ]
+        caches = {marks.nth(i).get_attribute("data-cache") for i in range(marks.count())}
+        assert caches == {"off"}  # no cache folder in this run
+        rows = page.locator("#compile-time tr").all_inner_texts()
+        assert [row.split("\t")[0] for row in rows[1:]] == ["step", "<lambda>"] or [
+            row.split("\t")[0] for row in rows[1:]
+        ] == ["<lambda>", "step"]
+        assert all(row.endswith("off") for row in rows[1:]), rows
         screenshot(page, "recording.png", tmp_path)
     finally:
         page.close()

@@ -11,7 +11,7 @@ import shlex
 from jxinspect.core.recompiles import ADVICE, Compile, by_function
 from jxinspect.core.recording import Recording
 from jxinspect.render.common.escape import html as esc
-from jxinspect.render.record.recompiles import group_text
+from jxinspect.render.record.recompiles import cache_said, group_text
 from jxinspect.render.record.summary import not_recorded, run_line, signatures
 
 FIRST, AGAIN = "first", "same program"
@@ -23,6 +23,13 @@ COLOURS = {
     "constants": "#ad1457", "context": "#f9a825", AGAIN: "#b71c1c",
 }  # fmt: skip
 """Each mark's colour, by the kind of the compile's first reason."""
+
+CACHE_LOOK = {
+    "hit": 'fill-opacity="0.3" ',
+    "not_written": 'stroke="#222" stroke-dasharray="2 2" stroke-width="1.5" ',
+}
+"""How a mark shows what the persistent cache did: pale where it answered (nothing was
+compiled), a dashed outline where the compile was not written there."""
 
 SLOT, ROW, LABEL = 14, 22, 220
 """Pixels: a compile's width on the timeline, a function's row height, the names' column."""
@@ -65,9 +72,14 @@ def timeline(compiles: list[Compile]) -> str:
         kind = mark_kind(compile)
         tip = "; ".join(str(r) for r in compile.reasons) or kind
         tip = f"{compile.function} #{compile.number} ({compile.seconds:.3f} s): {tip}"
+        cache = compile.cache.outcome if compile.cache else "unknown"
+        if compile.cache is not None:
+            tip += f"; persistent cache: {cache.replace('_', ' ')}"
+            tip += f" ({compile.cache.reason})" if compile.cache.reason else ""
         parts.append(
             f'<rect class="mark" x="{LABEL + SLOT * n}" y="{ROW * rows[id(compile)] + 3}" '
             f'width="{SLOT - 3}" height="16" fill="{COLOURS[kind]}" data-kind="{esc(kind)}" '
+            f'{CACHE_LOOK.get(cache, "")}data-cache="{cache}" '
             f'data-function="{esc(compile.function)}"><title>{esc(tip)}</title></rect>'
         )
     parts.append(f'<text x="{LABEL}" y="{ROW * len(functions) + 18}" fill="#777">'
@@ -77,7 +89,9 @@ def timeline(compiles: list[Compile]) -> str:
 
 def _legend() -> str:
     swatches = "".join(f'<span style="background:{c}">{esc(k)}</span>' for k, c in COLOURS.items())
-    return f'<p class="legend">{swatches}</p>'
+    cache = ("pale: read from the persistent compilation cache (nothing compiled); "
+             "dashed outline: compiled, not written to it")  # fmt: skip
+    return f'<p class="legend">{swatches}</p><p class="advice">{cache}</p>'
 
 
 def _reasons(compiles: list[Compile]) -> str:
@@ -112,6 +126,21 @@ def _functions(recording: Recording) -> str:
     return f'<table id="functions">{head}{rows}</table>'
 
 
+def _compile_time(compiles: list[Compile]) -> str:
+    """Every function by its compile seconds, most first, with what the persistent cache
+    did for it (nothing where no compile says)."""
+    if not any(c.cache is not None for c in compiles):
+        return ""
+    ranked = sorted(by_function(compiles), key=lambda f: -f.seconds)
+    rows = "".join(
+        f"<tr><td><code>{esc(f.function)}</code></td><td>{f.count}</td>"
+        f"<td>{f.seconds:.2f}</td><td>{esc(cache_said(f))}</td></tr>"
+        for f in ranked
+    )
+    head = "<tr><th>function</th><th>compiles</th><th>seconds</th><th>persistent cache</th></tr>"
+    return f'<h2>Compile time</h2><table id="compile-time">{head}{rows}</table>'
+
+
 def render(recording: Recording) -> str:
     """The page."""
     index, compiles = recording.index, list(recording.compiles)
@@ -126,7 +155,7 @@ def render(recording: Recording) -> str:
 <p>command: <code>{esc(shlex.join(index.command))}</code><br>
 JAX {esc(index.jax_version or "not recorded")}; {esc(run_line(index))}</p>
 <h2>Compiles</h2>{_legend()}{timeline(compiles)}{dropped}
-<h2>Why it compiled again</h2>{_reasons(compiles)}
+<h2>Why it compiled again</h2>{_reasons(compiles)}{_compile_time(compiles)}
 <h2>Recorded functions</h2>{_functions(recording)}
 <ul id="notes">{notes}</ul>
 </body></html>
