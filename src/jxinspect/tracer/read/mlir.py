@@ -45,7 +45,9 @@ class MainSignature:
     meshes: dict[str, Mesh]
 
 
-def _attr_dict(array: Any, i: int) -> dict[str, Any]:
+def attr_dict(array: Any, i: int) -> dict[str, Any]:
+    """Entry ``i`` of an array of attribute dictionaries (a function's ``arg_attrs`` or
+    ``res_attrs``) as a dict; ``{}`` where there is none."""
     ir = seam.ir()
 
     if array is None or i >= len(array):
@@ -137,6 +139,20 @@ class _Reader:
         )
 
 
+def _mesh_ops(module: Any) -> list[Any]:
+    return [op for op in module.body.operations if op.operation.name == "sdy.mesh"]
+
+
+def declared_meshes(module: Any, abstract: bool = False) -> dict[str, Mesh]:
+    """The meshes a module declares (``sdy.mesh @name = <...>``), by symbol name."""
+    return {
+        string_value(op.attributes["sym_name"]): shardings.mesh_from_sdy(
+            op.attributes["mesh"], abstract
+        )
+        for op in _mesh_ops(module)
+    }
+
+
 def find_main(module: Any) -> Any:
     """The public entry function (``@main``) of a module."""
     for op in module.body.operations:
@@ -150,17 +166,10 @@ def read_main(module: Any, mesh_hint: Mesh | None = None, device_ids: Any = None
     ir = seam.ir()
 
     with module.context:
-        abstract = bool(mesh_hint and mesh_hint.abstract)
-        declared = [op for op in module.body.operations if op.operation.name == "sdy.mesh"]
-        meshes = {
-            string_value(op.attributes["sym_name"]): shardings.mesh_from_sdy(
-                op.attributes["mesh"], abstract
-            )
-            for op in declared
-        }
+        meshes = declared_meshes(module, bool(mesh_hint and mesh_hint.abstract))
         maximal = frozenset(
             string_value(op.attributes["sym_name"])
-            for op in declared
+            for op in _mesh_ops(module)
             if shardings.is_maximal_mesh(op.attributes["mesh"])
         )
         main = find_main(module)
@@ -172,13 +181,13 @@ def read_main(module: Any, mesh_hint: Mesh | None = None, device_ids: Any = None
         names = seam.block_argument_names(main)
         reader = _Reader(meshes, mesh_hint, device_ids, maximal)
         args = tuple(
-            reader.value(i, arg.type, _attr_dict(arg_attrs, i), names[i])
+            reader.value(i, arg.type, attr_dict(arg_attrs, i), names[i])
             for i, arg in enumerate(block.arguments)
         )
         results = tuple(
             reader.value(i, type_, res, _result_name(res))
             for i, type_ in enumerate(function_type.results)
-            for res in (_attr_dict(res_attrs, i),)
+            for res in (attr_dict(res_attrs, i),)
         )
         args, results = _with_manual_specs(block, args, results, reader)
     return MainSignature(args, results, meshes)

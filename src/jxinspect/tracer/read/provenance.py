@@ -25,7 +25,7 @@ from typing import Any
 from jxinspect.core.model import Collective, Origin, OriginKind, Report
 from jxinspect.tracer import seam
 from jxinspect.tracer.read import shardings
-from jxinspect.tracer.read.mlir import string_value
+from jxinspect.tracer.read.mlir import attr_dict, declared_meshes, string_value
 
 _SKIPPED = frozenset(
     {"stablehlo.constant", "sdy.constant", "func.return", "stablehlo.return", "sdy.return",
@@ -137,16 +137,11 @@ class _Origins:
     """Reads one dumped module's origins into :class:`Origin`s."""
 
     def __init__(
-        self, module: Any, report: Report, lines: dict[int, _Where], steps: list[_Step]
+        self, module: Any, main: Any, report: Report, lines: dict[int, _Where], steps: list[_Step]
     ) -> None:
-        sdy = seam.sdy()
-        self.meshes = {
-            string_value(op.attributes["sym_name"]): shardings.mesh_from_sdy(op.attributes["mesh"])
-            for op in module.body.operations
-            if op.operation.name == "sdy.mesh"
-        }
-        self.per_value = sdy.TensorShardingPerValueAttr
-        self.main = _functions(module)["main"]
+        self.meshes = declared_meshes(module)
+        self.per_value = seam.sdy().TensorShardingPerValueAttr
+        self.main = main
         self.arg_paths = {i.main_index: i.path for i in report.inputs if i.main_index is not None}
         self.result_paths = {o.index: o.path for o in report.outputs}
         self.named: dict[str, tuple[str | None, int | None, str]] = {}
@@ -207,46 +202,32 @@ class _Origins:
             return self.of_value(value, values[number], listed[number], ("unknown", None))
         if op.operation.name == "sdy.reshard":  # its own sharding, declared here
             named = attrs["sdy.sharding_origin_name"] if "sdy.sharding_origin_name" in attrs else ""
-            name = string_value(named)
-            file, line, _ = self.named.get(name, (None, None, ""))
-            own = Origin("", "", "constraint", "", file=file, line=line)
+            file, line, _ = self.named.get(string_value(named), (None, None, ""))
             found = self.of_value(value, attrs["sharding"], origins, ("constraint", None))
-            return [replace(o, file=own.file, line=own.line) if o.kind == "constraint"
+            return [replace(o, file=file, line=line) if o.kind == "constraint"
                     and o.line is None else o for o in found]  # fmt: skip
         return []
+
+    def of_parameter(self, number: int, value: str) -> list[Origin]:
+        """The origins of ``@main``'s parameter ``number`` (its own: the argument)."""
+        attrs = self.main.attributes
+        attrs = attr_dict(attrs["arg_attrs"] if "arg_attrs" in attrs else None, number)
+        own: tuple[OriginKind, str | None] = ("argument", self.arg_paths.get(number))
+        return self.of_value(
+            value, attrs.get("sdy.sharding"), attrs.get("sdy.sharding_origins"), own
+        )
 
     def of_argument(self, path: str) -> list[Origin]:
         """The origins of the argument at ``path`` (a collective that reshards it)."""
         numbers = [n for n, p in self.arg_paths.items() if p == path]
-        if not numbers:
-            return []
-        attrs = _arg_attrs(self.main, numbers[0])
-        own: tuple[OriginKind, str | None] = ("argument", path)
-        return self.of_value(
-            "moved", attrs.get("sdy.sharding"), attrs.get("sdy.sharding_origins"), own
-        )
+        return self.of_parameter(numbers[0], "moved") if numbers else []
 
     def of_operand(self, operand: Any, value: str) -> list[Origin]:
-        block = self.main.regions[0].blocks[0]
-        number = seam.block_argument_number(operand, block)
+        number = seam.block_argument_number(operand, self.main.regions[0].blocks[0])
         if number is not None:
-            attrs = _arg_attrs(self.main, number)
-            own: tuple[OriginKind, str | None] = ("argument", self.arg_paths.get(number))
-            return self.of_value(
-                value, attrs.get("sdy.sharding"), attrs.get("sdy.sharding_origins"), own
-            )
+            return self.of_parameter(number, value)
         made = seam.producer(operand)
         return self.of_result(made[0], made[1], value) if made is not None else []
-
-
-def _arg_attrs(func: Any, number: int) -> dict[str, Any]:
-    ir = seam.ir()
-    if "arg_attrs" not in func.attributes:
-        return {}
-    array = ir.ArrayAttr(func.attributes["arg_attrs"])
-    if number >= len(array):
-        return {}
-    return {named.name: named.attr for named in ir.DictAttr(array[number])}
 
 
 _EDGES = "#sdy.propagation_edges<"
@@ -283,14 +264,15 @@ def with_origins(report: Report, dumped: str, lowered_module: Any) -> Report:
         return report
     module = seam.parse_module(without_edges(dumped))
     with module.context:
-        steps = _walk(_functions(module)["main"], _functions(module))
+        functions = _functions(module)
+        steps = _walk(functions["main"], functions)
     with lowered_module.context:
-        functions = _functions(lowered_module)
-        theirs = _walk(functions["main"], functions)
+        lowered_functions = _functions(lowered_module)
+        theirs = _walk(lowered_functions["main"], lowered_functions)
         with module.context:
             lines = _lines(steps, theirs)
     with module.context:
-        reader = _Origins(module, report, lines, steps)
+        reader = _Origins(module, functions["main"], report, lines, steps)
         at: dict[tuple[str | None, int | None, str | None], list[int]] = {}
         for position, where in lines.items():
             at.setdefault((where.file, where.line, where.name), []).append(position)
@@ -314,9 +296,10 @@ def _collective_origins(
     its line, those JAX named as the collective's ``op_name`` says first, the first with
     a sharding (its result's origins, then its operands'). One inside a shard_map is the
     shard_map's own, over its manual axes."""
-    moved = [o for path in collective.operand_paths for o in reader.of_argument(path)]
-    if collective.line is None and moved:  # 0.12: a reshard of an argument, named by it
-        return tuple(moved)
+    if collective.line is None:  # 0.12: a reshard of an argument, named by its path
+        moved = [o for path in collective.operand_paths for o in reader.of_argument(path)]
+        if moved:
+            return tuple(moved)
     where = (collective.file, collective.line)  # (None, None): by JAX's name alone
     names = (collective.op_name or "").split(";")  # 0.11 on join a fused pair's names
     named = [p for name in names if name for p in at.get((*where, name), [])]
