@@ -38,3 +38,12 @@ def reraise_if_stopping(err: BaseException) -> None:
     """Re-raise a ``KeyboardInterrupt`` that came from the terminal: the run stops."""
     if isinstance(err, KeyboardInterrupt) and _from_terminal:
         raise err
+
+
+def signal_named(number: int) -> str:
+    """``signal 11, SIGSEGV``: a signal that ended a process, by number and name."""
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        name = "unknown signal"
+    return f"signal {number}, {name}"

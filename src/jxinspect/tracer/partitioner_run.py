@@ -24,6 +24,7 @@ from typing import Any
 
 from jxinspect.core.artifacts import PROGRAM_LIMIT, SMALL_LIMIT, read_text
 from jxinspect.core.errors import UsageError
+from jxinspect.core.interrupts import signal_named
 from jxinspect.core.model import Report
 from jxinspect.tracer import seam
 from jxinspect.tracer.read.mlir import string_value
@@ -114,14 +115,8 @@ class PartitionerRun:
 
 def _ended(code: int | None) -> str:
     """``crashed (signal 11, SIGSEGV)`` or ``failed (exit code 1)``."""
-    import signal
-
     if code is not None and code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = "unknown signal"
-        return f"crashed (signal {-code}, {name})"
+        return f"crashed ({signal_named(-code)})"
     return f"failed (exit code {code})"
 
 

@@ -32,6 +32,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jxinspect.core.interrupts import signal_named
 from jxinspect.core.vocabulary import INTERNAL, TIMEOUT, USER_CODE
 from jxinspect.lint.workers.protocol import NOT_STAGED, Job, Outcome, received
 from jxinspect.lint.workers.worker import load_jax, worker_main
@@ -85,12 +86,8 @@ def _how_it_ended(process: BaseProcess | KeptProcess) -> str:
     """``signal 11 (SIGSEGV)``, or the exit code of a process that exited by itself."""
     code = process.exitcode
     if code is not None and code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = "unknown signal"
         hint = "; out of memory?" if -code == signal.SIGKILL else ""
-        return f"signal {-code}, {name}{hint}"
+        return f"{signal_named(-code)}{hint}"
     if code is None:  # a kept worker that an earlier run started
         return "a kept worker; its exit status is not known here"
     return f"exit code {code}: os._exit, or a crash in native code"

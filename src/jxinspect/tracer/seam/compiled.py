@@ -104,9 +104,10 @@ def buffer_assignment(compiled: Compiled, stats: Any) -> tuple[str, bytes, bytes
 def partitioner_dump_flags(folder: str) -> str:
     """The ``XLA_FLAGS`` that make XLA write Shardy's record of where each sharding came
     from (``sdy.sharding_origins``, ``sdy.propagation_edges``) into ``folder``, and no
-    other dump: ``shardy-verbose`` in the dump's pass filter (0.7.2, 0.10.2 and 0.12.0.1
-    write ``folder/shardy/module_N.NAME/02.after_propagation.mlir``; a release fact test
-    checks it). A compile the persistent cache answers writes nothing."""
+    other dump: ``shardy-verbose`` in the dump's pass filter (0.7.1 to 0.12.0.1 write
+    ``folder/shardy/module_N.NAME/02.after_propagation.mlir``: tests/tracer/
+    test_provenance.py reads it on every CI leg from 0.7). A compile the persistent cache
+    answers writes nothing."""
     return (
         f"--xla_dump_to={folder} --xla_dump_hlo_pass_re=shardy-verbose --xla_dump_hlo_module_re=^$"
     )
