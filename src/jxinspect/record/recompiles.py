@@ -224,10 +224,10 @@ class CompileLog:
         it."""
         state = self.pending
         if phase == "saved":
-            index = self._last()
-            done = self.compiles[index] if index is not None else None
-            if index is not None and done is not None and done.cache is not None:
-                self.compiles[index] = replace(done, cache=replace(done.cache, saved_s=seconds))
+            if (index := self._last()) is not None and (hit := self.compiles[index].cache):
+                self.compiles[index] = replace(
+                    self.compiles[index], cache=replace(hit, saved_s=seconds)
+                )
             state.last, state.asked = None, False
             return
         if phase == "compile":

@@ -11,7 +11,7 @@ import shlex
 from jxinspect.core.recompiles import ADVICE, Compile, by_function
 from jxinspect.core.recording import Recording
 from jxinspect.render.common.escape import html as esc
-from jxinspect.render.record.recompiles import cache_said, group_text
+from jxinspect.render.record.recompiles import by_compile_time, cache_said, group_text
 from jxinspect.render.record.summary import not_recorded, run_line, signatures
 
 FIRST, AGAIN = "first", "same program"
@@ -129,9 +129,9 @@ def _functions(recording: Recording) -> str:
 def _compile_time(compiles: list[Compile]) -> str:
     """Every function by its compile seconds, most first, with what the persistent cache
     did for it (nothing where no compile says)."""
-    if not any(c.cache is not None for c in compiles):
+    ranked = by_compile_time(compiles)
+    if not ranked:
         return ""
-    ranked = sorted(by_function(compiles), key=lambda f: -f.seconds)
     rows = "".join(
         f"<tr><td><code>{esc(f.function)}</code></td><td>{f.count}</td>"
         f"<td>{f.seconds:.2f}</td><td>{esc(cache_said(f))}</td></tr>"

@@ -59,13 +59,21 @@ def cache_said(found: FunctionCompiles) -> str:
     return outcomes + (f", saved {found.saved_s:.2f} s" if found.cache.get("hit") else "")
 
 
+def by_compile_time(compiles: list[Compile]) -> list[FunctionCompiles]:
+    """Every function by its compile seconds, most first, for the ``compile time``
+    section (text and HTML); none where no compile says what the persistent cache did."""
+    if not any(c.cache is not None for c in compiles):
+        return []
+    return sorted(by_function(compiles), key=lambda f: -f.seconds)
+
+
 def cache_text(compiles: list[Compile]) -> list[str]:
     """The ``compile time`` section: every function by its compile seconds, most first,
     with what the persistent compilation cache did (none where no compile says)."""
-    if not any(c.cache is not None for c in compiles):
+    ranked = by_compile_time(compiles)
+    if not ranked:
         return []
     lines = ["", "compile time (and the persistent compilation cache)"]
-    ranked = sorted(by_function(compiles), key=lambda f: -f.seconds)
     for found in ranked:
         lines.append(f"  {esc(found.function)} ({esc(found.source or 'no source')}): "
                      f"{found.count} compiles, {found.seconds:.2f} s{_phases(found.compiles)};"

@@ -690,10 +690,10 @@ def when_jax_imported(action: Callable[[], object]) -> None:
 
 
 def cache_key_environment() -> dict[str, str] | None:
-    """The parts of JAX's persistent-cache key besides the program and its compile
-    options, as JAX would hash them in this process now: ``jaxlib`` (its version),
-    ``backend`` (platform and platform version), the ``cache folder`` where JAX writes it
-    into the compile options, and ``XLA flags`` (``XLA_FLAGS``,
+    """The parts of JAX's persistent-cache key besides the program, as JAX would hash
+    them in this process now: ``jaxlib`` (its version), ``backend`` (platform and platform
+    version), the ``cache folder`` where JAX writes it into the compile options (the one
+    part of them read), and ``XLA flags`` (``XLA_FLAGS``,
     ``LIBTPU_INIT_ARGS``, the command line's ``--xla…`` and JAX's registered prefixes,
     less those JAX leaves out of the key, sorted). The flags JAX leaves out are its own
     list: a module constant from 0.5, a constant of ``_hash_xla_flags`` before. ``None``
@@ -702,9 +702,9 @@ def cache_key_environment() -> dict[str, str] | None:
     import sys
 
     from jax._src import cache_key
-    from jax._src.lib import version_str
 
     from jxinspect.tracer.seam.devices import backend_started
+    from jxinspect.tracer.seam.release import jaxlib_version
 
     if not backend_started():
         return None
@@ -718,10 +718,11 @@ def cache_key_environment() -> dict[str, str] | None:
     prefixes = tuple(cache_key.get_flag_prefixes())
     flags = [*os.getenv("XLA_FLAGS", "").split(), *os.getenv("LIBTPU_INIT_ARGS", "").split()]
     flags += [a for a in sys.argv if a.startswith("--xla") or (prefixes and a.startswith(prefixes))]
-    kept = sorted(f for f in flags if f.split("=")[0] not in set(excluded))
+    left_out = set(excluded)
+    kept = sorted(f for f in flags if f.split("=")[0] not in left_out)
     backend = xla_bridge.get_backend()
     found = {
-        "jaxlib": str(version_str),
+        "jaxlib": jaxlib_version(),
         "backend": f"{backend.platform} {backend.platform_version}",
         "XLA flags": " ".join(kept),
     }
