@@ -196,7 +196,7 @@ def declared_override(data: dict[str, Any], where: str) -> tuple[dict[str, Any],
     options = {k: v for k, v in data.items() if k not in policy}
     if not policy:
         return options, PolicyOverride()
-    reader = _Reader(Located(where, None), Path("."))
+    reader = _ConfigReader(Located(where, None), Path("."))
     read = reader.values({str(k).replace("-", "_"): v for k, v in policy.items()}, (), "entry")
     return options, PolicyOverride(**read)
 
@@ -340,7 +340,7 @@ def load_config(path: Path) -> Config:
         ) from None
     toml = path.name == PYPROJECT or path.suffix == ".toml"
     located = read_toml(text, name) if toml else read_yaml(text, name)
-    return _Reader(located, path.resolve().parent).config(path)
+    return _ConfigReader(located, path.resolve().parent).config(path)
 
 
 # ---- the README's reference ------------------------------------------------------------------
@@ -375,7 +375,7 @@ def _commented(text: str, help: str, default: str) -> str:
 # ---- reading -------------------------------------------------------------------------------
 
 
-class _Reader:
+class _ConfigReader:
     """Checks plain data against :data:`CONFIG_KEYS`, naming file, line and key in each error."""
 
     def __init__(self, located: Located, root: Path) -> None:
@@ -550,11 +550,11 @@ class _Reader:
         return tuple(result.items())
 
 
-_READERS: dict[ConfigKind, Callable[[_Reader, ConfigKey, Any, KeyPath], Any]] = {
-    "defaults": _Reader.defaults, "targets": _Reader.targets, "target": _Reader.target,
-    "strings": _Reader.strings, "text": _Reader.text, "bool": _Reader.boolean,
-    "choice": _Reader.choice, "codes": _Reader.codes, "severities": _Reader.severities,
-    "budgets": _Reader.budgets, "seconds": _Reader.seconds, "idle": _Reader.idle,
+_READERS: dict[ConfigKind, Callable[[_ConfigReader, ConfigKey, Any, KeyPath], Any]] = {
+    "defaults": _ConfigReader.defaults, "targets": _ConfigReader.targets, "target": _ConfigReader.target,
+    "strings": _ConfigReader.strings, "text": _ConfigReader.text, "bool": _ConfigReader.boolean,
+    "choice": _ConfigReader.choice, "codes": _ConfigReader.codes, "severities": _ConfigReader.severities,
+    "budgets": _ConfigReader.budgets, "seconds": _ConfigReader.seconds, "idle": _ConfigReader.idle,
 }  # fmt: skip
 """How each kind of key is read (a test checks every kind has one)."""
 

@@ -152,7 +152,7 @@ class OptimizerState:
 _Leaf = Callable[[syn.Node], object]
 
 
-class _Reader:
+class _SpecReader:
     """One spec text, parsed as the arguments of a call; the walker of its tree."""
 
     def __init__(self, text: str) -> None:
@@ -385,19 +385,19 @@ def parse_flag(flag: str, parser: Callable[[str], _Parsed], text: str) -> _Parse
 
 def parse_args(text: str) -> tuple[object, ...]:
     """Comma-separated values; ``"(a, b)"`` is one tuple value and ``""`` is ``()``."""
-    r = _Reader(text)
+    r = _SpecReader(text)
     return tuple(r.tree(a, r.value) for a in r.positional())
 
 
 def parse_kwargs(text: str) -> dict[str, object]:
     """``x=f32[3], scale=2.0`` or ``{x: f32[3], 'scale': 2.0}``; ``""`` is ``{}``."""
-    r = _Reader(text)
+    r = _SpecReader(text)
     return {name: r.tree(v, r.value) for name, _, v in r.named()}
 
 
 def parse_mesh(text: str) -> tuple[tuple[str, int], ...]:
     """``data=2,model=4`` (or ``{data: 2, model: 4}``) -> ``(("data", 2), ("model", 4))``."""
-    r = _Reader(text)
+    r = _SpecReader(text)
     out = []
     for name, key, v in r.named():
         if not name.isidentifier():
@@ -440,7 +440,7 @@ def dim_text(value: DimValue) -> str:
 def parse_dims(text: str) -> tuple[tuple[str, DimValue], ...]:
     """``batch=8, seq=128``, ``batch=64@data``, a variadic one's sizes ``batch=(8,4)``
     (``()``: none), or ``{batch: 8}`` → ``(("batch", Dim(8)), ...)``; ``""`` is ``()``."""
-    r = _Reader(text)
+    r = _SpecReader(text)
     out: list[tuple[str, DimValue]] = []
     for name, key, v in r.named():
         if not name.isidentifier():
@@ -461,13 +461,13 @@ def merge_dims(base: str, over: str) -> str:
 
 def parse_int_tuple(text: str) -> tuple[int, ...]:
     """``"1"``, ``"0,2"``, ``"(0, 2)"`` -> ints (negative allowed); ``""`` -> ``()``."""
-    r = _Reader(text)
+    r = _SpecReader(text)
     return tuple(r.int_(a) for a in r.positional(unwrap=True))
 
 
 def parse_name_tuple(text: str) -> tuple[str, ...]:
     """``"a,b"``, ``"'a', 'b'"``, ``"(a, b)"`` -> unique identifiers; ``""`` -> ``()``."""
-    r = _Reader(text)
+    r = _SpecReader(text)
     seen, out = set[str](), []
     for a in r.positional(unwrap=True):
         out.append(r.name(a, seen))
@@ -478,7 +478,7 @@ def parse_name_tuple(text: str) -> tuple[str, ...]:
 
 def parse_specs(text: str) -> tuple[object, ...]:
     """Like parse_args, but every leaf is ``P(...)`` or ``None``."""
-    r = _Reader(text)
+    r = _SpecReader(text)
 
     def leaf(node: syn.Node) -> object:
         return None if _is_none(node) else r.pspec(node)
@@ -488,7 +488,7 @@ def parse_specs(text: str) -> tuple[object, ...]:
 
 def parse_axes(text: str) -> object:
     """``"0"`` -> 0; ``"0, None, 1"`` and ``"(0, None, 1)"`` -> a tuple; pytrees of int/None."""
-    r = _Reader(text)
+    r = _SpecReader(text)
 
     def leaf(node: syn.Node) -> object:
         return None if _is_none(node) else r.int_(node)

@@ -71,7 +71,7 @@ def _tensor(type_: Any) -> tuple[tuple[int, ...] | None, str | None]:
     return tuple(int(d) for d in tensor.shape), dtypes.from_mlir(str(tensor.element_type))
 
 
-class _Reader:
+class _ModuleReader:
     """Reads the values of one module. A program's values repeat few types and
     shardings (every layer's weights alike), so each distinct one is read once: by its
     printed form, which is all that reading it looks at."""
@@ -179,7 +179,7 @@ def read_main(module: Any, mesh_hint: Mesh | None = None, device_ids: Any = None
         function_type = ir.FunctionType(ir.TypeAttr(attrs["function_type"]).value)
         block = main.regions[0].blocks[0]
         names = seam.block_argument_names(main)
-        reader = _Reader(meshes, mesh_hint, device_ids, maximal)
+        reader = _ModuleReader(meshes, mesh_hint, device_ids, maximal)
         args = tuple(
             reader.value(i, arg.type, attr_dict(arg_attrs, i), names[i])
             for i, arg in enumerate(block.arguments)
@@ -201,7 +201,7 @@ def _with_manual_specs(
     block: Any,
     args: tuple[MainValue, ...],
     results: tuple[MainValue, ...],
-    reader: _Reader,
+    reader: _ModuleReader,
 ) -> tuple[tuple[MainValue, ...], tuple[MainValue, ...]]:
     """Give the arguments and results of a top-level shard_map its in/out specs when
     ``@main`` itself declares none: Shardy's ``sdy.manual_computation``, or GSPMD's
