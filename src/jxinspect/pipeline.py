@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from jxinspect import rules
 from jxinspect.core.facts import Facts
 from jxinspect.core.identity import ProgramComparison
-from jxinspect.core.model import AcceptedCost, InputsFrom, Report
+from jxinspect.core.model import AcceptedCost, InputsFrom, Report, Topology
 from jxinspect.core.program import TextRequest
 from jxinspect.core.recompiles import Compile
 from jxinspect.core.vocabulary import Stage
@@ -86,7 +86,7 @@ def report_of(
         context = replace(
             context,
             mesh=mesh,
-            num_devices=mesh.size if mesh is not None else seam.device_count(),
+            num_devices=mesh.size if mesh else 1 if context.topology else seam.device_count(),
             platform=context.platform or seam.default_backend(),
             partitioner=used,
         )
@@ -125,11 +125,13 @@ def inspect_function(
     judged: bool = True,
     built_over: Any = None,
     why: PartitionerRun | None = None,
+    topology: Topology | None = None,
 ) -> Report:
     """Stage ``fun`` with ``options`` as the staging API takes them; its Report, judged
     with ``policy`` unless not ``judged`` (a lint worker); ``compile``: with what XLA chose
     (``memory``: the buffers live at the peak); ``inputs_from``, ``built_over``: how and
-    over which JAX mesh the inputs were built. The caller checked the JAX release."""
+    over which JAX mesh the inputs were built; ``topology``: the TPU it is compiled for
+    (the caller places it there). The caller checked the JAX release."""
     from jxinspect.tracer import call, inputs, seam
     from jxinspect.tracer import stage as staging
     from jxinspect.tracer.read import report as extract
@@ -157,6 +159,7 @@ def inspect_function(
             line=line,
             notes=(*notes, *([platform_note] if platform_note else []), *already),
             keep_texts=keep_texts,
+            topology=topology,
         )
         report = report_of(
             staged, context, jax_mesh, compile=compile, memory=memory, built_over=built_over,
@@ -224,18 +227,19 @@ def inspect_target(
         options = resolved.options
         fun = resolve_attribute(module, resolved.target)
         if freeze:
-            # JAX and the user's module live as long as this process: move them to the
-            # collector's permanent generation, or a full collection while tracing
-            # rescans them all (~50 ms).
+            # JAX and the user's module live as long as this process: in the collector's
+            # permanent generation, a full collection while tracing skips them (~50 ms).
             gc.freeze()
         args, kwargs, said = example_inputs(resolved, module, fun, seam.wrapper_keywords(fun))
-        jax_mesh, args, kwargs = call.abstract_inputs(args, kwargs, mesh, options.explicit)
+        on = call.topology(options)
+        jax_mesh, args, kwargs = call.abstract_inputs(args, kwargs, mesh, options.explicit, on)
         stage_options = call.staging_options(options, jax_mesh)
         args, context = call.over_explicit_axes(options, stage_options, args, jax_mesh)
-        with context:
+        with context, call.placed_on(on):
             return inspect_function(
                 fun, args, kwargs, stage=options.stage_name, options=stage_options,
-                platform=options.platform or ("cpu" if options.abstract else None),
+                platform=options.platform or ("tpu" if on else "cpu" if options.abstract else None),
+                topology=on.topology if on else None,
                 partitioner=options.partitioner, target=resolved.target.text,
                 notes=(*notes, *unused_dims_note(resolved, said)), keep_texts=keep_texts,
                 compile=compile or why, memory=memory, policy=policy, inputs_from=said,

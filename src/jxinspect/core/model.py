@@ -415,6 +415,25 @@ class MemoryStats:
     note: str | None = None
 
 
+@dataclass(frozen=True)
+class Topology:
+    """The TPU a program was compiled for without one here (``--topology``): compiled by
+    the TPU's own compiler (libtpu), never run."""
+
+    name: str
+    """The topology as libtpu names it: ``v5e:2x2``, ``v4:2x2x1``."""
+    device_kind: str
+    """The chip, as libtpu names it: ``TPU v5 lite``."""
+    chips: int
+    """The topology's devices."""
+    compiler: str
+    """What compiled it: ``libtpu 0.0.42.1``."""
+
+    def __str__(self) -> str:
+        chips = f"{self.chips} chip" + ("s" if self.chips != 1 else "")
+        return f"{self.device_kind}, {self.name} ({chips}), {self.compiler}; not run"
+
+
 BufferKind = Literal["argument", "result", "temporary", "collective"]
 """What a buffer live at the peak holds: an argument, a result, a temporary, a
 collective's buffer (constants are part of the program, as ``memory_analysis()`` counts
@@ -783,6 +802,9 @@ class Report(Displayed):
     from the mesh the program was staged over; ``None`` where the release has none (0.4)
     or no JAX mesh was at hand (a program read from text, a pmap)."""
     partitioner: Partitioner = "shardy"
+    topology: Topology | None = None
+    """The TPU topology the program was compiled for (``--topology``); ``None``: the
+    devices of :attr:`platform` here."""
     notes: tuple[str, ...] = ()
     """Things the tool did on the user's behalf, e.g. simulating CPU devices."""
     inputs_from: InputsFrom | None = None

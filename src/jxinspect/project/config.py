@@ -550,11 +550,12 @@ class _ConfigReader:
         return tuple(result.items())
 
 
+_R = _ConfigReader
 _READERS: dict[ConfigKind, Callable[[_ConfigReader, ConfigKey, Any, KeyPath], Any]] = {
-    "defaults": _ConfigReader.defaults, "targets": _ConfigReader.targets, "target": _ConfigReader.target,
-    "strings": _ConfigReader.strings, "text": _ConfigReader.text, "bool": _ConfigReader.boolean,
-    "choice": _ConfigReader.choice, "codes": _ConfigReader.codes, "severities": _ConfigReader.severities,
-    "budgets": _ConfigReader.budgets, "seconds": _ConfigReader.seconds, "idle": _ConfigReader.idle,
+    "defaults": _R.defaults, "targets": _R.targets, "target": _R.target,
+    "strings": _R.strings, "text": _R.text, "bool": _R.boolean,
+    "choice": _R.choice, "codes": _R.codes, "severities": _R.severities,
+    "budgets": _R.budgets, "seconds": _R.seconds, "idle": _R.idle,
 }  # fmt: skip
 """How each kind of key is read (a test checks every kind has one)."""
 

@@ -202,6 +202,12 @@ class TargetOptions:
     platform: Platform | None = _option(
         "choice", "Lower for this platform.", choices=PLATFORMS, in_defaults=True
     )
+    topology: str | None = _option(
+        "text",
+        "Lower and compile for this TPU topology, as libtpu names it (v5e:2x2, v4:2x2x1), "
+        "with no TPU here (needs libtpu: the tpu extra).",
+        in_defaults=True,
+    )
     partitioner: Partitioner | None = _option(
         "choice",
         "Who reads the shardings: shardy or gspmd.",

@@ -45,15 +45,19 @@ def _peak_over(report: Report, compiled: CompiledInfo, budget: int | None) -> It
     if budget is None:
         return
     peak = compiled.peak
-    if peak is None or peak.bytes is None or peak.buffers is None:
+    if peak is None or peak.bytes is None:
         why = "it was not read" if peak is None else (peak.unread or "unknown")
         yield RULE.finding(report, f"the peak budget cannot be judged: {why}")
         return
     if peak.bytes > budget:
-        largest = ", ".join(
-            f"{b.path or b.instruction} {human_bytes(b.bytes)}"
-            + (f" ({b.file}:{b.line})" if b.file and b.path is None else "")
-            for b in peak.buffers[:3]
+        largest = (
+            ", ".join(
+                f"{b.path or b.instruction} {human_bytes(b.bytes)}"
+                + (f" ({b.file}:{b.line})" if b.file and b.path is None else "")
+                for b in peak.buffers[:3]
+            )
+            if peak.buffers is not None
+            else "not read (XLA keeps no buffer assignment)"
         )
         at = f" at {peak.at.instruction}" if peak.at else ""
         yield RULE.finding(

@@ -29,19 +29,52 @@ from jxinspect.tracer import devices, inputs, seam
 
 def prepare_devices(options: TargetOptions) -> tuple[Mesh | None, list[str]]:
     """The mesh the options ask for, and the devices prepared for it (``--devices``;
-    before the backend starts), with what was said doing so."""
+    before the backend starts), with what was said doing so. A TPU topology's devices
+    are libtpu's (:func:`topology`): none is simulated for its mesh."""
     axes = mesh_axes(options.mesh) if options.mesh else None
     mesh = Mesh(axes, abstract=bool(options.abstract)) if axes else None
+    if options.topology is not None:
+        topology(options)
+        return mesh, []
     needed = mesh.size if mesh and not mesh.abstract else None
     return mesh, devices.prepare_devices(options.devices, needed)
 
 
+def topology(options: TargetOptions) -> seam.TopologyDevices | None:
+    """The devices of the TPU topology the options compile for (``--topology``), once
+    checked against the options it cannot go with; ``None``: none asked for."""
+    name = options.topology
+    if name is None:
+        return None
+    clash = ("--abstract (lowering without devices)" if options.abstract
+             else "--devices (simulated CPU devices)" if options.devices is not None
+             else f"--platform {options.platform}" if options.platform not in (None, "tpu")
+             else None)  # fmt: skip
+    if clash is not None:
+        raise UsageError(
+            f"--topology {name} compiles over that TPU topology's devices; {clash} cannot go "
+            "with it: leave one out"
+        )
+    return seam.topology_devices(name)
+
+
+def placed_on(on: seam.TopologyDevices | None) -> AbstractContextManager[object]:
+    """Staging on the topology's first chip what no mesh places (``jax.default_device``)."""
+    return seam.placed_on(on.devices[0]) if on is not None else contextlib.nullcontext()
+
+
 def abstract_inputs(
-    args: tuple[Any, ...], kwargs: dict[str, Any], mesh: Mesh | None, explicit: bool | None
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    mesh: Mesh | None,
+    explicit: bool | None,
+    on: seam.TopologyDevices | None = None,
 ) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
-    """The JAX mesh of ``mesh`` (if any), and the example inputs as abstract values laid
-    out on it."""
-    jax_mesh = inputs.build_mesh(mesh, abstract=mesh.abstract, explicit=explicit) if mesh else None
+    """The JAX mesh of ``mesh`` (if any; over the topology's devices ``on``), and the
+    example inputs as abstract values laid out on it."""
+    chips = on.devices if on is not None else None
+    jax_mesh = (inputs.build_mesh(mesh, abstract=mesh.abstract, explicit=explicit, devices=chips)
+                if mesh else None)  # fmt: skip
     args = tuple(inputs.to_abstract(a, jax_mesh) for a in args)
     kwargs = {k: inputs.to_abstract(v, jax_mesh) for k, v in kwargs.items()}
     return jax_mesh, args, kwargs

@@ -6,6 +6,7 @@ any size can be inspected on a laptop.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from jxinspect.core.errors import UsageError, UserCodeError
@@ -16,13 +17,21 @@ from jxinspect.project.spec import ArraySpec, Constructed, OptimizerState, PSpec
 from jxinspect.tracer import seam
 
 
-def build_mesh(mesh: Mesh, *, abstract: bool, explicit: bool | None) -> Any:
-    """A ``jax.sharding.Mesh`` over the first devices, or an ``AbstractMesh``."""
+def build_mesh(
+    mesh: Mesh, *, abstract: bool, explicit: bool | None, devices: Sequence[Any] | None = None
+) -> Any:
+    """A ``jax.sharding.Mesh`` over the first devices (of ``devices``, a TPU topology's,
+    else the backend's), or an ``AbstractMesh``."""
     names = tuple(name for name, _ in mesh.axes)
     sizes = tuple(size for _, size in mesh.axes)
     if abstract:
         return seam.make_abstract_mesh(sizes, names, explicit)
-    devices = seam.devices()
+    if devices is not None and mesh.size > len(devices):
+        raise UsageError(
+            f"mesh {mesh} needs {mesh.size} devices but the topology has {len(devices)} "
+            "chips: use a smaller mesh or a larger topology"
+        )
+    devices = devices if devices is not None else seam.devices()
     if mesh.size > len(devices):
         raise UsageError(
             f"mesh {mesh} needs {mesh.size} devices but the {devices[0].platform} backend has "

@@ -68,7 +68,7 @@ def summary(peak: MemoryPeak) -> str:
     said += f" {where(peak.at)}" if peak.at else ""
     if peak.allocated is not None and human_bytes(peak.allocated) != human_bytes(peak.bytes):
         said += f"; XLA allocated {human_bytes(peak.allocated)}"
-    return said
+    return said + (f"; {peak.unread}" if peak.unread else "")
 
 
 def rows(peak: MemoryPeak) -> list[tuple[str, ...]]:

@@ -158,6 +158,8 @@ def header_lines(report: Report) -> list[tuple[str, str]]:
         ),  # fmt: skip
         ("mesh", f"{mesh}{axis_types_text(report)}, partitioner {report.partitioner}"),
     ]
+    if report.topology is not None:
+        lines.append(("topology", str(report.topology)))
     if report.inputs_from is not None:
         lines.append(("inputs", str(report.inputs_from)))
     if report.static_args:

@@ -48,7 +48,11 @@ def read_peak(
     its optimized HLO, read; ``paths``: its parameters' paths by number, its results'."""
     source = seam.buffer_assignment(compiled, analysis)
     if source is None:
-        return MemoryPeak(None, buffers=None, unread=_release("keeps no buffer assignment"))
+        said = seam.peak_memory_bytes(analysis)  # the TPU compiler's own: no assignment kept
+        return MemoryPeak(said, buffers=None, unread=_release(
+            "keeps no buffer assignment in this executable: the buffers live at the peak are "
+            "not read" + ("; the peak is memory_analysis()'s peak_memory_in_bytes" if said
+                          else "")))  # fmt: skip
     try:
         assignment = _decode(*source)
         return _Peak(assignment, module, paths).read()

@@ -22,6 +22,7 @@ from jxinspect.core.model import (
     ShardingSource,
     StaticArg,
     Status,
+    Topology,
 )
 from jxinspect.core.program import TextRequest
 from jxinspect.core.vocabulary import Partitioner
@@ -258,6 +259,8 @@ class Context:
     line: int | None = None
     notes: tuple[str, ...] = ()
     keep_texts: TextRequest | None = None
+    topology: Topology | None = None
+    """The TPU topology the program was staged for (``--topology``)."""
 
 
 @dataclass(frozen=True)
@@ -328,6 +331,7 @@ def build_report(staged: Staged, main: MainSignature | None, context: Context) -
         num_devices=context.num_devices,
         mesh=mesh,
         partitioner=context.partitioner or "shardy",
+        topology=context.topology,
         function=context.function or function_name(traced),
         file=context.file,
         line=context.line,

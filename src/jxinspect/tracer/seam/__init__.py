@@ -21,6 +21,7 @@ observed; the releases CI tests are ``.ci/releases``'s legs):
 * :mod:`~.spelling` — names and result paths in the newer releases' spelling;
 * :mod:`~.mlir` and :mod:`~.locations` — modules, entry-block arguments, locations;
 * :mod:`~.compiled` — compiled programs and their optimized HLO;
+* :mod:`~.topologies` — TPU topologies that are not here (libtpu);
 * :mod:`~.hooks` — recording the lowerings of a real run.
 
 The modules import one another only downwards (``release`` at the bottom, ``hooks`` at
@@ -37,6 +38,7 @@ from jxinspect.tracer.seam.compiled import (
     memory_analysis,
     partition_devices,
     partitioner_dump_flags,
+    peak_memory_bytes,
 )
 from jxinspect.tracer.seam.devices import (
     backend_started,
@@ -203,6 +205,12 @@ from jxinspect.tracer.seam.staging import (
     shard_map_in_jit,
     wrapper_keywords,
 )
+from jxinspect.tracer.seam.topologies import (
+    TopologyDevices,
+    libtpu_version,
+    placed_on,
+    topology_devices,
+)
 from jxinspect.tracer.seam.trees import (
     eval_shape,
     is_array_leaf,
@@ -225,6 +233,11 @@ from jxinspect.tracer.seam.trees import (
 )
 
 __all__ = [
+    "peak_memory_bytes",
+    "TopologyDevices",
+    "libtpu_version",
+    "placed_on",
+    "topology_devices",
     "cache_key_environment",
     "install_cache_listener",
     "cache_settings",

@@ -1,0 +1,111 @@
+"""TPU topologies that are not here: libtpu's devices for a topology name, to compile for.
+
+With libtpu installed (``jax[tpu]`` of the same JAX), ``jax.experimental.topologies.
+get_topology_desc(platform="tpu", topology_name="v5e:2x2")`` gives the topology's devices
+on a machine without a TPU; a mesh over them (or ``jax.default_device`` of one) makes
+``jit(...).lower(...).compile()`` compile with the TPU's own compiler. Measured with JAX
+0.10.2 and libtpu 0.0.42.1: the memory analysis and cost analysis of a program compiled
+so on a CPU-only machine equal those of the same program compiled on a real TPU v5e chip.
+
+Without a TPU here, libtpu looks for a host to initialize unless told there is none
+(``TPU_SKIP_MDS_QUERY``, ``TPU_WORKER_HOSTNAMES``; without them it writes errors to the
+terminal): they are set where unset, and only on a machine with no TPU chip.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.metadata
+import importlib.util
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jxinspect.core.errors import UsageError
+from jxinspect.core.model import Topology
+from jxinspect.tracer.seam.objects import Device
+
+_NO_HOST = {"TPU_SKIP_MDS_QUERY": "1", "TPU_WORKER_HOSTNAMES": "localhost"}
+"""What tells libtpu that no TPU host is to be found (where no chip is)."""
+
+
+@dataclass(frozen=True)
+class TopologyDevices:
+    """A topology's devices, and what it is (for the report)."""
+
+    devices: tuple[Device, ...]
+    topology: Topology
+
+
+def libtpu_version() -> str | None:
+    """The installed libtpu's version; ``None`` where it is not installed."""
+    if importlib.util.find_spec("libtpu") is None:
+        return None
+    try:
+        return importlib.metadata.version("libtpu")
+    except importlib.metadata.PackageNotFoundError:  # an unpackaged libtpu
+        return "(version unknown)"
+
+
+def _has_tpu_chip() -> bool:
+    return Path("/dev/accel0").exists() or any(Path("/dev/vfio").glob("[0-9]*"))
+
+
+@contextlib.contextmanager
+def _own_stderr() -> Iterator[None]:
+    """libtpu's start-up lines to the process's standard error (that it found no TPU host
+    to describe, which is the point here) kept out of the user's terminal."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with tempfile.TemporaryFile() as sink:
+            os.dup2(sink.fileno(), 2)
+            try:
+                yield
+            finally:
+                os.dup2(saved, 2)
+    finally:
+        os.close(saved)
+
+
+@functools.cache
+def topology_devices(name: str) -> TopologyDevices:
+    """The devices of TPU topology ``name`` (libtpu's spelling: ``v5e:2x2``, ``v4:2x2x1``).
+    :class:`UsageError` without libtpu, or when libtpu refuses the name (its own words)."""
+    version = libtpu_version()
+    if version is None:
+        import jax
+
+        raise UsageError(
+            f"--topology {name}: compiling for a TPU needs libtpu, which is not installed: "
+            f'pip install "jxinspect[tpu]" (or "jax[tpu]=={jax.__version__}")'
+        )
+    if not _has_tpu_chip():
+        for variable, value in _NO_HOST.items():
+            os.environ.setdefault(variable, value)
+    from jax.experimental import topologies
+
+    try:
+        with _own_stderr():
+            description: Any = topologies.get_topology_desc(platform="tpu", topology_name=name)
+    except Exception as err:  # libtpu refuses the name: its words, one line
+        said = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        raise UsageError(f"--topology {name}: libtpu says: {said}") from None
+    devices = tuple(description.devices)
+    kind = str(devices[0].device_kind) if devices else "TPU"
+    return TopologyDevices(devices, Topology(name, kind, len(devices), f"libtpu {version}"))
+
+
+def placed_on(device: Device) -> AbstractContextManager[object]:
+    """Inside the block, what is staged without a sharding is placed on ``device``
+    (``jax.default_device``): a program with no mesh compiles for that device's chip."""
+    import jax
+
+    placing: AbstractContextManager[object] = jax.default_device(device)
+    return placing
