@@ -424,14 +424,14 @@ class Topology:
     """The topology as libtpu names it: ``v5e:2x2``, ``v4:2x2x1``."""
     device_kind: str
     """The chip, as libtpu names it: ``TPU v5 lite``."""
-    chips: int
-    """The topology's devices."""
+    devices: int
+    """The topology's devices (one per chip, or per core where a chip has two: v4)."""
     compiler: str
     """What compiled it: ``libtpu 0.0.42.1``."""
 
     def __str__(self) -> str:
-        chips = f"{self.chips} chip" + ("s" if self.chips != 1 else "")
-        return f"{self.device_kind}, {self.name} ({chips}), {self.compiler}; not run"
+        devices = f"{self.devices} device" + ("s" if self.devices != 1 else "")
+        return f"{self.device_kind}, {self.name} ({devices}), {self.compiler}; not run"
 
 
 BufferKind = Literal["argument", "result", "temporary", "collective"]

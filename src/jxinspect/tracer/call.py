@@ -35,7 +35,9 @@ def prepare_devices(options: TargetOptions) -> tuple[Mesh | None, list[str]]:
     mesh = Mesh(axes, abstract=bool(options.abstract)) if axes else None
     if options.topology is not None:
         topology(options)
-        return mesh, []
+        unused = options.devices is not None
+        return mesh, [f"{options.devices} CPU devices were not simulated: compiled over the "
+                      f"devices of {options.topology}"] if unused else []  # fmt: skip
     needed = mesh.size if mesh and not mesh.abstract else None
     return mesh, devices.prepare_devices(options.devices, needed)
 
@@ -47,7 +49,6 @@ def topology(options: TargetOptions) -> seam.TopologyDevices | None:
     if name is None:
         return None
     clash = ("--abstract (lowering without devices)" if options.abstract
-             else "--devices (simulated CPU devices)" if options.devices is not None
              else f"--platform {options.platform}" if options.platform not in (None, "tpu")
              else None)  # fmt: skip
     if clash is not None:

@@ -29,7 +29,7 @@ def build_mesh(
     if devices is not None and mesh.size > len(devices):
         raise UsageError(
             f"mesh {mesh} needs {mesh.size} devices but the topology has {len(devices)} "
-            "chips: use a smaller mesh or a larger topology"
+            "devices: use a smaller mesh or a larger topology"
         )
     devices = devices if devices is not None else seam.devices()
     if mesh.size > len(devices):

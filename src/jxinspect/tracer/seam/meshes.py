@@ -82,12 +82,20 @@ def make_mesh(
     sizes: tuple[int, ...], names: tuple[str, ...], chosen: Sequence[Device], explicit: bool | None
 ) -> JaxMesh:
     """A ``jax.sharding.Mesh`` over ``chosen`` devices, its axes ``Explicit`` or ``Auto``
-    as ``explicit`` says, or (``None``) as ``jax.make_mesh`` makes them."""
+    as ``explicit`` says, or (``None``) as ``jax.make_mesh`` makes them. Devices
+    ``jax.make_mesh`` refuses to lay out (a v4 topology's, one per core: it asks for one
+    per chip) are laid out in the order given, as ``jax.sharding.Mesh`` takes them."""
     import jax
 
     types = _axis_types(len(names), explicit)  # read once, without make_mesh's warning
     extra = {"axis_types": types} if types is not None else {}
-    return jax.make_mesh(sizes, names, devices=list(chosen), **extra)
+    try:
+        return jax.make_mesh(sizes, names, devices=list(chosen), **extra)
+    except AssertionError:  # a TPU topology's devices per core (v4): it wants one per chip
+        import numpy as np
+
+        laid = np.array(list(chosen), dtype=object).reshape(sizes)
+        return jax.sharding.Mesh(laid, names, **extra)
 
 
 def axis_type_names(jax_mesh: Any) -> tuple[str, ...] | None:

@@ -1,0 +1,85 @@
+"""The tests' own reading of an optimized HLO text (``compiled.as_text()``), independent of
+jxinspect's: each collective instruction once (an async ``-start``/``-done`` pair once), its
+operands sized, its replica groups decoded (lists, iota, the mesh form), and
+``input_output_alias``. A TPU's layouts (``{1,0:T(8,128)}``) are read past."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
+BYTES = {"f32": 4, "s32": 4, "bf16": 2, "f16": 2, "f64": 8, "pred": 1, "u32": 4}
+LINE = re.compile(r"^\s*(?:ROOT )?%(\S+) = (.*?) ([a-z][a-z0-9-]*)\((.*)$")
+
+
+def _iota(dims: list[int], perm: list[int] | None) -> list[int]:
+    ids = np.arange(math.prod(dims)).reshape(dims)
+    return [int(d) for d in (ids.transpose(perm) if perm else ids).reshape(-1)]
+
+
+def _ints(text: str) -> list[int]:
+    return [int(n) for n in re.findall(r"\d+", text)]
+
+
+def groups_of(attributes: str, total: int) -> list[list[int]] | None:
+    """The test's own decoding of one instruction's replica groups (logical ids)."""
+    mesh = re.search(r"replica_groups=mesh\[(.*?)\](?:, device_ids=\((.*?\)?)\))? \{(.*?)\}",
+                     attributes)  # fmt: skip
+    if mesh:
+        axes = re.findall(r"'?(\w+)'?=(\d+)", mesh.group(1))
+        names, sizes = [a for a, _ in axes], [int(n) for _, n in axes]
+        ids = list(range(total))
+        if mesh.group(2):
+            head = re.match(r"\[([\d,]+)\](?:T\(([\d,]+)\))?", mesh.group(2))
+            assert head, mesh.group(2)
+            ids = _iota(_ints(head.group(1)), _ints(head.group(2)) if head.group(2) else None)
+        grouped = [names.index(a) for a in re.findall(r"'?(\w+)'?", mesh.group(3))]
+        rest = [i for i in range(len(sizes)) if i not in grouped]
+        size = math.prod(sizes[i] for i in grouped)
+        array = np.array(ids).reshape(sizes).transpose(rest + grouped).reshape(-1, size)
+        return array.tolist()  # type: ignore[no-any-return]
+    iota = re.search(r"replica_groups=\[(\d+),(\d+)\]<=\[([\d,]+)\](?:T\(([\d,]+)\))?",
+                     attributes)  # fmt: skip
+    if iota:
+        flat = _iota(_ints(iota.group(3)), _ints(iota.group(4)) if iota.group(4) else None)
+        return np.array(flat).reshape(int(iota.group(1)), int(iota.group(2))).tolist()  # type: ignore[no-any-return]
+    listed = re.search(r"replica_groups=\{(\{[\d,{}]*\})?\}", attributes)
+    if listed:
+        rows = [_ints(row) for row in re.findall(r"\{([\d,]*)\}", listed.group(1) or "")]
+        return rows or [list(range(total))]
+    return None
+
+
+def independent(text: str, total: int = 8) -> dict[str, Any]:
+    """Collective instructions (kind, operand bytes, logical groups or pairs) and aliases
+    of a program over ``total`` devices."""
+    shapes: dict[str, str] = {}
+    found = []
+    for line in text.splitlines():
+        match = LINE.match(line)
+        if not match:
+            continue
+        name, shape, opcode, rest = match.groups()
+        shapes[name] = shape
+        kind = opcode.removesuffix("-start")
+        if kind not in KINDS:
+            continue
+        operands = re.findall(r"%([\w.\-]+)", rest.split(")")[0])
+        size = sum(
+            math.prod(_ints(dims) or [1]) * BYTES[dtype]
+            for o in operands
+            for dtype, dims in re.findall(r"([a-z]\w*)\[([\d,]*)\]", shapes[o])
+        )
+        pairs = re.search(r"source_target_pairs=(\{.*?\}\})", rest)
+        listed = re.findall(r"\{(\d+,\d+)\}", pairs.group(1)) if pairs else []
+        pairs_read = [_ints(p) for p in listed]
+        found.append({"kind": kind, "bytes": size, "instruction": name,
+                      "groups": groups_of(rest, total), "pairs": pairs_read})  # fmt: skip
+    header = text.splitlines()[0]
+    aliases = re.findall(r"\{(\d*)\}: \((\d+), \{\}", header)
+    return {"collectives": found,
+            "aliases": sorted([int(p), int(o or 0)] for o, p in aliases)}  # fmt: skip

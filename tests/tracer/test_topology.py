@@ -1,0 +1,257 @@
+"""``lower --compile --topology NAME``: compiled for a TPU that is not here, by libtpu, equal
+to raw JAX's own ahead-of-time compile of the same function for the same topology.
+
+Four programs (data parallel, FSDP, tensor parallel with a reshard, a scan over layers)
+on two generations: each is compiled by ``jxinspect lower --format json`` and, in another
+process, by plain JAX (``jax.experimental.topologies``, a ``Mesh`` over its devices,
+``ShapeDtypeStruct``s, ``jit(f).lower(...).compile()``), which prints its
+``memory_analysis()``, ``cost_analysis()`` and ``as_text()``: memory per kind, FLOPs,
+bytes accessed and each collective (kind, bytes, groups, read by the tests' own reader)
+must be the same. Where libtpu is not installed these skip, saying so (CI's newest leg
+installs it: the ``tpu`` extra); the error a user without it gets is tested everywhere
+else.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import JAX_RELEASE, run_python
+from hlo_reading import independent
+
+from jxinspect.tracer.seam import libtpu_version
+
+HAS_LIBTPU = libtpu_version() is not None
+needs_libtpu = pytest.mark.skipif(not HAS_LIBTPU, reason="libtpu is not installed (the tpu extra)")
+
+PROGRAMS = """
+import jax
+import jax.numpy as jnp
+from jax.sharding import PartitionSpec as P
+
+
+def dp_step(params, batch):
+    def loss(p):
+        return ((batch["x"] @ p["w"] + p["b"] - batch["y"]) ** 2).mean()
+
+    grads = jax.grad(loss)(params)
+    return jax.tree.map(lambda p, g: p - 0.1 * g, params, grads)
+
+
+def fsdp_layer(x, w):
+    return jnp.tanh(x @ w)
+
+
+def tp_resharded(x, w_in, w_out):
+    h = jax.nn.relu(x @ w_in)
+    h = jax.sharding.reshard(h, P("data", None))
+    return h @ w_out
+
+
+def scan_layers(x, ws):
+    def layer(h, w):
+        return jnp.tanh(h @ w), None
+
+    h, _ = jax.lax.scan(layer, x, ws)
+    return h.sum()
+"""
+
+CASES: dict[str, tuple[str, str]] = {
+    "dp_step": ("data=4", "{'w': f32[256,128], 'b': f32[128]}, "
+                          "{'x': f32[512@data,256], 'y': f32[512@data,128]}"),
+    "fsdp_layer": ("fsdp=4", "f32[512@fsdp,1024], f32[1024@fsdp,1024]"),
+    "tp_resharded": ("data=2,model=2", "f32[256@data,512], f32[512,2048@model], "
+                                       "f32[2048,512@model]"),
+    "scan_layers": ("fsdp=4", "f32[256@fsdp,512], f32[4,512@fsdp,512]"),
+}  # fmt: skip
+"""Each program's mesh and inputs, as ``lower`` takes them."""
+
+RAW = """
+import json, sys
+import numpy as np
+import jax, jax.numpy as jnp
+from jax.experimental import topologies
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P, AxisType
+sys.path.insert(0, ".")
+import programs
+
+topology = topologies.get_topology_desc(platform="tpu", topology_name=sys.argv[1])
+def mesh_of(axes):  # as jax.make_mesh lays them out; a v4's devices (per core) as listed
+    sizes, names = tuple(axes.values()), tuple(axes)
+    chosen = topology.devices[: int(np.prod(sizes))]
+    types = {"axis_types": (AxisType.Explicit,) * len(axes)}
+    try:
+        return jax.make_mesh(sizes, names, devices=chosen, **types)
+    except AssertionError:
+        return Mesh(np.array(chosen).reshape(sizes), names, **types)
+def A(mesh, shape, *spec):
+    return jax.ShapeDtypeStruct(shape, jnp.float32, sharding=NamedSharding(mesh, P(*spec)))
+def inputs(name, m):
+    if name == "dp_step":
+        return ({"w": A(m, (256, 128)), "b": A(m, (128,))},
+                {"x": A(m, (512, 256), "data"), "y": A(m, (512, 128), "data")})
+    if name == "fsdp_layer":
+        return A(m, (512, 1024), "fsdp"), A(m, (1024, 1024), "fsdp")
+    if name == "tp_resharded":
+        return (A(m, (256, 512), "data"), A(m, (512, 2048), None, "model"),
+                A(m, (2048, 512), None, "model"))
+    return A(m, (256, 512), "fsdp"), A(m, (4, 512, 512), None, "fsdp")
+AXES = {"dp_step": {"data": 4}, "fsdp_layer": {"fsdp": 4},
+        "tp_resharded": {"data": 2, "model": 2}, "scan_layers": {"fsdp": 4}}
+facts = {"devices": len(topology.devices), "kind": topology.devices[0].device_kind}
+for name, axes in AXES.items():
+    mesh = mesh_of(axes)
+    with jax.set_mesh(mesh):
+        compiled = jax.jit(getattr(programs, name)).lower(*inputs(name, mesh)).compile()
+    stats = compiled.memory_analysis()
+    cost = compiled.cost_analysis()
+    cost = cost[0] if isinstance(cost, list) else cost
+    facts[name] = {
+        "memory": {"arguments": stats.argument_size_in_bytes,
+                   "outputs": stats.output_size_in_bytes,
+                   "temporaries": stats.temp_size_in_bytes,
+                   "generated_code": stats.generated_code_size_in_bytes,
+                   "aliased": stats.alias_size_in_bytes},
+        "peak": getattr(stats, "peak_memory_in_bytes", None),
+        "flops": cost.get("flops"), "bytes_accessed": cost.get("bytes accessed"),
+        "text": compiled.as_text(),
+        "ids": [d.id for d in mesh.devices.flat],
+    }
+print(json.dumps(facts))
+"""
+
+TOPOLOGIES = ("v5e:2x2", "v4:2x2x1")
+
+
+@pytest.fixture(scope="module", params=TOPOLOGIES)
+def compiled(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, run_cli: Any
+) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """(topology, jxinspect's report per program, raw JAX's facts per program)."""
+    if not HAS_LIBTPU:
+        pytest.skip("libtpu is not installed (the tpu extra)")
+    topology = request.param
+    folder = tmp_path_factory.mktemp("topology")
+    (folder / "programs.py").write_text(PROGRAMS, encoding="utf-8")
+    raw = run_python(RAW.replace("sys.argv[1]", repr(topology)), cwd=folder)
+    assert raw.returncode == 0, raw.describe()
+    facts = json.loads(raw.stdout.strip().splitlines()[-1])
+    reports = {}
+    for name, (mesh, args) in CASES.items():
+        result = run_cli("lower", f"programs.py:{name}", "--topology", topology, "--mesh", mesh,
+                         "--args", args, "--compile", "--memory", "--format", "json",
+                         cwd=folder)  # fmt: skip
+        assert result.returncode in (0, 1), result.describe()
+        reports[name] = json.loads(result.stdout)
+    return topology, reports, facts
+
+
+@needs_libtpu
+@pytest.mark.parametrize("name", CASES)
+def test_the_compile_is_raw_jaxs_own_for_that_topology(
+    name: str, compiled: tuple[str, dict[str, Any], dict[str, Any]]
+) -> None:
+    topology, reports, facts = compiled
+    report, raw = reports[name], facts[name]
+    assert report["platform"] == "tpu" and report["reached"] == "compiled"
+    assert report["topology"]["name"] == topology
+    assert report["topology"]["device_kind"] == facts["kind"]
+    assert report["topology"]["devices"] == facts["devices"]
+    assert report["topology"]["compiler"] == f"libtpu {libtpu_version()}"
+    info = report["compiled"]
+    memory = {kind: info["memory"][kind] for kind in raw["memory"]}
+    assert memory == raw["memory"]
+    assert (info["flops"], info["bytes_accessed"]) == (raw["flops"], raw["bytes_accessed"])
+    assert info["peak"]["bytes"] == (raw["peak"] or None)
+    assert info["peak"]["buffers"] is None and "no buffer assignment" in info["peak"]["unread"]
+    hlo = independent(raw["text"], total=len(raw["ids"]))
+    got = info["collectives"]
+    assert got is not None, info["unread"]
+    assert Counter(c["kind"] for c in got) == Counter(c["kind"] for c in hlo["collectives"])
+    ids = raw["ids"]
+    theirs = {c["instruction"]: c for c in hlo["collectives"]}
+    for c in got:
+        mine = theirs[c["instruction"]]
+        assert (c["kind"], c["bytes"]) == (mine["kind"], mine["bytes"])
+        assert {frozenset(g) for g in c["groups"]} == {
+            frozenset(ids[d] for d in g) for g in mine["groups"]
+        }
+
+
+@needs_libtpu
+def test_each_program_moves_what_its_sharding_says(
+    compiled: tuple[str, dict[str, Any], dict[str, Any]],
+) -> None:
+    """Not a vacuous comparison: the TPU's partitioner gathers the FSDP weight, reduces
+    the data-parallel gradient, gathers the resharded activation over ``model``."""
+    _, reports, _ = compiled
+
+    def kinds(name: str) -> set[tuple[str, tuple[str, ...]]]:
+        return {(c["kind"], tuple(c["axes"])) for c in reports[name]["compiled"]["collectives"]}
+
+    assert ("all-reduce", ("data",)) in kinds("dp_step")
+    assert ("all-gather", ("fsdp",)) in kinds("fsdp_layer")
+    assert ("all-gather", ("model",)) in kinds("tp_resharded")
+    assert any("w" in c["operand_paths"] for c in reports["fsdp_layer"]["compiled"]["collectives"])
+
+
+@needs_libtpu
+def test_the_header_names_the_chip_and_libtpu(tmp_path: Path, run_cli: Any) -> None:
+    (tmp_path / "programs.py").write_text(PROGRAMS, encoding="utf-8")
+    mesh, args = CASES["fsdp_layer"]
+    result = run_cli("lower", "programs.py:fsdp_layer", "--topology", "v5e:2x2", "--mesh", mesh,
+                     "--args", args, "--compile", "--devices", "8", cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 0, result.describe()
+    assert (f"topology:     TPU v5 lite, v5e:2x2 (4 devices), libtpu {libtpu_version()}; "
+            "not run") in result.stdout  # fmt: skip
+    assert "platform:     tpu, 4 devices" in result.stdout
+    assert "8 CPU devices were not simulated: compiled over the devices of v5e:2x2" in (
+        result.stdout
+    )
+    assert result.stderr == ""  # libtpu's start-up lines kept out of the terminal
+
+
+@needs_libtpu
+def test_a_name_libtpu_refuses_is_its_own_words(tmp_path: Path, run_cli: Any) -> None:
+    (tmp_path / "programs.py").write_text(PROGRAMS, encoding="utf-8")
+    result = run_cli("lower", "programs.py:fsdp_layer", "--topology", "bogus", "--args",
+                     "f32[8,4], f32[4,4]", "--compile", cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 2, result.describe()
+    assert result.stderr.startswith("error: --topology bogus: libtpu says: ")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.skipif(HAS_LIBTPU, reason="libtpu is installed: the error is for a machine without")
+def test_without_libtpu_one_line_names_the_extra(tmp_path: Path, run_cli: Any) -> None:
+    (tmp_path / "programs.py").write_text(PROGRAMS, encoding="utf-8")
+    result = run_cli("lower", "programs.py:fsdp_layer", "--topology", "v5e:2x2", "--args",
+                     "f32[8,4], f32[4,4]", "--compile", cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 2, result.describe()
+    assert result.stderr.strip().splitlines() == [
+        "error: --topology v5e:2x2: compiling for a TPU needs libtpu, which is not installed: "
+        f'pip install "jxinspect[tpu]" (or "jax[tpu]=={JAX_RELEASE}")'
+    ]
+
+
+@pytest.mark.parametrize(
+    ("flags", "clash"),
+    [
+        (("--abstract",), "--abstract (lowering without devices)"),
+        (("--platform", "cpu"), "--platform cpu"),
+    ],
+)
+def test_options_that_cannot_go_with_a_topology_are_named(
+    flags: tuple[str, ...], clash: str, tmp_path: Path, run_cli: Any
+) -> None:
+    (tmp_path / "programs.py").write_text(PROGRAMS, encoding="utf-8")
+    result = run_cli("lower", "programs.py:fsdp_layer", "--topology", "v5e:2x2", "--args",
+                     "f32[8,4], f32[4,4]", *flags, cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 2, result.describe()
+    assert result.stderr.strip() == (
+        f"error: --topology v5e:2x2 compiles over that TPU topology's devices; {clash} "
+        "cannot go with it: leave one out"
+    )
