@@ -8,7 +8,10 @@ reads what the report reads of the compiled program (`memory_analysis()`,
 `lower --memory` (the peak's live set too) against the same plain script. `--why` times
 `lower --why` (each collective's origins: the program staged and compiled again in a
 child, meanwhile) against `lower --compile` of the same program (aim <= 2).
-Usage: python bench/compile.py [--runs N] [--memory | --why]
+`--topology NAME` (libtpu installed: the tpu extra) times `lower --compile --topology NAME
+--mesh data=2,model=2` against the same plain script compiling for that TPU topology's
+first four devices (`jax.experimental.topologies`; aim <= 1.10).
+Usage: python bench/compile.py [--runs N] [--memory | --why | --topology NAME]
 """
 
 from __future__ import annotations
@@ -20,18 +23,11 @@ from common import ROOT, compare, tool_base
 
 SAMPLE = ROOT / "sample_programs" / "compiled.py"
 
-PLAIN = f"""
-import importlib.util, os, jax, jax.numpy as jnp
-import jax.sharding as js
-from jax.sharding import NamedSharding, PartitionSpec as P
-if "jax_num_cpu_devices" in jax.config.values:  # JAX 0.5 on; before, the XLA flag
-    jax.config.update("jax_num_cpu_devices", 8)
-else:
-    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+_PROGRAM = f"""
 spec = importlib.util.spec_from_file_location("compiled", {str(SAMPLE)!r})
 mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
 types = {{"axis_types": (js.AxisType.Auto,) * 2}} if hasattr(js, "AxisType") else {{}}
-mesh = jax.make_mesh((2, 4), ("data", "model"), **types)
+mesh = jax.make_mesh(MESH_ARGS, **types)
 s = lambda *p: NamedSharding(mesh, P(*p))
 f = jax.jit(mod.tp_mlp, in_shardings=(s("data", None), s(None, "model"), s("model", None)),
             out_shardings=s("data", None))
@@ -41,6 +37,34 @@ assert compiled.memory_analysis() is not None
 assert compiled.cost_analysis() is not None
 assert "all-reduce" in compiled.as_text()
 """
+_IMPORTS = """
+import importlib.util, os, jax, jax.numpy as jnp
+import jax.sharding as js
+from jax.sharding import NamedSharding, PartitionSpec as P
+"""
+PLAIN = (
+    _IMPORTS
+    + """
+if "jax_num_cpu_devices" in jax.config.values:  # JAX 0.5 on; before, the XLA flag
+    jax.config.update("jax_num_cpu_devices", 8)
+else:
+    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+"""
+    + _PROGRAM.replace("MESH_ARGS", '(2, 4), ("data", "model")')
+)
+"""Plain JAX: tp_mlp compiled over 8 simulated CPU devices, its analyses read."""
+
+PLAIN_TOPOLOGY = (
+    _IMPORTS
+    + """
+os.environ.setdefault("TPU_SKIP_MDS_QUERY", "1")  # no TPU host to look for, as jxinspect says
+os.environ.setdefault("TPU_WORKER_HOSTNAMES", "localhost")
+from jax.experimental import topologies
+devices = topologies.get_topology_desc(platform="tpu", topology_name=NAME).devices[:4]
+"""
+    + _PROGRAM.replace("MESH_ARGS", '(2, 2), ("data", "model"), devices=devices')
+)
+"""The same compiled for a TPU topology's first four devices (a 2x2 mesh)."""
 
 
 def main() -> None:
@@ -53,6 +77,7 @@ def main() -> None:
     )
     parser.add_argument("--memory", action="store_true", help="time lower --memory")
     parser.add_argument("--why", action="store_true", help="time lower --why against --compile")
+    parser.add_argument("--topology", help="time lower --compile --topology NAME (needs libtpu)")
     options = parser.parse_args()
     lower = [*tool_base(), "lower", f"{SAMPLE}:tp_mlp", "--format", "json"]
     if options.why:
@@ -61,6 +86,18 @@ def main() -> None:
             [*lower, "--why"],
             labels=("jxinspect lower --compile:", "jxinspect lower --why:"),
             aim=2.0,
+            runs=options.runs,
+        )
+        return
+    if options.topology:
+        compare(
+            [sys.executable, "-c", PLAIN_TOPOLOGY.replace("NAME", repr(options.topology))],
+            [*lower, "--compile", "--topology", options.topology, "--mesh", "data=2,model=2"],
+            labels=(
+                "plain jax compile for the topology:",
+                "jxinspect lower --compile --topology:",
+            ),
+            aim=1.10,
             runs=options.runs,
         )
         return

@@ -150,17 +150,11 @@ def inspect_function(
         context = extract.Context(
             target=target or callable_name(real_function(fun)),
             function=function_line(fun, extract.function_name(traced), traced.wrapper),
-            expected_args=expected,
-            static_args=tuple(static_args),
-            platform=platform,
+            expected_args=expected, static_args=tuple(static_args), platform=platform,
             mesh=inputs.pmap_mesh(args, plan) if stage == "pmap" and jax_mesh is None else None,
-            partitioner=used,
-            file=file,
-            line=line,
+            partitioner=used, file=file, line=line, keep_texts=keep_texts, topology=topology,
             notes=(*notes, *([platform_note] if platform_note else []), *already),
-            keep_texts=keep_texts,
-            topology=topology,
-        )
+        )  # fmt: skip
         report = report_of(
             staged, context, jax_mesh, compile=compile, memory=memory, built_over=built_over,
             why=why,
