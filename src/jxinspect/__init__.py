@@ -94,6 +94,7 @@ def inspect(
     texts: bool = True,
     compile: bool = False,
     memory: bool = False,
+    topology: str | None = None,
 ) -> Report:
     """Stage ``fun`` on ``args``/``kwargs`` and return its :class:`~jxinspect.core.model.Report`.
 
@@ -104,23 +105,29 @@ def inspect(
     and the HTML report (``False`` for a leaner report). ``compile`` also compiles it:
     XLA's shardings, memory, FLOPs and collectives (``report.compiled``); ``memory``
     compiles it and reads the buffers live at its peak (``report.compiled.peak``).
+    ``topology`` ("v5e:2x2", with libtpu: the tpu extra) stages it for that TPU topology
+    that is not here: what no sharding places goes on its first chip; ``args`` sharded
+    over a mesh of its devices (``jax.experimental.topologies``) stay there.
     """
     from jxinspect.core.program import TextRequest
     from jxinspect.pipeline import inspect_function
-    from jxinspect.tracer import seam
+    from jxinspect.tracer import call, seam
 
     seam.require_supported()
-    return inspect_function(
-        fun,
-        args,
-        kwargs or {},
-        stage=stage,
-        options=options or {},
-        platform=platform,
-        keep_texts=TextRequest() if texts else None,
-        compile=compile or memory,
-        memory=memory,
-    )
+    on = seam.topology_devices(topology) if topology is not None else None
+    with call.placed_on(on):
+        return inspect_function(
+            fun,
+            args,
+            kwargs or {},
+            stage=stage,
+            options=options or {},
+            platform=platform or ("tpu" if on else None),
+            keep_texts=TextRequest() if texts else None,
+            compile=compile or memory,
+            memory=memory,
+            topology=on.topology if on else None,
+        )
 
 
 def diff(

@@ -169,6 +169,7 @@ def compiled_report(
 ) -> Report:
     """``report`` with what XLA chose when compiling ``staged`` (``memory``: and the
     buffers live at the peak; ``why``: each collective's origins from that run)."""
+    from jxinspect.tracer import seam
     from jxinspect.tracer import stage as staging
     from jxinspect.tracer.partitioner_run import with_provenance
     from jxinspect.tracer.read import compiled, residuals
@@ -177,7 +178,8 @@ def compiled_report(
     compiled.check_compilable(report)
     done = staging.compile(staged)
     if isinstance(done, CompileFailed):
-        return replace(report, error=f"compilation failed: {done.error}")
+        short = seam.hbm_shortfall(done.error) if report.topology else None
+        return replace(report, error=f"compilation failed: {done.error}", does_not_fit=short)
     report = compiled.attach(report, done.executable, memory=memory)
     if why is not None:
         report = with_provenance(report, staged.lowered, why)

@@ -380,9 +380,11 @@ def test_cost_budgets_read_at_both_levels(project: Path) -> None:
          "all-gather, reduce-scatter, all-to-all, collective-permute, collective-broadcast), "
          "got ['all-to-al']"),
         ("{memory_growth: lots}",
-         "budgets.memory_growth: expected a growth such as '10%' or 0.1 (at least 0), got 'lots'"),
+         "budgets.memory_growth: expected a fraction such as '10%' or 0.1 (at least 0), "
+         "got 'lots'"),
         ("{memory_growth: null}",
-         "budgets.memory_growth: expected a growth such as '10%' or 0.1 (at least 0), got None"),
+         "budgets.memory_growth: expected a fraction such as '10%' or 0.1 (at least 0), "
+         "got None"),
         ("{temporaries_per_device: -3}",
          "budgets.temporaries_per_device: a size cannot be negative, got -3"),
     ],

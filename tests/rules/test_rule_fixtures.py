@@ -61,8 +61,9 @@ STATUS_CASES: dict[Status, str] = {
 }
 """Each leaf status, and the fixture whose report shows it (where SILENT allows)."""
 
-LIBRARIES = {"jx111_renamed_by_wrapper": "equinox"}
-"""Fixtures that stage a library's wrapper, and the library (absent: the case skips)."""
+LIBRARIES = {"jx111_renamed_by_wrapper": "equinox", "jx307_does_not_fit": "libtpu"}
+"""Fixtures that stage a library's wrapper or compile for a TPU topology (libtpu), and the
+library they need (absent: the case skips)."""
 
 
 def _silent(code: str) -> str | None:

@@ -15,6 +15,7 @@ else.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,10 @@ def dp_step(params, batch):
 
 
 def fsdp_layer(x, w):
+    return jnp.tanh(x @ w)
+
+
+def wide_layer(x, w):
     return jnp.tanh(x @ w)
 
 
@@ -103,6 +108,11 @@ def inputs(name, m):
 AXES = {"dp_step": {"data": 4}, "fsdp_layer": {"fsdp": 4},
         "tp_resharded": {"data": 2, "model": 2}, "scan_layers": {"fsdp": 4}}
 facts = {"devices": len(topology.devices), "kind": topology.devices[0].device_kind}
+with jax.default_device(topology.devices[0]):  # what the compiler says a device has
+    try:
+        jax.jit(lambda x: x).lower(jax.ShapeDtypeStruct((2**40,), jnp.int8)).compile()
+    except Exception as err:
+        facts["refusal"] = str(err)
 for name, axes in AXES.items():
     mesh = mesh_of(axes)
     with jax.set_mesh(mesh):
@@ -162,6 +172,9 @@ def test_the_compile_is_raw_jaxs_own_for_that_topology(
     assert report["topology"]["device_kind"] == facts["kind"]
     assert report["topology"]["devices"] == facts["devices"]
     assert report["topology"]["compiler"] == f"libtpu {libtpu_version()}"
+    said = re.search(r"available HBM \(([\d.]+)G\)", facts["refusal"])
+    assert said, facts["refusal"]
+    assert report["topology"]["hbm"] == round(float(said.group(1)) * 2**30)
     info = report["compiled"]
     memory = {kind: info["memory"][kind] for kind in raw["memory"]}
     assert memory == raw["memory"]
@@ -206,7 +219,8 @@ def test_the_header_names_the_chip_and_libtpu(tmp_path: Path, run_cli: Any) -> N
     result = run_cli("lower", "programs.py:fsdp_layer", "--topology", "v5e:2x2", "--mesh", mesh,
                      "--args", args, "--compile", "--devices", "8", cwd=tmp_path)  # fmt: skip
     assert result.returncode == 0, result.describe()
-    assert (f"topology:     TPU v5 lite, v5e:2x2 (4 devices), libtpu {libtpu_version()}; "
+    assert ("topology:     TPU v5 lite, v5e:2x2 (4 devices, 15.8 GiB HBM each), "
+            f"libtpu {libtpu_version()}; "
             "not run") in result.stdout  # fmt: skip
     assert "platform:     tpu, 4 devices" in result.stdout
     assert "8 CPU devices were not simulated: compiled over the devices of v5e:2x2" in (
@@ -254,4 +268,46 @@ def test_options_that_cannot_go_with_a_topology_are_named(
     assert result.stderr.strip() == (
         f"error: --topology v5e:2x2 compiles over that TPU topology's devices; {clash} "
         "cannot go with it: leave one out"
+    )
+
+
+LINT = """
+budgets:
+  hbm_fraction: 50%
+targets:
+  - target: programs.py:fsdp_layer
+    topology: v5e:2x2
+    compile: true
+    args: "f32[1024,49152], f32[49152,49152]"
+  - target: programs.py:wide_layer
+    topology: v5e:2x2
+    compile: true
+    args: "f32[1024,65536], f32[65536,65536]"
+"""
+
+
+@needs_libtpu
+def test_lint_fails_a_target_that_does_not_fit_or_is_over_its_share(
+    tmp_path: Path, run_cli: Any
+) -> None:
+    """A 9 GiB weight is over half a v5e's HBM (the budget); a 16 GiB one does not fit at
+    all: the compiler's refusal, its figures quoted. Both fail the gate (exit 1)."""
+    (tmp_path / "programs.py").write_text(PROGRAMS, encoding="utf-8")
+    (tmp_path / "jxinspect.yaml").write_text(LINT, encoding="utf-8")
+    result = run_cli("lint", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 1, result.describe()
+    found = [
+        finding["message"]
+        for target in json.loads(result.stdout)["targets"]
+        for finding in target["findings"]
+        if finding["code"] == "JX307"
+    ]
+    assert len(found) == 2, found
+    over, refused = sorted(found)
+    assert over.startswith("9.4 GiB per device (by XLA memory analysis) is over 50% of a TPU v5 "
+                           "lite's 15.8 GiB of HBM (budgets.hbm_fraction); largest")  # fmt: skip
+    assert "w 9.0 GiB" in over
+    assert refused.startswith(
+        "does not fit in a TPU v5 lite: the program needs 16.5 GiB per device and the chip "
+        "has 15.8 GiB (its compiler refused it)"
     )

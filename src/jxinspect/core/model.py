@@ -23,6 +23,7 @@ from msgspec import Meta
 from jxinspect.core.display import Displayed, renderers
 from jxinspect.core.dtypes import element_bytes
 from jxinspect.core.program import Program
+from jxinspect.core.units import human_bytes
 from jxinspect.core.vocabulary import (
     SEVERITY_RANK,
     FailOn,
@@ -428,10 +429,25 @@ class Topology:
     """The topology's devices (one per chip, or per core where a chip has two: v4)."""
     compiler: str
     """What compiled it: ``libtpu 0.0.42.1``."""
+    hbm: int | None = None
+    """The HBM one device has for a program, as the TPU compiler says it (refusing one
+    too large for it: 15.75 GiB on a v5e); ``None``: it did not say."""
 
     def __str__(self) -> str:
         devices = f"{self.devices} device" + ("s" if self.devices != 1 else "")
+        if self.hbm is not None:
+            devices += f", {human_bytes(self.hbm)} HBM each"
         return f"{self.device_kind}, {self.name} ({devices}), {self.compiler}; not run"
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """A program the TPU compiler refused for want of memory, per device, as it said it
+    (``RESOURCE_EXHAUSTED: ... (16.50G) exceeds available HBM (15.75G)``)."""
+
+    required: int | None
+    """``None``: the compiler's words did not say it."""
+    available: int | None
 
 
 BufferKind = Literal["argument", "result", "temporary", "collective"]
@@ -805,6 +821,9 @@ class Report(Displayed):
     topology: Topology | None = None
     """The TPU topology the program was compiled for (``--topology``); ``None``: the
     devices of :attr:`platform` here."""
+    does_not_fit: Shortfall | None = None
+    """Compiled for a TPU topology, the compiler refused the program for want of memory
+    (:attr:`error` holds its words); ``None``: it did not."""
     notes: tuple[str, ...] = ()
     """Things the tool did on the user's behalf, e.g. simulating CPU devices."""
     inputs_from: InputsFrom | None = None

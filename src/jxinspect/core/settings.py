@@ -64,6 +64,10 @@ class Settings:
     reported, with the largest buffers there (``None``: off; set, lint reads the peak)."""
     forbid_collectives: tuple[CollectiveKind, ...] = _budget("collectives", ())
     """JX303: each collective of these kinds in the compiled program is reported."""
+    hbm_fraction: float = _budget("fraction", 1.0)
+    """JX307: a program compiled for a TPU topology (``--topology``) that needs more than
+    this fraction of a device's HBM (its peak, else XLA's memory analysis) is reported;
+    one the compiler refused for want of memory always is."""
     memory_growth: float = _budget("fraction", DEFAULT_MEMORY_GROWTH)
     """``diff-debug --compile`` and JX305: temporaries growing by more than this fraction
     of the before side's, or the baseline's (0.10: 10%), fail."""
@@ -106,7 +110,7 @@ def parse_kinds(value: object) -> tuple[CollectiveKind, ...]:
 
 
 def parse_fraction(value: object) -> float:
-    """``"10%"``, ``0.1`` → 0.1; raises ``ValueError`` (a growth is at least 0)."""
+    """``"10%"``, ``0.1`` → 0.1; raises ``ValueError`` (a fraction is at least 0)."""
     text = value.strip() if isinstance(value, str) else None
     if text is not None and text.endswith("%"):
         try:
@@ -114,7 +118,7 @@ def parse_fraction(value: object) -> float:
         except ValueError:
             value = None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise ValueError("expected a growth such as '10%' or 0.1 (at least 0)")
+        raise ValueError("expected a fraction such as '10%' or 0.1 (at least 0)")
     return float(value)
 
 

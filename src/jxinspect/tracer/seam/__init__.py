@@ -207,6 +207,7 @@ from jxinspect.tracer.seam.staging import (
 )
 from jxinspect.tracer.seam.topologies import (
     TopologyDevices,
+    hbm_shortfall,
     libtpu_version,
     placed_on,
     topology_devices,
@@ -233,6 +234,7 @@ from jxinspect.tracer.seam.trees import (
 )
 
 __all__ = [
+    "hbm_shortfall",
     "peak_memory_bytes",
     "TopologyDevices",
     "libtpu_version",

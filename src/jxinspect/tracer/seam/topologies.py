@@ -9,7 +9,8 @@ so on a CPU-only machine equal those of the same program compiled on a real TPU 
 
 Without a TPU here, libtpu looks for a host to initialize unless told there is none
 (``TPU_SKIP_MDS_QUERY``, ``TPU_WORKER_HOSTNAMES``; without them it writes errors to the
-terminal): they are set where unset, and only on a machine with no TPU chip.
+terminal), and one process at a time loads it unless told otherwise: these are set where
+unset, and only on a machine with no TPU chip.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import functools
 import importlib.metadata
 import importlib.util
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -28,11 +30,17 @@ from pathlib import Path
 from typing import Any
 
 from jxinspect.core.errors import UsageError
-from jxinspect.core.model import Topology
+from jxinspect.core.model import Shortfall, Topology
 from jxinspect.tracer.seam.objects import Device
 
-_NO_HOST = {"TPU_SKIP_MDS_QUERY": "1", "TPU_WORKER_HOSTNAMES": "localhost"}
-"""What tells libtpu that no TPU host is to be found (where no chip is)."""
+_NO_HOST = {
+    "TPU_SKIP_MDS_QUERY": "1",
+    "TPU_WORKER_HOSTNAMES": "localhost",
+    "ALLOW_MULTIPLE_LIBTPU_LOAD": "1",
+}
+"""What tells libtpu that no TPU host is to be found, and that other processes compiling
+for a topology (lint's workers) may load it too: without, the second one is refused
+(``ABORTED: ... libtpu multi-process lockfile``). Set only where no chip is."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +107,47 @@ def topology_devices(name: str) -> TopologyDevices:
         raise UsageError(f"--topology {name}: libtpu says: {said}") from None
     devices = tuple(description.devices)
     kind = str(devices[0].device_kind) if devices else "TPU"
-    return TopologyDevices(devices, Topology(name, kind, len(devices), f"libtpu {version}"))
+    hbm = _hbm(devices[0]) if devices else None
+    return TopologyDevices(devices, Topology(name, kind, len(devices), f"libtpu {version}", hbm))
+
+
+_AVAILABLE = re.compile(r"exceeds available HBM \((\d+(?:\.\d+)?)([KMGTPE]?)\)")
+_REQUIRED = re.compile(r"required for [^()]*\((\d+(?:\.\d+)?)([KMGTPE]?)\) exceeds available")
+_UNITS = "BKMGTPE"
+
+
+def _bytes(match: re.Match[str] | None) -> int | None:
+    """``15.75`` ``G`` → bytes (XLA writes sizes in powers of 1024, two decimals)."""
+    if match is None:
+        return None
+    scale: int = 1024 ** _UNITS.index(match.group(2) or "B")
+    return round(float(match.group(1)) * scale)
+
+
+def hbm_shortfall(message: str) -> Shortfall | None:
+    """What the TPU compiler said a program it refused for want of memory needs and the
+    chip has (``RESOURCE_EXHAUSTED: ... required for HLO temporaries (16.50G) exceeds
+    available HBM (15.75G)``, as libtpu 0.0.42.1 and 0.0.50.1 write it); ``None`` for any
+    other failure."""
+    if "RESOURCE_EXHAUSTED" not in message or "HBM" not in message:
+        return None
+    return Shortfall(_bytes(_REQUIRED.search(message)), _bytes(_AVAILABLE.search(message)))
+
+
+def _hbm(device: Device) -> int | None:
+    """The HBM ``device`` has for a program, as its compiler says refusing one of 2**40
+    bytes (20 ms, once per topology); libtpu gives a topology's devices no memory stats."""
+    import jax
+    import jax.numpy as jnp
+
+    with placed_on(device):
+        try:
+            too_large = jax.ShapeDtypeStruct((2**40,), jnp.int8)
+            jax.jit(lambda x: x).lower(too_large).compile()
+        except Exception as err:  # the refusal is the answer
+            said = hbm_shortfall(str(err))
+            return said.available if said is not None else None
+    return None
 
 
 def placed_on(device: Device) -> AbstractContextManager[object]:
