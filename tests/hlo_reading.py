@@ -1,12 +1,14 @@
 """The tests' own reading of an optimized HLO text (``compiled.as_text()``), independent of
 jxinspect's: each collective instruction once (an async ``-start``/``-done`` pair once), its
 operands sized, its replica groups decoded (lists, iota, the mesh form), and
-``input_output_alias``. A TPU's layouts (``{1,0:T(8,128)}``) are read past."""
+``input_output_alias``. A TPU's layouts (``{1,0:T(8,128)}``) are read past. And XLA's
+dump of a compile (``xla_dump_to``) replayed: the temporaries live at its peak."""
 
 from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -83,3 +85,43 @@ def independent(text: str, total: int = 8) -> dict[str, Any]:
     aliases = re.findall(r"\{(\d*)\}: \((\d+), \{\}", header)
     return {"collectives": found,
             "aliases": sorted([int(p), int(o or 0)] for o, p in aliases)}  # fmt: skip
+
+
+_ALLOCATION = re.compile(r"^allocation (\d+): size (\d+), (.*)$")
+_VALUE = re.compile(r"^ value: <\d+ (\S+?)(\{[\d,]*\})?(?: \(phi\))? @\d+> "
+                    r"\(size=(\d+),offset=(\d+)\)")  # fmt: skip
+_RANGE = re.compile(r"^    (\S+?)(\{[\d,]*\}):(\d+)-(\d+)$")
+_NOT_TEMPORARY = ("parameter", "maybe-live-out", "thread-local", "constant")
+
+
+def _dumped(folder: Path, what: str) -> str:
+    found = sorted(folder.glob(f"*after_optimizations-{what}.txt"))
+    return found[0].read_text(encoding="utf-8") if found else ""
+
+
+def dumped_peak(folder: Path) -> tuple[int, list[tuple[int, int, int]], list[str]]:
+    """XLA's dump replayed: the temporaries' bytes at the first moment where most are
+    live, their memory regions (allocation, offset, size) and the names of every value
+    live then."""
+    assignment = _dumped(folder, "buffer-assignment")
+    ranges_text = _dumped(folder, "live-range") or assignment  # up to 0.9: one file
+    values: list[tuple[str, tuple[int, int, int]]] = []
+    allocation: tuple[int, bool] | None = None
+    for line in assignment.split("HloLiveRange", 1)[0].splitlines():
+        if found := _ALLOCATION.match(line):
+            temporary = not any(kind in found.group(3) for kind in _NOT_TEMPORARY)
+            allocation = (int(found.group(1)), temporary)
+        elif (found := _VALUE.match(line)) and allocation is not None and allocation[1]:
+            name = found.group(1) + (found.group(2) or "{}")
+            values.append((name, (allocation[0], int(found.group(4)), int(found.group(3)))))
+    section = ranges_text.split("BufferLiveRange:", 1)[1]
+    ranges = {m.group(1) + m.group(2): (int(m.group(3)), int(m.group(4)))
+              for m in map(_RANGE.match, section.splitlines()) if m}  # fmt: skip
+    steps = int(re.search(r"HloLiveRange \(max (\d+)\)", ranges_text).group(1))  # type: ignore[union-attr]
+    best: tuple[int, list[tuple[int, int, int]], list[str]] = (-1, [], [])
+    for time in range(steps + 1):
+        live = [(n, r) for n, r in values if n in ranges and ranges[n][0] <= time <= ranges[n][1]]
+        regions = sorted({r for _, r in live})
+        if sum(r[2] for r in regions) > best[0]:
+            best = (sum(r[2] for r in regions), regions, [n for n, _ in live])
+    return best

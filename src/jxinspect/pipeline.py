@@ -176,11 +176,11 @@ def compiled_report(
     from jxinspect.tracer.staged import CompileFailed
 
     compiled.check_compilable(report)
-    done = staging.compile(staged)
+    done = staging.compile(staged, dump_assignment=memory and report.platform == "tpu")
     if isinstance(done, CompileFailed):
         short = seam.hbm_shortfall(done.error) if report.topology else None
         return replace(report, error=f"compilation failed: {done.error}", does_not_fit=short)
-    report = compiled.attach(report, done.executable, memory=memory)
+    report = compiled.attach(report, done.executable, memory=memory, dumped=done.assignment)
     if why is not None:
         report = with_provenance(report, staged.lowered, why)
     return residuals.with_residuals(report, staged.traced.jaxpr) if memory else report

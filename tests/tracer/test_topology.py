@@ -2,14 +2,16 @@
 to raw JAX's own ahead-of-time compile of the same function for the same topology.
 
 Four programs (data parallel, FSDP, tensor parallel with a reshard, a scan over layers)
-on two generations: each is compiled by ``jxinspect lower --format json`` and, in another
-process, by plain JAX (``jax.experimental.topologies``, a ``Mesh`` over its devices,
-``ShapeDtypeStruct``s, ``jit(f).lower(...).compile()``), which prints its
-``memory_analysis()``, ``cost_analysis()`` and ``as_text()``: memory per kind, FLOPs,
-bytes accessed and each collective (kind, bytes, groups, read by the tests' own reader)
-must be the same. Where libtpu is not installed these skip, saying so (CI's newest leg
-installs it: the ``tpu`` extra); the error a user without it gets is tested everywhere
-else.
+on two generations: each is compiled by ``jxinspect lower --memory --format json`` and,
+in another process, by plain JAX (``jax.experimental.topologies``, a ``Mesh`` over its
+devices, ``ShapeDtypeStruct``s, ``jit(f).lower(...).compile()``), which prints its
+``memory_analysis()``, ``cost_analysis()`` and ``as_text()`` and has XLA dump the same
+compile: memory per kind, FLOPs, bytes accessed and each collective (kind, bytes, groups,
+read by the tests' own reader) must be the same, and the temporaries live at the peak
+those of XLA's own live ranges (the TPU's executable keeps no buffer assignment: jxinspect
+reads the one its compile dumps). Where libtpu is not installed these skip, saying so
+(CI's newest leg installs it: the ``tpu`` extra); the error a user without it gets is
+tested everywhere else.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 
 import pytest
 from helpers import JAX_RELEASE, run_python
-from hlo_reading import independent
+from hlo_reading import dumped_peak, independent
 
 from jxinspect.tracer.seam import libtpu_version
 
@@ -116,7 +118,10 @@ with jax.default_device(topology.devices[0]):  # what the compiler says a device
 for name, axes in AXES.items():
     mesh = mesh_of(axes)
     with jax.set_mesh(mesh):
-        compiled = jax.jit(getattr(programs, name)).lower(*inputs(name, mesh)).compile()
+        lowered = jax.jit(getattr(programs, name)).lower(*inputs(name, mesh))
+    compiled = lowered.compile()
+    dump = f"dump-{name}"  # XLA's own record of the same compile: the live set's oracle
+    lowered.compile(compiler_options={"xla_dump_to": dump})
     stats = compiled.memory_analysis()
     cost = compiled.cost_analysis()
     cost = cost[0] if isinstance(cost, list) else cost
@@ -130,6 +135,7 @@ for name, axes in AXES.items():
         "flops": cost.get("flops"), "bytes_accessed": cost.get("bytes accessed"),
         "text": compiled.as_text(),
         "ids": [d.id for d in mesh.devices.flat],
+        "dump": dump,
     }
 print(json.dumps(facts))
 """
@@ -140,8 +146,9 @@ TOPOLOGIES = ("v5e:2x2", "v4:2x2x1")
 @pytest.fixture(scope="module", params=TOPOLOGIES)
 def compiled(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, run_cli: Any
-) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """(topology, jxinspect's report per program, raw JAX's facts per program)."""
+) -> tuple[str, dict[str, Any], dict[str, Any], Path]:
+    """(topology, jxinspect's report per program, raw JAX's facts per program, the folder
+    of XLA's dumps)."""
     if not HAS_LIBTPU:
         pytest.skip("libtpu is not installed (the tpu extra)")
     topology = request.param
@@ -157,15 +164,15 @@ def compiled(
                          cwd=folder)  # fmt: skip
         assert result.returncode in (0, 1), result.describe()
         reports[name] = json.loads(result.stdout)
-    return topology, reports, facts
+    return topology, reports, facts, folder
 
 
 @needs_libtpu
 @pytest.mark.parametrize("name", CASES)
 def test_the_compile_is_raw_jaxs_own_for_that_topology(
-    name: str, compiled: tuple[str, dict[str, Any], dict[str, Any]]
+    name: str, compiled: tuple[str, dict[str, Any], dict[str, Any], Path]
 ) -> None:
-    topology, reports, facts = compiled
+    topology, reports, facts, folder = compiled
     report, raw = reports[name], facts[name]
     assert report["platform"] == "tpu" and report["reached"] == "compiled"
     assert report["topology"]["name"] == topology
@@ -179,8 +186,15 @@ def test_the_compile_is_raw_jaxs_own_for_that_topology(
     memory = {kind: info["memory"][kind] for kind in raw["memory"]}
     assert memory == raw["memory"]
     assert (info["flops"], info["bytes_accessed"]) == (raw["flops"], raw["bytes_accessed"])
-    assert info["peak"]["bytes"] == (raw["peak"] or None)
-    assert info["peak"]["buffers"] is None and "no buffer assignment" in info["peak"]["unread"]
+    peak = info["peak"]
+    assert peak["unread"] is None, peak["unread"]
+    want, regions, _ = dumped_peak(folder / raw["dump"])
+    temporaries = [b for b in peak["buffers"] if b["kind"] in ("temporary", "collective")]
+    assert sum(b["bytes"] for b in temporaries) == want
+    assert sorted(b["bytes"] for b in temporaries) == sorted(r[2] for r in regions)
+    kinds = {kind: sum(b["bytes"] for b in peak["buffers"] if b["kind"] == kind)
+             for kind in ("argument", "result")}  # fmt: skip
+    assert kinds == {"argument": raw["memory"]["arguments"], "result": raw["memory"]["outputs"]}
     hlo = independent(raw["text"], total=len(raw["ids"]))
     got = info["collectives"]
     assert got is not None, info["unread"]
@@ -197,11 +211,12 @@ def test_the_compile_is_raw_jaxs_own_for_that_topology(
 
 @needs_libtpu
 def test_each_program_moves_what_its_sharding_says(
-    compiled: tuple[str, dict[str, Any], dict[str, Any]],
+    compiled: tuple[str, dict[str, Any], dict[str, Any], Path],
 ) -> None:
     """Not a vacuous comparison: the TPU's partitioner gathers the FSDP weight, reduces
-    the data-parallel gradient, gathers the resharded activation over ``model``."""
-    _, reports, _ = compiled
+    the data-parallel gradient, gathers the resharded activation over ``model``; the
+    FSDP gather's buffer is live at the peak."""
+    _, reports, _, _ = compiled
 
     def kinds(name: str) -> set[tuple[str, tuple[str, ...]]]:
         return {(c["kind"], tuple(c["axes"])) for c in reports[name]["compiled"]["collectives"]}
@@ -210,6 +225,8 @@ def test_each_program_moves_what_its_sharding_says(
     assert ("all-gather", ("fsdp",)) in kinds("fsdp_layer")
     assert ("all-gather", ("model",)) in kinds("tp_resharded")
     assert any("w" in c["operand_paths"] for c in reports["fsdp_layer"]["compiled"]["collectives"])
+    live = reports["fsdp_layer"]["compiled"]["peak"]["buffers"]
+    assert any(b["kind"] == "collective" for b in live), live
 
 
 @needs_libtpu

@@ -12,6 +12,7 @@ import contextlib
 import functools
 import inspect
 import re
+import tempfile
 import traceback
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
@@ -488,11 +489,18 @@ def wrapper_paths(traced: Traced) -> tuple[list[str | None], list[StaticArg]] | 
     return paths.mapped_paths(inner, call_args, call_kwargs, traced.leaves)
 
 
-def compile(staged: Lowered) -> Compiled | CompileFailed:
-    """Compile a lowered program; an error (XLA's own types) is carried, not raised."""
+def compile(staged: Lowered, dump_assignment: bool = False) -> Compiled | CompileFailed:
+    """Compile a lowered program; an error (XLA's own types) is carried, not raised.
+    ``dump_assignment``: XLA also writes its buffer assignment, into a folder of its own
+    for this compile (for a compiler whose executable keeps none: a TPU's)."""
     try:
         with seam.unfiltered_tracebacks():
-            return Compiled(staged, staged.lowered.compile())
+            if not dump_assignment:
+                return Compiled(staged, staged.lowered.compile())
+            with tempfile.TemporaryDirectory(prefix="jxinspect-assignment-") as folder:
+                options = seam.assignment_dump_options(folder)
+                executable = staged.lowered.compile(compiler_options=options)
+                return Compiled(staged, executable, seam.dumped_assignment(folder))
     except Exception as err:
         if raised_by_jxinspect(err):
             raise

@@ -95,6 +95,9 @@ class Compiled:
     lowered: Lowered
     executable: Any
     """JAX's ``jax.stages.Compiled``."""
+    assignment: bytes | None = None
+    """XLA's buffer assignment as the compile dumped it (an ``HloProto``), where the
+    executable keeps none (a TPU's) and it was asked for; else ``None``."""
 
 
 @dataclass(frozen=True)

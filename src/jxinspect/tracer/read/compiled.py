@@ -201,6 +201,7 @@ def read_compiled(
     paths: tuple[dict[int, str], list[str]] = ({}, []),
     *,
     memory: bool = False,
+    dumped: bytes | None = None,
 ) -> tuple[CompiledInfo, tuple[str | None, ...]]:
     """Memory, cost, aliasing and collectives of a compiled program, and the name each of
     its parameters carries (XLA keeps ``@main``'s argument names as their op metadata),
@@ -208,7 +209,8 @@ def read_compiled(
     collectives, aliases and names are unknown (``None``) and ``unread`` says why.
     ``paths``: the program's inputs' paths by parameter number, and its outputs' paths,
     which the collectives name where they move them. ``memory``: also the peak and the
-    buffers live there (:mod:`.peak`)."""
+    buffers live there (:mod:`.peak`; from the ``dumped`` assignment where the executable
+    keeps none)."""
     costs = seam.cost_analysis(compiled) or {}
     analysis = seam.memory_analysis(compiled)
     stats = memory_from_stats(analysis, estimate)
@@ -228,7 +230,7 @@ def read_compiled(
         aliases=tuple(sorted(module.aliases.items())),
         flops=costs.get("flops"),
         bytes_accessed=costs.get("bytes accessed"),
-        peak=read_peak(compiled, analysis, module, paths) if memory else None,
+        peak=read_peak(compiled, analysis, module, paths, dumped) if memory else None,
     )
     return info, tuple(hlo_text.parameter_names(module))
 
@@ -262,9 +264,13 @@ def check_compilable(report: Report) -> None:
             )
 
 
-def attach(report: Report, compiled: Any, *, memory: bool = False) -> Report:
+def attach(
+    report: Report, compiled: Any, *, memory: bool = False, dumped: bytes | None = None
+) -> Report:
     """The report with what compilation chose: per-leaf shardings, aliasing, memory,
-    collectives (``memory``: and the peak's live set); ``reached`` becomes ``compiled``."""
+    collectives (``memory``: and the peak's live set; ``dumped``: the buffer assignment
+    the compile wrote, where the executable keeps none); ``reached`` becomes
+    ``compiled``."""
     mesh = report.mesh
     chosen_in, chosen_out = seam.compiled_shardings(compiled)
     estimate = (
@@ -275,7 +281,7 @@ def attach(report: Report, compiled: Any, *, memory: bool = False) -> Report:
         {leaf.main_index: leaf.path for leaf in report.inputs if leaf.main_index is not None},
         [leaf.path for leaf in report.outputs],
     )
-    info, names = read_compiled(compiled, mesh, estimate, paths, memory=memory)
+    info, names = read_compiled(compiled, mesh, estimate, paths, memory=memory, dumped=dumped)
     aliases = dict(info.aliases or ())
 
     def chosen(chosen_shardings: list[Any], i: int, rank: int) -> Sharding | None:

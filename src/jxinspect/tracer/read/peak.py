@@ -41,12 +41,16 @@ class _Assignment:
 
 
 def read_peak(
-    compiled: Any, analysis: Any, module: HloText, paths: tuple[dict[int, str], list[str]]
+    compiled: Any,
+    analysis: Any,
+    module: HloText,
+    paths: tuple[dict[int, str], list[str]],
+    dumped: bytes | None = None,
 ) -> MemoryPeak:
     """The peak of ``compiled`` per device and the buffers live there. ``analysis``: its
     ``memory_analysis()`` (:func:`~jxinspect.tracer.seam.memory_analysis`); ``module``:
     its optimized HLO, read; ``paths``: its parameters' paths by number, its results'."""
-    source = seam.buffer_assignment(compiled, analysis)
+    source = seam.buffer_assignment(compiled, analysis, dumped)
     if source is None:
         said = seam.peak_memory_bytes(analysis)  # the TPU compiler's own: no assignment kept
         return MemoryPeak(said, buffers=None, unread=_release(
@@ -344,6 +348,10 @@ class _Replay:
             return self.value(operands[0], (instruction.index, *index), depth + 1)
         if op in ("bitcast", "while") and operands:
             return self.value(operands[0], index, depth + 1)
+        if op in _DONE_ELEMENT and operands:  # an asynchronous pair's result is the start's
+            element = _DONE_ELEMENT[op]
+            at = index if element is None else (element, *index)
+            return self.value(operands[0], at, depth + 1)
         if op == "tuple" and index and index[0] < len(operands):
             return self.value(operands[index[0]], index[1:], depth + 1)
         if op == "call" and instruction.called():
@@ -419,6 +427,19 @@ class _Replay:
                 chosen.setdefault(self.region[i], i)
         names = {time: name for name, time in self.times.items()}
         return sorted(chosen.values()), names.get(best)
+
+
+_DONE_ELEMENT: dict[str, int | None] = {
+    "copy-done": 0,
+    "all-gather-done": 1,
+    "collective-permute-done": 1,
+    "async-done": 1,
+    "all-reduce-done": None,
+}
+"""The element of its ``-start``'s result that an asynchronous ``-done`` gives (``None``:
+the whole), where the ``-done`` defines no buffer of its own (the TPU's ``copy-done`` of
+a prefetch): ``copy-start`` is (destination, source, context), a collective's start
+(operands, output, ...)."""
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -32,9 +32,11 @@ from __future__ import annotations
 
 from jxinspect.tracer.seam.compiled import (
     after_propagation,
+    assignment_dump_options,
     buffer_assignment,
     compiled_shardings,
     cost_analysis,
+    dumped_assignment,
     memory_analysis,
     partition_devices,
     partitioner_dump_flags,
@@ -234,6 +236,8 @@ from jxinspect.tracer.seam.trees import (
 )
 
 __all__ = [
+    "assignment_dump_options",
+    "dumped_assignment",
     "hbm_shortfall",
     "peak_memory_bytes",
     "TopologyDevices",

@@ -14,6 +14,7 @@ failed on attributes a newer XLA writes: ``replica_group_mesh_axes`` in 0.10's
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from jxinspect.tracer.seam.objects import Compiled, Sharding
@@ -89,14 +90,33 @@ def peak_memory_bytes(stats: Any) -> int | None:
     return int(value) if isinstance(value, int) and value > 0 else None
 
 
-def buffer_assignment(compiled: Compiled, stats: Any) -> tuple[str, bytes, bytes | None] | None:
+def assignment_dump_options(folder: str) -> dict[str, Any]:
+    """Compile options that make XLA write the optimized module with its buffer assignment
+    into ``folder`` (``*after_optimizations.hlo.pb``, an ``HloProto``; no pass's dump): what
+    a compiler that keeps no assignment in its executable (a TPU's) still writes, measured
+    with libtpu 0.0.42.1 and 0.0.50.1 (tests/tracer/test_topology.py)."""
+    return {"xla_dump_to": folder, "xla_dump_hlo_as_proto": True,
+            "xla_dump_hlo_as_text": False, "xla_dump_hlo_pass_re": "^$"}  # fmt: skip
+
+
+def dumped_assignment(folder: str) -> bytes | None:
+    """The ``HloProto`` that :func:`assignment_dump_options` made XLA write in ``folder``
+    (a folder of jxinspect's own, for one compile); ``None`` where it wrote none."""
+    found = sorted(Path(folder).glob("*after_optimizations.hlo.pb"))
+    return found[0].read_bytes() if found else None
+
+
+def buffer_assignment(
+    compiled: Compiled, stats: Any, dumped: bytes | None = None
+) -> tuple[str, bytes, bytes | None] | None:
     """XLA's buffer assignment of the compiled program, serialized, with the protobuf
     message it is, from its :func:`memory_analysis` ``stats``: ``("BufferAssignment",
     proto, module)`` where they have ``serialized_buffer_assignment_proto`` (0.6 on;
     ``module``: the optimized module's ``HloModuleProto``, which names the instructions
     the assignment gives by id), or ``("HloProto", proto, None)`` where they have
-    ``serialized_hlo_proto`` (up to 0.5: module and assignment in one); ``None`` where the
-    backend keeps neither."""
+    ``serialized_hlo_proto`` (up to 0.5: module and assignment in one), else the same from
+    the compile's ``dumped`` proto (:func:`dumped_assignment`); ``None`` where the backend
+    keeps neither and nothing was dumped."""
     if stats is None:
         return None
     assignment = getattr(stats, "serialized_buffer_assignment_proto", None)
@@ -106,7 +126,7 @@ def buffer_assignment(compiled: Compiled, stats: Any) -> tuple[str, bytes, bytes
             return "BufferAssignment", bytes(assignment), module.as_serialized_hlo_module_proto()
         except Exception:  # an executable that keeps no module
             return None
-    whole = getattr(stats, "serialized_hlo_proto", None)
+    whole = getattr(stats, "serialized_hlo_proto", None) or dumped
     return ("HloProto", bytes(whole), None) if whole else None
 
 
