@@ -307,8 +307,9 @@ targets:
 def test_lint_fails_a_target_that_does_not_fit_or_is_over_its_share(
     tmp_path: Path, run_cli: Any
 ) -> None:
-    """A 9 GiB weight is over half a v5e's HBM (the budget); a 16 GiB one does not fit at
-    all: the compiler's refusal, its figures quoted. Both fail the gate (exit 1)."""
+    """A 9 GiB weight is over half a v5e's HBM (the budget: lint reads the peak for it);
+    a 16 GiB one does not fit at all: the compiler's refusal, its figures quoted. Both fail
+    the gate (exit 1)."""
     (tmp_path / "programs.py").write_text(PROGRAMS, encoding="utf-8")
     (tmp_path / "jxinspect.yaml").write_text(LINT, encoding="utf-8")
     result = run_cli("lint", "--format", "json", cwd=tmp_path)
@@ -321,9 +322,9 @@ def test_lint_fails_a_target_that_does_not_fit_or_is_over_its_share(
     ]
     assert len(found) == 2, found
     over, refused = sorted(found)
-    assert over.startswith("9.4 GiB per device (by XLA memory analysis) is over 50% of a TPU v5 "
-                           "lite's 15.8 GiB of HBM (budgets.hbm_fraction); largest")  # fmt: skip
-    assert "w 9.0 GiB" in over
+    assert over == ("9.4 GiB per device (at its peak) is over 50% of a TPU v5 lite's 15.8 GiB "
+                    "of HBM (budgets.hbm_fraction); largest there: w 9.0 GiB, x 192.0 MiB, "
+                    "result 192.0 MiB")  # fmt: skip
     assert refused.startswith(
         "does not fit in a TPU v5 lite: the program needs 16.5 GiB per device and the chip "
         "has 15.8 GiB (its compiler refused it)"

@@ -49,12 +49,17 @@ def check(report: Report, facts: Facts) -> Iterator[Finding]:
         how = f"by {how}"
     limit = facts.settings.hbm_fraction * topology.hbm
     if used > limit:
+        largest = (
+            "largest there: " + ", ".join(f"{b.path or b.instruction} {human_bytes(b.bytes)}"
+                                          for b in peak.buffers[:3])
+            if peak is not None and peak.buffers
+            else f"largest arguments and results per device: {largest_leaves(report)}"
+        )  # fmt: skip
         yield RULE.finding(
             report,
             f"{human_bytes(used)} per device ({how}) is over "
             f"{facts.settings.hbm_fraction:.0%} of a {topology.device_kind}'s "
-            f"{human_bytes(topology.hbm)} of HBM (budgets.hbm_fraction); largest arguments "
-            f"and results per device: {largest_leaves(report)}",
+            f"{human_bytes(topology.hbm)} of HBM (budgets.hbm_fraction); {largest}",
         )
 
 

@@ -1,13 +1,15 @@
 """The memory a compiled program holds per device at its peak, and what holds it.
 
 XLA's buffer assignment (:func:`~jxinspect.tracer.seam.buffer_assignment`, decoded by
-:mod:`.xla_protos`; no dump folder) gives every allocation: the entry parameters (the
-arguments), the maybe-live-out allocations (the results, and a tuple result's pointer
-table), constants and thread-local scalars (which ``memory_analysis()`` does not count,
-nor does this) and the temporaries' allocations, where logical buffers share memory at
-offsets. Which temporaries are live together at the peak is XLA's own record: each
-allocation's buffers at its peak (0.8 on) or the heap simulator's trace (0.4.x); a
-release that keeps neither leaves the live set unknown, said in one line. Each buffer is
+:mod:`.xla_protos`; on CPU no dump folder, on a TPU the one its compile dumps) gives
+every allocation: the entry parameters (the arguments), the maybe-live-out allocations
+(the results, and a tuple result's pointer table), constants and thread-local scalars
+(which ``memory_analysis()`` does not count, nor does this) and the temporaries'
+allocations, where logical buffers share memory at offsets. Which temporaries are live
+together at the peak: XLA's live ranges replayed over the module's schedule
+(:class:`_Replay`; tests/tracer/test_memory_peak.py and test_topology.py hold it to XLA's
+dumped live ranges); a backend that keeps no assignment and dumped none leaves the live
+set unknown, said in one line. Each buffer is
 named from the optimized HLO's text (:mod:`.hlo_text`): its instruction, type, source
 line, loop, what it is for (from the ``jvp``/``transpose`` of its transformation path)
 and, for an argument or a result, the user's pytree path.
