@@ -6,7 +6,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from jxinspect.core.facts import Facts
-from jxinspect.core.model import AcceptedCost, CompiledInfo, Input, MemoryStats, Report
+from jxinspect.core.model import (
+    AcceptedCost,
+    Collective,
+    CompiledInfo,
+    Input,
+    MemoryStats,
+    Report,
+)
 from jxinspect.core.settings import DEFAULT_SETTINGS, Settings
 from jxinspect.rules import apply_rules
 
@@ -52,3 +59,24 @@ def test_an_unread_program_is_jx306_and_no_jx301() -> None:
     assert "JX306" in found and "JX303" in found and "JX301" not in found
     assert "JX304" in codes(unread, accepted=AcceptedCost("m.py:f", temporaries=0))
     assert codes(compiled(0)) == ["JX301"]  # read, and aliased nowhere
+
+
+def test_a_loop_of_unknown_trips_leaves_the_collective_budget_unjudged() -> None:
+    """A collective in a while loop whose trip count XLA does not say (a TPU's loops, a
+    loop on a traced bound) counts once: a lower bound, which cannot pass a budget."""
+    gather = Collective("all-gather", (), 64 * KIB, ("data",), loops=("while.12",),
+                        trip_count=None)  # fmt: skip
+    report = compiled(0)
+    report = replace(report, compiled=replace(report.compiled, collectives=(gather,)))
+    roomy = Settings(collective_bytes_per_step=1 << 30)
+    (finding,) = [f for f in apply_rules(report, Facts(roomy)).findings if f.code == "JX303"]
+    assert finding.message == (
+        "the collective budget cannot be judged: collectives run in loops whose trip count "
+        "XLA does not say (while.12); once each, they move 64.0 KiB per step per device"
+    )
+    tight = Settings(collective_bytes_per_step=1 * KIB)
+    (over,) = [f for f in apply_rules(report, Facts(tight)).findings if f.code == "JX303"]
+    assert over.message.startswith("at least 64.0 KiB per step per device moved by 1 collective")
+    counted = replace(gather, trip_count=4)
+    report = replace(report, compiled=replace(report.compiled, collectives=(counted,)))
+    assert "JX303" not in codes(report, roomy)

@@ -31,11 +31,21 @@ def _over(report: Report, compiled: CompiledInfo, settings: Settings) -> Iterato
             )
         return
     total, count = sum(c.bytes_per_step for c in compiled.collectives), len(compiled.collectives)
+    uncounted = sorted({c.loops[-1] for c in compiled.collectives if c.trip_count is None
+                        and c.loops})  # fmt: skip
+    at_least = "at least " if uncounted else ""
     if budget is not None and total > budget:
         yield RULE.finding(
             report,
-            f"{human_bytes(total)} per step per device moved by {count} "
+            f"{at_least}{human_bytes(total)} per step per device moved by {count} "
             f"collective{'s' if count != 1 else ''} is over the budget of {human_bytes(budget)}",
+        )
+    elif budget is not None and uncounted:
+        yield RULE.finding(
+            report,
+            f"the collective budget cannot be judged: collectives run in loops whose trip "
+            f"count XLA does not say ({', '.join(uncounted)}); once each, they move "
+            f"{human_bytes(total)} per step per device",
         )
 
 
@@ -99,7 +109,9 @@ argument or result paths it moves and its source line.
 These need the compiled program (`compile: true`); off unless a budget is set. Where
 the compiled program's collectives could not be read, a collective budget or
 `forbid_collectives` is a finding of its own, and so is `peak_per_device` where the peak
-could not be read: a gate that cannot see does not pass.
+could not be read, and `collective_bytes_per_step` where a collective runs in a loop whose
+trip count XLA does not say (a TPU's loops, a loop on a traced bound: counted once, a
+lower bound): a gate that cannot see does not pass.
 
 Fix: shard or rematerialize what grew (`jxinspect lower --compile --show collectives`
 lists each collective with its paths), or raise the budget.""",
