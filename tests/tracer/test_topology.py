@@ -214,8 +214,9 @@ def test_each_program_moves_what_its_sharding_says(
     compiled: tuple[str, dict[str, Any], dict[str, Any], Path],
 ) -> None:
     """Not a vacuous comparison: the TPU's partitioner gathers the FSDP weight, reduces
-    the data-parallel gradient, gathers the resharded activation over ``model``; the
-    FSDP gather's buffer is live at the peak."""
+    the data-parallel gradient, gathers the resharded activation over ``model``, gathers
+    each of the four scanned layers' weights once per trip; the FSDP gather's buffer is
+    live at the peak."""
     _, reports, _, _ = compiled
 
     def kinds(name: str) -> set[tuple[str, tuple[str, ...]]]:
@@ -225,6 +226,9 @@ def test_each_program_moves_what_its_sharding_says(
     assert ("all-gather", ("fsdp",)) in kinds("fsdp_layer")
     assert ("all-gather", ("model",)) in kinds("tp_resharded")
     assert any("w" in c["operand_paths"] for c in reports["fsdp_layer"]["compiled"]["collectives"])
+    (layer,) = [c for c in reports["scan_layers"]["compiled"]["collectives"] if c["loops"]]
+    assert layer["trip_count"] == 4, layer  # a TPU's loop carries no count: read from it
+    assert layer["bytes_per_step"] == 4 * layer["bytes"]
     live = reports["fsdp_layer"]["compiled"]["peak"]["buffers"]
     assert any(b["kind"] == "collective" for b in live), live
 

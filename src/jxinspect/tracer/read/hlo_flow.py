@@ -5,7 +5,9 @@ from its result forward to the entry's ROOT, through instructions that only move
 retype their data (:data:`PASSING`), tuples and ``get-tuple-element``, a ``while`` loop's
 unchanged elements, and fusions whose root is such a function of one parameter. A
 collective in a ``while`` body (a ``scan`` or ``fori_loop``) runs once per trip: its
-loops, outermost first, and their known trip counts (``known_trip_count``) multiply.
+loops, outermost first, and their trip counts multiply: XLA's own (``known_trip_count``),
+else read from the loop as XLA's while-loop analysis reads a counted one (a TPU's loops
+carry no count).
 """
 
 from __future__ import annotations
@@ -194,6 +196,81 @@ def outputs_of(module: HloText, name: str) -> tuple[int, ...]:
     return tuple(sorted(outputs))
 
 
+def trip_count(module: HloText, loop: Instruction) -> int | None:
+    """How many times a ``while`` loop runs: XLA's count (``known_trip_count``), else, for
+    a counted loop, ``ceil((N - start) / step)``: its condition is ``state[k] < N`` of a
+    constant ``N``, its state enters with a constant ``start`` at ``k``, and its body adds a
+    constant ``step`` there (one written in the body, or a state element the body passes
+    on unchanged); ``None`` for any other loop."""
+    if loop.trip_count is not None:
+        return loop.trip_count
+    condition, body = loop.called("condition"), loop.called("body")
+    if len(condition) != 1 or len(body) != 1 or len(loop.operands) != 1:
+        return None
+    test, update = _root(module, condition[0]), _root(module, body[0])
+    if test is None or test.opcode != "compare" or "direction=LT" not in test.attributes:
+        return None
+    k = _state_index(module, test.operands[0])
+    if update is None or update.opcode != "tuple" or k is None or k >= len(update.operands):
+        return None
+    limit = _constant(module, test.operands[1])
+    start = _constant(module, _element(module, loop.operands[0], k))
+    step = _step(module, update, k, loop.operands[0])
+    if limit is None or start is None or step is None or step <= 0:
+        return None
+    return max(0, -(-(limit - start) // step))
+
+
+def _root(module: HloText, computation: str) -> Instruction | None:
+    found = module.computations.get(computation)
+    return found.instructions.get(found.root) if found is not None else None
+
+
+def _state_index(module: HloText, name: str) -> int | None:
+    """``k`` where ``name`` is element ``k`` of its computation's parameter (the state),
+    through copies and bitcasts."""
+    value = module.instructions.get(name)
+    while value is not None and value.opcode in ("copy", "bitcast") and value.operands:
+        value = module.instructions.get(value.operands[0])
+    if value is None or value.opcode != "get-tuple-element" or not value.operands:
+        return None
+    state = module.instructions.get(value.operands[0])
+    return value.index if state is not None and state.opcode == "parameter" else None
+
+
+def _element(module: HloText, name: str, k: int) -> str | None:
+    """The operand at element ``k`` of the ``tuple`` ``name``."""
+    value = module.instructions.get(name)
+    if value is None or value.opcode != "tuple" or k >= len(value.operands):
+        return None
+    return value.operands[k]
+
+
+def _constant(module: HloText, name: str | None) -> int | None:
+    """An integer constant's value, through copies and bitcasts."""
+    value = module.instructions.get(name or "")
+    while value is not None and value.opcode in ("copy", "bitcast") and value.operands:
+        value = module.instructions.get(value.operands[0])
+    return value.number if value is not None and value.opcode == "constant" else None
+
+
+def _step(module: HloText, update: Instruction, k: int, entered: str) -> int | None:
+    """What the body adds to state element ``k``: ``state[k] + c`` of a constant ``c``, or
+    of a state element the body passes on unchanged and the loop enters with a constant."""
+    added = module.instructions.get(update.operands[k])
+    if added is None or added.opcode != "add" or len(added.operands) != 2:
+        return None
+    counter = [_state_index(module, operand) for operand in added.operands]
+    if k not in counter:
+        return None
+    other = added.operands[1 - counter.index(k)]
+    j = _state_index(module, other)
+    if j is None:
+        return _constant(module, other)
+    unchanged = j < len(update.operands) and _state_index(module, update.operands[j]) == j
+    return _constant(module, _element(module, entered, j)) if unchanged else None
+
+
 def loops_of(module: HloText, computation: str) -> tuple[tuple[str, ...], int | None]:
     """The ``while`` loops that run ``computation``, outermost first, and how many times
     they run it: their trip counts multiplied (``None``: a count XLA does not know, or a
@@ -206,7 +283,7 @@ def loops_of(module: HloText, computation: str) -> tuple[tuple[str, ...], int | 
             return tuple(reversed(loops)), None
         if caller.opcode == "while":
             loops.append(caller.name)
-            count = caller.trip_count
+            count = trip_count(module, caller)
             trips = trips * count if trips is not None and count is not None else None
         computation = caller.computation
     return tuple(reversed(loops)), trips

@@ -61,7 +61,8 @@ class Instruction:
     computation: str
     """The computation holding it."""
     number: int | None = None
-    """A ``parameter``'s number; ``None`` for any other instruction."""
+    """A ``parameter``'s number, or an integer scalar ``constant``'s value (``constant(7)``);
+    ``None`` for any other instruction."""
 
     def called(self, kind: str | None = None) -> list[str]:
         """The computations it calls (``calls``, ``to_apply``, ``body``, ``condition``), or
@@ -182,11 +183,13 @@ def _instruction(line: str, at: int, computation: Computation) -> None:
                         f"this reader knows: {line.strip()[:80]}")  # fmt: skip
     root, name, shape, opcode, rest = found.groups()
     inside, attributes = _operand_text(rest)
-    number = int(inside) if opcode == "parameter" and inside.strip().isdigit() else None
+    literal = inside.strip()
+    counted = opcode in ("parameter", "constant") and literal.removeprefix("-").isdigit()
+    number = int(literal) if counted else None
     operands = () if number is not None else tuple(_OPERAND.findall(inside))
     instruction = Instruction(name, opcode, shape, operands, attributes, computation.name, number)
     computation.instructions[name] = instruction
-    if number is not None:
+    if number is not None and opcode == "parameter":
         computation.parameters[number] = name
     if root:
         object.__setattr__(computation, "root", name)
