@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import JAX_RELEASE, run_python
+from helpers import JAX_RELEASE, REPO, WARM_PYTHON, run_python
 from hlo_reading import dumped_peak, independent
 
 from jxinspect.tracer.seam import libtpu_version
@@ -333,3 +333,23 @@ def test_lint_fails_a_target_that_does_not_fit_or_is_over_its_share(
         "does not fit in a TPU v5 lite: the program needs 16.5 GiB per device and the chip "
         "has 15.8 GiB (its compiler refused it)"
     )
+
+
+@needs_libtpu
+def test_a_recorded_call_replays_for_a_topology(tmp_path: Path, run_cli: Any) -> None:
+    """A real run recorded on 8 simulated CPU devices, its step replayed for a TPU v4
+    topology of 8 devices (``--args-from-record``): its mesh, shardings and donation."""
+    train = REPO / "sample_programs" / "record" / "train.py"
+    recorded = run_cli("record", "-o", "runs", "--", *WARM_PYTHON, str(train), "--steps",
+                       "1", cwd=tmp_path)  # fmt: skip
+    assert recorded.returncode == 0, recorded.describe()
+    replay = ("--args-from-record", "runs/train_step", "--topology", "v4:2x2x1")
+    result = run_cli("lower", f"{train}:train_step", *replay, "--compile", "--format", "json",
+                     cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 0, result.describe()
+    report = json.loads(result.stdout)
+    assert (report["reached"], report["platform"], report["num_devices"]) == ("compiled", "tpu", 8)
+    assert report["topology"]["name"] == "v4:2x2x1"
+    assert report["mesh"] == "data=4,model=2"
+    donated = [leaf for leaf in report["inputs"] if leaf["donated"]]
+    assert donated and all(leaf["compiled_alias"] is not None for leaf in donated)
