@@ -353,3 +353,15 @@ def test_a_recorded_call_replays_for_a_topology(tmp_path: Path, run_cli: Any) ->
     assert report["mesh"] == "data=4,model=2"
     donated = [leaf for leaf in report["inputs"] if leaf["donated"]]
     assert donated and all(leaf["compiled_alias"] is not None for leaf in donated)
+
+
+@needs_libtpu
+def test_with_libtpu_installed_a_cpu_program_starts_quietly(tmp_path: Path, run_cli: Any) -> None:
+    """libtpu installed and no TPU here: plain JAX's start writes libtpu's errors to the
+    terminal; jxinspect's own processes tell libtpu there is no host to find."""
+    (tmp_path / "programs.py").write_text(PROGRAMS, encoding="utf-8")
+    result = run_cli("lower", "programs.py:fsdp_layer", "--args", "f32[8,4], f32[4,4]",
+                     "--compile", cwd=tmp_path, subprocess=True)  # fmt: skip
+    assert result.returncode == 0, result.describe()
+    assert "platform:     cpu, 1 device" in result.stdout
+    assert result.stderr == ""

@@ -143,11 +143,19 @@ def use_color(color: Color, output: Path | None) -> bool:
     return color is Color.auto and output is None and sys.stdout.isatty()
 
 
-def run_command(body: Callable[[], int], show_traceback: bool) -> None:
+def run_command(
+    body: Callable[[], int], show_traceback: bool, *, stages_here: bool = False
+) -> None:
     """Run a command body; errors become one line on stderr and their exit code (what
     they quote from the user escaped, so a newline or ESC in it cannot add a line or
-    colour the terminal)."""
+    colour the terminal). ``stages_here``: the command starts JAX in this process or its
+    workers (never a recorded run's), told first where no TPU host is to be found
+    (:func:`jxinspect.tracer.seam.no_tpu_host`)."""
     watch_terminal()
+    if stages_here:
+        from jxinspect.tracer import seam
+
+        seam.no_tpu_host()
     try:
         code = body()
     except JxError as err:

@@ -147,7 +147,7 @@ def diff_debug(
         emit(formats.DIFF.render(diff, format, style), output)
         return EXIT_FINDINGS if diff.failed else EXIT_OK
 
-    run_command(body, show_traceback)
+    run_command(body, show_traceback, stages_here=True)
 
 
 def _emit_survey_diff(surveyed: SurveyDiff, format: str, color: bool, output: Path | None) -> int:

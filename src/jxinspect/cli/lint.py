@@ -144,7 +144,9 @@ def lint(
     memory budgets regress. Exit 0 clean, 1 new findings at or above --fail-on, 2 usage
     or configuration error, 3 a target failed (import, trace, exit, crash, timeout), 4
     internal error, 130 interrupted. --exit-zero covers findings, never failed targets."""
-    run_command(lambda: _lint(tuple(paths or ()), flags, show_traceback), show_traceback)
+    run_command(
+        lambda: _lint(tuple(paths or ()), flags, show_traceback), show_traceback, stages_here=True
+    )
 
 
 def _lint(paths: tuple[str, ...], flags: LintFlags, show_traceback: bool) -> int:

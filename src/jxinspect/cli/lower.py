@@ -102,7 +102,7 @@ def lower(
             return _lowering_failed(report.error, report.error_traceback, show_traceback)
         return EXIT_FINDINGS if gate(report.findings, fail_on) else EXIT_OK
 
-    run_command(body, show_traceback)
+    run_command(body, show_traceback, stages_here=True)
 
 
 def _given(staging: Flags, args_from_record: str | None) -> TargetOptions:

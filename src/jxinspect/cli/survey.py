@@ -75,7 +75,7 @@ def survey(
             typer.echo(f"warning: {failed.name} did not stage: {one_line(failed.error)}", err=True)
         return EXIT_OK
 
-    run_command(body, show_traceback)
+    run_command(body, show_traceback, stages_here=True)
 
 
 def _history(

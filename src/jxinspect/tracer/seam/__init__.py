@@ -211,6 +211,7 @@ from jxinspect.tracer.seam.topologies import (
     TopologyDevices,
     hbm_shortfall,
     libtpu_version,
+    no_tpu_host,
     placed_on,
     topology_devices,
 )
@@ -236,6 +237,7 @@ from jxinspect.tracer.seam.trees import (
 )
 
 __all__ = [
+    "no_tpu_host",
     "assignment_dump_options",
     "dumped_assignment",
     "hbm_shortfall",

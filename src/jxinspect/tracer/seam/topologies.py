@@ -65,6 +65,18 @@ def _has_tpu_chip() -> bool:
     return Path("/dev/accel0").exists() or any(Path("/dev/vfio").glob("[0-9]*"))
 
 
+def no_tpu_host() -> None:
+    """Where libtpu is installed and no TPU chip is here, tell it so (:data:`_NO_HOST`,
+    where unset), before JAX starts: else JAX's start, looking for a TPU, has libtpu
+    write its errors to the terminal (measured with libtpu 0.0.42.1 and 0.0.50.1), and
+    a second process loading it is refused. Only in jxinspect's own processes: never in
+    a recorded run's."""
+    if libtpu_version() is None or _has_tpu_chip():
+        return
+    for variable, value in _NO_HOST.items():
+        os.environ.setdefault(variable, value)
+
+
 @contextlib.contextmanager
 def _own_stderr() -> Iterator[None]:
     """libtpu's start-up lines to the process's standard error (that it found no TPU host
@@ -94,9 +106,7 @@ def topology_devices(name: str) -> TopologyDevices:
             f"--topology {name}: compiling for a TPU needs libtpu, which is not installed: "
             f'pip install "jxinspect[tpu]" (or "jax[tpu]=={jax.__version__}")'
         )
-    if not _has_tpu_chip():
-        for variable, value in _NO_HOST.items():
-            os.environ.setdefault(variable, value)
+    no_tpu_host()
     from jax.experimental import topologies
 
     try:
