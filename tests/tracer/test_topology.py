@@ -360,8 +360,9 @@ def test_with_libtpu_installed_a_cpu_program_starts_quietly(tmp_path: Path, run_
     """libtpu installed and no TPU here: plain JAX's start writes libtpu's errors to the
     terminal; jxinspect's own processes tell libtpu there is no host to find."""
     (tmp_path / "programs.py").write_text(PROGRAMS, encoding="utf-8")
+    anywhere = {"JAX_PLATFORMS": ""}  # JAX looks for a TPU first (the tests' runs say cpu)
     result = run_cli("lower", "programs.py:fsdp_layer", "--args", "f32[8,4], f32[4,4]",
-                     "--compile", cwd=tmp_path, subprocess=True)  # fmt: skip
+                     "--compile", cwd=tmp_path, subprocess=True, env=anywhere)  # fmt: skip
     assert result.returncode == 0, result.describe()
     assert "platform:     cpu, 1 device" in result.stdout
     assert result.stderr == ""

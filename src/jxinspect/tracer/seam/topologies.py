@@ -36,11 +36,15 @@ from jxinspect.tracer.seam.objects import Device
 _NO_HOST = {
     "TPU_SKIP_MDS_QUERY": "1",
     "TPU_WORKER_HOSTNAMES": "localhost",
+    "TPU_ACCELERATOR_TYPE": "v5litepod-4",
     "ALLOW_MULTIPLE_LIBTPU_LOAD": "1",
 }
-"""What tells libtpu that no TPU host is to be found, and that other processes compiling
-for a topology (lint's workers) may load it too: without, the second one is refused
-(``ABORTED: ... libtpu multi-process lockfile``). Set only where no chip is."""
+"""What tells libtpu that no TPU host is to be found (without an accelerator type it
+writes that it found no host bounds), and that other processes compiling for a topology
+(lint's workers) may load it too: without, the second one is refused (``ABORTED: ...
+libtpu multi-process lockfile``). Set only where no chip is. A topology's compile is the
+topology's whatever the type says: tests/tracer/test_topology.py compiles for v5e and v4
+with these and checks the result against raw JAX's without them."""
 
 
 @dataclass(frozen=True)
