@@ -81,6 +81,14 @@ def shard_map_psum(x, w):
     return _shard_map(body, mesh=mesh(), in_specs=(P("data", None), P()), out_specs=P())(x, w)
 
 
+def silently_replicated(x, w):
+    return jnp.sin((x @ w).reshape(16, 64))
+
+
+def uneven_rows(x, w):
+    return jnp.sum(jnp.tanh(x[:30] @ w), axis=0)
+
+
 def explicit_reshard(x, w):
     h = jnp.tanh(x @ w)
     h = jax.sharding.reshard(h, P(None, "model"))
@@ -110,6 +118,10 @@ JXINSPECT = {
                     "in_specs": "P('data', None), P(None, 'model')"},
     "shard_map_psum": {**_MESH, "args": "f32[64,32], f32[32,16]",
                        "in_specs": "P('data', None), P()"},
+    "silently_replicated": {**_MESH, "args": "f32[64,32], f32[32,16]",
+                            "in_specs": "P('data', None), P(None, 'model')"},
+    "uneven_rows": {**_MESH, "args": "f32[64,32], f32[32,16]",
+                    "in_specs": "P('data', None), P(None, 'model')"},
     "explicit_reshard": {**_MESH, "explicit": True, "args": "f32[64,32], f32[32,16]",
                          "in_specs": "P('data', None), P(None, 'model')"},
     "scan_and_shard_map": {**_MESH, "args": "f32[4,64,64], f32[16,64]",
@@ -139,6 +151,10 @@ CASES = {
                     dict(in_shardings=(S("data", None), S(None, "model")))),
     "shard_map_psum": (programs.shard_map_psum, (A((64, 32)), A((32, 16))),
                        dict(in_shardings=(S("data", None), S()))),
+    "silently_replicated": (programs.silently_replicated, (A((64, 32)), A((32, 16))),
+                            dict(in_shardings=(S("data", None), S(None, "model")))),
+    "uneven_rows": (programs.uneven_rows, (A((64, 32)), A((32, 16))),
+                    dict(in_shardings=(S("data", None), S(None, "model")))),
 }
 out = {}
 explicit = js.Mesh(m.devices, m.axis_names, axis_types=(js.AxisType.Explicit,) * 2)
@@ -158,7 +174,7 @@ print(json.dumps(out))
 """
 )
 CASES = ("constrained", "tp_mlp", "scan_layers", "fsdp_grad", "column_sums", "shard_map_psum",
-         "explicit_reshard")  # fmt: skip
+         "silently_replicated", "uneven_rows", "explicit_reshard")  # fmt: skip
 
 _ARG = re.compile(
     r"%arg(\d+): tensor<[^>]*> \{sdy\.sharding = #sdy\.sharding<[^>]*>, "
@@ -309,3 +325,15 @@ def test_without_why_nothing_is_asked_for(folder: Path) -> None:
 
 def test_the_docs_show_the_flag() -> None:
     assert "--why" in (REPO / "docs" / "commands" / "lower.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.skipif(not SHARDY_BY_DEFAULT, reason="GSPMD partitions by default before 0.7")
+def test_an_axis_the_value_no_longer_has_is_not_said(folder: Path) -> None:
+    """A reshape that cannot keep ``model`` gathers it: the value made is said sharded as
+    it is, with the origin of each axis it still has, not of the one it lost (Shardy's
+    record keeps that one too)."""
+    (collective,) = why(folder, "silently_replicated")["compiled"]["collectives"]
+    assert collective["kind"] == "all-gather" and collective["axes"] == ["model"]
+    for origin in collective["origins"]:
+        kept = re.findall(r"'(\w+)'", origin["sharding"])
+        assert origin["axis"] in kept, origin

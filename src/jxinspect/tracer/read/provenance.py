@@ -177,15 +177,20 @@ class _Origins:
         return Origin("", "", named, "", file=file, line=line)
 
     def of_value(self, value: str, sharding: Any, origins: Any, own: Any) -> list[Origin]:
-        """One :class:`Origin` per axis of a value's ``origins`` dictionary."""
+        """One :class:`Origin` per axis of a value's ``origins`` dictionary that its
+        sharding still has (Shardy keeps the origin of an axis propagation later dropped:
+        a reshape that cannot keep it)."""
         if sharding is None or origins is None:
             return []
-        readable = shardings.from_sdy(sharding, self.meshes).readable
+        read = shardings.from_sdy(sharding, self.meshes)
+        kept = {axis for entry in read.spec for axis in entry}
         ir = seam.ir()
         found = []
         for named in ir.DictAttr(origins):
+            if named.name not in kept:
+                continue
             declared = self.declaration(string_value(named.attr), own)
-            found.append(replace(declared, value=value, axis=named.name, sharding=readable))
+            found.append(replace(declared, value=value, axis=named.name, sharding=read.readable))
         return found
 
     def of_result(self, op: Any, number: int, value: str) -> list[Origin]:
