@@ -15,7 +15,7 @@ from jxinspect.core.vocabulary import release_key
 OLDEST_SUPPORTED = "0.4.35"
 """The oldest JAX release jxinspect reads (``pyproject.toml`` requires it too)."""
 
-NEWEST_TESTED = "0.12.0.1"
+NEWEST_TESTED = "0.12.1"
 """The newest JAX release CI tests (the newest leg of ``.ci/releases``; a test holds
 the two equal, and CI fails when the package index serves a newer one)."""
 
