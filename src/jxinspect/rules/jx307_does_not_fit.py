@@ -9,6 +9,7 @@ from jxinspect.core.model import Finding, Report
 from jxinspect.core.units import human_bytes
 from jxinspect.rules.base import Rule
 from jxinspect.rules.jx302_memory_budget import bytes_per_device
+from jxinspect.rules.jx303_cost_budget import largest_buffers
 
 
 def largest_leaves(report: Report, count: int = 3) -> str:
@@ -50,8 +51,7 @@ def check(report: Report, facts: Facts) -> Iterator[Finding]:
     limit = facts.settings.hbm_fraction * topology.hbm
     if used > limit:
         largest = (
-            "largest there: " + ", ".join(f"{b.path or b.instruction} {human_bytes(b.bytes)}"
-                                          for b in peak.buffers[:3])
+            f"largest there: {largest_buffers(peak.buffers)}"
             if peak is not None and peak.buffers
             else f"largest arguments and results per device: {largest_leaves(report)}"
         )  # fmt: skip

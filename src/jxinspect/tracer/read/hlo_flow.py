@@ -229,13 +229,19 @@ def _root(module: HloText, computation: str) -> Instruction | None:
 def _state_index(module: HloText, name: str) -> int | None:
     """``k`` where ``name`` is element ``k`` of its computation's parameter (the state),
     through copies and bitcasts."""
-    value = module.instructions.get(name)
-    while value is not None and value.opcode in ("copy", "bitcast") and value.operands:
-        value = module.instructions.get(value.operands[0])
+    value = _through_copies(module, name)
     if value is None or value.opcode != "get-tuple-element" or not value.operands:
         return None
     state = module.instructions.get(value.operands[0])
     return value.index if state is not None and state.opcode == "parameter" else None
+
+
+def _through_copies(module: HloText, name: str) -> Instruction | None:
+    """The instruction ``name`` copies or bitcasts, followed back to one that does not."""
+    value = module.instructions.get(name)
+    while value is not None and value.opcode in ("copy", "bitcast") and value.operands:
+        value = module.instructions.get(value.operands[0])
+    return value
 
 
 def _element(module: HloText, name: str, k: int) -> str | None:
@@ -248,9 +254,7 @@ def _element(module: HloText, name: str, k: int) -> str | None:
 
 def _constant(module: HloText, name: str | None) -> int | None:
     """An integer constant's value, through copies and bitcasts."""
-    value = module.instructions.get(name or "")
-    while value is not None and value.opcode in ("copy", "bitcast") and value.operands:
-        value = module.instructions.get(value.operands[0])
+    value = _through_copies(module, name or "")
     return value.number if value is not None and value.opcode == "constant" else None
 
 
