@@ -15,15 +15,11 @@ unset, and only on a machine with no TPU chip.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib.metadata
 import importlib.util
 import os
 import re
-import sys
-import tempfile
-from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,23 +77,6 @@ def no_tpu_host() -> None:
         os.environ.setdefault(variable, value)
 
 
-@contextlib.contextmanager
-def _own_stderr() -> Iterator[None]:
-    """libtpu's start-up lines to the process's standard error (that it found no TPU host
-    to describe, which is the point here) kept out of the user's terminal."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with tempfile.TemporaryFile() as sink:
-            os.dup2(sink.fileno(), 2)
-            try:
-                yield
-            finally:
-                os.dup2(saved, 2)
-    finally:
-        os.close(saved)
-
-
 @functools.cache
 def topology_devices(name: str) -> TopologyDevices:
     """The devices of TPU topology ``name`` (libtpu's spelling: ``v5e:2x2``, ``v4:2x2x1``).
@@ -114,8 +93,7 @@ def topology_devices(name: str) -> TopologyDevices:
     from jax.experimental import topologies
 
     try:
-        with _own_stderr():
-            description: Any = topologies.get_topology_desc(platform="tpu", topology_name=name)
+        description: Any = topologies.get_topology_desc(platform="tpu", topology_name=name)
     except Exception as err:  # libtpu refuses the name: its words, one line
         said = (str(err).strip().splitlines() or [type(err).__name__])[0]
         raise UsageError(f"--topology {name}: libtpu says: {said}") from None
