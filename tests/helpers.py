@@ -44,6 +44,17 @@ JAX_SERIES = ".".join(JAX_RELEASE.split(".")[:2])
 """``0.10`` for JAX 0.10.2: each release series emits its own programs."""
 
 
+def needs_gspmd(test: Any) -> Any:
+    """Skip ``test`` where JAX lowers with Shardy whatever it is asked (0.12.1 on:
+    ``seam.gspmd_lowers``)."""
+    import pytest
+
+    from jxinspect.tracer import seam
+
+    reason = f"JAX {JAX_RELEASE} lowers with Shardy only"
+    return pytest.mark.skipif(not seam.gspmd_lowers(), reason=reason)(test)
+
+
 def ci_releases() -> tuple[str, ...]:
     """The JAX releases CI tests: the legs of ``.ci/releases`` (``WHOLE`` and
     ``SUBSET_RELEASES``), oldest first."""

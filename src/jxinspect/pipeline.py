@@ -153,7 +153,8 @@ def inspect_function(
             expected_args=expected, static_args=tuple(static_args), platform=platform,
             mesh=inputs.pmap_mesh(args, plan) if stage == "pmap" and jax_mesh is None else None,
             partitioner=used, file=file, line=line, keep_texts=keep_texts, topology=topology,
-            notes=(*notes, *([platform_note] if platform_note else []), *already),
+            notes=(*notes, *filter(None, (platform_note, seam.partitioner_note(partitioner))),
+                   *already),
         )  # fmt: skip
         report = report_of(
             staged, context, jax_mesh, compile=compile, memory=memory, built_over=built_over,

@@ -20,6 +20,7 @@ from helpers import (
     REPO,
     assert_valid_report,
     error_line,
+    needs_gspmd,
     run_python,
     sample_entries,
     sample_target,
@@ -602,6 +603,7 @@ def test_fail_on(target: str, fail_on: str, code: int, lower_text: Any) -> None:
     assert "findings (" in result.stdout
 
 
+@needs_gspmd
 def test_gspmd_reads_the_same_specs_as_shardy(lower_json: Any) -> None:
     """``mhlo.sharding`` tile assignments map back to mesh axis names."""
     flags = ("--mesh", "data=4,model=2", "--in-specs", "P('data', None)", "--args", "f32[8,128]")
@@ -619,6 +621,24 @@ def test_gspmd_reads_the_same_specs_as_shardy(lower_json: Any) -> None:
         assert "devices=" in g["sharding"]["raw"] and "sdy.sharding" in s["sharding"]["raw"]
 
 
+def test_gspmd_asked_of_a_release_without_it_is_shardy_said(lower_json: Any) -> None:
+    """Where JAX lowers with Shardy whatever it is asked (0.12.1 on), ``--partitioner
+    gspmd`` is not refused (JAX accepts its option) and not reported as GSPMD: the report
+    says Shardy, and a note says why."""
+    _, report = lower_json("sample_programs/sharded.py:update", "--partitioner", "gspmd")
+    if seam.gspmd_lowers():
+        assert report["partitioner"] == "gspmd"
+        assert not any("always partitions with Shardy" in note for note in report["notes"])
+        return
+    assert report["partitioner"] == "shardy"
+    assert {leaf["sharding"]["source"] for leaf in report["inputs"] if leaf["sharding"]} == {"sdy"}
+    assert [note for note in report["notes"] if "--partitioner gspmd" in note] == [
+        f"--partitioner gspmd: JAX {JAX_RELEASE} always partitions with Shardy "
+        "(its jax_use_shardy_partitioner has no effect); this is Shardy's lowering"
+    ]
+
+
+@needs_gspmd
 def test_gspmd_sharded_update_matches_shardy(lower_json: Any) -> None:
     """The README's promise: ``--partitioner gspmd`` shows the same P(...) as Shardy."""
     _, gspmd = lower_json("sample_programs/sharded.py:update", "--partitioner", "gspmd")

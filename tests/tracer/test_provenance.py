@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import PLAIN_JAX_ON_8_DEVICES, REPO, run_cli, run_python
+from helpers import PLAIN_JAX_ON_8_DEVICES, REPO, needs_gspmd, run_cli, run_python
 
 from jxinspect.core.vocabulary import release_key
 
@@ -306,6 +306,7 @@ def test_a_crash_of_the_partitioners_debug_run_leaves_the_report(folder: Path) -
         assert all(c["origins"] is not None for c in compiled["collectives"])
 
 
+@needs_gspmd
 def test_gspmd_keeps_no_provenance_and_says_so(folder: Path) -> None:
     compiled = why(folder, "tp_mlp", "--partitioner", "gspmd")["compiled"]
     assert compiled["origins_unread"].startswith("the GSPMD partitioner keeps no record")

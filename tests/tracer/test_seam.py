@@ -160,10 +160,28 @@ def _names_checkpoint_inputs() -> bool:
     return said.getvalue().count("named 'h'") == 2
 
 
+def _lowers_with_gspmd() -> bool:
+    """Whether JAX writes GSPMD's ``mhlo.sharding`` with ``jax_use_shardy_partitioner`` off."""
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    before = jax.config.values["jax_use_shardy_partitioner"]
+    jax.config.update("jax_use_shardy_partitioner", False)
+    try:
+        mesh = jax.sharding.Mesh(jax.devices()[:1], ("d",))
+        jitted = jax.jit(lambda x: x * 2, in_shardings=NamedSharding(mesh, PartitionSpec("d")))
+        return "mhlo.sharding" in jitted.lower(jnp.ones(4)).as_text()
+    finally:
+        jax.config.update("jax_use_shardy_partitioner", before)
+
+
 RELEASE_FACTS: list[tuple[str, Callable[[], bool], Callable[[tuple[int, int, int]], bool]]] = [
     ("devices: jax_num_cpu_devices", lambda: "jax_num_cpu_devices" in jax.config.values,
      lambda v: v >= (0, 5, 0)),
     ("devices: Shardy by default", seam.shardy_default, lambda v: v >= (0, 7, 0)),
+    ("devices: jax_use_shardy_partitioner off lowers with GSPMD", _lowers_with_gspmd,
+     lambda v: v < (0, 12, 1)),
+    ("devices: seam.gspmd_lowers says so", lambda: seam.gspmd_lowers() == _lowers_with_gspmd(),
+     lambda v: True),
     ("meshes: lowering for an AbstractMesh", seam.abstract_meshes_lower, lambda v: v >= (0, 4, 38)),
     ("meshes: AxisType", lambda: hasattr(jax.sharding, "AxisType"), lambda v: v >= (0, 5, 0)),
     ("meshes: jax.set_mesh", lambda: hasattr(jax, "set_mesh"), lambda v: v >= (0, 7, 0)),

@@ -4,7 +4,9 @@
   0.10.2 have it); before it (0.4.35), the XLA flag
   ``--xla_force_host_platform_device_count`` set before the backend starts.
 * **Partitioner**: GSPMD (``mhlo.sharding``) is the default up to 0.6 (0.4.35), Shardy
-  (``sdy.sharding``) from 0.7 on; ``jax_use_shardy_partitioner`` switches either way.
+  (``sdy.sharding``) from 0.7 on; ``jax_use_shardy_partitioner`` switches either way up
+  to 0.12.0.1. From 0.12.1 (:data:`GSPMD_GONE_IN`) the option "has no effect": JAX
+  lowers with Shardy whatever it says.
 """
 
 from __future__ import annotations
@@ -18,6 +20,12 @@ from jxinspect.tracer.seam import release
 from jxinspect.tracer.seam.objects import Device
 
 _DEVICE_FLAG = "--xla_force_host_platform_device_count"
+
+GSPMD_GONE_IN = "0.12.1"
+"""The first release that lowers with Shardy whatever ``jax_use_shardy_partitioner``
+says (its help: "DEPRECATED: Shardy is now always enabled; this flag has no effect");
+measured: 0.12.0.1 still writes ``mhlo.sharding`` with the option off, 0.12.1 writes
+``sdy.sharding``."""
 
 
 def backend_started() -> bool:
@@ -64,12 +72,17 @@ def simulate_cpu_devices(count: int) -> None:
 
 @contextlib.contextmanager
 def partitioner(name: str | None) -> Iterator[Partitioner]:
-    """Use Shardy (``"shardy"``) or GSPMD inside the block; JAX's setting is restored."""
+    """Use Shardy (``"shardy"``) or GSPMD inside the block, and say which one JAX will
+    use (Shardy from :data:`GSPMD_GONE_IN`, whatever was asked); JAX's setting is
+    restored."""
     import jax
 
     option = "jax_use_shardy_partitioner"  # in every supported release
     before = bool(jax.config.values[option])
     wanted = before if name is None else name == "shardy"
+    if not gspmd_lowers():
+        yield "shardy"
+        return
     if wanted != before:
         jax.config.update(option, wanted)
     try:
@@ -77,6 +90,21 @@ def partitioner(name: str | None) -> Iterator[Partitioner]:
     finally:
         if wanted != before:
             jax.config.update(option, before)
+
+
+def gspmd_lowers() -> bool:
+    """Whether this release can still lower with GSPMD (before :data:`GSPMD_GONE_IN`)."""
+    return not release.running_since(GSPMD_GONE_IN)
+
+
+def partitioner_note(asked: str | None) -> str | None:
+    """What to tell a user who asked for GSPMD where JAX no longer has it."""
+    if asked != "gspmd" or gspmd_lowers():
+        return None
+    return (
+        f"--partitioner gspmd: JAX {release.jax_version()} always partitions with Shardy "
+        "(its jax_use_shardy_partitioner has no effect); this is Shardy's lowering"
+    )
 
 
 def shardy_default() -> bool:
