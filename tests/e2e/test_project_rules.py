@@ -128,3 +128,47 @@ def test_lint_forbids_a_collective_kind_per_project_and_per_target(tmp_path: Pat
         ("layers.py:gathered", "JX303",
          f"all-gather over fsdp moving w{line} is forbidden (budgets.forbid_collectives)", "w"),
     ]  # fmt: skip
+
+
+SIZED = """
+import jax.numpy as jnp
+
+
+def weights(x, w):
+    return jnp.tanh(x @ w)
+
+
+def bias(x, b):
+    return jnp.tanh(x + b)
+
+
+FSDP = {"devices": 8, "mesh": "fsdp=8", "out_specs": "P('fsdp', None)"}
+JXINSPECT = {
+    "weights": {**FSDP, "args": "f32[64,256], f32[256,256]",
+                "in_specs": "P('fsdp', None), P('fsdp', None)"},
+    "bias": {**FSDP, "args": "f32[64,256], f32[256]", "in_specs": "P('fsdp', None), P('fsdp')"},
+}
+"""
+
+
+def test_lint_forbids_a_collective_kind_over_a_size(tmp_path: Path) -> None:
+    """``"all-gather > 16 KiB"``: the weights' gather (32 KiB per device) fails the gate,
+    named with its size and the limit; the bias program's gathers (8 KiB and 128 B per
+    device) pass."""
+    (tmp_path / "layers.py").write_text(SIZED, encoding="utf-8")
+    config = "compile: true\nbudgets: {forbid_collectives: ['all-gather > 16 KiB']}\n"
+    (tmp_path / "jxinspect.yaml").write_text(
+        config + "targets:\n  - target: layers.py\n", encoding="utf-8"
+    )
+    result = run_cli("lint", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 1, result.describe()
+    targets = {t["target"]: t for t in json.loads(result.stdout)["targets"]}
+    shown = run_cli("lower", "layers.py:bias", "--compile", "-f", "json", cwd=tmp_path)
+    gathers = json.loads(shown.stdout)["compiled"]["collectives"]
+    assert gathers and all(c["kind"] == "all-gather" and c["bytes"] <= 16 << 10 for c in gathers)
+    assert targets["layers.py:bias"]["findings"] == []
+    [finding] = targets["layers.py:weights"]["findings"]
+    assert (finding["code"], finding["path"]) == ("JX303", "w")
+    assert finding["message"].endswith(
+        ", 32.0 KiB per device, is forbidden (budgets.forbid_collectives: all-gather > 16.0 KiB)"
+    )

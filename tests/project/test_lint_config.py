@@ -18,6 +18,7 @@ from jxinspect.core.settings import (
     BUDGET_KEYS,
     OPTIONAL_BUDGETS,
     BudgetKind,
+    ForbiddenCollective,
     Settings,
     parse_budget,
     parse_bytes,
@@ -281,7 +282,8 @@ def test_the_readmes_example_reads_back(project: Path) -> None:
         paths=("models",),
         exclude=("models/experimental/*",),
         policy=Policy(("JX1", "JX2", "JX3"), ("JX110",), (("JX201", "error"),),
-                      Settings(4 << 20, 16 << 30, 2, forbid_collectives=("all-to-all",)),
+                      Settings(4 << 20, 16 << 30, 2,
+                               forbid_collectives=(ForbiddenCollective("all-to-all"),)),
                       compile=True),
         baseline="ci/baseline.json",
         fail_on="warning",
@@ -343,7 +345,13 @@ def test_every_budget_is_a_field_of_settings_with_a_kind_that_reads_it() -> None
     )  # fmt: skip
     assert parse_budget("max_compiles", 2) == 2 and parse_budget("max_compiles", None) is None
     assert parse_budget("memory_growth", "10%") == 0.1
-    assert parse_budget("forbid_collectives", ["All-Gather"]) == ("all-gather",)
+    assert parse_budget("forbid_collectives", ["All-Gather"]) == (
+        ForbiddenCollective("all-gather"),
+    )
+    assert parse_budget("forbid_collectives", ["all-gather > 1 GiB", "all-to-all>0"]) == (
+        ForbiddenCollective("all-gather", 1 << 30),
+        ForbiddenCollective("all-to-all", 0),
+    )
     assert parse_budget("replicated_bytes", "1 KiB") == 1024
     for name, bad in (("max_compiles", 0), ("replicated_bytes", None), ("memory_growth", -1)):
         with pytest.raises(ValueError):
@@ -361,7 +369,8 @@ def test_cost_budgets_read_at_both_levels(project: Path) -> None:
     config = load_config(write(project, "jxinspect.yaml", text))
     assert config.policy.settings == Settings(
         temporaries_per_device=2 << 20, collective_bytes_per_step=4096,
-        forbid_collectives=("all-to-all", "all-gather"), memory_growth=0.25,
+        forbid_collectives=(ForbiddenCollective("all-to-all"), ForbiddenCollective("all-gather")),
+        memory_growth=0.25,
     )  # fmt: skip
     assert config.targets[0].override.apply(config.policy).settings == Settings(
         collective_bytes_per_step=4096, memory_growth=0.5
@@ -374,7 +383,11 @@ def test_cost_budgets_read_at_both_levels(project: Path) -> None:
         ("{forbid_collectives: all-to-all}",
          "budgets.forbid_collectives: expected a list of collective kinds (all-reduce, "
          "all-gather, reduce-scatter, all-to-all, collective-permute, collective-broadcast), "
-         "got 'all-to-all'"),
+         "each with a size it may move if you like ('all-gather > 1 GiB'), got 'all-to-all'"),
+        ("{forbid_collectives: ['all-gather > lots']}",
+         "budgets.forbid_collectives: 'all-gather > lots': expected a size such as 4096, "
+         "'64 MiB' or '16GiB' (units B, kB, MB, GB, TB, KiB, MiB, GiB, TiB), "
+         "got ['all-gather > lots']"),
         ("{forbid_collectives: [all-to-al]}",
          "budgets.forbid_collectives: 'all-to-al' is no collective kind (all-reduce, "
          "all-gather, reduce-scatter, all-to-all, collective-permute, collective-broadcast), "

@@ -14,7 +14,7 @@ from jxinspect.core.model import (
     MemoryStats,
     Report,
 )
-from jxinspect.core.settings import DEFAULT_SETTINGS, Settings
+from jxinspect.core.settings import DEFAULT_SETTINGS, Settings, parse_budget
 from jxinspect.rules import apply_rules
 
 KIB = 1024
@@ -55,10 +55,30 @@ def test_jx302_counts_arguments_results_temporaries_less_aliased() -> None:
 
 def test_an_unread_program_is_jx306_and_no_jx301() -> None:
     unread = compiled(0, unread="optimized HLO not read (x; JAX 0.10.2)")
-    found = codes(unread, replace(DEFAULT_SETTINGS, forbid_collectives=("all-gather",)))
+    forbid = parse_budget("forbid_collectives", ["all-gather"])
+    found = codes(unread, replace(DEFAULT_SETTINGS, forbid_collectives=forbid))
     assert "JX306" in found and "JX303" in found and "JX301" not in found
     assert "JX304" in codes(unread, accepted=AcceptedCost("m.py:f", temporaries=0))
     assert codes(compiled(0)) == ["JX301"]  # read, and aliased nowhere
+
+
+def test_a_forbidden_kind_with_a_size_forbids_only_the_larger() -> None:
+    """``"all-gather > 32 KiB"``: a gather of 64 KiB per device is reported with its size
+    and the limit, one of 16 KiB (a bias) is not; a size on another kind forbids none."""
+    large = Collective("all-gather", (), 64 * KIB, ("data",), operand_paths=("w",))
+    small = Collective("all-gather", (), 16 * KIB, ("data",), operand_paths=("b",))
+    report = compiled(0)
+    report = replace(report, compiled=replace(report.compiled, collectives=(large, small)))
+    limits = parse_budget("forbid_collectives", ["all-gather > 32 KiB", "all-reduce"])
+    findings = [
+        f for f in apply_rules(report, Facts(Settings(forbid_collectives=limits))).findings
+        if f.code == "JX303"
+    ]  # fmt: skip
+    assert [(f.message, f.path) for f in findings] == [(
+        "all-gather over data moving w, 64.0 KiB per device, is forbidden "
+        "(budgets.forbid_collectives: all-gather > 32.0 KiB)", "w")]  # fmt: skip
+    at_most = parse_budget("forbid_collectives", ["all-gather > 64 KiB"])
+    assert "JX303" not in codes(report, Settings(forbid_collectives=at_most))
 
 
 def test_a_loop_of_unknown_trips_leaves_the_collective_budget_unjudged() -> None:

@@ -17,7 +17,7 @@ from jax.sharding import PartitionSpec as P
 
 from jxinspect.core.facts import Facts
 from jxinspect.core.model import Report
-from jxinspect.core.settings import Settings
+from jxinspect.core.settings import ForbiddenCollective, Settings
 from jxinspect.core.units import human_bytes
 from jxinspect.pipeline import inspect_function
 from jxinspect.rules import RULES, apply_rules
@@ -315,13 +315,15 @@ def test_jx303_reads_xla_temporaries_and_bytes_per_step(mesh: Any) -> None:
 def test_jx303_needs_the_compiled_program(mesh: Any) -> None:
     options = {"in_shardings": shardings(mesh, P(("data", "model")))}
     lowered = inspect_function(scanned_sum, (sds(64, 16),), {}, options=options)
-    forbid = Settings(forbid_collectives=("all-reduce",), temporaries_per_device=0,
-                      collective_bytes_per_step=0)  # fmt: skip
+    forbid = Settings(forbid_collectives=(ForbiddenCollective("all-reduce"),),
+                      temporaries_per_device=0, collective_bytes_per_step=0)  # fmt: skip
     assert codes(apply_rules(lowered, Facts(forbid)), "JX303") == []
     compiled = inspect_function(scanned_sum, (sds(64, 16),), {}, options=options, compile=True)
     [forbidden] = [
         f
-        for f in apply_rules(compiled, Facts(Settings(forbid_collectives=("all-reduce",)))).findings
+        for f in apply_rules(
+            compiled, Facts(Settings(forbid_collectives=(ForbiddenCollective("all-reduce"),)))
+        ).findings
         if f.code == "JX303"
     ]
     assert forbidden.message.startswith("all-reduce over data,model moving an intermediate (")

@@ -39,7 +39,7 @@ import jxinspect.testing
 from jxinspect.core.facts import Facts
 from jxinspect.core.model import AcceptedCost, Report
 from jxinspect.core.recompiles import Compile
-from jxinspect.core.settings import Settings
+from jxinspect.core.settings import Settings, parse_budget
 from jxinspect.core.vocabulary import STATUSES, Status
 from jxinspect.rules import RULES_BY_CODE, TABLE, apply_rules
 from jxinspect.tracer import seam
@@ -106,7 +106,9 @@ def judged(stem: str) -> Report:
         compiled = _inspect(accepted()).compiled
         assert compiled is not None, f"{stem}: accepted() must compile"
         cost = AcceptedCost.of(stem, compiled)
-    settings = Settings(**getattr(module, "SETTINGS", {}))
+    settings = Settings(
+        **{k: parse_budget(k, v) for k, v in getattr(module, "SETTINGS", {}).items()}
+    )
     return apply_rules(report, Facts(settings, compiles, cost))
 
 

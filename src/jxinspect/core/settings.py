@@ -33,7 +33,32 @@ _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
 
 BudgetKind = Literal["bytes", "count", "fraction", "collectives"]
 """How a budget is written: a size in bytes (``4096``, ``"64 MiB"``), a count (a whole
-number of at least 1), a fraction (``"10%"``, ``0.1``) or a list of collective kinds."""
+number of at least 1), a fraction (``"10%"``, ``0.1``) or a list of collective kinds,
+each with a size it may move (``[all-to-all, "all-gather > 1 GiB"]``)."""
+
+
+_LIMIT = re.compile(r"^\s*([A-Za-z-]+)\s*(?:>\s*(.+?))?\s*$")
+
+
+@dataclass(frozen=True)
+class ForbiddenCollective:
+    """An entry of ``budgets.forbid_collectives``: every collective of ``kind``
+    (``all-to-all``), or those of ``kind`` moving more than ``over`` bytes per device
+    (``all-gather > 1 GiB``)."""
+
+    kind: CollectiveKind
+    over: int | None = None
+    """Bytes per device (the collective's operands) a collective of ``kind`` may move;
+    ``None``: none may be there at all."""
+
+    def forbids(self, kind: str, moved: int) -> bool:
+        """Whether a collective of ``kind`` moving ``moved`` bytes per device breaks it."""
+        return kind == self.kind and (self.over is None or moved > self.over)
+
+    def __str__(self) -> str:
+        from jxinspect.core.units import human_bytes
+
+        return self.kind if self.over is None else f"{self.kind} > {human_bytes(self.over)}"
 
 
 def _budget(kind: BudgetKind, default: Any) -> Any:
@@ -62,8 +87,9 @@ class Settings:
     peak_per_device: int | None = _budget("bytes", None)
     """JX303: the bytes live per device at the compiled program's peak above this are
     reported, with the largest buffers there (``None``: off; set, lint reads the peak)."""
-    forbid_collectives: tuple[CollectiveKind, ...] = _budget("collectives", ())
-    """JX303: each collective of these kinds in the compiled program is reported."""
+    forbid_collectives: tuple[ForbiddenCollective, ...] = _budget("collectives", ())
+    """JX303: each collective of these kinds in the compiled program is reported; a kind
+    with a size (``"all-gather > 1 GiB"``) only where one moves more per device."""
     hbm_fraction: float = _budget("fraction", 1.0)
     """JX307: a program compiled for a TPU topology (``--topology``) that needs more than
     this fraction of a device's HBM (its peak, else XLA's memory analysis) is reported;
@@ -74,8 +100,8 @@ class Settings:
 
 
 DEFAULT_SETTINGS = Settings()
-BudgetValue = int | float | tuple[CollectiveKind, ...] | None
-"""A budget as read: bytes or a count, a fraction, the collective kinds, or ``None``."""
+BudgetValue = int | float | tuple[ForbiddenCollective, ...] | None
+"""A budget as read: bytes or a count, a fraction, the forbidden collectives, or ``None``."""
 BUDGET_KINDS: dict[str, BudgetKind] = {f.name: f.metadata["budget"] for f in fields(Settings)}
 """Each budget's kind, by name, in the fields' order."""
 BUDGET_KEYS: tuple[str, ...] = tuple(BUDGET_KINDS)
@@ -92,21 +118,27 @@ def parse_budget(name: str, value: object) -> BudgetValue:
     return _PARSERS[BUDGET_KINDS[name]](value)
 
 
-def parse_kinds(value: object) -> tuple[CollectiveKind, ...]:
-    """``[all-to-all, all-gather]`` → the kinds, each checked; raises ``ValueError``."""
+def parse_kinds(value: object) -> tuple[ForbiddenCollective, ...]:
+    """``[all-to-all, "all-gather > 1 GiB"]`` → the forbidden collectives, each kind and
+    size checked; raises ``ValueError``."""
+    kinds = ", ".join(COLLECTIVE_KINDS)
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ValueError(
-            "expected a list of collective kinds (" + ", ".join(COLLECTIVE_KINDS) + ")"
+            f"expected a list of collective kinds ({kinds}), each with a size it may move "
+            "if you like ('all-gather > 1 GiB')"
         )
-    kinds: list[CollectiveKind] = []
+    found: list[ForbiddenCollective] = []
     for item in value:
-        matched = [kind for kind in COLLECTIVE_KINDS if kind == item.strip().lower()]
-        if not matched:
-            raise ValueError(
-                f"{item!r} is no collective kind (" + ", ".join(COLLECTIVE_KINDS) + ")"
-            )
-        kinds.extend(matched)
-    return tuple(dict.fromkeys(kinds))
+        match = _LIMIT.match(item)
+        kind = match.group(1).lower() if match else None
+        if match is None or kind not in COLLECTIVE_KINDS:
+            raise ValueError(f"{item!r} is no collective kind ({kinds})")
+        try:
+            over = parse_bytes(match.group(2)) if match.group(2) is not None else None
+        except ValueError as error:
+            raise ValueError(f"{item!r}: {error}") from None
+        found.append(ForbiddenCollective(kind, over))
+    return tuple(dict.fromkeys(found))
 
 
 def parse_fraction(value: object) -> float:

@@ -89,12 +89,20 @@ def check(report: Report, facts: Facts) -> Iterator[Finding]:
         return
     yield from _over(report, compiled, facts.settings)
     for collective in compiled.collectives or ():
-        if collective.kind in facts.settings.forbid_collectives:
-            yield RULE.finding(
-                report,
-                f"{collective.described} is forbidden (budgets.forbid_collectives)",
-                path=collective.moved_paths,
-            )
+        for limit in facts.settings.forbid_collectives:
+            if limit.forbids(collective.kind, collective.bytes):
+                moving = (
+                    "" if limit.over is None
+                    else f", {human_bytes(collective.bytes)} per device,"
+                )  # fmt: skip
+                limited = "" if limit.over is None else f": {limit}"
+                yield RULE.finding(
+                    report,
+                    f"{collective.described}{moving} is forbidden "
+                    f"(budgets.forbid_collectives{limited})",
+                    path=collective.moved_paths,
+                )
+                break
 
 
 RULE = Rule(
@@ -109,8 +117,10 @@ the backward pass, a remat removed, a fusion that no longer fits),
 it runs in, summed), `peak_per_device` (the bytes live at the peak: arguments, results and
 the temporaries live there, as `jxinspect lower --memory` shows them; the finding names
 the largest), or it holds a collective whose kind `forbid_collectives` lists
-(`[all-to-all, all-gather]`). A forbidden collective is named with its mesh axes, the
-argument or result paths it moves and its source line.
+(`[all-to-all, all-gather]`), or one that moves more per device than the size a kind is
+given there (`["all-gather > 1 GiB"]`: the gather of a small bias passes, the weights'
+does not). A forbidden collective is named with its mesh axes, the argument or result
+paths it moves and its source line.
 
 These need the compiled program (`compile: true`); off unless a budget is set. Where
 the compiled program's collectives could not be read, a collective budget or
