@@ -198,13 +198,15 @@ def inspect_target(
     freeze: bool = True,
     judged: bool = True,
     why: bool = False,
+    why_of: tuple[str, ...] = (),
 ) -> Report:
     """Inspect a target, resolved by :func:`jxinspect.project.resolve.resolve` (a string
     under ``given``); judged as :func:`inspect_function` says. ``freeze``: the process
     ends after this target, so what is loaded may move to the collector's permanent
     generation (never in a worker that stages many: frozen objects are never collected).
     ``why``: compiled, with each collective's origins, from a child that stages the
-    target again meanwhile (:mod:`jxinspect.tracer.partitioner_run`).
+    target again meanwhile (:mod:`jxinspect.tracer.partitioner_run`); ``why_of``: and
+    the origins of these values (paths, ``FILE:LINE``).
 
     Devices are prepared before the user's module is imported when the declaration can
     be read from the source; a declaration built at import time is applied after.
@@ -214,7 +216,9 @@ def inspect_target(
 
     seam.require_supported()
     resolved = target if isinstance(target, Resolved) else resolve(target, given)
-    run = PartitionerRun.start(partial(inspect_target, resolved, compile=True)) if why else None
+    why = why or bool(why_of)
+    work = partial(inspect_target, resolved, compile=True)
+    run = PartitionerRun.start(work, asked=why_of) if why else None
     try:
         mesh, notes = call.prepare_devices(resolved.options_before_import)
         module = load_module(resolved.target)

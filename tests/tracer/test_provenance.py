@@ -278,6 +278,43 @@ def test_the_tensor_parallel_reduction_is_explained_whole(folder: Path) -> None:
 
 
 @pytest.mark.skipif(not SHARDY_BY_DEFAULT, reason="GSPMD partitions by default before 0.7")
+def test_why_of_a_path_and_a_line_is_what_xlas_record_holds(
+    folder: Path, dumped: dict[str, str | None]
+) -> None:
+    """``--why-of``: an argument's path gets its own axes, as the record's ``self``; each
+    operation at the constraint's line the constraint for ``model``, named in the record;
+    a path or line the program does not have is said not found."""
+    line = constraint_line()
+    report = why(folder, "constrained", "--why-of", "x", "--why-of", str(line),
+                 "--why-of", "programs.py:1", "--why-of", "params['nope']")  # fmt: skip
+    own, pairs, named = record(dumped["constrained"] or "")
+    asked: dict[str, list[dict[str, Any]]] = {}
+    for value in report["compiled"]["why_of"]:
+        asked.setdefault(value["asked"], []).append(value)
+    main_index = {i["path"]: i["main_index"] for i in report["inputs"]}
+    [x] = asked["x"]
+    assert (x["value"], x["sharding"]) == ("argument x", "P('data', None)")
+    recorded = {(axis, "argument", "x") for axis in own[main_index["x"]]}
+    assert {(o["axis"], o["kind"], o["path"]) for o in x["origins"]} == recorded
+    assert recorded == {("data", "argument", "x")}
+    at_line = asked[str(line)]
+    assert at_line and all(f"programs.py:{line}" in v["value"] for v in at_line)
+    constrained = [v for v in at_line if v["sharding"] == "P(None, 'model')"]
+    assert constrained, at_line
+    for value in constrained:
+        [model] = [o for o in value["origins"] if o["axis"] == "model"]
+        assert (model["kind"], model["line"]) == ("constraint", line)
+    assert any(a == "model" and o.startswith("constraint_") for a, o in pairs) and named
+    for unknown in ("programs.py:1", "params['nope']"):
+        [value] = asked[unknown]
+        assert value["value"] is None and value["unfound"]
+    text = run_cli("lower", "programs.py:constrained", "--why-of", "x", cwd=folder)
+    assert text.returncode == 0, text.stderr
+    assert "why these values are sharded so" in text.stdout
+    assert "  argument x\n    P('data', None): data ← argument `x`" in text.stdout
+
+
+@pytest.mark.skipif(not SHARDY_BY_DEFAULT, reason="GSPMD partitions by default before 0.7")
 def test_a_constraint_is_named_by_its_line_in_the_text_view(folder: Path) -> None:
     result = run_cli("lower", "programs.py:constrained", "--why", cwd=folder)
     assert result.returncode == 0, result.stderr

@@ -38,6 +38,10 @@ SHOW_HELP = (
 
 COMPILE_HELP = "Also compile: chosen shardings, memory, collectives."
 MEMORY_HELP = "Also compile and show the peak per device and the buffers live there."
+WHY_OF_HELP = (
+    "Also compile and show why this value is sharded as it is (repeatable): an argument's "
+    "or result's path, or FILE:LINE (LINE: in the target's file) for each operation there."
+)
 WHY_HELP = (
     "Also compile and show why each collective is there: the declaration each mesh axis of "
     "its operation's shardings came from (compiles again in a child process)."
@@ -70,6 +74,9 @@ def lower(
     compile: Annotated[bool, typer.Option("--compile", help=COMPILE_HELP)] = False,
     memory: Annotated[bool, typer.Option("--memory", help=MEMORY_HELP)] = False,
     why: Annotated[bool, typer.Option("--why", help=WHY_HELP)] = False,
+    why_of: Annotated[
+        Optional[list[str]], typer.Option("--why-of", metavar="PATH_OR_LINE", help=WHY_OF_HELP)
+    ] = None,
     fail_on: Annotated[FailOn, typer.Option(help="Exit 1 on findings this severe.")] = "never",
     color: ColorOpt = Color.auto,
     show_traceback: TracebackOpt = False,
@@ -84,14 +91,16 @@ def lower(
         from jxinspect.project.resolve import resolve
 
         config = project_config()  # read once: the target's options and the rules
-        shown = views([*(show or []), *(["memory"] if memory else []), *(["why"] if why else [])])
+        shown = views(
+            [*(show or []), *(["memory"] if memory else []), *(["why"] if why or why_of else [])]
+        )
         wants_compiled = compile or any(v in COMPILED_VIEWS for v in shown)
         request = text_request(shown, format, dialect, debug_info, source, max_lines)
         resolved = resolve(target, given, config)
         with user_prints_to_stderr():
             report = inspect_target(
                 resolved, keep_texts=request, compile=wants_compiled, memory="memory" in shown,
-                policy=config.policy, why="why" in shown,
+                policy=config.policy, why="why" in shown, why_of=tuple(why_of or ()),
             )  # fmt: skip
         text = render_report(report, format, shown, use_color(color, output), max_lines)
         emit(text, output)

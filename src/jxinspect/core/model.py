@@ -579,6 +579,24 @@ class Origin:
     """Where a constraint or a shard_map is in the source."""
 
 
+@dataclass(frozen=True)
+class ValueOrigins:
+    """Why one value the user asked about (``lower --why-of``) is sharded as it is: its
+    sharding after propagation and the declaration each of its mesh axes came from."""
+
+    asked: str
+    """As the user wrote it: an argument's or result's path, ``FILE:LINE`` or ``LINE``."""
+    value: str | None
+    """What was found: ``argument params['w']``, ``result``, or JAX's name for an operation
+    at the line (``jit(step)/dot_general at model.py:40``); ``None``: nothing was."""
+    sharding: str | None = None
+    """``P('data', None)``, ``replicated``; ``None``: nothing was found."""
+    origins: tuple[Origin, ...] = ()
+    """One per mesh axis the value is sharded over; ``()``: no declaration reaches it."""
+    unfound: str | None = None
+    """Why nothing was found for :attr:`asked`, in one line."""
+
+
 INTERMEDIATE = "an intermediate"
 """What a collective moves where its data is no argument's or result's."""
 
@@ -742,6 +760,9 @@ class CompiledInfo:
     origins_unread: str | None = None
     """Why the collectives' origins (``--why``) are not known, in one line (the
     partitioner keeps no provenance, its debug run crashed)."""
+    why_of: tuple[ValueOrigins, ...] = ()
+    """The values asked about with ``--why-of``, each operation found at an asked line
+    one entry; ``()``: none asked (or :attr:`origins_unread` says why none is known)."""
     unread: str | None = None
     """Why the optimized program could not be read, in one line (what failed, under
     which JAX); its collectives and aliases are then unknown (``None``)."""

@@ -50,9 +50,11 @@ class PartitionerRun:
 
     folder: str
     process: subprocess.Popen[bytes]
+    asked: tuple[str, ...] = ()
+    """The values whose origins are wanted besides the collectives' (``--why-of``)."""
 
     @classmethod
-    def start(cls, work: Callable[[], object]) -> PartitionerRun:
+    def start(cls, work: Callable[[], object], asked: tuple[str, ...] = ()) -> PartitionerRun:
         """Start the child; ``work`` must be picklable (a ``functools.partial`` of a
         module-level function over plain data). Its output goes to its folder's log; the
         dump flags are set in its environment, before its JAX starts a backend."""
@@ -73,7 +75,7 @@ class PartitionerRun:
         assert process.stdin is not None
         with process.stdin:
             process.stdin.write(pickle.dumps(work))
-        return cls(folder, process)
+        return cls(folder, process, asked)
 
     def finish(self, module_name: str, wait_s: float = DEFAULT_WAIT_S) -> tuple[str | None, str]:
         """Wait for the child; ``(text of the module after propagation, "")``, or
@@ -146,7 +148,7 @@ def with_provenance(report: Report, lowered: Any, run: PartitionerRun) -> Report
         unread = f"{why_not}; the report is without provenance"
         return replace(report, compiled=replace(compiled, origins_unread=unread))
     try:
-        return provenance.with_origins(report, dumped, module)
+        return provenance.with_origins(report, dumped, module, run.asked)
     except Exception as err:  # a record this reader does not know: said, never raised
         unread = f"the partitioner's record was not read ({type(err).__name__}: {err})"
         return replace(report, compiled=replace(compiled, origins_unread=unread))

@@ -3,10 +3,11 @@ result's and its operands' shardings, and the declaration each mesh axis came fr
 
 from __future__ import annotations
 
-from jxinspect.core.model import Collective, Origin, Report
+from jxinspect.core.model import Collective, Origin, Report, ValueOrigins
 from jxinspect.render.common.escape import text as esc
 
 TITLE = "why each collective (Shardy's record of where each sharding came from)"
+VALUES_TITLE = "why these values are sharded so (--why-of)"
 
 
 def declaration(origin: Origin) -> str:
@@ -23,6 +24,24 @@ def declaration(origin: Origin) -> str:
             return "a constraint the partitioner added (no line of the program)"
 
 
+def axes_from(origins: tuple[Origin, ...]) -> str:
+    """``data ← argument `x`; model ← argument `w```: each axis and its declaration."""
+    return "; ".join(f"{o.axis} ← {declaration(o)}" for o in origins)
+
+
+def _asked(value: ValueOrigins) -> list[str]:
+    """A value asked about: what it is, its sharding, the declaration of each axis."""
+    if value.value is None:
+        return [f"{value.asked}: not found: {value.unfound or 'unknown'}"]
+    if value.origins:
+        said = axes_from(value.origins)
+    elif value.sharding == "replicated":
+        said = "no declaration reaches it"
+    else:
+        said = "the partitioner's record names no declaration for it"
+    return [value.value, f"  {value.sharding}: {said}"]
+
+
 def _values(c: Collective) -> list[str]:
     """One line per value (the result, each operand): its sharding, then each axis and
     the declaration it came from."""
@@ -31,8 +50,7 @@ def _values(c: Collective) -> list[str]:
     for origin in c.origins or ():
         by_value.setdefault(origin.value, []).append(origin)
     for value, origins in by_value.items():
-        axes = "; ".join(f"{o.axis} ← {declaration(o)}" for o in origins)
-        lines.append(f"{value:<10} {origins[0].sharding}: {axes}")
+        lines.append(f"{value:<10} {origins[0].sharding}: {axes_from(tuple(origins))}")
     return lines
 
 
@@ -55,4 +73,7 @@ def render(report: Report) -> str:
         elif not c.origins:
             lines.append("     the partitioner's record names no declaration for its operation")
         lines += [f"     {esc(line)}" for line in _values(c)]
+    if compiled.why_of:
+        lines += ["", VALUES_TITLE]
+        lines += [f"  {esc(line)}" for value in compiled.why_of for line in _asked(value)]
     return "\n".join(lines) + "\n"

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from jxinspect.core.model import Collective, Origin, OriginKind, Report
+from jxinspect.core.model import Collective, Origin, OriginKind, Report, ValueOrigins
 from jxinspect.tracer import seam
 from jxinspect.tracer.read import shardings
 from jxinspect.tracer.read.mlir import attr_dict, declared_meshes, string_value
@@ -193,6 +193,29 @@ class _Origins:
             found.append(replace(declared, value=value, axis=named.name, sharding=read.readable))
         return found
 
+    def readable(self, sharding: Any) -> str:
+        """``P('data', None)`` of an ``sdy.sharding``; ``replicated`` of none (after
+        propagation, a value Shardy gave no sharding is replicated)."""
+        return (
+            "replicated" if sharding is None else shardings.from_sdy(sharding, self.meshes).readable
+        )
+
+    def result_sharding(self, op: Any, number: int) -> Any:
+        """The ``sdy.sharding`` of ``op``'s result ``number`` (``None``: it has none)."""
+        attrs = op.attributes
+        if op.operation.name == "sdy.reshard" and number == 0:
+            return attrs["sharding"]
+        if "sdy.sharding" not in attrs:
+            return None
+        values = list(self.per_value(attrs["sdy.sharding"]).shardings)
+        return values[number] if number < len(values) else None
+
+    def parameter_sharding(self, number: int) -> Any:
+        attrs = self.main.attributes
+        return attr_dict(attrs["arg_attrs"] if "arg_attrs" in attrs else None, number).get(
+            "sdy.sharding"
+        )
+
     def of_result(self, op: Any, number: int, value: str) -> list[Origin]:
         attrs = op.attributes
         if "sdy.sharding_origins" not in attrs:
@@ -260,10 +283,12 @@ def without_edges(text: str) -> str:
     return "".join(out)
 
 
-def with_origins(report: Report, dumped: str, lowered_module: Any) -> Report:
+def with_origins(
+    report: Report, dumped: str, lowered_module: Any, asked: tuple[str, ...] = ()
+) -> Report:
     """``report`` with each collective's origins read from ``dumped`` (the module after
     Shardy's propagation, text) lined up with ``lowered_module`` (the lowered module,
-    with its locations)."""
+    with its locations), and those of each value ``asked`` about (``--why-of``)."""
     compiled = report.compiled
     if compiled is None or compiled.collectives is None:
         return report
@@ -287,7 +312,89 @@ def with_origins(report: Report, dumped: str, lowered_module: Any) -> Report:
             replace(c, origins=_collective_origins(c, steps, lines, at, reader))
             for c in compiled.collectives
         )
-    return replace(report, compiled=replace(compiled, collectives=collectives))
+        why_of = tuple(v for a in asked for v in _asked_origins(a, report, steps, lines, reader))
+    return replace(report, compiled=replace(compiled, collectives=collectives, why_of=why_of))
+
+
+_LINE = re.compile(r"^(?:(?P<file>.+):)?(?P<line>\d+)$")
+
+
+def _asked_origins(
+    asked: str, report: Report, steps: list[_Step], lines: dict[int, _Where], reader: _Origins
+) -> list[ValueOrigins]:
+    """Why the value ``asked`` names is sharded as it is: an argument's or a result's
+    path, else each operation at ``FILE:LINE`` (``LINE``: in the target's file)."""
+    for leaf in report.inputs:
+        if leaf.path == asked and leaf.main_index is not None:
+            value = f"argument {leaf.path}"
+            sharding = reader.parameter_sharding(leaf.main_index)
+            origins = reader.of_parameter(leaf.main_index, value)
+            return [ValueOrigins(asked, value, reader.readable(sharding), tuple(origins))]
+    for output in report.outputs:
+        if output.path == asked:
+            return [_result_origins(asked, output.index, reader)]
+    match = _LINE.match(asked.strip())
+    if match is None:
+        return [_unfound(asked, "no argument or result of the function has this path")]
+    file, line = match["file"], int(match["line"])
+    found: dict[tuple[str, str], ValueOrigins] = {}
+    for position, where in sorted(lines.items()):
+        if where.line != line or not _same_file(where.file, file or report.file):
+            continue
+        step = steps[position]
+        if not step.op.results:
+            continue
+        value = f"{where.name or step.key} at {where.file}:{line}"
+        if step.inside is not None:
+            manual = _inside_shard_map(steps[step.inside].op, lines.get(step.inside))
+            said = ValueOrigins(asked, value, "manual (inside a shard_map)", manual)
+        else:
+            sharding = reader.readable(reader.result_sharding(step.op, 0))
+            said = ValueOrigins(asked, value, sharding, tuple(reader.of_result(step.op, 0, value)))
+        found.setdefault((value, repr(said.origins) + (said.sharding or "")), said)
+    if not found:
+        place = f"{file or report.file}:{line}"
+        return [_unfound(asked, f"no operation of the program is at {place}")]
+    return list(found.values())
+
+
+def _result_origins(asked: str, index: int, reader: _Origins) -> ValueOrigins:
+    """Result ``index`` of ``@main``: its own declared sharding's origins, else those of
+    the value returned."""
+    value = asked  # a result's path says it is one: result, result['loss']
+    attrs = reader.main.attributes
+    own = attr_dict(attrs["res_attrs"] if "res_attrs" in attrs else None, index)
+    if "sdy.sharding" in own:
+        origins = reader.of_value(
+            value, own["sdy.sharding"], own.get("sdy.sharding_origins"), ("result", asked)
+        )
+        return ValueOrigins(asked, value, reader.readable(own["sdy.sharding"]), tuple(origins))
+    returned = list(reader.main.regions[0].blocks[0].operations)[-1].operands
+    if index >= len(returned):
+        return _unfound(asked, "the program returns no such result")
+    operand = returned[index]
+    number = seam.block_argument_number(operand, reader.main.regions[0].blocks[0])
+    made = seam.producer(operand)
+    sharding = (
+        reader.parameter_sharding(number) if number is not None
+        else reader.result_sharding(*made) if made is not None else None
+    )  # fmt: skip
+    return ValueOrigins(
+        asked, value, reader.readable(sharding), tuple(reader.of_operand(operand, value))
+    )
+
+
+def _unfound(asked: str, why: str) -> ValueOrigins:
+    return ValueOrigins(asked, None, unfound=why)
+
+
+def _same_file(found: str | None, wanted: str | None) -> bool:
+    """Whether a location's file is the one asked for: the same path, or one ending in
+    the path as the user wrote it (``model.py``, ``pkg/model.py``)."""
+    if found is None or wanted is None:
+        return False
+    found, wanted = found.replace("\\", "/"), wanted.replace("\\", "/")
+    return found == wanted or found.endswith("/" + wanted.lstrip("./"))
 
 
 def _collective_origins(
