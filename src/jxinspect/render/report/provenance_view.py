@@ -64,6 +64,8 @@ def render(report: Report) -> str:
     if compiled.origins_unread is not None:
         return f"why: not known: {esc(compiled.origins_unread)}\n"
     lines = [TITLE]
+    if not compiled.collectives:
+        lines.append("  none: the compiled program has no collectives")
     for i, c in enumerate(compiled.collectives):
         axes = ",".join(c.axes) if c.axes else "?"
         at = f" at {c.file}:{c.line}" if c.file else ""
