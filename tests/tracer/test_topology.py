@@ -251,6 +251,21 @@ def test_the_header_names_the_chip_and_libtpu(tmp_path: Path, run_cli: Any) -> N
 
 
 @needs_libtpu
+def test_diff_debug_names_the_topology_each_side_was_compiled_for(
+    tmp_path: Path, run_cli: Any
+) -> None:
+    (tmp_path / "programs.py").write_text(PROGRAMS, encoding="utf-8")
+    mesh, args = CASES["fsdp_layer"]
+    result = run_cli("diff-debug", "programs.py:fsdp_layer", "programs.py:fsdp_layer",
+                     "--topology", "v5e:2x2", "--mesh", mesh, "--args", args, "--compile",
+                     cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 0, result.describe()
+    chip = f"TPU v5 lite, v5e:2x2 (4 devices, 15.8 GiB HBM each), libtpu {libtpu_version()}"
+    [row] = [line for line in result.stdout.splitlines() if line.strip().startswith("topology")]
+    assert row.split() == ["topology", *f"{chip}; not run".split(), *f"{chip}; not run".split()]
+
+
+@needs_libtpu
 def test_a_name_libtpu_refuses_is_its_own_words(tmp_path: Path, run_cli: Any) -> None:
     (tmp_path / "programs.py").write_text(PROGRAMS, encoding="utf-8")
     result = run_cli("lower", "programs.py:fsdp_layer", "--topology", "bogus", "--args",

@@ -96,6 +96,8 @@ class Side:
     outputs: int
     named_outputs: int
     error: str | None = None
+    topology: str | None = None
+    """The TPU topology it was compiled for (``--topology``), as the report says it."""
 
     @classmethod
     def of(cls, report: Report) -> Side:
@@ -114,6 +116,7 @@ class Side:
             outputs=len(report.outputs),
             named_outputs=sum(leaf.status == "ok" for leaf in report.outputs),
             error=report.error,
+            topology=str(report.topology) if report.topology is not None else None,
         )
 
 

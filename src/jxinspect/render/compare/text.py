@@ -50,6 +50,8 @@ def header_rows(target: TargetDiff) -> list[tuple[str, str, str]]:
     """``(field, before, after)`` for the side-by-side header."""
     keys = ("target", "function", "stage", "jax", "platform", "mesh", "named")
     rows = list(zip(keys, _side_rows(target.before), _side_rows(target.after)))
+    if target.before.topology or target.after.topology:
+        rows.insert(5, ("topology", target.before.topology or "—", target.after.topology or "—"))
     if target.before.error or target.after.error:
         rows.append(("error", target.before.error or "—", target.after.error or "—"))
     return rows

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 from types import ModuleType
@@ -28,16 +29,19 @@ def parse_module(text: str | bytes) -> MlirModule:
         return ir.Module.parse(text)
 
 
+@functools.cache
 def sdy() -> ModuleType:
     """jaxlib's Shardy dialect bindings (every supported release has them)."""
     return importlib.import_module("jaxlib.mlir.dialects.sdy")
 
 
+@functools.cache
 def stablehlo() -> ModuleType:
     """jaxlib's StableHLO dialect bindings."""
     return importlib.import_module("jaxlib.mlir.dialects.stablehlo")
 
 
+@functools.cache
 def ir() -> ModuleType:
     """jaxlib's MLIR core bindings (types and attributes whose API every release shares)."""
     return importlib.import_module("jaxlib.mlir.ir")
