@@ -204,21 +204,17 @@ def inspect_target(
     under ``given``); judged as :func:`inspect_function` says. ``freeze``: the process
     ends after this target, so what is loaded may move to the collector's permanent
     generation (never in a worker that stages many: frozen objects are never collected).
-    ``why``: compiled, with each collective's origins, from a child that stages the
-    target again meanwhile (:mod:`jxinspect.tracer.partitioner_run`); ``why_of``: and
-    the origins of these values (paths, ``FILE:LINE``).
-
+    ``why``: compiled, with each collective's origins (``why_of``: and these values'),
+    from a child that stages the target again meanwhile (:class:`PartitionerRun`).
     Devices are prepared before the user's module is imported when the declaration can
-    be read from the source; a declaration built at import time is applied after.
-    """
+    be read from the source; a declaration built at import time is applied after."""
     from jxinspect.tracer import call, seam
     from jxinspect.tracer.partitioner_run import PartitionerRun
 
     seam.require_supported()
     resolved = target if isinstance(target, Resolved) else resolve(target, given)
-    why = why or bool(why_of)
     work = partial(inspect_target, resolved, compile=True)
-    run = PartitionerRun.start(work, asked=why_of) if why else None
+    run = PartitionerRun.start(work, why_of) if why or why_of else None
     try:
         mesh, notes = call.prepare_devices(resolved.options_before_import)
         module = load_module(resolved.target)
@@ -243,7 +239,7 @@ def inspect_target(
                 topology=on.topology if on else None,
                 partitioner=options.partitioner, target=resolved.target.text,
                 notes=(*notes, *unused_dims_note(resolved, said)), keep_texts=keep_texts,
-                compile=compile or why, memory=memory, policy=policy, inputs_from=said,
+                compile=compile or run is not None, memory=memory, policy=policy, inputs_from=said,
                 judged=judged, built_over=jax_mesh, why=run,
             )  # fmt: skip
     finally:

@@ -180,7 +180,7 @@ def test_the_search_works_offline(browser: Any, served: str) -> None:  # noqa: F
     page.keyboard.type("recompile")
     page.get_by_text(re.compile(r"^\d+ results?$")).wait_for(timeout=15000)
     found = page.get_by_text("Why did it recompile?", exact=True).first
-    assert found.is_visible()
+    found.wait_for(state="visible", timeout=15000)  # the list fills in as the index answers
     found.click()
     page.wait_for_url(re.compile(r".*/recording\.html(\?[^#]*)?#why-did-it-recompile$"))
     assert not problems, problems

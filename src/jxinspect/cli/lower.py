@@ -48,6 +48,11 @@ WHY_HELP = (
 )
 
 
+WhyOfOpt = Annotated[
+    Optional[list[str]], typer.Option("--why-of", metavar="PATH_OR_LINE", help=WHY_OF_HELP)
+]
+
+
 @with_staging_flags
 def lower(
     target: Annotated[str, typer.Argument(help="module:function or path/to/file.py:function")],
@@ -74,9 +79,7 @@ def lower(
     compile: Annotated[bool, typer.Option("--compile", help=COMPILE_HELP)] = False,
     memory: Annotated[bool, typer.Option("--memory", help=MEMORY_HELP)] = False,
     why: Annotated[bool, typer.Option("--why", help=WHY_HELP)] = False,
-    why_of: Annotated[
-        Optional[list[str]], typer.Option("--why-of", metavar="PATH_OR_LINE", help=WHY_OF_HELP)
-    ] = None,
+    why_of: WhyOfOpt = None,
     fail_on: Annotated[FailOn, typer.Option(help="Exit 1 on findings this severe.")] = "never",
     color: ColorOpt = Color.auto,
     show_traceback: TracebackOpt = False,
@@ -91,9 +94,8 @@ def lower(
         from jxinspect.project.resolve import resolve
 
         config = project_config()  # read once: the target's options and the rules
-        shown = views(
-            [*(show or []), *(["memory"] if memory else []), *(["why"] if why or why_of else [])]
-        )
+        asked = {"memory": memory, "why": why or bool(why_of)}
+        shown = views([*(show or []), *(view for view, wanted in asked.items() if wanted)])
         wants_compiled = compile or any(v in COMPILED_VIEWS for v in shown)
         request = text_request(shown, format, dialect, debug_info, source, max_lines)
         resolved = resolve(target, given, config)
