@@ -84,6 +84,15 @@ def test_a_first_run_misses_and_writes_and_a_second_hits(tmp: Path) -> None:
     assert re.search(
         r"  f \(f at .*script.py:\d+\): 1 compiles, .*; cache: 1 hit, saved", shown.stdout
     )
+    # the line that called both (the print) ranks as one call site: two compiles, two hits
+    call = next(n for n, line in enumerate(SCRIPT.splitlines(), 1) if line.startswith("print("))
+    sites = shown.stdout.split("  by call site\n")[1].splitlines()
+    assert re.fullmatch(  # the seconds saved are JAX's own: a read slower than the compile is < 0
+        rf"    .*script.py:{call}: 2 compiles, [\d.]+ s \(f, g\); cache: 2 hit, saved -?[\d.]+ s",
+        sites[0],
+    ), shown.stdout
+    page = run_cli("show", "second", "--format", "html", cwd=tmp).stdout
+    assert '<table id="call-sites">' in page and f"script.py:{call}</code>" in page
 
 
 def test_a_compile_under_the_minimum_time_is_not_written_and_says_so(tmp: Path) -> None:

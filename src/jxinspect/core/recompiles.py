@@ -162,6 +162,33 @@ class FunctionCompiles:
         return Counter(c.call_site for c in self.compiles if c.call_site)
 
 
+@dataclass(frozen=True)
+class CallSiteCompiles:
+    """The compiles one line of the user's code set off (``train.py:40``), whichever
+    functions it called: where the compile time of a run goes, line by line."""
+
+    site: str
+    functions: tuple[str, ...]
+    """The functions compiled there, in the order each first was."""
+    compiles: FunctionCompiles
+    """Their count, seconds and persistent-cache outcomes."""
+
+
+def by_call_site(compiles: Iterable[Compile]) -> list[CallSiteCompiles]:
+    """Each call site's compiles, the most seconds first (compiles no call set off, such
+    as an ahead-of-time ``.lower().compile()``, are in none)."""
+    grouped: dict[str, list[Compile]] = {}
+    for compile in compiles:
+        if compile.call_site:
+            grouped.setdefault(compile.call_site, []).append(compile)
+    found = [
+        CallSiteCompiles(site, tuple(dict.fromkeys(c.function for c in items)),
+                         FunctionCompiles(items[0].function, site, compiles=tuple(items)))
+        for site, items in grouped.items()
+    ]  # fmt: skip
+    return sorted(found, key=lambda s: -s.compiles.seconds)
+
+
 def _groups(compiles: Iterable[Compile]) -> tuple[Group, ...]:
     by: dict[tuple[ReasonKind, str | None], list[Reason]] = {}
     for compile in compiles:

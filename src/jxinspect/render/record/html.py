@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shlex
 
-from jxinspect.core.recompiles import ADVICE, Compile, by_function
+from jxinspect.core.recompiles import ADVICE, Compile, by_call_site, by_function
 from jxinspect.core.recording import Recording
 from jxinspect.render.common.escape import html as esc
 from jxinspect.render.record.recompiles import by_compile_time, cache_said, group_text
@@ -138,7 +138,18 @@ def _compile_time(compiles: list[Compile]) -> str:
         for f in ranked
     )
     head = "<tr><th>function</th><th>compiles</th><th>seconds</th><th>persistent cache</th></tr>"
-    return f'<h2>Compile time</h2><table id="compile-time">{head}{rows}</table>'
+    sites = "".join(
+        f"<tr><td><code>{esc(s.site)}</code></td><td>{esc(', '.join(s.functions))}</td>"
+        f"<td>{s.compiles.count}</td><td>{s.compiles.seconds:.2f}</td>"
+        f"<td>{esc(cache_said(s.compiles))}</td></tr>"
+        for s in by_call_site(compiles)
+    )
+    by_site = (
+        '<table id="call-sites"><tr><th>call site</th><th>functions</th><th>compiles</th>'
+        f"<th>seconds</th><th>persistent cache</th></tr>{sites}</table>"
+        if sites else ""
+    )  # fmt: skip
+    return f'<h2>Compile time</h2><table id="compile-time">{head}{rows}</table>{by_site}'
 
 
 def render(recording: Recording) -> str:

@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from jxinspect.core.recompiles import ADVICE, Compile, FunctionCompiles, Group, by_function
+from jxinspect.core.recompiles import (
+    ADVICE,
+    Compile,
+    FunctionCompiles,
+    Group,
+    by_call_site,
+    by_function,
+)
 from jxinspect.render.common.escape import text as esc
 
 
@@ -82,4 +89,11 @@ def cache_text(compiles: list[Compile]) -> list[str]:
             c.cache.reason for c in found.compiles if c.cache and c.cache.reason
         )
         lines.extend(f"    {esc(reason)}" for reason in reasons)
+    sites = by_call_site(compiles)
+    if sites:
+        lines.append("  by call site")
+    for site in sites:
+        found = site.compiles
+        lines.append(f"    {esc(site.site)}: {found.count} compiles, {found.seconds:.2f} s "
+                     f"({esc(', '.join(site.functions))}); cache: {cache_said(found)}")  # fmt: skip
     return lines
