@@ -184,6 +184,7 @@ def compiled_report(
     report = compiled.attach(report, done.executable, memory=memory, dumped=done.assignment)
     if why is not None:
         report = with_provenance(report, staged.lowered, why)
+    report = residuals.with_offloads(report, staged.traced.jaxpr)
     return residuals.with_residuals(report, staged.traced.jaxpr) if memory else report
 
 

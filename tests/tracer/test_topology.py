@@ -265,6 +265,45 @@ def test_diff_debug_names_the_topology_each_side_was_compiled_for(
     assert row.split() == ["topology", *f"{chip}; not run".split(), *f"{chip}; not run".split()]
 
 
+OFFLOAD = """
+import jax, jax.numpy as jnp
+from jax.ad_checkpoint import checkpoint_name
+
+
+def layer(w, x):
+    h = checkpoint_name(jnp.tanh(x @ w), "h")
+    return jnp.sum(jnp.tanh(h @ w) ** 2)
+
+
+POLICY = jax.checkpoint_policies.save_and_offload_only_these_names(
+    names_which_can_be_saved=[], names_which_can_be_offloaded=["h"],
+    offload_src="device", offload_dst="pinned_host")
+
+
+def grads(w, x):
+    return jax.grad(jax.checkpoint(layer, policy=POLICY))(w, x)
+"""
+
+
+@needs_libtpu
+def test_an_offload_the_tpu_compiler_applies_is_no_finding(tmp_path: Path, run_cli: Any) -> None:
+    """The remat policy offloads ``h`` (f32[64,256]): libtpu keeps exactly its bytes in
+    host memory (XLA's memory analysis) and JX308 is silent; on the CPU it fires."""
+    (tmp_path / "offload.py").write_text(OFFLOAD, encoding="utf-8")
+    flags = ("lower", "offload.py:grads", "--args", "f32[256,256], f32[64,256]", "--compile",
+             "--format", "json")  # fmt: skip
+    reports = {
+        where: json.loads(run_cli(*flags, *extra, cwd=tmp_path).stdout)
+        for where, extra in (("tpu", ("--topology", "v5e:2x2")), ("cpu", ()))
+    }
+    for report in reports.values():
+        assert [(o["name"], o["bytes"]) for o in report["compiled"]["offloads"]] == [("h", 65536)]
+    assert reports["tpu"]["compiled"]["memory"]["host"] == 65536
+    assert reports["cpu"]["compiled"]["memory"]["host"] == 0
+    codes = {where: [f["code"] for f in r["findings"]] for where, r in reports.items()}
+    assert "JX308" not in codes["tpu"] and "JX308" in codes["cpu"]
+
+
 @needs_libtpu
 def test_a_name_libtpu_refuses_is_its_own_words(tmp_path: Path, run_cli: Any) -> None:
     (tmp_path / "programs.py").write_text(PROGRAMS, encoding="utf-8")

@@ -414,6 +414,9 @@ class MemoryStats:
     source: Literal["xla", "estimate"] = "xla"
     """``xla``: ``memory_analysis()``; ``estimate``: jxinspect's own argument/output counts."""
     note: str | None = None
+    host: int | None = None
+    """Bytes per device the program keeps in host memory (its host arguments, outputs and
+    temporaries: an offload applied); ``None`` where the backend gave none."""
 
 
 @dataclass(frozen=True)
@@ -539,6 +542,23 @@ class Residual:
     name: str | None = None
     """The argument's pytree path, the ``checkpoint_name``, or the operation
     (``tanh``); ``None`` where none is known."""
+    file: str | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class Offload:
+    """A value the traced program moves to host memory (a ``jax.checkpoint`` policy's
+    offload, a ``device_put`` to a host memory kind), which XLA may or may not apply."""
+
+    type: str
+    """``f32[64,256]``, its global type."""
+    bytes: int
+    memory_kind: str
+    """Where it is asked to go: ``pinned_host`` (0.4: the memory kind named; from 0.7
+    JAX says ``host`` memory, which it lowers to ``pinned_host``)."""
+    name: str | None = None
+    """Its ``checkpoint_name``, where one names the value moved."""
     file: str | None = None
     line: int | None = None
 
@@ -753,6 +773,9 @@ class CompiledInfo:
     backend gave none."""
     peak: MemoryPeak | None = None
     """The peak and the buffers live there (``--memory``); ``None``: not asked for."""
+    offloads: tuple[Offload, ...] = ()
+    """What the traced program moves to host memory (top level), whether XLA applied it
+    or not (:attr:`MemoryStats.host` says what the compiled program keeps there)."""
     residuals: tuple[Residual, ...] | None = None
     """What the forward pass keeps for the backward pass, read from the traced program
     where it differentiates (``--memory``; ``()``: it does not); ``None``: not asked for,

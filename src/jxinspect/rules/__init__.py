@@ -44,6 +44,7 @@ TABLE: tuple[str, ...] = (
     "jx305_memory_growth",
     "jx306_compiled_not_read",
     "jx307_does_not_fit",
+    "jx308_offload_not_applied",
     "jx401_same_program_compiled_again",
     "jx402_compile_budget",
     "jx405_not_written_to_cache",

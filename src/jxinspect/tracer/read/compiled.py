@@ -78,7 +78,11 @@ def memory_from_stats(stats: Any, estimate: tuple[int, int]) -> MemoryStats:
                            note="the backend reported no memory analysis; arguments and "
                                 "outputs are jxinspect's own per-device counts")  # fmt: skip
     temps, code, aliased = (v if v >= 0 else None for v in values[2:])
-    return MemoryStats(values[0], values[1], temps, code, aliased, source="xla")
+    host_fields = ("host_argument_size_in_bytes", "host_output_size_in_bytes",
+                   "host_temp_size_in_bytes")  # fmt: skip
+    host = [int(getattr(stats, f, -1)) for f in host_fields]
+    return MemoryStats(values[0], values[1], temps, code, aliased, source="xla",
+                       host=sum(host) if min(host) >= 0 else None)  # fmt: skip
 
 
 def _operands(module: HloText, instruction: Instruction) -> tuple[Operand, ...]:

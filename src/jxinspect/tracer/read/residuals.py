@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from jxinspect.core.dtypes import element_bytes
-from jxinspect.core.model import Report, Residual
+from jxinspect.core.model import Offload, Report, Residual
 from jxinspect.core.units import type_text
 from jxinspect.tracer import seam
 
@@ -45,6 +45,29 @@ def read_residuals(jaxpr: Any, report: Report) -> tuple[Residual, ...] | None:
         else:
             found.append(Residual(typed, size, "output", str(eqn.primitive.name), file, line))
     return tuple(found)
+
+
+def read_offloads(jaxpr: Any) -> tuple[Offload, ...]:
+    """What the top level of the traced program ``jaxpr`` moves to host memory."""
+    found = []
+    for eqn, kind, named in seam.host_transfers(jaxpr):
+        for var in eqn.invars[:1]:
+            aval = var.aval
+            shape = tuple(int(d) for d in getattr(aval, "shape", ()))
+            dtype = str(getattr(aval, "dtype", "?"))
+            where = seam.user_line(eqn)
+            found.append(Offload(
+                type_text(shape, dtype), math.ceil(math.prod(shape) * element_bytes(dtype)),
+                kind, named, where.file if where else None, where.line if where else None,
+            ))  # fmt: skip
+    return tuple(found)
+
+
+def with_offloads(report: Report, jaxpr: Any) -> Report:
+    """``report`` (compiled) with what its traced program ``jaxpr`` moves to host memory."""
+    if report.compiled is None:
+        return report
+    return replace(report, compiled=replace(report.compiled, offloads=read_offloads(jaxpr)))
 
 
 def with_residuals(report: Report, jaxpr: Any) -> Report:

@@ -247,3 +247,27 @@ def residual_parts(
                 if named_inputs and not isinstance(eqn.invars[0], core.Literal):
                     names.setdefault(eqn.invars[0], named)
     return list(found.values())
+
+
+def host_transfers(jaxpr: Jaxpr) -> list[tuple[Any, str, str | None]]:
+    """Each top-level equation of ``jaxpr`` that moves a value to host memory (a
+    ``jax.checkpoint`` policy's offload, a ``device_put`` to a host memory kind):
+    ``(equation, the memory kind asked, the checkpoint_name of the value moved)``.
+    Release fact: 0.4.35 writes the destination as ``TransferToMemoryKind(memory_kind=
+    'pinned_host')``; 0.7 on as ``MemorySpace.Host`` (the kind said ``host``)."""
+    made = {out: eqn for eqn in jaxpr.eqns for out in eqn.outvars}
+    found = []
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name != "device_put":
+            continue
+        for target, operand in zip(eqn.params.get("devices", ()), eqn.invars):
+            kind = getattr(target, "memory_kind", None)
+            if kind is None and str(target).endswith(".Host"):  # MemorySpace.Host
+                kind = "host"
+            if not isinstance(kind, str) or "host" not in kind:
+                continue
+            producer = made.get(operand)
+            named = producer.params.get("name") if producer is not None else None
+            is_name = producer is not None and producer.primitive.name == "name"
+            found.append((eqn, kind, str(named) if is_name and named else None))
+    return found
