@@ -56,7 +56,7 @@ def test_a_compiled_report_is_its_memory_and_collectives_by_kind_and_axes() -> N
                      CollectiveBytes("all-reduce", "data,model", 8, 8)),
     )  # fmt: skip
     assert list(measures(found)) == [
-        "arguments", "outputs", "temporaries", "aliased", "flops", "bytes_accessed",
+        "arguments", "outputs", "temporaries", "aliased", "peak", "flops", "bytes_accessed",
         "all-gather over ?", "all-reduce over data", "all-reduce over data,model",
     ]  # fmt: skip
 

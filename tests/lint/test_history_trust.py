@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -26,8 +27,8 @@ WHEN = "2026-12-03T08:00:00Z"
 def history_row(target: str = "m.py:f", temporaries: int = 64, **given: str) -> HistoryRow:
     fields = {"time": WHEN, "commit": "c1", "jax_version": "0.10.2", **given}
     collective = CollectiveBytes(given.get("kind", "all-reduce"), "data", 64, 64)
-    return HistoryRow(target, fields["time"], fields["commit"], fields["jax_version"], "cpu",
-                      8, 512, 64, temporaries, 0, None, None, (collective,))  # fmt: skip
+    return HistoryRow(target, fields["time"], fields["commit"], fields["jax_version"], "cpu", 8,
+                      512, 64, temporaries, 0, None, None, collectives=(collective,))  # fmt: skip
 
 
 def a_history(folder: Path) -> Path:
@@ -144,7 +145,7 @@ def test_a_history_too_long_to_show_whole_is_one_line_and_text_reads_it(
     append(database, [])
     with sqlite3.connect(database) as db:
         db.executemany(_insert(ROWS), [("m.py:f", WHEN, None, "0.10.2", "cpu", 8, 512, 64, 64,
-                                        0, None, None)] * LIMIT)  # fmt: skip
+                                        0, None, None, None)] * LIMIT)  # fmt: skip
     every = run_cli("trend", "h.db", "--format", "json", cwd=tmp_path)
     assert every.returncode == 2, every.describe()
     assert error_line(every) == (
@@ -158,3 +159,31 @@ def test_a_history_too_long_to_show_whole_is_one_line_and_text_reads_it(
     assert changes.stdout == (
         "h.db: 1 target, 100000 rows, 0 changes\nm.py:f: 100000 rows, no change\n"
     )
+
+
+def test_a_history_written_before_the_peak_was_kept_reads_and_gains_it(
+    tmp_path: Path, run_cli: Run
+) -> None:
+    """A history without the ``peak`` column (as lint wrote it before it kept one): its
+    rows read with no peak, ``trend`` reads it, and the next append adds the column, the
+    schema then exactly a new history's."""
+    from jxinspect.lint.history import ADDED, ROWS, _schema, read_rows
+
+    database = tmp_path / "h.db"
+    append(database, [history_row()])
+    with sqlite3.connect(database) as db:  # as the older layout made it
+        db.execute(f'ALTER TABLE "{ROWS}" DROP COLUMN "peak"')
+    assert ADDED[ROWS] == ("peak",)
+    held = 'SELECT "type", "name", "tbl_name", "sql" FROM sqlite_master'
+    with sqlite3.connect(database) as db:
+        assert frozenset(db.execute(held)) == _schema(older=True)
+    [row] = list(read_rows(database))
+    assert row.peak is None and row.temporaries == 64
+    assert run_cli("trend", "h.db", cwd=tmp_path).returncode == 0
+    append(database, [replace(history_row(temporaries=128), peak=4096)])
+    with sqlite3.connect(database) as db:
+        schema = frozenset(
+            db.execute('SELECT "type", "name", "tbl_name", "sql" FROM sqlite_master')
+        )
+    assert schema == _schema()
+    assert [(r.temporaries, r.peak) for r in read_rows(database)] == [(64, None), (128, 4096)]

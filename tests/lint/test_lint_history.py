@@ -100,6 +100,13 @@ def oracle() -> dict[str, dict[str, Any]]:
     return found
 
 
+def peak_of(repo: Path, run_cli: Run) -> int:
+    """``m.py:f``'s peak per device as ``lower --compile --memory`` reads it."""
+    shown = run_cli("lower", "m.py:f", "--memory", "--format", "json", cwd=repo)
+    assert shown.returncode == 0, shown.describe()
+    return int(json.loads(shown.stdout)["compiled"]["peak"]["bytes"])
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="no git on PATH")
 def test_two_runs_with_an_edit_between_show_the_change(
     tmp_path: Path, run_cli: Run, oracle: dict[str, dict[str, Any]]
@@ -112,11 +119,13 @@ def test_two_runs_with_an_edit_between_show_the_change(
     first = git(repo, "rev-parse", "HEAD")
     ran = run_cli("lint", "--history", database, "--exit-zero", cwd=repo)
     assert ran.returncode == 0, ran.describe()
+    peaks = [peak_of(repo, run_cli)]
     (repo / "m.py").write_text(MODULE.replace(SUMMED, SCALED), encoding="utf-8")
     git(repo, "commit", "-qam", "second")
     second = git(repo, "rev-parse", "HEAD")
     ran = run_cli("lint", "--history", str(database), "--exit-zero", cwd=repo)
     assert ran.returncode == 0, ran.describe()
+    peaks.append(peak_of(repo, run_cli))
     assert [(t, c) for t, c, _ in rows_of(database)] == [(t, first) for t in TARGETS] + [
         (t, second) for t in TARGETS
     ]
@@ -132,6 +141,8 @@ def test_two_runs_with_an_edit_between_show_the_change(
         assert {kind: row[kind] for kind in kinds} == {kind: expected[kind] for kind in kinds}
         reduced = [c for c in row["collectives"] if c["kind"] == "all-reduce"]
         assert len(reduced) == min(expected["all_reduces"], 1)
+    # the peak a history keeps is the one lower --memory reads of the same program
+    assert [before["peak"], after["peak"]] == peaks and None not in peaks
     # the sum's one all-reduce: each device's partial sums, f32[16]
     assert before["collectives"] == [
         {"kind": "all-reduce", "axes": "data", "bytes": 64, "bytes_per_step": 64}
@@ -143,6 +154,8 @@ def test_two_runs_with_an_edit_between_show_the_change(
         for kind in MEASURED
         if oracle["summed"][kind] != oracle["scaled"][kind]
     }
+    if peaks[0] != peaks[1]:
+        expected_changes["peak"] = (peaks[0], peaks[1], second)
     assert changed == {**expected_changes, "all-reduce over data": (64, None, second)}
 
     text = run_cli("trend", database, cwd=repo)
@@ -190,7 +203,7 @@ name, database = sys.argv[1], Path(sys.argv[2])
 for run in range(RUNS):
     append(database, [HistoryRow(f"{name}:{run}:{i}", "2026-12-03T08:00:00Z", None, "0.10.2",
                                  "cpu", 8, run, i, None, None, None, None,
-                                 (CollectiveBytes("all-reduce", "data", i, i),))
+                                 collectives=(CollectiveBytes("all-reduce", "data", i, i),))
                       for i in range(ROWS)])
 """
 WRITERS, RUNS, ROWS = 4, 20, 3

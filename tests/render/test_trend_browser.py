@@ -27,7 +27,7 @@ def _row(target: str, run: int, temporaries: int | None, reduced: int | None) ->
                       64 if temporaries is not None else None, temporaries,
                       0 if temporaries is not None else None,
                       1.5e6 * run if temporaries is not None else None, None,
-                      collectives)  # fmt: skip
+                      collectives=collectives)  # fmt: skip
 
 
 def test_trend_line_charts_in_chromium(browser: Any, tmp_path: Path, run_cli: Any) -> None:

@@ -23,8 +23,8 @@ Value = int | float | None
 """A measure's value in one row; ``None`` where the run did not measure it (not
 compiled, or a collective the program did not have)."""
 
-BYTES_MEASURES = ("arguments", "outputs", "temporaries", "aliased")
-"""XLA's memory per device, by kind, in a row's order."""
+BYTES_MEASURES = ("arguments", "outputs", "temporaries", "aliased", "peak")
+"""XLA's memory per device, by kind, then the peak, in a row's order."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,9 @@ class HistoryRow:
     """XLA's floating-point operations per device; ``None`` when not counted."""
     bytes_accessed: float | None
     """XLA's bytes accessed per device; ``None`` when not counted."""
+    peak: int | None = None
+    """The bytes live per device at the compiled program's peak (``lower --memory``);
+    ``None`` when not read (a history written before it was kept, or not compiled)."""
     collectives: tuple[CollectiveBytes, ...] = ()
     """Collective bytes by kind and mesh axes, in that order; none when not compiled."""
 
@@ -101,6 +104,7 @@ def history_row(report: Report, *, target: str, time: str, commit: str | None) -
         aliased=memory.aliased if memory is not None else None,
         flops=compiled.flops if compiled is not None else None,
         bytes_accessed=compiled.bytes_accessed if compiled is not None else None,
+        peak=compiled.peak.bytes if compiled is not None and compiled.peak is not None else None,
         collectives=collective_bytes((compiled.collectives or ()) if compiled is not None else ()),
     )
 

@@ -72,6 +72,10 @@ LAYOUT: dict[str, tuple[Column, ...]] = {
     COLLECTIVES: (("row", "INTEGER", True), *COLLECTIVE_COLUMNS),
 }
 """Each table's columns, in order."""
+ADDED: dict[str, tuple[str, ...]] = {ROWS: ("peak",)}
+"""The columns a history an older jxinspect wrote lacks, by table (each the last of its
+table): read as ``NULL``, added by the next run that appends (``ALTER TABLE``, which
+leaves the schema exactly what :func:`_create` makes now)."""
 
 
 def _names(columns: tuple[Column, ...], table: str = "") -> str:
@@ -79,8 +83,8 @@ def _names(columns: tuple[Column, ...], table: str = "") -> str:
     return ", ".join(f'{prefix}"{name}"' for name, _, _ in columns)
 
 
-def _create(db: sqlite3.Connection) -> None:
-    for table, columns in LAYOUT.items():
+def _create(db: sqlite3.Connection, layout: dict[str, tuple[Column, ...]] = LAYOUT) -> None:
+    for table, columns in layout.items():
         defined = [f'"{n}" {t}{" NOT NULL" if required else ""}' for n, t, required in columns]
         if table == ROWS:
             defined[0] += " PRIMARY KEY"
@@ -94,25 +98,41 @@ SchemaEntry = tuple[Any, ...]
 """A row of :data:`_SCHEMA`: type, name, table, SQL."""
 
 
+def _older_layout() -> dict[str, tuple[Column, ...]]:
+    """The layout of a history written before the :data:`ADDED` columns."""
+    return {
+        table: tuple(c for c in columns if c[0] not in ADDED.get(table, ()))
+        for table, columns in LAYOUT.items()
+    }
+
+
 @functools.cache
-def _schema() -> frozenset[SchemaEntry]:
-    """The schema of a history: what :func:`_create` makes in a new database."""
+def _schema(older: bool = False) -> frozenset[SchemaEntry]:
+    """The schema of a history: what :func:`_create` makes in a new database (``older``:
+    what it made before the :data:`ADDED` columns)."""
     db = sqlite3.connect(":memory:")
     try:
-        _create(db)
+        _create(db, _older_layout() if older else LAYOUT)
         return frozenset(db.execute(_SCHEMA))
     finally:
         db.close()
 
 
-def _is_new(db: sqlite3.Connection, path: Path) -> bool:
-    """Whether the database is empty; a schema that is not exactly a history's (another
-    table, a view, a trigger, an index, a column) is refused, naming the first such entry."""
+def _is_new(db: sqlite3.Connection, path: Path, write: bool = False) -> bool:
+    """Whether the database is empty; one an older jxinspect wrote gains the
+    :data:`ADDED` columns where ``write``; a schema that is not exactly a history's
+    (another table, a view, a trigger, an index, a column) is refused, naming the first
+    such entry."""
     held = frozenset(db.execute(_SCHEMA))
     if not held:
         return True
     ours = _schema()
     if held == ours:
+        return False
+    if held == _schema(older=True):
+        for table, added in ADDED.items() if write else ():
+            for name, kind, _ in (c for c in LAYOUT[table] if c[0] in added):
+                db.execute(f'ALTER TABLE main."{table}" ADD COLUMN "{name}" {kind}')
         return False
     names = {(kind, name) for kind, name, _, _ in ours}
     extra = sorted((str(k), str(n)) for k, n, _, _ in held - ours)
@@ -167,7 +187,7 @@ def _database(path: Path, *, write: bool) -> Iterator[tuple[sqlite3.Connection, 
         if not write:
             db.execute("PRAGMA query_only = ON")
         db.execute("BEGIN IMMEDIATE" if write else "BEGIN")  # checked and used as one
-        new = _is_new(db, path)
+        new = _is_new(db, path, write)
         if new and write:
             _create(db)
         yield db, new
@@ -235,7 +255,7 @@ def _check_values(db: sqlite3.Connection, path: Path) -> None:
     """Refuse a database holding a value that is not of its column's type (SQLite's
     typing is loose: text in an integer column), checked by SQLite itself in one pass
     over each table, in one error line naming the first such row and column."""
-    for table, columns in LAYOUT.items():
+    for table, columns in _held(db).items():
         test = " OR ".join(f"({_mistyped(column)})" for column in columns)
         query = f'SELECT rowid, {_names(columns)} FROM main."{table}" WHERE {test} LIMIT 1'
         for rowid, *values in db.execute(query):
@@ -260,6 +280,20 @@ def _check_value(path: Path, table: str, row: object, column: Column, found: obj
     )
 
 
+def _held(db: sqlite3.Connection) -> dict[str, tuple[Column, ...]]:
+    """Each table's columns the database has (an older history lacks the :data:`ADDED`)."""
+    held = {str(row[1]) for row in db.execute(f'PRAGMA main.table_info("{ROWS}")')}
+    return _older_layout() if any(n not in held for n in ADDED[ROWS]) else LAYOUT
+
+
+def _selected(columns: tuple[Column, ...], held: tuple[Column, ...], table: str) -> str:
+    """``columns`` of ``table`` as a SELECT lists them, ``NULL`` for one not ``held``."""
+    return ", ".join(
+        f'{table}."{name}"' if (name, kind, required) in held else "NULL"
+        for name, kind, required in columns
+    )
+
+
 _COUNT = len(ROW_COLUMNS)
 
 
@@ -267,15 +301,16 @@ def read_rows(path: Path, target: str | None = None) -> Iterator[HistoryRow]:
     """The rows of the database (of ``target`` only, if given), in the order they were
     appended, read one at a time once every value is checked (none in a new database)."""
     where = ' WHERE h."target" = ?' if target is not None else ""
-    query = (
-        f"SELECT {_names(LAYOUT[ROWS], 'h')}, {_names(LAYOUT[COLLECTIVES], 'c')} "
-        f'FROM main."{ROWS}" AS h LEFT JOIN main."{COLLECTIVES}" AS c ON c."row" = h."id"'
-        f'{where} ORDER BY h."id", c."kind", c."axes"'
-    )
     with _database(path, write=False) as (db, new):
         if new:
             return
         _check_values(db, path)
+        rows = _selected(LAYOUT[ROWS], _held(db)[ROWS], "h")
+        query = (
+            f"SELECT {rows}, {_names(LAYOUT[COLLECTIVES], 'c')} "
+            f'FROM main."{ROWS}" AS h LEFT JOIN main."{COLLECTIVES}" AS c ON c."row" = h."id"'
+            f'{where} ORDER BY h."id", c."kind", c."axes"'
+        )
         key: object = None
         values: tuple[Any, ...] = ()
         held: list[CollectiveBytes] = []

@@ -250,9 +250,11 @@ class _Planner:
         except JxError as err:
             return Planned(name, policy, file, line, error=str(err), error_kind=error_kind(err))
         policy = self.policy(entry, resolved.declared_policy)
-        # the peak is read where a budget needs it: peak_per_device, or a TPU's HBM
+        # the peak is read where a budget needs it (peak_per_device, or a TPU's HBM) or
+        # a history keeps it
         on_tpu = resolved.options.topology is not None and policy.settings.hbm_fraction < 1
-        memory = policy.compile and (policy.settings.peak_per_device is not None or on_tpu)
+        kept = self.request.history is not None
+        memory = policy.compile and (policy.settings.peak_per_device is not None or on_tpu or kept)
         job = Job(name, resolved, policy.compile, str(source or text), memory)
         return Planned(name, policy, file, line, job=job)
 
