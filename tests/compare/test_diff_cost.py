@@ -146,6 +146,7 @@ def test_json_and_markdown(run_cli: Run, oracle: dict[str, dict[str, Any]], wher
     assert (after["kind"], after["axes"], after["operand_paths"], after["bytes_per_step"]) == (
         "all-gather", ["fsdp"], ["v"], 32768,
     )  # fmt: skip
+    assert added["declarations"] == []  # the code changed, not v's declaration
     assert (cost["unchanged_collectives"], cost["memory_growth"]) == (1, 0.1)
     assert [(c["class"], c["kind"], c["failing"]) for c in data["targets"][0]["changes"]] == [
         ("collective", "added", True),
@@ -263,3 +264,38 @@ def test_a_remat_removed_names_what_appeared_at_the_peak(run_cli: Run) -> None:
     assert "at the peak: " in text and "appeared" in text
     without = json.loads(run_cli("diff-debug", before, after, "--compile", "-f", "json").stdout)
     assert without["targets"][0]["cost"]["peak"] == []
+
+
+DECLARED = """
+import jax.numpy as jnp
+
+
+def layer(x, w):
+    return jnp.tanh(x @ w)
+
+
+JXINSPECT = {"layer": {"devices": 8, "mesh": "data=8", "args": "f32[64,256], f32[256,256]",
+                       "in_specs": "P('data', None), W_SPEC", "out_specs": "P('data', None)"}}
+"""
+
+
+def test_an_added_collective_is_said_beside_the_declaration_that_changed(
+    run_cli: Run, tmp_path: Path
+) -> None:
+    """Only ``w``'s declaration changes (replicated → split over ``data``): XLA gathers
+    ``w`` after, and the diff says so beside the declaration of the path it moves (text,
+    JSON, Markdown)."""
+    for side, spec in (("before", "P()"), ("after", "P('data', None)")):
+        (tmp_path / f"{side}.py").write_text(DECLARED.replace("W_SPEC", spec), encoding="utf-8")
+    text = run_cli("diff-debug", "before.py:layer", "after.py:layer", "--compile", cwd=tmp_path)
+    assert text.returncode == 1, text.describe()
+    [said] = [line for line in text.stdout.splitlines() if ": declared " in line]
+    assert said.startswith("  added all-gather over data moving w")
+    assert said.endswith(": declared w: replicated → P('data', None)")
+    data = run_cli("diff-debug", "before.py:layer", "after.py:layer", "--compile", "-f", "json",
+                   cwd=tmp_path)  # fmt: skip
+    [added] = json.loads(data.stdout)["targets"][0]["cost"]["collectives"]
+    assert added["declarations"] == ["w: replicated → P('data', None)"]
+    markdown = run_cli("diff-debug", "before.py:layer", "after.py:layer", "--compile", "-f",
+                       "markdown", cwd=tmp_path).stdout  # fmt: skip
+    assert "declared w: replicated → P('data', None)" in markdown

@@ -12,9 +12,11 @@ program could not be read is an error too (its collectives are unknown, none com
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from jxinspect.core.cost_diff import (
     MEMORY_KINDS,
+    CollectiveChange,
     CollectiveChangeKind,
     CostDiff,
     MeasureChange,
@@ -23,7 +25,7 @@ from jxinspect.core.cost_diff import (
     pair_peaks,
 )
 from jxinspect.core.diff import Change, Verdict
-from jxinspect.core.model import Collective, CompiledInfo, Report, Severity
+from jxinspect.core.model import Collective, CompiledInfo, Input, Output, Report, Severity
 from jxinspect.core.units import human_bytes
 
 
@@ -47,6 +49,7 @@ def diff_cost(before: Report, after: Report, memory_growth: float) -> CostDiff |
     was, now = before.compiled.collectives, after.compiled.collectives
     both = was is not None and now is not None
     collectives, same = pair_collectives(was or (), now or ()) if both else ((), 0)
+    collectives = _with_declarations(collectives, _declarations(before, after))
     measures = _measures(before.compiled, after.compiled)
     old, new = before.compiled.peak, after.compiled.peak
     if old is None or new is None:
@@ -55,6 +58,37 @@ def diff_cost(before: Report, after: Report, memory_growth: float) -> CostDiff |
     readable = old.buffers is not None and new.buffers is not None
     paired = pair_peaks(old, new, (before.file, after.file)) if readable else ()
     return CostDiff((*measures, peak), collectives, same, memory_growth, unread, paired)
+
+
+def _declarations(before: Report, after: Report) -> dict[str, str]:
+    """``path: P() → P('data', None)`` for each argument or result path whose declared
+    sharding differs between the sides (``not declared`` where a side declares none)."""
+
+    def declared(report: Report) -> dict[str, str]:
+        leaves: list[Input | Output] = [*report.inputs, *report.outputs]
+        return {
+            leaf.path: leaf.sharding.readable if leaf.sharding is not None else "not declared"
+            for leaf in leaves
+        }
+
+    old, new = declared(before), declared(after)
+    return {
+        path: f"{path}: {old[path]} → {new[path]}"
+        for path in old.keys() & new.keys() if old[path] != new[path]
+    }  # fmt: skip
+
+
+def _with_declarations(
+    changes: tuple[CollectiveChange, ...], declared: dict[str, str]
+) -> tuple[CollectiveChange, ...]:
+    """Each added or changed collective with the changed declarations of the paths it
+    moves."""
+    return tuple(
+        replace(c, declarations=tuple(declared[p] for p in c.collective.operand_paths
+                                      if p in declared))
+        if c.change != "removed" else c
+        for c in changes
+    )  # fmt: skip
 
 
 def per_step(collective: Collective | None) -> str | None:

@@ -70,6 +70,9 @@ class CollectiveChange:
     """The collective before (``None``: added)."""
     after: Collective | None
     """The collective after (``None``: removed)."""
+    declarations: tuple[str, ...] = ()
+    """Each path it moves whose declared sharding is not the same on both sides
+    (``w: P() → P('data', None)``): a fact beside it, not a cause found."""
 
     @property
     def collective(self) -> Collective:

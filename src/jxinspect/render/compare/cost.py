@@ -53,6 +53,16 @@ def collective_rows(cost: CostDiff) -> list[tuple[str, ...]]:
     return rows
 
 
+def declaration_lines(cost: CostDiff) -> list[str]:
+    """``added all-gather over data moving w: declared w: P() → P('data', None)``: each
+    added or changed collective beside the changed declarations of the paths it moves."""
+    return [
+        f"{c.change} {c.collective.described}: declared {'; '.join(c.declarations)}"
+        for c in cost.collectives
+        if c.declarations
+    ]
+
+
 def _signed(change: PeakBufferChange) -> str:
     delta = change.after - change.before
     return ("+" if delta > 0 else "-") + human_bytes(abs(delta))

@@ -87,6 +87,8 @@ def _cost(target: TargetDiff) -> list[str]:
     lines += ["", f"**{cost_rows.collectives_title(cost).capitalize()}**"]
     rows = cost_rows.collective_rows(cost)
     lines += ["", *_table(cost_rows.COLLECTIVE_COLUMNS, rows, {6, 7})] if rows else []
+    declared = cost_rows.declaration_lines(cost)
+    lines += ["", *(f"- {markdown_text(line)}" for line in declared)] if declared else []
     return [*lines, "", markdown_text(cost_rows.threshold_line(cost))]
 
 

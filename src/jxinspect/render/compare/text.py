@@ -145,6 +145,7 @@ def cost_lines(target: TargetDiff) -> list[str]:
     lines += (
         ["  " + line for line in _plain_table(cost_rows.COLLECTIVE_COLUMNS, rows)] if rows else []
     )
+    lines += ["  " + esc(line) for line in cost_rows.declaration_lines(cost)]
     return [*lines, cost_rows.threshold_line(cost)]
 
 
