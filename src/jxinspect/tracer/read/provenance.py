@@ -216,6 +216,15 @@ class _Origins:
             "sdy.sharding"
         )
 
+    def declared_here(self, sharding: Any, value: str, where: _Where) -> list[Origin]:
+        """A constraint's own sharding, declared at its line: one origin per axis (Shardy
+        0.7.1 writes no origins on the constraint itself)."""
+        read = shardings.from_sdy(sharding, self.meshes)
+        return [
+            Origin(value, axis, "constraint", read.readable, file=where.file, line=where.line)
+            for axis in dict.fromkeys(a for entry in read.spec for a in entry)
+        ]
+
     def of_result(self, op: Any, number: int, value: str) -> list[Origin]:
         attrs = op.attributes
         if "sdy.sharding_origins" not in attrs:
@@ -349,8 +358,11 @@ def _asked_origins(
             manual = _inside_shard_map(steps[step.inside].op, lines.get(step.inside))
             said = ValueOrigins(asked, value, "manual (inside a shard_map)", manual)
         else:
-            sharding = reader.readable(reader.result_sharding(step.op, 0))
-            said = ValueOrigins(asked, value, sharding, tuple(reader.of_result(step.op, 0, value)))
+            own = reader.result_sharding(step.op, 0)
+            origins = reader.of_result(step.op, 0, value)
+            if not origins and step.key == "constraint" and own is not None:
+                origins = reader.declared_here(own, value, where)  # 0.7.1 records none
+            said = ValueOrigins(asked, value, reader.readable(own), tuple(origins))
         found.setdefault((value, repr(said.origins) + (said.sharding or "")), said)
     if not found:
         place = f"{file or report.file}:{line}"
