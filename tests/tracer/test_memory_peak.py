@@ -28,6 +28,7 @@ from jxinspect.core.vocabulary import release_key
 
 PROGRAMS = """
 import jax, jax.numpy as jnp
+from jax.ad_checkpoint import checkpoint_name
 
 
 def loss(p, x):
@@ -72,6 +73,17 @@ def nested_scans(ws, x):
 def remat(p, x):
     f = jax.checkpoint(loss, policy=jax.checkpoint_policies.nothing_saveable)
     return jax.grad(f)(p, x)
+
+
+def offloaded(p, x):
+    def named_loss(p, x):
+        h = checkpoint_name(jnp.tanh(x @ p["w1"]), "h")
+        return jnp.mean((h @ p["w2"]) ** 2)
+
+    policy = jax.checkpoint_policies.save_and_offload_only_these_names(
+        names_which_can_be_saved=[], names_which_can_be_offloaded=["h"],
+        offload_src="device", offload_dst="pinned_host")
+    return jax.grad(jax.checkpoint(named_loss, policy=policy))(p, x)
 """
 
 SCRIPT = (
@@ -95,6 +107,7 @@ CASES = {
     "nested_scans": (programs.nested_scans, (A((2, 3, 32, 32)), A((8, 32), "d")), {}),
     "remat": (programs.remat, (params, A((16, 64))), {}),
     "donated": (programs.fsdp, (params, A((16, 64))), {"donate_argnums": 0}),
+    "offloaded": (programs.offloaded, (params, A((16, 64))), {}),
 }
 out = {}
 for name, (f, args, keywords) in CASES.items():
@@ -121,7 +134,7 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
 
 
 CASES = ("fsdp", "data_parallel", "tensor_parallel", "scan_layers", "nested_scans", "remat",
-         "donated")  # fmt: skip
+         "donated", "offloaded")  # fmt: skip
 
 
 @pytest.mark.parametrize("case", CASES)
