@@ -304,6 +304,7 @@ class _CompileWatch(contextlib.ContextDecorator):
     function: Callable[..., Any] | str | None = None
 
     def __enter__(self) -> Any:
+        from jxinspect.record.identity import identity_of
         from jxinspect.record.recompiles import CompileLog, fingerprint, static_values
         from jxinspect.tracer import seam
 
@@ -315,7 +316,10 @@ class _CompileWatch(contextlib.ContextDecorator):
             source = lowering.source or lowering.name
             program = seam.program_digest(lowering.lowered) if lowering.lowered else ""
             done = fingerprint(lowering, static_values(lowering.call), program)
-            log.add(source, lowering.name, "", done, lowering.call_site)
+            # no record folder here: each compile is filed under its program's identity
+            made = lowering.lowered
+            same = identity_of(seam.program_text(made), None).program if made else ""
+            log.add(source, lowering.name, same, done, lowering.call_site)
 
         self._stop = [
             seam.install_lowering_hook(on_lowering, lambda name, err: None),
@@ -325,8 +329,13 @@ class _CompileWatch(contextlib.ContextDecorator):
         return self
 
     def __exit__(self, *exc: object) -> None:
+        from jxinspect.core.recompiles import with_cache_held
+
         for stop in self._stop:
             stop()
+        self.log.compiles[:] = with_cache_held(
+            self.log.compiles, {c.folder: c.folder for c in self.log.compiles}
+        )
         if exc[0] is None:
             self.check()
 

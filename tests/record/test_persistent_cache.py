@@ -181,3 +181,58 @@ def test_diff_names_a_moved_cache_folder_where_jax_keys_by_it(tmp: Path) -> None
         assert f"cache folder: {tmp / 'a'} → {tmp / 'b'}" in diff.stdout, diff.describe()
     else:
         assert "program: same program (a persistent cache hit is possible)" in diff.stdout
+
+
+RENAMED = textwrap.dedent("""
+    import logging, os, sys
+    import jax, jax.numpy as jnp
+
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("jaxlog: %(message)s"))
+    for name in ("jax._src.compiler", "jax._src.compilation_cache", "jax._src.cache_key"):
+        logging.getLogger(name).addHandler(handler)
+        logging.getLogger(name).setLevel(logging.DEBUG)
+    jax.config.update("jax_compilation_cache_dir", os.environ["CACHE_FOLDER"])
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+
+
+    def named(name):
+        def step(x):
+            return jnp.sin(x) @ x.T
+
+        step.__name__ = step.__qualname__ = name
+        return jax.jit(step)
+
+
+    x = jnp.ones((64, 64))
+    print(float(named("step")(x).sum()), float(named(os.environ["NAME"])(x).sum()))
+""")
+
+
+def test_a_miss_of_a_program_the_cache_held_is_jx406(tmp: Path) -> None:
+    """The same program under a name that changes each run: the second run reads `step`
+    back and misses `second` (JAX's own log says both), and lint names that miss alone."""
+    (tmp / "renamed.py").write_text(RENAMED, encoding="utf-8")
+    outcomes = {}
+    for run, name in (("a", "first"), ("b", "second")):
+        result = run_cli("record", "-o", run, "--", *WARM_PYTHON, "renamed.py", cwd=tmp,
+                         env={"CACHE_FOLDER": str(tmp / "cache"), "NAME": name})  # fmt: skip
+        assert result.returncode == 0, result.describe()
+        outcomes[run] = {f: jax_says(result.stdout, f) for f in ("step", name)}
+    assert outcomes == {"a": {"step": "miss", "first": "miss"},
+                        "b": {"step": "hit", "second": "miss"}}  # fmt: skip
+    findings = {}
+    for run in ("a", "b"):
+        linted = run_cli("lint", "--records", run, "--format", "json", cwd=tmp)
+        findings[run] = [
+            (target["target"], f["message"])
+            for target in json.loads(linted.stdout)["targets"]
+            for f in target["findings"]
+            if f["code"] == "JX406"
+        ]
+    assert findings["a"] == []  # the first run's misses prove nothing held: none judged
+    [(target, message)] = findings["b"]
+    assert target.endswith(":second")
+    assert message.startswith("second #1 (called from ")
+    assert "which held the same program: step #1 read it from there in this run" in message

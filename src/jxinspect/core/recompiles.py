@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from jxinspect.core.vocabulary import ReasonKind
@@ -96,10 +96,33 @@ class Compile:
     cache: CacheUse | None = None
     """What the persistent compilation cache did for it; ``None``: not known (a record
     made before the cache was read, or a compile whose end JAX did not report)."""
+    cache_held: str | None = None
+    """For a persistent-cache miss: the earlier compile of the run (``step #1``) that read
+    the same program (its identity) from the cache, which therefore held it: this one's
+    key differed by more than the program. ``None``: none did."""
 
     @property
     def seconds(self) -> float:
         return sum(s or 0.0 for s in (self.trace_s, self.lower_s, self.compile_s))
+
+
+def with_cache_held(compiles: Sequence[Compile], identities: Mapping[str, str]) -> list[Compile]:
+    """``compiles`` with :attr:`Compile.cache_held` said of each persistent-cache miss
+    of a program an earlier compile of the run read from the cache (a hit: proof the
+    cache held it; an earlier miss is none, JAX may have declined to write it).
+    ``identities``: each record folder's program identity."""
+    read: dict[str, Compile] = {}
+    found = []
+    for compile in compiles:
+        program = identities.get(compile.folder, "")
+        outcome = compile.cache.outcome if compile.cache is not None else None
+        if program and outcome == "miss" and program in read:
+            earlier = read[program]
+            compile = replace(compile, cache_held=f"{earlier.function} #{earlier.number}")
+        elif program and outcome == "hit":
+            read.setdefault(program, compile)
+        found.append(compile)
+    return found
 
 
 @dataclass(frozen=True)

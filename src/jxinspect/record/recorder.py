@@ -21,6 +21,7 @@ from jxinspect.core import codec
 from jxinspect.core.errors import UsageError
 from jxinspect.core.files import write_atomically
 from jxinspect.core.model import Report
+from jxinspect.core.recompiles import with_cache_held
 from jxinspect.core.recording import Entry, Index, RecordedCall
 from jxinspect.core.units import source_parts
 from jxinspect.project.config import Policy, load_config
@@ -172,7 +173,9 @@ class Recorder:
         if now or clock - self.index_written >= INDEX_EVERY_S:
             self.index.internal_s = round(self.compiles.internal_s, 6)
             records.write_index(self.folder, self.index)
-            records.write_compiles(self.folder, self.compiles.compiles, self.compiles.dropped)
+            identities = {entry.folder: entry.identity for entry in self.index.functions}
+            compiles = with_cache_held(self.compiles.compiles, identities)
+            records.write_compiles(self.folder, compiles, self.compiles.dropped)
             self.index_written = clock
 
     def at_exit(self) -> None:

@@ -48,6 +48,7 @@ TABLE: tuple[str, ...] = (
     "jx401_same_program_compiled_again",
     "jx402_compile_budget",
     "jx405_not_written_to_cache",
+    "jx406_cache_missed_a_program_it_held",
 )
 """The rule modules, in code order: the one list of the rules."""
 
