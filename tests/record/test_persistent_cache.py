@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from helpers import WARM_PYTHON, run_cli
 
-SCRIPT = textwrap.dedent("""
+JAX_LOG = textwrap.dedent("""
     import logging, os, sys
     import jax, jax.numpy as jnp
 
@@ -29,6 +29,10 @@ SCRIPT = textwrap.dedent("""
     for name in ("jax._src.compiler", "jax._src.compilation_cache", "jax._src.cache_key"):
         logging.getLogger(name).addHandler(handler)
         logging.getLogger(name).setLevel(logging.DEBUG)
+""")
+"""JAX's own DEBUG log of its compiler and cache, on the run's standard output."""
+
+SCRIPT = JAX_LOG + textwrap.dedent("""
     if os.environ.get("CACHE_FOLDER"):
         jax.config.update("jax_compilation_cache_dir", os.environ["CACHE_FOLDER"])
     jax.config.update("jax_persistent_cache_min_compile_time_secs",
@@ -183,15 +187,7 @@ def test_diff_names_a_moved_cache_folder_where_jax_keys_by_it(tmp: Path) -> None
         assert "program: same program (a persistent cache hit is possible)" in diff.stdout
 
 
-RENAMED = textwrap.dedent("""
-    import logging, os, sys
-    import jax, jax.numpy as jnp
-
-    handler = logging.StreamHandler(sys.stdout)
-    handler.setFormatter(logging.Formatter("jaxlog: %(message)s"))
-    for name in ("jax._src.compiler", "jax._src.compilation_cache", "jax._src.cache_key"):
-        logging.getLogger(name).addHandler(handler)
-        logging.getLogger(name).setLevel(logging.DEBUG)
+RENAMED = JAX_LOG + textwrap.dedent("""
     jax.config.update("jax_compilation_cache_dir", os.environ["CACHE_FOLDER"])
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
