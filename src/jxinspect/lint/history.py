@@ -67,7 +67,9 @@ def _columns(kind: type) -> tuple[Column, ...]:
 
 ROW_COLUMNS = _columns(HistoryRow)
 COLLECTIVE_COLUMNS = _columns(CollectiveBytes)
-LAYOUT: dict[str, tuple[Column, ...]] = {
+Layout = dict[str, tuple[Column, ...]]
+"""Each table's columns, in order (as a database holds them)."""
+LAYOUT: Layout = {
     ROWS: (("id", "INTEGER", False), *ROW_COLUMNS),
     COLLECTIVES: (("row", "INTEGER", True), *COLLECTIVE_COLUMNS),
 }
@@ -83,7 +85,7 @@ def _names(columns: tuple[Column, ...], table: str = "") -> str:
     return ", ".join(f'{prefix}"{name}"' for name, _, _ in columns)
 
 
-def _create(db: sqlite3.Connection, layout: dict[str, tuple[Column, ...]] = LAYOUT) -> None:
+def _create(db: sqlite3.Connection, layout: Layout = LAYOUT) -> None:
     for table, columns in layout.items():
         defined = [f'"{n}" {t}{" NOT NULL" if required else ""}' for n, t, required in columns]
         if table == ROWS:
@@ -98,7 +100,7 @@ SchemaEntry = tuple[Any, ...]
 """A row of :data:`_SCHEMA`: type, name, table, SQL."""
 
 
-def _older_layout() -> dict[str, tuple[Column, ...]]:
+def _older_layout() -> Layout:
     """The layout of a history written before the :data:`ADDED` columns."""
     return {
         table: tuple(c for c in columns if c[0] not in ADDED.get(table, ()))
@@ -118,22 +120,24 @@ def _schema(older: bool = False) -> frozenset[SchemaEntry]:
         db.close()
 
 
-def _is_new(db: sqlite3.Connection, path: Path, write: bool = False) -> bool:
-    """Whether the database is empty; one an older jxinspect wrote gains the
-    :data:`ADDED` columns where ``write``; a schema that is not exactly a history's
-    (another table, a view, a trigger, an index, a column) is refused, naming the first
-    such entry."""
+def _layout(db: sqlite3.Connection, path: Path, write: bool = False) -> Layout | None:
+    """The columns the database holds, ``None`` where it is empty; one an older
+    jxinspect wrote gains the :data:`ADDED` columns where ``write`` (else it is read as
+    it is); a schema that is not exactly a history's (another table, a view, a trigger,
+    an index, a column) is refused, naming the first such entry."""
     held = frozenset(db.execute(_SCHEMA))
     if not held:
-        return True
+        return None
     ours = _schema()
     if held == ours:
-        return False
+        return LAYOUT
     if held == _schema(older=True):
-        for table, added in ADDED.items() if write else ():
+        if not write:
+            return _older_layout()
+        for table, added in ADDED.items():
             for name, kind, _ in (c for c in LAYOUT[table] if c[0] in added):
                 db.execute(f'ALTER TABLE main."{table}" ADD COLUMN "{name}" {kind}')
-        return False
+        return LAYOUT
     names = {(kind, name) for kind, name, _, _ in ours}
     extra = sorted((str(k), str(n)) for k, n, _, _ in held - ours)
     missing = sorted((str(k), str(n)) for k, n, _, _ in ours - held)
@@ -170,10 +174,11 @@ def _check_path(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def _database(path: Path, *, write: bool) -> Iterator[tuple[sqlite3.Connection, bool]]:
-    """The database at ``path`` (made if ``write``) and whether it is new (empty), in one
-    transaction whose first step checks it is a history; a file that is not one is one
-    error line naming it. Read-only where ``write`` is not asked."""
+def _database(path: Path, *, write: bool) -> Iterator[tuple[sqlite3.Connection, Layout | None]]:
+    """The database at ``path`` (made if ``write``) and the columns it holds (``None``:
+    it is empty, read-only), in one transaction whose first step checks it is a history;
+    a file that is not one is one error line naming it. Read-only where ``write`` is not
+    asked."""
     _check_path(path)
     if not write and not path.exists():
         raise no_such_file(path)
@@ -187,10 +192,11 @@ def _database(path: Path, *, write: bool) -> Iterator[tuple[sqlite3.Connection, 
         if not write:
             db.execute("PRAGMA query_only = ON")
         db.execute("BEGIN IMMEDIATE" if write else "BEGIN")  # checked and used as one
-        new = _is_new(db, path, write)
-        if new and write:
+        layout = _layout(db, path, write)
+        if layout is None and write:
             _create(db)
-        yield db, new
+            layout = LAYOUT
+        yield db, layout
         if write:
             db.execute("COMMIT")
     except sqlite3.DatabaseError as err:
@@ -251,11 +257,11 @@ def _mistyped(column: Column) -> str:
     return f'{test} OR abs("{name}") = 9e999' if kind == "REAL" else test
 
 
-def _check_values(db: sqlite3.Connection, path: Path) -> None:
+def _check_values(db: sqlite3.Connection, path: Path, layout: Layout) -> None:
     """Refuse a database holding a value that is not of its column's type (SQLite's
     typing is loose: text in an integer column), checked by SQLite itself in one pass
     over each table, in one error line naming the first such row and column."""
-    for table, columns in _held(db).items():
+    for table, columns in layout.items():
         test = " OR ".join(f"({_mistyped(column)})" for column in columns)
         query = f'SELECT rowid, {_names(columns)} FROM main."{table}" WHERE {test} LIMIT 1'
         for rowid, *values in db.execute(query):
@@ -280,12 +286,6 @@ def _check_value(path: Path, table: str, row: object, column: Column, found: obj
     )
 
 
-def _held(db: sqlite3.Connection) -> dict[str, tuple[Column, ...]]:
-    """Each table's columns the database has (an older history lacks the :data:`ADDED`)."""
-    held = {str(row[1]) for row in db.execute(f'PRAGMA main.table_info("{ROWS}")')}
-    return _older_layout() if any(n not in held for n in ADDED[ROWS]) else LAYOUT
-
-
 def _selected(columns: tuple[Column, ...], held: tuple[Column, ...], table: str) -> str:
     """``columns`` of ``table`` as a SELECT lists them, ``NULL`` for one not ``held``."""
     return ", ".join(
@@ -301,11 +301,11 @@ def read_rows(path: Path, target: str | None = None) -> Iterator[HistoryRow]:
     """The rows of the database (of ``target`` only, if given), in the order they were
     appended, read one at a time once every value is checked (none in a new database)."""
     where = ' WHERE h."target" = ?' if target is not None else ""
-    with _database(path, write=False) as (db, new):
-        if new:
+    with _database(path, write=False) as (db, layout):
+        if layout is None:
             return
-        _check_values(db, path)
-        rows = _selected(LAYOUT[ROWS], _held(db)[ROWS], "h")
+        _check_values(db, path, layout)
+        rows = _selected(LAYOUT[ROWS], layout[ROWS], "h")
         query = (
             f"SELECT {rows}, {_names(LAYOUT[COLLECTIVES], 'c')} "
             f'FROM main."{ROWS}" AS h LEFT JOIN main."{COLLECTIVES}" AS c ON c."row" = h."id"'
@@ -339,8 +339,8 @@ assert [f.name for f in dataclasses.fields(HistoryRow)] == [
 def targets(path: Path, limit: int) -> list[str]:
     """The database's first ``limit`` targets, in order (for an error message)."""
     query = f'SELECT DISTINCT "target" FROM main."{ROWS}" ORDER BY "target" LIMIT ?'
-    with _database(path, write=False) as (db, new):
-        if new:
+    with _database(path, write=False) as (db, layout):
+        if layout is None:
             return []
         return [str(name) for (name,) in db.execute(query, (limit,))]
 
