@@ -85,8 +85,9 @@ def _tensor(type_: Any) -> tuple[tuple[int, ...] | None, str | None]:
 
 class _ModuleReader:
     """Reads the values of one module. A program's values repeat few types and
-    shardings (every layer's weights alike), so each distinct one is read once: by its
-    printed form, which is all that reading it looks at."""
+    shardings (every layer's weights alike), so each distinct one is read once: a type by
+    itself (MLIR makes each once per context), a sharding by its printed form, which is
+    all that reading it looks at."""
 
     def __init__(
         self,
@@ -97,24 +98,16 @@ class _ModuleReader:
     ) -> None:
         self.meshes, self.mesh_hint, self.device_ids = meshes, mesh_hint, device_ids
         self.maximal = maximal
-        self.tensors: dict[str, tuple[tuple[int, ...] | None, str | None]] = {}
         self.types: dict[Any, tuple[str, tuple[int, ...] | None, str | None]] = {}
         self.sdy: dict[str, Sharding] = {}
         self.hlo: dict[tuple[str, int], Sharding] = {}
-
-    def tensor(self, type_: Any, text: str) -> tuple[tuple[int, ...] | None, str | None]:
-        """:func:`_tensor` of ``type_``, whose printed form is ``text``."""
-        if text not in self.tensors:
-            self.tensors[text] = _tensor(type_)
-        return self.tensors[text]
 
     def typed(self, type_: Any) -> tuple[str, tuple[int, ...] | None, str | None]:
         """``type_`` printed, and its shape and dtype: once per type (MLIR makes each type
         once per context, so equal types hash alike)."""
         found = self.types.get(type_)
         if found is None:
-            text = str(type_)
-            found = self.types[type_] = (text, *self.tensor(type_, text))
+            found = self.types[type_] = (str(type_), *_tensor(type_))
         return found
 
     def from_sdy(self, attr: Any) -> Sharding:

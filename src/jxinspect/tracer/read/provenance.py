@@ -210,11 +210,13 @@ class _Origins:
         values = list(self.per_value(attrs["sdy.sharding"]).shardings)
         return values[number] if number < len(values) else None
 
-    def parameter_sharding(self, number: int) -> Any:
+    def _parameter_attrs(self, number: int) -> dict[str, Any]:
+        """The attributes of ``@main``'s parameter ``number``."""
         attrs = self.main.attributes
-        return attr_dict(attrs["arg_attrs"] if "arg_attrs" in attrs else None, number).get(
-            "sdy.sharding"
-        )
+        return attr_dict(attrs["arg_attrs"] if "arg_attrs" in attrs else None, number)
+
+    def parameter_sharding(self, number: int) -> Any:
+        return self._parameter_attrs(number).get("sdy.sharding")
 
     def declared_here(self, sharding: Any, value: str, where: _Where) -> list[Origin]:
         """A constraint's own sharding, declared at its line: one origin per axis (Shardy
@@ -247,8 +249,7 @@ class _Origins:
 
     def of_parameter(self, number: int, value: str) -> list[Origin]:
         """The origins of ``@main``'s parameter ``number`` (its own: the argument)."""
-        attrs = self.main.attributes
-        attrs = attr_dict(attrs["arg_attrs"] if "arg_attrs" in attrs else None, number)
+        attrs = self._parameter_attrs(number)
         own: tuple[OriginKind, str | None] = ("argument", self.arg_paths.get(number))
         return self.of_value(
             value, attrs.get("sdy.sharding"), attrs.get("sdy.sharding_origins"), own
