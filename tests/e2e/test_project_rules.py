@@ -104,20 +104,26 @@ JXINSPECT = {"gathered": FSDP, "allowed": {**FSDP, "budgets": {"forbid_collectiv
 """
 
 
+def lint_forbidding(folder: Path, module: str, forbidden: str) -> list[dict[str, Any]]:
+    """``lint`` of ``layers.py`` (``module``), compiled, under ``budgets:
+    {forbid_collectives: forbidden}``: each target's result, the gate failed (exit 1)."""
+    (folder / "layers.py").write_text(module, encoding="utf-8")
+    config = f"compile: true\nbudgets: {{forbid_collectives: {forbidden}}}\n"
+    (folder / "jxinspect.yaml").write_text(
+        config + "targets:\n  - target: layers.py\n", encoding="utf-8"
+    )
+    result = run_cli("lint", "--format", "json", cwd=folder)
+    assert result.returncode == 1, result.describe()
+    return json.loads(result.stdout)["targets"]  # type: ignore[no-any-return]
+
+
 def test_lint_forbids_a_collective_kind_per_project_and_per_target(tmp_path: Path) -> None:
     """JX303 through lint: the budgets cross to the workers, the compiled report is
     judged, and a declaration's own budgets replace the project's list (``allowed``
     all-gathers its weight too)."""
-    (tmp_path / "layers.py").write_text(LAYERS, encoding="utf-8")
-    config = "compile: true\nbudgets: {forbid_collectives: [all-gather, all-to-all]}\n"
-    (tmp_path / "jxinspect.yaml").write_text(
-        config + "targets:\n  - target: layers.py\n", encoding="utf-8"
-    )
-    result = run_cli("lint", "--format", "json", cwd=tmp_path)
-    assert result.returncode == 1, result.describe()
     found = [
         (target["target"], f["code"], f["message"], f["path"])
-        for target in json.loads(result.stdout)["targets"]
+        for target in lint_forbidding(tmp_path, LAYERS, "[all-gather, all-to-all]")
         for f in target["findings"]
     ]
     # the gather's line as lower --compile names it (0.12 keeps none for it)
@@ -155,14 +161,8 @@ def test_lint_forbids_a_collective_kind_over_a_size(tmp_path: Path) -> None:
     """``"all-gather > 16 KiB"``: the weights' gather (32 KiB per device) fails the gate,
     named with its size and the limit; the bias program's gathers (8 KiB and 128 B per
     device) pass."""
-    (tmp_path / "layers.py").write_text(SIZED, encoding="utf-8")
-    config = "compile: true\nbudgets: {forbid_collectives: ['all-gather > 16 KiB']}\n"
-    (tmp_path / "jxinspect.yaml").write_text(
-        config + "targets:\n  - target: layers.py\n", encoding="utf-8"
-    )
-    result = run_cli("lint", "--format", "json", cwd=tmp_path)
-    assert result.returncode == 1, result.describe()
-    targets = {t["target"]: t for t in json.loads(result.stdout)["targets"]}
+    found = lint_forbidding(tmp_path, SIZED, "['all-gather > 16 KiB']")
+    targets = {t["target"]: t for t in found}
     shown = run_cli("lower", "layers.py:bias", "--compile", "-f", "json", cwd=tmp_path)
     gathers = json.loads(shown.stdout)["compiled"]["collectives"]
     assert gathers and all(c["kind"] == "all-gather" and c["bytes"] <= 16 << 10 for c in gathers)
