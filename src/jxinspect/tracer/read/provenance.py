@@ -347,7 +347,7 @@ def _asked_origins(
     if match is None:
         return [_unfound(asked, "no argument or result of the function has this path")]
     file, line = match["file"], int(match["line"])
-    found: dict[tuple[str, str], ValueOrigins] = {}
+    found: list[ValueOrigins] = []
     for position, where in sorted(lines.items()):
         if where.line != line or not _same_file(where.file, file or report.file):
             continue
@@ -364,11 +364,11 @@ def _asked_origins(
             if not origins and step.key == "constraint" and own is not None:
                 origins = reader.declared_here(own, value, where)  # 0.7.1 records none
             said = ValueOrigins(asked, value, reader.readable(own), tuple(origins))
-        found.setdefault((value, repr(said.origins) + (said.sharding or "")), said)
+        found.append(said)
     if not found:
         place = f"{file or report.file}:{line}"
         return [_unfound(asked, f"no operation of the program is at {place}")]
-    return list(found.values())
+    return list(dict.fromkeys(found))  # operations alike at one line said once
 
 
 def _result_origins(asked: str, index: int, reader: _Origins) -> ValueOrigins:
