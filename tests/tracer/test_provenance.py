@@ -308,6 +308,11 @@ def test_why_of_a_path_and_a_line_is_what_xlas_record_holds(
     for unknown in ("programs.py:1", "params['nope']"):
         [value] = asked[unknown]
         assert value["value"] is None and value["unfound"]
+    # a result declared replicated is said so, never "no declaration reaches it"
+    replicated = why(folder, "column_sums", "--out-specs", "P()", "--why-of", "result")
+    [result] = replicated["compiled"]["why_of"]
+    assert (result["sharding"], result["origins"], result["declared"]) == ("replicated", [], True)
+    assert replicated["outputs"][0]["sharding"]["readable"] == "replicated"  # as @main says
     text = run_cli("lower", "programs.py:constrained", "--why-of", "x", cwd=folder)
     assert text.returncode == 0, text.stderr
     assert "why these values are sharded so" in text.stdout

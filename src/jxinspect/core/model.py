@@ -612,7 +612,12 @@ class ValueOrigins:
     sharding: str | None = None
     """``P('data', None)``, ``replicated``; ``None``: nothing was found."""
     origins: tuple[Origin, ...] = ()
-    """One per mesh axis the value is sharded over; ``()``: no declaration reaches it."""
+    """One per mesh axis the value is sharded over; ``()``: it is sharded over none (see
+    :attr:`declared`)."""
+    declared: bool = False
+    """Its sharding is its own declaration (an argument's sharding, a result's out
+    sharding, a constraint), replicated or not; ``False`` with no origins: no
+    declaration reaches it."""
     unfound: str | None = None
     """Why nothing was found for :attr:`asked`, in one line."""
 

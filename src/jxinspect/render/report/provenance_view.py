@@ -35,6 +35,8 @@ def _asked(value: ValueOrigins) -> list[str]:
         return [f"{value.asked}: not found: {value.unfound or 'unknown'}"]
     if value.origins:
         said = axes_from(value.origins)
+    elif value.declared:
+        said = "declared so (its own sharding)"
     elif value.sharding == "replicated":
         said = "no declaration reaches it"
     else:

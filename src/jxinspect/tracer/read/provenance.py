@@ -339,7 +339,8 @@ def _asked_origins(
             value = f"argument {leaf.path}"
             sharding = reader.parameter_sharding(leaf.main_index)
             origins = reader.of_parameter(leaf.main_index, value)
-            return [ValueOrigins(asked, value, reader.readable(sharding), tuple(origins))]
+            return [ValueOrigins(asked, value, reader.readable(sharding), tuple(origins),
+                                 declared=sharding is not None)]  # fmt: skip
     for output in report.outputs:
         if output.path == asked:
             return [_result_origins(asked, output.index, reader)]
@@ -361,9 +362,10 @@ def _asked_origins(
         else:
             own = reader.result_sharding(step.op, 0)
             origins = reader.of_result(step.op, 0, value)
-            if not origins and step.key == "constraint" and own is not None:
+            declared = step.key == "constraint" and own is not None
+            if not origins and declared:
                 origins = reader.declared_here(own, value, where)  # 0.7.1 records none
-            said = ValueOrigins(asked, value, reader.readable(own), tuple(origins))
+            said = ValueOrigins(asked, value, reader.readable(own), tuple(origins), declared)
         found.append(said)
     if not found:
         place = f"{file or report.file}:{line}"
@@ -381,7 +383,8 @@ def _result_origins(asked: str, index: int, reader: _Origins) -> ValueOrigins:
         origins = reader.of_value(
             value, own["sdy.sharding"], own.get("sdy.sharding_origins"), ("result", asked)
         )
-        return ValueOrigins(asked, value, reader.readable(own["sdy.sharding"]), tuple(origins))
+        readable = reader.readable(own["sdy.sharding"])
+        return ValueOrigins(asked, value, readable, tuple(origins), declared=True)
     returned = list(reader.main.regions[0].blocks[0].operations)[-1].operands
     if index >= len(returned):
         return _unfound(asked, "the program returns no such result")
