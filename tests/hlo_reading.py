@@ -39,10 +39,22 @@ def groups_of(attributes: str, total: int) -> list[list[int]] | None:
             head = re.match(r"\[([\d,]+)\](?:T\(([\d,]+)\))?", mesh.group(2))
             assert head, mesh.group(2)
             ids = _iota(_ints(head.group(1)), _ints(head.group(2)) if head.group(2) else None)
-        grouped = [names.index(a) for a in re.findall(r"'?(\w+)'?", mesh.group(3))]
-        rest = [i for i in range(len(sizes)) if i not in grouped]
-        size = math.prod(sizes[i] for i in grouped)
-        array = np.array(ids).reshape(sizes).transpose(rest + grouped).reshape(-1, size)
+        # an axis named whole, or a part of one, 'x':(2)4: x cut into (2, 4, the rest)
+        refs = re.findall(r"'?(\w+)'?(?::\((\d+)\)(\d+))?", mesh.group(3))
+        dims, grouped = [], []
+        for name, size in zip(names, sizes, strict=True):
+            part = [(int(pre), int(cut)) for ref, pre, cut in refs if ref == name and pre]
+            if part:
+                ((pre, cut),) = part
+                grouped.append(len(dims) + 1)
+                dims += [pre, cut, size // (pre * cut)]
+            else:
+                if any(ref == name for ref, _, _ in refs):
+                    grouped.append(len(dims))
+                dims.append(size)
+        rest = [i for i in range(len(dims)) if i not in grouped]
+        size = math.prod(dims[i] for i in grouped)
+        array = np.array(ids).reshape(dims).transpose(rest + grouped).reshape(-1, size)
         return array.tolist()  # type: ignore[no-any-return]
     iota = re.search(r"replica_groups=\[(\d+),(\d+)\]<=\[([\d,]+)\](?:T\(([\d,]+)\))?",
                      attributes)  # fmt: skip

@@ -95,6 +95,7 @@ def inspect(
     compile: bool = False,
     memory: bool = False,
     topology: str | None = None,
+    slices: int = 1,
 ) -> Report:
     """Stage ``fun`` on ``args``/``kwargs`` and return its :class:`~jxinspect.core.model.Report`.
 
@@ -107,14 +108,15 @@ def inspect(
     compiles it and reads the buffers live at its peak (``report.compiled.peak``).
     ``topology`` ("v5e:2x2", with libtpu: the tpu extra) stages it for that TPU topology
     that is not here: what no sharding places goes on its first chip; ``args`` sharded
-    over a mesh of its devices (``jax.experimental.topologies``) stay there.
+    over a mesh of its devices (``jax.experimental.topologies``) stay there; ``slices``
+    such slices of it (multi-slice).
     """
     from jxinspect.core.program import TextRequest
     from jxinspect.pipeline import inspect_function
     from jxinspect.tracer import call, seam
 
     seam.require_supported()
-    on = seam.topology_devices(topology) if topology is not None else None
+    on = seam.topology_devices(topology, slices) if topology is not None else None
     with call.placed_on(on):
         return inspect_function(
             fun,

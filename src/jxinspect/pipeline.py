@@ -76,7 +76,7 @@ def report_of(
     Its axis types are ``jax_mesh``'s, else those of the mesh the inputs were
     ``built_over``."""
     from jxinspect.tracer import inputs, seam
-    from jxinspect.tracer.call import with_axis_types
+    from jxinspect.tracer.call import with_mesh_facts
     from jxinspect.tracer.read import report as extract
     from jxinspect.tracer.staged import Lowered
 
@@ -93,7 +93,7 @@ def report_of(
         report = extract.build_report(
             staged, extract.read_lowered(staged, mesh, device_ids), context
         )
-        report = with_axis_types(report, jax_mesh, built_over)
+        report = with_mesh_facts(report, jax_mesh, built_over)
         if compile and isinstance(staged, Lowered):
             report = compiled_report(report, staged, memory=memory, why=why)
     return report

@@ -119,7 +119,10 @@ MESH = Mesh((("data", 2), ("model", 4)))
         ([[3, 2, 1, 0], [7, 6, 5, 4]], ("model",)),
         ([list(range(8))], ("data", "model")),
         ([[i] for i in range(8)], ()),
-        ([[0, 1], [2, 3], [4, 5], [6, 7]], None),  # half of `model`: no mesh axis
+        ([[0, 1], [2, 3], [4, 5], [6, 7]], ("model:(2)2",)),  # the minor half of `model`
+        ([[0, 2], [1, 3], [4, 6], [5, 7]], ("model:(1)2",)),  # its major half
+        ([[0, 1, 4, 5], [2, 3, 6, 7]], ("data", "model:(2)2")),
+        ([[0, 5], [1, 4], [2, 7], [3, 6]], None),  # along no axis nor part of one
     ],
 )
 def test_replica_groups_map_to_mesh_axes(groups: list[list[int]], axes: Any) -> None:

@@ -420,3 +420,203 @@ def test_with_libtpu_installed_a_cpu_program_starts_quietly(tmp_path: Path, run_
     assert result.returncode == 0, result.describe()
     assert "platform:     cpu, 1 device" in result.stdout
     assert result.stderr == ""
+
+
+SLICED = """
+import jax.numpy as jnp
+
+
+def reduce_rows(x):
+    return jnp.sum(jnp.sin(x), axis=0)
+"""
+
+RAW_SLICED = """
+import json, sys
+import numpy as np
+import jax, jax.numpy as jnp
+from jax.experimental import mesh_utils, topologies
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P, AxisType
+sys.path.insert(0, ".")
+import programs, sliced
+
+devices = topologies.get_topology_desc(platform="tpu", topology_name="v5e:2x2",
+                                       num_slices=2).devices
+def A(mesh, shape, *spec):
+    return jax.ShapeDtypeStruct(shape, jnp.float32, sharding=NamedSharding(mesh, P(*spec)))
+CASES = {  # mesh axes, the slices each spans, the function, its inputs
+    "whole": ({"data": 2, "fsdp": 4}, (2, 1), programs.dp_step,
+              lambda m: ({"w": A(m, (256, 128), "fsdp"), "b": A(m, (128,))},
+                         {"x": A(m, (512, 256), "data"), "y": A(m, (512, 128), "data")})),
+    "split": ({"data": 4, "fsdp": 2}, (2, 1), programs.dp_step,
+              lambda m: ({"w": A(m, (256, 128), "fsdp"), "b": A(m, (128,))},
+                         {"x": A(m, (512, 256), "data"), "y": A(m, (512, 128), "data")})),
+    "rows": ({"data": 2, "a": 2, "b": 2}, (2, 1, 1), sliced.reduce_rows,
+             lambda m: (A(m, (64, 256), ("data", "a")),)),
+}
+facts = {}
+for name, (axes, split, fun, inputs) in CASES.items():
+    within = tuple(size // n for size, n in zip(axes.values(), split))
+    grid = mesh_utils.create_hybrid_device_mesh(within, split, devices)
+    mesh = Mesh(grid, tuple(axes), axis_types=(AxisType.Explicit,) * len(axes))
+    with jax.set_mesh(mesh):
+        compiled = jax.jit(fun).lower(*inputs(mesh)).compile()
+    stats = compiled.memory_analysis()
+    cost = compiled.cost_analysis()
+    cost = cost[0] if isinstance(cost, list) else cost
+    facts[name] = {
+        "memory": [stats.argument_size_in_bytes, stats.output_size_in_bytes,
+                   stats.temp_size_in_bytes],
+        "flops": cost.get("flops"), "text": compiled.as_text(),
+        "ids": [d.id for d in mesh.devices.flat],
+        "slices": [d.slice_index for d in mesh.devices.flat],
+    }
+print(json.dumps(facts))
+"""
+
+FSDP_STEP = CASES["dp_step"][1].replace("256,", "256@fsdp,", 1)
+SLICED_CASES = {
+    "whole": ("programs.py:dp_step", "data=2,fsdp=4", FSDP_STEP),
+    "split": ("programs.py:dp_step", "data=4,fsdp=2", FSDP_STEP),
+    "rows": ("sliced.py:reduce_rows", "data=2,a=2,b=2", "f32[64@(data,a),256]"),
+}
+"""Each multi-slice case (``--topology v5e:2x2 --slices 2``): target, mesh, inputs."""
+
+
+def _across_slices(text: str) -> list[dict[str, Any]]:
+    """The test's own reading of a multi-slice program's transfers across slices: each
+    ``send`` to libtpu's data-center runtime, its kind, data bytes and device-id groups."""
+    found = []
+    for line in text.splitlines():
+        match = re.match(r"^\s*%(\S+) = \((\w+)\[([\d,]*)\]\S*, .* send\(.*"
+                         r'_xla_megascale_transfer_type="?(\w+)', line)  # fmt: skip
+        if not match:
+            continue
+        name, dtype, dims, kind = match.groups()
+        listed = re.search(r"_xla_megascale_target=\{(\{[\d,{}]*\})\}", line)
+        if listed:
+            groups = [
+                [int(n) for n in row.split(",")]
+                for row in re.findall(r"\{([\d,]+)\}", listed.group(1))
+            ]
+        else:
+            ranged = re.search(r'_xla_megascale_target="\{([\d,]+)\}x\{(\d+):(\d+)\}"', line)
+            assert ranged, line
+            slices = [int(n) for n in ranged.group(1).split(",")]
+            groups = [
+                [k * 100_000 + d for k in slices]
+                for d in range(int(ranged.group(2)), int(ranged.group(3)) + 1)
+            ]
+        size = 4 * (int(np_prod(dims)))
+        found.append({"kind": kind.lower().replace("_", "-"), "bytes": size,
+                      "instruction": name, "groups": groups})  # fmt: skip
+    return found
+
+
+def np_prod(dims: str) -> int:
+    product = 1
+    for d in filter(None, dims.split(",")):
+        product *= int(d)
+    return product
+
+
+@pytest.fixture(scope="module")
+def sliced(
+    tmp_path_factory: pytest.TempPathFactory, run_cli: Any
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(jxinspect's report per multi-slice case, raw JAX's facts per case)."""
+    if not HAS_LIBTPU:
+        pytest.skip("libtpu is not installed (the tpu extra)")
+    folder = tmp_path_factory.mktemp("sliced")
+    (folder / "programs.py").write_text(PROGRAMS, encoding="utf-8")
+    (folder / "sliced.py").write_text(SLICED, encoding="utf-8")
+    raw = run_python(RAW_SLICED, cwd=folder)
+    assert raw.returncode == 0, raw.describe()
+    facts = json.loads(raw.stdout.strip().splitlines()[-1])
+    reports = {}
+    for name, (target, mesh, args) in SLICED_CASES.items():
+        result = run_cli("lower", target, "--topology", "v5e:2x2", "--slices", "2", "--mesh",
+                         mesh, "--args", args, "--compile", "--format", "json",
+                         cwd=folder)  # fmt: skip
+        assert result.returncode in (0, 1), result.describe()
+        reports[name] = json.loads(result.stdout)
+    return reports, facts
+
+
+@needs_libtpu
+@pytest.mark.parametrize("name", SLICED_CASES)
+def test_a_multi_slice_compile_is_raw_jaxs_own(
+    name: str, sliced: tuple[dict[str, Any], dict[str, Any]]
+) -> None:
+    """Memory, FLOPs and every collective (kind, bytes, devices) of a program compiled for
+    two slices equal raw JAX's compile over ``create_hybrid_device_mesh``'s mesh: each
+    slice's collectives on that slice's devices (partition p of slice s: the p-th device
+    of s in the assignment), and each transfer across slices on the devices it names."""
+    reports, facts = sliced
+    report, raw = reports[name], facts[name]
+    assert report["topology"]["slices"] == 2 and report["topology"]["devices"] == 8
+    info = report["compiled"]
+    memory = [info["memory"][k] for k in ("arguments", "outputs", "temporaries")]
+    assert (memory, info["flops"]) == (raw["memory"], raw["flops"])
+    ids, slice_of = raw["ids"], raw["slices"]
+    places = [[ids[i] for i, s in enumerate(slice_of) if s == k] for k in sorted(set(slice_of))]
+    within = independent(raw["text"], total=len(places[0]))["collectives"]
+    across = _across_slices(raw["text"])
+    assert across, "a program over two slices moves data across them"
+    want = [(c["kind"], c["bytes"], {frozenset(at[d] for d in g) for at in places
+                                     for g in c["groups"]}) for c in within]  # fmt: skip
+    want += [(c["kind"], c["bytes"], {frozenset(g) for g in c["groups"]}) for c in across]
+    got = [(c["kind"], c["bytes"], {frozenset(g) for g in c["groups"]})
+           for c in info["collectives"]]  # fmt: skip
+    assert sorted(map(repr, got)) == sorted(map(repr, want))
+
+
+@needs_libtpu
+def test_a_multi_slice_program_names_the_axes_it_crosses(
+    sliced: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    """Not a vacuous comparison: the gradient of the data-parallel step is reduced across
+    the slices over ``data`` (a ``send`` to the data-center network), the FSDP weight
+    gathered within each slice; where ``data`` spans both (4 = 2 slices × 2 devices) its
+    parts are named as Shardy names sub-axes; ``reduce_rows`` reduces over ``data`` across
+    slices and ``a`` within them, never over ``b`` (a slice's devices in v5e:2x2's ring
+    order 0, 1, 3, 2: partition numbers are not mesh places)."""
+    reports, _ = sliced
+
+    def moves(name: str) -> set[tuple[str, tuple[str, ...], bool]]:
+        return {(c["kind"], tuple(c["axes"]), c["instruction"].startswith("send"))
+                for c in reports[name]["compiled"]["collectives"]}  # fmt: skip
+
+    assert reports["whole"]["topology"]["across_slices"] == ["data"]
+    assert ("all-reduce", ("data",), True) in moves("whole")
+    assert ("all-gather", ("fsdp",), False) in moves("whole")
+    assert ("all-reduce", ("data:(1)2",), True) in moves("split")
+    assert {axes for _, axes, _ in moves("rows")} == {("a",), ("data",)}
+    assert {across for _, axes, across in moves("rows") if axes == ("data",)} == {True}
+
+
+@needs_libtpu
+def test_slices_that_do_not_fit_the_mesh_are_said(tmp_path: Path, run_cli: Any) -> None:
+    (tmp_path / "sliced.py").write_text(SLICED, encoding="utf-8")
+    flags = ("lower", "sliced.py:reduce_rows", "--topology", "v5e:2x2", "--slices", "2",
+             "--args", "f32[64@data,256]")  # fmt: skip
+    result = run_cli(*flags, "--mesh", "data=3,fsdp=2", cwd=tmp_path)
+    assert result.returncode == 2, result.describe()
+    assert result.stderr.strip() == (
+        "error: a mesh of 3x2 devices does not fill whole slices (4 devices each): use a mesh "
+        "of a multiple of 4 devices"
+    )
+    result = run_cli(*flags, "--mesh", "data=2,fsdp=4", "--compile", cwd=tmp_path)
+    assert result.returncode == 0, result.describe()
+    assert ("v5e:2x2 × 2 slices (8 devices, 15.8 GiB HBM each; data across slices), "
+            f"libtpu {libtpu_version()}; not run") in result.stdout  # fmt: skip
+
+
+def test_slices_need_a_topology(tmp_path: Path, run_cli: Any) -> None:
+    (tmp_path / "sliced.py").write_text(SLICED, encoding="utf-8")
+    result = run_cli("lower", "sliced.py:reduce_rows", "--slices", "2", "--args", "f32[64,256]",
+                     cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 2, result.describe()
+    assert result.stderr.strip() == (
+        "error: --slices 2 needs --topology: the TPU topology of each slice, e.g. --topology "
+        "v5e:2x2 --slices 2"
+    )

@@ -435,12 +435,21 @@ class Topology:
     hbm: int | None = None
     """The HBM one device has for a program, as the TPU compiler says it (refusing one
     too large for it: 15.75 GiB on a v5e); ``None``: it did not say."""
+    slices: int = 1
+    """How many slices of ``name`` it spans (``--slices``: multi-slice, joined by the
+    data-center network); ``devices`` counts them all."""
+    across_slices: tuple[str, ...] = ()
+    """The mesh axes whose devices lie in different slices (their collectives cross the
+    data-center network), as the mesh staged over lays them."""
 
     def __str__(self) -> str:
         devices = f"{self.devices} device" + ("s" if self.devices != 1 else "")
         if self.hbm is not None:
             devices += f", {human_bytes(self.hbm)} HBM each"
-        return f"{self.device_kind}, {self.name} ({devices}), {self.compiler}; not run"
+        if self.across_slices:
+            devices += f"; {', '.join(self.across_slices)} across slices"
+        name = self.name if self.slices == 1 else f"{self.name} × {self.slices} slices"
+        return f"{self.device_kind}, {name} ({devices}), {self.compiler}; not run"
 
 
 @dataclass(frozen=True)

@@ -208,6 +208,12 @@ class TargetOptions:
         "with no TPU here (needs libtpu: the tpu extra).",
         in_defaults=True,
     )
+    slices: int | None = _option(
+        "positive_int",
+        "Compile for N slices of --topology joined by the data-center network (multi-slice); "
+        "the slices span the mesh's first axes that divide N (data=2,fsdp=4 over 2: data).",
+        in_defaults=True,
+    )
     partitioner: Partitioner | None = _option(
         "choice",
         "Who reads the shardings: shardy or gspmd.",

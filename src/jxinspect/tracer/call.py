@@ -6,7 +6,7 @@ JAX objects here: the devices are prepared before the user's module is imported,
 mesh is built once (:func:`abstract_inputs`) and handed down, the declared layouts become
 ``NamedSharding`` trees (``PartitionSpec`` trees for ``shard_map``) under the keyword the
 stage takes them by, and the report says each axis's type of the mesh it was staged over
-(:func:`with_axis_types`, in the one report builder's step). The user's path of each
+(:func:`with_mesh_facts`, in the one report builder's step). The user's path of each
 input is worked out where the call is split (:func:`jxinspect.tracer.stage.stage_function`).
 """
 
@@ -33,7 +33,7 @@ def prepare_devices(options: TargetOptions) -> tuple[Mesh | None, list[str]]:
     are libtpu's (:func:`topology`): none is simulated for its mesh."""
     axes = mesh_axes(options.mesh) if options.mesh else None
     mesh = Mesh(axes, abstract=bool(options.abstract)) if axes else None
-    if options.topology is not None:
+    if options.topology is not None or options.slices is not None:
         topology(options)
         unused = options.devices is not None
         return mesh, [f"{options.devices} CPU devices were not simulated: compiled over the "
@@ -47,6 +47,9 @@ def topology(options: TargetOptions) -> seam.TopologyDevices | None:
     checked against the options it cannot go with; ``None``: none asked for."""
     name = options.topology
     if name is None:
+        if options.slices is not None:
+            raise UsageError(f"--slices {options.slices} needs --topology: the TPU topology "
+                             "of each slice, e.g. --topology v5e:2x2 --slices 2")  # fmt: skip
         return None
     clash = ("--abstract (lowering without devices)" if options.abstract
              else f"--platform {options.platform}" if options.platform not in (None, "tpu")
@@ -56,7 +59,7 @@ def topology(options: TargetOptions) -> seam.TopologyDevices | None:
             f"--topology {name} compiles over that TPU topology's devices; {clash} cannot go "
             "with it: leave one out"
         )
-    return seam.topology_devices(name)
+    return seam.topology_devices(name, options.slices or 1)
 
 
 def placed_on(on: seam.TopologyDevices | None) -> AbstractContextManager[object]:
@@ -126,14 +129,21 @@ def over_explicit_axes(
     return args, seam.use_mesh(jax_mesh)
 
 
-def with_axis_types(report: Report, *jax_meshes: Any) -> Report:
-    """``report`` saying each axis's type of the JAX mesh it was staged over: the first of
-    ``jax_meshes`` that has types for as many axes as the report's mesh."""
-    if report.axis_types is not None or report.mesh is None:
+def with_mesh_facts(report: Report, *jax_meshes: Any) -> Report:
+    """``report`` saying each axis's type of the JAX mesh it was staged over (the first of
+    ``jax_meshes`` that has types for as many axes as the report's mesh), and for a
+    multi-slice topology which axes cross slices."""
+    mesh = report.mesh
+    if mesh is None:
         return report
-    for jax_mesh in jax_meshes:
-        types = seam.axis_type_names(jax_mesh) if jax_mesh is not None else None
-        if types is not None and len(types) == len(report.mesh.axes):
+    staged_over = [m for m in jax_meshes if m is not None]
+    topology = report.topology
+    if topology is not None and topology.slices > 1 and staged_over:
+        across = seam.axes_across_slices(staged_over[0])
+        report = replace(report, topology=replace(topology, across_slices=across))
+    for jax_mesh in staged_over if report.axis_types is None else ():
+        types = seam.axis_type_names(jax_mesh)
+        if types is not None and len(types) == len(mesh.axes):
             return replace(report, axis_types=types)
     return report
 

@@ -93,6 +93,8 @@ def _operands(module: HloText, instruction: Instruction) -> tuple[Operand, ...]:
         if value is None:
             raise UnreadHlo(f"%{instruction.name} reads %{operand}, which the module lacks")
         for dtype, dims in _ARRAY.findall(value.shape):
+            if dtype == "token":  # a send's ordering token: no data
+                continue
             shape = tuple(int(d) for d in re.findall(r"\d+", dims))
             found.append(Operand(shape, from_hlo(dtype)))
     return tuple(found)
@@ -130,6 +132,30 @@ def logical_groups(module: HloText, instruction: Instruction, kind: str) -> tupl
     return form, [[r * partitions + p for p in g] for r in range(replicas) for g in rows]
 
 
+def _slice_positions(
+    module: HloText, device_ids: list[int] | None, slice_of: list[int] | None
+) -> list[list[int]] | None:
+    """Where there are several slices, each slice's devices' places in the assignment (the
+    whole program's logical ids), in slice order; ``None`` for one slice."""
+    indices = sorted(set(slice_of or ()))
+    if len(indices) < 2 or slice_of is None or device_ids is None:
+        return None
+    places = [[i for i, s in enumerate(slice_of) if s == index] for index in indices]
+    if len(device_ids) != len(slice_of) or any(len(p) != module.devices for p in places):
+        raise UnreadHlo(f"{len(indices)} slices of {module.devices} partitions do not make "
+                        f"the {len(device_ids)} devices assigned")  # fmt: skip
+    return places
+
+
+def _positions(instruction: Instruction, device_ids: list[int]) -> Groups:
+    """A transfer across slices' groups as logical ids (places in the assignment)."""
+    place = {device: i for i, device in enumerate(device_ids)}
+    groups = replica_groups.across_slices(instruction.attributes, instruction.name)
+    if any(device not in place for group in groups for device in group):
+        raise UnreadHlo(f"%{instruction.name} names a device not assigned to the program")
+    return [[place[device] for device in group] for group in groups]
+
+
 def _check(rows: Groups, devices: int, name: str) -> None:
     if any(not 0 <= d < devices for row in rows for d in row):
         raise UnreadHlo(f"%{name} names a device outside the module's {devices}")
@@ -140,20 +166,30 @@ def read_collectives(
     mesh: Mesh | None,
     device_ids: list[int] | None = None,
     paths: tuple[dict[int, str], list[str]] = ({}, []),
+    slice_of: list[int] | None = None,
 ) -> tuple[Collective, ...]:
     """Every collective instruction of the optimized HLO, once (an asynchronous pair:
     its ``-start``), with its devices, mesh axes, source line, the paths it moves and
     its loops (:mod:`.hlo_flow`). ``device_ids``: the device of each logical id (the
     compiled program's device assignment; ``None``: the ids themselves); ``paths``: the
-    program's inputs' paths by parameter number and its outputs' paths by index."""
+    program's inputs' paths by parameter number and its outputs' paths by index;
+    ``slice_of``: each assigned device's slice, where the program spans several (each
+    slice runs the module over its own devices, in assignment order, and its transfers
+    across slices name devices by id)."""
     inputs, outputs = paths
-    ids = device_ids if device_ids is not None and len(device_ids) == module.devices else None
+    slices = _slice_positions(module, device_ids, slice_of)
+    total = module.devices * (len(slices) if slices else 1)
+    ids = device_ids if device_ids is not None and len(device_ids) == total else None
     found = []
     for flow in hlo_flow.flows(module):
         instruction = flow.instruction
         operands = _operands(module, instruction)
-        form, rows = logical_groups(module, instruction, flow.kind)
-        _check(rows, module.devices, instruction.name)
+        if instruction.opcode == "send":  # across slices: their devices by id
+            form, rows = "groups", _positions(instruction, ids or [])
+        else:
+            form, rows = logical_groups(module, instruction, flow.kind)
+            _check(rows, module.devices, instruction.name)
+            rows = [[at[d] for d in row] for at in slices for row in rows] if slices else rows
         if form == "pairs":
             axes = replica_groups.axes_of_pairs(rows, mesh) if mesh else None
         else:
@@ -220,7 +256,8 @@ def read_compiled(
     stats = memory_from_stats(analysis, estimate)
     try:
         module = hlo_text.parse(compiled.as_text())
-        collectives = read_collectives(module, mesh, seam.partition_devices(compiled), paths)
+        assigned, slices = seam.partition_devices(compiled), seam.partition_slices(compiled)
+        collectives = read_collectives(module, mesh, assigned, paths, slices)
     except Exception as err:  # a text this reader does not know: unknown, never empty
         unread, error = _unread(err)
         peak = MemoryPeak(None, buffers=None, unread=unread) if memory else None

@@ -12,10 +12,11 @@ carry no count).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from jxinspect.core.vocabulary import COLLECTIVE_KINDS
-from jxinspect.tracer.read.hlo_text import HloText, Instruction
+from jxinspect.tracer.read.hlo_text import HloText, Instruction, UnreadHlo
 
 KINDS = COLLECTIVE_KINDS
 """The collectives, as HLO spells them (an asynchronous one adds ``-start``/``-done``)."""
@@ -55,6 +56,36 @@ def collective_kind(opcode: str) -> str | None:
     ``None`` for any other opcode."""
     base = opcode.removesuffix("-start")
     return base if base in KINDS else None
+
+
+_MEGASCALE = re.compile(r'\b_xla_megascale_transfer_type="?([A-Z_]+)')
+_RENDEZVOUS = re.compile(r'\b_xla_host_transfer_rendezvous="([^"]*)"')
+
+
+def megascale_kind(instruction: Instruction) -> str | None:
+    """The collective a ``send`` across slices is (a multi-slice program's ``send``/``recv``
+    pair to the data-center network's runtime, ``_xla_megascale_transfer_type=
+    "ALL_REDUCE"``, as libtpu 0.0.42.1 and 0.0.50.1 write it; it counts once, as its
+    ``send``); ``None`` for any other instruction. :class:`UnreadHlo` for a transfer
+    type not known here: never a collective left out."""
+    if instruction.opcode != "send":
+        return None
+    found = _MEGASCALE.search(instruction.attributes)
+    if found is None:
+        return None
+    kind = found.group(1).lower().replace("_", "-")
+    if kind not in KINDS:
+        raise UnreadHlo(f"%{instruction.name}: a transfer across slices {found.group(1)} not read")
+    return kind
+
+
+def _received(module: HloText, send: Instruction) -> str | None:
+    """The ``recv`` that completes a cross-slice ``send`` (the same rendezvous)."""
+    said = _RENDEZVOUS.findall(send.attributes)
+    for value in module.instructions.values():
+        if value.opcode == "recv" and said and _RENDEZVOUS.findall(value.attributes) == said:
+            return value.name
+    return None
 
 
 def _only_caller(module: HloText, computation: str) -> Instruction | None:
@@ -298,17 +329,18 @@ def flows(module: HloText) -> list[Flow]:
     found = []
     for computation in module.computations.values():
         for value in computation.instructions.values():
-            kind = collective_kind(value.opcode)
+            kind = collective_kind(value.opcode) or megascale_kind(value)
             if kind is None:
                 continue
             parameters = {parameter_of(module, operand) for operand in value.operands}
             loops, trips = loops_of(module, computation.name)
+            result = _received(module, value) if value.opcode == "send" else value.name
             found.append(
                 Flow(
                     kind=kind,
                     instruction=value,
                     parameters=tuple(sorted(p for p in parameters if p is not None)),
-                    outputs=outputs_of(module, value.name),
+                    outputs=outputs_of(module, result) if result else (),
                     loops=loops,
                     trip_count=trips,
                 )

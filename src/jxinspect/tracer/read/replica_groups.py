@@ -9,7 +9,8 @@ writes, decoded in one place (:func:`decode`):
   listed; absent: iota) laid on the mesh, one group per position of the other axes, along
   the named axes in the order given; an axis may be a sub-axis, ``'x':(2)4``: size 4 of
   the axis cut as ``[2, 4, rest]``;
-* a ``collective-permute``'s ``source_target_pairs={{0,1},{1,2}}``.
+* a ``collective-permute``'s ``source_target_pairs={{0,1},{1,2}}``;
+* a multi-slice program's transfer across slices (:func:`across_slices`), by device id.
 
 The ids are logical (partition × replica numbers); :func:`axes_of_groups` maps groups to
 the user's mesh axes, partition *p* being the mesh's *p*-th device in order.
@@ -20,6 +21,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from dataclasses import dataclass
 
 from jxinspect.core.model import Mesh
 from jxinspect.tracer.read.hlo_text import UnreadHlo
@@ -36,6 +38,11 @@ _MESH_AXIS = re.compile(r"'?([^'=,\s]+)'?=(\d+)")
 _AXIS_REF = re.compile(r"'?([^':,\s]+)'?(?::\((\d+)\)(\d+))?")
 _PAIRS = re.compile(r"\bsource_target_pairs=\{((?:\{\s*\d+\s*,\s*\d+\s*\},?\s*)*)\}")
 _ROW = re.compile(r"\{([\d,\s]*)\}")
+_ACROSS_LISTED = re.compile(r"\b_xla_megascale_target=\{((?:\{[\d,\s]*\},?\s*)*)\}")
+_ACROSS_RANGE = re.compile(r'\b_xla_megascale_target="\{([\d,\s]*)\}x\{(\d+):(\d+)\}"')
+SLICE_STRIDE = 100_000
+"""A multi-slice topology's device ids: device ``d`` of slice ``k`` (``slice_index`` k - 1)
+is ``k * 100000 + d`` (libtpu 0.0.42.1 and 0.0.50.1: 100000-100003, 200000-200003)."""
 
 
 def _iota(dims: list[int], perm: list[int] | None) -> list[int]:
@@ -132,15 +139,67 @@ def decode(attributes: str, devices: int, name: str = "") -> tuple[str, Groups] 
     return None
 
 
+def across_slices(attributes: str, name: str = "") -> Groups:
+    """The devices a transfer across slices runs over, by device id, as libtpu writes its
+    target: listed, ``_xla_megascale_target={{100000,300000},{100001,300001}}``, or slices
+    by a range of each one's devices, ``"{1,2}x{0:3}"`` (devices 0 to 3 of slices 1 and 2:
+    one group per device, of that device in every slice named). :class:`UnreadHlo` for
+    any other spelling."""
+    found = _ACROSS_LISTED.search(attributes)
+    if found is not None:
+        return [_numbers(row) for row in _ROW.findall(found.group(1))]
+    found = _ACROSS_RANGE.search(attributes)
+    if found is not None:
+        slices, first, last = _numbers(found.group(1)), int(found.group(2)), int(found.group(3))
+        return [[k * SLICE_STRIDE + d for k in slices] for d in range(first, last + 1)]
+    at = attributes.find("_xla_megascale_target=")
+    raise UnreadHlo(f"%{name}: devices across slices not read: {attributes[at:][:80]}")
+
+
 def axes_of_groups(groups: Groups, mesh: Mesh) -> tuple[str, ...] | None:
     """The mesh axes whose devices each group spans (partition ids in mesh order);
     ``None`` where the groups are no set of axes."""
-    import numpy as np
 
     sizes = [size for _, size in mesh.axes]
     if math.prod(sizes) != sum(len(g) for g in groups):
         return None
     want = sorted(sorted(g) for g in groups)
+    whole = [Piece(name, 1, size, size) for name, size in mesh.axes]
+    found = _spanned(whole, want)
+    if found is None:  # a part of an axis (a multi-slice mesh's axis split across slices)
+        parts = [Piece(axis.name, pre, factor, axis.axis_size)
+                 for axis in whole for pre, factor in _factors(axis.size)]  # fmt: skip
+        found = _spanned(parts, want)
+    return _named(found) if found is not None else None
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A mesh axis, or a part of one: the ``size`` devices after every ``pre`` of them."""
+
+    name: str
+    pre: int
+    size: int
+    axis_size: int
+
+
+def _factors(size: int) -> list[tuple[int, int]]:
+    """``size`` cut into its prime factors, major first: ``[(pre-size, factor)]``."""
+    found, pre, left, p = [], 1, size, 2
+    while left > 1:
+        while left % p == 0:
+            found.append((pre, p))
+            pre, left = pre * p, left // p
+        p += 1
+    return found
+
+
+def _spanned(pieces: list[Piece], want: Groups) -> list[Piece] | None:
+    """The fewest of ``pieces`` (laid out in order) whose devices each of the groups
+    ``want`` spans; ``None`` where none do."""
+    import numpy as np
+
+    sizes = [piece.size for piece in pieces]
     ids = np.arange(math.prod(sizes)).reshape(sizes)
     for count in range(len(sizes) + 1):
         for chosen in itertools.combinations(range(len(sizes)), count):
@@ -148,8 +207,22 @@ def axes_of_groups(groups: Groups, mesh: Mesh) -> tuple[str, ...] | None:
             size = math.prod(sizes[i] for i in chosen)
             got = ids.transpose(rest + list(chosen)).reshape(-1, size)
             if sorted(sorted(int(d) for d in row) for row in got) == want:
-                return tuple(mesh.axes[i][0] for i in chosen)
+                return [pieces[i] for i in chosen]
     return None
+
+
+def _named(pieces: list[Piece]) -> tuple[str, ...]:
+    """Axes as Shardy names them: a whole axis by its name, a part by ``name:(pre)size``
+    (parts of one axis next to each other made one)."""
+    merged: list[Piece] = []
+    for piece in pieces:
+        last = merged[-1] if merged else None
+        if last is not None and last.name == piece.name and last.pre * last.size == piece.pre:
+            merged[-1] = Piece(last.name, last.pre, last.size * piece.size, last.axis_size)
+        else:
+            merged.append(piece)
+    return tuple(piece.name if piece.size == piece.axis_size else
+                 f"{piece.name}:({piece.pre}){piece.size}" for piece in merged)  # fmt: skip
 
 
 def axes_of_pairs(pairs: Groups, mesh: Mesh) -> tuple[str, ...] | None:

@@ -51,10 +51,10 @@ def cost_analysis(compiled: Compiled) -> dict[str, float] | None:
     return {str(key): float(value) for key, value in costs.items()}
 
 
-def partition_devices(compiled: Compiled) -> list[int] | None:
-    """The id of the device each partition of the compiled program runs on, in partition
-    order: its shardings' ``_device_assignment`` (every process's devices), else the
-    executable's ``local_devices()`` (one process's); ``None`` where neither says."""
+def _assigned(compiled: Compiled) -> list[Any] | None:
+    """The devices the compiled program runs on, in partition order: its shardings'
+    ``_device_assignment`` (every process's devices), else the executable's
+    ``local_devices()`` (one process's); ``None`` where neither says."""
     import jax
 
     try:
@@ -62,13 +62,30 @@ def partition_devices(compiled: Compiled) -> list[int] | None:
             for sharding in jax.tree_util.tree_leaves(tree):
                 assignment = getattr(sharding, "_device_assignment", None)
                 if assignment:
-                    return [int(device.id) for device in assignment]
+                    return list(assignment)
     except (NotImplementedError, AttributeError):  # 0.4.x to 0.7's pmap keeps none
         pass
     try:
-        return [int(device.id) for device in compiled.runtime_executable().local_devices()]
+        return list(compiled.runtime_executable().local_devices())
     except Exception:  # an executable that cannot say: the ids stand for themselves
         return None
+
+
+def partition_devices(compiled: Compiled) -> list[int] | None:
+    """The id of the device each partition of the compiled program runs on (of each
+    slice's, where it spans several), in partition order; ``None`` where it cannot say."""
+    assigned = _assigned(compiled)
+    return [int(device.id) for device in assigned] if assigned is not None else None
+
+
+def partition_slices(compiled: Compiled) -> list[int] | None:
+    """The slice of each device :func:`partition_devices` lists (a multi-slice TPU
+    topology's ``slice_index``; 0 for a device that has none); ``None`` where it cannot
+    say."""
+    assigned = _assigned(compiled)
+    if assigned is None:
+        return None
+    return [int(getattr(device, "slice_index", 0) or 0) for device in assigned]
 
 
 def memory_analysis(compiled: Compiled) -> Any:

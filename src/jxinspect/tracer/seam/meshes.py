@@ -89,6 +89,9 @@ def make_mesh(
 
     types = _axis_types(len(names), explicit)  # read once, without make_mesh's warning
     extra = {"axis_types": types} if types is not None else {}
+    slices = len({getattr(device, "slice_index", 0) for device in chosen})
+    if slices > 1:
+        return jax.sharding.Mesh(_over_slices(sizes, chosen, slices), names, **extra)
     try:
         return jax.make_mesh(sizes, names, devices=list(chosen), **extra)
     except AssertionError:  # a TPU topology's devices per core (v4): it wants one per chip
@@ -96,6 +99,69 @@ def make_mesh(
 
         laid = np.array(list(chosen), dtype=object).reshape(sizes)
         return jax.sharding.Mesh(laid, names, **extra)
+
+
+def axes_across_slices(jax_mesh: Any) -> tuple[str, ...]:
+    """The axes of ``jax_mesh`` along which its devices' slice changes (a multi-slice
+    topology's ``slice_index``); ``()`` for one slice or a mesh without devices."""
+    import numpy as np
+
+    devices = getattr(jax_mesh, "devices", None)
+    if not isinstance(devices, np.ndarray) or devices.dtype != object:
+        return ()
+    slice_of = np.vectorize(lambda d: int(getattr(d, "slice_index", 0) or 0), otypes=[int])
+    slices = slice_of(devices)
+    names = tuple(getattr(jax_mesh, "axis_names", ()))
+    crossing = [devices.shape[axis] > 1 and bool((np.diff(slices, axis=axis) != 0).any())
+                for axis in range(len(names))]  # fmt: skip
+    return tuple(name for name, crosses in zip(names, crossing, strict=True) if crosses)
+
+
+def slice_split(sizes: tuple[int, ...], slices: int) -> tuple[int, ...] | None:
+    """How many slices each mesh axis spans: the first axes that divide ``slices`` take
+    them (``(2, 4)`` over 2 slices: ``(2, 1)``; ``(4, 4)`` over 2: ``(2, 1)``, two slices
+    of two rows each); ``None`` where the axes cannot share them out."""
+    left, split = slices, []
+    for size in sizes:
+        taken = math.gcd(left, size)
+        split.append(taken)
+        left //= taken
+    return tuple(split) if left == 1 else None
+
+
+def _over_slices(sizes: tuple[int, ...], chosen: Sequence[Device], slices: int) -> Any:
+    """The devices of several slices laid over a mesh as ``mesh_utils.
+    create_hybrid_device_mesh`` lays them (each slice a block of the mesh, along the axes
+    :func:`slice_split` says span them); a v4's devices (per core), which it refuses, in
+    the order given within each slice."""
+    import numpy as np
+    from jax.experimental import mesh_utils
+
+    by_slice: dict[int, list[Device]] = {}
+    for device in chosen:
+        by_slice.setdefault(getattr(device, "slice_index", 0), []).append(device)
+    split = slice_split(sizes, slices)
+    mesh = "x".join(map(str, sizes))
+    if len({len(devices) for devices in by_slice.values()}) > 1:
+        each = max(len(devices) for devices in by_slice.values())
+        raise UsageError(
+            f"a mesh of {mesh} devices does not fill whole slices ({each} devices each): "
+            f"use a mesh of a multiple of {each} devices"
+        )
+    if split is None:
+        raise UsageError(
+            f"a mesh of {mesh} devices cannot be laid over {slices} slices: its first axes "
+            f"must divide the slice count (e.g. --mesh data={slices},... for data across "
+            "slices)"
+        )
+    within = tuple(size // taken for size, taken in zip(sizes, split, strict=True))
+    try:
+        return mesh_utils.create_hybrid_device_mesh(within, split, list(chosen))
+    except (AssertionError, ValueError):  # a v4's devices per core: laid as given
+        blocks: Any = np.empty(split, dtype=object)
+        for at, index in zip(np.ndindex(*split), sorted(by_slice), strict=True):
+            blocks[at] = np.array(by_slice[index], dtype=object).reshape(within)
+        return np.block(blocks.tolist())
 
 
 def axis_type_names(jax_mesh: Any) -> tuple[str, ...] | None:

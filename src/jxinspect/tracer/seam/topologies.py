@@ -78,8 +78,9 @@ def no_tpu_host() -> None:
 
 
 @functools.cache
-def topology_devices(name: str) -> TopologyDevices:
-    """The devices of TPU topology ``name`` (libtpu's spelling: ``v5e:2x2``, ``v4:2x2x1``).
+def topology_devices(name: str, slices: int = 1) -> TopologyDevices:
+    """The devices of TPU topology ``name`` (libtpu's spelling: ``v5e:2x2``, ``v4:2x2x1``),
+    of ``slices`` such slices (multi-slice: each device says its ``slice_index``).
     :class:`UsageError` without libtpu, or when libtpu refuses the name (its own words)."""
     version = libtpu_version()
     if version is None:
@@ -92,15 +93,18 @@ def topology_devices(name: str) -> TopologyDevices:
     no_tpu_host()
     from jax.experimental import topologies
 
+    many = {"num_slices": slices} if slices != 1 else {}
     try:
-        description: Any = topologies.get_topology_desc(platform="tpu", topology_name=name)
+        description: Any = topologies.get_topology_desc(platform="tpu", topology_name=name, **many)
     except Exception as err:  # libtpu refuses the name: its words, one line
         said = (str(err).strip().splitlines() or [type(err).__name__])[0]
-        raise UsageError(f"--topology {name}: libtpu says: {said}") from None
+        asked = f"--topology {name}" + (f" --slices {slices}" if many else "")
+        raise UsageError(f"{asked}: libtpu says: {said}") from None
     devices = tuple(description.devices)
     kind = str(devices[0].device_kind) if devices else "TPU"
     hbm = _hbm(devices[0]) if devices else None
-    return TopologyDevices(devices, Topology(name, kind, len(devices), f"libtpu {version}", hbm))
+    compiler = f"libtpu {version}"
+    return TopologyDevices(devices, Topology(name, kind, len(devices), compiler, hbm, slices))
 
 
 _AVAILABLE = re.compile(r"exceeds available HBM \((\d+(?:\.\d+)?)([KMGTPE]?)\)")
