@@ -232,3 +232,67 @@ def test_a_miss_of_a_program_the_cache_held_is_jx406(tmp: Path) -> None:
     assert target.endswith(":second")
     assert message.startswith("second #1 (called from ")
     assert "which held the same program: step #1 read it from there in this run" in message
+
+
+HELPER = JAX_LOG + textwrap.dedent("""
+    jax.config.update("jax_compilation_cache_dir", os.environ["CACHE_FOLDER"])
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+
+
+    def clip(x):
+        return jnp.clip(x, -1, 1)
+
+
+    clip.__name__ = clip.__qualname__ = os.environ["HELPER"]
+    clip = jax.jit(clip)
+
+
+    @jax.jit
+    def f(x):
+        return clip(jnp.sin(x)) * 2
+
+
+    print(float(f(jnp.ones((8,))).sum()))
+""")
+
+
+def key_parts(stdout: str, function: str) -> dict[str, str]:
+    """JAX's own digest of each part of ``jit_<function>``'s persistent-cache key, from its
+    DEBUG log (``get_cache_key hash of serialized <part>: <digest>``, then the outcome)."""
+    parts: dict[str, str] = {}
+    for line in stdout.splitlines():
+        found = re.match(r"jaxlog: get_cache_key hash of serialized (.+): (\w+)$", line)
+        if found:
+            parts[found.group(1)] = found.group(2)
+        elif re.search(r"(CACHE MISS|cache hit) for 'jit_(\w+)'", line):
+            if f"for 'jit_{function}'" in line:
+                return parts
+            parts = {}
+    raise AssertionError(f"JAX's log says no cache key for jit_{function}:\n{stdout}")
+
+
+def test_diff_names_a_renamed_helper_as_the_one_key_part_that_differs(tmp: Path) -> None:
+    """The user's helper named `clip`, then `clamp`: JAX's own `clip` (of `jnp.clip`) was
+    numbered `@clip_0` beside the user's and is `@clip` now. JAX's log says the second run
+    misses and that of the key's parts only the computation differs; `diff-debug` says
+    the same program under other names, pairing each, and JX404 fails the diff."""
+    (tmp / "helper.py").write_text(HELPER, encoding="utf-8")
+    said = {}
+    for run, helper in (("first", "clip"), ("second", "clamp")):
+        result = run_cli("record", "-o", run, "--", *WARM_PYTHON, "helper.py", cwd=tmp,
+                         env={"CACHE_FOLDER": str(tmp / "cache"), "HELPER": helper})  # fmt: skip
+        assert result.returncode == 0, result.describe()
+        said[run] = result.stdout
+    assert jax_says(said["second"], "f") == "miss"
+    first, second = key_parts(said["first"], "f"), key_parts(said["second"], "f")
+    assert first.keys() == second.keys() and "computation" in first
+    assert [part for part in first if first[part] != second[part]] == ["computation"]
+    diff = run_cli("diff-debug", "first", "second", cwd=tmp)
+    assert diff.returncode == 1, diff.describe()
+    renames = "@clip → @clamp, @clip_0 → @clip"
+    assert (
+        f"the same program but for the names of its functions ({renames}): JAX's "
+        "persistent-cache key hashes them, so no cache hit between them"
+    ) in diff.stdout
+    assert "error JX404 `f`" in diff.stdout

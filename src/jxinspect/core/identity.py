@@ -15,9 +15,10 @@ Across = Literal["processes", "runs", "run"]
 """What two lowerings of one function are: of two processes of one run, of two runs,
 or two lowerings in one run."""
 
-DifferenceKind = Literal["input", "static", "op", "names"]
+DifferenceKind = Literal["input", "static", "op", "names", "renamed"]
 """The first real difference: an argument's type or sharding, a static value, an
-operation of the program, or (the program the same) the names it carries."""
+operation of the program, (the program the same) the names it carries, or the names of
+its functions alone (``@clip_0`` → ``@clip_1``: JAX's persistent-cache key hashes them)."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,13 @@ class Difference:
     """``train.py:12``: the user's source line of the operation on each side."""
 
     def __str__(self) -> str:
+        if self.kind == "renamed":
+            olds, news = (self.before or "").split(", "), (self.after or "").split(", ")
+            pairs = ", ".join(f"{old} → {new}" for old, new in zip(olds, news, strict=False))
+            return (
+                f"the same program but for the names of its functions ({pairs}): JAX's "
+                "persistent-cache key hashes them, so no cache hit between them"
+            )
         if self.kind == "op":
             return (
                 f"operation `{self.before or '(none)'}` ({self.before_line or 'no line'}) vs "
@@ -97,4 +105,4 @@ class ProgramComparison:
     @property
     def same_inputs(self) -> bool:
         """No argument type, sharding or static value tells the sides apart."""
-        return self.difference is None or self.difference.kind in ("op", "names")
+        return self.difference is None or self.difference.kind in ("op", "names", "renamed")

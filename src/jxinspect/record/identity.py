@@ -32,6 +32,8 @@ _LOCATION = re.compile(r"(?<![\w.#])loc\(")
 _REFERENCE = re.compile(r"#(loc\d*)\b")
 _TRACED = re.compile(r'"[^"]*/[^"]*"\(')
 """A location named after a traced operation, ``"jit(step)/mul"(...)``."""
+_SYMBOL = re.compile(r'@(?:[\w.$-]+|"(?:[^"\\]|\\.)*")')
+"""A function's name where it is defined or called, ``@clip_0``."""
 _DEFINES = re.compile(r"^(%[\w.#-]+)(?::\d+)? = ")
 _VALUE = re.compile(r"%[\w.#-]+")
 """An SSA value's name (``%0``, ``%cst_3``): numbered by position, not part of an
@@ -178,6 +180,25 @@ def comparable(operation: Operation) -> str:
     """An operation's text with its values' names left out (``%0 = stablehlo.add %1, %2``
     and ``%3 = stablehlo.add %4, %5`` are one operation in two places)."""
     return _VALUE.sub("%", operation.text)
+
+
+def renamed(mine: list[Operation], theirs: list[Operation]) -> list[tuple[str, str]] | None:
+    """Where two programs are the same but for the names of their functions (``@clip_0``
+    on one side ``@clip_1`` on the other, each name standing for one name throughout),
+    those names, before → after, in the order first met; ``None`` where they differ in
+    anything else, or in nothing."""
+    if len(mine) != len(theirs):
+        return None
+    forward: dict[str, str] = {}
+    backward: dict[str, str] = {}
+    for was, now in zip(mine, theirs, strict=True):
+        before, after = comparable(was), comparable(now)
+        if _SYMBOL.sub("@", before) != _SYMBOL.sub("@", after):
+            return None
+        for old, new in zip(_SYMBOL.findall(before), _SYMBOL.findall(after), strict=True):
+            if forward.setdefault(old, new) != new or backward.setdefault(new, old) != old:
+                return None
+    return [(old, new) for old, new in forward.items() if old != new] or None
 
 
 def source_digest(source: str | None) -> str | None:

@@ -151,10 +151,15 @@ def _operations(lowering: RecordedLowering) -> list[identity.Operation] | None:
 
 
 def _operation_difference(before: RecordedLowering, after: RecordedLowering) -> Difference | None:
-    """The first operation that differs, with the user's source line on each side."""
+    """The first operation that differs, with the user's source line on each side; or,
+    where the programs differ only in their functions' names, those names."""
     mine, theirs = _operations(before), _operations(after)
     if mine is None or theirs is None:
         return None
+    renames = identity.renamed(mine, theirs)
+    if renames is not None:
+        return Difference("renamed", None, ", ".join(old for old, _ in renames),
+                          ", ".join(new for _, new in renames))  # fmt: skip
     for at in range(max(len(mine), len(theirs))):
         was = mine[at] if at < len(mine) else None
         now = theirs[at] if at < len(theirs) else None

@@ -37,10 +37,14 @@ function misses the cache on every run and compiles again.
 Causes: a value drawn when the module is imported (a random number, a clock, a path, an
 environment variable) and read as a Python constant inside the traced code, so that it
 is baked into the program; a global changed between two calls; or a lowering that is
-not deterministic (an ordering that depends on a set or on object ids). The finding
-names the first operation that differs, with its source line in each.
+not deterministic (an ordering that depends on a set or on object ids); or a function
+that names its helpers differently (a renamed helper, or JAX numbering two helpers of one
+name `@clip_0`/`@clip_1` in another order): the same program under other names, which the
+key also hashes. The finding names the first operation that differs, with its source line
+in each, or the functions renamed.
 
 Fix: pass such values as arguments (traced, or static where they must be), or compute
-them inside the program; never read mutable globals in traced code.""",
+them inside the program; never read mutable globals in traced code; give helpers names
+that do not change from run to run.""",
     check=check,
 )
