@@ -67,6 +67,7 @@ BENCH_SMALLEST = {
     "lint.py": ("--runs", "1", "--count", "4"),
     "sharding_view.py": ("--runs", "1"),
     "processes_show.py": ("--processes", "16", "--against", "4"),
+    "cache_watch.py": ("--runs", "1", "--count", "4"),
 }
 """Each bench's smallest run, added to the README's command line under ``-m bench``."""
 

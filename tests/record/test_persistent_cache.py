@@ -296,3 +296,46 @@ def test_diff_names_a_renamed_helper_as_the_one_key_part_that_differs(tmp: Path)
         "persistent-cache key hashes them, so no cache hit between them"
     ) in diff.stdout
     assert "error JX404 `f`" in diff.stdout
+
+
+OPTIONS = JAX_LOG + textwrap.dedent("""
+    jax.config.update("jax_compilation_cache_dir", os.environ["CACHE_FOLDER"])
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+
+
+    def f(x):
+        return jnp.sin(x) @ x.T
+
+
+    level = os.environ.get("LEVEL")
+    options = {"xla_backend_optimization_level": int(level)} if level else None
+    x = jnp.ones((64, 64))
+    print(float(jax.jit(f).lower(x).compile(compiler_options=options)(x).sum()))
+""")
+
+
+def test_diff_names_a_compile_option_as_the_key_part_that_differs(tmp: Path) -> None:
+    """One program compiled with an XLA option the second time (`compiler_options`): JAX's
+    log says the second run misses and that only the compile options' part of the key
+    differs; each run's recorded digest of its compile options is JAX's own; `diff-debug`
+    says the same program and names the option."""
+    (tmp / "options.py").write_text(OPTIONS, encoding="utf-8")
+    said, recorded = {}, {}
+    for run, level in (("first", ""), ("second", "1")):
+        result = run_cli("record", "-o", run, "--", *WARM_PYTHON, "options.py", cwd=tmp,
+                         env={"CACHE_FOLDER": str(tmp / "cache"), "LEVEL": level})  # fmt: skip
+        assert result.returncode == 0, result.describe()
+        said[run] = result.stdout
+        data = json.loads((tmp / run / "compiles.json").read_text(encoding="utf-8"))
+        recorded[run] = {c["function"]: c for c in data["compiles"]}["f"]["options"]
+    assert jax_says(said["second"], "f") == "miss"
+    first, second = key_parts(said["first"], "f"), key_parts(said["second"], "f")
+    assert [part for part in first if first[part] != second[part]] == ["compile_options"]
+    assert recorded["first"]["digest"] == first["compile_options"]
+    assert recorded["second"]["digest"] == second["compile_options"]
+    diff = run_cli("diff-debug", "first", "second", cwd=tmp)
+    assert (
+        "program: same program, but JAX's persistent cache key differs (compiler options: "
+        "(none) → xla_backend_optimization_level=1): no cache hit between them"
+    ) in diff.stdout, diff.describe()

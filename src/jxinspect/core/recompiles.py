@@ -72,6 +72,19 @@ class CacheUse:
 
 
 @dataclass(frozen=True)
+class CompileOptionsSeen:
+    """The compile options JAX handed XLA for one compile: the part of its persistent-cache
+    key they make, and what they hold that a reader can name."""
+
+    digest: str | None
+    """JAX's own digest of them as its cache key hashes them (its DEBUG log's ``hash of
+    serialized compile_options``); ``None`` where this JAX could not say."""
+    fields: tuple[tuple[str, str], ...] = ()
+    """``("compiler options", "xla_backend_optimization_level=2")``, ``("devices", "0,1")``,
+    ``("build options", ...)``: what differs is named by these."""
+
+
+@dataclass(frozen=True)
 class Compile:
     """One compile of a function of the user's in a recorded run (a miss of JAX's
     tracing cache: JAX traced, lowered and compiled it)."""
@@ -100,6 +113,9 @@ class Compile:
     """For a persistent-cache miss: the earlier compile of the run (``step #1``) that read
     the same program (its identity) from the cache, which therefore held it: this one's
     key differed by more than the program. ``None``: none did."""
+    options: CompileOptionsSeen | None = None
+    """The compile options JAX compiled it with; ``None``: not seen (a recording made
+    before they were, or a persistent-cache reader that never compiled)."""
 
     @property
     def seconds(self) -> float:

@@ -10,6 +10,7 @@ where their identities differ.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from collections.abc import Iterable
@@ -26,9 +27,17 @@ from jxinspect.core.processes import (
     ProcessGroup,
     ProcessRun,
 )
+from jxinspect.core.recompiles import Compile, CompileOptionsSeen
 from jxinspect.core.units import source_parts
 from jxinspect.record import identity
-from jxinspect.record.folder import PROGRAM, Entry, read_compiles, read_index, read_record
+from jxinspect.record.folder import (
+    COMPILES,
+    PROGRAM,
+    Entry,
+    read_compiles,
+    read_index,
+    read_record,
+)
 from jxinspect.record.processes import process_folders
 from jxinspect.rules import apply_comparison_rules
 
@@ -56,11 +65,50 @@ def compare(before: RecordedLowering, after: RecordedLowering, across: Across) -
     mine, theirs = identity_of(before.entry), identity_of(after.entry)
     found = None if mine.program == theirs.program else first_difference(before, after)
     _, file, line = source_parts(before.entry.source)
-    keys = key_differences(before.environment, after.environment)
+    keys = key_differences(*_key_parts(before, after))
     return ProgramComparison(
         before.entry.name, before.entry.source, across, before.label, after.label,
         mine, theirs, found, file, line, keys,
     )  # fmt: skip
+
+
+def _key_parts(
+    before: RecordedLowering, after: RecordedLowering
+) -> tuple[dict[str, str] | None, dict[str, str] | None]:
+    """Each side's cache-key parts besides the program: its run's environment and, where
+    both recordings saw them, the compile options of its compile (named fields; their
+    digest alone where nothing named differs: XLA flags set the debug options they hold)."""
+    mine, theirs = before.environment, after.environment
+    was, now = _options_of(before), _options_of(after)
+    if mine is None or theirs is None or was is None or now is None:
+        return mine, theirs
+    mine, theirs = {**mine, **dict(was.fields)}, {**theirs, **dict(now.fields)}
+    if was.digest != now.digest and mine == theirs:  # an XLA flag changes them too
+        mine["compile options"] = f"{(was.digest or '?')[:12]} (a field not named here)"
+        theirs["compile options"] = f"{(now.digest or '?')[:12]}"
+    return mine, theirs
+
+
+def _options_of(lowering: RecordedLowering) -> CompileOptionsSeen | None:
+    """The compile options of the compile that made this lowering's program, as its run
+    recorded them; ``None`` where it recorded none."""
+    made = (c.options for c in _compiles(lowering.folder) if c.folder == lowering.entry.folder)
+    return next((options for options in made if options is not None), None)
+
+
+def _compiles(folder: Path) -> list[Compile]:
+    """A record folder's compiles, read once per version of its ``compiles.json`` (every
+    function of a recording compared reads the one list)."""
+    try:
+        stat = (folder / COMPILES).stat()
+    except OSError:
+        return []
+    return _compiles_as_of(folder, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _compiles_as_of(folder: Path, mtime_ns: int, size: int) -> list[Compile]:
+    return read_compiles(folder)[0]
 
 
 def key_differences(before: dict[str, str] | None, after: dict[str, str] | None) -> tuple[str, ...]:

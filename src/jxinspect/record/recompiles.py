@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from jxinspect.core.recompiles import CacheUse, Compile, Reason
+from jxinspect.core.recompiles import CacheUse, Compile, CompileOptionsSeen, Reason
 from jxinspect.tracer import seam
 from jxinspect.tracer.stage import recorded, wrapper_paths
 
@@ -217,6 +217,15 @@ class CompileLog:
             self.pending.asked = True
         elif kind == "hit" and (index := self._last()) is not None:
             self.compiles[index] = replace(self.compiles[index], cache=CacheUse("hit"))
+
+    def compile_starts(self) -> int | None:
+        """A backend compile starts: the compile it is for (this thread's last)."""
+        return self._last()
+
+    def compile_ended(self, index: object, options: CompileOptionsSeen) -> None:
+        """The compile that started for ``index`` ended: the options it was made with."""
+        if isinstance(index, int) and 0 <= index < len(self.compiles):
+            self.compiles[index] = replace(self.compiles[index], options=options)
 
     def on_duration(self, phase: str, seconds: float) -> None:
         """A duration JAX reported: trace and lower come before the lowering is seen,

@@ -285,6 +285,9 @@ def start() -> None:
         seam.install_duration_listener(recorder.compiles.on_duration)
         recorder.compiles.cache_settings = seam.cache_settings
         seam.install_cache_listener(recorder.compiles.on_cache_event)
+        seam.install_compile_options_hook(
+            recorder.compiles.compile_starts, recorder.compiles.compile_ended
+        )
 
     seam.when_jax_imported(install)
     atexit.register(recorder.at_exit)

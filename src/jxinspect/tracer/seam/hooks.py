@@ -27,6 +27,7 @@ from importlib.machinery import ModuleSpec
 from types import ModuleType
 from typing import Any
 
+from jxinspect.core.recompiles import CompileOptionsSeen
 from jxinspect.core.units import source_parts
 from jxinspect.tracer.seam import jaxprs
 from jxinspect.tracer.seam.objects import Computation, Jaxpr, Lowered, Sharding
@@ -570,6 +571,83 @@ def install_duration_listener(callback: Callable[[str, float], object]) -> Calla
         jax.monitoring.register_event_duration_secs_listener(listener)
     _DURATION_LISTENERS.append(callback)
     return lambda: _DURATION_LISTENERS.remove(callback)
+
+
+_BUILD_OPTIONS = ("exec_time_optimization_effort", "memory_fitting_effort", "optimization_level",
+                  "memory_fitting_level", "use_spmd_partitioning", "use_shardy_partitioner",
+                  "use_auto_spmd_partitioning")  # fmt: skip
+"""The executable build options JAX sets from its configuration (those a release has)."""
+
+_COMPILE_HOOKS: list[
+    tuple[Callable[[], object], Callable[[object, CompileOptionsSeen], object]]
+] = []
+
+
+def install_compile_options_hook(
+    on_start: Callable[[], object], on_end: Callable[[object, CompileOptionsSeen], object]
+) -> Callable[[], None]:
+    """Around each compile JAX asks of XLA (``jax._src.compiler.compile_or_get_cached``,
+    which JAX calls through its module on 0.4.35 to 0.12.1): ``on_start()`` before it, and
+    ``on_end(what on_start gave, the options seen)`` after it, until the function returned
+    is called. The compile is JAX's, unchanged: its arguments passed on as given, its
+    result or error returned as is; what is read of the options is read after it."""
+    from jax._src import compiler
+
+    if not _COMPILE_HOOKS:
+        original = compiler.compile_or_get_cached
+
+        @functools.wraps(original)
+        def compile_or_get_cached(
+            backend: Any,
+            computation: Any,
+            devices: Any,
+            compile_options: Any,
+            *args: Any,
+            **kwargs: Any,
+        ) -> Any:
+            started = [(on_end, on_start()) for on_start, on_end in list(_COMPILE_HOOKS)]
+            try:
+                return original(backend, computation, devices, compile_options, *args, **kwargs)
+            finally:
+                seen = _options_seen(compile_options, devices, backend)
+                for on_end, token in started:
+                    on_end(token, seen)
+
+        compiler.compile_or_get_cached = compile_or_get_cached
+    hook = (on_start, on_end)
+    _COMPILE_HOOKS.append(hook)
+    return lambda: _COMPILE_HOOKS.remove(hook)
+
+
+def _options_seen(options: Any, devices: Any, backend: Any) -> CompileOptionsSeen:
+    """JAX's own digest of compile ``options`` (as its key hashes them for ``backend``:
+    without the device assignment on a GPU) and what they hold by name; what cannot be
+    read is left out, never an error of the user's compile."""
+    import hashlib
+
+    from jax._src import cache_key
+
+    digest = None
+    try:
+        hashed = hashlib.sha256()
+        strip = getattr(backend, "platform", "") == "gpu"
+        cache_key._hash_serialized_compile_options(hashed, options, strip_device_assignment=strip)
+        digest = hashed.hexdigest()
+    except Exception:  # a release whose key is made otherwise: not said
+        pass
+    fields: list[tuple[str, str]] = []
+    try:
+        given = sorted(f"{name}={value}" for name, value in options.env_option_overrides)
+        fields.append(("compiler options", " ".join(given)))
+        ids = ",".join(str(getattr(d, "id", d)) for d in getattr(devices, "flat", devices))
+        fields.append(("devices", f"{options.num_replicas} replicas × "
+                                  f"{options.num_partitions} partitions on {ids}"))  # fmt: skip
+        build = options.executable_build_options
+        kept = [f"{name}={getattr(build, name)}" for name in _BUILD_OPTIONS if hasattr(build, name)]
+        fields.append(("build options", ", ".join(kept)))
+    except Exception:  # options this release spells otherwise: fewer fields
+        pass
+    return CompileOptionsSeen(digest, tuple(fields))
 
 
 _HOOK = {"installed": False}
