@@ -605,18 +605,35 @@ def install_compile_options_hook(
             *args: Any,
             **kwargs: Any,
         ) -> Any:
-            started = [(on_end, on_start()) for on_start, on_end in list(_COMPILE_HOOKS)]
+            started = _started()
             try:
                 return original(backend, computation, devices, compile_options, *args, **kwargs)
             finally:
-                seen = _options_seen(compile_options, devices, backend)
-                for on_end, token in started:
-                    on_end(token, seen)
+                if started:
+                    _ended(started, _options_seen(compile_options, devices, backend))
 
         compiler.compile_or_get_cached = compile_or_get_cached
     hook = (on_start, on_end)
     _COMPILE_HOOKS.append(hook)
     return lambda: _COMPILE_HOOKS.remove(hook)
+
+
+def _started() -> list[tuple[Callable[[object, CompileOptionsSeen], object], object]]:
+    """Each installed hook told a compile starts: its end callback and what it gave."""
+    started = []
+    for on_start, on_end in list(_COMPILE_HOOKS):
+        with contextlib.suppress(Exception):  # never an error of the user's compile
+            started.append((on_end, on_start()))
+    return started
+
+
+def _ended(
+    started: list[tuple[Callable[[object, CompileOptionsSeen], object], object]],
+    seen: CompileOptionsSeen,
+) -> None:
+    for on_end, token in started:
+        with contextlib.suppress(Exception):  # never an error of the user's compile
+            on_end(token, seen)
 
 
 def _options_seen(options: Any, devices: Any, backend: Any) -> CompileOptionsSeen:
