@@ -556,6 +556,26 @@ class Residual:
 
 
 @dataclass(frozen=True)
+class Recomputed:
+    """A forward value a ``jax.checkpoint`` runs again in the backward pass instead of
+    keeping it (what its policy did not save), as JAX's own ``rematted_computation``
+    scope marks the operation that makes it."""
+
+    type: str
+    """``f32[16,128]``, its global type."""
+    bytes: int
+    """Its global bytes (its type's size)."""
+    operation: str
+    """The operation that makes it (``sin``; ``name`` for a ``checkpoint_name``)."""
+    name: str | None = None
+    """The ``checkpoint_name`` it carries, for a ``name`` operation."""
+    file: str | None = None
+    line: int | None = None
+    looped: bool = False
+    """A loop (``scan``, ``while``) runs it: once per trip."""
+
+
+@dataclass(frozen=True)
 class Offload:
     """A value the traced program moves to host memory (a ``jax.checkpoint`` policy's
     offload, a ``device_put`` to a host memory kind), which XLA may or may not apply."""
@@ -794,6 +814,9 @@ class CompiledInfo:
     """What the forward pass keeps for the backward pass, read from the traced program
     where it differentiates (``--memory``; ``()``: it does not); ``None``: not asked for,
     or a release whose jaxprs do not say which pass an equation is in (before 0.7)."""
+    recomputed: tuple[Recomputed, ...] | None = None
+    """``--memory``: what checkpoint policies run again in the backward pass instead of
+    keeping it, at any depth (``()``: nothing); ``None``: not asked for."""
     origins_unread: str | None = None
     """Why the collectives' origins (``--why``) are not known, in one line (the
     partitioner keeps no provenance, its debug run crashed)."""

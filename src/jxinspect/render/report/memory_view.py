@@ -8,6 +8,7 @@ from jxinspect.core.model import (
     MemoryPeak,
     PeakBuffer,
     PeakPoint,
+    Recomputed,
     Report,
     Residual,
 )
@@ -110,6 +111,27 @@ def residual_lines(residuals: tuple[Residual, ...] | None) -> list[str]:
     ]
 
 
+RECOMPUTED_COLUMNS = ("bytes", "type", "value", "source", "loop")
+
+
+def recomputed_lines(recomputed: tuple[Recomputed, ...] | None) -> list[str]:
+    """What checkpoint policies run again in the backward pass instead of keeping it
+    (global sizes); none where nothing is."""
+    if not recomputed:
+        return []
+    total = human_bytes(sum(r.bytes for r in recomputed))
+    rows: list[tuple[str, ...]] = [
+        (human_bytes(r.bytes), r.type, f"'{r.name}'" if r.name else r.operation,
+         source(r.file, r.line),
+         "each trip" if r.looped else "")
+        for r in recomputed
+    ]  # fmt: skip
+    return [
+        f"recomputed in the backward pass (checkpoint): {len(recomputed)} values, {total} (global)",
+        *("  " + line for line in plain_table(RECOMPUTED_COLUMNS, rows)),
+    ]
+
+
 def render(report: Report) -> str:
     """The peak, the bytes over the schedule and the buffers live at the peak."""
     if report.compiled is None:
@@ -125,4 +147,5 @@ def render(report: Report) -> str:
     lines += ["  " + line for line in plain_table(COLUMNS, rows(peak))]
     lines.append("  per kind: " + per_kind(peak))
     lines += residual_lines(report.compiled.residuals)
+    lines += recomputed_lines(report.compiled.recomputed)
     return "\n".join(lines) + "\n"

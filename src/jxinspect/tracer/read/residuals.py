@@ -15,9 +15,17 @@ from dataclasses import replace
 from typing import Any
 
 from jxinspect.core.dtypes import element_bytes
-from jxinspect.core.model import Offload, Report, Residual
+from jxinspect.core.model import Offload, Recomputed, Report, Residual
 from jxinspect.core.units import type_text
 from jxinspect.tracer import seam
+
+
+def _shape(aval: Any) -> tuple[tuple[int, ...], str]:
+    return tuple(int(d) for d in getattr(aval, "shape", ())), str(getattr(aval, "dtype", "?"))
+
+
+def _bytes(shape: tuple[int, ...], dtype: str) -> int:
+    return math.ceil(math.prod(shape) * element_bytes(dtype))
 
 
 def read_residuals(jaxpr: Any, report: Report) -> tuple[Residual, ...] | None:
@@ -31,10 +39,8 @@ def read_residuals(jaxpr: Any, report: Report) -> tuple[Residual, ...] | None:
     positions = {var: i for i, var in enumerate(jaxpr.invars)}
     found = []
     for var, aval, eqn, named in seam.residual_parts(jaxpr):
-        shape = tuple(int(d) for d in getattr(aval, "shape", ()))
-        dtype = str(getattr(aval, "dtype", "?"))
-        size = math.ceil(math.prod(shape) * element_bytes(dtype))
-        typed = type_text(shape, dtype)
+        shape, dtype = _shape(aval)
+        size, typed = _bytes(shape, dtype), type_text(shape, dtype)
         if eqn is None:
             found.append(Residual(typed, size, "argument", paths.get(positions[var])))
             continue
@@ -52,12 +58,10 @@ def read_offloads(jaxpr: Any) -> tuple[Offload, ...]:
     found = []
     for eqn, kind, named in seam.host_transfers(jaxpr):
         for var in eqn.invars[:1]:
-            aval = var.aval
-            shape = tuple(int(d) for d in getattr(aval, "shape", ()))
-            dtype = str(getattr(aval, "dtype", "?"))
+            shape, dtype = _shape(var.aval)
             where = seam.user_line(eqn)
             found.append(Offload(
-                type_text(shape, dtype), math.ceil(math.prod(shape) * element_bytes(dtype)),
+                type_text(shape, dtype), _bytes(shape, dtype),
                 kind, named, where.file if where else None, where.line if where else None,
             ))  # fmt: skip
     return tuple(found)
@@ -70,10 +74,28 @@ def with_offloads(report: Report, jaxpr: Any) -> Report:
     return replace(report, compiled=replace(report.compiled, offloads=read_offloads(jaxpr)))
 
 
+def read_recomputed(jaxpr: Any) -> tuple[Recomputed, ...]:
+    """What the checkpoints of the traced program ``jaxpr`` run again in its backward
+    pass: each value an operation of theirs makes there (a ``checkpoint_name``'s by its
+    name), in order."""
+    found = []
+    for eqn, looped in seam.recomputed_parts(jaxpr):
+        where = seam.user_line(eqn)
+        named = str(eqn.params.get("name")) if eqn.primitive.name == "name" else None
+        for var in eqn.outvars:
+            shape, dtype = _shape(var.aval)
+            found.append(Recomputed(
+                type_text(shape, dtype), _bytes(shape, dtype), str(eqn.primitive.name), named,
+                where.file if where else None, where.line if where else None, looped,
+            ))  # fmt: skip
+    return tuple(found)
+
+
 def with_residuals(report: Report, jaxpr: Any) -> Report:
-    """``report`` (compiled) with the residuals of its traced program ``jaxpr``."""
+    """``report`` (compiled) with the residuals of its traced program ``jaxpr``, and what
+    its checkpoints recompute instead."""
     if report.compiled is None:
         return report
-    return replace(
-        report, compiled=replace(report.compiled, residuals=read_residuals(jaxpr, report))
-    )
+    kept, recomputed = read_residuals(jaxpr, report), read_recomputed(jaxpr)
+    return replace(report, compiled=replace(report.compiled, residuals=kept,
+                                            recomputed=recomputed))  # fmt: skip

@@ -249,6 +249,44 @@ def residual_parts(
     return list(found.values())
 
 
+REMATTED = "rematted_computation"
+"""The scope JAX names the forward operations a ``jax.checkpoint`` runs again in the
+backward pass (the transpose of its ``checkpoint``/``remat2`` equation), in the equations'
+name stacks and the lowered module's locations: measured on 0.4.35 to 0.12.1."""
+
+_LOOPS = frozenset(("scan", "while", "fori_loop"))
+
+
+def recomputed_parts(jaxpr: Jaxpr, looped: bool = False) -> list[tuple[Any, bool]]:
+    """Each equation, at any depth, that recomputes a forward value in the backward pass
+    (in :data:`REMATTED`) and whose value is used, in order: ``(equation, whether a loop
+    runs it)``. One whose value nothing reads JAX drops before lowering it (0.5.3 keeps
+    such an ``integer_pow`` in the traced program): it is not run again."""
+    found = []
+    used = _used(jaxpr)
+    for eqn in jaxpr.eqns:
+        if REMATTED in name_stack(eqn) and id(eqn) in used:
+            found.append((eqn, looped))
+        inner_looped = looped or eqn.primitive.name in _LOOPS
+        for _, inner in sub_jaxprs(eqn.params):
+            found += recomputed_parts(inner, inner_looped)
+    return found
+
+
+def _used(jaxpr: Jaxpr) -> set[int]:
+    """The equations of ``jaxpr`` whose values its results need (or that have effects),
+    by ``id``: a backward pass over its equations from its results."""
+    from jax._src import core
+
+    needed = {var for var in jaxpr.outvars if not isinstance(var, core.Literal)}
+    used: set[int] = set()
+    for eqn in reversed(jaxpr.eqns):
+        if getattr(eqn, "effects", None) or any(var in needed for var in eqn.outvars):
+            used.add(id(eqn))
+            needed.update(var for var in eqn.invars if not isinstance(var, core.Literal))
+    return used
+
+
 def host_transfers(jaxpr: Jaxpr) -> list[tuple[Any, str, str | None]]:
     """Each top-level equation of ``jaxpr`` that moves a value to host memory (a
     ``jax.checkpoint`` policy's offload, a ``device_put`` to a host memory kind):
