@@ -13,6 +13,7 @@ keep no provenance.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from importlib.metadata import version as installed
@@ -275,6 +276,39 @@ def test_the_tensor_parallel_reduction_is_explained_whole(folder: Path) -> None:
                    ("operand 0", "model", "argument", "w_in"),
                    ("operand 1", "model", "argument", "w_out")}  # fmt: skip
     assert collective["kind"] == "all-reduce" and collective["axes"] == ["model"]
+
+
+@pytest.mark.skipif(not SHARDY_BY_DEFAULT, reason="GSPMD partitions by default before 0.7")
+def test_the_html_report_draws_each_collectives_declarations_linked(folder: Path) -> None:
+    """``--format html``: under each collective, each value's sharding and the declaration
+    of each axis, as the JSON of the same command says: an argument's or a result's linked
+    to its row of the page, a constraint's line shown; the ``--why-of`` values listed."""
+    line = constraint_line()
+    report = why(folder, "constrained", "--why-of", str(line))
+    result = run_cli("lower", "programs.py:constrained", "--why", "--why-of", str(line),
+                     "--format", "html", cwd=folder)  # fmt: skip
+    assert result.returncode == 0, result.describe()
+    page = result.stdout
+    rows = {i: f'<tr id="in-{i}"' in page for i in range(len(report["inputs"]))}
+    assert all(rows.values()), rows
+    anchors = {("argument", leaf["path"]): f"in-{i}" for i, leaf in enumerate(report["inputs"])}
+    anchors |= {("result", leaf["path"]): f"out-{i}" for i, leaf in enumerate(report["outputs"])}
+    collectives = report["compiled"]["collectives"]
+    assert collectives, "the program has no collective: the page shows nothing to test"
+    for i, collective in enumerate(collectives):
+        drawn = re.search(rf'<tr class=why id="why-{i}">(.*?)</tr>', page)
+        assert drawn is not None, i
+        for origin in collective["origins"]:
+            if origin["kind"] in ("argument", "result"):
+                anchor = anchors[origin["kind"], origin["path"]]
+                assert f'<a href="#{anchor}">' in drawn.group(1), (origin, drawn.group(1))
+                assert f'id="{anchor}"' in page
+            elif origin["kind"] == "constraint":
+                where = html.escape(f"{origin['file']}:{origin['line']}")
+                assert f"<code>{where}</code>" in drawn.group(1), (origin, drawn.group(1))
+    listed = re.search(r"<ul id=why-of>(.*?)</ul>", page)
+    assert listed is not None
+    assert listed.group(1).count("<li>") == len(report["compiled"]["why_of"])
 
 
 @pytest.mark.skipif(not SHARDY_BY_DEFAULT, reason="GSPMD partitions by default before 0.7")

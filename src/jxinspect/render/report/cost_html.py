@@ -5,10 +5,10 @@ and its source line."""
 
 from __future__ import annotations
 
-from jxinspect.core.model import INTERMEDIATE, Report
+from jxinspect.core.model import INTERMEDIATE, Collective, Origin, Report, ValueOrigins
 from jxinspect.core.units import human_bytes
 from jxinspect.render.common.escape import html as _e
-from jxinspect.render.report import peak_html
+from jxinspect.render.report import peak_html, provenance_view
 from jxinspect.render.report.collectives import (
     COLUMNS,
     per_step_by_axes,
@@ -40,6 +40,69 @@ def _memory(report: Report) -> str:
     )
 
 
+def _leaf_links(report: Report) -> dict[tuple[str, str], str]:
+    """``("argument", path)`` / ``("result", path)`` → the anchor of that leaf's row."""
+    links = {("argument", leaf.path): f"in-{i}" for i, leaf in enumerate(report.inputs)}
+    links.update({("result", leaf.path): f"out-{i}" for i, leaf in enumerate(report.outputs)})
+    return links
+
+
+def _declaration(origin: Origin, links: dict[tuple[str, str], str]) -> str:
+    """A declaration, an argument's or a result's linked to its row, a constraint's or a
+    shard_map's line as code."""
+    said = _e(provenance_view.declaration(origin).replace("`", ""))
+    anchor = links.get((origin.kind, origin.path or ""))
+    if anchor is not None:
+        return f'<a href="#{anchor}"><code>{said}</code></a>'
+    if origin.file and origin.line:
+        where = f"{origin.file}:{origin.line}"
+        return said.replace(_e(where), f"<code>{_e(where)}</code>")
+    return said
+
+
+def _axes(origins: tuple[Origin, ...], links: dict[tuple[str, str], str]) -> str:
+    return "; ".join(f"<code>{_e(o.axis)}</code> ← {_declaration(o, links)}" for o in origins)
+
+
+def _why(c: Collective, links: dict[tuple[str, str], str]) -> str:
+    """Under a collective (``--why``): each value of its operation, its sharding, and the
+    declaration each of its axes came from."""
+    if c.origins is None:
+        return ""
+    if not c.origins:
+        return "<li>the partitioner's record names no declaration for its operation</li>"
+    by_value: dict[str, list[Origin]] = {}
+    for origin in c.origins:
+        by_value.setdefault(origin.value, []).append(origin)
+    return "".join(
+        f"<li>{_e(value)} <code>{_e(found[0].sharding)}</code>: {_axes(tuple(found), links)}</li>"
+        for value, found in by_value.items()
+    )
+
+
+def _asked(value: ValueOrigins, links: dict[tuple[str, str], str]) -> str:
+    """A value asked about with ``--why-of``, as the text view says it, axes linked."""
+    if value.value is None or not value.origins:
+        said = provenance_view.asked_lines(value)
+        return f"<li>{_e(said[0])}{''.join(f'<br>{_e(line.strip())}' for line in said[1:])}</li>"
+    return (f"<li>{_e(value.value)}<br><code>{_e(value.sharding or '')}</code>: "
+            f"{_axes(value.origins, links)}</li>")  # fmt: skip
+
+
+def _provenance(report: Report) -> str:
+    """What ``--why`` and ``--why-of`` found that is not under a collective."""
+    compiled = report.compiled
+    assert compiled is not None
+    parts = []
+    if compiled.origins_unread is not None:
+        parts.append(f"<p class=not-read>Why: not known: {_e(compiled.origins_unread)}</p>")
+    if compiled.why_of:
+        links = _leaf_links(report)
+        items = "".join(_asked(value, links) for value in compiled.why_of)
+        parts.append(f"<h3>{_e(provenance_view.VALUES_TITLE)}</h3><ul id=why-of>{items}</ul>")
+    return "".join(parts)
+
+
 def _collectives(report: Report) -> str:
     assert report.compiled is not None
     if report.compiled.collectives is None:
@@ -48,6 +111,7 @@ def _collectives(report: Report) -> str:
     found = rows(report)
     if not found:
         return "<h3>Collectives</h3><p>No collectives.</p>"
+    links = _leaf_links(report)
     head = "".join(f"<th>{_e(c)}</th>" for c in COLUMNS)
     body = []
     for row in found:
@@ -58,6 +122,10 @@ def _collectives(report: Report) -> str:
             for column, cell in zip(COLUMNS, row)
         )
         body.append(f'<tr id="coll-{row[0]}">{cells}</tr>')
+        why = _why(report.compiled.collectives[int(row[0])], links)
+        if why:
+            body.append(f'<tr class=why id="why-{row[0]}"><td colspan={len(COLUMNS)}>'
+                        f"<ul>{why}</ul></td></tr>")  # fmt: skip
     totals = report.compiled.collective_bytes_by_axes
     return (
         f"<h3>Collectives</h3><div class=table-wrap><table id=collectives-table class=leaves>"
@@ -75,6 +143,6 @@ def section(report: Report) -> str:
     return (
         f"<section id={ANCHOR}><details open><summary><h2>Cost</h2></summary>"
         f"<p class=flops>{_e(cost)}</p>{_memory(report)}{peak_html.section(report)}"
-        f"{_collectives(report)}"
+        f"{_collectives(report)}{_provenance(report)}"
         "</details></section>"
     )

@@ -29,7 +29,7 @@ def axes_from(origins: tuple[Origin, ...]) -> str:
     return "; ".join(f"{o.axis} ← {declaration(o)}" for o in origins)
 
 
-def _asked(value: ValueOrigins) -> list[str]:
+def asked_lines(value: ValueOrigins) -> list[str]:
     """A value asked about: what it is, its sharding, the declaration of each axis."""
     if value.value is None:
         return [f"{value.asked}: not found: {value.unfound or 'unknown'}"]
@@ -79,5 +79,5 @@ def render(report: Report) -> str:
         lines += [f"     {esc(line)}" for line in _values(c)]
     if compiled.why_of:
         lines += ["", VALUES_TITLE]
-        lines += [f"  {esc(line)}" for value in compiled.why_of for line in _asked(value)]
+        lines += [f"  {esc(line)}" for value in compiled.why_of for line in asked_lines(value)]
     return "\n".join(lines) + "\n"
