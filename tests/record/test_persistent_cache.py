@@ -33,6 +33,7 @@ JAX_LOG = textwrap.dedent("""
 """JAX's own DEBUG log of its compiler and cache, on the run's standard output."""
 
 SCRIPT = JAX_LOG + textwrap.dedent("""
+    jax.monitoring.register_event_listener(lambda event, *a, **k: print("jaxevent:", event))
     if os.environ.get("CACHE_FOLDER"):
         jax.config.update("jax_compilation_cache_dir", os.environ["CACHE_FOLDER"])
     jax.config.update("jax_persistent_cache_min_compile_time_secs",
@@ -156,7 +157,8 @@ def test_max_compile_seconds_names_each_function_over_it_and_exits_1(tmp: Path) 
 def test_the_cache_folder_and_jaxs_log_read_the_same_with_and_without_record(tmp: Path) -> None:
     """Invisible when recording: over one fresh cache folder each time (its path is part
     of JAX's key), a plain run and a recorded run write the same entries (their names are
-    JAX's cache keys) and JAX logs the same cache lines (keys included)."""
+    JAX's cache keys), JAX logs the same cache lines (keys included) and reports the same
+    events (``jax.monitoring``, to a listener of the script's own)."""
     folder = tmp / "cache"
     plain = run_cli("script.py", command=WARM_PYTHON, cwd=tmp, env={"CACHE_FOLDER": str(folder)})
     assert plain.returncode == 0, plain.describe()
@@ -170,6 +172,12 @@ def test_the_cache_folder_and_jaxs_log_read_the_same_with_and_without_record(tmp
 
     assert written and sorted(p.name for p in folder.iterdir()) == written
     assert cache_lines(said) == cache_lines(plain.stdout)
+
+    def events(text: str) -> list[str]:
+        return [line for line in text.splitlines() if line.startswith("jaxevent:")]
+
+    assert events(said) == events(plain.stdout)
+    assert any("compilation_cache" in line for line in events(said)), events(said)
 
 
 def test_diff_names_a_moved_cache_folder_where_jax_keys_by_it(tmp: Path) -> None:
