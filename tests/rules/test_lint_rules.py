@@ -116,11 +116,24 @@ def test_jx202_fires_when_inputs_declare_and_outputs_do_not(mesh: Any) -> None:
     compiled = inspect_function(step, (sds(64, 32), sds(32, 16)), {}, options=options, compile=True)
     chosen = {leaf.path: leaf.compiled_sharding for leaf in compiled.outputs}
     assert all(chosen.values()), compiled.outputs  # XLA's choice: its layout varies by release
+    collectives = compiled.compiled.collectives if compiled.compiled else None
+    assert collectives is not None
+
+    def made_by(path: str) -> str:  # the collectives whose data becomes that output
+        said = [
+            f"{c.kind} over {','.join(c.axes or ['?'])} ({human_bytes(c.bytes)} per device, at "
+            f"{c.file}:{c.line})"
+            for c in collectives
+            if path in c.operand_paths
+        ]
+        return f", which {' and '.join(said)} makes" if said else ""
+
+    assert made_by("result['norm']")  # the sum of a sharded weight is reduced into it
     assert [(f.path, f.message) for f in compiled.findings if f.code == "JX202"] == [
         (
             path,
             f"output {path} has no declared sharding although the inputs declare theirs: the "
-            f"compiler picks its layout; XLA chose {chosen[path].readable}",
+            f"compiler picks its layout; XLA chose {chosen[path].readable}{made_by(path)}",
         )
         for path in ("result['norm']", "result['y']")
     ]

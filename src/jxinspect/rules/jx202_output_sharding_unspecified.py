@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from jxinspect.core.facts import Facts
 from jxinspect.core.model import Finding, Report, Sharding
+from jxinspect.core.units import human_bytes
 from jxinspect.rules.base import Rule
 
 
@@ -18,12 +19,26 @@ def check(report: Report, facts: Facts) -> Iterator[Finding]:
         if leaf.sharding is None and not leaf.left_to_compiler:
             chosen = leaf.compiled_sharding
             tail = f"; XLA chose {chosen.readable}" if chosen is not None else ""
+            tail += _made_by(report, leaf.path) if chosen is not None else ""
             yield RULE.finding(
                 report,
                 f"output {leaf.path} has no declared sharding although the inputs declare "
                 f"theirs: the compiler picks its layout{tail}",
                 leaf.path,
             )
+
+
+def _made_by(report: Report, path: str) -> str:
+    """``, which all-reduce over data makes (128 B per device, at step.py:8)``: the
+    compiled program's collectives whose data becomes that output."""
+    compiled = report.compiled
+    found = [c for c in (compiled.collectives or ()) if path in c.operand_paths] if compiled else []
+    said = []
+    for c in found:
+        axes = ",".join(c.axes) if c.axes else "?"
+        at = f", at {c.file}:{c.line}" if c.file and c.line else ""
+        said.append(f"{c.kind} over {axes} ({human_bytes(c.bytes)} per device{at})")
+    return f", which {' and '.join(said)} makes" if said else ""
 
 
 def _declared(sharding: Sharding | None) -> bool:
@@ -40,7 +55,7 @@ The inputs carry declared shardings, but a result of @main has none: XLA's shard
 propagation decides its layout. The choice can change with an unrelated edit or a new
 XLA version, silently adding a reshard (and its communication) at the next step, or
 replicating a large result on every device. Lint with `compile: true` to see the layout
-XLA chose.
+XLA chose, and the collectives that make it (their kind, axes, bytes and line).
 
 Fix: declare out_shardings (--out-specs, out_specs in JXINSPECT or jxinspect.yaml) for
 every result; a result whose `out_shardings` entry is `None` is left to the compiler on
