@@ -96,6 +96,15 @@ def explicit_reshard(x, w):
     return h.sum(axis=0)
 
 
+def explicit_grad(w1, w2, x):
+    def loss(w1, w2):
+        h = jnp.tanh(x @ w1)
+        return jnp.sum(h @ w2)
+
+    g1, g2 = jax.grad(loss, argnums=(0, 1))(w1, w2)
+    return w1 - 0.1 * g1, w2 - 0.1 * g2
+
+
 def scan_and_shard_map(ws, x):
     layer = jax.shard_map(lambda w, h: jnp.tanh(h @ w), mesh=mesh(),
                           in_specs=(P(None, "model"), P("data", None)),
@@ -125,6 +134,8 @@ JXINSPECT = {
                     "in_specs": "P('data', None), P(None, 'model')"},
     "explicit_reshard": {**_MESH, "explicit": True, "args": "f32[64,32], f32[32,16]",
                          "in_specs": "P('data', None), P(None, 'model')"},
+    "explicit_grad": {**_MESH, "explicit": True, "args": "f32[32,64], f32[64,16], f32[64,32]",
+                      "in_specs": "P(None, 'model'), P(None, 'model'), P('data', None)"},
     "scan_and_shard_map": {**_MESH, "args": "f32[4,64,64], f32[16,64]",
                            "in_specs": "P(None, None, 'model'), P('data', None)"},
 }
@@ -162,10 +173,12 @@ explicit = js.Mesh(m.devices, m.axis_names, axis_types=(js.AxisType.Explicit,) *
 E = lambda *spec: NamedSharding(explicit, P(*spec))
 CASES["explicit_reshard"] = (programs.explicit_reshard, (A((64, 32)), A((32, 16))),
                              dict(in_shardings=(E("data", None), E(None, "model"))))
+CASES["explicit_grad"] = (programs.explicit_grad, (A((32, 64)), A((64, 16)), A((64, 32))),
+                          dict(in_shardings=(E(None, "model"), E(None, "model"), E("data", None))))
 in_mesh = getattr(jax, "set_mesh", None) or js.use_mesh
 for name, (f, args, keywords) in CASES.items():
     folder = tempfile.mkdtemp(dir=".")
-    with in_mesh(explicit) if name == "explicit_reshard" else contextlib.nullcontext():
+    with in_mesh(explicit) if name.startswith("explicit") else contextlib.nullcontext():
         jax.jit(f, **keywords).lower(*args).compile(compiler_options={
             "xla_dump_to": folder, "xla_dump_hlo_pass_re": "shardy-verbose",
             "xla_dump_hlo_module_re": "^$"})
@@ -175,7 +188,7 @@ print(json.dumps(out))
 """
 )
 CASES = ("constrained", "tp_mlp", "scan_layers", "fsdp_grad", "column_sums", "shard_map_psum",
-         "silently_replicated", "uneven_rows", "explicit_reshard")  # fmt: skip
+         "silently_replicated", "uneven_rows", "explicit_reshard", "explicit_grad")  # fmt: skip
 
 _ARG = re.compile(
     r"%arg(\d+): tensor<[^>]*> \{sdy\.sharding = #sdy\.sharding<[^>]*>, "
@@ -225,6 +238,12 @@ def constraint_lines() -> set[int]:
     return {line_of("with_sharding_constraint(h"), line_of("jax.sharding.reshard(h")}
 
 
+def explicit_lines() -> set[int]:
+    """The lines of the functions staged over explicit axes."""
+    start = line_of("def explicit_reshard(")
+    return set(range(start, line_of("def scan_and_shard_map(")))
+
+
 def constraint_line() -> int:
     return line_of("with_sharding_constraint(h")
 
@@ -254,6 +273,9 @@ def test_each_origin_is_one_xlas_record_holds(
             elif kind == "constraint":
                 assert origin["line"] in constraint_lines(), origin
                 assert any(a == axis and o.startswith("constraint_") for a, o in pairs), origin
+            elif kind == "type":  # JAX's constraint of an operation's type, a constraint_K
+                assert origin["path"] and origin["line"] in explicit_lines(), origin
+                assert any(a == axis and o.startswith("constraint_") for a, o in pairs), origin
             elif kind == "shard_map":  # the shard_map Shardy named mc_K, at its call's line
                 assert origin["line"] == line_of("return _shard_map(body"), origin
                 assert "sdy.manual_computation" in text, origin
@@ -276,6 +298,26 @@ def test_the_tensor_parallel_reduction_is_explained_whole(folder: Path) -> None:
                    ("operand 0", "model", "argument", "w_in"),
                    ("operand 1", "model", "argument", "w_out")}  # fmt: skip
     assert collective["kind"] == "all-reduce" and collective["axes"] == ["model"]
+
+
+@pytest.mark.skipif(not SHARDY_BY_DEFAULT, reason="GSPMD partitions by default before 0.7")
+def test_over_explicit_axes_an_operations_type_is_said_so(folder: Path) -> None:
+    """Over explicit axes JAX writes a constraint after each operation, named as that
+    operation: an axis that came from one is said to come from that operation's type at
+    its line (never a ``with_sharding_constraint`` the code does not have), and ``--why-of``
+    lists each operation at a line once, not beside JAX's constraint of it."""
+    lines = {line_of("h = jnp.tanh(x @ w1)"), line_of("return jnp.sum(h @ w2)")}
+    line = min(lines)
+    report = why(folder, "explicit_grad", "--why-of", str(line))
+    origins = [o for c in report["compiled"]["collectives"] for o in c["origins"]]
+    typed = [o for o in origins if o["kind"] == "type"]
+    assert typed, origins
+    assert all(o["line"] in lines and o["path"] for o in typed), typed
+    assert not [o for o in origins if o["kind"] == "constraint" and o["line"] in lines]
+    values = [v["value"] for v in report["compiled"]["why_of"]]
+    assert values and all(v.endswith(f"programs.py:{line}") for v in values), values
+    assert len(values) == len(set(values)), values
+    assert not any("sharding_constraint" in v for v in values), values
 
 
 @pytest.mark.skipif(not SHARDY_BY_DEFAULT, reason="GSPMD partitions by default before 0.7")

@@ -600,11 +600,13 @@ class Operand:
     dtype: str
 
 
-OriginKind = Literal["argument", "result", "constraint", "shard_map", "unknown"]
+OriginKind = Literal["argument", "result", "constraint", "shard_map", "type", "unknown"]
 """What declared a sharding the partitioner propagated: an argument's sharding (its
 ``in_shardings`` entry or the array's own), a result's out sharding, a
-``with_sharding_constraint`` (or a ``reshard``), a ``shard_map``'s specs; ``unknown``: a
-declaration Shardy named that the program does not show (one it added itself)."""
+``with_sharding_constraint`` (or a ``reshard``), a ``shard_map``'s specs, the sharding
+JAX typed an operation with over explicit axes (a constraint it writes after it);
+``unknown``: a declaration Shardy named that the program does not show (one it added
+itself)."""
 
 
 @dataclass(frozen=True)
@@ -622,10 +624,11 @@ class Origin:
     sharding: str
     """The value's sharding after propagation (``P('data', 'model')``)."""
     path: str | None = None
-    """The argument's or result's pytree path (kinds ``argument``, ``result``)."""
+    """The argument's or result's pytree path (kinds ``argument``, ``result``); the
+    operation JAX typed (kind ``type``: ``dot_general``)."""
     file: str | None = None
     line: int | None = None
-    """Where a constraint or a shard_map is in the source."""
+    """Where a constraint, a shard_map or a typed operation is in the source."""
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ def declaration(origin: Origin) -> str:
             return f"with_sharding_constraint{where or ' (its line not found)'}"
         case "shard_map":
             return f"shard_map{where or ' (its line not found)'}"
+        case "type":
+            return f"the type of {origin.path or 'an operation'}{where} (explicit axes)"
         case _:
             return "a constraint the partitioner added (no line of the program)"
 

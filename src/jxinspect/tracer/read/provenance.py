@@ -39,6 +39,10 @@ _SAME = {
     "sdy.reshard": "constraint",
 }
 """Names the two modules write differently for one operation."""
+_USER_CONSTRAINTS = frozenset(("sharding_constraint", "reshard"))
+"""JAX's names for a constraint the code writes (``with_sharding_constraint``,
+``jax.sharding.reshard``); over explicit axes JAX also writes one after each operation,
+named as that operation (``jit(f)/dot_general``): its type's sharding (0.7 on)."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,15 @@ class _Where:
     file: str | None
     line: int | None
     name: str | None = None
+
+
+def typed_operation(key: str, where: _Where | None) -> str | None:
+    """The operation a constraint JAX wrote for its type (explicit axes) follows
+    (``dot_general``); ``None`` for any other step, a constraint of the code's included."""
+    if key != "constraint" or where is None or not where.name:
+        return None
+    last = where.name.rsplit("/", 1)[-1]
+    return None if last in _USER_CONSTRAINTS else last
 
 
 def _key(op: Any) -> str:
@@ -144,7 +157,7 @@ class _Origins:
         self.main = main
         self.arg_paths = {i.main_index: i.path for i in report.inputs if i.main_index is not None}
         self.result_paths = {o.index: o.path for o in report.outputs}
-        self.named: dict[str, tuple[str | None, int | None, str]] = {}
+        self.named: dict[str, tuple[str | None, int | None, str, str | None]] = {}
         counts = {"constraint": 0, "sdy.manual_computation": 0}
         for position, step in enumerate(steps):
             attrs = step.op.attributes
@@ -157,7 +170,8 @@ class _Origins:
                 continue
             if step.key in counts:
                 counts[step.key] += 1
-            self.named.setdefault(name, (where.file, where.line, step.key))
+            typed = typed_operation(step.key, where)
+            self.named.setdefault(name, (where.file, where.line, step.key, typed))
 
     def declaration(self, origin: str, own: tuple[OriginKind, str | None]) -> Origin:
         """The declaration an origin names (``own``: what ``"self"`` is here)."""
@@ -170,9 +184,13 @@ class _Origins:
         if head == "output" and number.isdigit():
             return Origin("", "", "result", "", path=self.result_paths.get(int(number)))
         shard_map = _SHARD_MAP_SIDE.match(origin)  # mc_0_input: 1, one of its operands
-        file, line, key = self.named.get(shard_map[1] if shard_map else origin, (None, None, ""))
+        file, line, key, typed = self.named.get(
+            shard_map[1] if shard_map else origin, (None, None, "", None)
+        )
         if line is None:  # one Shardy added (a loop's operand), or none the program shows
             return Origin("", "", "unknown", "")
+        if typed is not None:  # JAX's constraint of an operation's type (explicit axes)
+            return Origin("", "", "type", "", path=typed, file=file, line=line)
         named: OriginKind = "shard_map" if key == "sdy.manual_computation" else "constraint"
         return Origin("", "", named, "", file=file, line=line)
 
@@ -241,19 +259,24 @@ class _Origins:
             return self.of_value(value, values[number], listed[number], ("unknown", None))
         if op.operation.name == "sdy.reshard":  # its own sharding, declared here
             named = attrs["sdy.sharding_origin_name"] if "sdy.sharding_origin_name" in attrs else ""
-            file, line, _ = self.named.get(string_value(named), (None, None, ""))
-            found = self.of_value(value, attrs["sharding"], origins, ("constraint", None))
-            return [replace(o, file=file, line=line) if o.kind == "constraint"
+            file, line, _, typed = self.named.get(string_value(named), (None, None, "", None))
+            own: tuple[OriginKind, str | None] = ("type", typed) if typed else ("constraint", None)
+            found = self.of_value(value, attrs["sharding"], origins, own)
+            return [replace(o, file=file, line=line) if o.kind == own[0]
                     and o.line is None else o for o in found]  # fmt: skip
         return []
 
     def of_parameter(self, number: int, value: str) -> list[Origin]:
         """The origins of ``@main``'s parameter ``number`` (its own: the argument)."""
         attrs = self._parameter_attrs(number)
-        own: tuple[OriginKind, str | None] = ("argument", self.arg_paths.get(number))
-        return self.of_value(
-            value, attrs.get("sdy.sharding"), attrs.get("sdy.sharding_origins"), own
-        )
+        path = self.arg_paths.get(number)
+        own: tuple[OriginKind, str | None] = ("argument", path)
+        sharding, origins = attrs.get("sdy.sharding"), attrs.get("sdy.sharding_origins")
+        if sharding is not None and origins is None:  # its own declaration, recorded as none
+            read = shardings.from_sdy(sharding, self.meshes)
+            return [Origin(value, axis, "argument", read.readable, path=path)
+                    for axis in dict.fromkeys(a for entry in read.spec for a in entry)]  # fmt: skip
+        return self.of_value(value, sharding, origins, own)
 
     def of_argument(self, path: str) -> list[Origin]:
         """The origins of the argument at ``path`` (a collective that reshards it)."""
@@ -353,8 +376,8 @@ def _asked_origins(
         if where.line != line or not _same_file(where.file, file or report.file):
             continue
         step = steps[position]
-        if not step.op.results:
-            continue
+        if not step.op.results or typed_operation(step.key, where) is not None:
+            continue  # JAX's constraint of an operation's type: that operation says it
         value = f"{where.name or step.key} at {where.file}:{line}"
         if step.inside is not None:
             manual = _inside_shard_map(steps[step.inside].op, lines.get(step.inside))
@@ -442,7 +465,9 @@ def _collective_origins(
             found += reader.of_operand(operand, f"operand {n}")
         if found:
             return tuple(found)
-    return ()
+    # none of its line's operations lined up with the record (over explicit axes JAX's
+    # own constraints can keep them from it): the arguments it moves say their own
+    return tuple(o for path in collective.operand_paths for o in reader.of_argument(path))
 
 
 def _inside_shard_map(op: Any, where: _Where | None) -> tuple[Origin, ...]:
