@@ -32,6 +32,13 @@ JAX_LOG = textwrap.dedent("""
 """)
 """JAX's own DEBUG log of its compiler and cache, on the run's standard output."""
 
+CACHED = JAX_LOG + textwrap.dedent("""
+    jax.config.update("jax_compilation_cache_dir", os.environ["CACHE_FOLDER"])
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+""")
+"""Its log, and every compile written to the persistent cache in ``CACHE_FOLDER``."""
+
 SCRIPT = JAX_LOG + textwrap.dedent("""
     jax.monitoring.register_event_listener(lambda event, *a, **k: print("jaxevent:", event))
     if os.environ.get("CACHE_FOLDER"):
@@ -195,10 +202,7 @@ def test_diff_names_a_moved_cache_folder_where_jax_keys_by_it(tmp: Path) -> None
         assert "program: same program (a persistent cache hit is possible)" in diff.stdout
 
 
-RENAMED = JAX_LOG + textwrap.dedent("""
-    jax.config.update("jax_compilation_cache_dir", os.environ["CACHE_FOLDER"])
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+RENAMED = CACHED + textwrap.dedent("""
 
 
     def named(name):
@@ -242,10 +246,7 @@ def test_a_miss_of_a_program_the_cache_held_is_jx406(tmp: Path) -> None:
     assert "which held the same program: step #1 read it from there in this run" in message
 
 
-HELPER = JAX_LOG + textwrap.dedent("""
-    jax.config.update("jax_compilation_cache_dir", os.environ["CACHE_FOLDER"])
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+HELPER = CACHED + textwrap.dedent("""
 
 
     def clip(x):
@@ -263,6 +264,19 @@ HELPER = JAX_LOG + textwrap.dedent("""
 
     print(float(f(jnp.ones((8,))).sum()))
 """)
+
+
+def two_runs(tmp: Path, script: str, variable: str, values: tuple[str, str]) -> dict[str, str]:
+    """``script`` recorded twice over one cache folder (``first``, ``second``), with
+    ``variable`` set to each of ``values`` in turn: each run's standard output."""
+    (tmp / "script.py").write_text(script, encoding="utf-8")
+    said = {}
+    for run, value in zip(("first", "second"), values, strict=True):
+        result = run_cli("record", "-o", run, "--", *WARM_PYTHON, "script.py", cwd=tmp,
+                         env={"CACHE_FOLDER": str(tmp / "cache"), variable: value})  # fmt: skip
+        assert result.returncode == 0, result.describe()
+        said[run] = result.stdout
+    return said
 
 
 def key_parts(stdout: str, function: str) -> dict[str, str]:
@@ -285,13 +299,7 @@ def test_diff_names_a_renamed_helper_as_the_one_key_part_that_differs(tmp: Path)
     numbered `@clip_0` beside the user's and is `@clip` now. JAX's log says the second run
     misses and that of the key's parts only the computation differs; `diff-debug` says
     the same program under other names, pairing each, and JX404 fails the diff."""
-    (tmp / "helper.py").write_text(HELPER, encoding="utf-8")
-    said = {}
-    for run, helper in (("first", "clip"), ("second", "clamp")):
-        result = run_cli("record", "-o", run, "--", *WARM_PYTHON, "helper.py", cwd=tmp,
-                         env={"CACHE_FOLDER": str(tmp / "cache"), "HELPER": helper})  # fmt: skip
-        assert result.returncode == 0, result.describe()
-        said[run] = result.stdout
+    said = two_runs(tmp, HELPER, "HELPER", ("clip", "clamp"))
     assert jax_says(said["second"], "f") == "miss"
     first, second = key_parts(said["first"], "f"), key_parts(said["second"], "f")
     assert first.keys() == second.keys() and "computation" in first
@@ -306,10 +314,7 @@ def test_diff_names_a_renamed_helper_as_the_one_key_part_that_differs(tmp: Path)
     assert "error JX404 `f`" in diff.stdout
 
 
-OPTIONS = JAX_LOG + textwrap.dedent("""
-    jax.config.update("jax_compilation_cache_dir", os.environ["CACHE_FOLDER"])
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+OPTIONS = CACHED + textwrap.dedent("""
 
 
     def f(x):
@@ -328,13 +333,9 @@ def test_diff_names_a_compile_option_as_the_key_part_that_differs(tmp: Path) -> 
     log says the second run misses and that only the compile options' part of the key
     differs; each run's recorded digest of its compile options is JAX's own; `diff-debug`
     says the same program and names the option."""
-    (tmp / "options.py").write_text(OPTIONS, encoding="utf-8")
-    said, recorded = {}, {}
-    for run, level in (("first", ""), ("second", "1")):
-        result = run_cli("record", "-o", run, "--", *WARM_PYTHON, "options.py", cwd=tmp,
-                         env={"CACHE_FOLDER": str(tmp / "cache"), "LEVEL": level})  # fmt: skip
-        assert result.returncode == 0, result.describe()
-        said[run] = result.stdout
+    said = two_runs(tmp, OPTIONS, "LEVEL", ("", "1"))
+    recorded = {}
+    for run in said:
         data = json.loads((tmp / run / "compiles.json").read_text(encoding="utf-8"))
         recorded[run] = {c["function"]: c for c in data["compiles"]}["f"]["options"]
     assert jax_says(said["second"], "f") == "miss"
