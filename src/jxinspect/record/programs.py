@@ -27,7 +27,7 @@ from jxinspect.core.processes import (
     ProcessGroup,
     ProcessRun,
 )
-from jxinspect.core.recompiles import Compile, CompileOptionsSeen
+from jxinspect.core.recompiles import CompileOptionsSeen
 from jxinspect.core.units import source_parts
 from jxinspect.record import identity
 from jxinspect.record.folder import (
@@ -92,23 +92,27 @@ def _key_parts(
 def _options_of(lowering: RecordedLowering) -> CompileOptionsSeen | None:
     """The compile options of the compile that made this lowering's program, as its run
     recorded them; ``None`` where it recorded none."""
-    made = (c.options for c in _compiles(lowering.folder) if c.folder == lowering.entry.folder)
-    return next((options for options in made if options is not None), None)
+    return _options_by_program(lowering.folder).get(lowering.entry.folder)
 
 
-def _compiles(folder: Path) -> list[Compile]:
-    """A record folder's compiles, read once per version of its ``compiles.json`` (every
-    function of a recording compared reads the one list)."""
+def _options_by_program(folder: Path) -> dict[str, CompileOptionsSeen]:
+    """A record folder's compile options by the record of the program each compile made
+    (its first compile's that has them), read once per version of its ``compiles.json``
+    (every function of a recording compared reads the one table)."""
     try:
         stat = (folder / COMPILES).stat()
     except OSError:
-        return []
-    return _compiles_as_of(folder, stat.st_mtime_ns, stat.st_size)
+        return {}
+    return _options_as_of(folder, stat.st_mtime_ns, stat.st_size)
 
 
 @functools.lru_cache(maxsize=16)
-def _compiles_as_of(folder: Path, mtime_ns: int, size: int) -> list[Compile]:
-    return read_compiles(folder)[0]
+def _options_as_of(folder: Path, mtime_ns: int, size: int) -> dict[str, CompileOptionsSeen]:
+    found: dict[str, CompileOptionsSeen] = {}
+    for compile in read_compiles(folder)[0]:
+        if compile.options is not None:
+            found.setdefault(compile.folder, compile.options)
+    return found
 
 
 def key_differences(before: dict[str, str] | None, after: dict[str, str] | None) -> tuple[str, ...]:
