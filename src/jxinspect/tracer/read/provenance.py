@@ -236,12 +236,13 @@ class _Origins:
     def parameter_sharding(self, number: int) -> Any:
         return self._parameter_attrs(number).get("sdy.sharding")
 
-    def declared_here(self, sharding: Any, value: str, where: _Where) -> list[Origin]:
-        """A constraint's own sharding, declared at its line: one origin per axis (Shardy
-        0.7.1 writes no origins on the constraint itself)."""
+    def own_axes(self, sharding: Any, value: str, declared: Origin) -> list[Origin]:
+        """A sharding that is its own declaration (``declared``, less value, axis and
+        sharding): one origin per axis of it, where Shardy records none (0.7.1 writes none
+        on a constraint itself; 0.10.2 none on some arguments over explicit axes)."""
         read = shardings.from_sdy(sharding, self.meshes)
         return [
-            Origin(value, axis, "constraint", read.readable, file=where.file, line=where.line)
+            replace(declared, value=value, axis=axis, sharding=read.readable)
             for axis in dict.fromkeys(a for entry in read.spec for a in entry)
         ]
 
@@ -273,9 +274,7 @@ class _Origins:
         own: tuple[OriginKind, str | None] = ("argument", path)
         sharding, origins = attrs.get("sdy.sharding"), attrs.get("sdy.sharding_origins")
         if sharding is not None and origins is None:  # its own declaration, recorded as none
-            read = shardings.from_sdy(sharding, self.meshes)
-            return [Origin(value, axis, "argument", read.readable, path=path)
-                    for axis in dict.fromkeys(a for entry in read.spec for a in entry)]  # fmt: skip
+            return self.own_axes(sharding, value, Origin("", "", "argument", "", path=path))
         return self.of_value(value, sharding, origins, own)
 
     def of_argument(self, path: str) -> list[Origin]:
@@ -387,7 +386,8 @@ def _asked_origins(
             origins = reader.of_result(step.op, 0, value)
             declared = step.key == "constraint" and own is not None
             if not origins and declared:
-                origins = reader.declared_here(own, value, where)  # 0.7.1 records none
+                here = Origin("", "", "constraint", "", file=where.file, line=where.line)
+                origins = reader.own_axes(own, value, here)  # 0.7.1 records none
             said = ValueOrigins(asked, value, reader.readable(own), tuple(origins), declared)
         found.append(said)
     if not found:
