@@ -256,7 +256,7 @@ def read_compiled(
     stats = memory_from_stats(analysis, estimate)
     try:
         module = hlo_text.parse(compiled.as_text())
-        assigned, slices = seam.partition_devices(compiled), seam.partition_slices(compiled)
+        assigned, slices = seam.partition_assignment(compiled) or (None, None)
         collectives = read_collectives(module, mesh, assigned, paths, slices)
     except Exception as err:  # a text this reader does not know: unknown, never empty
         unread, error = _unread(err)

@@ -159,7 +159,6 @@ def across_slices(attributes: str, name: str = "") -> Groups:
 def axes_of_groups(groups: Groups, mesh: Mesh) -> tuple[str, ...] | None:
     """The mesh axes whose devices each group spans (partition ids in mesh order);
     ``None`` where the groups are no set of axes."""
-
     sizes = [size for _, size in mesh.axes]
     if math.prod(sizes) != sum(len(g) for g in groups):
         return None

@@ -6,7 +6,7 @@ failed on attributes a newer XLA writes: ``replica_group_mesh_axes`` in 0.10's
 ``all-to-all``).
 
 * **Devices**: partition *p* runs on ``sharding._device_assignment[p]``
-  (:func:`partition_devices`).
+  (:func:`partition_assignment`).
 * **Cost analysis**: ``Compiled.cost_analysis()`` is a list of one dict per program up
   to 0.4.38, a dict from 0.5.0 on (jaxlib's change; the changelog dates it 0.4.38)
   (:func:`cost_analysis`); ``None`` or an error on a backend without it.
@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from jxinspect.tracer.seam.meshes import slice_of
 from jxinspect.tracer.seam.objects import Compiled, Sharding
 
 
@@ -71,21 +72,14 @@ def _assigned(compiled: Compiled) -> list[Any] | None:
         return None
 
 
-def partition_devices(compiled: Compiled) -> list[int] | None:
+def partition_assignment(compiled: Compiled) -> tuple[list[int], list[int]] | None:
     """The id of the device each partition of the compiled program runs on (of each
-    slice's, where it spans several), in partition order; ``None`` where it cannot say."""
-    assigned = _assigned(compiled)
-    return [int(device.id) for device in assigned] if assigned is not None else None
-
-
-def partition_slices(compiled: Compiled) -> list[int] | None:
-    """The slice of each device :func:`partition_devices` lists (a multi-slice TPU
-    topology's ``slice_index``; 0 for a device that has none); ``None`` where it cannot
-    say."""
+    slice's, where it spans several), in partition order, and the slice of each
+    (:func:`~jxinspect.tracer.seam.meshes.slice_of`); ``None`` where it cannot say."""
     assigned = _assigned(compiled)
     if assigned is None:
         return None
-    return [int(getattr(device, "slice_index", 0) or 0) for device in assigned]
+    return [int(device.id) for device in assigned], [slice_of(device) for device in assigned]
 
 
 def memory_analysis(compiled: Compiled) -> Any:

@@ -89,7 +89,7 @@ def make_mesh(
 
     types = _axis_types(len(names), explicit)  # read once, without make_mesh's warning
     extra = {"axis_types": types} if types is not None else {}
-    slices = len({getattr(device, "slice_index", 0) for device in chosen})
+    slices = len({slice_of(device) for device in chosen})
     if slices > 1:
         return jax.sharding.Mesh(_over_slices(sizes, chosen, slices), names, **extra)
     try:
@@ -101,6 +101,12 @@ def make_mesh(
         return jax.sharding.Mesh(laid, names, **extra)
 
 
+def slice_of(device: Device) -> int:
+    """The slice a device is in (a multi-slice TPU topology's ``slice_index``; 0 for a
+    device that has none)."""
+    return int(getattr(device, "slice_index", 0) or 0)
+
+
 def axes_across_slices(jax_mesh: Any) -> tuple[str, ...]:
     """The axes of ``jax_mesh`` along which its devices' slice changes (a multi-slice
     topology's ``slice_index``); ``()`` for one slice or a mesh without devices."""
@@ -109,8 +115,7 @@ def axes_across_slices(jax_mesh: Any) -> tuple[str, ...]:
     devices = getattr(jax_mesh, "devices", None)
     if not isinstance(devices, np.ndarray) or devices.dtype != object:
         return ()
-    slice_of = np.vectorize(lambda d: int(getattr(d, "slice_index", 0) or 0), otypes=[int])
-    slices = slice_of(devices)
+    slices = np.vectorize(slice_of, otypes=[int])(devices)
     names = tuple(getattr(jax_mesh, "axis_names", ()))
     crossing = [devices.shape[axis] > 1 and bool((np.diff(slices, axis=axis) != 0).any())
                 for axis in range(len(names))]  # fmt: skip
@@ -139,7 +144,7 @@ def _over_slices(sizes: tuple[int, ...], chosen: Sequence[Device], slices: int) 
 
     by_slice: dict[int, list[Device]] = {}
     for device in chosen:
-        by_slice.setdefault(getattr(device, "slice_index", 0), []).append(device)
+        by_slice.setdefault(slice_of(device), []).append(device)
     split = slice_split(sizes, slices)
     mesh = "x".join(map(str, sizes))
     if len({len(devices) for devices in by_slice.values()}) > 1:
