@@ -263,9 +263,10 @@ def recomputed_parts(jaxpr: Jaxpr, looped: bool = False) -> list[tuple[Any, bool
     runs it)``. One whose value nothing reads JAX drops before lowering it (0.5.3 keeps
     such an ``integer_pow`` in the traced program): it is not run again."""
     found = []
-    used = _used(jaxpr)
+    marked = {id(eqn) for eqn in jaxpr.eqns if REMATTED in name_stack(eqn)}
+    recomputed = marked & _used(jaxpr) if marked else set()  # most jaxprs recompute none
     for eqn in jaxpr.eqns:
-        if REMATTED in name_stack(eqn) and id(eqn) in used:
+        if id(eqn) in recomputed:
             found.append((eqn, looped))
         inner_looped = looped or eqn.primitive.name in _LOOPS
         for _, inner in sub_jaxprs(eqn.params):
