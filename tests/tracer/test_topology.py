@@ -17,6 +17,7 @@ tested everywhere else.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import Any
 
 import pytest
 from helpers import JAX_RELEASE, REPO, WARM_PYTHON, run_python
-from hlo_reading import dumped_peak, independent
+from hlo_reading import BYTES, dumped_peak, independent
 
 from jxinspect.tracer.seam import libtpu_version
 
@@ -506,17 +507,10 @@ def _across_slices(text: str) -> list[dict[str, Any]]:
                 [k * 100_000 + d for k in slices]
                 for d in range(int(ranged.group(2)), int(ranged.group(3)) + 1)
             ]
-        size = 4 * (int(np_prod(dims)))
+        size = BYTES[dtype] * math.prod(int(d) for d in filter(None, dims.split(",")))
         found.append({"kind": kind.lower().replace("_", "-"), "bytes": size,
                       "instruction": name, "groups": groups})  # fmt: skip
     return found
-
-
-def np_prod(dims: str) -> int:
-    product = 1
-    for d in filter(None, dims.split(",")):
-        product *= int(d)
-    return product
 
 
 @pytest.fixture(scope="module")
