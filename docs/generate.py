@@ -138,15 +138,20 @@ def rule_page(code: str, silent: dict[str, dict[str, str | None]]) -> str:
     module = _module(code)
     if module is not None:
         fixture = FIXTURES / f"{module}.py"
+        source = fixture.read_text(encoding="utf-8")
+        staged = (
+            "its `WHY` target is what `jxinspect lower --why` stages"
+            if "\nWHY = " in source
+            else "its `case()` is what `jxinspect.inspect` stages"
+        )
         lines += [
             "## Example",
             "",
-            f"The test fixture `tests/rules/fixtures/{fixture.name}` (its `case()` is what "
-            "`jxinspect.inspect` stages; its findings are checked against a golden file "
-            "per JAX series):",
+            f"The test fixture `tests/rules/fixtures/{fixture.name}` ({staged}; its "
+            "findings are checked against a golden file per JAX series):",
             "",
             "```python",
-            fixture.read_text(encoding="utf-8").rstrip(),
+            source.rstrip(),
             "```",
             "",
             "## Where it fires",

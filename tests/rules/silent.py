@@ -30,6 +30,8 @@ SILENT: dict[str, dict[str, str | None]] = {
               "0.5": "the custom_vjp body keeps its names and paths",
               "0.6": "the custom_vjp body keeps its names and paths",
               "0.7.1": "the custom_vjp body keeps its names and paths"},
+    "JX204": {series: "GSPMD partitions by default, and keeps no record of where a sharding "
+                      "came from" for series in ("0.4", "0.5", "0.6")},
     "JX203": {"0.4": "pmap's axis is anonymous", "0.5": "pmap's axis is anonymous",
               "0.6": "pmap's axis is anonymous", "0.7": "pmap's axis is anonymous",
               "0.8": "pmap's axis is an object's <axis 0x...>, read as (unnamed)",

@@ -5,7 +5,8 @@ and what :func:`jxinspect.inspect` stages it with (``DEVICES``: the devices it n
 ``SETTINGS``: the budgets the report is judged with; ``run()``: a run whose compiles
 the report holds, as a recording's does, collected by ``assert_max_compiles``;
 ``accepted()``: a case whose compiled cost the report is judged against, as a lint
-baseline's).
+baseline's; ``WHY``: instead of ``case()``, the target of the module staged as ``lower
+--why`` stages it).
 Its report's findings (code, severity, message, path) and leaves (path, name carried,
 status), normalized as the other golden files are, must equal
 ``rules/<CODE>.json`` among the series' golden files (layered: ``helpers.golden_file``).
@@ -100,7 +101,8 @@ def judged(stem: str) -> Report:
         with jxinspect.testing.assert_max_compiles(10**9) as guard:  # staging fills caches)
             run()
         compiles = tuple(guard.log.compiles)
-    report = _inspect(module.case())
+    why = getattr(module, "WHY", None)
+    report = _inspect(module.case()) if why is None else _inspect_why(stem, why)
     accepted, cost = getattr(module, "accepted", None), None
     if accepted is not None:
         compiled = _inspect(accepted()).compiled
@@ -115,6 +117,15 @@ def judged(stem: str) -> Report:
 def _inspect(case: dict[str, Any]) -> Report:
     fun, args, kwargs = case.pop("fun"), case.pop("args"), case.pop("kwargs", {})
     return jxinspect.inspect(fun, args, kwargs, texts=False, **case)
+
+
+def _inspect_why(stem: str, function: str) -> Report:
+    """The fixture's target ``function`` staged as ``lower --why`` stages it: compiled,
+    with the partitioner's record of the same compile."""
+    from jxinspect.pipeline import inspect_target
+
+    target = f"{FIXTURES / f'{stem}.py'}:{function}"
+    return inspect_target(target, compile=True, why=True, freeze=False, judged=False)
 
 
 def golden_text(stem: str, report: Report) -> str:

@@ -86,6 +86,12 @@ def silently_replicated(x, w):
     return jnp.sin((x @ w).reshape(16, 64))
 
 
+def uneven_table(flat):
+    table = jnp.sin(flat).reshape(17, 16)
+    table = jax.lax.with_sharding_constraint(table, NamedSharding(mesh(), P("data", None)))
+    return table * 2
+
+
 def uneven_rows(x, w):
     return jnp.sum(jnp.tanh(x[:30] @ w), axis=0)
 
@@ -130,6 +136,7 @@ JXINSPECT = {
                        "in_specs": "P('data', None), P()"},
     "silently_replicated": {**_MESH, "args": "f32[64,32], f32[32,16]",
                             "in_specs": "P('data', None), P(None, 'model')"},
+    "uneven_table": {**_MESH, "args": "f32[272]"},
     "uneven_rows": {**_MESH, "args": "f32[64,32], f32[32,16]",
                     "in_specs": "P('data', None), P(None, 'model')"},
     "explicit_reshard": {**_MESH, "explicit": True, "args": "f32[64,32], f32[32,16]",
@@ -165,6 +172,7 @@ CASES = {
                        dict(in_shardings=(S("data", None), S()))),
     "silently_replicated": (programs.silently_replicated, (A((64, 32)), A((32, 16))),
                             dict(in_shardings=(S("data", None), S(None, "model")))),
+    "uneven_table": (programs.uneven_table, (A((272,)),), {}),
     "uneven_rows": (programs.uneven_rows, (A((64, 32)), A((32, 16))),
                     dict(in_shardings=(S("data", None), S(None, "model")))),
 }
@@ -188,7 +196,8 @@ print(json.dumps(out))
 """
 )
 CASES = ("constrained", "tp_mlp", "scan_layers", "fsdp_grad", "column_sums", "shard_map_psum",
-         "silently_replicated", "uneven_rows", "explicit_reshard", "explicit_grad")  # fmt: skip
+         "silently_replicated", "uneven_table", "uneven_rows", "explicit_reshard",
+         "explicit_grad")  # fmt: skip
 
 _ARG = re.compile(
     r"%arg(\d+): tensor<[^>]*> \{sdy\.sharding = #sdy\.sharding<[^>]*>, "
@@ -235,7 +244,8 @@ def line_of(text: str) -> int:
 
 def constraint_lines() -> set[int]:
     """The lines of the constraints: ``with_sharding_constraint`` and ``reshard``."""
-    return {line_of("with_sharding_constraint(h"), line_of("jax.sharding.reshard(h")}
+    return {line_of("with_sharding_constraint(h"), line_of("jax.sharding.reshard(h"),
+            line_of("with_sharding_constraint(table")}  # fmt: skip
 
 
 def explicit_lines() -> set[int]:
@@ -285,6 +295,104 @@ def test_each_origin_is_one_xlas_record_holds(
     assert checked > 0 or not compiled["collectives"]
     unexplained = [c["instruction"] for c in compiled["collectives"] if not c["origins"]]
     assert unexplained == []
+
+
+DROPPING = ("silently_replicated", "uneven_table")
+"""The programs whose partitioner drops an axis a declaration gave: a reshape that cannot
+keep ``model``, 17 rows that ``data=4`` does not divide."""
+_OP = re.compile(r"= (?:\"?)([\w.]+)")
+_PER_VALUE = re.compile(r"<@\w+, \[([^\]]*)\]")
+
+
+def dropped_in_record(text: str) -> set[tuple[str, str, str]]:
+    """XLA's record read without the tool: ``(value, axis, origin)`` for each axis a value's
+    origins name that its sharding does not have; ``value`` is the operation's name
+    (``reshape``) or ``result N``. Constraints, and what a shard_map's body makes, are
+    left out (their shardings are the code's)."""
+    found: set[tuple[str, str, str]] = set()
+    manual: int | None = None
+    for line in text.splitlines():
+        indent = len(line) - len(line.lstrip())
+        if manual is not None and indent <= manual and line.strip().startswith("}"):
+            manual = None
+            continue
+        if "sdy.manual_computation" in line:
+            manual = indent
+        if manual is not None or "sdy.sharding_origins" not in line:
+            continue
+        if line.lstrip().startswith("func.func"):  # the results: after "->"
+            results = line.split(") -> (", 1)[1] if ") -> (" in line else ""
+            for n, part in enumerate(re.split(r"\}, tensor<", results)):
+                found |= _lost(part, f"result {n}")
+            continue
+        if "sdy.sharding_constraint" in line or "sdy.reshard" in line:
+            continue
+        name = _OP.search(line)
+        value = name[1].rsplit(".", 1)[-1] if name else "?"
+        shardings = line.split("sdy.sharding = ", 1)[1] if "sdy.sharding = " in line else ""
+        origins = line.split("sdy.sharding_origins = [", 1)[1].split("]", 1)[0]
+        for has, named in zip(_PER_VALUE.findall(shardings), re.findall(r"\{[^}]*\}", origins)):
+            found |= {(value, a, o) for a, o in _PAIR.findall(named)
+                      if f'"{a}"' not in has}  # fmt: skip
+    return found
+
+
+def _lost(part: str, value: str) -> set[tuple[str, str, str]]:
+    has = _PER_VALUE.search(part)
+    origins = part.split("sdy.sharding_origins = ", 1)[-1] if has else ""
+    return (
+        {(value, a, o) for a, o in _PAIR.findall(origins) if f'"{a}"' not in has[1]}
+        if has
+        else set()
+    )
+
+
+@pytest.mark.skipif(not SHARDY_BY_DEFAULT, reason="GSPMD partitions by default before 0.7")
+@pytest.mark.parametrize("case", CASES)
+def test_each_dropped_axis_is_one_xlas_record_holds(
+    case: str, folder: Path, dumped: dict[str, str | None]
+) -> None:
+    """JX204's facts: the values Shardy's record shows without an axis that a declaration
+    of the code gave them, a declared result's excepted (its sharding is the code's)."""
+    report = why(folder, case)
+    text = dumped[case]
+    assert text is not None
+    main_index = {i["path"]: i["main_index"] for i in report["inputs"]}
+    declared = {f"result {o['index']}" for o in report["outputs"] if o["sharding"] is not None}
+    index = {o["path"]: o["index"] for o in report["outputs"]}
+    expected = {d for d in dropped_in_record(text) if d[0] not in declared}
+    got = set()
+    for value in report["compiled"]["dropped"]:
+        name = f"result {index[value['path']]}" if value["path"] else value["value"].rsplit("/")[-1]
+        for origin in value["dropped"]:
+            if origin["kind"] == "argument":
+                got.add((name, origin["axis"], f"input: {main_index[origin['path']]}"))
+            else:
+                assert origin["kind"] == "constraint" and origin["line"] in constraint_lines()
+                said = {o for v, a, o in expected if (v, a) == (name, origin["axis"])}
+                assert len(said) == 1 and said.pop().startswith("constraint_"), origin
+                got |= {(v, a, o) for v, a, o in expected if (v, a) == (name, origin["axis"])}
+    assert got == expected
+    assert bool(expected) == (case in DROPPING), expected
+    findings = [f for f in report["findings"] if f["code"] == "JX204"]
+    assert len(findings) == len(report["compiled"]["dropped"])
+
+
+@pytest.mark.skipif(not SHARDY_BY_DEFAULT, reason="GSPMD partitions by default before 0.7")
+def test_a_table_the_axis_does_not_divide_is_said_replicated_with_its_gather(folder: Path) -> None:
+    """jax-ml/jax#26946: a constraint shards 17 rows over data=4; the result is replicated,
+    and JX204 names the constraint and the all-gather that replicates it."""
+    report = why(folder, "uneven_table")
+    (value,) = report["compiled"]["dropped"]
+    assert (value["value"], value["sharding"], value["path"]) == ("result", "replicated", "result")
+    (origin,) = value["dropped"]
+    assert (origin["axis"], origin["kind"], origin["line"]) == (
+        "data", "constraint", line_of("with_sharding_constraint(table"))  # fmt: skip
+    (finding,) = [f for f in report["findings"] if f["code"] == "JX204"]
+    (gather,) = report["compiled"]["collectives"]
+    assert gather["kind"] == "all-gather" and gather["axes"] == ["data"]
+    assert f"all-gather over data, {gather['bytes']} B per device" in finding["message"]
+    assert finding["path"] == "result"
 
 
 @pytest.mark.skipif(not SHARDY_BY_DEFAULT, reason="GSPMD partitions by default before 0.7")

@@ -616,9 +616,9 @@ class Origin:
 
     value: str
     """``result``: the value the operation that needs the collective makes;
-    ``operand N``: the operation's N-th operand; ``moved``: the argument a collective
-    with no line of its own reshards (0.12 names such a collective by the argument's
-    path); ``shard_map body``: a collective the body of a shard_map makes itself."""
+    ``operand N``: the operation's N-th operand; ``moved``: the argument, or the value
+    returned as a result, that a collective with no line of its own reshards (0.12 names
+    such a collective by the argument's path); ``shard_map body``: a collective the body of a shard_map makes itself."""
     axis: str
     kind: OriginKind
     sharding: str
@@ -652,6 +652,27 @@ class ValueOrigins:
     declaration reaches it."""
     unfound: str | None = None
     """Why nothing was found for :attr:`asked`, in one line."""
+
+
+@dataclass(frozen=True)
+class DroppedAxes:
+    """A value the partitioner left without mesh axes that declarations gave it (``lower
+    --why``): Shardy's record names each axis's declaration on the value, and the value's
+    sharding does not have the axis, so every device along it holds the value whole
+    (JX204). A value whose own sharding the code declares is never one."""
+
+    value: str
+    """A result's path (``result['y']``), or JAX's name for the operation that makes the
+    value (``jit(f)/reshape``)."""
+    sharding: str
+    """Its sharding after propagation: ``replicated``, ``P('data', None)``."""
+    dropped: tuple[Origin, ...]
+    """One per axis dropped: the declaration that gave it (``axis`` the axis)."""
+    path: str | None = None
+    """The result's pytree path where the value is a result."""
+    file: str | None = None
+    line: int | None = None
+    """Where the operation that makes it is in the source."""
 
 
 INTERMEDIATE = "an intermediate"
@@ -826,6 +847,9 @@ class CompiledInfo:
     why_of: tuple[ValueOrigins, ...] = ()
     """The values asked about with ``--why-of``, each operation found at an asked line
     one entry; ``()``: none asked (or :attr:`origins_unread` says why none is known)."""
+    dropped: tuple[DroppedAxes, ...] | None = None
+    """``--why``: the values the partitioner left without an axis a declaration gave them
+    (``()``: none); ``None``: not asked for, or not known (:attr:`origins_unread`)."""
     unread: str | None = None
     """Why the optimized program could not be read, in one line (what failed, under
     which JAX); its collectives and aliases are then unknown (``None``)."""

@@ -37,6 +37,7 @@ TABLE: tuple[str, ...] = (
     "jx201_replicated_argument",
     "jx202_output_sharding_unspecified",
     "jx203_internal_axis_name",
+    "jx204_silent_replication",
     "jx301_unusable_donation",
     "jx302_memory_budget",
     "jx303_cost_budget",

@@ -22,7 +22,14 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from jxinspect.core.model import Collective, Origin, OriginKind, Report, ValueOrigins
+from jxinspect.core.model import (
+    Collective,
+    DroppedAxes,
+    Origin,
+    OriginKind,
+    Report,
+    ValueOrigins,
+)
 from jxinspect.tracer import seam
 from jxinspect.tracer.read import shardings
 from jxinspect.tracer.read.mlir import attr_dict, declared_meshes, string_value
@@ -198,14 +205,26 @@ class _Origins:
         """One :class:`Origin` per axis of a value's ``origins`` dictionary that its
         sharding still has (Shardy keeps the origin of an axis propagation later dropped:
         a reshape that cannot keep it)."""
+        return self._axes(value, sharding, origins, own, kept=True)
+
+    def dropped(self, value: str, sharding: Any, origins: Any) -> list[Origin]:
+        """One :class:`Origin` per axis of ``origins`` that the sharding no longer has,
+        where the code declared it (a declaration Shardy added is not the code's)."""
+        found = self._axes(value, sharding, origins, ("unknown", None), kept=False)
+        return [o for o in found if o.kind != "unknown"]
+
+    def _axes(
+        self, value: str, sharding: Any, origins: Any, own: Any, *, kept: bool
+    ) -> list[Origin]:
+        """The origins of the axes of ``origins`` the sharding has (``kept``), or of those
+        it does not have."""
         if sharding is None or origins is None:
             return []
         read = shardings.from_sdy(sharding, self.meshes)
-        kept = {axis for entry in read.spec for axis in entry}
-        ir = seam.ir()
+        has = {axis for entry in read.spec for axis in entry}
         found = []
-        for named in ir.DictAttr(origins):
-            if named.name not in kept:
+        for named in seam.ir().DictAttr(origins):
+            if (named.name in has) != kept:
                 continue
             declared = self.declaration(string_value(named.attr), own)
             found.append(replace(declared, value=value, axis=named.name, sharding=read.readable))
@@ -282,6 +301,15 @@ class _Origins:
         numbers = [n for n, p in self.arg_paths.items() if p == path]
         return self.of_parameter(numbers[0], "moved") if numbers else []
 
+    def of_returned(self, path: str) -> list[Origin]:
+        """The origins of the value returned as the result at ``path`` (a collective
+        that reshards it into the result's layout)."""
+        numbers = [n for n, p in self.result_paths.items() if p == path]
+        returned = list(self.main.regions[0].blocks[0].operations)[-1].operands
+        if not numbers or numbers[0] >= len(returned):
+            return []
+        return self.of_operand(returned[numbers[0]], "moved")
+
     def of_operand(self, operand: Any, value: str) -> list[Origin]:
         number = seam.block_argument_number(operand, self.main.regions[0].blocks[0])
         if number is not None:
@@ -345,7 +373,58 @@ def with_origins(
             for c in compiled.collectives
         )
         why_of = tuple(v for a in asked for v in _asked_origins(a, report, steps, lines, reader))
-    return replace(report, compiled=replace(compiled, collectives=collectives, why_of=why_of))
+        dropped = (
+            *_dropped_by_operations(steps, lines, reader),
+            *_dropped_by_results(report, reader),
+        )
+    return replace(
+        report,
+        compiled=replace(compiled, collectives=collectives, why_of=why_of, dropped=dropped),
+    )
+
+
+def _dropped_by_operations(
+    steps: list[_Step], lines: dict[int, _Where], reader: _Origins
+) -> list[DroppedAxes]:
+    """The values operations make without an axis a declaration gave them; a constraint
+    (its sharding is the code's) and what a shard_map's body makes (manual) are not."""
+    found = []
+    for position, step in enumerate(steps):
+        attrs = step.op.attributes
+        if step.inside is not None or step.key == "constraint" or "sdy.sharding" not in attrs:
+            continue
+        if "sdy.sharding_origins" not in attrs:
+            continue
+        origins = attrs["sdy.sharding_origins"]
+        listed = list(origins) if isinstance(origins, seam.ir().ArrayAttr) else []
+        where = lines.get(position, _Where(None, None))
+        value = where.name or step.key
+        for sharding, named in zip(reader.per_value(attrs["sdy.sharding"]).shardings, listed):
+            lost = reader.dropped(value, sharding, named)
+            if lost:
+                readable = reader.readable(sharding)
+                found.append(
+                    DroppedAxes(value, readable, tuple(lost), None, where.file, where.line)
+                )
+    return found
+
+
+def _dropped_by_results(report: Report, reader: _Origins) -> list[DroppedAxes]:
+    """The results whose sharding the code left to the compiler that it made without an
+    axis a declaration gave the value returned (a declared result's is the code's)."""
+    attrs = reader.main.attributes
+    found = []
+    for output in report.outputs:
+        if output.sharding is not None:
+            continue
+        own = attr_dict(attrs["res_attrs"] if "res_attrs" in attrs else None, output.index)
+        sharding = own.get("sdy.sharding")
+        lost = reader.dropped(output.path, sharding, own.get("sdy.sharding_origins"))
+        if lost:
+            found.append(
+                DroppedAxes(output.path, reader.readable(sharding), tuple(lost), output.path)
+            )
+    return found
 
 
 _LINE = re.compile(r"^(?:(?P<file>.+):)?(?P<line>\d+)$")
@@ -447,8 +526,9 @@ def _collective_origins(
     its line, those JAX named as the collective's ``op_name`` says first, the first with
     a sharding (its result's origins, then its operands'). One inside a shard_map is the
     shard_map's own, over its manual axes."""
-    if collective.line is None:  # 0.12: a reshard of an argument, named by its path
+    if collective.line is None:  # a reshard of an argument (0.12) or into a result
         moved = [o for path in collective.operand_paths for o in reader.of_argument(path)]
+        moved = moved or [o for path in collective.operand_paths for o in reader.of_returned(path)]
         if moved:
             return tuple(moved)
     where = (collective.file, collective.line)  # (None, None): by JAX's name alone
