@@ -20,7 +20,8 @@ def test_nothing_given_is_every_default(tmp_path: Path) -> None:
 def test_the_defaults_the_table_of_keys_states_are_the_runs(tmp_path: Path) -> None:
     stated = {key.name: key.default for key in CONFIG_KEYS if key.default}
     assert stated == {
-        "select": "every rule", "compile": "false", "baseline": "jxinspect-baseline.json",
+        "select": "every rule", "compile": "false", "why": "false",
+        "baseline": "jxinspect-baseline.json",
         "fail_on": "error", "timeout": "300", "cache": "true", "keep_workers": "false",
     }  # fmt: skip
     options = run_options(LintRequest(), Config(path=None, root=tmp_path))
@@ -28,6 +29,7 @@ def test_the_defaults_the_table_of_keys_states_are_the_runs(tmp_path: Path) -> N
     assert (options.fail_on, options.timeout) == (stated["fail_on"], float(stated["timeout"]))
     assert (str(options.cache).lower(), str(options.keep_workers).lower()) == ("true", "false")
     assert str(Policy().compile).lower() == stated["compile"] and Policy().select is None
+    assert str(Policy().why).lower() == stated["why"]
 
 
 def test_the_configuration_over_the_defaults(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import shutil
 from importlib.metadata import version as installed
 from pathlib import Path
 from typing import Any
@@ -393,6 +394,27 @@ def test_a_table_the_axis_does_not_divide_is_said_replicated_with_its_gather(fol
     assert gather["kind"] == "all-gather" and gather["axes"] == ["data"]
     assert f"all-gather over data, {gather['bytes']} B per device" in finding["message"]
     assert finding["path"] == "result"
+
+
+@pytest.mark.skipif(not SHARDY_BY_DEFAULT, reason="GSPMD partitions by default before 0.7")
+def test_lint_with_why_fails_on_a_silent_replication(folder: Path, tmp_path: Path) -> None:
+    """``why: true`` (here one target's): lint reads the partitioner's record too, and
+    JX204 fails the run; the target linted without it is not asked, and says nothing."""
+    shutil.copy(folder / "programs.py", tmp_path / "programs.py")
+    (tmp_path / "jxinspect.yaml").write_text(
+        "fail_on: warning\nselect: [JX204]\ntargets:\n"
+        "  - {target: programs.py:uneven_table, why: true}\n"
+        "  - {target: programs.py:silently_replicated}\n",
+        encoding="utf-8",
+    )
+    result = run_cli("lint", "--format", "json", "--no-cache", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    targets = {t["target"]: t for t in json.loads(result.stdout)["targets"]}
+    (finding,) = targets["programs.py:uneven_table"]["findings"]
+    assert finding["code"] == "JX204" and finding["path"] == "result"
+    lined = f"the constraint at programs.py:{line_of('with_sharding_constraint(table')}"
+    assert lined in finding["message"]
+    assert targets["programs.py:silently_replicated"]["findings"] == []
 
 
 @pytest.mark.skipif(not SHARDY_BY_DEFAULT, reason="GSPMD partitions by default before 0.7")

@@ -618,7 +618,8 @@ class Origin:
     """``result``: the value the operation that needs the collective makes;
     ``operand N``: the operation's N-th operand; ``moved``: the argument, or the value
     returned as a result, that a collective with no line of its own reshards (0.12 names
-    such a collective by the argument's path); ``shard_map body``: a collective the body of a shard_map makes itself."""
+    such a collective by the argument's path); ``shard_map body``: a collective the body
+    of a shard_map makes itself."""
     axis: str
     kind: OriginKind
     sharding: str

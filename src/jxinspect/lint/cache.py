@@ -407,6 +407,7 @@ class Cache:
             "resolved": _plain(job.resolved),
             "compile": job.compile,
             "memory": job.memory,
+            "why": job.why,
             "devices": devices,
             "sources": self._module_sources(Path(job.group)),
         }

@@ -254,8 +254,9 @@ class _Planner:
         # a history keeps it
         on_tpu = resolved.options.topology is not None and policy.settings.hbm_fraction < 1
         kept = self.request.history is not None
-        memory = policy.compile and (policy.settings.peak_per_device is not None or on_tpu or kept)
-        job = Job(name, resolved, policy.compile, str(source or text), memory)
+        compile = policy.compile or policy.why
+        memory = compile and (policy.settings.peak_per_device is not None or on_tpu or kept)
+        job = Job(name, resolved, compile, str(source or text), memory, policy.why)
         return Planned(name, policy, file, line, job=job)
 
 

@@ -106,6 +106,8 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
               places=_BOTH),
     ConfigKey("compile", "bool", "also compile (XLA's shardings, aliasing, memory)", "true",
               "false", _BOTH),
+    ConfigKey("why", "bool", "also read where each sharding came from (Shardy's record, a "
+              "second compile in a child; JX204)", "true", "false", _BOTH),
     ConfigKey("baseline", "text", "the accepted findings", "ci/baseline.json",
               "jxinspect-baseline.json"),
     ConfigKey("fail_on", "choice", "the severity that fails the run: " + ", ".join(FAIL_ON),
@@ -144,6 +146,9 @@ class Policy:
     """(code prefix, severity) pairs; the longest matching prefix wins."""
     settings: Settings = DEFAULT_SETTINGS
     compile: bool = False
+    why: bool = False
+    """Also the partitioner's record of where each sharding came from (compiled, with a
+    second compile in a child: ``lower --why``)."""
 
     def enabled(self, code: str) -> bool:
         selected = self.select is None or any(code.startswith(p) for p in self.select)
@@ -166,7 +171,7 @@ class Policy:
 
 @dataclass(frozen=True)
 class PolicyOverride:
-    """A target's own ``select``/``ignore``/``severity``/``budgets``/``compile``.
+    """A target's own ``select``/``ignore``/``severity``/``budgets``/``compile``/``why``.
 
     ``select`` replaces the global one; the others add to or override it."""
 
@@ -175,6 +180,7 @@ class PolicyOverride:
     severity: tuple[tuple[str, Severity], ...] = ()
     budgets: tuple[tuple[str, BudgetValue], ...] = ()
     compile: bool | None = None
+    why: bool | None = None
 
     def apply(self, base: Policy) -> Policy:
         return Policy(
@@ -183,12 +189,13 @@ class PolicyOverride:
             severity=tuple(dict((*base.severity, *self.severity)).items()),
             settings=replace(base.settings, **cast(dict[str, Any], dict(self.budgets))),
             compile=self.compile if self.compile is not None else base.compile,
+            why=self.why if self.why is not None else base.why,
         )
 
 
 def declared_override(data: dict[str, Any], where: str) -> tuple[dict[str, Any], PolicyOverride]:
     """A ``JXINSPECT`` entry split into its staging options and its per-target keys
-    (``select``, ``ignore``, ``severity``, ``budgets``, ``compile``), which a declaration
+    (``select``, ``ignore``, ``severity``, ``budgets``, ``compile``, ``why``), which a declaration
     takes as a configuration's target entry does; the latter read and checked."""
     if not isinstance(data, dict):
         return data, PolicyOverride()

@@ -29,6 +29,9 @@ class Job:
     """The module's source file: a worker that imported it gets its other targets."""
     memory: bool = False
     """Also the buffers live at the peak (compiled, under a ``peak_per_device`` budget)."""
+    why: bool = False
+    """Also where each sharding came from (``why: true``: Shardy's record, read from a
+    second compile in a child)."""
 
 
 @dataclass(frozen=True)

@@ -129,8 +129,9 @@ def stage(job: Job, show_traceback: bool = False) -> Outcome:
     try:
         with user_prints_to_stderr():
             report = inspect_target(
-                job.resolved, compile=job.compile, memory=job.memory, freeze=False, judged=False
-            )
+                job.resolved, compile=job.compile, memory=job.memory, freeze=False,
+                judged=False, why=job.why,
+            )  # fmt: skip
         return sent(report)
     except TooFewDevices as err:
         return Outcome(None, str(err), USAGE, needs_devices=err.needed)

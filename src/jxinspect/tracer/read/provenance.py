@@ -265,18 +265,26 @@ class _Origins:
             for axis in dict.fromkeys(a for entry in read.spec for a in entry)
         ]
 
+    def per_result(self, op: Any) -> list[tuple[Any, Any]]:
+        """Each result's ``sdy.sharding`` and its origins dictionary, of an operation
+        that has both (``[]`` for one that has not)."""
+        attrs = op.attributes
+        if "sdy.sharding" not in attrs or "sdy.sharding_origins" not in attrs:
+            return []
+        ir, origins = seam.ir(), attrs["sdy.sharding_origins"]
+        listed = list(ir.ArrayAttr(origins)) if isinstance(origins, ir.ArrayAttr) else []
+        return list(zip(self.per_value(attrs["sdy.sharding"]).shardings, listed))
+
     def of_result(self, op: Any, number: int, value: str) -> list[Origin]:
         attrs = op.attributes
         if "sdy.sharding_origins" not in attrs:
             return []
         origins = attrs["sdy.sharding_origins"]
         if "sdy.sharding" in attrs:
-            values = list(self.per_value(attrs["sdy.sharding"]).shardings)
-            ir = seam.ir()
-            listed = list(ir.ArrayAttr(origins)) if isinstance(origins, ir.ArrayAttr) else []
-            if number >= len(values) or number >= len(listed):
+            pairs = self.per_result(op)
+            if number >= len(pairs):
                 return []
-            return self.of_value(value, values[number], listed[number], ("unknown", None))
+            return self.of_value(value, *pairs[number], ("unknown", None))
         if op.operation.name == "sdy.reshard":  # its own sharding, declared here
             named = attrs["sdy.sharding_origin_name"] if "sdy.sharding_origin_name" in attrs else ""
             file, line, _, typed = self.named.get(string_value(named), (None, None, "", None))
@@ -390,16 +398,11 @@ def _dropped_by_operations(
     (its sharding is the code's) and what a shard_map's body makes (manual) are not."""
     found = []
     for position, step in enumerate(steps):
-        attrs = step.op.attributes
-        if step.inside is not None or step.key == "constraint" or "sdy.sharding" not in attrs:
+        if step.inside is not None or step.key == "constraint":
             continue
-        if "sdy.sharding_origins" not in attrs:
-            continue
-        origins = attrs["sdy.sharding_origins"]
-        listed = list(origins) if isinstance(origins, seam.ir().ArrayAttr) else []
         where = lines.get(position, _Where(None, None))
         value = where.name or step.key
-        for sharding, named in zip(reader.per_value(attrs["sdy.sharding"]).shardings, listed):
+        for sharding, named in reader.per_result(step.op):
             lost = reader.dropped(value, sharding, named)
             if lost:
                 readable = reader.readable(sharding)
