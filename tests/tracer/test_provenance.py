@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import PLAIN_JAX_ON_8_DEVICES, REPO, needs_gspmd, run_cli, run_python
+from helpers import (
+    PLAIN_JAX_ON_8_DEVICES,
+    REPO,
+    needs_gspmd,
+    run_cli,
+    run_cli_once,
+    run_python,
+)
 
 from jxinspect.core.vocabulary import release_key
 
@@ -232,8 +239,10 @@ def dumped(folder: Path) -> dict[str, str | None]:
 
 
 def why(folder: Path, case: str, *extra: str) -> dict[str, Any]:
-    result = run_cli("lower", f"programs.py:{case}", "--why", "--format", "json", *extra,
-                     cwd=folder)  # fmt: skip
+    """``lower --why`` of ``case`` as JSON: run once per command line (several tests read
+    each program's)."""
+    result = run_cli_once("lower", f"programs.py:{case}", "--why", "--format", "json", *extra,
+                          cwd=folder)  # fmt: skip
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)  # type: ignore[no-any-return]
 
