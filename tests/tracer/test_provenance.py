@@ -421,7 +421,7 @@ def test_lint_with_why_fails_on_a_silent_replication(folder: Path, tmp_path: Pat
     targets = {t["target"]: t for t in json.loads(result.stdout)["targets"]}
     (finding,) = targets["programs.py:uneven_table"]["findings"]
     assert finding["code"] == "JX204" and finding["path"] == "result"
-    lined = f"the constraint at programs.py:{line_of('with_sharding_constraint(table')}"
+    lined = f"with_sharding_constraint at programs.py:{line_of('with_sharding_constraint(table')}"
     assert lined in finding["message"]
     assert targets["programs.py:silently_replicated"]["findings"] == []
 

@@ -631,6 +631,23 @@ class Origin:
     line: int | None = None
     """Where a constraint, a shard_map or a typed operation is in the source."""
 
+    @property
+    def declaration(self) -> str:
+        """The declaration in words: ``argument `params['w']```, ``with_sharding_constraint
+        at model.py:8``, ``the type of dot_general at model.py:6 (explicit axes)``…"""
+        where = f" at {self.file}:{self.line}" if self.file and self.line else ""
+        match self.kind:
+            case "argument" | "result":
+                return f"{self.kind} `{self.path or '?'}`"
+            case "constraint":
+                return f"with_sharding_constraint{where or ' (its line not found)'}"
+            case "shard_map":
+                return f"shard_map{where or ' (its line not found)'}"
+            case "type":
+                return f"the type of {self.path or 'an operation'}{where} (explicit axes)"
+            case _:
+                return "a constraint the partitioner added (no line of the program)"
+
 
 @dataclass(frozen=True)
 class ValueOrigins:

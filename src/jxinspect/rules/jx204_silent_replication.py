@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from jxinspect.core.facts import Facts
-from jxinspect.core.model import Collective, DroppedAxes, Finding, Origin, Report
+from jxinspect.core.model import Collective, DroppedAxes, Finding, Report
 from jxinspect.core.units import human_bytes
 from jxinspect.rules.base import Rule
 
@@ -15,7 +15,7 @@ def check(report: Report, facts: Facts) -> Iterator[Finding]:
     for value in (compiled.dropped if compiled is not None else None) or ():
         at = f" at {value.file}:{value.line}" if value.file and value.line else ""
         axes = ", ".join(dict.fromkeys(o.axis for o in value.dropped))
-        declared = "; ".join(f"{o.axis} from {declaration(o)}" for o in value.dropped)
+        declared = "; ".join(f"{o.axis} from {o.declaration}" for o in value.dropped)
         made = _made_by(report, value)
         yield RULE.finding(
             report,
@@ -24,20 +24,6 @@ def check(report: Report, facts: Facts) -> Iterator[Finding]:
             f"along {axes} each hold the same copy of it",
             value.path,
         )
-
-
-def declaration(origin: Origin) -> str:
-    """``argument w``, ``the constraint at model.py:30``, ``result['y']``."""
-    at = f" at {origin.file}:{origin.line}" if origin.file and origin.line else ""
-    if origin.kind == "argument":
-        return f"argument {origin.path}"
-    if origin.kind == "result":
-        return f"the out sharding of {origin.path}"
-    if origin.kind == "type":
-        return f"the type of {origin.path}{at}"
-    if origin.kind == "shard_map":
-        return f"the shard_map{at}"
-    return f"the constraint{at}"
 
 
 def _made_by(report: Report, value: DroppedAxes) -> str:

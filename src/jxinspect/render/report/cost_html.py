@@ -50,7 +50,7 @@ def _leaf_links(report: Report) -> dict[tuple[str, str], str]:
 def _declaration(origin: Origin, links: dict[tuple[str, str], str]) -> str:
     """A declaration, an argument's or a result's linked to its row, a constraint's or a
     shard_map's line as code."""
-    said = _e(provenance_view.declaration(origin).replace("`", ""))
+    said = _e(origin.declaration.replace("`", ""))
     anchor = links.get((origin.kind, origin.path or ""))
     if anchor is not None:
         return f'<a href="#{anchor}"><code>{said}</code></a>'

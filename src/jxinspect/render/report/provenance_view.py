@@ -10,25 +10,9 @@ TITLE = "why each collective (Shardy's record of where each sharding came from)"
 VALUES_TITLE = "why these values are sharded so (--why-of)"
 
 
-def declaration(origin: Origin) -> str:
-    """``argument params['w']``, ``constraint at model.py:8``, …"""
-    where = f" at {origin.file}:{origin.line}" if origin.file and origin.line else ""
-    match origin.kind:
-        case "argument" | "result":
-            return f"{origin.kind} `{origin.path or '?'}`"
-        case "constraint":
-            return f"with_sharding_constraint{where or ' (its line not found)'}"
-        case "shard_map":
-            return f"shard_map{where or ' (its line not found)'}"
-        case "type":
-            return f"the type of {origin.path or 'an operation'}{where} (explicit axes)"
-        case _:
-            return "a constraint the partitioner added (no line of the program)"
-
-
 def axes_from(origins: tuple[Origin, ...]) -> str:
     """``data ← argument `x`; model ← argument `w```: each axis and its declaration."""
-    return "; ".join(f"{o.axis} ← {declaration(o)}" for o in origins)
+    return "; ".join(f"{o.axis} ← {o.declaration}" for o in origins)
 
 
 def asked_lines(value: ValueOrigins) -> list[str]:
