@@ -252,6 +252,15 @@ class _Origins:
         attrs = self.main.attributes
         return attr_dict(attrs["arg_attrs"] if "arg_attrs" in attrs else None, number)
 
+    def returned(self) -> list[Any]:
+        """The values ``@main`` returns, in result order."""
+        return list(list(self.main.regions[0].blocks[0].operations)[-1].operands)
+
+    def result_attrs(self, index: int) -> dict[str, Any]:
+        """The attributes of ``@main``'s result ``index``."""
+        attrs = self.main.attributes
+        return attr_dict(attrs["res_attrs"] if "res_attrs" in attrs else None, index)
+
     def parameter_sharding(self, number: int) -> Any:
         return self._parameter_attrs(number).get("sdy.sharding")
 
@@ -313,7 +322,7 @@ class _Origins:
         """The origins of the value returned as the result at ``path`` (a collective
         that reshards it into the result's layout)."""
         numbers = [n for n, p in self.result_paths.items() if p == path]
-        returned = list(self.main.regions[0].blocks[0].operations)[-1].operands
+        returned = self.returned()
         if not numbers or numbers[0] >= len(returned):
             return []
         return self.of_operand(returned[numbers[0]], "moved")
@@ -415,12 +424,11 @@ def _dropped_by_operations(
 def _dropped_by_results(report: Report, reader: _Origins) -> list[DroppedAxes]:
     """The results whose sharding the code left to the compiler that it made without an
     axis a declaration gave the value returned (a declared result's is the code's)."""
-    attrs = reader.main.attributes
     found = []
     for output in report.outputs:
         if output.sharding is not None:
             continue
-        own = attr_dict(attrs["res_attrs"] if "res_attrs" in attrs else None, output.index)
+        own = reader.result_attrs(output.index)
         sharding = own.get("sdy.sharding")
         lost = reader.dropped(output.path, sharding, own.get("sdy.sharding_origins"))
         if lost:
@@ -482,15 +490,14 @@ def _result_origins(asked: str, index: int, reader: _Origins) -> ValueOrigins:
     """Result ``index`` of ``@main``: its own declared sharding's origins, else those of
     the value returned."""
     value = asked  # a result's path says it is one: result, result['loss']
-    attrs = reader.main.attributes
-    own = attr_dict(attrs["res_attrs"] if "res_attrs" in attrs else None, index)
+    own = reader.result_attrs(index)
     if "sdy.sharding" in own:
         origins = reader.of_value(
             value, own["sdy.sharding"], own.get("sdy.sharding_origins"), ("result", asked)
         )
         readable = reader.readable(own["sdy.sharding"])
         return ValueOrigins(asked, value, readable, tuple(origins), declared=True)
-    returned = list(reader.main.regions[0].blocks[0].operations)[-1].operands
+    returned = reader.returned()
     if index >= len(returned):
         return _unfound(asked, "the program returns no such result")
     operand = returned[index]
