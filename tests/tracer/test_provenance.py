@@ -401,7 +401,9 @@ def test_a_table_the_axis_does_not_divide_is_said_replicated_with_its_gather(fol
     (finding,) = [f for f in report["findings"] if f["code"] == "JX204"]
     (gather,) = report["compiled"]["collectives"]
     assert gather["kind"] == "all-gather" and gather["axes"] == ["data"]
-    assert f"all-gather over data, {gather['bytes']} B per device" in finding["message"]
+    assert (
+        f"all-gather over data moving result, {gather['bytes']} B per device" in finding["message"]
+    )
     assert finding["path"] == "result"
 
 

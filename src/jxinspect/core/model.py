@@ -676,7 +676,7 @@ class ValueOrigins:
 class DroppedAxes:
     """A value the partitioner left without mesh axes that declarations gave it (``lower
     --why``): Shardy's record names each axis's declaration on the value, and the value's
-    sharding does not have the axis, so every device along it holds the value whole
+    sharding does not have the axis, so the devices along it each hold the same copy
     (JX204). A value whose own sharding the code declares is never one."""
 
     value: str

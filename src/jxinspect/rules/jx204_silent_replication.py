@@ -27,13 +27,13 @@ def check(report: Report, facts: Facts) -> Iterator[Finding]:
 
 
 def _made_by(report: Report, value: DroppedAxes) -> str:
-    """`` (all-gather over data, 80 B per device)``: the compiled program's collectives
-    over a dropped axis at the value's line, or moving the result's data."""
+    """`` (all-gather over data moving result, 80 B per device)``: the compiled program's
+    collectives over a dropped axis at the value's line, or moving the result's data, as
+    the cost rules say a collective (:attr:`Collective.described`)."""
     axes = {o.axis for o in value.dropped}
     collectives = report.compiled.collectives if report.compiled is not None else None
     found = [c for c in collectives or () if _makes(c, value, axes)]
-    said = [f"{c.kind} over {','.join(c.axes or ('?',))}, {human_bytes(c.bytes)} per device"
-            for c in found]  # fmt: skip
+    said = [f"{c.described}, {human_bytes(c.bytes)} per device" for c in found]
     return f" ({'; '.join(said)})" if said else ""
 
 
