@@ -553,23 +553,50 @@ def test_a_crash_of_the_partitioners_debug_run_leaves_the_report(folder: Path) -
     """XLA's verbose propagation segfaults on a scan with a shard_map (0.10.2, 0.12): the
     report is whole, with its collectives, and says why it has no provenance; where the
     release does not crash, the origins are there."""
-    compiled = why(folder, "scan_and_shard_map")["compiled"]
+    report = why(folder, "scan_and_shard_map")
+    compiled = report["compiled"]
     assert compiled["collectives"]
+    unread = [f for f in report["findings"] if f["code"] == "JX306"]
     if compiled["origins_unread"] is not None:
         assert (
             "the partitioner's debug run crashed (signal 11, SIGSEGV)"
             in (compiled["origins_unread"])
         )
         assert all(c["origins"] is None for c in compiled["collectives"])
+        assert compiled["dropped"] is None  # unknown, never "none dropped"
+        (finding,) = unread  # a gate that cannot see does not pass
+        assert finding["severity"] == "error" and compiled["origins_unread"] in finding["message"]
     else:
         assert all(c["origins"] is not None for c in compiled["collectives"])
+        assert compiled["dropped"] is not None and unread == []
 
 
 @needs_gspmd
 def test_gspmd_keeps_no_provenance_and_says_so(folder: Path) -> None:
-    compiled = why(folder, "tp_mlp", "--partitioner", "gspmd")["compiled"]
+    report = why(folder, "tp_mlp", "--partitioner", "gspmd")
+    compiled = report["compiled"]
     assert compiled["origins_unread"].startswith("the GSPMD partitioner keeps no record")
     assert compiled["collectives"] and all(c["origins"] is None for c in compiled["collectives"])
+    assert compiled["dropped"] is None
+    assert [f["code"] for f in report["findings"] if f["severity"] == "error"] == ["JX306"]
+
+
+@needs_gspmd
+def test_lint_with_why_fails_where_the_partitioner_keeps_no_record(
+    folder: Path, tmp_path: Path
+) -> None:
+    """``why: true`` over GSPMD, which keeps no record: JX204 cannot judge, and the gate
+    fails (JX306), never passes blind."""
+    shutil.copy(folder / "programs.py", tmp_path / "programs.py")
+    (tmp_path / "jxinspect.yaml").write_text(
+        "targets:\n  - {target: programs.py:uneven_table, why: true, partitioner: gspmd}\n",
+        encoding="utf-8",
+    )
+    result = run_cli("lint", "--format", "json", "--no-cache", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    (target,) = json.loads(result.stdout)["targets"]
+    assert [(f["code"], f["severity"]) for f in target["findings"]] == [("JX306", "error")]
+    assert "the GSPMD partitioner keeps no record" in target["findings"][0]["message"]
 
 
 def test_without_why_nothing_is_asked_for(folder: Path) -> None:

@@ -1,4 +1,5 @@
-"""JX306: the compiled program could not be read, so what needs it is unknown."""
+"""JX306: the compiled program (or the partitioner's record of it) could not be read, so
+what needs it is unknown."""
 
 from __future__ import annotations
 
@@ -17,6 +18,12 @@ def check(report: Report, facts: Facts) -> Iterator[Finding]:
             f"{compiled.unread}: its collectives and aliasing are unknown, and no rule that "
             "needs them passed",
         )
+    if compiled is not None and compiled.origins_unread is not None:
+        yield RULE.finding(
+            report,
+            f"where each sharding came from is unknown ({compiled.origins_unread}): which "
+            "values the partitioner replicated silently (JX204) was not judged",
+        )
 
 
 RULE = Rule(
@@ -33,7 +40,12 @@ collectives (JX304) cannot be judged. A CI gate that cannot see must not pass, s
 is an error wherever the program is compiled (`compile: true`); the finding says what
 failed and under which JAX, `--traceback` prints the whole error.
 
+The same holds for the partitioner's record of where each sharding came from (`--why`,
+lint's `why: true`): where it could not be read (GSPMD keeps none; the partitioner's debug
+compile crashed), JX204 cannot judge the program, and the finding says why.
+
 Fix: report it with the JAX version and the line the finding quotes; meanwhile lint
-without `compile: true`, or `ignore: [JX306]` to accept the blind spot knowingly.""",
+without `compile: true` (or without `why: true`, where the partitioner keeps no record),
+or `ignore: [JX306]` to accept the blind spot knowingly.""",
     check=check,
 )
