@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from helpers import (
+    JAX_SERIES,
     PLAIN_JAX_ON_8_DEVICES,
     REPO,
     needs_gspmd,
@@ -41,7 +42,9 @@ import jax.numpy as jnp
 import numpy as np
 from functools import partial
 from jax.sharding import NamedSharding, PartitionSpec as P
+import optax
 
+OPT = optax.adam(1e-3)
 
 def mesh():
     return jax.sharding.Mesh(np.array(jax.devices()).reshape(4, 2), ("data", "model"))
@@ -100,6 +103,17 @@ def uneven_table(flat):
     return table * 2
 
 
+def _embed_loss(params, batch):
+    rows = jax.lax.with_sharding_constraint(params["embed"], NamedSharding(mesh(), P("data")))
+    h = jnp.tanh(rows[batch["ids"]] @ params["w"])
+    return jnp.mean((h - batch["y"]) ** 2)
+
+
+def embed_step(params, opt_state, batch):
+    updates, opt_state = OPT.update(jax.grad(_embed_loss)(params, batch), opt_state, params)
+    return optax.apply_updates(params, updates), opt_state
+
+
 def uneven_rows(x, w):
     return jnp.sum(jnp.tanh(x[:30] @ w), axis=0)
 
@@ -145,6 +159,13 @@ JXINSPECT = {
     "silently_replicated": {**_MESH, "args": "f32[64,32], f32[32,16]",
                             "in_specs": "P('data', None), P(None, 'model')"},
     "uneven_table": {**_MESH, "args": "f32[272]"},
+    "embed_step": {**_MESH,
+                   "args": "{'embed': f32[17,64], 'w': f32[64,16]}, "
+                           "(optax.ScaleByAdamState(count=i32[], mu={'embed': f32[17,64], "
+                           "'w': f32[64,16]}, nu={'embed': f32[17,64], 'w': f32[64,16]}), "
+                           "optax.EmptyState()), {'ids': i32[32], 'y': f32[32,16]}",
+                   "in_specs": "{'embed': P(), 'w': P(None, 'model')}, None, "
+                               "{'ids': P('data'), 'y': P('data', None)}"},
     "uneven_rows": {**_MESH, "args": "f32[64,32], f32[32,16]",
                     "in_specs": "P('data', None), P(None, 'model')"},
     "explicit_reshard": {**_MESH, "explicit": True, "args": "f32[64,32], f32[32,16]",
@@ -181,6 +202,12 @@ CASES = {
     "silently_replicated": (programs.silently_replicated, (A((64, 32)), A((32, 16))),
                             dict(in_shardings=(S("data", None), S(None, "model")))),
     "uneven_table": (programs.uneven_table, (A((272,)),), {}),
+    "embed_step": (programs.embed_step,
+                   ({"embed": A((17, 64)), "w": A((64, 16))},
+                    jax.eval_shape(programs.OPT.init, {"embed": A((17, 64)), "w": A((64, 16))}),
+                    {"ids": jax.ShapeDtypeStruct((32,), jnp.int32), "y": A((32, 16))}),
+                   dict(in_shardings=({"embed": S(), "w": S(None, "model")}, None,
+                                      {"ids": S("data"), "y": S("data", None)}))),
     "uneven_rows": (programs.uneven_rows, (A((64, 32)), A((32, 16))),
                     dict(in_shardings=(S("data", None), S(None, "model")))),
 }
@@ -204,8 +231,8 @@ print(json.dumps(out))
 """
 )
 CASES = ("constrained", "tp_mlp", "scan_layers", "fsdp_grad", "column_sums", "shard_map_psum",
-         "silently_replicated", "uneven_table", "uneven_rows", "explicit_reshard",
-         "explicit_grad")  # fmt: skip
+         "silently_replicated", "uneven_table", "embed_step", "uneven_rows",
+         "explicit_reshard", "explicit_grad")  # fmt: skip
 
 _ARG = re.compile(
     r"%arg(\d+): tensor<[^>]*> \{sdy\.sharding = #sdy\.sharding<[^>]*>, "
@@ -254,8 +281,8 @@ def line_of(text: str) -> int:
 
 def constraint_lines() -> set[int]:
     """The lines of the constraints: ``with_sharding_constraint`` and ``reshard``."""
-    return {line_of("with_sharding_constraint(h"), line_of("jax.sharding.reshard(h"),
-            line_of("with_sharding_constraint(table")}  # fmt: skip
+    return {n for n, line in enumerate(PROGRAMS.splitlines(), 1)
+            if "with_sharding_constraint(" in line or "jax.sharding.reshard(" in line}  # fmt: skip
 
 
 def explicit_lines() -> set[int]:
@@ -268,8 +295,22 @@ def constraint_line() -> int:
     return line_of("with_sharding_constraint(h")
 
 
+ORIGIN_CASES = [
+    pytest.param(
+        case,
+        marks=pytest.mark.xfail(
+            case == "embed_step" and JAX_SERIES == "0.8",
+            reason="0.8's XLA moves the optax step's gather and matmul where the alignment "
+            "by operation order does not pair them: ten collectives have no origins (known)",
+            strict=True,
+        ),
+    )
+    for case in CASES
+]
+
+
 @pytest.mark.skipif(not SHARDY_BY_DEFAULT, reason="GSPMD partitions by default before 0.7")
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", ORIGIN_CASES)
 def test_each_origin_is_one_xlas_record_holds(
     case: str, folder: Path, dumped: dict[str, str | None]
 ) -> None:
@@ -307,9 +348,10 @@ def test_each_origin_is_one_xlas_record_holds(
     assert unexplained == []
 
 
-DROPPING = ("silently_replicated", "uneven_table")
+DROPPING = ("silently_replicated", "uneven_table", "embed_step")
 """The programs whose partitioner drops an axis a declaration gave: a reshape that cannot
-keep ``model``, 17 rows that ``data=4`` does not divide."""
+keep ``model``, 17 rows that ``data=4`` does not divide (alone, and in an optax train
+step, whose updated table and Adam moments XLA returns replicated)."""
 _OP = re.compile(r"= (?:\"?)([\w.]+)")
 _PER_VALUE = re.compile(r"<@\w+, \[([^\]]*)\]")
 
@@ -332,7 +374,7 @@ def dropped_in_record(text: str) -> set[tuple[str, str, str]]:
             continue
         if line.lstrip().startswith("func.func"):  # the results: after "->"
             results = line.split(") -> (", 1)[1] if ") -> (" in line else ""
-            for n, part in enumerate(re.split(r"\}, tensor<", results)):
+            for n, part in enumerate(_top_level(results)):
                 found |= _lost(part, f"result {n}")
             continue
         if "sdy.sharding_constraint" in line or "sdy.reshard" in line:
@@ -345,6 +387,25 @@ def dropped_in_record(text: str) -> set[tuple[str, str, str]]:
             found |= {(value, a, o) for a, o in _PAIR.findall(named)
                       if f'"{a}"' not in has}  # fmt: skip
     return found
+
+
+def _top_level(results: str) -> list[str]:
+    """``tensor<..> {..}, tensor<..>) {`` split at its top-level commas, up to the
+    parenthesis that closes it: one entry per result, with or without attributes."""
+    parts, depth, current = [], 0, ""
+    for previous, char in zip(" " + results, results):
+        if char in "<{([":
+            depth += 1
+        elif char in ">})]" and previous != "-":
+            depth -= 1
+        if depth < 0 or (char == "," and depth == 0):
+            parts.append(current)
+            current = ""
+            if depth < 0:
+                return parts
+            continue
+        current += char
+    return [*parts, current] if current else parts
 
 
 def _lost(part: str, value: str) -> set[tuple[str, str, str]]:

@@ -137,16 +137,33 @@ def _where(location: Any, name: str | None = None) -> _Where:
     return _Where(None, None, name)
 
 
+_DECLARING = ("constraint", "sdy.manual_computation")
+"""The operations Shardy names declarations after (``constraint_K``, ``mc_K``), numbering
+them in the order of the module it is given: the lowered module's, calls inlined."""
+
+
 def _lines(dumped: list[_Step], lowered: list[_Step]) -> dict[int, _Where]:
     """Where each dumped operation came from, by its position, where the alignment pairs
-    it with a lowered one."""
+    it with a lowered one. A constraint or shard_map the alignment leaves unpaired (XLA
+    moved the operations around it: a train step's) is paired by its rank among its kind,
+    where both modules hold as many."""
     matcher = difflib.SequenceMatcher(
         None, [s.key for s in dumped], [s.key for s in lowered], autojunk=False
     )
     found: dict[int, _Where] = {}
+    paired: set[int] = set()
     for block in matcher.get_matching_blocks():
         for k in range(block.size):
             found[block.a + k] = _where(lowered[block.b + k].op.location)
+            paired.add(block.b + k)
+    for key in _DECLARING:
+        mine = [i for i, step in enumerate(dumped) if step.key == key]
+        theirs = [j for j, step in enumerate(lowered) if step.key == key]
+        if len(mine) != len(theirs):
+            continue
+        for i, j in zip(mine, theirs):
+            if i not in found and j not in paired:
+                found[i] = _where(lowered[j].op.location)
     return found
 
 
