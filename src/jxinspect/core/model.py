@@ -734,7 +734,9 @@ class Collective:
     origins: tuple[Origin, ...] | None = None
     """Where the shardings of the operation that needs it came from, axis by axis
     (``--why``; ``()``: the partitioner recorded none for it); ``None``: not asked for,
-    or not known (:attr:`CompiledInfo.origins_unread` says why)."""
+    or not known: for every collective where :attr:`CompiledInfo.origins_unread` says
+    why, for this one alone where none of the operations at its line lined up with the
+    partitioner's record (XLA moved them)."""
     bytes_per_step: int = field(init=False, default=0, compare=False, repr=False)
     """``bytes`` × ``trip_count`` (``bytes`` where the count is not known) (derived)."""
 

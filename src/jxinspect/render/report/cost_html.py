@@ -64,11 +64,11 @@ def _axes(origins: tuple[Origin, ...], links: dict[tuple[str, str], str]) -> str
     return "; ".join(f"<code>{_e(o.axis)}</code> ← {_declaration(o, links)}" for o in origins)
 
 
-def _why(c: Collective, links: dict[tuple[str, str], str]) -> str:
+def _why(c: Collective, asked: bool, links: dict[tuple[str, str], str]) -> str:
     """Under a collective (``--why``): each value of its operation, its sharding, and the
     declaration each of its axes came from."""
     if c.origins is None:
-        return ""
+        return f"<li class=not-read>{_e(provenance_view.UNMATCHED)}</li>" if asked else ""
     if not c.origins:
         return "<li>the partitioner's record names no declaration for its operation</li>"
     by_value: dict[str, list[Origin]] = {}
@@ -112,6 +112,7 @@ def _collectives(report: Report) -> str:
     if not found:
         return "<h3>Collectives</h3><p>No collectives.</p>"
     links = _leaf_links(report)
+    asked = report.compiled.dropped is not None  # --why asked, and its record read
     head = "".join(f"<th>{_e(c)}</th>" for c in COLUMNS)
     body = []
     for row in found:
@@ -122,7 +123,7 @@ def _collectives(report: Report) -> str:
             for column, cell in zip(COLUMNS, row)
         )
         body.append(f'<tr id="coll-{row[0]}">{cells}</tr>')
-        why = _why(report.compiled.collectives[int(row[0])], links)
+        why = _why(report.compiled.collectives[int(row[0])], asked, links)
         if why:
             body.append(f'<tr class=why id="why-{row[0]}"><td colspan={len(COLUMNS)}>'
                         f"<ul>{why}</ul></td></tr>")  # fmt: skip

@@ -8,6 +8,7 @@ from jxinspect.render.common.escape import text as esc
 
 TITLE = "why each collective (Shardy's record of where each sharding came from)"
 VALUES_TITLE = "why these values are sharded so (--why-of)"
+UNMATCHED = "not known: none of its line's operations lined up with the partitioner's record"
 
 
 def axes_from(origins: tuple[Origin, ...]) -> str:
@@ -58,8 +59,10 @@ def render(report: Report) -> str:
         axes = ",".join(c.axes) if c.axes else "?"
         at = f" at {c.file}:{c.line}" if c.file else ""
         lines.append(f"  #{i} {c.kind} over {axes}, moves {c.moves}{at}")
-        if c.origins is None:
-            lines.append("     not asked for")
+        if c.origins is None and compiled.dropped is None:
+            lines.append("     not asked for (lower --why)")
+        elif c.origins is None:
+            lines.append(f"     {UNMATCHED}")
         elif not c.origins:
             lines.append("     the partitioner's record names no declaration for its operation")
         lines += [f"     {esc(line)}" for line in _values(c)]

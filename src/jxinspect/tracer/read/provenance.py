@@ -20,6 +20,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from typing import Any
 
 from jxinspect.core.model import (
@@ -41,6 +42,7 @@ _SKIPPED = frozenset(
 """Operations left out of the alignment: constants (XLA folds and dedupes them), returns,
 and the calls whose bodies are walked in their place."""
 _SAME = {
+    "sdy.constant": "stablehlo.constant",
     "stablehlo.dot_general": "stablehlo.dot",
     "sdy.sharding_constraint": "constraint",
     "sdy.reshard": "constraint",
@@ -58,6 +60,20 @@ class _Step:
     op: Any
     inside: int | None = None
     """The position of the shard_map (``sdy.manual_computation``) it is in, if any."""
+
+    @property
+    def shape(self) -> str:
+        """Its kind and its results' types, which both modules write alike (the types
+        before partitioning)."""
+        return " ".join((self.key, *(str(result.type) for result in self.op.results)))
+
+    @property
+    def signature(self) -> str:
+        """Its shape and what makes each operand (an operation's kind, or an argument):
+        what the alignment compares (a constraint of ``w`` from one of ``0.1``'s
+        broadcast)."""
+        made = (seam.producer(operand) for operand in self.op.operands)
+        return " ".join((self.shape, *(_key(m[0].operation) if m else "arg" for m in made)))
 
 
 @dataclass(frozen=True)
@@ -143,28 +159,67 @@ them in the order of the module it is given: the lowered module's, calls inlined
 
 
 def _lines(dumped: list[_Step], lowered: list[_Step]) -> dict[int, _Where]:
-    """Where each dumped operation came from, by its position, where the alignment pairs
-    it with a lowered one. A constraint or shard_map the alignment leaves unpaired (XLA
-    moved the operations around it: a train step's) is paired by its rank among its kind,
-    where both modules hold as many."""
+    """Where each dumped operation came from, by its position, where the alignment of
+    the two modules' operations (their signatures) pairs it with a lowered one. Inside a
+    span the alignment replaced (XLA moved a train step's operations), those of one
+    signature, then of one shape, are paired by rank where both sides hold as many, and
+    the rest by an alignment of their kinds alone (XLA changed a loop's carried values);
+    then, in the whole module, by rank as inside a span. A constraint or shard_map left
+    unpaired is paired by its rank among its kind, as Shardy numbers them, where both
+    modules hold as many."""
     matcher = difflib.SequenceMatcher(
-        None, [s.key for s in dumped], [s.key for s in lowered], autojunk=False
+        None, [s.signature for s in dumped], [s.signature for s in lowered], autojunk=False
     )
-    found: dict[int, _Where] = {}
-    paired: set[int] = set()
-    for block in matcher.get_matching_blocks():
-        for k in range(block.size):
-            found[block.a + k] = _where(lowered[block.b + k].op.location)
-            paired.add(block.b + k)
+    pairs: dict[int, int] = {}
+    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+        if tag == "equal":
+            pairs.update(zip(range(a0, a1), range(b0, b1)))
+        elif tag == "replace":
+            _pair_by_rank(dumped, lowered, range(a0, a1), range(b0, b1), pairs)
+            _pair_by_kind(dumped, lowered, range(a0, a1), range(b0, b1), pairs)
+    _pair_by_rank(dumped, lowered, range(len(dumped)), range(len(lowered)), pairs)
+    taken = set(pairs.values())
     for key in _DECLARING:
         mine = [i for i, step in enumerate(dumped) if step.key == key]
         theirs = [j for j, step in enumerate(lowered) if step.key == key]
-        if len(mine) != len(theirs):
-            continue
-        for i, j in zip(mine, theirs):
-            if i not in found and j not in paired:
-                found[i] = _where(lowered[j].op.location)
-    return found
+        if len(mine) == len(theirs):
+            pairs.update((i, j) for i, j in zip(mine, theirs) if i not in pairs and j not in taken)
+    return {i: _where(lowered[j].op.location) for i, j in pairs.items()}
+
+
+def _pair_by_rank(
+    dumped: list[_Step], lowered: list[_Step], mine: range, theirs: range, pairs: dict[int, int]
+) -> None:
+    """Pair the unpaired operations of ``mine`` and ``theirs`` in order among those of
+    one signature, then of one shape, where both hold as many."""
+    for by in (attrgetter("signature"), attrgetter("shape")):
+        taken = set(pairs.values())
+        left: dict[str, list[int]] = {}
+        right: dict[str, list[int]] = {}
+        for i in mine:
+            if i not in pairs:
+                left.setdefault(by(dumped[i]), []).append(i)
+        for j in theirs:
+            if j not in taken:
+                right.setdefault(by(lowered[j]), []).append(j)
+        for key, found in left.items():
+            if len(found) == len(right.get(key, ())):
+                pairs.update(zip(found, right[key]))
+
+
+def _pair_by_kind(
+    dumped: list[_Step], lowered: list[_Step], mine: range, theirs: range, pairs: dict[int, int]
+) -> None:
+    """Pair the unpaired operations of ``mine`` and ``theirs`` by the alignment of their
+    kinds alone (XLA changed a loop's carried values, so its types)."""
+    taken = set(pairs.values())
+    left = [i for i in mine if i not in pairs]
+    right = [j for j in theirs if j not in taken]
+    matcher = difflib.SequenceMatcher(
+        None, [dumped[i].key for i in left], [lowered[j].key for j in right], autojunk=False
+    )
+    for block in matcher.get_matching_blocks():
+        pairs.update((left[block.a + k], right[block.b + k]) for k in range(block.size))
 
 
 _SHARD_MAP_SIDE = re.compile(r"^(mc_\d+)_(?:input|output): \d+$")
@@ -548,20 +603,26 @@ def _collective_origins(
     lines: dict[int, _Where],
     at: dict[tuple[str | None, int | None, str | None], list[int]],
     reader: _Origins,
-) -> tuple[Origin, ...]:
+) -> tuple[Origin, ...] | None:
     """The origins of the operation that needs the collective: among the operations at
     its line, those JAX named as the collective's ``op_name`` says first, the first with
-    a sharding (its result's origins, then its operands'). One inside a shard_map is the
-    shard_map's own, over its manual axes."""
+    a sharding (its result's origins, then its operands'); where none is at its line
+    (0.8 can write a caller's line), the one operation JAX named so. One inside a
+    shard_map is the shard_map's own, over its manual axes. ``None`` (not known) where
+    no operation lined up with the record so and it moves no argument that says its
+    own."""
     if collective.line is None:  # a reshard of an argument (0.12) or into a result
         moved = [o for path in collective.operand_paths for o in reader.of_argument(path)]
         moved = moved or [o for path in collective.operand_paths for o in reader.of_returned(path)]
         if moved:
             return tuple(moved)
     where = (collective.file, collective.line)  # (None, None): by JAX's name alone
-    names = (collective.op_name or "").split(";")  # 0.11 on join a fused pair's names
-    named = [p for name in names if name for p in at.get((*where, name), [])]
+    names = [name for name in (collective.op_name or "").split(";") if name]  # 0.11 on: ;
+    named = [p for name in names for p in at.get((*where, name), [])]
     at_line = sorted(at.get((*where, None), [])) if collective.line is not None else []
+    if not named and not at_line:
+        alone = {p for name in names for p in at.get((None, None, name), [])}
+        named = list(alone) if len(alone) == 1 else []
     for position in [*named, *at_line]:
         step = steps[position]
         if step.inside is not None:
@@ -572,9 +633,10 @@ def _collective_origins(
             found += reader.of_operand(operand, f"operand {n}")
         if found:
             return tuple(found)
-    # none of its line's operations lined up with the record (over explicit axes JAX's
+    # none of its line's operations has origins in the record (over explicit axes JAX's
     # own constraints can keep them from it): the arguments it moves say their own
-    return tuple(o for path in collective.operand_paths for o in reader.of_argument(path))
+    own = tuple(o for path in collective.operand_paths for o in reader.of_argument(path))
+    return own if own or named or at_line else None
 
 
 def _inside_shard_map(op: Any, where: _Where | None) -> tuple[Origin, ...]:
