@@ -329,10 +329,41 @@ def test_each_origin_is_one_xlas_record_holds(
                 assert "sdy.manual_computation" in text, origin
             else:  # one Shardy added itself: named in the record, at no line of the program
                 assert kind == "unknown" and any(o.startswith("constraint_") for _, o in pairs)
+            passed_on = re.compile(rf'"{re.escape(axis)}" = (?:operand|result)-\d+ -> \[')
+            for hop in origin["via"]:  # each a passing on of this axis the record holds
+                assert hop["operations"] and passed_on.search(text), origin
             checked += 1
     assert checked > 0 or not compiled["collectives"]
     unexplained = [c["instruction"] for c in compiled["collectives"] if c["origins"] == []]
     assert unexplained == []
+
+
+@pytest.mark.skipif(not SHARDY_BY_DEFAULT, reason="GSPMD partitions by default before 0.7")
+def test_the_route_of_an_axis_is_the_records_propagation_edges(
+    folder: Path, dumped: dict[str, str | None]
+) -> None:
+    """``model`` reaches ``x @ w`` from the constraint on the next line backwards through
+    ``tanh``: the record's edge on the tanh (its result passed ``model`` to its operand) is
+    the route the collective's value is said to have come by, at the tanh's line."""
+    text = dumped["constrained"]
+    assert text is not None
+    (tanh,) = [line for line in text.splitlines() if "stablehlo.tanh" in line]
+    assert '"model" = result-0 -> [operand-0]' in tanh
+    tanh_line = line_of("h = jnp.tanh(x @ w)")
+    report = why(folder, "constrained")
+    routes = [
+        (o["via"], o["line"])
+        for c in report["compiled"]["collectives"]
+        for o in c["origins"]
+        if o["axis"] == "model" and o["via"]
+    ]
+    assert routes, report["compiled"]["collectives"]
+    hop = {"operations": ["tanh"], "file": str(folder / "programs.py"), "line": tanh_line}
+    assert all(via == [hop] and line == constraint_line() for via, line in routes), routes
+    said = f"via tanh at {folder / 'programs.py'}:{tanh_line}"
+    assert said in run_cli("lower", "programs.py:constrained", "--why", cwd=folder).stdout
+    page = run_cli("lower", "programs.py:constrained", "--why", "--format", "html", cwd=folder)
+    assert f"<span class=via> {html.escape(said)}</span>" in page.stdout
 
 
 DROPPING = ("silently_replicated", "uneven_table", "embed_step")

@@ -610,6 +610,24 @@ itself)."""
 
 
 @dataclass(frozen=True)
+class Hop:
+    """Operations at one source line that passed an axis on, as Shardy's propagation
+    edges record them (``lower --why``)."""
+
+    operations: tuple[str, ...]
+    """JAX's names for them (``tanh``, ``dot_general``), in the order they passed it."""
+    file: str | None = None
+    line: int | None = None
+    """``None``: an operation the tool could not place in the source."""
+
+    @property
+    def described(self) -> str:
+        """``tanh, dot_general at model.py:16``."""
+        where = f" at {self.file}:{self.line}" if self.file and self.line else ""
+        return ", ".join(self.operations) + where
+
+
+@dataclass(frozen=True)
 class Origin:
     """Where one mesh axis of a value's sharding came from, as Shardy's propagation
     recorded it (``lower --why``)."""
@@ -630,6 +648,19 @@ class Origin:
     file: str | None = None
     line: int | None = None
     """Where a constraint, a shard_map or a typed operation is in the source."""
+    via: tuple[Hop, ...] = ()
+    """The operations that carried the axis from the declaration to the value, nearest
+    the declaration first, one hop per source line (Shardy's propagation edges); ``()``:
+    the value is where it was declared, or its operation took it straight from one."""
+
+    @property
+    def route(self) -> str:
+        """`` via tanh at model.py:16`` (the first two hops and the last two where there
+        are more); empty where :attr:`via` is."""
+        hops = [hop.described for hop in self.via]
+        if len(hops) > 4:
+            hops = [*hops[:2], f"… {len(hops) - 4} more", *hops[-2:]]
+        return f" via {' → '.join(hops)}" if hops else ""
 
     @property
     def declaration(self) -> str:

@@ -61,7 +61,11 @@ def _declaration(origin: Origin, links: dict[tuple[str, str], str]) -> str:
 
 
 def _axes(origins: tuple[Origin, ...], links: dict[tuple[str, str], str]) -> str:
-    return "; ".join(f"<code>{_e(o.axis)}</code> ← {_declaration(o, links)}" for o in origins)
+    return "; ".join(
+        f"<code>{_e(o.axis)}</code> ← {_declaration(o, links)}"
+        + (f" <span class=via>{_e(o.route)}</span>" if o.via else "")
+        for o in origins
+    )
 
 
 def _why(c: Collective, asked: bool, links: dict[tuple[str, str], str]) -> str:

@@ -12,8 +12,9 @@ UNMATCHED = "not known: none of its line's operations lined up with the partitio
 
 
 def axes_from(origins: tuple[Origin, ...]) -> str:
-    """``data ← argument `x`; model ← argument `w```: each axis and its declaration."""
-    return "; ".join(f"{o.axis} ← {o.declaration}" for o in origins)
+    """``data ← argument `x`; model ← argument `w` via tanh at model.py:5``: each axis,
+    its declaration and the operations that carried it."""
+    return "; ".join(f"{o.axis} ← {o.declaration}{o.route}" for o in origins)
 
 
 def asked_lines(value: ValueOrigins) -> list[str]:

@@ -26,6 +26,7 @@ from typing import Any
 from jxinspect.core.model import (
     Collective,
     DroppedAxes,
+    Hop,
     Origin,
     OriginKind,
     Report,
@@ -33,6 +34,7 @@ from jxinspect.core.model import (
 )
 from jxinspect.tracer import seam
 from jxinspect.tracer.read import shardings
+from jxinspect.tracer.read.edges import Edges, ValueKey, as_strings
 from jxinspect.tracer.read.mlir import attr_dict, declared_meshes, string_value
 
 _SKIPPED = frozenset(
@@ -236,6 +238,8 @@ class _Origins:
         self.main = main
         self.arg_paths = {i.main_index: i.path for i in report.inputs if i.main_index is not None}
         self.result_paths = {o.index: o.path for o in report.outputs}
+        self.steps, self.lines = steps, lines
+        self.edges = Edges([step.op for step in steps], main)
         self.named: dict[str, tuple[str | None, int | None, str, str | None]] = {}
         counts = {"constraint": 0, "sdy.manual_computation": 0}
         for position, step in enumerate(steps):
@@ -302,6 +306,30 @@ class _Origins:
             found.append(replace(declared, value=value, axis=named.name, sharding=read.readable))
         return found
 
+    def routed(self, found: list[Origin], value: ValueKey | None) -> list[Origin]:
+        """``found`` (the origins of ``value``) each with the operations that carried its
+        axis there: one hop per source line, leaving out the declaration's own operation
+        and the one that made ``value``."""
+        if value is None:
+            return found
+        made = value[1] if value[0] == "result" else None
+        routed = []
+        for origin in found:
+            hops: list[Hop] = []
+            for position in self.edges.chain(value, origin.axis):
+                step = self.steps[position]
+                if position == made or step.key == "constraint" or step.inside is not None:
+                    continue
+                where = self.lines.get(position, _Where(None, None))
+                name = (where.name or step.key).rsplit("/", 1)[-1].removeprefix("stablehlo.")
+                if hops and (hops[-1].file, hops[-1].line) == (where.file, where.line):
+                    if name not in hops[-1].operations:
+                        hops[-1] = replace(hops[-1], operations=(*hops[-1].operations, name))
+                    continue
+                hops.append(Hop((name,), where.file, where.line))
+            routed.append(replace(origin, via=tuple(hops)))
+        return routed
+
     def readable(self, sharding: Any) -> str:
         """``P('data', None)`` of an ``sdy.sharding``; ``replicated`` of none (after
         propagation, a value Shardy gave no sharding is replicated)."""
@@ -365,7 +393,8 @@ class _Origins:
             pairs = self.per_result(op)
             if number >= len(pairs):
                 return []
-            return self.of_value(value, *pairs[number], ("unknown", None))
+            found = self.of_value(value, *pairs[number], ("unknown", None))
+            return self.routed(found, self.edges.key(op.results[number]))
         if op.operation.name == "sdy.reshard":  # its own sharding, declared here
             named = attrs["sdy.sharding_origin_name"] if "sdy.sharding_origin_name" in attrs else ""
             file, line, _, typed = self.named.get(string_value(named), (None, None, "", None))
@@ -383,7 +412,8 @@ class _Origins:
         sharding, origins = attrs.get("sdy.sharding"), attrs.get("sdy.sharding_origins")
         if sharding is not None and origins is None:  # its own declaration, recorded as none
             return self.own_axes(sharding, value, Origin("", "", "argument", "", path=path))
-        return self.of_value(value, sharding, origins, own)
+        found = self.of_value(value, sharding, origins, own)
+        return self.routed(found, ("argument", 0, number))
 
     def of_argument(self, path: str) -> list[Origin]:
         """The origins of the argument at ``path`` (a collective that reshards it)."""
@@ -407,31 +437,6 @@ class _Origins:
         return self.of_result(made[0], made[1], value) if made is not None else []
 
 
-_EDGES = "#sdy.propagation_edges<"
-_EDGE_NAMES = re.compile(r"\bsdy\.(\w*propagation_edges) = ")
-
-
-def without_edges(text: str) -> str:
-    """``text`` with each ``#sdy.propagation_edges<...>`` (unused here; the bindings of
-    0.12 fail to parse them as that release's XLA writes them) made ``unit``, under a
-    name outside Shardy's (whose verifier checks what its attributes hold)."""
-    text = _EDGE_NAMES.sub(r"jxinspect.\1 = ", text)
-    out: list[str] = []
-    at = 0
-    while (start := text.find(_EDGES, at)) >= 0:
-        depth, i = 1, start + len(_EDGES)
-        while i < len(text) and depth:
-            if text[i] == "<":
-                depth += 1
-            elif text[i] == ">" and text[i - 1] != "-":
-                depth -= 1
-            i += 1
-        out += [text[at:start], "unit"]
-        at = i
-    out.append(text[at:])
-    return "".join(out)
-
-
 def with_origins(
     report: Report, dumped: str, lowered_module: Any, asked: tuple[str, ...] = ()
 ) -> Report:
@@ -441,7 +446,7 @@ def with_origins(
     compiled = report.compiled
     if compiled is None or compiled.collectives is None:
         return report
-    module = seam.parse_module(without_edges(dumped))
+    module = seam.parse_module(as_strings(dumped))
     with module.context:
         functions = _functions(module)
         steps = _walk(functions["main"], functions)
