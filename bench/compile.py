@@ -7,17 +7,21 @@ reads what the report reads of the compiled program (`memory_analysis()`,
 `cost_analysis()`, `as_text()`); prints the medians and their ratio. `--memory` times
 `lower --memory` (the peak's live set too) against the same plain script. `--why` times
 `lower --why` (each collective's origins: the program staged and compiled again in a
-child, meanwhile) against `lower --compile` of the same program (aim <= 2).
+child, meanwhile) against `lower --compile` of the same program (aim <= 2); with
+`--realistic`, of a sharded transformer train step of 12-24 layers (bench/lint.py's, some
+13,000 operations) instead of the sample's small MLP.
 `--topology NAME` (libtpu installed: the tpu extra) times `lower --compile --topology NAME
 --mesh data=2,model=2` against the same plain script compiling for that TPU topology's
 first four devices (`jax.experimental.topologies`; aim <= 1.10).
-Usage: python bench/compile.py [--runs N] [--memory | --why | --topology NAME]
+Usage: python bench/compile.py [--runs N] [--memory | --why [--realistic] | --topology NAME]
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
+from pathlib import Path
 
 from common import ROOT, compare, tool_base
 
@@ -77,17 +81,29 @@ def main() -> None:
     )
     parser.add_argument("--memory", action="store_true", help="time lower --memory")
     parser.add_argument("--why", action="store_true", help="time lower --why against --compile")
+    parser.add_argument(
+        "--realistic",
+        action="store_true",
+        help="with --why: a sharded 12-24 layer transformer train step (bench/lint.py's)",
+    )
     parser.add_argument("--topology", help="time lower --compile --topology NAME (needs libtpu)")
     options = parser.parse_args()
     lower = [*tool_base(), "lower", f"{SAMPLE}:tp_mlp", "--format", "json"]
     if options.why:
-        compare(
-            [*lower, "--compile"],
-            [*lower, "--why"],
-            labels=("jxinspect lower --compile:", "jxinspect lower --why:"),
-            aim=2.0,
-            runs=options.runs,
-        )
+        with tempfile.TemporaryDirectory() as folder:
+            if options.realistic:
+                from lint import generate
+
+                generate(Path(folder), 2, "realistic")  # model_1: the sharded one
+                target = Path(folder) / "models" / "model_001.py"
+                lower = [*tool_base(), "lower", f"{target}:model_1", "--format", "json"]
+            compare(
+                [*lower, "--compile"],
+                [*lower, "--why"],
+                labels=("jxinspect lower --compile:", "jxinspect lower --why:"),
+                aim=2.0,
+                runs=options.runs,
+            )
         return
     if options.topology:
         compare(

@@ -20,6 +20,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, replace
+from functools import cached_property
 from operator import attrgetter
 from typing import Any
 
@@ -63,13 +64,13 @@ class _Step:
     inside: int | None = None
     """The position of the shard_map (``sdy.manual_computation``) it is in, if any."""
 
-    @property
+    @cached_property
     def shape(self) -> str:
         """Its kind and its results' types, which both modules write alike (the types
         before partitioning)."""
         return " ".join((self.key, *(str(result.type) for result in self.op.results)))
 
-    @property
+    @cached_property
     def signature(self) -> str:
         """Its shape and what makes each operand (an operation's kind, or an argument):
         what the alignment compares (a constraint of ``w`` from one of ``0.1``'s
@@ -162,21 +163,26 @@ them in the order of the module it is given: the lowered module's, calls inlined
 
 def _lines(dumped: list[_Step], lowered: list[_Step]) -> dict[int, _Where]:
     """Where each dumped operation came from, by its position, where the alignment of
-    the two modules' operations (their signatures) pairs it with a lowered one. Inside a
-    span the alignment replaced (XLA moved a train step's operations), those of one
-    signature, then of one shape, are paired by rank where both sides hold as many, and
-    the rest by an alignment of their kinds alone (XLA changed a loop's carried values);
-    then, in the whole module, by rank as inside a span. A constraint or shard_map left
-    unpaired is paired by its rank among its kind, as Shardy numbers them, where both
-    modules hold as many."""
-    matcher = difflib.SequenceMatcher(
-        None, [s.signature for s in dumped], [s.signature for s in lowered], autojunk=False
-    )
+    the two modules' operations (their signatures) pairs it with a lowered one. A span
+    the alignment replaced (XLA moved a train step's operations) is aligned again, none
+    left out as too common; in it, those still unpaired of one signature, then of one
+    shape, are paired by rank where both sides hold as many, and the rest by an
+    alignment of their kinds alone (XLA changed a loop's carried values); then, in the
+    whole module, by rank as inside a span. A constraint or shard_map left unpaired is
+    paired by its rank among its kind, as Shardy numbers them, where both modules hold
+    as many."""
+    ours, jaxs = [s.signature for s in dumped], [s.signature for s in lowered]
+    # autojunk leaves the operations of a large module that are everywhere (broadcasts,
+    # multiplies) to the spans, each aligned again whole: linear where one pass is not
+    matcher = difflib.SequenceMatcher(None, ours, jaxs)
     pairs: dict[int, int] = {}
     for tag, a0, a1, b0, b1 in matcher.get_opcodes():
         if tag == "equal":
             pairs.update(zip(range(a0, a1), range(b0, b1)))
         elif tag == "replace":
+            inner = difflib.SequenceMatcher(None, ours[a0:a1], jaxs[b0:b1], autojunk=False)
+            for block in inner.get_matching_blocks():
+                pairs.update((a0 + block.a + k, b0 + block.b + k) for k in range(block.size))
             _pair_by_rank(dumped, lowered, range(a0, a1), range(b0, b1), pairs)
             _pair_by_kind(dumped, lowered, range(a0, a1), range(b0, b1), pairs)
     _pair_by_rank(dumped, lowered, range(len(dumped)), range(len(lowered)), pairs)
