@@ -314,8 +314,9 @@ class _Origins:
 
     def routed(self, found: list[Origin], value: ValueKey | None) -> list[Origin]:
         """``found`` (the origins of ``value``) each with the operations that carried its
-        axis there: one hop per source line, leaving out the declaration's own operation
-        and the one that made ``value``."""
+        axis there: one hop per source line, leaving out constraints (declarations, the
+        code's or JAX's), what a shard_map's body does, and the operation that made
+        ``value``."""
         if value is None:
             return found
         made = value[1] if value[0] == "result" else None
