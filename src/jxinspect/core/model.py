@@ -609,6 +609,11 @@ JAX typed an operation with over explicit axes (a constraint it writes after it)
 itself)."""
 
 
+def _at(file: str | None, line: int | None) -> str:
+    """`` at model.py:16``; empty where either is not known."""
+    return f" at {file}:{line}" if file and line else ""
+
+
 @dataclass(frozen=True)
 class Hop:
     """Operations at one source line that passed an axis on, as Shardy's propagation
@@ -623,8 +628,7 @@ class Hop:
     @property
     def described(self) -> str:
         """``tanh, dot_general at model.py:16``."""
-        where = f" at {self.file}:{self.line}" if self.file and self.line else ""
-        return ", ".join(self.operations) + where
+        return ", ".join(self.operations) + _at(self.file, self.line)
 
 
 @dataclass(frozen=True)
@@ -666,7 +670,7 @@ class Origin:
     def declaration(self) -> str:
         """The declaration in words: ``argument `params['w']```, ``with_sharding_constraint
         at model.py:8``, ``the type of dot_general at model.py:6 (explicit axes)``…"""
-        where = f" at {self.file}:{self.line}" if self.file and self.line else ""
+        where = _at(self.file, self.line)
         match self.kind:
             case "argument" | "result":
                 return f"{self.kind} `{self.path or '?'}`"
@@ -908,6 +912,12 @@ class CompiledInfo:
         default=None, compare=False, repr=False, metadata={"written": False}
     )
     """The whole error behind :attr:`unread`, for ``--traceback`` (not in the JSON)."""
+
+    @property
+    def origins_read(self) -> bool:
+        """Whether ``--why`` asked for the partitioner's record and it was read (then a
+        collective without origins is one that did not line up with it)."""
+        return self.dropped is not None
 
     def __post_init__(self) -> None:
         totals: dict[str, int] = {}

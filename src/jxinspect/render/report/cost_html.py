@@ -116,7 +116,7 @@ def _collectives(report: Report) -> str:
     if not found:
         return "<h3>Collectives</h3><p>No collectives.</p>"
     links = _leaf_links(report)
-    asked = report.compiled.dropped is not None  # --why asked, and its record read
+    asked = report.compiled.origins_read
     head = "".join(f"<th>{_e(c)}</th>" for c in COLUMNS)
     body = []
     for row in found:

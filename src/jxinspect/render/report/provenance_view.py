@@ -60,7 +60,7 @@ def render(report: Report) -> str:
         axes = ",".join(c.axes) if c.axes else "?"
         at = f" at {c.file}:{c.line}" if c.file else ""
         lines.append(f"  #{i} {c.kind} over {axes}, moves {c.moves}{at}")
-        if c.origins is None and compiled.dropped is None:
+        if c.origins is None and not compiled.origins_read:
             lines.append("     not asked for (lower --why)")
         elif c.origins is None:
             lines.append(f"     {UNMATCHED}")

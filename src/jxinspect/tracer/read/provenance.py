@@ -88,13 +88,16 @@ class _Where:
     line: int | None
     name: str | None = None
 
+    @property
+    def operation(self) -> str | None:
+        """JAX's name for the operation alone (``mul``)."""
+        return self.name.rsplit("/", 1)[-1] if self.name else None
+
 
 def typed_operation(key: str, where: _Where | None) -> str | None:
     """The operation a constraint JAX wrote for its type (explicit axes) follows
     (``dot_general``); ``None`` for any other step, a constraint of the code's included."""
-    if key != "constraint" or where is None or not where.name:
-        return None
-    last = where.name.rsplit("/", 1)[-1]
+    last = where.operation if key == "constraint" and where is not None else None
     return None if last in _USER_CONSTRAINTS else last
 
 
@@ -247,7 +250,7 @@ class _Origins:
         self.steps, self.lines = steps, lines
         self.edges = Edges([step.op for step in steps], main)
         self.named: dict[str, tuple[str | None, int | None, str, str | None]] = {}
-        counts = {"constraint": 0, "sdy.manual_computation": 0}
+        counts = dict.fromkeys(_DECLARING, 0)
         for position, step in enumerate(steps):
             attrs = step.op.attributes
             where = lines.get(position, _Where(None, None))
@@ -328,7 +331,7 @@ class _Origins:
                 if position == made or step.key == "constraint" or step.inside is not None:
                     continue
                 where = self.lines.get(position, _Where(None, None))
-                name = (where.name or step.key).rsplit("/", 1)[-1].removeprefix("stablehlo.")
+                name = where.operation or step.key.removeprefix("stablehlo.")
                 if hops and (hops[-1].file, hops[-1].line) == (where.file, where.line):
                     if name not in hops[-1].operations:
                         hops[-1] = replace(hops[-1], operations=(*hops[-1].operations, name))
