@@ -177,7 +177,8 @@ coordinator's address when it is called, and the process count and index are
 
 
 SET_WHEN_FORKED = {"JAX_EXPLAIN_CACHE_MISSES": "jax_explain_cache_misses",
-                   "JAX_LOG_COMPILES": "jax_log_compiles"}  # fmt: skip
+                   "JAX_LOG_COMPILES": "jax_log_compiles",
+                   "JAX_ENABLE_COMPILATION_CACHE": "jax_enable_compilation_cache"}  # fmt: skip
 """Of those, the ones that give a JAX option its value when JAX is imported, an option JAX
 reads only when it traces or compiles: a child forked with one sets the option as
 importing JAX would have (:func:`_set_options`)."""
@@ -241,7 +242,7 @@ def _set_options(env: dict[str, str]) -> None:
             jax.config.update(option, bool_env(variable, False))
 
 
-def _become(request: dict[str, Any], fds: list[int]) -> None:
+def _become(request: dict[str, Any], fds: list[int], address: str) -> None:
     """In a forked child: become ``python ARGS`` with the client's streams, and end."""
     for fd, target in zip(fds, (0, 1, 2)):
         os.dup2(fd, target)
@@ -252,10 +253,28 @@ def _become(request: dict[str, Any], fds: list[int]) -> None:
     _set_options(request["env"])
     _std_streams()
     _python_startup(request["env"].get("PYTHONPATH", ""))
+    _warm_partitioner_runs(address)
     _exit(_python(request["argv"]))
 
 
-def _serve(sock: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
+WARM_PYTHON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "warm_python.py")
+
+
+def _warm_partitioner_runs(address: str) -> None:
+    """``lower --why`` starts the partitioner's debug run as a new Python: a child forks it
+    from this server instead (:mod:`warm_python`), as it is forked itself. What the debug
+    run is given (the work on its standard input, ``XLA_FLAGS``, the compilation cache
+    off) reaches a forked process as it reaches a new one."""
+    if "jax" not in sys.modules:
+        return
+    try:
+        from jxinspect.tracer import partitioner_run
+    except ImportError:
+        return
+    partitioner_run.PYTHON = (sys.executable, WARM_PYTHON, f"--server={address}")
+
+
+def _serve(sock: socket.socket, request: dict[str, Any], fds: list[int], address: str) -> None:
     """In the process forked for one connection: run the request in a child of its own,
     answering its pid and then its exit code."""
     if startup(request["env"]) != _STARTED_WITH:
@@ -264,7 +283,7 @@ def _serve(sock: socket.socket, request: dict[str, Any], fds: list[int]) -> None
     pid = os.fork()
     if pid == 0:
         sock.close()
-        _become(request, fds)
+        _become(request, fds, address)
     for fd in fds:
         os.close(fd)
     sock.sendall(json.dumps({"pid": pid}).encode() + b"\n")
@@ -331,7 +350,7 @@ def main() -> None:
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             listener.close()
             try:
-                _serve(sock, request, fds)
+                _serve(sock, request, fds, address)
             finally:
                 os._exit(0)
         sock.close()

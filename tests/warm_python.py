@@ -8,6 +8,10 @@ starts as Python would with this environment: ``PYTHONPATH`` first on ``sys.path
 its ``sitecustomize`` imported, so ``record``'s hook starts as it does in a new process,
 except that JAX is already imported when it does.
 
+``python tests/warm_python.py --server=ADDRESS ARGS`` asks the server at ``ADDRESS``: a
+child forked from a server starts the partitioner's debug run of ``lower --why`` so
+(``cli_server._warm_partitioner_runs``), from the server it was forked from.
+
 Without a server, or where a variable read when Python or JAX start differs from the
 server's, it becomes a real ``python ARGS``. This file is not a test module.
 """
@@ -23,6 +27,8 @@ ADDRESS = "JXINSPECT_TESTS_PYTHON"
 
 def main(args: list[str]) -> None:
     address = os.environ.get(ADDRESS)
+    if args[:1] and args[0].startswith("--server="):  # a server named by its forked child
+        address, args = args[0].partition("=")[2], args[1:]
     if address:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:

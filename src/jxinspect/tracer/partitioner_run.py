@@ -33,6 +33,9 @@ DEFAULT_WAIT_S = 300.0
 """How long the run waits for the child once its own report is ready."""
 LOG_TAIL = 400
 """The characters of the child's log a failure note quotes at most."""
+PYTHON: tuple[str, ...] = (sys.executable,)
+"""The command that starts the child's interpreter (the tests' warm server puts a launcher
+of a process forked from itself before it)."""
 
 
 def _main() -> None:
@@ -66,7 +69,7 @@ class PartitionerRun:
         env["JAX_ENABLE_COMPILATION_CACHE"] = "false"
         with open(os.path.join(folder, "child.log"), "xb") as log:
             process = subprocess.Popen(
-                [sys.executable, "-m", __name__],
+                [*PYTHON, "-m", __name__],
                 stdin=subprocess.PIPE,
                 stdout=log,
                 stderr=log,
