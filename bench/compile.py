@@ -19,6 +19,7 @@ Usage: python bench/compile.py [--runs N] [--memory | --why [--realistic] | --to
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import tempfile
 from pathlib import Path
@@ -90,12 +91,13 @@ def main() -> None:
     options = parser.parse_args()
     lower = [*tool_base(), "lower", f"{SAMPLE}:tp_mlp", "--format", "json"]
     if options.why:
-        with tempfile.TemporaryDirectory() as folder:
+        with contextlib.ExitStack() as stack:
             if options.realistic:
                 from lint import generate
 
-                generate(Path(folder), 2, "realistic")  # model_1: the sharded one
-                target = Path(folder) / "models" / "model_001.py"
+                folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+                generate(folder, 2, "realistic")  # model_1: the sharded one
+                target = folder / "models" / "model_001.py"
                 lower = [*tool_base(), "lower", f"{target}:model_1", "--format", "json"]
             compare(
                 [*lower, "--compile"],
