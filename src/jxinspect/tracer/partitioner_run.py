@@ -34,8 +34,8 @@ DEFAULT_WAIT_S = 300.0
 LOG_TAIL = 400
 """The characters of the child's log a failure note quotes at most."""
 PYTHON: tuple[str, ...] = (sys.executable,)
-"""The command that starts the child's interpreter (the tests' warm server puts a launcher
-of a process forked from itself before it)."""
+"""The command that starts the child's Python: this interpreter (the tests' warm server
+names a launcher that forks the child from the server instead)."""
 
 
 def _main() -> None:
