@@ -15,7 +15,8 @@ descriptors. A process forked for the connection forks a child that becomes what
 descriptor level, ``sys.argv`` and ``sys.path[0]``, ``PYTHONPATH`` and its
 ``sitecustomize``, a JAX backend that has not started, none of the user's modules) and
 answers ``{"pid": N}`` when the child starts and ``{"rc": CODE}`` when it ends (a
-negative code for a signal, as :mod:`subprocess` says it), or ``{"fallback": true}``
+negative code for a signal, as :mod:`subprocess` says it; a client that goes away first
+takes the child with it), or ``{"fallback": true}``
 where a variable read when JAX starts differs from the server's: the client starts a
 real process then. Runs never wait for each other.
 
@@ -31,6 +32,7 @@ is ``helpers``; this file is not a test module.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -287,8 +289,34 @@ def _serve(sock: socket.socket, request: dict[str, Any], fds: list[int], address
     for fd in fds:
         os.close(fd)
     sock.sendall(json.dumps({"pid": pid}).encode() + b"\n")
-    _, status = os.waitpid(pid, 0)
-    sock.sendall(json.dumps({"rc": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
+    status = _wait(sock, pid)
+    with contextlib.suppress(OSError):  # the client is gone
+        sock.sendall(json.dumps({"rc": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
+
+
+def _wait(sock: socket.socket, pid: int) -> int:
+    """The child's wait status. A client that goes first (killed: ``warm_python.py`` under
+    a run that kills it) takes the child with it, as a new process would have gone with
+    it: nothing it started runs on."""
+    child = os.pidfd_open(pid)
+    try:
+        poller = select.poll()
+        poller.register(child, select.POLLIN)
+        poller.register(sock, select.POLLIN)
+        while True:
+            ready = {fd for fd, _ in poller.poll()}
+            if child in ready:
+                break
+            try:
+                gone = not sock.recv(1 << 10)
+            except OSError:
+                gone = True
+            if gone:
+                os.kill(pid, signal.SIGKILL)
+                break
+    finally:
+        os.close(child)
+    return os.waitpid(pid, 0)[1]
 
 
 def _receive(sock: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
