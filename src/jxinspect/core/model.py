@@ -609,7 +609,7 @@ JAX typed an operation with over explicit axes (a constraint it writes after it)
 itself)."""
 
 
-def _at(file: str | None, line: int | None) -> str:
+def at_source(file: str | None, line: int | None) -> str:
     """`` at model.py:16``; empty where either is not known."""
     return f" at {file}:{line}" if file and line else ""
 
@@ -628,7 +628,7 @@ class Hop:
     @property
     def described(self) -> str:
         """``tanh, dot_general at model.py:16``."""
-        return ", ".join(self.operations) + _at(self.file, self.line)
+        return ", ".join(self.operations) + at_source(self.file, self.line)
 
 
 @dataclass(frozen=True)
@@ -670,7 +670,7 @@ class Origin:
     def declaration(self) -> str:
         """The declaration in words: ``argument `params['w']```, ``with_sharding_constraint
         at model.py:8``, ``the type of dot_general at model.py:6 (explicit axes)``…"""
-        where = _at(self.file, self.line)
+        where = at_source(self.file, self.line)
         match self.kind:
             case "argument" | "result":
                 return f"{self.kind} `{self.path or '?'}`"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from jxinspect.core.facts import Facts
-from jxinspect.core.model import Collective, DroppedAxes, Finding, Report
+from jxinspect.core.model import Collective, DroppedAxes, Finding, Report, at_source
 from jxinspect.core.units import human_bytes
 from jxinspect.rules.base import Rule
 
@@ -13,7 +13,7 @@ from jxinspect.rules.base import Rule
 def check(report: Report, facts: Facts) -> Iterator[Finding]:
     compiled = report.compiled
     for value in (compiled.dropped if compiled is not None else None) or ():
-        at = f" at {value.file}:{value.line}" if value.file and value.line else ""
+        at = at_source(value.file, value.line)
         axes = ", ".join(dict.fromkeys(o.axis for o in value.dropped))
         declared = "; ".join(f"{o.axis} from {o.declaration}" for o in value.dropped)
         made = _made_by(report, value)
