@@ -56,6 +56,7 @@ PRELOAD = {
         "jxinspect.cli.lint",
         "jxinspect.pipeline",
         "jxinspect.tracer.stage",
+        "jxinspect.tracer.partitioner_run",
         "jxinspect.tracer.read.report",
         "jxinspect.tracer.inputs",
         "jxinspect.tracer.devices",
@@ -244,7 +245,7 @@ def _set_options(env: dict[str, str]) -> None:
             jax.config.update(option, bool_env(variable, False))
 
 
-def _become(request: dict[str, Any], fds: list[int], address: str) -> None:
+def _become(request: dict[str, Any], fds: list[int]) -> None:
     """In a forked child: become ``python ARGS`` with the client's streams, and end."""
     for fd, target in zip(fds, (0, 1, 2)):
         os.dup2(fd, target)
@@ -255,7 +256,6 @@ def _become(request: dict[str, Any], fds: list[int], address: str) -> None:
     _set_options(request["env"])
     _std_streams()
     _python_startup(request["env"].get("PYTHONPATH", ""))
-    _warm_partitioner_runs(address)
     _exit(_python(request["argv"]))
 
 
@@ -263,20 +263,17 @@ WARM_PYTHON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "warm_pyt
 
 
 def _warm_partitioner_runs(address: str) -> None:
-    """``lower --why`` starts the partitioner's debug run as a new Python: a child forks it
-    from this server instead (:mod:`warm_python`), as it is forked itself. What the debug
-    run is given (the work on its standard input, ``XLA_FLAGS``, the compilation cache
-    off) reaches a forked process as it reaches a new one."""
-    if "jax" not in sys.modules:
-        return
-    try:
-        from jxinspect.tracer import partitioner_run
-    except ImportError:
-        return
-    partitioner_run.PYTHON = (sys.executable, WARM_PYTHON, f"--server={address}")
+    """``lower --why`` starts the partitioner's debug run as a new Python: the server's
+    children fork it from the server instead (:mod:`warm_python`), as they are forked
+    themselves (set once here, before any child). What the debug run is given (the work
+    on its standard input, ``XLA_FLAGS``, the compilation cache off) reaches a forked
+    process as it reaches a new one."""
+    partitioner_run = sys.modules.get("jxinspect.tracer.partitioner_run")
+    if partitioner_run is not None:
+        partitioner_run.PYTHON = (sys.executable, WARM_PYTHON, f"--server={address}")
 
 
-def _serve(sock: socket.socket, request: dict[str, Any], fds: list[int], address: str) -> None:
+def _serve(sock: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
     """In the process forked for one connection: run the request in a child of its own,
     answering its pid and then its exit code."""
     if startup(request["env"]) != _STARTED_WITH:
@@ -285,7 +282,7 @@ def _serve(sock: socket.socket, request: dict[str, Any], fds: list[int], address
     pid = os.fork()
     if pid == 0:
         sock.close()
-        _become(request, fds, address)
+        _become(request, fds)
     for fd in fds:
         os.close(fd)
     sock.sendall(json.dumps({"pid": pid}).encode() + b"\n")
@@ -358,6 +355,7 @@ def main() -> None:
         return
     listener.listen(64)  # clients that come while it imports wait in the queue
     _preload(kind)
+    _warm_partitioner_runs(address)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the serving processes reap themselves
     replies.write(json.dumps({"ready": os.getpid()}).encode() + b"\n")
     replies.close()
@@ -378,7 +376,7 @@ def main() -> None:
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             listener.close()
             try:
-                _serve(sock, request, fds, address)
+                _serve(sock, request, fds)
             finally:
                 os._exit(0)
         sock.close()

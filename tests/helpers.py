@@ -175,7 +175,7 @@ def cli_env() -> dict[str, str]:
     return env
 
 
-WARM_PYTHON = (sys.executable, str(Path(__file__).with_name("warm_python.py")))
+WARM_PYTHON = (sys.executable, cli_server.WARM_PYTHON)
 """``python`` for a command that a test runs under ``jxinspect record``: forked from a warm
 server that has imported JAX and the libraries (:mod:`warm_python`), about a second
 sooner than a new Python; a test of how a new process starts runs ``sys.executable``."""
