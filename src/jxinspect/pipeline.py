@@ -172,6 +172,7 @@ def compiled_report(
     buffers live at the peak; ``why``: each collective's origins from that run)."""
     from jxinspect.tracer import seam
     from jxinspect.tracer import stage as staging
+    from jxinspect.tracer.call import check_compiled_for
     from jxinspect.tracer.partitioner_run import with_provenance
     from jxinspect.tracer.read import compiled, residuals
     from jxinspect.tracer.staged import CompileFailed
@@ -181,6 +182,8 @@ def compiled_report(
     if isinstance(done, CompileFailed):
         short = seam.hbm_shortfall(done.error) if report.topology else None
         return replace(report, error=f"compilation failed: {done.error}", does_not_fit=short)
+    if report.topology is not None:
+        check_compiled_for(report.topology, done.executable)
     report = compiled.attach(report, done.executable, memory=memory, dumped=done.assignment)
     if why is not None:
         report = with_provenance(report, staged.lowered, why)
@@ -240,7 +243,7 @@ def inspect_target(
                 topology=on.topology if on else None,
                 partitioner=options.partitioner, target=resolved.target.text,
                 notes=(*notes, *unused_dims_note(resolved, said)), keep_texts=keep_texts,
-                compile=compile or run is not None, memory=memory, policy=policy, inputs_from=said,
+                compile=compile or run is not None or on is not None, memory=memory, policy=policy, inputs_from=said,
                 judged=judged, built_over=jax_mesh, why=run,
             )  # fmt: skip
     finally:

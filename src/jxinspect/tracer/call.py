@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from jxinspect.core.errors import UsageError
-from jxinspect.core.model import Mesh, Report
+from jxinspect.core.model import Mesh, Report, Topology
 from jxinspect.project.options import TargetOptions
 from jxinspect.project.plan import api_keywords, role_option
 from jxinspect.project.resolve import mesh_axes
@@ -60,6 +60,22 @@ def topology(options: TargetOptions) -> seam.TopologyDevices | None:
             "with it: leave one out"
         )
     return seam.topology_devices(name, options.slices or 1)
+
+
+def check_compiled_for(topology: Topology, compiled: Any) -> None:
+    """Refuse (:class:`UsageError`) a program compiled for ``topology`` whose executable
+    runs on other devices: the inputs were laid out over devices the module made itself
+    (simulated CPU devices), and its memory would be the CPU's under a TPU's name."""
+    platforms = seam.compiled_platforms(compiled)
+    if platforms is None or platforms == {"tpu"}:
+        return
+    other = ", ".join(sorted(platforms - {"tpu"})) or "other"
+    raise UsageError(
+        f"--topology {topology.name}: the program was compiled for {other.upper()} devices, "
+        "not the topology's (its inputs or its jit are laid out over a mesh the module "
+        "made of its own devices): give the mesh with --mesh NAME=SIZE,... and the layouts "
+        "in --args or a declaration, which jxinspect lays over the topology's devices"
+    )
 
 
 def placed_on(on: seam.TopologyDevices | None) -> AbstractContextManager[object]:

@@ -34,6 +34,7 @@ from jxinspect.tracer.seam.compiled import (
     after_propagation,
     assignment_dump_options,
     buffer_assignment,
+    compiled_platforms,
     compiled_shardings,
     cost_analysis,
     dumped_assignment,

@@ -82,6 +82,15 @@ def partition_assignment(compiled: Compiled) -> tuple[list[int], list[int]] | No
     return [int(device.id) for device in assigned], [slice_of(device) for device in assigned]
 
 
+def compiled_platforms(compiled: Compiled) -> set[str] | None:
+    """The platforms of the devices the compiled program runs on (``{"tpu"}``); ``None``
+    where it cannot say."""
+    assigned = _assigned(compiled)
+    if assigned is None:
+        return None
+    return {str(device.platform) for device in assigned}
+
+
 def memory_analysis(compiled: Compiled) -> Any:
     """``compiled.memory_analysis()`` (XLA's ``CompiledMemoryStats``), read once per
     compile: from 0.6 on it serializes the buffer assignment each time it is called;

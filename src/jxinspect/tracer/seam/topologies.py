@@ -93,9 +93,9 @@ def topology_devices(name: str, slices: int = 1) -> TopologyDevices:
     no_tpu_host()
     from jax.experimental import topologies
 
-    many = {"num_slices": slices} if slices != 1 else {}
+    many: dict[str, Any] = {"num_slices": slices} if slices != 1 else {}
     try:
-        description: Any = topologies.get_topology_desc(platform="tpu", topology_name=name, **many)
+        description: Any = _described(topologies, name, many)
     except Exception as err:  # libtpu refuses the name: its words, one line
         said = (str(err).strip().splitlines() or [type(err).__name__])[0]
         asked = f"--topology {name}" + (f" --slices {slices}" if many else "")
@@ -105,6 +105,36 @@ def topology_devices(name: str, slices: int = 1) -> TopologyDevices:
     hbm = _hbm(devices[0]) if devices else None
     compiler = f"libtpu {version}"
     return TopologyDevices(devices, Topology(name, kind, len(devices), compiler, hbm, slices))
+
+
+_SMALLER_THAN_A_HOST = "is not divisible by the given (or default) chips_per_host_bounds"
+"""libtpu's refusal of a topology smaller than its default host (2x2x1 chips): ``v5e:1x1``,
+``v5e:1x2``, ``v4:1x1x1`` (libtpu 0.0.42.1)."""
+
+
+def _described(topologies: Any, name: str, many: dict[str, Any]) -> Any:
+    """libtpu's description of topology ``name``; one smaller than libtpu's default host
+    is one host of exactly its chips (``chips_per_host_bounds``, as raw JAX names a single
+    chip: ``v5e:1x1`` with ``(1, 1, 1)``)."""
+    try:
+        return topologies.get_topology_desc(platform="tpu", topology_name=name, **many)
+    except Exception as err:
+        bounds = _chip_bounds(name)
+        if _SMALLER_THAN_A_HOST not in str(err) or bounds is None:
+            raise
+        return topologies.get_topology_desc(
+            platform="tpu", topology_name=name, chips_per_host_bounds=bounds, **many
+        )
+
+
+def _chip_bounds(name: str) -> tuple[int, int, int] | None:
+    """``v5e:1x2`` → ``(1, 2, 1)``: the chips along each axis; ``None`` where the name
+    says no such grid."""
+    grid = re.fullmatch(r"[^:]+:(\d+)x(\d+)(?:x(\d+))?", name.strip())
+    if grid is None:
+        return None
+    x, y, z = (int(part) if part else 1 for part in grid.groups())
+    return x, y, z
 
 
 _AVAILABLE = re.compile(r"exceeds available HBM \((\d+(?:\.\d+)?)([KMGTPE]?)\)")
