@@ -243,8 +243,8 @@ def inspect_target(
                 topology=on.topology if on else None,
                 partitioner=options.partitioner, target=resolved.target.text,
                 notes=(*notes, *unused_dims_note(resolved, said)), keep_texts=keep_texts,
-                compile=compile or run is not None or on is not None, memory=memory, policy=policy, inputs_from=said,
-                judged=judged, built_over=jax_mesh, why=run,
+                compile=compile or run is not None or on is not None, memory=memory,
+                policy=policy, inputs_from=said, judged=judged, built_over=jax_mesh, why=run,
             )  # fmt: skip
     finally:
         if run is not None:

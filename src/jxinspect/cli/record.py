@@ -70,6 +70,24 @@ MaxCompileSecondsOpt = Annotated[
         "persistent cache did); the run's own failure exit wins.",
     ),
 ]
+GuardOpt = Annotated[
+    bool,
+    typer.Option(
+        "--guard",
+        help="In a run of several JAX processes, check at each compile that every process "
+        "compiles the same program (through JAX's coordination service), and stop them "
+        "all before it runs where one differs, naming the difference.",
+    ),
+]
+GuardWaitOpt = Annotated[
+    float,
+    typer.Option(
+        "--guard-wait",
+        min=0.1,
+        help="With --guard: seconds a process waits at a compile for the others to "
+        "compile the same program before naming those that did not.",
+    ),
+]
 TimeoutOpt = Annotated[
     Optional[float],
     typer.Option("--timeout", min=0.1, help="With --processes: stop them all after S seconds."),
@@ -101,6 +119,8 @@ def record(
     max_compile_seconds: MaxCompileSecondsOpt = None,
     processes: ProcessesOpt = None,
     timeout: TimeoutOpt = None,
+    guard: GuardOpt = False,
+    guard_wait: GuardWaitOpt = 60.0,
     show_traceback: TracebackOpt = False,
 ) -> None:
     """Run a command unchanged and record every function of yours that JAX lowers in it,
@@ -114,6 +134,7 @@ def record(
             stop_after=stop_after,
             max_functions=max_functions,
             compile=compile,
+            guard=guard_wait if guard else None,
         )
         if processes is not None:
             return _record_processes(list(command or ()), output, settings, processes, timeout)

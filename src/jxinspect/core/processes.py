@@ -9,6 +9,7 @@ from typing import Literal
 
 from jxinspect.core.identity import ProgramComparison
 from jxinspect.core.model import Finding
+from jxinspect.core.recording import GuardSummary
 
 SCHEMA: Literal["jxinspect.processes/1"] = "jxinspect.processes/1"
 """``show FOLDER --format json`` of a recording of several processes."""
@@ -24,6 +25,8 @@ class ProcessRun:
     """How many programs it recorded."""
     exit_code: int | None
     """How it ended (``-N``: signal N; ``None``: it did not finish)."""
+    guard: GuardSummary | None = None
+    """What the guard checked in it (``record --guard``; ``None``: not guarded)."""
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,20 @@ class Failure:
     count: int = 1
 
 
+@dataclass
+class GuardSummary:
+    """What the guard (``jxinspect record --guard``) checked in one process of a run of
+    several: each program across processes against the other processes' before it ran."""
+
+    wait_s: float
+    """How long it waited, at most, for the other processes at a compile."""
+    checked: int = 0
+    """Programs across processes found the same on every process."""
+    stopped: str | None = None
+    """Why it stopped the run before a program ran (the processes would have compiled
+    different programs, or one never lowered it); ``None``: it stopped nothing."""
+
+
 MAX_FUNCTIONS = 100_000
 """The most functions an index may list: more than any real run records (each is a folder
 of its own); a reader refuses more in one line rather than read them all."""
@@ -143,6 +157,8 @@ class Index:
     """This process's index in a run of several JAX processes (``None``: one process)."""
     processes: int | None = None
     """How many JAX processes the run had (``None``: one)."""
+    guard: GuardSummary | None = None
+    """What the guard checked in this process (``None``: the run was not guarded)."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)

@@ -69,6 +69,9 @@ class RecordSettings:
     config: str | None = None
     """The project configuration whose rule settings judge each report (``None``: the
     rules' defaults), found from the working folder by ``jxinspect record``."""
+    guard: float | None = None
+    """``--guard``: the seconds each process of a run of several waits for the others at
+    a compile, each program checked the same on all before it runs (``None``: no guard)."""
 
 
 def write_index(folder: Path, index: Index) -> None:

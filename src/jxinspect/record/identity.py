@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from tokenize import TokenError
 
-from jxinspect.core.identity import ProgramIdentity
+from jxinspect.core.identity import Difference, ProgramIdentity
 from jxinspect.core.units import source_parts
 
 _NAMES = re.compile(r'jax\.(?:result_info|arg_info) = ("(?:[^"\\]|\\.)*")(?:, )?')
@@ -199,6 +199,26 @@ def renamed(mine: list[Operation], theirs: list[Operation]) -> list[tuple[str, s
             if forward.setdefault(old, new) != new or backward.setdefault(new, old) != old:
                 return None
     return [(old, new) for old, new in forward.items() if old != new] or None
+
+
+def operation_difference(mine: list[Operation], theirs: list[Operation]) -> Difference | None:
+    """The first operation that differs, with the user's source line on each side; or,
+    where the programs differ only in their functions' names, those names; ``None``
+    where they are the same."""
+    renames = renamed(mine, theirs)
+    if renames is not None:
+        return Difference("renamed", None, ", ".join(old for old, _ in renames),
+                          ", ".join(new for _, new in renames))  # fmt: skip
+    for at in range(max(len(mine), len(theirs))):
+        was = mine[at] if at < len(mine) else None
+        now = theirs[at] if at < len(theirs) else None
+        if was is not None and now is not None and comparable(was) == comparable(now):
+            continue
+        return Difference(
+            "op", None, was.text if was else None, now.text if now else None,
+            line_of(mine, at) if was else None, line_of(theirs, at) if now else None,
+        )  # fmt: skip
+    return None
 
 
 def source_digest(source: str | None) -> str | None:

@@ -159,7 +159,14 @@ def _inputs(lowering: RecordedLowering) -> dict[str, tuple[str, str | None]]:
 
 
 def _input_difference(before: RecordedLowering, after: RecordedLowering) -> Difference | None:
-    mine, theirs = _inputs(before), _inputs(after)
+    return input_difference(_inputs(before), _inputs(after))
+
+
+def input_difference(
+    mine: dict[str, tuple[str, str | None]], theirs: dict[str, tuple[str, str | None]]
+) -> Difference | None:
+    """The first argument path whose type, or else sharding, differs between two
+    lowerings' arguments (path → type and sharding)."""
     for path in [*mine, *(p for p in theirs if p not in mine)]:
         was, now = mine.get(path), theirs.get(path)
         if was is None or now is None:
@@ -181,7 +188,11 @@ def _statics(text: str) -> dict[str, str]:
 
 
 def _static_difference(before: str, after: str) -> Difference | None:
-    mine, theirs = _statics(before), _statics(after)
+    return static_difference(_statics(before), _statics(after))
+
+
+def static_difference(mine: dict[str, str], theirs: dict[str, str]) -> Difference | None:
+    """The first static argument whose value differs (name → ``repr``)."""
     for name in [*mine, *(n for n in theirs if n not in mine)]:
         if mine.get(name) != theirs.get(name):
             return Difference("static", name, mine.get(name), theirs.get(name))
@@ -203,30 +214,10 @@ def _operations(lowering: RecordedLowering) -> list[identity.Operation] | None:
 
 
 def _operation_difference(before: RecordedLowering, after: RecordedLowering) -> Difference | None:
-    """The first operation that differs, with the user's source line on each side; or,
-    where the programs differ only in their functions' names, those names."""
     mine, theirs = _operations(before), _operations(after)
     if mine is None or theirs is None:
         return None
-    renames = identity.renamed(mine, theirs)
-    if renames is not None:
-        return Difference("renamed", None, ", ".join(old for old, _ in renames),
-                          ", ".join(new for _, new in renames))  # fmt: skip
-    for at in range(max(len(mine), len(theirs))):
-        was = mine[at] if at < len(mine) else None
-        now = theirs[at] if at < len(theirs) else None
-        if (
-            was is not None
-            and now is not None
-            and identity.comparable(was) == identity.comparable(now)
-        ):
-            continue
-        return Difference(
-            "op", None, was.text if was else None, now.text if now else None,
-            identity.line_of(mine, at) if was else None,
-            identity.line_of(theirs, at) if now else None,
-        )  # fmt: skip
-    return None
+    return identity.operation_difference(mine, theirs)
 
 
 def _key(entry: Entry) -> str:
@@ -252,7 +243,9 @@ def _read_processes(root: Path) -> _Read:
     read = _Read([], {}, {})
     for number, folder in process_folders(root):
         index = read_index(folder)
-        read.runs.append(ProcessRun(number, folder.name, len(index.functions), index.exit_code))
+        read.runs.append(
+            ProcessRun(number, folder.name, len(index.functions), index.exit_code, index.guard)
+        )
         mine: dict[str, list[str]] = {}
         for entry in index.functions:
             key = sys.intern(_key(entry))

@@ -27,6 +27,7 @@ from jxinspect.core.units import source_parts
 from jxinspect.project.config import Policy, load_config
 from jxinspect.record import folder as records
 from jxinspect.record import identity, processes, recompiles
+from jxinspect.record.guard import Guard, install_guard
 from jxinspect.tracer import seam
 
 INDEX_EVERY_S = 5.0
@@ -55,6 +56,8 @@ class Recorder:
     """When the index was last written (``time.monotonic()``)."""
     compiles: recompiles.CompileLog = field(default_factory=recompiles.CompileLog)
     """Every compile of the user's functions, with its reasons and seconds."""
+    guard: Guard | None = None
+    """The guard of this process (``record --guard``)."""
     lock: threading.RLock = field(default_factory=threading.RLock)
     """Held while a lowering is recorded: threads that lower at once (JAX's own tests of
     concurrent jit do) each get a folder and an index entry of their own."""
@@ -172,6 +175,8 @@ class Recorder:
         clock = time.monotonic()
         if now or clock - self.index_written >= INDEX_EVERY_S:
             self.index.internal_s = round(self.compiles.internal_s, 6)
+            if self.guard is not None:
+                self.index.guard = self.guard.summary()
             records.write_index(self.folder, self.index)
             identities = {entry.folder: entry.identity for entry in self.index.functions}
             compiles = with_cache_held(self.compiles.compiles, identities)
@@ -288,6 +293,8 @@ def start() -> None:
         seam.install_compile_options_hook(
             recorder.compiles.compile_starts, recorder.compiles.compile_ended
         )
+        if settings.guard is not None:
+            recorder.guard = install_guard(settings.guard)
 
     seam.when_jax_imported(install)
     atexit.register(recorder.at_exit)

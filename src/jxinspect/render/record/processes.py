@@ -54,6 +54,23 @@ def _exit(code: int | None) -> str:
     return f"killed by signal {-code}" if code < 0 else f"exit {code}"
 
 
+def _guarded(summary: ProcessesSummary) -> list[str]:
+    """What the guard checked (``record --guard``): the programs each process found the
+    same on all, and why it stopped the run where it did."""
+    guarded = [run for run in summary.runs if run.guard is not None]
+    if not guarded:
+        return []
+    checked = {run.guard.checked for run in guarded if run.guard is not None}
+    said = (f"{checked.pop()} programs across processes checked the same on every process"
+            if len(checked) == 1 else "programs checked: " + ", ".join(
+                f"process {run.process} {run.guard.checked}" for run in guarded
+                if run.guard is not None))  # fmt: skip
+    lines = [f"guard: {said}"]
+    stopped = {run.guard.stopped for run in guarded if run.guard and run.guard.stopped}
+    lines += [f"guard: stopped the run: {esc(why)}" for why in sorted(stopped)]
+    return lines
+
+
 def render(summary: ProcessesSummary) -> str:
     """The summary as plain text."""
     head = [f"recording: {esc(summary.folder)} ({summary.processes} processes)"]
@@ -61,6 +78,7 @@ def render(summary: ProcessesSummary) -> str:
     for run in summary.runs:
         by_end[_exit(run.exit_code)].append(run.process)
     head += [f"  {_processes(p)}: {end}" for end, p in sorted(by_end.items())]
+    head += _guarded(summary)
     rows: list[tuple[str, ...]] = [
         (f.function, programs(f), f.source or "") for f in summary.functions
     ]

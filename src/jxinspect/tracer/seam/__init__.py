@@ -45,6 +45,7 @@ from jxinspect.tracer.seam.compiled import (
 )
 from jxinspect.tracer.seam.devices import (
     backend_started,
+    coordination_client,
     default_backend,
     device_count,
     devices,
@@ -55,10 +56,12 @@ from jxinspect.tracer.seam.devices import (
     platforms_setting,
     shardy_default,
     simulate_cpu_devices,
+    spans_processes,
 )
 from jxinspect.tracer.seam.hooks import (
     JitCall,
     RunLowering,
+    StopTheCall,
     cache_key_environment,
     cache_settings,
     dynamic_arguments,
@@ -275,6 +278,7 @@ __all__ = [
     "buffer_assignment",
     "JitCall",
     "Compiled",
+    "compiled_platforms",
     "compiled_shardings",
     "Computation",
     "config_values",
@@ -287,7 +291,9 @@ __all__ = [
     "device_count",
     "DeviceIds",
     "devices",
+    "coordination_client",
     "distributed_process",
+    "spans_processes",
     "donated_flags",
     "Equation",
     "equations",
@@ -339,6 +345,7 @@ __all__ = [
     "lowered_text",
     "program_text",
     "RunLowering",
+    "StopTheCall",
     "hide_tool_frames",
     "lowering_fix",
     "lowering_platform",

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from jxinspect.core.vocabulary import Partitioner
 from jxinspect.tracer.seam import release
@@ -130,3 +131,21 @@ def distributed_process() -> tuple[int, int] | None:
     if not isinstance(index, int) or not isinstance(count, int) or count < 2:
         return None
     return index, count
+
+
+def coordination_client() -> Any:
+    """The ``jax.distributed`` client of this process (its key-value store is the
+    coordination service's, which every process of the job reaches); ``None`` before
+    ``jax.distributed.initialize``. Its ``key_value_set(key, value)`` and
+    ``blocking_key_value_get(key, timeout_ms)`` are in every supported release."""
+    import sys
+
+    module = sys.modules.get("jax._src.distributed")
+    state = getattr(module, "global_state", None)
+    return getattr(state, "client", None)
+
+
+def spans_processes(shardings: Sequence[Any]) -> bool:
+    """Whether a program laid out with ``shardings`` runs on devices of other processes
+    too (a sharding not fully addressable here): its collectives wait for them."""
+    return any(getattr(s, "is_fully_addressable", True) is False for s in shardings)

@@ -734,9 +734,17 @@ def _report(
     for listening, failing in list(_LISTENERS):
         try:
             listening(lowering)
+        except StopTheCall:
+            raise
         except Exception as err:
             with contextlib.suppress(Exception):
                 failing(name, err)
+
+
+class StopTheCall(RuntimeError):
+    """Raised by a lowering listener that must stop the user's call before its program
+    compiles and runs (the guard: the processes would run different programs): the one
+    error the hook lets through to the user."""
 
 
 def _hooked(stage: str, original: Callable[..., Computation]) -> Callable[..., Computation]:

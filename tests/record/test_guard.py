@@ -1,0 +1,163 @@
+"""The guard: every process of a ``jax.distributed`` run compiles the same program, checked
+at each compile through JAX's coordination service, before the program runs.
+
+Real runs of 2 processes on 127.0.0.1 (2 simulated CPU devices each, CPU collectives over
+gloo, a global array over the 4 devices), each process started as a user's launcher
+would (a shell loop, or Python itself for ``jxinspect.guard.install()``), every run
+bounded in time. Unguarded, each planted skew hangs both processes in the first
+collective; guarded, both end within seconds of the first compile, non-zero, each naming
+the function and the difference. Without a skew the run prints what it prints unguarded.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import socket
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import WARM_PYTHON, jxinspect_command, run_cli
+
+PROGRAM = """
+import functools, os, sys
+
+me_env = int(os.environ["JAX_PROCESS_ID"])
+skew = os.environ.get("SKEW", "") if me_env == 1 else ""
+if skew == "flag":
+    os.environ["XLA_FLAGS"] = ("--xla_force_host_platform_device_count=2 "
+                               "--xla_cpu_enable_fast_math=true")
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
+import jax, jax.numpy as jnp, numpy as np
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+jax.config.update("jax_cpu_collectives_implementation", "gloo")
+jax.distributed.initialize(num_processes=int(os.environ["JAX_NUM_PROCESSES"]),
+                           process_id=me_env, initialization_timeout=60)
+if os.environ.get("INSTALL"):
+    import jxinspect.guard
+    jxinspect.guard.install(wait_s=8)
+if skew == "config":
+    jax.config.update("jax_default_matmul_precision", "highest")
+me = jax.process_index()
+mesh = jax.make_mesh((jax.device_count(),), ("data",))
+rows = 6 if skew == "batch" else 4
+local = np.arange(rows * 4, dtype=np.float32).reshape(rows, 4)
+x = jax.make_array_from_process_local_data(NamedSharding(mesh, P("data")), local, (rows * 2, 4))
+
+
+@functools.partial(jax.jit, static_argnames="scale")
+def total(x, scale=2.0):
+    y = jnp.tanh(x) * scale
+    if skew == "branch":
+        y = y + 1.0  # process 1 only
+    return y.sum()
+
+
+@jax.jit
+def mean(x):
+    return x.mean()
+
+
+if skew == "exit":
+    sys.exit(0)  # process 1 leaves before the program the others compile
+if skew != "skip":  # process 1 skips a call the others make
+    print(me, "total", float(total(x, scale=3.0 if skew == "static" else 2.0)), flush=True)
+print(me, "mean", float(mean(x)), flush=True)
+"""
+
+SKEWS = {
+    "batch": "argument x: f32[8,4] vs f32[12,4]",
+    "branch": "operation `",
+    "static": "static argument scale: 2.0 vs 3.0",
+    "flag": "XLA flags: ",
+    "config": "jax_default_matmul_precision: None vs 'highest'",
+    "skip": "different functions: `total at ",
+    "exit": "process 1 did not lower `total at ",
+}
+"""Each planted skew on process 1, and what both processes' message says of it."""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def launch(folder: Path, skew: str, *, guard: str) -> Any:
+    """Two processes, each started by a shell loop as a user's launcher would: under
+    ``jxinspect record --guard`` (``guard="record"``), or plain Python that installs the
+    guard itself (``guard="install"``); each process's streams in ``out-K``/``err-K``."""
+    (folder / "program.py").write_text(textwrap.dedent(PROGRAM), encoding="utf-8")
+    python = shlex.join(WARM_PYTHON)
+    if guard == "record":
+        run = shlex.join([*jxinspect_command(), "record", "--guard", "--guard-wait", "8", "-o",
+                          "runs", "--", *WARM_PYTHON, "program.py"])  # fmt: skip
+    else:
+        run = f"{python} program.py"
+    script = (f"for i in 0 1; do JAX_PROCESS_ID=$i {run} >out-$i 2>err-$i & "
+              'started="$started $!"; done; code=0; for p in $started; do wait $p || code=$?; '
+              "done; exit $code")  # fmt: skip
+    env = {"JAX_COORDINATOR_ADDRESS": f"127.0.0.1:{_free_port()}", "JAX_NUM_PROCESSES": "2",
+           "SKEW": skew, "INSTALL": "1" if guard == "install" else ""}  # fmt: skip
+    return run_cli("-c", script, command=("bash",), cwd=folder, env=env, timeout=120)
+
+
+def streams(folder: Path, name: str) -> list[str]:
+    """Each process's stream, less gloo's own lines (its threads print in any order)."""
+    return [
+        "".join(line for line in (folder / f"{name}-{k}").read_text(encoding="utf-8")
+                .splitlines(keepends=True) if not line.startswith("[Gloo]"))
+        for k in (0, 1)
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("skew", SKEWS)
+def test_each_skew_stops_every_process_before_the_program_runs(skew: str, tmp_path: Path) -> None:
+    started = time.monotonic()
+    result = launch(tmp_path, skew, guard="record")
+    took = time.monotonic() - started
+    assert result.returncode != 0, result.describe()
+    assert took < 60, f"took {took:.0f} s"
+    errors = streams(tmp_path, "err")
+    for process, error in enumerate(errors):
+        if skew == "exit" and process == 1:
+            continue  # the process that left early has nothing to say
+        said = [line for line in error.splitlines() if "jxinspect guard:" in line]
+        assert said, f"process {process} said nothing of it:\n{error}"
+        assert "`total at " in said[0] or "`mean at " in said[0]
+        assert SKEWS[skew] in said[0], said[0]
+        assert "Stopped before it compiled" in said[0]
+    outputs = streams(tmp_path, "out")
+    assert not any(" total " in out for out in outputs)  # the program never ran
+    shown = run_cli("show", "runs", "--format", "json", cwd=tmp_path)
+    assert shown.returncode in (0, 1), shown.describe()
+    runs = json.loads(shown.stdout)["runs"]
+    stopped = [run["guard"]["stopped"] for run in runs if run["guard"]["stopped"]]
+    assert stopped and SKEWS[skew] in stopped[0]
+    text = run_cli("show", "runs", cwd=tmp_path)
+    assert "guard: stopped the run: " in text.stdout
+
+
+def test_without_a_skew_the_guarded_run_is_the_plain_run(tmp_path: Path) -> None:
+    plain_folder, guarded_folder = tmp_path / "plain", tmp_path / "guarded"
+    plain_folder.mkdir()
+    guarded_folder.mkdir()
+    plain = launch(plain_folder, "", guard="none")
+    guarded = launch(guarded_folder, "", guard="record")
+    assert plain.returncode == 0 and guarded.returncode == 0, guarded.describe()
+    assert streams(plain_folder, "out") == streams(guarded_folder, "out")
+    assert all("total" in out for out in streams(guarded_folder, "out"))
+    text = run_cli("show", "runs", cwd=guarded_folder)
+    assert "guard: 2 programs across processes checked the same on every process" in text.stdout
+
+
+def test_installed_by_the_program_itself(tmp_path: Path) -> None:
+    result = launch(tmp_path, "batch", guard="install")
+    assert result.returncode != 0, result.describe()
+    for error in streams(tmp_path, "err"):
+        assert "jxinspect.record.guard.ProgramsDiffer: jxinspect guard: " in error
+        assert SKEWS["batch"] in error
