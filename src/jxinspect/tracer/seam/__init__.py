@@ -39,7 +39,7 @@ from jxinspect.tracer.seam.compiled import (
     dumped_assignment,
     memory_analysis,
     partition_assignment,
-    partitioner_dump_flags,
+    partitioner_dump_options,
     peak_memory_bytes,
 )
 from jxinspect.tracer.seam.devices import (
@@ -179,6 +179,7 @@ from jxinspect.tracer.seam.release import (
     import_jax,
     jax_version,
     jaxlib_version,
+    persistent_cache_off,
     require_supported,
     restore_config,
     running_since,
@@ -250,6 +251,7 @@ __all__ = [
     "peak_memory_bytes",
     "TopologyDevices",
     "libtpu_version",
+    "persistent_cache_off",
     "placed_on",
     "topology_devices",
     "cache_key_environment",
@@ -257,7 +259,7 @@ __all__ = [
     "install_compile_options_hook",
     "cache_settings",
     "producer",
-    "partitioner_dump_flags",
+    "partitioner_dump_options",
     "after_propagation",
     "eval_shape",
     "abstract_meshes_lower",
