@@ -266,8 +266,8 @@ def _warm_partitioner_runs(address: str) -> None:
     """``lower --why`` starts the partitioner's debug run as a new Python: the server's
     children fork it from the server instead (:mod:`warm_python`), as they are forked
     themselves (set once here, before any child). What the debug run is given (the work
-    on its standard input, ``XLA_FLAGS``, the compilation cache off) reaches a forked
-    process as it reaches a new one."""
+    and the report's conditions on its standard input) reaches a forked process as it
+    reaches a new one."""
     partitioner_run = sys.modules.get("jxinspect.tracer.partitioner_run")
     if partitioner_run is not None:
         partitioner_run.PYTHON = (sys.executable, WARM_PYTHON, f"--server={address}")

@@ -209,7 +209,8 @@ def inspect_target(
     ends after this target, so what is loaded may move to the collector's permanent
     generation (never in a worker that stages many: frozen objects are never collected).
     ``why``: compiled, with each collective's origins (``why_of``: and these values'),
-    from a child that stages the target again meanwhile (:class:`PartitionerRun`).
+    from a child that stages the target again meanwhile (:class:`PartitionerRun`), under
+    the conditions this process has once the module is imported and the devices prepared.
     Devices are prepared before the user's module is imported when the declaration can
     be read from the source; a declaration built at import time is applied after."""
     from jxinspect.tracer import call, seam
@@ -225,6 +226,8 @@ def inspect_target(
         if resolved.declared_at_import:
             resolved = resolved.imported(module)
             mesh, notes = call.prepare_devices(resolved.options)
+        if run is not None:
+            run.send_conditions()
         options = resolved.options
         fun = resolve_attribute(module, resolved.target)
         if freeze:

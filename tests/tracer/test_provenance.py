@@ -730,3 +730,67 @@ def test_an_axis_the_value_no_longer_has_is_not_said(folder: Path) -> None:
     for origin in collective["origins"]:
         kept = re.findall(r"'(\w+)'", origin["sharding"])
         assert origin["axis"] in kept, origin
+
+
+SETS_ITS_OWN_DEVICES = """
+import os
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+
+def step(x, w):
+    mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("data", "model"))
+    x = jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P("data", None)))
+    return jnp.sum(jnp.tanh(x @ w), axis=0)
+
+
+JXINSPECT = {"step": {"args": "f32[16,32], f32[32,64]"}}
+"""
+
+
+@pytest.mark.skipif(not SHARDY_BY_DEFAULT, reason="GSPMD partitions by default before 0.7")
+def test_the_debug_run_stages_on_the_devices_the_module_set_itself(tmp_path: Path) -> None:
+    """A module that sets ``XLA_FLAGS`` itself (8 devices, a 2×4 mesh): the debug run
+    stages on the same 8 devices with no flag, as the report does (it once had 1, its
+    own ``XLA_FLAGS`` set before the module's ``setdefault``), and Shardy's record names
+    the constraint."""
+    (tmp_path / "selfset.py").write_text(SETS_ITS_OWN_DEVICES, encoding="utf-8")
+    result = run_cli("lower", "selfset.py:step", "--why", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["num_devices"] == 8
+    compiled = report["compiled"]
+    assert compiled["origins_unread"] is None, compiled["origins_unread"]
+    assert compiled["collectives"] and all(c["origins"] for c in compiled["collectives"])
+    assert not [f for f in report["findings"] if f["code"] == "JX306"]
+
+
+DIFFERS_ON_SECOND_IMPORT = """
+import os
+import pathlib
+seen = pathlib.Path(__file__).with_name("imported-once")
+count = 2 if seen.exists() else 8  # the report's run: 8 devices; any later import: 2
+seen.write_text("")
+os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={count}"
+""" + SETS_ITS_OWN_DEVICES.replace(
+    'os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")', ""
+)
+
+
+@pytest.mark.skipif(not SHARDY_BY_DEFAULT, reason="GSPMD partitions by default before 0.7")
+def test_a_failed_debug_run_names_what_it_staged_under_otherwise(tmp_path: Path) -> None:
+    """A module whose import does something else the second time (here: sets 2 devices
+    where it set 8) fails in the debug run: the report says what differed, the devices
+    and the variable."""
+    (tmp_path / "once.py").write_text(DIFFERS_ON_SECOND_IMPORT, encoding="utf-8")
+    result = run_cli("lower", "once.py:step", "--why", "--format", "json", cwd=tmp_path)
+    unread = json.loads(result.stdout)["compiled"]["origins_unread"]
+    assert unread is not None and "the partitioner's debug run failed" in unread
+    assert "it staged with 2 devices where the report's run had 8" in unread
+    assert (
+        "XLA_FLAGS='--xla_force_host_platform_device_count=2' where the report's run "
+        "had '--xla_force_host_platform_device_count=8'"
+    ) in unread

@@ -486,7 +486,13 @@ class PeakBuffer:
     instruction: str | None = None
     """The optimized program's instruction defining it."""
     file: str | None = None
+    """The user's file and line that made it (see ``library_file``)."""
     line: int | None = None
+    library_file: str | None = None
+    """The innermost frame's file where it is a library's, not the user's (Flax's
+    ``linear.py``, optax's loss): ``file``/``line`` are then the user's line that called
+    it, or ``None`` where no frame of the user's is known."""
+    library_line: int | None = None
     role: BufferRole | None = None
     """``None``: the program does not differentiate, or the buffer is no temporary."""
     loop: str | None = None
@@ -503,6 +509,11 @@ class PeakPoint:
     instruction: str
     file: str | None = None
     line: int | None = None
+    library_file: str | None = None
+    """The innermost frame's file where it is a library's, not the user's (Flax's
+    ``linear.py``, optax's loss): ``file``/``line`` are then the user's line that called
+    it, or ``None`` where no frame of the user's is known."""
+    library_line: int | None = None
     position: int | None = None
     """Its place in the schedule, flattened over loop bodies (0 first)."""
     of: int | None = None
@@ -755,6 +766,11 @@ class Collective:
     op_name: str | None = None
     file: str | None = None
     line: int | None = None
+    library_file: str | None = None
+    """The innermost frame's file where it is a library's, not the user's (Flax's
+    ``linear.py``, optax's loss): ``file``/``line`` are then the user's line that called
+    it, or ``None`` where no frame of the user's is known."""
+    library_line: int | None = None
     computation: str = ""
     """The HLO computation holding it (``main``, a fusion, a called computation)."""
     operand_paths: tuple[str, ...] = ()

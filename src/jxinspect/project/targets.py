@@ -216,6 +216,11 @@ def user_frame(err: BaseException) -> str | None:
     return None
 
 
+def is_users_file(path: str) -> bool:
+    """Whether a source file is the user's: outside the folders of :func:`_not_users`."""
+    return not (path.startswith("<") or os.path.abspath(path).startswith(_not_users()))
+
+
 def _not_users() -> tuple[str, ...]:
     """The folders (each ending in a separator) whose frames are not the user's: the
     loaded packages of JAX, jaxlib and jxinspect, the standard library and the installed

@@ -5,14 +5,21 @@ That compile runs apart because it can crash where the plain one does not (XLA's
 verbose propagation segfaults on a program with a ``scan`` and a ``shard_map``
 together, on 0.10.2 and 0.12): a crash there costs the report its provenance, never the
 report. The child is spawned (a fresh interpreter, never a fork of a process whose XLA
-runs threads) when the run starts, so it stages while this process does; its output,
-the user's prints included, goes to a log in its own folder, never to this process's
-streams. The persistent compilation cache is off there: a cache hit writes no dump.
+runs threads) when the run starts, so it loads JAX while this process imports the user's
+module; it stages once this process sends it the conditions the report stages under
+(:class:`Conditions`: the environment and JAX's settings as importing the module left
+them, ``XLA_FLAGS`` and simulated devices included), so that it stages what the report
+stages whatever way the module or a config set them. Its output, the user's prints
+included, goes to a log in its own folder, never to this process's streams. Its compile
+writes Shardy's record through the compile's own options (never ``XLA_FLAGS``, which the
+module may set), with the persistent compilation cache off: a cache hit writes no dump.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -38,18 +45,90 @@ PYTHON: tuple[str, ...] = (sys.executable,)
 names a launcher that forks the child from the server instead)."""
 
 
-def _main() -> None:
-    """The child (``python -m jxinspect.tracer.partitioner_run``): the work, pickled by
-    the parent on standard input (the two are one program: nothing else writes it)."""
-    import pickle
+CONDITIONS_FILE = "conditions.json"
+"""Where a failed child writes the conditions it staged under, for the parent to compare."""
+SHOWN_DIFFERENCES = 3
+"""The differences between the child's conditions and the report's a failure names at most."""
 
-    work = pickle.loads(sys.stdin.buffer.read())
-    work()
+
+@dataclass(frozen=True)
+class Conditions:
+    """What staging depends on besides the target: the environment, JAX's settings, and
+    the devices where the backend has started (``None``: not yet)."""
+
+    environment: dict[str, str]
+    settings: dict[str, Any]
+    devices: int | None
+
+    @classmethod
+    def now(cls) -> Conditions:
+        started = seam.backend_started()
+        return cls(dict(os.environ), seam.config_values(),
+                   seam.device_count() if started else None)  # fmt: skip
+
+    def apply(self) -> None:
+        """Stage under these conditions from here on (in the child, before its backend
+        starts): its environment replaced, JAX's settings updated."""
+        os.environ.clear()
+        os.environ.update(self.environment)
+        seam.restore_config(self.settings)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"environment": self.environment, "devices": self.devices,
+                "settings": {k: repr(v) for k, v in self.settings.items()}}  # fmt: skip
+
+
+def differences(child: dict[str, Any], report: Conditions) -> list[str]:
+    """What the child's conditions (:meth:`Conditions.to_json`, as it wrote them) had
+    otherwise than the report's run: devices, environment variables, JAX settings."""
+    said: list[str] = []
+    theirs, ours = child.get("devices"), report.devices
+    if isinstance(theirs, int) and ours is not None and theirs != ours:
+        said.append(f"{theirs} devices where the report's run had {ours}")
+    env = child.get("environment") or {}
+    for name in sorted(set(env) | set(report.environment)):
+        if env.get(name) != report.environment.get(name):
+            said.append(f"{name}={env.get(name)!r} where the report's run had "
+                        f"{report.environment.get(name)!r}")  # fmt: skip
+    settings = child.get("settings") or {}
+    for name, value in sorted(report.settings.items()):
+        if name in settings and settings[name] != repr(value) and name not in _OURS:
+            said.append(f"{name}={settings[name]} where the report's run had {value!r}")
+    return said
+
+
+_OURS = frozenset({"jax_enable_compilation_cache"})
+"""Settings the child sets otherwise on purpose (a cache hit writes no record)."""
+
+
+def _main() -> None:
+    """The child (``python -m jxinspect.tracer.partitioner_run``): its folder and the work,
+    then the report's :class:`Conditions`, pickled by the parent on standard input (the
+    two are one program: nothing else writes it). JAX loads between the two; a parent
+    that ends before sending the conditions (its own run failed) ends the child."""
+    stdin = sys.stdin.buffer
+    folder, work = pickle.load(stdin)
+    seam.import_jax()
+    try:
+        conditions: Conditions = pickle.load(stdin)
+    except EOFError:
+        return
+    conditions.apply()
+    seam.persistent_cache_off()
+    from jxinspect.tracer.stage import dumping_propagation
+
+    try:
+        with dumping_propagation(folder):
+            work()
+    except BaseException:
+        with open(os.path.join(folder, CONDITIONS_FILE), "w", encoding="utf-8") as out:
+            json.dump(Conditions.now().to_json(), out)
+        raise
 
 
 @dataclass
 class PartitionerRun:
-    """A child staging the target again under :func:`seam.partitioner_dump_flags`."""
+    """A child staging the target again under :func:`seam.partitioner_dump_options`."""
 
     folder: str
     process: subprocess.Popen[bytes]
@@ -59,30 +138,45 @@ class PartitionerRun:
     @classmethod
     def start(cls, work: Callable[[], object], asked: tuple[str, ...] = ()) -> PartitionerRun:
         """Start the child; ``work`` must be picklable (a ``functools.partial`` of a
-        module-level function over plain data). Its output goes to its folder's log; the
-        dump flags are set in its environment, before its JAX starts a backend."""
-        import pickle
-
+        module-level function over plain data). Its output goes to its folder's log; it
+        stages once :meth:`send_conditions` says under what."""
         folder = tempfile.mkdtemp(prefix="jxinspect-why-")
-        env = dict(os.environ)
-        env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS', '')} {seam.partitioner_dump_flags(folder)}"
-        env["JAX_ENABLE_COMPILATION_CACHE"] = "false"
         with open(os.path.join(folder, "child.log"), "xb") as log:
             process = subprocess.Popen(
-                [*PYTHON, "-m", __name__],
-                stdin=subprocess.PIPE,
-                stdout=log,
-                stderr=log,
-                env=env,
+                [*PYTHON, "-m", __name__], stdin=subprocess.PIPE, stdout=log, stderr=log
             )
-        assert process.stdin is not None
-        with process.stdin:
-            process.stdin.write(pickle.dumps(work))
-        return cls(folder, process, asked)
+        run = cls(folder, process, asked)
+        run._send((folder, work))
+        return run
+
+    def send_conditions(self) -> None:
+        """Let the child stage, under this process's :class:`Conditions` now (once the
+        user's module is imported and the devices prepared, before anything is staged)."""
+        self._send(Conditions.now())
+        self._close_input()
+
+    def _send(self, value: object) -> None:
+        stdin = self.process.stdin
+        if stdin is None or stdin.closed:
+            return
+        try:
+            stdin.write(pickle.dumps(value))
+            stdin.flush()
+        except BrokenPipeError:  # the child is gone: finish() says how it ended
+            self._close_input()
+
+    def _close_input(self) -> None:
+        stdin = self.process.stdin
+        if stdin is not None and not stdin.closed:
+            try:
+                stdin.close()
+            except BrokenPipeError:
+                pass
 
     def finish(self, module_name: str, wait_s: float = DEFAULT_WAIT_S) -> tuple[str | None, str]:
         """Wait for the child; ``(text of the module after propagation, "")``, or
         ``(None, why there is none)``. The folder is removed either way."""
+        self._close_input()
         try:
             try:
                 code = self.process.wait(wait_s)
@@ -91,7 +185,8 @@ class PartitionerRun:
                 self.process.wait()
                 return None, f"the partitioner's debug run took over {wait_s:.0f} s and was stopped"
             if code != 0:
-                return None, f"the partitioner's debug run {_ended(code)}{self._log_tail()}"
+                ended = f"the partitioner's debug run {_ended(code)}{self._log_tail()}"
+                return None, ended + self._differences()
             path = seam.after_propagation(self.folder, module_name)
             if path is None:
                 return None, "the partitioner's debug run wrote no record of propagation"
@@ -104,6 +199,7 @@ class PartitionerRun:
 
     def stop(self) -> None:
         """End the child without reading it (the run failed before it needed it)."""
+        self._close_input()
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
@@ -116,6 +212,20 @@ class PartitionerRun:
             return ""
         lines = [line for line in text.strip().splitlines() if line.strip()]
         return f" (its last line: {lines[-1][-LOG_TAIL:]})" if lines else ""
+
+    def _differences(self) -> str:
+        """``; it staged with 1 devices where the report's run had 8, …`` where the
+        failed child's conditions differed from this process's; ``""`` where they did not
+        or it wrote none."""
+        try:
+            child = json.loads(read_text(Path(self.folder, CONDITIONS_FILE), limit=PROGRAM_LIMIT))
+        except (UsageError, OSError, ValueError):
+            return ""
+        said = differences(child, Conditions.now()) if isinstance(child, dict) else []
+        if not said:
+            return ""
+        more = f" and {len(said) - SHOWN_DIFFERENCES} more" if len(said) > SHOWN_DIFFERENCES else ""
+        return f"; it staged with {', '.join(said[:SHOWN_DIFFERENCES])}{more}"
 
 
 def _ended(code: int | None) -> str:

@@ -14,6 +14,8 @@ import inspect
 import re
 import tempfile
 import traceback
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
@@ -489,12 +491,33 @@ def wrapper_paths(traced: Traced) -> tuple[list[str | None], list[StaticArg]] | 
     return paths.mapped_paths(inner, call_args, call_kwargs, traced.leaves)
 
 
+_PROPAGATION_FOLDER: ContextVar[str | None] = ContextVar("propagation_folder", default=None)
+
+
+@contextlib.contextmanager
+def dumping_propagation(folder: str) -> Iterator[None]:
+    """Every compile inside the block also writes Shardy's record of propagation into
+    ``folder`` (:func:`seam.partitioner_dump_options`), the persistent cache off: what the
+    partitioner's debug run (:mod:`jxinspect.tracer.partitioner_run`) stages under."""
+    token = _PROPAGATION_FOLDER.set(folder)
+    try:
+        yield
+    finally:
+        _PROPAGATION_FOLDER.reset(token)
+
+
 def compile(staged: Lowered, dump_assignment: bool = False) -> Compiled | CompileFailed:
     """Compile a lowered program; an error (XLA's own types) is carried, not raised.
     ``dump_assignment``: XLA also writes its buffer assignment, into a folder of its own
-    for this compile (for a compiler whose executable keeps none: a TPU's)."""
+    for this compile (for a compiler whose executable keeps none: a TPU's); inside
+    :func:`dumping_propagation`, Shardy's record instead."""
+    propagation = _PROPAGATION_FOLDER.get()
     try:
         with seam.unfiltered_tracebacks():
+            if propagation is not None:
+                seam.persistent_cache_off()
+                options = seam.partitioner_dump_options(propagation)
+                return Compiled(staged, staged.lowered.compile(compiler_options=options))
             if not dump_assignment:
                 return Compiled(staged, staged.lowered.compile())
             with tempfile.TemporaryDirectory(prefix="jxinspect-assignment-") as folder:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from jxinspect.core.model import Collective, Report
 from jxinspect.core.units import human_bytes, type_text
 from jxinspect.render.common.escape import text as esc
+from jxinspect.render.common.source import source_text
 from jxinspect.render.common.table import plain_table
 
 COLUMNS = ("#", "collective", "axes", "operands (per device)", "bytes", "trips", "bytes/step",
@@ -34,7 +35,7 @@ def rows(report: Report) -> list[tuple[str, ...]]:
     for i, c in enumerate(report.compiled.collectives or ()):
         operands = ", ".join(type_text(o.shape, o.dtype) for o in c.operands)
         axes = ",".join(c.axes) if c.axes is not None else f"? ({groups_text(c)})"
-        source = f"{c.file}:{c.line}" if c.file else ""
+        source = source_text(c.file, c.line, c.library_file, c.library_line)
         result.append(
             (str(i), c.kind, axes or "—", operands, human_bytes(c.bytes), trips(c),
              human_bytes(c.bytes_per_step), c.moves, c.op_name or "", source)

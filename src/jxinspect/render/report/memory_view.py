@@ -14,6 +14,7 @@ from jxinspect.core.model import (
 )
 from jxinspect.core.units import human_bytes
 from jxinspect.render.common.escape import text as esc
+from jxinspect.render.common.source import source_text
 from jxinspect.render.common.table import plain_table
 
 COLUMNS = ("bytes", "kind", "type", "holds", "role", "loop", "source")
@@ -34,7 +35,7 @@ def holds(buffer: PeakBuffer) -> str:
 
 
 def source(file: str | None, line: int | None) -> str:
-    return f"{file}:{line}" if file else ""
+    return source_text(file, line)
 
 
 def where(point: PeakPoint | None) -> str:
@@ -42,8 +43,9 @@ def where(point: PeakPoint | None) -> str:
     if point is None:
         return ""
     at = f"at {point.instruction}"
-    if point.file:
-        at += f" ({source(point.file, point.line)})"
+    said = source_text(point.file, point.line, point.library_file, point.library_line)
+    if said:
+        at += f" ({said})"
     if point.position is not None and point.of is not None:
         at += f", step {point.position + 1} of {point.of}"
     return at
@@ -76,7 +78,7 @@ def rows(peak: MemoryPeak) -> list[tuple[str, ...]]:
     """One raw row per buffer (escaped by the table)."""
     return [
         (human_bytes(b.bytes), b.kind, b.type, holds(b), b.role or "", b.loop or "",
-         source(b.file, b.line))
+         source_text(b.file, b.line, b.library_file, b.library_line))
         for b in peak.buffers or ()
     ]  # fmt: skip
 

@@ -197,7 +197,7 @@ def read_collectives(
         devices = tuple(tuple(ids[d] if ids else d for d in row) for row in rows)
         moved = [inputs[p] for p in flow.parameters if p in inputs]
         moved += [outputs[i] for i in flow.outputs if i < len(outputs)]
-        file, line = module.source(instruction)
+        at = module.located(instruction)
         found.append(
             Collective(
                 kind=flow.kind,
@@ -208,8 +208,10 @@ def read_collectives(
                 pairs=devices if form == "pairs" else (),
                 instruction=instruction.name,
                 op_name=instruction.op_name,
-                file=file,
-                line=line,
+                file=at.file,
+                line=at.line,
+                library_file=at.library_file,
+                library_line=at.library_line,
                 computation=instruction.computation,
                 operand_paths=tuple(dict.fromkeys(moved)),
                 loops=flow.loops,

@@ -26,7 +26,7 @@ from typing import Any
 from jxinspect.core.model import BufferRole, MemoryPeak, PeakBuffer, PeakPoint
 from jxinspect.tracer import seam
 from jxinspect.tracer.read import hlo_flow, xla_protos
-from jxinspect.tracer.read.hlo_text import HloText, Instruction
+from jxinspect.tracer.read.hlo_text import HloText, Instruction, Located
 
 _LAYOUT = re.compile(r"\{[^{}]*\}|/\*index=\d+\*/")
 
@@ -133,9 +133,10 @@ class _Peak:
         if name is None:
             return None
         instruction = self.module.instructions.get(name)
-        file, line = self.module.source(instruction) if instruction else (None, None)
+        at = self.module.located(instruction) if instruction else Located(None, None)
         times = self.replay.times
-        return PeakPoint(name, file, line, times.get(name), len(times) or None)
+        return PeakPoint(name, at.file, at.line, at.library_file, at.library_line,
+                         times.get(name), len(times) or None)  # fmt: skip
 
     def _name(self, buffer: Any) -> str:
         at = buffer.defined_at
@@ -183,15 +184,17 @@ class _Peak:
         instruction = self.module.instructions.get(name)
         if instruction is None:
             return PeakBuffer(buffer.size, "?", "temporary", instruction=name)
-        file, line = self.module.source(instruction)
+        at = self.module.located(instruction)
         loops, _ = hlo_flow.loops_of(self.module, instruction.computation)
         return PeakBuffer(
             buffer.size,
             _type(instruction.shape, list(buffer.defined_at.shape_index)),
             "collective" if _collective(instruction) else "temporary",
             instruction=name,
-            file=file,
-            line=line,
+            file=at.file,
+            line=at.line,
+            library_file=at.library_file,
+            library_line=at.library_line,
             role=self._role(name, backward),
             loop=loops[-1] if loops else None,
         )

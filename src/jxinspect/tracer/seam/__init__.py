@@ -40,7 +40,7 @@ from jxinspect.tracer.seam.compiled import (
     dumped_assignment,
     memory_analysis,
     partition_assignment,
-    partitioner_dump_flags,
+    partitioner_dump_options,
     peak_memory_bytes,
 )
 from jxinspect.tracer.seam.devices import (
@@ -183,6 +183,7 @@ from jxinspect.tracer.seam.release import (
     import_jax,
     jax_version,
     jaxlib_version,
+    persistent_cache_off,
     require_supported,
     restore_config,
     running_since,
@@ -254,6 +255,7 @@ __all__ = [
     "peak_memory_bytes",
     "TopologyDevices",
     "libtpu_version",
+    "persistent_cache_off",
     "placed_on",
     "topology_devices",
     "cache_key_environment",
@@ -261,7 +263,7 @@ __all__ = [
     "install_compile_options_hook",
     "cache_settings",
     "producer",
-    "partitioner_dump_flags",
+    "partitioner_dump_options",
     "after_propagation",
     "eval_shape",
     "abstract_meshes_lower",

@@ -150,21 +150,21 @@ def buffer_assignment(
     return ("HloProto", bytes(whole), None) if whole else None
 
 
-def partitioner_dump_flags(folder: str) -> str:
-    """The ``XLA_FLAGS`` that make XLA write Shardy's record of where each sharding came
+def partitioner_dump_options(folder: str) -> dict[str, Any]:
+    """Compile options that make XLA write Shardy's record of where each sharding came
     from (``sdy.sharding_origins``, ``sdy.propagation_edges``) into ``folder``, and no
     other dump: ``shardy-verbose`` in the dump's pass filter (0.7.1 to 0.12.0.1 write
     ``folder/shardy/module_N.NAME/02.after_propagation.mlir``: tests/tracer/
-    test_provenance.py reads it on every CI leg from 0.7). A compile the persistent cache
-    answers writes nothing."""
-    return (
-        f"--xla_dump_to={folder} --xla_dump_hlo_pass_re=shardy-verbose --xla_dump_hlo_module_re=^$"
-    )
+    test_provenance.py's oracle compiles with the same options on every CI leg from 0.7).
+    Options of the compile, not ``XLA_FLAGS``: the user's module may set those itself.
+    A compile the persistent cache answers writes nothing (:func:`persistent_cache_off`)."""
+    return {"xla_dump_to": folder, "xla_dump_hlo_pass_re": "shardy-verbose",
+            "xla_dump_hlo_module_re": "^$"}  # fmt: skip
 
 
 def after_propagation(folder: str, module_name: str) -> str | None:
     """The module after Shardy's propagation that a compile of ``module_name``
-    (``jit_step``) under :func:`partitioner_dump_flags` wrote into ``folder`` (the last,
+    (``jit_step``) under :func:`partitioner_dump_options` wrote into ``folder`` (the last,
     where the process compiled that module more than once); ``None`` where there is none."""
     import glob
     import os

@@ -120,6 +120,18 @@ def config_values() -> dict[str, Any]:
     return dict(jax.config.values)
 
 
+def persistent_cache_off() -> None:
+    """Turn JAX's persistent compilation cache off in this process (the partitioner's
+    debug run: a compile the cache answers writes no dump). JAX decides whether a
+    process uses the cache at its first compile and keeps to it, so the debug run calls
+    this before it imports the user's module and again before it compiles."""
+    import jax
+
+    option = "jax_enable_compilation_cache"  # 0.4.35 on
+    if option in jax.config.values:
+        jax.config.update(option, False)
+
+
 def restore_config(values: dict[str, Any]) -> None:
     """Put back what user code changed (``jax.config.update`` at import) since
     :func:`config_values`; an option that cannot change once the backend started is
