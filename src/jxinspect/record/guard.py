@@ -25,13 +25,16 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from jxinspect.core import codec
 from jxinspect.core.dtypes import short_name
 from jxinspect.core.identity import Difference
 from jxinspect.core.recording import GuardSummary
-from jxinspect.record import identity, programs, recompiles
 from jxinspect.tracer import seam
+
+if TYPE_CHECKING:
+    from jxinspect.record.identity import Operation
 
 DEFAULT_WAIT_S = 60.0
 """How long a process waits for the others to lower the program it lowered."""
@@ -102,6 +105,8 @@ class Guard:
 
 def described(lowering: seam.RunLowering) -> GuardedProgram:
     """What ``lowering`` is, as the processes compare it."""
+    from jxinspect.record import recompiles  # here: a run of one process never needs it
+
     statics = recompiles.static_values(lowering.call)
     printed = recompiles.fingerprint(lowering, statics, "")
     inputs = {
@@ -144,20 +149,22 @@ def _exchange_operations(
     number: int,
     me: int,
     theirs: dict[int, GuardedProgram],
-) -> dict[int, list[identity.Operation]]:
+) -> dict[int, list[Operation]]:
     """The operations of each process's program (published only once the programs are
     known to differ, where the first differing operation is wanted)."""
+    from jxinspect.record.identity import operations
+
     assert lowering.lowered is not None
     text = seam.program_text(lowering.lowered)
     key = _KEY.format(number=number, process=me) + "/program"
     client.key_value_set(key, text)  # type: ignore[attr-defined]
-    found = {me: identity.operations(text)}
+    found = {me: operations(text)}
     for other in theirs:
         if other == me:
             continue
         key = _KEY.format(number=number, process=other) + "/program"
         try:
-            found[other] = identity.operations(
+            found[other] = operations(
                 client.blocking_key_value_get(key, 10_000)  # type: ignore[attr-defined]
             )
         except Exception:  # it stopped meanwhile: the operations stay unknown
@@ -184,10 +191,13 @@ def _processes(numbers: list[int]) -> str:
 def first_difference(
     before: GuardedProgram,
     after: GuardedProgram,
-    operations: tuple[list[identity.Operation] | None, list[identity.Operation] | None],
+    operations: tuple[list[Operation] | None, list[Operation] | None],
 ) -> Difference | str | None:
     """The first real difference of two processes' programs, as JX403 names it: an
     input path, a static argument, a configuration option or flag, an operation."""
+    from jxinspect.record import programs
+    from jxinspect.record.identity import operation_difference
+
     if before.function != after.function:
         return f"different functions: `{before.function}` vs `{after.function}`"
     found = programs.input_difference(before.inputs, after.inputs) or programs.static_difference(
@@ -202,13 +212,13 @@ def first_difference(
     mine_ops, theirs_ops = operations
     if mine_ops is None or theirs_ops is None:
         return None
-    return identity.operation_difference(mine_ops, theirs_ops)
+    return operation_difference(mine_ops, theirs_ops)
 
 
 def _differ(
     number: int,
     theirs: dict[int, GuardedProgram],
-    operations: dict[int, list[identity.Operation]],
+    operations: dict[int, list[Operation]],
 ) -> str:
     same, other = _sides(theirs)
     before, after = theirs[same[0]], theirs[other[0]]
