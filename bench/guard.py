@@ -62,7 +62,7 @@ def main() -> None:
             guarded.append(run(count, True))
         mine, theirs = statistics.median(guarded), statistics.median(plain)
         print(f"{count} processes: plain {theirs:.2f} s, guarded {mine:.2f} s "
-              f"(median of {options.runs}): {mine / theirs:.3f}x")  # fmt: skip
+              f"(median of {options.runs}): ratio {mine / theirs:.3f}")  # fmt: skip
 
 
 if __name__ == "__main__":
