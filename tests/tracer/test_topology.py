@@ -196,6 +196,16 @@ def test_the_compile_is_raw_jaxs_own_for_that_topology(
     kinds = {kind: sum(b["bytes"] for b in peak["buffers"] if b["kind"] == kind)
              for kind in ("argument", "result")}  # fmt: skip
     assert kinds == {"argument": raw["memory"]["arguments"], "result": raw["memory"]["outputs"]}
+    # HBM: its buffers and the code the chip loads there; each on-chip space apart, its
+    # temporaries those live at its own peak in XLA's live ranges of that colour
+    assert peak["code"] == raw["memory"]["generated_code"] > 0
+    assert peak["bytes"] == sum(b["bytes"] for b in peak["buffers"]) + peak["code"]
+    for space in peak["on_chip"]:
+        assert space["number"] != 0 and space["bytes"] > 0, space
+        want, regions, _ = dumped_peak(folder / raw["dump"], space["number"])
+        live = [b["bytes"] for b in space["buffers"] if b["kind"] in ("temporary", "collective")]
+        assert sum(live) == want, space["space"]
+        assert sorted(live) == sorted(r[2] for r in regions)
     hlo = independent(raw["text"], total=len(raw["ids"]))
     got = info["collectives"]
     assert got is not None, info["unread"]

@@ -34,10 +34,13 @@ from jxinspect.tracer.seam.compiled import (
     after_propagation,
     assignment_dump_options,
     buffer_assignment,
+    code_in_device_memory,
     compiled_shardings,
     cost_analysis,
     dumped_assignment,
     memory_analysis,
+    memory_space_name,
+    mosaic_kernel_name,
     partition_assignment,
     partitioner_dump_flags,
     peak_memory_bytes,
@@ -244,6 +247,9 @@ from jxinspect.tracer.seam.trees import (
 
 __all__ = [
     "no_tpu_host",
+    "code_in_device_memory",
+    "memory_space_name",
+    "mosaic_kernel_name",
     "assignment_dump_options",
     "dumped_assignment",
     "hbm_shortfall",
