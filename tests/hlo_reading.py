@@ -111,10 +111,11 @@ def _dumped(folder: Path, what: str) -> str:
     return found[0].read_text(encoding="utf-8") if found else ""
 
 
-def dumped_peak(folder: Path) -> tuple[int, list[tuple[int, int, int]], list[str]]:
+def dumped_peak(folder: Path, color: int = 0) -> tuple[int, list[tuple[int, int, int]], list[str]]:
     """XLA's dump replayed: the temporaries' bytes at the first moment where most are
     live, their memory regions (allocation, offset, size) and the names of every value
-    live then."""
+    live then; of one memory space (``color``: 0 a TPU's HBM and a CPU's only one, 1 a
+    TPU's VMEM, ...; the dump writes ``color N`` for any but 0)."""
     assignment = _dumped(folder, "buffer-assignment")
     ranges_text = _dumped(folder, "live-range") or assignment  # up to 0.9: one file
     values: list[tuple[str, tuple[int, int, int]]] = []
@@ -122,6 +123,8 @@ def dumped_peak(folder: Path) -> tuple[int, list[tuple[int, int, int]], list[str
     for line in assignment.split("HloLiveRange", 1)[0].splitlines():
         if found := _ALLOCATION.match(line):
             temporary = not any(kind in found.group(3) for kind in _NOT_TEMPORARY)
+            colored = re.search(r"\bcolor (\d+)", found.group(3))
+            temporary &= (int(colored.group(1)) if colored else 0) == color
             allocation = (int(found.group(1)), temporary)
         elif (found := _VALUE.match(line)) and allocation is not None and allocation[1]:
             name = found.group(1) + (found.group(2) or "{}")

@@ -196,6 +196,16 @@ def test_the_compile_is_raw_jaxs_own_for_that_topology(
     kinds = {kind: sum(b["bytes"] for b in peak["buffers"] if b["kind"] == kind)
              for kind in ("argument", "result")}  # fmt: skip
     assert kinds == {"argument": raw["memory"]["arguments"], "result": raw["memory"]["outputs"]}
+    # HBM: its buffers and the code the chip loads there; each on-chip space apart, its
+    # temporaries those live at its own peak in XLA's live ranges of that colour
+    assert peak["code"] == raw["memory"]["generated_code"] > 0
+    assert peak["bytes"] == sum(b["bytes"] for b in peak["buffers"]) + peak["code"]
+    for space in peak["on_chip"]:
+        assert space["number"] != 0 and space["bytes"] > 0, space
+        want, regions, _ = dumped_peak(folder / raw["dump"], space["number"])
+        live = [b["bytes"] for b in space["buffers"] if b["kind"] in ("temporary", "collective")]
+        assert sum(live) == want, space["space"]
+        assert sorted(live) == sorted(r[2] for r in regions)
     hlo = independent(raw["text"], total=len(raw["ids"]))
     got = info["collectives"]
     assert got is not None, info["unread"]
@@ -230,7 +240,8 @@ def test_each_program_moves_what_its_sharding_says(
     (layer,) = [c for c in reports["scan_layers"]["compiled"]["collectives"] if c["loops"]]
     assert layer["trip_count"] == 4, layer  # a TPU's loop carries no count: read from it
     assert layer["bytes_per_step"] == 4 * layer["bytes"]
-    live = reports["fsdp_layer"]["compiled"]["peak"]["buffers"]
+    peak = reports["fsdp_layer"]["compiled"]["peak"]  # the gathered weight: in VMEM
+    live = peak["buffers"] + [b for s in peak["on_chip"] for b in s["buffers"]]
     assert any(b["kind"] == "collective" for b in live), live
 
 
@@ -614,3 +625,189 @@ def test_slices_need_a_topology(tmp_path: Path, run_cli: Any) -> None:
         "error: --slices 2 needs --topology: the TPU topology of each slice, e.g. --topology "
         "v5e:2x2 --slices 2"
     )
+
+
+KERNELS = """
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas.ops.tpu import matmul as pallas_matmul
+
+
+def add_kernel(x_ref, y_ref, o_ref):
+    o_ref[...] = x_ref[...] + y_ref[...]
+
+
+def estimated_add(x, y):
+    return pl.pallas_call(
+        add_kernel,
+        out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+        cost_estimate=pl.CostEstimate(flops=1234567, transcendentals=0, bytes_accessed=7654321),
+    )(x, y)
+
+
+def block(x, y):
+    z = pallas_matmul.matmul(x, y, block_shape=(256, 256))
+    return jnp.tanh(z @ y) + estimated_add(x, y)
+"""
+"""A jitted block with JAX's own Pallas TPU matmul (no cost estimate) and a kernel of the
+test's own with one; ``estimated_add`` alone is the estimate and nothing else."""
+
+KERNELS_RAW = """
+import json, sys
+import jax, jax.numpy as jnp
+from jax.experimental import topologies
+sys.path.insert(0, ".")
+import kernels
+
+topology = topologies.get_topology_desc(platform="tpu", topology_name="v5e:2x2")
+a = jax.ShapeDtypeStruct((512, 512), jnp.float32)
+facts = {}
+for name in ("block", "estimated_add"):
+    with jax.default_device(topology.devices[0]):
+        lowered = jax.jit(getattr(kernels, name)).lower(a, a)
+    compiled = lowered.compile()
+    lowered.compile(compiler_options={"xla_dump_to": f"dump-{name}"})
+    cost = compiled.cost_analysis()
+    cost = cost[0] if isinstance(cost, list) else cost
+    stats = compiled.memory_analysis()
+    facts[name] = {"flops": cost["flops"], "bytes_accessed": cost["bytes accessed"],
+                   "text": compiled.as_text(), "code": stats.generated_code_size_in_bytes,
+                   "arguments": stats.argument_size_in_bytes,
+                   "outputs": stats.output_size_in_bytes, "dump": f"dump-{name}"}
+print(json.dumps(facts))
+"""
+
+
+def _line_of(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+@pytest.fixture(scope="module")
+def kernel_reports(
+    tmp_path_factory: pytest.TempPathFactory, run_cli: Any
+) -> tuple[dict[str, Any], dict[str, Any], Path]:
+    """(jxinspect's JSON report per function, raw JAX's facts per function, the folder)."""
+    if not HAS_LIBTPU:
+        pytest.skip("libtpu is not installed (the tpu extra)")
+    folder = tmp_path_factory.mktemp("kernels")
+    (folder / "kernels.py").write_text(KERNELS, encoding="utf-8")
+    raw = run_python(KERNELS_RAW, cwd=folder)
+    assert raw.returncode == 0, raw.describe()
+    facts = json.loads(raw.stdout.strip().splitlines()[-1])
+    reports = {}
+    for name in facts:
+        result = run_cli("lower", f"kernels.py:{name}", "--topology", "v5e:2x2", "--args",
+                         "f32[512,512], f32[512,512]", "--compile", "--memory", "--format",
+                         "json", cwd=folder)  # fmt: skip
+        assert result.returncode in (0, 1), result.describe()
+        reports[name] = json.loads(result.stdout)
+    return reports, facts, folder
+
+
+def _custom_calls(text: str) -> dict[str, str]:
+    """The test's own reading: each custom call's instruction name → its line."""
+    return {m.group(1): line for line in text.splitlines()
+            if (m := re.match(r"^\s*(?:ROOT )?%(\S+) = .* custom-call\(", line))}  # fmt: skip
+
+
+@needs_libtpu
+def test_each_pallas_kernel_is_named_at_the_users_line_with_its_cost(
+    kernel_reports: tuple[dict[str, Any], dict[str, Any], Path],
+) -> None:
+    """Both kernels of the block, by their functions' names, at the user's calls (the
+    matmul's library frame beside); the estimate is the one XLA adds to cost_analysis
+    (``estimated_add`` alone: exactly it); the matmul has none, so the block's FLOPs are
+    unknown and XLA's figure is the part known."""
+    reports, facts, _ = kernel_reports
+    block = reports["block"]["compiled"]
+    calls = _custom_calls(facts["block"]["text"])
+    assert sorted(k["instruction"] for k in block["kernels"]) == sorted(calls)
+    by_name = {k["name"]: k for k in block["kernels"]}
+    assert set(by_name) == {"matmul_kernel", "add_kernel"}
+    matmul, add = by_name["matmul_kernel"], by_name["add_kernel"]
+    assert all('custom_call_target="tpu_custom_call"' in calls[k["instruction"]]
+               for k in (matmul, add))  # fmt: skip
+    assert (Path(matmul["file"]).name, matmul["line"]) == (
+        "kernels.py",
+        _line_of(KERNELS, "pallas_matmul.matmul("),
+    )
+    assert matmul["library_file"].endswith("pallas/ops/tpu/matmul.py")
+    assert (Path(add["file"]).name, add["line"]) == (
+        "kernels.py",
+        _line_of(KERNELS, "pl.pallas_call("),
+    )
+    assert add["library_file"] is None
+    assert '"cost_estimate":{"flops":"1234567"' in calls[add["instruction"]]
+    assert (add["flops"], add["bytes_accessed"]) == (1234567, 7654321)
+    assert matmul["flops"] is None and "cost_estimate" not in calls[matmul["instruction"]]
+    assert block["flops"] is None
+    assert block["flops_known_part"] == facts["block"]["flops"]
+    # two 512³ matmuls (the Pallas one, then ``z @ y``): XLA counts only the second
+    assert 2 * 512**3 < facts["block"]["flops"] < 2 * (2 * 512**3)
+    assert [b["space"] for b in matmul["buffers"]][-1] in ("VMEM", "HBM")
+    alone = reports["estimated_add"]["compiled"]
+    assert alone["flops"] == facts["estimated_add"]["flops"] == 1234567
+    assert alone["flops_known_part"] is None
+
+
+@needs_libtpu
+def test_the_peak_is_hbm_with_the_code_and_vmem_apart(
+    kernel_reports: tuple[dict[str, Any], dict[str, Any], Path],
+) -> None:
+    """The kernels' outputs are in VMEM (their layouts' ``S(1)``): apart from the HBM peak,
+    which holds the arguments, the result and the code the chip loads; each space's
+    temporaries are those of XLA's own live ranges of that colour."""
+    reports, facts, folder = kernel_reports
+    for name, report in reports.items():
+        peak, raw = report["compiled"]["peak"], facts[name]
+        assert peak["code"] == raw["code"] > 0
+        hbm = sum(b["bytes"] for b in peak["buffers"])
+        assert peak["bytes"] == hbm + raw["code"]
+        temporaries = [b["bytes"] for b in peak["buffers"] if b["kind"] == "temporary"]
+        want, _, _ = dumped_peak(folder / raw["dump"])
+        assert sum(temporaries) == want
+        assert hbm - sum(temporaries) == raw["arguments"] + raw["outputs"]
+        spaces = {s["space"]: s for s in peak["on_chip"]}
+        vmem, _, _ = dumped_peak(folder / raw["dump"], 1)
+        assert (spaces["VMEM"]["bytes"] if "VMEM" in spaces else 0) == vmem
+        in_vmem = {k["instruction"] for k in report["compiled"]["kernels"]
+                   if k["buffers"][-1]["space"] == "VMEM"}  # its layout's S(1)  # fmt: skip
+        assert (name == "block") == bool(in_vmem)  # alone, the kernel writes the result
+        held = {b["instruction"] for b in spaces.get("VMEM", {}).get("buffers", [])}
+        assert in_vmem <= held
+        assert not in_vmem & {b["instruction"] for b in peak["buffers"]}
+
+
+@needs_libtpu
+def test_the_text_says_the_flops_are_unknown_and_a_flops_budget_fails(
+    tmp_path: Path, run_cli: Any
+) -> None:
+    (tmp_path / "kernels.py").write_text(KERNELS, encoding="utf-8")
+    args = ("--topology", "v5e:2x2", "--args", "f32[512,512], f32[512,512]", "--compile",
+            "--memory")  # fmt: skip
+    text = run_cli("lower", "kernels.py:block", *args, cwd=tmp_path)
+    assert text.returncode == 0, text.describe()
+    line = _line_of(KERNELS, "pallas_matmul.matmul(")
+    assert re.search(
+        r"FLOPs: unknown \([\d.]+ [kMG]?FLOP known; kernel matmul_kernel at "
+        rf"\S*kernels\.py:{line} has no cost estimate\)",
+        text.stdout,
+    ), text.stdout
+    assert "on chip (not HBM): VMEM " in text.stdout
+    (tmp_path / "jxinspect.yaml").write_text(
+        "budgets:\n  flops_per_device: 1000000000000\ntargets:\n"
+        "  - target: kernels.py:block\n    topology: v5e:2x2\n    compile: true\n"
+        '    args: "f32[512,512], f32[512,512]"\n'
+        "  - target: kernels.py:estimated_add\n    topology: v5e:2x2\n    compile: true\n"
+        '    args: "f32[512,512], f32[512,512]"\n',
+        encoding="utf-8",
+    )
+    result = run_cli("lint", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 1, result.describe()
+    found = {target["target"]: [f["message"] for f in target["findings"] if f["code"] == "JX303"]
+             for target in json.loads(result.stdout)["targets"]}  # fmt: skip
+    (message,) = found["kernels.py:block"]
+    assert message.startswith("the FLOPs budget cannot be judged: the cost is unknown (")
+    assert "kernel matmul_kernel at " in message and f"kernels.py:{line} has no cost" in message
+    assert found["kernels.py:estimated_add"] == []

@@ -417,6 +417,10 @@ class MemoryStats:
     host: int | None = None
     """Bytes per device the program keeps in host memory (its host arguments, outputs and
     temporaries: an offload applied); ``None`` where the backend gave none."""
+    loaded_code: int | None = None
+    """:attr:`generated_code` where the device loads it into the memory its buffers use (a
+    TPU: HBM), so the HBM figures (JX302, the peak, JX307) count it; ``None`` where the
+    code is not in device memory (CPU: the host's)."""
 
 
 @dataclass(frozen=True)
@@ -521,6 +525,20 @@ class PeakPoint:
 
 
 @dataclass(frozen=True)
+class SpaceUse:
+    """What a memory space other than the device's main one (a TPU's on-chip VMEM, SMEM)
+    holds at its own peak, per device: listed apart, never added to the HBM figures."""
+
+    space: str
+    """``VMEM``, ``SMEM``, ``host``; ``space N`` for a number this reader does not name."""
+    number: int
+    """XLA's number for it (a layout's ``S(1)``, the buffer assignment's ``color``)."""
+    bytes: int
+    buffers: tuple[PeakBuffer, ...] = ()
+    """Largest first."""
+
+
+@dataclass(frozen=True)
 class MemoryPeak:
     """The memory live per device at the peak, and what holds it (``lower --memory``).
 
@@ -542,6 +560,14 @@ class MemoryPeak:
     arguments and results, and the temporaries live then."""
     unread: str | None = None
     """Why the peak could not be read, in one line."""
+    code: int | None = None
+    """The executable's code, which the device loads into the same memory (a TPU: HBM),
+    counted in :attr:`bytes` and the timeline; ``None`` where the code is not in device
+    memory (CPU) or not known."""
+    on_chip: tuple[SpaceUse, ...] | None = ()
+    """The other memory spaces (VMEM, SMEM) at their own peaks, apart from :attr:`bytes`
+    and :attr:`buffers` (which count the main memory, space 0, alone); ``()``: none used;
+    ``None``: unknown (the analysis read cannot say a buffer's space)."""
 
 
 ResidualSource = Literal["argument", "named", "output"]
@@ -877,6 +903,53 @@ class AcceptedCost:
 
 
 @dataclass(frozen=True)
+class KernelBuffer:
+    """An array a kernel reads or writes, per device."""
+
+    role: Literal["operand", "result"]
+    type: str
+    """``f32[512,512]``."""
+    bytes: int
+    space: str
+    """The memory it is in, from its layout: ``HBM`` (space 0; a CPU's memory), ``VMEM``,
+    ``SMEM``, ``host``."""
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A custom call of the optimized program: a Pallas/Mosaic kernel (``tpu_custom_call``)
+    or another one XLA runs as is (a LAPACK routine, a callback)."""
+
+    name: str
+    """The kernel's own name (a Pallas kernel's function, read from its Mosaic module),
+    else the custom call's target."""
+    target: str
+    """``custom_call_target``: ``tpu_custom_call`` for a Mosaic (Pallas) kernel."""
+    instruction: str
+    file: str | None = None
+    line: int | None = None
+    """The user's call: the innermost frame in the user's files (not a library's)."""
+    library_file: str | None = None
+    library_line: int | None = None
+    """The innermost frame where it is not the user's (a library's ``pallas_call``)."""
+    flops: float | None = None
+    """Its cost estimate (Pallas ``CostEstimate``, which XLA's ``cost_analysis`` adds to the
+    program's); ``None``: unknown (no estimate: XLA counts it as nothing)."""
+    transcendentals: float | None = None
+    bytes_accessed: float | None = None
+    costless: bool = False
+    """A call that does no arithmetic on the device (a host callback, a placement
+    annotation): its FLOPs are 0, not unknown."""
+    buffers: tuple[KernelBuffer, ...] = ()
+    """Its operands, then its results."""
+
+    @property
+    def uncosted(self) -> bool:
+        """Whether its FLOPs are unknown: no cost estimate, and it may do arithmetic."""
+        return self.flops is None and not self.costless
+
+
+@dataclass(frozen=True)
 class CompiledInfo:
     """What compilation added: memory per device, aliasing, collectives."""
 
@@ -896,7 +969,13 @@ class CompiledInfo:
     notes: tuple[str, ...] = ()
     flops: float | None = None
     """Floating-point operations per device, XLA's ``cost_analysis()``; ``None`` where
-    the backend gave none."""
+    the backend gave none, or where a kernel's cost is unknown (:attr:`flops_known_part`)."""
+    flops_known_part: float | None = None
+    """Where a kernel has no cost estimate (XLA counts it as nothing): what
+    ``cost_analysis()`` says, the part known; ``None`` otherwise."""
+    kernels: tuple[Kernel, ...] | None = ()
+    """Every custom call of the optimized program (Pallas/Mosaic kernels and others), in
+    program order; ``None``: not read (:attr:`unread`)."""
     bytes_accessed: float | None = None
     """Bytes read and written per device, XLA's ``cost_analysis()``; ``None`` where the
     backend gave none."""
@@ -928,6 +1007,12 @@ class CompiledInfo:
         default=None, compare=False, repr=False, metadata={"written": False}
     )
     """The whole error behind :attr:`unread`, for ``--traceback`` (not in the JSON)."""
+
+    @property
+    def uncosted(self) -> tuple[Kernel, ...]:
+        """The kernels whose FLOPs are unknown (no cost estimate; XLA counts them as
+        nothing), in program order."""
+        return tuple(k for k in self.kernels or () if k.uncosted)
 
     @property
     def origins_read(self) -> bool:

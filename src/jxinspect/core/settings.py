@@ -87,6 +87,10 @@ class Settings:
     peak_per_device: int | None = _budget("bytes", None)
     """JX303: the bytes live per device at the compiled program's peak above this are
     reported, with the largest buffers there (``None``: off; set, lint reads the peak)."""
+    flops_per_device: int | None = _budget("count", None)
+    """JX303: the compiled program's FLOPs per device (XLA's ``cost_analysis``) above this
+    are reported; FLOPs unknown (a kernel without a cost estimate) cannot pass it
+    (``None``: off)."""
     forbid_collectives: tuple[ForbiddenCollective, ...] = _budget("collectives", ())
     """JX303: each collective of these kinds in the compiled program is reported; a kind
     with a size (``"all-gather > 1 GiB"``) only where one moves more per device."""

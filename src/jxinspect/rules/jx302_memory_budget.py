@@ -13,8 +13,9 @@ from jxinspect.rules.base import Rule
 def bytes_per_device(report: Report) -> tuple[int, str]:
     """Bytes per device and how they were counted.
 
-    XLA's memory analysis (arguments + outputs + temporaries - aliased) once compiled;
-    otherwise arguments plus the results that do not reuse a donated argument's buffer.
+    XLA's memory analysis (arguments + outputs + temporaries - aliased, and the code where
+    the device loads it into the same memory: a TPU's HBM) once compiled; otherwise
+    arguments plus the results that do not reuse a donated argument's buffer.
     """
     memory = report.compiled.memory if report.compiled is not None else None
     if (
@@ -24,7 +25,9 @@ def bytes_per_device(report: Report) -> tuple[int, str]:
         and memory.outputs is not None
     ):
         total = memory.arguments + memory.outputs + (memory.temporaries or 0)
-        return total - (memory.aliased or 0), "XLA memory analysis"
+        total += memory.loaded_code or 0
+        how = "XLA memory analysis" + (", with the code" if memory.loaded_code else "")
+        return total - (memory.aliased or 0), how
     aliased = {
         leaf.compiled_alias if report.compiled is not None else leaf.aliased_output
         for leaf in report.inputs
@@ -56,7 +59,8 @@ RULE = Rule(
 The program needs more memory per device than `budgets: {bytes_per_device: ...}` allows.
 Lowered, the count is the per-device shards of every argument plus every result that
 does not reuse a donated argument's buffer; with `compile: true` it is XLA's own memory
-analysis (arguments + outputs + temporaries - aliased bytes). A change that drops a
+analysis (arguments + outputs + temporaries - aliased bytes; on a TPU also the program's
+code, which the chip loads into HBM). A change that drops a
 sharding, widens a dtype or adds state shows up here before it runs out of memory on
 the accelerator.
 

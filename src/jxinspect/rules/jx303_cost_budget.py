@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from jxinspect.core.facts import Facts
-from jxinspect.core.model import CompiledInfo, Finding, PeakBuffer, Report
+from jxinspect.core.model import CompiledInfo, Finding, PeakBuffer, Report, at_source
 from jxinspect.core.settings import Settings
-from jxinspect.core.units import human_bytes
+from jxinspect.core.units import human_bytes, human_flops
 from jxinspect.rules.base import Rule
 
 
@@ -21,6 +21,7 @@ def _over(report: Report, compiled: CompiledInfo, settings: Settings) -> Iterato
             f"is over the budget of {human_bytes(budget)}",
         )
     yield from _peak_over(report, compiled, settings.peak_per_device)
+    yield from _flops_over(report, compiled, settings.flops_per_device)
     budget = settings.collective_bytes_per_step
     if compiled.collectives is None:
         if budget is not None or settings.forbid_collectives:
@@ -83,6 +84,31 @@ def _peak_over(report: Report, compiled: CompiledInfo, budget: int | None) -> It
         )
 
 
+def _flops_over(report: Report, compiled: CompiledInfo, budget: int | None) -> Iterator[Finding]:
+    """The FLOPs over ``flops_per_device``; FLOPs unknown (a kernel without a cost
+    estimate, or no analysis) cannot pass it."""
+    if budget is None:
+        return
+    if compiled.flops is None:
+        unknown = compiled.uncosted
+        why = (
+            "kernel " + ", ".join(k.name + at_source(k.file, k.line) for k in unknown)
+            + (" has" if len(unknown) == 1 else " have") + " no cost estimate"
+            if unknown else "XLA gave no cost analysis"
+        )  # fmt: skip
+        known = compiled.flops_known_part
+        part = f" ({human_flops(known)} known)" if known is not None else ""
+        yield RULE.finding(
+            report, f"the FLOPs budget cannot be judged: the cost is unknown{part}; {why}"
+        )
+    elif compiled.flops > budget:
+        yield RULE.finding(
+            report,
+            f"{human_flops(compiled.flops)} per device (XLA cost analysis) is over the budget "
+            f"of {human_flops(budget)}",
+        )
+
+
 def check(report: Report, facts: Facts) -> Iterator[Finding]:
     compiled = report.compiled
     if compiled is None:
@@ -116,7 +142,10 @@ the backward pass, a remat removed, a fusion that no longer fits),
 `collective_bytes_per_step` (each collective's operand bytes times the trips of the loops
 it runs in, summed), `peak_per_device` (the bytes live at the peak: arguments, results and
 the temporaries live there, as `jxinspect lower --memory` shows them; the finding names
-the largest), or it holds a collective whose kind `forbid_collectives` lists
+the largest; on a TPU its HBM with the code the chip loads there, VMEM and SMEM apart),
+`flops_per_device` (XLA's cost analysis, which counts a Pallas kernel by its
+`pl.CostEstimate`: a kernel without one leaves the FLOPs unknown, and the budget cannot
+pass on them), or it holds a collective whose kind `forbid_collectives` lists
 (`[all-to-all, all-gather]`), or one that moves more per device than the size a kind is
 given there (`["all-gather > 1 GiB"]`: the gather of a small bias passes, the weights'
 does not). A forbidden collective is named with its mesh axes, the argument or result

@@ -73,7 +73,9 @@ more memory per device than the chip has: the TPU's compiler refused it for want
 (`RESOURCE_EXHAUSTED`, its own figures quoted), or it compiled but its peak (with
 `--memory`; else XLA's memory analysis: arguments + outputs + temporaries - aliased) is
 over `budgets: {hbm_fraction: ...}` of the HBM the compiler says a device has (default:
-all of it). Before anyone pays for the slice.
+all of it). Both count the program's code, which the chip loads into HBM, and leave out
+the on-chip memories (VMEM, SMEM), which `--memory` lists apart. Before anyone pays for
+the slice.
 
 Fix: shard the largest arguments and results named (the per-device column of `jxinspect
 lower`), donate buffers updated in place, rematerialize (`jax.checkpoint`) what the

@@ -68,18 +68,33 @@ def summary(peak: MemoryPeak) -> str:
     if peak.bytes is None:
         return f"not read: {peak.unread or 'unknown'}"
     said = f"{human_bytes(peak.bytes)} per device"
+    said += f" (HBM, with the code: {human_bytes(peak.code)})" if peak.code is not None else ""
     said += f" {where(peak.at)}" if peak.at else ""
     if peak.allocated is not None and human_bytes(peak.allocated) != human_bytes(peak.bytes):
         said += f"; XLA allocated {human_bytes(peak.allocated)}"
     return said + (f"; {peak.unread}" if peak.unread else "")
 
 
+def on_chip(peak: MemoryPeak) -> str:
+    """``on chip (not HBM): VMEM 4.0 MiB in 4 buffers, SMEM 8 B in 2 buffers``, each at its
+    own peak; empty where every buffer is in the main memory (a CPU's)."""
+    if peak.on_chip is None:
+        return "on chip (not HBM): unknown (this analysis does not say a buffer's memory space)"
+    said = [f"{s.space} {human_bytes(s.bytes)} in {len(s.buffers)} buffer"
+            + ("s" if len(s.buffers) != 1 else "") for s in peak.on_chip]  # fmt: skip
+    return "on chip (not HBM): " + ", ".join(said) if said else ""
+
+
 def rows(peak: MemoryPeak) -> list[tuple[str, ...]]:
     """One raw row per buffer (escaped by the table)."""
+    return rows_of(peak.buffers or ())
+
+
+def rows_of(buffers: tuple[PeakBuffer, ...]) -> list[tuple[str, ...]]:
     return [
         (human_bytes(b.bytes), b.kind, b.type, holds(b), b.role or "", b.loop or "",
          source_text(b.file, b.line, b.library_file, b.library_line))
-        for b in peak.buffers or ()
+        for b in buffers
     ]  # fmt: skip
 
 
@@ -147,7 +162,16 @@ def render(report: Report) -> str:
     if peak.timeline:
         lines.append(f"  over the schedule: {sparkline(peak.timeline)}")
     lines += ["  " + line for line in plain_table(COLUMNS, rows(peak))]
-    lines.append("  per kind: " + per_kind(peak))
+    lines.append(
+        "  per kind: "
+        + per_kind(peak)
+        + (f", code {human_bytes(peak.code)}" if peak.code is not None else "")
+    )
+    if chip := on_chip(peak):
+        lines.append("  " + chip)
+        for space in peak.on_chip or ():
+            lines.append(f"  {space.space} at its own peak:")
+            lines += ["    " + line for line in plain_table(COLUMNS, rows_of(space.buffers))]
     lines += residual_lines(report.compiled.residuals)
     lines += recomputed_lines(report.compiled.recomputed)
     return "\n".join(lines) + "\n"

@@ -10,7 +10,15 @@ from __future__ import annotations
 
 import io
 
-from jxinspect.core.model import CompiledInfo, Input, MemoryStats, Output, Report, ShardingSource
+from jxinspect.core.model import (
+    CompiledInfo,
+    Input,
+    MemoryStats,
+    Output,
+    Report,
+    ShardingSource,
+    at_source,
+)
 from jxinspect.core.units import human_bytes, human_flops, recorded, type_text
 from jxinspect.render.common.console import ansi_console
 from jxinspect.render.common.escape import text as esc
@@ -177,6 +185,9 @@ def header_lines(report: Report) -> list[tuple[str, str]]:
         cost = cost_line(report.compiled)
         if cost:
             lines.append(("cost", cost))
+        kernels = kernels_line(report.compiled)
+        if kernels:
+            lines.append(("kernels", kernels))
         if report.compiled.peak is not None:
             lines.append(("peak", memory_view.summary(report.compiled.peak)))
         if memory.note:
@@ -203,13 +214,34 @@ def memory_kinds(memory: MemoryStats) -> list[tuple[str, int]]:
 
 
 def cost_line(compiled: CompiledInfo) -> str:
-    """FLOPs and bytes accessed per device (``cost_analysis``); empty where XLA gave none."""
+    """FLOPs and bytes accessed per device (``cost_analysis``); empty where XLA gave none.
+    FLOPs unknown where a kernel has no cost estimate: the part known, and the kernel."""
     parts = []
     if compiled.flops is not None:
         parts.append(human_flops(compiled.flops))
+    elif compiled.flops_known_part is not None:
+        parts.append(f"FLOPs: unknown ({human_flops(compiled.flops_known_part)} known; "
+                     f"{unknown_cost(compiled)})")  # fmt: skip
     if compiled.bytes_accessed is not None:
         parts.append(f"{human_bytes(round(compiled.bytes_accessed))} accessed")
     return ", ".join(parts) + " (per device, XLA cost_analysis)" if parts else ""
+
+
+def unknown_cost(compiled: CompiledInfo) -> str:
+    """``kernel matmul_kernel at model.py:12 has no cost estimate`` (each such kernel)."""
+    said = [f"kernel {k.name}{at_source(k.file, k.line)}" for k in compiled.uncosted]
+    return ", ".join(said) + (" has" if len(said) == 1 else " have") + " no cost estimate"
+
+
+def kernels_line(compiled: CompiledInfo) -> str:
+    """Each kernel (custom call): ``add_kernel at prog.py:13 (1.2 MFLOP estimated),
+    matmul_kernel at prog.py:26 (no cost estimate)``; empty where there is none."""
+    parts = []
+    for k in compiled.kernels or ():
+        cost = ("no device arithmetic" if k.costless else "no cost estimate" if k.flops is None
+                else f"{human_flops(k.flops)} estimated")  # fmt: skip
+        parts.append(f"{k.name}{at_source(k.file, k.line)} ({cost})")
+    return ", ".join(parts)
 
 
 def summary_line(report: Report) -> str:

@@ -35,8 +35,9 @@ from jxinspect.core.model import (
 )
 from jxinspect.core.units import type_text
 from jxinspect.tracer import seam
-from jxinspect.tracer.read import hlo_flow, hlo_text, replica_groups, shardings
+from jxinspect.tracer.read import hlo_flow, hlo_text, kernels, replica_groups, shardings
 from jxinspect.tracer.read.hlo_text import HloText, Instruction, UnreadHlo
+from jxinspect.tracer.read.kernels import read_kernels
 from jxinspect.tracer.read.peak import read_peak
 from jxinspect.tracer.read.replica_groups import Groups
 
@@ -244,6 +245,7 @@ def read_compiled(
     *,
     memory: bool = False,
     dumped: bytes | None = None,
+    platform: str | None = None,
 ) -> tuple[CompiledInfo, tuple[str | None, ...]]:
     """Memory, cost, aliasing and collectives of a compiled program, and the name each of
     its parameters carries (XLA keeps ``@main``'s argument names as their op metadata),
@@ -252,10 +254,14 @@ def read_compiled(
     ``paths``: the program's inputs' paths by parameter number, and its outputs' paths,
     which the collectives name where they move them. ``memory``: also the peak and the
     buffers live there (:mod:`.peak`; from the ``dumped`` assignment where the executable
-    keeps none)."""
+    keeps none), counting the code where the ``platform``'s device loads it into its
+    memory. Each kernel (custom call) is read (:mod:`.kernels`); one of unknown cost
+    makes the FLOPs unknown, XLA's figure the part known."""
     costs = seam.cost_analysis(compiled) or {}
     analysis = seam.memory_analysis(compiled)
     stats = memory_from_stats(analysis, estimate)
+    if seam.code_in_device_memory(platform) and stats.generated_code:
+        stats = replace(stats, loaded_code=stats.generated_code)
     try:
         module = hlo_text.parse(compiled.as_text())
         assigned, slices = seam.partition_assignment(compiled) or (None, None)
@@ -263,17 +269,24 @@ def read_compiled(
     except Exception as err:  # a text this reader does not know: unknown, never empty
         unread, error = _unread(err)
         peak = MemoryPeak(None, buffers=None, unread=unread) if memory else None
-        info = CompiledInfo(memory=stats, collectives=None, aliases=None, unread=unread,
+        info = CompiledInfo(memory=stats, collectives=None, aliases=None, kernels=None,
+                            unread=unread,
                             unread_error=error, flops=costs.get("flops"), peak=peak,
                             bytes_accessed=costs.get("bytes accessed"))  # fmt: skip
         return info, ()
+    found = read_kernels(module)
+    flops, known_part = kernels.flops(found, costs.get("flops"))
     info = CompiledInfo(
         memory=stats,
         collectives=collectives,
         aliases=tuple(sorted(module.aliases.items())),
-        flops=costs.get("flops"),
+        flops=flops,
+        flops_known_part=known_part,
+        kernels=found,
         bytes_accessed=costs.get("bytes accessed"),
-        peak=read_peak(compiled, analysis, module, paths, dumped) if memory else None,
+        peak=read_peak(compiled, analysis, module, paths, dumped, stats.loaded_code)
+        if memory
+        else None,
     )
     return info, tuple(hlo_text.parameter_names(module))
 
@@ -324,7 +337,9 @@ def attach(
         {leaf.main_index: leaf.path for leaf in report.inputs if leaf.main_index is not None},
         [leaf.path for leaf in report.outputs],
     )
-    info, names = read_compiled(compiled, mesh, estimate, paths, memory=memory, dumped=dumped)
+    info, names = read_compiled(
+        compiled, mesh, estimate, paths, memory=memory, dumped=dumped, platform=report.platform
+    )
     aliases = dict(info.aliases or ())
 
     def chosen(chosen_shardings: list[Any], i: int, rank: int) -> Sharding | None:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jxinspect.core.model import BufferRole, MemoryPeak, PeakBuffer, PeakPoint
+from jxinspect.core.model import BufferRole, MemoryPeak, PeakBuffer, PeakPoint, SpaceUse
 from jxinspect.tracer import seam
 from jxinspect.tracer.read import hlo_flow, xla_protos
 from jxinspect.tracer.read.hlo_text import HloText, Instruction, Located
@@ -48,23 +48,26 @@ def read_peak(
     module: HloText,
     paths: tuple[dict[int, str], list[str]],
     dumped: bytes | None = None,
+    code: int | None = None,
 ) -> MemoryPeak:
     """The peak of ``compiled`` per device and the buffers live there. ``analysis``: its
     ``memory_analysis()`` (:func:`~jxinspect.tracer.seam.memory_analysis`); ``module``:
-    its optimized HLO, read; ``paths``: its parameters' paths by number, its results'."""
+    its optimized HLO, read; ``paths``: its parameters' paths by number, its results';
+    ``code``: the executable's code where the device loads it into the same memory (a
+    TPU's HBM), counted in the peak."""
     source = seam.buffer_assignment(compiled, analysis, dumped)
     if source is None:
         said = seam.peak_memory_bytes(analysis)  # the TPU compiler's own: no assignment kept
-        return MemoryPeak(said, buffers=None, unread=_release(
+        return MemoryPeak(said, buffers=None, on_chip=None, unread=_release(
             "keeps no buffer assignment in this executable: the buffers live at the peak are "
             "not read" + ("; the peak is memory_analysis()'s peak_memory_in_bytes" if said
                           else "")))  # fmt: skip
     try:
         assignment = _decode(*source)
-        return _Peak(assignment, module, paths).read()
+        return _Peak(assignment, module, paths, code).read()
     except Exception as err:  # a proto this reader does not know: unknown, never empty
         first = (str(err).strip().splitlines() or [""])[0][:160]
-        return MemoryPeak(None, buffers=None,
+        return MemoryPeak(None, buffers=None, on_chip=None,
                           unread=_release(f"buffer assignment not read ({type(err).__name__}: "
                                           f"{first})"))  # fmt: skip
 
@@ -96,38 +99,61 @@ class _Peak:
     """One reading of an assignment against the module's text."""
 
     def __init__(
-        self, assignment: _Assignment, module: HloText, paths: tuple[dict[int, str], list[str]]
+        self,
+        assignment: _Assignment,
+        module: HloText,
+        paths: tuple[dict[int, str], list[str]],
+        code: int | None = None,
     ) -> None:
         self.assignment = assignment
         self.module = module
         self.paths = paths
+        self.code = code
         self.buffers = {b.id: b for b in assignment.proto.logical_buffers}
         self.differentiates = any(
             "transpose(" in (i.op_name or "") for i in module.instructions.values()
         )
-        self.temporaries = [
-            a for a in assignment.proto.buffer_allocations if _counted(a) and _holds_temporaries(a)
-        ]
-        self.replay = _Replay(self, [b.logical_buffer_id for a in self.temporaries
-                                     for b in a.assigned])  # fmt: skip
+        self.counted: dict[int, list[Any]] = {}
+        """Each memory space's counted allocations, by its number (XLA's colour)."""
+        for allocation in assignment.proto.buffer_allocations:
+            if _counted(allocation):
+                self.counted.setdefault(allocation.color, []).append(allocation)
+        self.replay = self._replay(0)
+
+    def _replay(self, space: int) -> _Replay:
+        """The live ranges of the temporaries of one memory space."""
+        temporaries = [a for a in self.counted.get(space, ()) if _holds_temporaries(a)]
+        return _Replay(self, [b.logical_buffer_id for a in temporaries for b in a.assigned])
 
     def read(self) -> MemoryPeak:
-        proto = self.assignment.proto
-        counted = [a for a in proto.buffer_allocations if _counted(a)]
+        counted = self.counted.get(0, [])
         live, at = self.replay.peak() if self.replay.region else ([], None)
         point = self._point(at)
         backward = point is not None and self._role(point.instruction, False) == "backward"
         held = [self._held(a) for a in counted if not _holds_temporaries(a)]
-        whole_run = sum(b.bytes for b in held)
+        whole_run = sum(b.bytes for b in held) + (self.code or 0)
         held += [self._temporary(self.buffers[i], backward) for i in live]
-        held.sort(key=lambda b: (-b.bytes, b.kind, b.path or "", b.instruction or ""))
+        held.sort(key=_largest_first)
         return MemoryPeak(
-            sum(b.bytes for b in held),
-            sum(a.size for a in counted),
+            sum(b.bytes for b in held) + (self.code or 0),
+            sum(a.size for a in counted) + (self.code or 0),
             point,
             tuple(held),
             timeline=tuple(whole_run + t for t in self.replay.timeline),
+            code=self.code,
+            on_chip=tuple(self._space(space) for space in sorted(self.counted) if space != 0),
         )
+
+    def _space(self, space: int) -> SpaceUse:
+        """A memory space other than the main one at its own peak: its whole-run
+        allocations and the temporaries live together at its most."""
+        replay = self._replay(space) if space != 0 else self.replay
+        live, _ = replay.peak() if replay.region else ([], None)
+        held = [self._held(a) for a in self.counted[space] if not _holds_temporaries(a)]
+        held += [self._temporary(self.buffers[i], False) for i in live]
+        held.sort(key=_largest_first)
+        return SpaceUse(seam.memory_space_name(space), space, sum(b.bytes for b in held),
+                        tuple(held))  # fmt: skip
 
     def _point(self, name: str | None) -> PeakPoint | None:
         if name is None:
@@ -224,6 +250,10 @@ class _Peak:
              if i.name in times and "transpose(" in (i.op_name or "")),
             default=None,
         )  # fmt: skip
+
+
+def _largest_first(buffer: PeakBuffer) -> tuple[int, str, str, str]:
+    return (-buffer.bytes, buffer.kind, buffer.path or "", buffer.instruction or "")
 
 
 def _counted(allocation: Any) -> bool:
