@@ -36,6 +36,7 @@ from jxinspect.project.targets import load_module, resolve_attribute
 
 if TYPE_CHECKING:
     from jxinspect.tracer.partitioner_run import PartitionerRun
+    from jxinspect.tracer.read.profile import Measure
     from jxinspect.tracer.read.report import Context
     from jxinspect.tracer.staged import Lowered, Staged
 
@@ -68,6 +69,7 @@ def report_of(
     memory: bool = False,
     built_over: Any = None,
     why: PartitionerRun | None = None,
+    measure: Measure | None = None,
 ) -> Report:
     """The one way from a staged program to its report (not judged yet), whether it was
     staged here or lowered by a recorded run: ``@main`` read over ``jax_mesh`` (else
@@ -95,7 +97,7 @@ def report_of(
         )
         report = with_mesh_facts(report, jax_mesh, built_over)
         if compile and isinstance(staged, Lowered):
-            report = compiled_report(report, staged, memory=memory, why=why)
+            report = compiled_report(report, staged, memory=memory, why=why, measure=measure)
     return report
 
 
@@ -126,6 +128,7 @@ def inspect_function(
     built_over: Any = None,
     why: PartitionerRun | None = None,
     topology: Topology | None = None,
+    measure: Measure | None = None,
 ) -> Report:
     """Stage ``fun`` with ``options`` as the staging API takes them; its Report, judged
     with ``policy`` unless not ``judged`` (a lint worker); ``compile``: with what XLA chose
@@ -158,7 +161,7 @@ def inspect_function(
         )  # fmt: skip
         report = report_of(
             staged, context, jax_mesh, compile=compile, memory=memory, built_over=built_over,
-            why=why,
+            why=why, measure=measure,
         )  # fmt: skip
     report = replace(report, inputs_from=inputs_from or report.inputs_from,
                      notes=(*report.notes, *call.warned(caught)))  # fmt: skip
@@ -166,10 +169,16 @@ def inspect_function(
 
 
 def compiled_report(
-    report: Report, staged: Lowered, *, memory: bool = False, why: PartitionerRun | None = None
+    report: Report,
+    staged: Lowered,
+    *,
+    memory: bool = False,
+    why: PartitionerRun | None = None,
+    measure: Measure | None = None,
 ) -> Report:
     """``report`` with what XLA chose when compiling ``staged`` (``memory``: and the
-    buffers live at the peak; ``why``: each collective's origins from that run)."""
+    buffers live at the peak; ``why``: each collective's origins from that run;
+    ``measure``: its steps run under the profiler)."""
     from jxinspect.tracer import seam
     from jxinspect.tracer import stage as staging
     from jxinspect.tracer.call import check_compiled_for
@@ -188,6 +197,10 @@ def compiled_report(
     if why is not None:
         report = with_provenance(report, staged.lowered, why)
     report = residuals.with_offloads(report, staged.traced.jaxpr)
+    if measure is not None:
+        from jxinspect.tracer.read.profile import measured
+
+        report = replace(report, profile=measured(report, done.executable, measure))
     return residuals.with_residuals(report, staged.traced.jaxpr) if memory else report
 
 
@@ -203,6 +216,7 @@ def inspect_target(
     judged: bool = True,
     why: bool = False,
     why_of: tuple[str, ...] = (),
+    measure: Measure | None = None,
 ) -> Report:
     """Inspect a target, resolved by :func:`jxinspect.project.resolve.resolve` (a string
     under ``given``); judged as :func:`inspect_function` says. ``freeze``: the process
@@ -212,7 +226,8 @@ def inspect_target(
     from a child that stages the target again meanwhile (:class:`PartitionerRun`), under
     the conditions this process has once the module is imported and the devices prepared.
     Devices are prepared before the user's module is imported when the declaration can
-    be read from the source; a declaration built at import time is applied after."""
+    be read from the source; a declaration built at import time is applied after.
+    ``measure``: compiled, and its steps run under the profiler (``jxinspect profile``)."""
     from jxinspect.tracer import call, seam
     from jxinspect.tracer.partitioner_run import PartitionerRun
 
@@ -246,8 +261,9 @@ def inspect_target(
                 topology=on.topology if on else None,
                 partitioner=options.partitioner, target=resolved.target.text,
                 notes=(*notes, *unused_dims_note(resolved, said)), keep_texts=keep_texts,
-                compile=compile or run is not None or on is not None, memory=memory,
-                policy=policy, inputs_from=said, judged=judged, built_over=jax_mesh, why=run,
+                compile=compile or run is not None or on is not None or measure is not None,
+                memory=memory, policy=policy, inputs_from=said, judged=judged,
+                built_over=jax_mesh, why=run, measure=measure,
             )  # fmt: skip
     finally:
         if run is not None:

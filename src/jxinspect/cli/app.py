@@ -33,6 +33,8 @@ class Command(NamedTuple):
 COMMANDS: dict[str, Command] = {
     "lower": Command("jxinspect.cli.lower", "lower",
                      "Stage a function; show the debug info JAX kept and dropped."),
+    "profile": Command("jxinspect.cli.profile", "profile",
+                       "Run a function's steps; measure time by line and path."),
     "explain": Command("jxinspect.cli.app", "explain",
                        "Say what a finding code means and how to fix or silence it."),
     "diff-debug": Command("jxinspect.cli.diff", "diff_debug",

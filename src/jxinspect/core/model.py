@@ -22,6 +22,7 @@ from msgspec import Meta
 
 from jxinspect.core.display import Displayed, renderers
 from jxinspect.core.dtypes import element_bytes
+from jxinspect.core.profile import Profile
 from jxinspect.core.program import Program
 from jxinspect.core.units import human_bytes
 from jxinspect.core.vocabulary import (
@@ -1109,6 +1110,8 @@ class Report(Displayed):
     findings: tuple[Finding, ...] = ()
     compiled: CompiledInfo | None = None
     """Present once compiled (``--compile``)."""
+    profile: Profile | None = None
+    """Its steps, measured (``jxinspect profile``); ``None``: not run."""
     error_traceback: str | None = field(
         default=None, compare=False, repr=False, metadata={"written": False}
     )
