@@ -108,3 +108,69 @@ def test_a_new_program_within_one_run_is_jx404(runs: Path) -> None:
     assert "error JX404 `scaled`: the same source with the same inputs lowered to different " \
         "programs in one run (d/scaled and d/scaled.2)" in result.stdout  # fmt: skip
     assert "dense<5.000000e+00>" in result.stdout
+
+
+NNX_TRAIN = """
+import os
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
+import jax, jax.numpy as jnp, optax
+from flax import nnx
+
+
+class Block(nnx.Module):
+    def __init__(self, rngs):
+        self.lin = nnx.Linear(8, 8, bias_init=nnx.initializers.zeros_init(), rngs=rngs)
+
+    def __call__(self, x):
+        return self.lin(x)
+
+
+@nnx.jit
+def create_sharded():
+    return Block(nnx.Rngs(0))
+
+
+@nnx.jit(donate_argnums=(0, 1, 2))
+def train_step(model, optimizer, x):
+    loss, grads = nnx.value_and_grad(lambda m: (m(x) ** 2).mean())(model)
+    optimizer.update(model, grads)
+    return loss
+
+
+model = create_sharded()
+optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
+for rows in (16, 8):
+    print(float(train_step(model, optimizer, jnp.ones((rows, 8)))))
+"""
+
+
+def test_a_step_whose_donation_changed_is_compared_and_a_helper_edit_is_no_jx404(
+    tmp_path: Path,
+) -> None:
+    """Two recordings of one NNX program, edited between them: ``Block.__init__`` (which
+    ``create_sharded`` calls; its own text is the same) and the step's donation (two
+    programs each side, by batch size). Each step program is compared with its
+    counterpart, the donation change said; ``create_sharded``'s program differs, and no
+    JX404 says its source was the same: the source it was traced from changed."""
+    pytest.importorskip("flax.nnx", reason="flax is not installed (pip install -e '.[test]')")
+    pytest.importorskip("optax", reason="optax is not installed (pip install -e '.[test]')")
+    after = NNX_TRAIN.replace("zeros_init()", "ones_init()").replace("(0, 1, 2)", "(0, 1)")
+    for name, text in (("before", NNX_TRAIN), ("after", after)):
+        (tmp_path / "train.py").write_text(textwrap.dedent(text), encoding="utf-8")
+        result = run_cli("record", "-o", name, "--", *WARM_PYTHON, "train.py", cwd=tmp_path)
+        assert result.returncode == 0, result.describe()
+    compared = diff(tmp_path, "before", "after", "--format", "json")
+    assert compared.returncode == 0, compared.describe()
+    data = json.loads(compared.stdout)
+    assert not data.get("only_before") and not data.get("only_after"), data
+    names = [t["name"] for t in data["targets"]]
+    assert names[0] == "create_sharded" and len(names) == 3, names
+    assert all(n.startswith("train_step") for n in names[1:]), names
+    assert "f32[16,8]" in names[1] and "f32[8,8]" in names[2], names
+    for target in data["targets"][1:]:
+        donation = [c for c in target["changes"] if c["class"] == "donation"]
+        assert [(c["path"], c["before"], c["after"]) for c in donation] == [
+            ("x", "requested, unused", None)], target["changes"]  # fmt: skip
+    text = diff(tmp_path, "before", "after")
+    assert "program: different (" in text.stdout.split("== train_step")[0], text.stdout
+    assert "JX404" not in text.stdout and "one side only" not in text.stdout, text.stdout

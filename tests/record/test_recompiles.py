@@ -436,3 +436,46 @@ def test_records_summary_says_where_the_compile_time_went(tmp_path: Path) -> Non
     )
     shown = run_cli("show", "runs", cwd=tmp_path)
     assert f"compiles:  {line.removeprefix('jxinspect record: ')}" in shown.stdout.splitlines()
+
+
+OWN_OUTPUTS = textwrap.dedent("""
+    import functools, os
+    os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
+    import jax, jax.numpy as jnp
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    mesh = jax.make_mesh((4,), ("data",), axis_types=(jax.sharding.AxisType.Auto,))
+    replicated = NamedSharding(mesh, P(None, None))
+
+    @functools.partial(jax.jit, out_shardings=replicated)
+    def step(w, x):
+        return w - 0.01 * (x.T @ (x @ w))
+
+    w = jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P()))
+    x = jax.device_put(jnp.ones((16, 8)), NamedSharding(mesh, P("data")))
+    for _ in range(4):
+        w = step(w, x)
+    print(w.sharding.spec)
+""")
+
+
+def test_a_loop_fed_its_own_outputs_records_the_compiles_jax_logs(tmp_path: Path) -> None:
+    """A step fed its own replicated outputs (``P(None, None)``, the layout of the first
+    call's ``P()`` spelled otherwise): JAX's C++ dispatch misses on the second call and
+    every cache below it answers; ``record`` counts the compiles JAX's own log counts,
+    and ``--max-compiles 1`` holds."""
+    (tmp_path / "loop.py").write_text(OWN_OUTPUTS, encoding="utf-8")
+    result, compiles = _record(tmp_path, OWN_OUTPUTS, "--max-compiles", "1")
+    assert "P(None, None)" in result.stdout, result.describe()
+    logged = run_cli("loop.py", command=WARM_PYTHON, cwd=tmp_path,
+                     env={"JAX_LOG_COMPILES": "1"})  # fmt: skip
+    assert logged.returncode == 0, logged.describe()
+    # JAX logs "Compiling jit(step) …" (0.4.35: "Compiling step …") once per lowering
+    jax_compiles = len(re.findall(r"Compiling (?:jit\()?step\b", logged.stderr))
+    assert jax_compiles >= 1, logged.stderr
+    assert [c["function"] for c in compiles] == ["step"] * jax_compiles, compiles
+    assert result.returncode == 0, result.describe()
+    assert all(c["trace_s"] is not None and c["lower_s"] is not None for c in compiles), compiles
+    shown = run_cli("show", "runs", cwd=tmp_path)
+    assert shown.returncode == 0, shown.describe()
+    assert "P() → P(None, None)" not in shown.stdout and "\nrecompiles\n" not in shown.stdout

@@ -153,3 +153,75 @@ def test_an_nnx_jit_compile_again_names_the_users_paths_and_call_site(tmp_path: 
     assert [c["call_site"] for c in compiles] == calls
     reasons = {(r["kind"], r["path"]) for r in compiles[1]["reasons"]}
     assert ("shape", "model.linear.kernel.value") in reasons, compiles[1]
+
+
+SELF_HOLDING = """
+import typing as tp
+import optax
+from flax import nnx
+
+
+class Node(nnx.Module):
+    def __init__(self):
+        self.ref: tp.Optional["Node"] = nnx.data(None)
+        self.w = nnx.Param(jnp.ones(3))
+
+
+@nnx.jit(graph=True, graph_updates=True)
+def link(m):
+    m.ref = m
+    return jnp.sum(m.w.value)
+
+
+node = Node()
+link(node)
+link(node)  # the module holds itself now: traced again
+
+model = nnx.Linear(4, 2, rngs=nnx.Rngs(0))
+optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
+
+
+@nnx.jit
+def train_step(model, optimizer, x):
+    loss, grads = nnx.value_and_grad(lambda m: (m(x) ** 2).mean())(model)
+    optimizer.update(model, grads)
+    return loss
+
+
+print("loss", round(float(train_step(model, optimizer, jnp.ones((8, 4)))), 4))
+
+
+def headroom(n=0):
+    try:
+        return headroom(n + 1)
+    except RecursionError:
+        return n
+
+
+print("recursion headroom over 500:", headroom() > 500)
+"""
+
+
+def test_a_module_that_holds_itself_leaves_the_rest_of_the_run_as_it_was(tmp_path: Path) -> None:
+    """``nnx.jit(graph=True)`` of a module that holds itself (as Flax's own TestJIT does),
+    then an ordinary training step: the run prints what it prints without ``record``
+    (flattening the self-holding call as a pytree spent the run's recursion budget, and
+    every later lowering raised ``RecursionError``), and both functions are recorded."""
+    pytest.importorskip("flax.nnx", reason="flax is not installed (pip install -e '.[test]')")
+    import inspect
+
+    from flax import nnx
+
+    if "graph_updates" not in inspect.signature(nnx.jit).parameters:
+        pytest.skip("this Flax's nnx.jit takes no graph_updates")
+    script = tmp_path / "run.py"
+    script.write_text("import jax, jax.numpy as jnp\n" + SELF_HOLDING, encoding="utf-8")
+    plain = run_cli("run.py", command=WARM_PYTHON, cwd=tmp_path)
+    assert plain.returncode == 0, plain.describe()
+    assert "recursion headroom over 500: True" in plain.stdout
+    recorded = run_cli("record", "-o", "runs", "--", *WARM_PYTHON, "run.py", cwd=tmp_path)
+    assert recorded.returncode == 0, recorded.describe()
+    assert recorded.stdout == plain.stdout
+    index = json.loads((tmp_path / "runs" / "index.json").read_text(encoding="utf-8"))
+    assert {e["name"] for e in index["functions"]} == {"link", "train_step"}, index
+    assert not index.get("failures"), index

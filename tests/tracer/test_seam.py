@@ -405,3 +405,25 @@ def test_the_monitoring_events_record_reads_are_the_running_jaxs() -> None:
         assert event in source, event
     assert set(seam.cache_settings()) == set(seam.hooks.CACHE_SETTINGS)
     assert all(name in jax.config.values for name in seam.hooks.CACHE_SETTINGS)
+
+
+def _traced_helper(x: Any) -> Any:
+    return jnp.sin(x) * 2.0
+
+
+def _traced_caller(x: Any) -> Any:
+    return _traced_helper(x) + 1.0
+
+
+def test_traced_code_names_the_helpers_a_program_was_traced_through() -> None:
+    """Each equation's traceback reaches the traced function's own frame (jaxlib's
+    ``raw_frames``): the helper it called is named, JAX's own code and the callers of
+    the traced function are not."""
+    closed = jax.make_jaxpr(_traced_caller)(1.0)
+    code = _traced_caller.__code__
+    found = seam.traced_code(closed.jaxpr, (code.co_filename, code.co_firstlineno))
+    helper = _traced_helper.__code__
+    assert found == {(helper.co_filename, helper.co_firstlineno)}
+    caller = test_traced_code_names_the_helpers_a_program_was_traced_through.__code__
+    assert seam.traced_code(closed.jaxpr, ("elsewhere.py", 1)) == set()
+    assert (caller.co_filename, caller.co_firstlineno) not in found

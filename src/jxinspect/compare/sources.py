@@ -25,6 +25,7 @@ from jxinspect.core.exhaustive import assert_never
 from jxinspect.core.identity import ProgramComparison
 from jxinspect.core.model import Report
 from jxinspect.core.recording import Entry
+from jxinspect.core.units import source_parts
 from jxinspect.project.config import Config, Policy
 from jxinspect.project.options import TargetOptions
 from jxinspect.project.resolve import Resolved, declared_functions, resolve
@@ -261,10 +262,11 @@ def _label(entry: Entry, names: Counter[str]) -> str:
 
 
 def pair_records(before: Source, after: Source) -> Pairing:
-    """Two record folders: each function by name, input signature and static arguments
-    (a program of each side, in order, where one function made several of each); a name
-    recorded once on each side pairs even if its signature changed. The rest is listed.
-    Linear in the entries: the after side's are looked up by key, never searched."""
+    """Two record folders: each function by its identity, its name and where it is
+    defined (:func:`_match_functions`), never by its signature: a function whose input
+    types, donation or static arguments changed is compared. Of a function's programs,
+    those of one signature and static arguments pair first, then the rest in the order
+    the runs lowered them; what is left on a side is listed. Linear in the entries."""
     if not isinstance(before, RecordSource) or not isinstance(after, RecordSource):
         folder, other = (before, after) if isinstance(before, RecordSource) else (after, before)
         raise UsageError(
@@ -274,38 +276,84 @@ def pair_records(before: Source, after: Source) -> Pairing:
         )
     names_before = Counter(e.name for e in before.entries)
     names_after = Counter(e.name for e in after.entries)
-    waiting: dict[tuple[str, str, str], deque[Entry]] = {}
-    for entry in after.entries:
-        waiting.setdefault((entry.name, entry.signature, entry.statics), deque()).append(entry)
+    mine, theirs = _by_definition(before.entries), _by_definition(after.entries)
     pairs: list[Pair] = []
-    old: list[Entry] = []
     paired: set[int] = set()
-    for entry in before.entries:
-        same = waiting.get((entry.name, entry.signature, entry.statics))
-        if same:
-            match = same.popleft()
-            paired.add(id(match))
-            pairs.append(Pair(_label(entry, names_before), entry.folder, match.folder))
-        else:
-            old.append(entry)
-    left: dict[str, list[Entry]] = {}
-    for entry in after.entries:
-        if id(entry) not in paired:
-            left.setdefault(entry.name, []).append(entry)
-    unpaired = []
-    for entry in old:
-        same_name = left.get(entry.name, [])
-        once = names_before[entry.name] + names_after[entry.name] == 2
-        if len(same_name) == 1 and once:  # one entry of this name on each side
-            paired.add(id(same_name[0]))
-            pairs.append(Pair(entry.name, entry.folder, same_name[0].folder))
-        else:
-            unpaired.append(entry)
+    for was, now in _match_functions(list(mine), list(theirs)):
+        for old, new in _match_programs(mine[was], theirs[now]):
+            paired.update((id(old), id(new)))
+            pairs.append(Pair(_label(old, names_before), old.folder, new.folder))
     return Pairing(
         pairs,
-        tuple(_label(e, names_before) for e in unpaired),
+        tuple(_label(e, names_before) for e in before.entries if id(e) not in paired),
         tuple(_label(e, names_after) for e in after.entries if id(e) not in paired),
     )
+
+
+Definition = tuple[str, str | None, int | None]
+"""A recorded function's identity: its name, and the file and line that define it."""
+
+
+def _by_definition(entries: tuple[Entry, ...]) -> dict[Definition, list[Entry]]:
+    """A side's entries by the function that made them, in the order recorded."""
+    found: dict[Definition, list[Entry]] = {}
+    for entry in entries:
+        _, file, line = source_parts(entry.source)
+        found.setdefault((entry.name, file, line), []).append(entry)
+    return found
+
+
+def _match_functions(
+    mine: list[Definition], theirs: list[Definition]
+) -> list[tuple[Definition, Definition]]:
+    """The functions of two sides that are one function: defined at the same file and
+    line; else, of those left, the only one of its name in that file on each side (an
+    edit moved its line); else the only one of its name on each side (another file)."""
+    matched: list[tuple[Definition, Definition]] = []
+    left = set(theirs)
+    for definition in mine:
+        if definition in left:
+            left.remove(definition)
+            matched.append((definition, definition))
+    for key in (_in_file, _named):
+        taken = {was for was, _ in matched}
+        waiting = [d for d in mine if d not in taken]
+        keys_mine = Counter(key(d) for d in waiting)
+        keys_theirs = Counter(key(d) for d in left)
+        by_key = {key(d): d for d in left if keys_theirs[key(d)] == 1}
+        for definition in waiting:
+            other = by_key.get(key(definition))
+            if other is not None and keys_mine[key(definition)] == 1:
+                left.remove(other)
+                matched.append((definition, other))
+    return matched
+
+
+def _in_file(definition: Definition) -> tuple[str | int | None, ...]:
+    return definition[:2]
+
+
+def _named(definition: Definition) -> tuple[str | int | None, ...]:
+    return definition[:1]
+
+
+def _match_programs(mine: list[Entry], theirs: list[Entry]) -> list[tuple[Entry, Entry]]:
+    """One function's programs on two sides: those of the same signature and static
+    arguments, in order; then the rest, in order."""
+    waiting: dict[tuple[str, str], deque[Entry]] = {}
+    for entry in theirs:
+        waiting.setdefault((entry.signature, entry.statics), deque()).append(entry)
+    pairs: list[tuple[Entry, Entry]] = []
+    left: list[Entry] = []
+    for entry in mine:
+        same = waiting.get((entry.signature, entry.statics))
+        if same:
+            pairs.append((entry, same.popleft()))
+        else:
+            left.append(entry)
+    taken = {id(new) for _, new in pairs}
+    pairs += zip(left, [e for e in theirs if id(e) not in taken], strict=False)
+    return pairs
 
 
 def pair_targets(before: Program, after: Program) -> list[Pair]:

@@ -30,7 +30,9 @@ class ProgramIdentity:
     names: str
     """SHA-256 of the names kept apart: the module's, the arguments' and the results'."""
     source: str | None = None
-    """SHA-256 of the function's source text; ``None`` where it could not be read."""
+    """SHA-256 of the source text the program was traced from (the function's and every
+    helper's and method's its equations were traced through); ``None`` where it could
+    not be read."""
 
     @property
     def short(self) -> str:
@@ -98,7 +100,8 @@ class ProgramComparison:
 
     @property
     def same_source(self) -> bool:
-        """Both sides read the same source text of the function (known on both)."""
+        """Both sides were traced from the same source text: the function's and every
+        helper's and method's it called (known on both)."""
         mine, theirs = self.before_identity.source, self.after_identity.source
         return mine is not None and mine == theirs
 

@@ -57,7 +57,8 @@ class Entry:
     names_digest: str = ""
     """SHA-256 of the names the program carries, kept apart from its identity."""
     source_digest: str = ""
-    """SHA-256 of the function's source text (``""``: unknown)."""
+    """SHA-256 of the source text the program was traced from, the function's and every
+    helper's and method's it called (``""``: unknown)."""
 
     @property
     def input_types(self) -> str:

@@ -1,7 +1,8 @@
 """A program's identity, from the lowered module's text (no JAX here): the module with
 its locations (``loc(...)``, ``#loc`` lines) and names removed, hashed with SHA-256;
 the names (the module's, the arguments' and ``jax.result_info``) hashed apart; and a
-digest of the function's source text.
+digest of the source text it was traced from (the function's, and every helper's and
+method's its equations were traced through).
 
 The same text, read again, gives the program's operations one per line with the user's
 source line of each (:func:`operations`): what the first differing operation of two
@@ -221,18 +222,36 @@ def operation_difference(mine: list[Operation], theirs: list[Operation]) -> Diff
     return None
 
 
-def source_digest(source: str | None) -> str | None:
+def source_digest(source: str | None, traced: Iterable[tuple[str, int]] = ()) -> str | None:
     """SHA-256 of the source text of the function ``step at train.py:12`` names (its
-    whole ``def``, decorators included; a ``lambda``'s line), read as the run reads it;
-    ``None`` where the file cannot be read."""
+    whole ``def``, decorators included; a ``lambda``'s line) and of each code object the
+    program was ``traced`` through (``(file, first line)``: the helpers and methods it
+    called), read as the run reads them: a program whose source is the same on two sides
+    came from the same text, wherever the files lie. ``None`` where the function's own
+    file cannot be read."""
     _, file, line = source_parts(source)
     if not file or not line:
         return None
+    own = _block(file, line)
+    if own is None:
+        return None
+    digest = hashlib.sha256(own.encode())
+    called = {_block(site, first) or f"{site}:{first}" for site, first in traced}
+    called.discard(own)
+    for text in sorted(hashlib.sha256(text.encode()).hexdigest() for text in called):
+        digest.update(text.encode())
+    return digest.hexdigest()
+
+
+def _block(file: str, line: int) -> str | None:
+    """The source block that starts at ``line`` of ``file`` (a ``def`` or a class body,
+    decorators included; one line where it does not parse); ``None`` where the file
+    cannot be read."""
     lines = linecache.getlines(file)
-    if not lines or line > len(lines):
+    if not lines or line > len(lines) or line < 1:
         return None
     try:
         block = inspect.getblock(lines[line - 1 :])
     except (SyntaxError, IndentationError, TokenError):
         block = lines[line - 1 : line]
-    return hashlib.sha256("".join(block).encode()).hexdigest()
+    return "".join(block)

@@ -209,9 +209,11 @@ def _statics(call: seam.JitCall | None) -> str:
 
 
 def _identify(lowering: seam.RunLowering, entry: Entry) -> str | None:
-    """Give ``entry`` the program's identity and its function's source digest; the
-    module's text (``None`` where JAX made no module of it)."""
-    digest = identity.source_digest(lowering.source)
+    """Give ``entry`` the program's identity and the digest of the source it was traced
+    from; the module's text (``None`` where JAX made no module of it)."""
+    _, file, line = source_parts(lowering.source)
+    traced = seam.traced_code(lowering.jaxpr, (file, line)) if file and line else set()
+    digest = identity.source_digest(lowering.source, traced)
     entry.source_digest = digest or ""
     if lowering.lowered is None:
         return None

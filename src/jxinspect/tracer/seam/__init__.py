@@ -100,6 +100,7 @@ from jxinspect.tracer.seam.jaxprs import (
     recomputed_parts,
     residual_parts,
     sub_jaxprs,
+    traced_code,
     user_line,
 )
 from jxinspect.tracer.seam.locations import Loc, location_name, read_location
@@ -440,6 +441,7 @@ __all__ = [
     "static_arguments",
     "dynamic_arguments",
     "sub_jaxprs",
+    "traced_code",
     "LeafType",
     "leaf_types",
     "install_duration_listener",

@@ -21,6 +21,7 @@ import functools
 import inspect
 import os
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from importlib.machinery import ModuleSpec
@@ -32,6 +33,7 @@ from jxinspect.core.units import source_parts
 from jxinspect.tracer.seam import jaxprs
 from jxinspect.tracer.seam.objects import Computation, Jaxpr, Lowered, Sharding
 from jxinspect.tracer.seam.staging import pmap_global_shapes
+from jxinspect.tracer.seam.trees import holds_cycle
 
 
 @dataclass(frozen=True)
@@ -439,13 +441,16 @@ def _user_call(
 ) -> _Wrapped | None:
     """The user's call in the locals of a wrapper's frame (``local``), and the leaves of
     the two values ``handed`` names (what it gives its inner ``jit``; ``None`` where
-    not there)."""
+    not there). ``None`` where the call holds a reference cycle (``nnx.jit(graph=True)``
+    takes a module that holds itself): no pytree of it can be flattened."""
     import jax
 
     args, kwargs = local.get("args"), local.get("kwargs")
     if fun is None or not isinstance(args, tuple) or not isinstance(kwargs, dict):
         return None
     first, second = (local.get(name) for name in handed)
+    if holds_cycle((args, kwargs, first, second)):  # Flax's graph mode takes one: not known
+        return None
     leaves = None if first is None else tuple(jax.tree_util.tree_leaves((first, second)))
     return _Wrapped(wrapper, JitCall(fun, args, dict(kwargs), None), leaves)
 
@@ -683,7 +688,11 @@ def install_lowering_hook(
     ``pjit``, ``shard_map``, the 0.10 ``pmap`` and every wrapper built on them share, and
     ``pxla.lower_parallel_callable`` of the older pmap; what JAX returns is returned
     unchanged, and the wrapper's frame is in none of the locations JAX writes.
-    ``callback`` runs only when JAX lowers (a cache miss), never per call. An
+    ``callback`` runs only when JAX lowers (a cache miss), never per call: JAX also
+    enters its lowering step where every cache below it answers (a dispatch miss whose
+    input shardings are only spelled otherwise, ``P()`` and ``P(None, None)``), and such
+    a call, which JAX's own lowering event does not follow, lowered and compiled nothing
+    (:func:`_lowered_anew`). An
     ``Exception`` from reading the lowering or from ``callback`` goes to ``failed(the
     function's name, error)`` and no further: recording never breaks the run.
     """
@@ -698,6 +707,7 @@ def install_lowering_hook(
     # writes, as it leaves out its own (it was in every recorded module's debug info)
     source_info_util.register_exclusion(__file__)
 
+    install_duration_listener(_count_lowering)
     pxla.lower_sharding_computation = _hooked("jit", pxla.lower_sharding_computation)
     if hasattr(pxla, "lower_parallel_callable"):  # the older pmap
         pxla.lower_parallel_callable = _hooked("pmap", pxla.lower_parallel_callable)
@@ -753,11 +763,31 @@ def _hooked(stage: str, original: Callable[..., Computation]) -> Callable[..., C
 
     @functools.wraps(original)
     def lower(*args: Any, **kwargs: Any) -> Computation:
+        before = _lowered_anew()
         computation = original(*args, **kwargs)
-        _report(stage, signature, computation, args, kwargs)
+        if _lowered_anew() != before:
+            _report(stage, signature, computation, args, kwargs)
         return computation
 
     return lower
+
+
+_LOWERINGS = threading.local()
+"""This thread's count of the modules JAX has lowered (its own lowering events)."""
+
+
+def _count_lowering(phase: str, seconds: float) -> None:
+    if phase == "lower":
+        _LOWERINGS.count = _lowered_anew() + 1
+
+
+def _lowered_anew() -> int:
+    """How many modules JAX has lowered on this thread: its lowering step times each
+    module it makes (``jaxpr_to_mlir_module_duration``, in ``_cached_lowering_to_hlo``
+    and the older pmap's lowering alike) and nothing a cache answered. Where it made
+    none, it compiles none either: its compile cache is keyed by that same module."""
+    count: int = getattr(_LOWERINGS, "count", 0)
+    return count
 
 
 def when_jax_imported(action: Callable[[], object]) -> None:

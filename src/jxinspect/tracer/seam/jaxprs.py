@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -190,6 +191,36 @@ def first_user_line(jaxpr: Jaxpr, besides: SourceLine | None = None) -> SourceLi
             if found is not None:
                 return found
     return None
+
+
+def traced_code(jaxpr: Jaxpr, function: tuple[str, int]) -> set[tuple[str, int]]:
+    """``(file, first line)`` of every code object outside JAX that the program's
+    equations (nested jaxprs too) were traced through inside ``function``, the function
+    traced (``(file, first line)``): each equation's frames (jaxlib's
+    ``Traceback.raw_frames``, innermost first) up to that function's own; an equation
+    made outside it (a wrapper's) adds none. What a program came from: the helpers and
+    methods it called, the user's and the libraries'."""
+    import jax
+
+    jax_folder = os.path.dirname(jax.__file__) + os.sep
+    found: set[tuple[str, int]] = set()
+    pending = [jaxpr]
+    while pending:
+        current = pending.pop()
+        for eqn in current.eqns:
+            pending.extend(inner for _, inner in sub_jaxprs(eqn.params))
+            raw = getattr(getattr(eqn.source_info, "traceback", None), "raw_frames", None)
+            if raw is None:  # a release or an equation without one: its frames unknown
+                continue
+            sites: list[tuple[str, int]] = []
+            for code in raw()[0]:
+                site = (code.co_filename, code.co_firstlineno)
+                if site == function:
+                    found.update(sites)
+                    break
+                if not code.co_filename.startswith(jax_folder):
+                    sites.append(site)
+    return found
 
 
 def name_stack(eqn: Any) -> str:

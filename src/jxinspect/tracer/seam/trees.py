@@ -17,6 +17,45 @@ def tree_leaves(tree: PyTree, none_is_leaf: bool = False) -> list[Leaf]:
     return list(jax.tree_util.tree_leaves(tree))
 
 
+def holds_cycle(tree: PyTree) -> bool:
+    """Whether a pytree holds a node inside itself (an NNX module whose attribute is the
+    module, ``m.ref = m``). JAX's own flattening of such a tree recurses until Python's
+    limit and leaves the thread's recursion budget spent (jaxlib 0.10: every later deep
+    call of the run raises ``RecursionError``), so this walks it one level at a time,
+    each node flattened with its children as leaves, never deeper than one call."""
+    import jax
+
+    flatten = jax.tree_util.tree_flatten
+    on_path: set[int] = set()
+    done: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(tree, False)]
+    while stack:
+        node, leaving = stack.pop()
+        if leaving:
+            on_path.discard(id(node))
+            done.add(id(node))
+            continue
+        if id(node) in done:
+            continue
+        first = [True]
+
+        def children_only(x: Any, first: list[bool] = first) -> bool:
+            if first[0]:  # the node itself (asked first) is flattened, what it holds not
+                first[0] = False
+                return False
+            return True
+
+        children, treedef = flatten(node, is_leaf=children_only)
+        if treedef.num_nodes == 1:  # a leaf, or a node that holds nothing
+            continue
+        if id(node) in on_path:
+            return True
+        on_path.add(id(node))
+        stack.append((node, True))
+        stack.extend((child, False) for child in children)
+    return False
+
+
 def tree_leaves_with_path(
     tree: PyTree, is_leaf: Callable[[Any], bool] | None = None
 ) -> list[tuple[KeyPath, Leaf]]:
