@@ -8,10 +8,17 @@ report. The child is spawned (a fresh interpreter, never a fork of a process who
 runs threads) when the run starts, so it stages while this process does; its output,
 the user's prints included, goes to a log in its own folder, never to this process's
 streams. The persistent compilation cache is off there: a cache hit writes no dump.
+
+The child ends with its parent, however the parent ends: the parent holds the child's
+standard input open while it lives, and its end (the parent stopped by a signal, or
+killed: a ``lint`` worker) makes the child remove its folder and exit. Ctrl-C at the
+terminal is the parent's to handle (it stops the child); a program the child starts
+gets the default SIGINT.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -22,9 +29,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from jxinspect.core import interrupts
 from jxinspect.core.artifacts import PROGRAM_LIMIT, SMALL_LIMIT, read_text
 from jxinspect.core.errors import UsageError
-from jxinspect.core.interrupts import signal_named
 from jxinspect.core.model import Report
 from jxinspect.tracer import seam
 from jxinspect.tracer.read.mlir import string_value
@@ -38,13 +45,46 @@ PYTHON: tuple[str, ...] = (sys.executable,)
 names a launcher that forks the child from the server instead)."""
 
 
-def _main() -> None:
-    """The child (``python -m jxinspect.tracer.partitioner_run``): the work, pickled by
-    the parent on standard input (the two are one program: nothing else writes it)."""
-    import pickle
+_SIZE_BYTES = 8
+"""The work's size, before it on the child's standard input."""
 
-    work = pickle.loads(sys.stdin.buffer.read())
+
+def _main() -> None:
+    """The child (``python -m jxinspect.tracer.partitioner_run``): its folder and the
+    work, pickled by the parent on standard input (the two are one program: nothing
+    else writes it), which stays open until the parent ends."""
+    import pickle
+    import threading
+
+    interrupts.leave_to_parent()
+    size = int.from_bytes(_read_exactly(_SIZE_BYTES), "big")
+    folder, work = pickle.loads(_read_exactly(size))
+    threading.Thread(target=_end_with_parent, args=(folder,), daemon=True).start()
     work()
+
+
+def _read_exactly(size: int) -> bytes:
+    """``size`` bytes of standard input; the parent gone before it sent them: exit."""
+    chunks: list[bytes] = []
+    while size:
+        chunk = os.read(0, size)
+        if not chunk:
+            os._exit(1)
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _end_with_parent(folder: str) -> None:
+    """In the child: once standard input ends (the parent is gone), remove the folder
+    (again, where XLA was writing into it meanwhile) and exit."""
+    while os.read(0, 4096):
+        pass
+    for _ in range(5):
+        shutil.rmtree(folder, ignore_errors=True)
+        if not os.path.lexists(folder):
+            break
+    os._exit(1)
 
 
 @dataclass
@@ -76,8 +116,12 @@ class PartitionerRun:
                 env=env,
             )
         assert process.stdin is not None
-        with process.stdin:
-            process.stdin.write(pickle.dumps(work))
+        payload = pickle.dumps((folder, work))
+        try:  # the pipe stays open: its end tells the child this process ended
+            process.stdin.write(len(payload).to_bytes(_SIZE_BYTES, "big") + payload)
+            process.stdin.flush()
+        except OSError:  # the child already ended: finish() says how
+            pass
         return cls(folder, process, asked)
 
     def finish(self, module_name: str, wait_s: float = DEFAULT_WAIT_S) -> tuple[str | None, str]:
@@ -87,8 +131,7 @@ class PartitionerRun:
             try:
                 code = self.process.wait(wait_s)
             except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+                self._end()
                 return None, f"the partitioner's debug run took over {wait_s:.0f} s and was stopped"
             if code != 0:
                 return None, f"the partitioner's debug run {_ended(code)}{self._log_tail()}"
@@ -100,14 +143,23 @@ class PartitionerRun:
             except UsageError as err:
                 return None, f"the partitioner's record of propagation was not read: {err}"
         finally:
+            self._end()
             shutil.rmtree(self.folder, ignore_errors=True)
 
     def stop(self) -> None:
-        """End the child without reading it (the run failed before it needed it)."""
+        """End the child without reading it (the run failed before it needed it, or a
+        signal stopped the run)."""
+        self._end()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _end(self) -> None:
+        """Kill the child unless it ended, wait for it, and close its standard input."""
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            if self.process.stdin is not None:
+                self.process.stdin.close()
 
     def _log_tail(self) -> str:
         try:
@@ -121,7 +173,7 @@ class PartitionerRun:
 def _ended(code: int | None) -> str:
     """``crashed (signal 11, SIGSEGV)`` or ``failed (exit code 1)``."""
     if code is not None and code < 0:
-        return f"crashed ({signal_named(-code)})"
+        return f"crashed ({interrupts.signal_named(-code)})"
     return f"failed (exit code {code})"
 
 
