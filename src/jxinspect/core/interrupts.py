@@ -12,7 +12,8 @@ next :func:`check`, and no report is printed after it.
 A ``KeyboardInterrupt`` seen while no signal arrived came from ``raise KeyboardInterrupt``
 in the user's code: that is the user's code failing (exit 3, or one target's failure in
 ``lint``), not a request to stop. ``lint`` workers leave SIGINT to the supervisor, which
-stops them, so there every ``KeyboardInterrupt`` is the user's code.
+stops them (:func:`leave_to_parent`), so there every ``KeyboardInterrupt`` is the
+user's code.
 """
 
 from __future__ import annotations
