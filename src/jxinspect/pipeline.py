@@ -20,6 +20,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from jxinspect import rules
+from jxinspect.core import interrupts
 from jxinspect.core.facts import Facts
 from jxinspect.core.identity import ProgramComparison
 from jxinspect.core.model import AcceptedCost, InputsFrom, Report, Topology
@@ -238,6 +239,7 @@ def inspect_target(
     try:
         mesh, notes = call.prepare_devices(resolved.options_before_import)
         module = load_module(resolved.target)
+        interrupts.check()  # a Ctrl-C the import swallowed (user code, a gc callback)
         if resolved.declared_at_import:
             resolved = resolved.imported(module)
             mesh, notes = call.prepare_devices(resolved.options)
@@ -250,12 +252,13 @@ def inspect_target(
             # permanent generation, a full collection while tracing skips them (~50 ms).
             gc.freeze()
         args, kwargs, said = example_inputs(resolved, module, fun, seam.wrapper_keywords(fun))
+        interrupts.check()
         on = call.topology(options)
         jax_mesh, args, kwargs = call.abstract_inputs(args, kwargs, mesh, options.explicit, on)
         stage_options = call.staging_options(options, jax_mesh)
         args, context = call.over_explicit_axes(options, stage_options, args, jax_mesh)
         with context, call.placed_on(on):
-            return inspect_function(
+            report = inspect_function(
                 fun, args, kwargs, stage=options.stage_name, options=stage_options,
                 platform=options.platform or ("tpu" if on else "cpu" if options.abstract else None),
                 topology=on.topology if on else None,
@@ -265,6 +268,8 @@ def inspect_target(
                 memory=memory, policy=policy, inputs_from=said, judged=judged,
                 built_over=jax_mesh, why=run, measure=measure,
             )  # fmt: skip
+        interrupts.check()  # one that tracing, lowering or compiling swallowed
+        return report
     finally:
         if run is not None:
             run.stop()

@@ -8,14 +8,16 @@ them all).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import sys
-from typing import Annotated, Any, NamedTuple
+from typing import Annotated, Any, NamedTuple, NoReturn
 
 import typer
 
 from jxinspect._version import __version__
+from jxinspect.core import interrupts
 from jxinspect.core.errors import EXIT_INTERRUPTED, EXIT_OK, UsageError
 
 
@@ -131,9 +133,13 @@ def make_app(names: list[str] | None = None, *, listed: bool = False) -> typer.T
 
 
 def main() -> None:
-    """Console-script entry point: usage errors become one ``error:`` line and exit 2."""
+    """Console-script entry point: usage errors become one ``error:`` line and exit 2;
+    SIGINT and SIGTERM stop the run with one line and ``128 + N``, from the start."""
+    interrupts.stop_on_signals()
     try:
         _main()
+    except KeyboardInterrupt:  # a second signal while the run was stopping, say
+        _stopped()
     finally:
         # what the run made lives until the process ends: out of the collector's way,
         # so the collections of the interpreter's shutdown do not walk it (15 ms of a
@@ -158,4 +164,15 @@ def _main() -> None:
     except typer.Abort:
         typer.echo("error: aborted", err=True)
         sys.exit(EXIT_INTERRUPTED)
+    if interrupts.stopped_by() is not None:  # stopped before a command's body ran
+        _stopped()
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _stopped() -> NoReturn:
+    line = interrupts.stop_line()
+    if line is not None:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(f"{line}\n")
+            sys.stderr.flush()
+    sys.exit(interrupts.exit_status())

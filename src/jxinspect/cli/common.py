@@ -13,13 +13,13 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
 
 import typer
 
+from jxinspect.core import interrupts
 from jxinspect.core.errors import EXIT_INTERNAL, JxError, UsageError, internal_error
 from jxinspect.core.files import write_output
-from jxinspect.core.interrupts import watch_terminal
 from jxinspect.core.model import Report
 from jxinspect.core.program import ModuleDialect, TextRequest
 from jxinspect.core.vocabulary import VIEWS, View, choice, view_named
@@ -94,9 +94,14 @@ def render_report(
     return formats.REPORT.render(report, format, style)
 
 
-def emit(text: str, output: Path | None) -> None:
+def emit(text: str, output: Path | None, *, says_interrupted: bool = False) -> None:
     """Write a command's product to ``output`` (:func:`write_output`) or standard
-    output; a write that fails (a full disk, a closed pipe) is one error line, exit 2."""
+    output; a write that fails (a full disk, a closed pipe) is one error line, exit 2.
+    Nothing is written once a signal stopped the run (an interrupt that user code or
+    Python swallowed included), unless the product ``says_interrupted`` itself (``lint``'s
+    result of what finished)."""
+    if not says_interrupted:
+        interrupts.check()
     if output is not None:
         try:
             write_output(output, text)
@@ -150,27 +155,46 @@ def run_command(
     they quote from the user escaped, so a newline or ESC in it cannot add a line or
     colour the terminal). ``stages_here``: the command starts JAX in this process or its
     workers (never a recorded run's), told first where no TPU host is to be found
-    (:func:`jxinspect.tracer.seam.no_tpu_host`)."""
-    watch_terminal()
-    if stages_here:
-        from jxinspect.tracer import seam
-
-        seam.no_tpu_host()
+    (:func:`jxinspect.tracer.seam.no_tpu_host`). SIGINT and SIGTERM stop the run
+    (:mod:`jxinspect.core.interrupts`): whatever it came to, it ends with one line and
+    ``128 + N``."""
+    interrupts.stop_on_signals()
     try:
+        if stages_here:
+            from jxinspect.tracer import seam
+
+            seam.no_tpu_host()
         code = body()
+        interrupts.check()  # a stop that was swallowed on its way up
+    except KeyboardInterrupt:
+        stopped()
     except JxError as err:
+        if interrupts.stopped_by() is not None:  # what the stop made fail
+            stopped()
         if show_traceback:
             traceback.print_exc()
         typer.echo(f"error: {one_line(err)}", err=True)
         raise typer.Exit(err.exit_code) from None
-    except (typer.Exit, typer.Abort, KeyboardInterrupt):
+    except (typer.Exit, typer.Abort):
         raise
     except Exception as err:  # a bug in jxinspect: say so, briefly
+        if interrupts.stopped_by() is not None:
+            stopped()
         if show_traceback:
             traceback.print_exc()
         typer.echo(f"error: {one_line(internal_error(err))}", err=True)
         raise typer.Exit(EXIT_INTERNAL) from None
     raise typer.Exit(code)
+
+
+def stopped() -> NoReturn:
+    """End a run that a signal stopped: one line on stderr, ``128 + N``."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+    line = interrupts.stop_line()
+    if line is not None:
+        typer.echo(line, err=True)
+    raise typer.Exit(interrupts.exit_status()) from None
 
 
 OutputOpt = Annotated[

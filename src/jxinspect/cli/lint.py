@@ -175,7 +175,8 @@ def _lint(paths: tuple[str, ...], flags: LintFlags, show_traceback: bool) -> int
                 else "staged"
             )  # fmt: skip
             typer.echo(f"{one_line(target.target)}: {how}", err=True)
-    emit(render(result, flags.format, use_color(flags.color, flags.output)), flags.output)
+    text = render(result, flags.format, use_color(flags.color, flags.output))
+    emit(text, flags.output, says_interrupted=result.interrupted)  # what finished
     if flags.write_baseline:
         size, costs = result.baseline_size, result.baseline_costs
         kept = (

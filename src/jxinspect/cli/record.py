@@ -26,6 +26,7 @@ from jxinspect.cli.common import (
     use_color,
     views,
 )
+from jxinspect.core import interrupts
 from jxinspect.core.errors import (
     EXIT_FINDINGS,
     EXIT_INTERNAL,
@@ -158,6 +159,14 @@ def _record_one(
     status, ended = recording.run(command, output, settings)
     for where, index in ended:
         _say_recorded(index, where)
+    stopped_by = interrupts.stopped_by()
+    if stopped_by is not None:  # what was recorded is said; the run ends with 128 + N
+        typer.echo(
+            f"jxinspect record: the command did not finish ({interrupts.signal_named(stopped_by)}"
+            "); the recording is incomplete",
+            err=True,
+        )
+        return status
     failed = next((index for _, index in ended if index.failed), None)
     if failed is not None and status == 0:  # the run succeeded; recording it did not
         return _recording_failed(failed)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from jxinspect.core import interrupts
 from jxinspect.core.errors import EXIT_INTERRUPTED
 from jxinspect.core.recording import Index
 from jxinspect.record import folder as records
@@ -82,6 +83,7 @@ def _interruptible() -> Iterator[None]:
     """SIGINT and SIGTERM raise :class:`_Interrupted` while the processes run."""
 
     def interrupt(signum: int, frame: object) -> None:
+        interrupts.note(signum)  # record ends with 128 + N
         raise _Interrupted
 
     saved = {s: signal.signal(s, interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -132,6 +134,8 @@ def supervise(launched: list[Launched], timeout: float | None) -> Ended:
     deadline = None if timeout is None else time.monotonic() + timeout
     ended: Ended = "ran"
     try:
+        if interrupts.stopped_by() is not None:  # while the processes were started
+            raise _Interrupted
         with _interruptible():
             while any(e.status is None for e in launched):
                 if _poll(launched):

@@ -20,7 +20,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from jxinspect.core import codec
+from jxinspect.core import codec, interrupts
 from jxinspect.core.errors import EXIT_INTERRUPTED, UsageError
 from jxinspect.core.recording import Index
 from jxinspect.project.config import project_config
@@ -118,7 +118,11 @@ def run(
     with tempfile.TemporaryDirectory(prefix="jxinspect-record-") as claims:
         clock = time.monotonic()
         child = start(command, environment(folder, settings, Path(claims)))
-        status, interrupted = wait(child)
+        try:
+            status, interrupted = wait(child)
+        finally:
+            if child.poll() is None:  # a signal came before wait() took them: passed on
+                end(child)
         seconds = time.monotonic() - clock
         found = processes.claimed(Path(claims), folder)
     if interrupted and status == 0:
@@ -132,32 +136,50 @@ def run(
 _FROM_TERMINAL = 0x80
 """``si_code`` SI_KERNEL: the SIGINT the terminal sent (Ctrl-C) to its foreground
 process group, which the command is in too."""
+STOP_GRACE_S = 5.0
+"""How long the command has to end after SIGTERM, where ``record`` stops it itself."""
 
 
 def wait(child: subprocess.Popen[bytes]) -> tuple[int, bool]:
     """Wait for the command to end; how it ended (as ``Popen`` says it) and whether
-    ``record`` was interrupted meanwhile.
+    ``record`` was stopped meanwhile (:func:`interrupts.note`: the command is reported
+    as not finished, and ``record`` ends with ``128 + N``).
 
     A Ctrl-C at the terminal reaches the command itself (its process group is
-    ``record``'s): it is only noted. A SIGINT sent to ``record`` alone (``kill -INT``)
-    is passed on to the command, which ends as it ends on Ctrl-C; ``record`` then says
-    what was recorded. (One sent to the whole group reaches the command twice.)"""
+    ``record``'s): it is only noted. A SIGINT or SIGTERM sent to ``record`` alone
+    (``kill PID``) is passed on to the command, which ends as it ends on it; ``record``
+    then says what was recorded. (One sent to the whole group reaches the command
+    twice.)"""
     interrupted = False
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    stopping = set(interrupts.STOPPING_SIGNALS)
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, stopping)
     try:
         while (status := child.poll()) is None:
-            got = signal.sigtimedwait({signal.SIGINT}, POLL_S)
+            got = signal.sigtimedwait(stopping, POLL_S)
             if got is None:
                 continue
             interrupted = True
-            if got.si_code != _FROM_TERMINAL:
+            interrupts.note(got.si_signo)
+            if not (got.si_signo == signal.SIGINT and got.si_code == _FROM_TERMINAL):
                 with contextlib.suppress(ProcessLookupError):
-                    os.kill(child.pid, signal.SIGINT)
-        while signal.sigtimedwait({signal.SIGINT}, 0) is not None:  # none left to raise
+                    os.kill(child.pid, got.si_signo)
+        while (got := signal.sigtimedwait(stopping, 0)) is not None:  # none left to raise
             interrupted = True
+            interrupts.note(got.si_signo)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
     return status, interrupted
+
+
+def end(child: subprocess.Popen[bytes]) -> None:
+    """Stop the command (SIGTERM, then SIGKILL after :data:`STOP_GRACE_S`) and wait."""
+    with contextlib.suppress(ProcessLookupError):
+        child.terminate()
+    try:
+        child.wait(STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
 
 
 POLL_S = 0.1

@@ -13,10 +13,17 @@ stages whatever way the module or a config set them. Its output, the user's prin
 included, goes to a log in its own folder, never to this process's streams. Its compile
 writes Shardy's record through the compile's own options (never ``XLA_FLAGS``, which the
 module may set), with the persistent compilation cache off: a cache hit writes no dump.
+
+The child ends with its parent, however the parent ends: the parent holds the child's
+standard input open while it lives, and its end (the parent stopped by a signal, or
+killed: a ``lint`` worker) makes the child remove its folder and exit. Ctrl-C at the
+terminal is the parent's to handle (it stops the child); a program the child starts
+gets the default SIGINT.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pickle
@@ -29,6 +36,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from jxinspect.core import interrupts
 from jxinspect.core.artifacts import PROGRAM_LIMIT, SMALL_LIMIT, read_text
 from jxinspect.core.errors import UsageError
 from jxinspect.core.interrupts import signal_named
@@ -101,18 +109,23 @@ _OURS = frozenset({"jax_enable_compilation_cache"})
 """Settings the child sets otherwise on purpose (a cache hit writes no record)."""
 
 
+_SIZE_BYTES = 8
+"""Each message's size, before it on the child's standard input."""
+
+
 def _main() -> None:
     """The child (``python -m jxinspect.tracer.partitioner_run``): its folder and the work,
-    then the report's :class:`Conditions`, pickled by the parent on standard input (the
-    two are one program: nothing else writes it). JAX loads between the two; a parent
-    that ends before sending the conditions (its own run failed) ends the child."""
-    stdin = sys.stdin.buffer
-    folder, work = pickle.load(stdin)
+    then the report's :class:`Conditions`, each pickled by the parent on standard input
+    (the two are one program: nothing else writes it), which stays open until the parent
+    ends. JAX loads between the two; a parent that ends before sending the conditions
+    (its own run failed) ends the child."""
+    import threading
+
+    interrupts.leave_to_parent()
+    folder, work = _receive()
     seam.import_jax()
-    try:
-        conditions: Conditions = pickle.load(stdin)
-    except EOFError:
-        return
+    conditions: Conditions = _receive()
+    threading.Thread(target=_end_with_parent, args=(folder,), daemon=True).start()
     conditions.apply()
     seam.persistent_cache_off()
     from jxinspect.tracer.stage import dumping_propagation
@@ -124,6 +137,36 @@ def _main() -> None:
         with open(os.path.join(folder, CONDITIONS_FILE), "w", encoding="utf-8") as out:
             json.dump(Conditions.now().to_json(), out)
         raise
+
+
+def _receive() -> Any:
+    """The parent's next message; the parent gone before it sent it: exit."""
+    size = int.from_bytes(_read_exactly(_SIZE_BYTES), "big")
+    return pickle.loads(_read_exactly(size))
+
+
+def _read_exactly(size: int) -> bytes:
+    """``size`` bytes of standard input; the parent gone before it sent them: exit."""
+    chunks: list[bytes] = []
+    while size:
+        chunk = os.read(0, size)
+        if not chunk:
+            os._exit(1)
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _end_with_parent(folder: str) -> None:
+    """In the child: once standard input ends (the parent is gone), remove the folder
+    (again, where XLA was writing into it meanwhile) and exit."""
+    while os.read(0, 4096):
+        pass
+    for _ in range(5):
+        shutil.rmtree(folder, ignore_errors=True)
+        if not os.path.lexists(folder):
+            break
+    os._exit(1)
 
 
 @dataclass
@@ -153,36 +196,28 @@ class PartitionerRun:
         """Let the child stage, under this process's :class:`Conditions` now (once the
         user's module is imported and the devices prepared, before anything is staged)."""
         self._send(Conditions.now())
-        self._close_input()
 
     def _send(self, value: object) -> None:
+        """One message to the child; the pipe stays open: its end tells the child this
+        process ended."""
         stdin = self.process.stdin
         if stdin is None or stdin.closed:
             return
+        payload = pickle.dumps(value)
         try:
-            stdin.write(pickle.dumps(value))
+            stdin.write(len(payload).to_bytes(_SIZE_BYTES, "big") + payload)
             stdin.flush()
-        except BrokenPipeError:  # the child is gone: finish() says how it ended
-            self._close_input()
-
-    def _close_input(self) -> None:
-        stdin = self.process.stdin
-        if stdin is not None and not stdin.closed:
-            try:
-                stdin.close()
-            except BrokenPipeError:
-                pass
+        except OSError:  # the child already ended: finish() says how
+            pass
 
     def finish(self, module_name: str, wait_s: float = DEFAULT_WAIT_S) -> tuple[str | None, str]:
         """Wait for the child; ``(text of the module after propagation, "")``, or
         ``(None, why there is none)``. The folder is removed either way."""
-        self._close_input()
         try:
             try:
                 code = self.process.wait(wait_s)
             except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+                self._end()
                 return None, f"the partitioner's debug run took over {wait_s:.0f} s and was stopped"
             if code != 0:
                 ended = f"the partitioner's debug run {_ended(code)}{self._log_tail()}"
@@ -195,15 +230,23 @@ class PartitionerRun:
             except UsageError as err:
                 return None, f"the partitioner's record of propagation was not read: {err}"
         finally:
+            self._end()
             shutil.rmtree(self.folder, ignore_errors=True)
 
     def stop(self) -> None:
-        """End the child without reading it (the run failed before it needed it)."""
-        self._close_input()
+        """End the child without reading it (the run failed before it needed it, or a
+        signal stopped the run)."""
+        self._end()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _end(self) -> None:
+        """Kill the child unless it ended, wait for it, and close its standard input."""
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            if self.process.stdin is not None:
+                self.process.stdin.close()
 
     def _log_tail(self) -> str:
         try:

@@ -340,7 +340,7 @@ def serve(first: socket.socket, address: str, folder: Path, root: Path, idle: fl
     from jxinspect.core import interrupts
     from jxinspect.lint.workers import worker as workers
 
-    interrupts.ignore_terminal()
+    interrupts.leave_to_parent()  # the runs it serves stop it while it stages
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(address)
     listener.listen()

@@ -15,8 +15,9 @@ packages and the standard library) are forgotten, so sibling folders that each h
 ``models.py`` never see each other's. Targets of one module go to the worker that already
 imported it.
 
-Ctrl-C (in the supervisor only: workers ignore SIGINT) kills the workers and ends the
-run with what finished.
+Ctrl-C or SIGTERM (in the supervisor only: workers leave SIGINT to it) kills the workers
+and ends the run with what finished; a worker of one run also ends when the supervisor
+does, however it ends (Linux's parent-death signal).
 """
 
 from __future__ import annotations
@@ -154,7 +155,7 @@ class Supervisor:
         parent, child = context.Pipe()
         process = context.Process(
             target=worker_main,
-            args=(child, str(self.root), self.show_traceback),
+            args=(child, str(self.root), self.show_traceback, os.getpid()),
             daemon=True,
             name="jxinspect-worker",
         )

@@ -220,11 +220,14 @@ class WorkerState:
                 self.warmed = True
 
 
-def worker_main(conn: Connection, root: str, show_traceback: bool) -> None:
-    """A worker of one run: import JAX once, then stage jobs until told to stop."""
+def worker_main(conn: Connection, root: str, show_traceback: bool, supervisor: int) -> None:
+    """A worker of one run: import JAX once, then stage jobs until told to stop. It ends
+    with the ``supervisor`` process however that ends (a SIGKILL included); Ctrl-C is
+    the supervisor's to handle, which stops it."""
     from jxinspect.core import interrupts
 
-    interrupts.ignore_terminal()
+    interrupts.die_with_parent(supervisor)
+    interrupts.leave_to_parent()
     os.dup2(2, 1)  # the user's prints never reach the supervisor's payload
     prepare(Path(root))
     state = WorkerState(show_traceback)
