@@ -64,8 +64,13 @@ class PartitionerRun:
         import pickle
 
         folder = tempfile.mkdtemp(prefix="jxinspect-why-")
+        try:
+            dump_flags = seam.partitioner_dump_flags(folder)  # the folder quoted
+        except UsageError:
+            os.rmdir(folder)
+            raise
         env = dict(os.environ)
-        env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS', '')} {seam.partitioner_dump_flags(folder)}"
+        env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS', '')} {dump_flags}"
         env["JAX_ENABLE_COMPILATION_CACHE"] = "false"
         with open(os.path.join(folder, "child.log"), "xb") as log:
             process = subprocess.Popen(

@@ -147,10 +147,13 @@ def partitioner_dump_flags(folder: str) -> str:
     other dump: ``shardy-verbose`` in the dump's pass filter (0.7.1 to 0.12.0.1 write
     ``folder/shardy/module_N.NAME/02.after_propagation.mlir``: tests/tracer/
     test_provenance.py reads it on every CI leg from 0.7). A compile the persistent cache
-    answers writes nothing."""
-    return (
-        f"--xla_dump_to={folder} --xla_dump_hlo_pass_re=shardy-verbose --xla_dump_hlo_module_re=^$"
-    )
+    answers writes nothing. The folder is quoted (:func:`xla_flags.quoted`): a space in
+    it would end the flag there, and XLA would dump everything where its first word
+    points."""
+    from jxinspect.tracer.seam import xla_flags
+
+    dump_to = xla_flags.quoted("xla_dump_to", folder)
+    return f"{dump_to} --xla_dump_hlo_pass_re=shardy-verbose --xla_dump_hlo_module_re=^$"
 
 
 def after_propagation(folder: str, module_name: str) -> str | None:
