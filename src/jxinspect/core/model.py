@@ -43,10 +43,19 @@ Count = Annotated[int, Meta(ge=0)]
 """A count, an index or a size in bytes."""
 Dim = Annotated[int, Meta(ge=-1)]
 """An array dimension; -1 for a symbolic one."""
-Pieces = Annotated[int, Meta(ge=1)]
+MAX_DEVICES = 2**32
+"""The most devices a mesh, a tile count or a report read from a file may name (the
+largest abstract mesh measured, 4096×4096, has 2**24): a few bytes of JSON cannot name a
+mesh of 10**18 devices that a view then draws."""
+Pieces = Annotated[int, Meta(ge=1, le=MAX_DEVICES)]
 """Pieces a dimension is cut into, or copies of a shard."""
-Devices = Annotated[int, Meta(ge=1)]
+Devices = Annotated[int, Meta(ge=1, le=MAX_DEVICES)]
 """A number of devices."""
+AxisName = Annotated[
+    str, Meta(pattern=r"^(?:(?!:\()[\s\S])*(?::\([1-9][0-9]{0,9}\)[1-9][0-9]{0,9})?$")
+]
+"""A mesh axis, or a Shardy sub-axis ``x:(2)4`` (the size of the axes before it, then its
+own: both at least 1)."""
 Code = Annotated[str, Meta(pattern="^JX[0-9]{3}$")]
 """A finding's code, ``JX101``."""
 
@@ -161,7 +170,7 @@ class Sharding:
     _: KW_ONLY
     mesh: Mesh | None = None
     """The mesh the axes refer to; ``None`` when only tile counts are known."""
-    spec: tuple[tuple[str, ...], ...] = ()
+    spec: tuple[tuple[AxisName, ...], ...] = ()
     """Mesh axes per array dimension; ``()`` for a dimension that is not split."""
     tiles: tuple[Pieces, ...] = ()
     """Pieces per dimension when no mesh names them (GSPMD without a known mesh)."""
