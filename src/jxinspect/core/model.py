@@ -437,14 +437,14 @@ class Topology:
     """The topology as libtpu names it: ``v5e:2x2``, ``v4:2x2x1``."""
     device_kind: str
     """The chip, as libtpu names it: ``TPU v5 lite``."""
-    devices: int
+    devices: Devices
     """The topology's devices (one per chip, or per core where a chip has two: v4)."""
     compiler: str
     """What compiled it: ``libtpu 0.0.42.1``."""
     hbm: int | None = None
     """The HBM one device has for a program, as the TPU compiler says it (refusing one
     too large for it: 15.75 GiB on a v5e); ``None``: it did not say."""
-    slices: int = 1
+    slices: Devices = 1
     """How many slices of ``name`` it spans (``--slices``: multi-slice, joined by the
     data-center network); ``devices`` counts them all."""
     across_slices: tuple[str, ...] = ()

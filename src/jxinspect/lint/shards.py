@@ -22,6 +22,8 @@ from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.lint import LINT_SCHEMA, LintResult, ShardInfo
 from jxinspect.project.rule_table import described
 
+MAX_SHARDS = 65_536
+"""The most parts ``--shard K/N`` splits a run into (a CI matrix has a few hundred jobs)."""
 MISSING_LISTED = 8
 """Missing parts an error names (a part's ``shard.count`` is only what the file says)."""
 
@@ -35,10 +37,13 @@ class Shard:
 
 
 def parse_shard(text: str) -> Shard:
-    """``3/8`` → ``Shard(3, 8)``; anything else is a usage error."""
-    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    """``3/8`` → ``Shard(3, 8)``; anything else is a usage error (N past
+    :data:`MAX_SHARDS` too: the parts are planned in lists of N)."""
+    match = re.fullmatch(r"\s*(\d{1,18})\s*/\s*(\d{1,18})\s*", text)
     if not match or not 1 <= int(match[1]) <= int(match[2]):
         raise UsageError(f"--shard {text!r}: expected K/N with 1 <= K <= N, e.g. --shard 3/8")
+    if int(match[2]) > MAX_SHARDS:
+        raise UsageError(f"--shard {text!r}: at most {MAX_SHARDS:,} parts (N); split in fewer")
     return Shard(int(match[1]), int(match[2]))
 
 
