@@ -44,9 +44,11 @@ Count = Annotated[int, Meta(ge=0)]
 Dim = Annotated[int, Meta(ge=-1)]
 """An array dimension; -1 for a symbolic one."""
 MAX_DEVICES = 2**32
-"""The most devices a mesh, a tile count or a report read from a file may name (the
-largest abstract mesh measured, 4096×4096, has 2**24): a few bytes of JSON cannot name a
-mesh of 10**18 devices that a view then draws."""
+"""The most devices a mesh, a tile count or a report read from a file may name: a few
+bytes of JSON cannot name a mesh of 10**18 devices that a view then draws. Above what JAX
+makes (it counts a sharding's devices in 32 bits, at most 2**31 - 1: ``lower`` says so),
+so no report of a real staging is refused; the views draw any mesh up to it in bounded
+memory (bench/sharding_view.py measures 4096×4096)."""
 Pieces = Annotated[int, Meta(ge=1, le=MAX_DEVICES)]
 """Pieces a dimension is cut into, or copies of a shard."""
 Devices = Annotated[int, Meta(ge=1, le=MAX_DEVICES)]
