@@ -19,7 +19,9 @@ import json
 import shutil
 import sys
 import tokenize
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import REPO, CliResult, error_line, jxinspect_command, run_cli
@@ -363,3 +365,129 @@ def test_a_package_named_like_its_folder_is_still_a_module(tmp_path: Path) -> No
     result = run_cli("diff-debug", "pkg", "pkg", "--format", "json", cwd=tmp_path)
     assert result.returncode == 0, result.describe()
     assert _unchanged(result, "pkg:g"), result.describe()
+
+
+# ---- counts that would size what a reader or a view allocates ------------------------------
+
+SHARDED = REPO / "sample_programs" / "sharded.py"
+HUGE_MESH = "data=1000000000,model=1000000000"
+"""10**18 devices in 33 bytes of JSON (the limit is 2**32)."""
+
+
+@pytest.fixture(scope="module")
+def sharded_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """``lower sample_programs/sharded.py:update`` as JSON: tiled leaves on data=4,model=2."""
+    folder = tmp_path_factory.mktemp("sharded")
+    result = run_cli("lower", f"{SHARDED}:update", "--format", "json", cwd=folder)
+    assert result.returncode == 0, result.describe()
+    report: dict[str, Any] = json.loads(result.stdout)
+    assert any(leaf["sharding"]["kind"] == "tiled" for leaf in report["inputs"])
+    return report
+
+
+def _every_mesh(report: dict[str, Any], mesh: str) -> dict[str, Any]:
+    report = json.loads(json.dumps(report).replace('"data=4,model=2"', json.dumps(mesh)))
+    return report
+
+
+def _first_tiled(report: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    report = json.loads(json.dumps(report))
+    tiled = next(leaf for leaf in report["inputs"] if leaf["sharding"]["kind"] == "tiled")
+    tiled["sharding"].update(fields)
+    return report
+
+
+@pytest.mark.parametrize(
+    ("edit", "where"),
+    [(lambda r: _every_mesh(r, HUGE_MESH), "at $.mesh: expected a mesh of 1 to 4,294,967,296 "
+      f"devices with no empty axis, got '{HUGE_MESH}'"),
+     (lambda r: {**_every_mesh(r, "data=4,model=2"), "mesh": "data=4,model=0"}, "at $.mesh"),
+     (lambda r: {**r, "num_devices": 10**18}, "at $.num_devices: expected `int` <= 4294967296"),
+     (lambda r: _first_tiled(r, replicas=10**14), ".sharding.replicas: expected `int` <= "),
+     (lambda r: _first_tiled(r, tiles=[10**12, 10**12]), ".sharding.tiles[0]: expected `int` <= "),
+     (lambda r: _first_tiled(r, spec=[["model:(0)0"]]), ".sharding.spec[0][0]: expected `str` "
+      "matching regex"),
+     (lambda r: _first_tiled(r, spec=[["model:(2)99999999999"]]), ".sharding.spec[0][0]")],
+    ids=["mesh of 10**18", "empty axis", "num_devices", "replicas", "tiles", "sub-axis of 0",
+         "sub-axis too long"],
+)  # fmt: skip
+@pytest.mark.parametrize(
+    "view", [("--show", "sharding"), ("--format", "html"), ("--show", "sharding", "--color",
+             "always")], ids=["text", "html", "colour"],
+)  # fmt: skip
+def test_a_saved_report_naming_more_devices_than_can_be_is_one_line_before_drawing(
+    tmp_path: Path,
+    sharded_report: dict[str, Any],
+    edit: Callable[[dict[str, Any]], dict[str, Any]],
+    where: str,
+    view: tuple[str, ...],
+) -> None:
+    (tmp_path / "r.json").write_text(json.dumps(edit(sharded_report)), encoding="utf-8")
+    result = run_bounded("show", "r.json", *view, cwd=tmp_path)
+    assert result.returncode == 2, result.describe()
+    line = error_line(result)
+    assert line.startswith("error: r.json is not a jxinspect report (") and where in line, line
+
+
+def test_a_mesh_of_billions_of_devices_within_the_limit_draws_in_bounded_memory(
+    tmp_path: Path, sharded_report: dict[str, Any]
+) -> None:
+    """2**32 devices, 2**31 along one axis: pictures are drawn from blocks, numbered one
+    device at a time, never a list of an axis (``itertools.product`` copied it: 16 GB)."""
+    report = _every_mesh(sharded_report, "data=2147483648,model=2")
+    (tmp_path / "r.json").write_text(json.dumps(report), encoding="utf-8")
+    for view in (
+        ("--show", "sharding"),
+        ("--format", "html"),
+        ("--show", "sharding", "--color", "always"),
+    ):
+        result = run_bounded("show", "r.json", *view, cwd=tmp_path)
+        assert result.returncode == 0, result.describe()
+        assert "4294967295" in result.stdout and "4,294,967,296" not in result.stderr, view
+
+
+def _lint_parts(folder: Path) -> list[dict[str, Any]]:
+    project(folder)
+    parts = []
+    for k in (1, 2):
+        out = folder / f"p{k}.json"
+        made = run_cli("lint", "good.py", "--shard", f"{k}/2", "--format", "json", "-o", out,
+                       cwd=folder)  # fmt: skip
+        assert made.returncode == 0, made.describe()
+        parts.append(json.loads(out.read_text(encoding="utf-8")))
+    return parts
+
+
+def test_a_lint_part_claiming_a_trillion_parts_is_one_line(tmp_path: Path) -> None:
+    """A 2.5 KB part with ``shard.count`` 10**12 grew to 3.9 GB listing the missing ones."""
+    first, second = _lint_parts(tmp_path)
+    for name, count in (("huge.json", 10**12), ("more.json", 12)):
+        bomb = {**first, "shard": {**first["shard"], "count": count}}
+        (tmp_path / name).write_text(json.dumps(bomb), encoding="utf-8")
+        result = run_bounded("lint-merge", name, cwd=tmp_path)
+        assert result.returncode == 2, result.describe()
+        assert error_line(result) == (
+            f"error: {name}: shard.count says the run has {count:,} parts but 1 were given "
+            "(part 2, 3, 4, 5, 6, 7, 8, 9, … are missing); give every part's JSON result"
+        )
+    for index in (0, 3, 10**12):
+        stray = {**second, "shard": {**second["shard"], "index": index}}
+        (tmp_path / "stray.json").write_text(json.dumps(stray), encoding="utf-8")
+        result = run_bounded("lint-merge", "p1.json", "stray.json", cwd=tmp_path)
+        assert result.returncode == 2, result.describe()
+        assert error_line(result) == (
+            f"error: stray.json: shard.index is {index}, not a part of 1 to 2 (shard.count)"
+        )
+    (tmp_path / "three.json").write_text(json.dumps({**first, "shard": {**first["shard"],
+                                         "count": 3}}), encoding="utf-8")  # fmt: skip
+    few = run_cli("lint-merge", "three.json", cwd=tmp_path)  # a few missing: each named
+    assert error_line(few) == "error: part 2, 3 of 3 is missing; give every part's JSON result"
+
+
+def test_a_shard_count_past_the_limit_is_refused_before_planning(tmp_path: Path) -> None:
+    project(tmp_path)
+    result = run_bounded("lint", "--shard", "1/1000000000000", cwd=tmp_path)
+    assert result.returncode == 2, result.describe()
+    assert error_line(result) == (
+        "error: --shard '1/1000000000000': at most 65,536 parts (N); split in fewer"
+    )

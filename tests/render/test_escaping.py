@@ -309,3 +309,107 @@ def test_markdown_text_mentions_no_one(run_cli: Run, tmp_path: Path) -> None:
               rc=(0, 1), cwd=tmp_path).stdout  # fmt: skip
     assert "| target | @\u2060octocat.mlir |" in out, out
     assert not re.search(r"(?<![`\w])@[0-9A-Za-z]", out.replace("`@", "`")), out
+
+
+# ---- invisible characters: names that would print as another ------------------------------
+
+INVISIBLE = REPO / "tests" / "faults" / "invisible_names.py"
+ZERO_WIDTH, HIDDEN, TURNED = (
+    "w\u200b",
+    "b\u2060\ufeff\U000e0041\U000e007f",
+    "\u202ex\u2066y\u200e\u061c",
+)
+"""The attribute keys of ``invisible_names.Params``, unescaped: leaf paths ``params.<key>``."""
+_INVISIBLE = re.compile("[\u00ad\u061c\u115f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f"
+                        "\u3164\ufe00-\ufe0f\ufeff\U000e0000-\U000e0fff]")  # fmt: skip
+"""Characters that draw nothing, or turn the text around them."""
+
+
+def assert_no_invisible(text: str) -> None:
+    found = [repr(text[max(m.start() - 20, 0) : m.end() + 5]) for m in _INVISIBLE.finditer(text)]
+    assert not found, found
+
+
+@pytest.fixture()
+def invisible(tmp_path: Path) -> Path:
+    """A folder with the module, and ``plain.py``: the same with plain names."""
+    source = INVISIBLE.read_text(encoding="utf-8")
+    (tmp_path / "invisible_names.py").write_text(source, encoding="utf-8")
+    for raw, plain in ((ZERO_WIDTH, "w"), (HIDDEN, "b"), (TURNED, "t"), ("step\u200b", "step")):
+        source = source.replace(repr(raw)[1:-1], plain)
+    (tmp_path / "plain.py").write_text(source, encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [("step\u200b", "step\\u200b"), ("a\u200c\u200db", "a\\u200c\\u200db"),
+     ("w\u2060j", "w\\u2060j"), ("\ufeffbom", "\\ufeffbom"), ("soft\u00ad", "soft\\xad"),
+     ("\u3164", "\\u3164"), ("x\ufe0f", "x\\ufe0f"), ("\u180e", "\\u180e"),
+     ("tag\U000e0041\U000e007f", "tag\\U000e0041\\U000e007f"), ("\U000e0100", "\\U000e0100"),
+     ("\u202ax\u202c\u2066\u2069\u200e\u200f\u061c",
+      "\\u202ax\\u202c\\u2066\\u2069\\u200e\\u200f\\u061c")],
+)  # fmt: skip
+def test_invisible_and_bidirectional_characters_are_shown(raw: str, shown: str) -> None:
+    assert escape.text(raw) == shown and escape.text(shown) == shown
+    assert escape.program_text(raw + "\n") == shown + "\n"
+    assert escape.html(raw) == shown
+    assert escape.github_data(raw) == shown
+    assert escape.text("step") != escape.text("step\u200b")
+
+
+def test_visible_text_in_other_scripts_is_kept() -> None:
+    for ordinary in ("Schritt_ä", "шаг", "步骤", "ステップ", "خطوة", "צעד", "x → y", "😀"):
+        assert escape.text(ordinary) == ordinary
+
+
+def test_invisible_names_in_every_report_view(run_cli: Run, invisible: Path) -> None:
+    shown = [f"params.{escape.text(key)}" for key in (ZERO_WIDTH, HIDDEN, TURNED)]
+    report = run(run_cli, "lower", "invisible_names.py:step", cwd=invisible).stdout
+    assert_no_invisible(report)
+    assert "function:     step\\u200b at " in report
+    assert all(path in report for path in shown), report
+    assert f"argument {shown[2]} is unused" in report
+    views = ("--show", "sharding", "--show", "jaxpr", "--show", "mlir", "--color", "always")
+    coloured = run(run_cli, "lower", "invisible_names.py:step", *views, cwd=invisible).stdout
+    assert_no_invisible(coloured)
+    assert shown[1] in _SGR.sub("", coloured)
+    saved = run(run_cli, "lower", "invisible_names.py:step", "--format", "json", cwd=invisible)
+    (invisible / "r.json").write_text(saved.stdout, encoding="utf-8")
+    for args in (("show", "r.json"), ("show", "r.json", "--show", "sharding"),
+                 ("show", "r.json", "--format", "html"), ("lower", "invisible_names.py:step",
+                 "--format", "html")):  # fmt: skip
+        out = run(run_cli, *args, cwd=invisible).stdout
+        assert_no_invisible(out)
+        assert shown[0] in out, args
+    data = json.loads(saved.stdout)  # JSON keeps the exact names
+    assert [leaf["path"] for leaf in data["inputs"]][:3] == [
+        f"params.{k}" for k in (ZERO_WIDTH, HIDDEN, TURNED)
+    ]
+    assert data["function"].startswith("step\u200b at ")
+
+
+def test_invisible_names_in_diff_and_lint(run_cli: Run, invisible: Path) -> None:
+    diff = run(run_cli, "diff-debug", "plain.py:step", "invisible_names.py:step", rc=(0, 1),
+               cwd=invisible).stdout  # fmt: skip
+    assert_no_invisible(diff)
+    assert "params.w\\u200b" in diff and "step\\u200b" in diff, diff
+    for format in ("text", "github", "junit"):
+        out = run(run_cli, "lint", "invisible_names.py", "--format", format, rc=(0, 1),
+                  cwd=invisible).stdout  # fmt: skip
+        assert_no_invisible(out)
+        assert "\\u202ex\\u2066y" in out, (format, out)
+    found = run(run_cli, "lint", "invisible_names.py", "--format", "json", rc=(0, 1), cwd=invisible)
+    (finding,) = json.loads(found.stdout)["targets"][0]["findings"]
+    assert f"params.{TURNED}" in finding["message"]
+
+
+def test_invisible_names_in_the_record_summary(run_cli: Run, invisible: Path) -> None:
+    from helpers import WARM_PYTHON
+
+    said = run(run_cli, "record", "-o", "runs", "--", *WARM_PYTHON, "invisible_names.py",
+               cwd=invisible)  # fmt: skip
+    assert_no_invisible(said.stdout + said.stderr)
+    summary = run(run_cli, "show", "runs", cwd=invisible).stdout
+    assert_no_invisible(summary)
+    assert "step\\u200b" in summary, summary

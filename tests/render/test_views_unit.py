@@ -98,6 +98,65 @@ def test_shardy_sub_axes() -> None:
     assert pic.cells == tuple(tuple((4 * i + j,) for j in range(4)) for i in range(2))
 
 
+@pytest.mark.parametrize(
+    "axes",
+    [{"x": 8}, {"x": 16, "y": 3}, {"y": 2, "x": 24}, {"x": 12}, {"x": 6}],
+    ids=lambda a: ",".join(f"{k}={v}" for k, v in a.items()),
+)
+def test_sub_axes_factored_into_digits_hold_what_listing_the_axis_holds(
+    axes: dict[str, int],
+) -> None:
+    """Every sub-axis of ``x`` (``x:(pre)size``, dividing it) and every pair of them that
+    Shardy can write together (the second inside what the first leaves): the devices of
+    each block are those found by trying every device, as the view did before it
+    factored an axis into digits."""
+    total = axes["x"]
+    splits = [(f"x:({pre}){size}", pre, size) for pre in range(1, total + 1)
+              for size in range(2, total + 1) if total % (pre * size) == 0]  # fmt: skip
+    pairs = [(a, b) for a in splits for b in splits if b[1] % (a[1] * a[2]) == 0]  # a, then b
+    pairs += [(("x:(1)4", 1, 4), ("x:(1)4", 1, 4))] if total % 4 == 0 else []
+    for (first, *_), (second, *_) in [*((a, a) for a in splits), *pairs]:
+        split = [(first,), (second,) if second != first else ()]
+        for row in range(4):
+            for col in range(4):
+                blocks = [(0, row), (1, col)]
+                found = sharding_view._cell_devices(dict(axes), split, blocks)
+                assert tuple(found) == _listed(axes, split, blocks), (first, second, row, col)
+
+
+def _listed(
+    axes: dict[str, int], split: list[tuple[str, ...]], blocks: list[tuple[int, int]]
+) -> tuple[int, ...]:
+    """The devices of a block, every device of the mesh tried (the oracle)."""
+    sizes = list(axes.values())
+    found = []
+    for device in range(int(np.prod(sizes))):
+        coords = dict(zip(axes, np.unravel_index(device, sizes)))
+        held = True
+        for dim, index in blocks:
+            for name in reversed(split[dim]):
+                base, sub = name.split(":(", 1) if ":(" in name else (name, "")
+                pre, size = (int(p) for p in sub.split(")")) if sub else (1, axes[base])
+                step = axes[base] // (pre * size)
+                index, value = divmod(index, size)
+                held = held and (int(coords[base]) // step) % size == value
+            held = held and index == 0
+        if held:
+            found.append(device)
+    return tuple(found)
+
+
+def test_a_huge_axis_is_never_listed() -> None:
+    """2**31 devices along one axis, sub-axes of it: the cells are solved from digits."""
+    mesh = Mesh((("x", 2**31), ("y", 2)), abstract=True)
+    sharding = tiled(mesh, ("x:(1)4",), ("x:(4)2", "y"))
+    report = report_of(leaf((8, 8), sharding), mesh=mesh, devices=2**32)
+    (pic,) = sharding_view.layouts(report).pictures
+    assert pic.cells[0][0] is not None and len(pic.cells[0][0]) == 2**31 // 8
+    assert sharding_view.devices_text(pic.cells[1][3]) == "1610612737,1610612739,… (268435456)"
+    assert ">0,2,… (" in html.svg(pic)
+
+
 def test_gspmd_tiles_without_a_mesh_in_iota_order() -> None:
     sharding = Sharding("tiled", spec=((), ()), mesh=None, tiles=(2, 2), replicas=2, source="gspmd")
     (pic,) = draw(leaf((4, 4), sharding))

@@ -794,3 +794,37 @@ def test_a_failed_debug_run_names_what_it_staged_under_otherwise(tmp_path: Path)
         "XLA_FLAGS='--xla_force_host_platform_device_count=2' where the report's run "
         "had '--xla_force_host_platform_device_count=8'"
     ) in unread
+
+
+@pytest.mark.skipif(not SHARDY_BY_DEFAULT, reason="GSPMD partitions by default before 0.7")
+@pytest.mark.parametrize(
+    "name",
+    ["with space", "two  spaces\tand a tab", "q\"uote's $(x) `y`; \\back\\slash\\", "new\nline"],
+    ids=["space", "spaces and tab", "shell and quotes", "newline"],
+)
+def test_a_temporary_folder_with_spaces_or_quotes_keeps_the_dump_inside(
+    folder: Path, tmp_path: Path, name: str
+) -> None:
+    """The debug run's dump folder reaches XLA quoted: unquoted, a space ended the flag,
+    the flags after it were lost and XLA dumped every pass where the first word pointed,
+    outside the private folder, and the report had no provenance."""
+    shutil.copy(folder / "programs.py", tmp_path / "programs.py")
+    temporary = tmp_path / "tmp" / name
+    temporary.mkdir(parents=True)
+    result = run_cli("lower", "programs.py:constrained", "--why", "--format", "json",
+                     cwd=tmp_path, env={"TMPDIR": str(temporary)})  # fmt: skip
+    assert result.returncode == 0, result.describe()
+    compiled = json.loads(result.stdout)["compiled"]
+    assert compiled["origins_unread"] is None, compiled["origins_unread"]
+    assert any(c["origins"] for c in compiled["collectives"]), compiled["collectives"]
+    assert [p.name for p in (tmp_path / "tmp").iterdir()] == [name]  # nothing dumped beside
+    assert list(temporary.iterdir()) == []  # the private folder removed, nothing left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["programs.py", "tmp"]
+
+
+def test_xla_flags_read_a_quoted_folder_as_one_value() -> None:
+    from jxinspect.tracer.seam import xla_flags
+
+    flag = '--xla_dump_to="/tmp/a b/\\"q\\"\\\\z $(x)\n;"'
+    given = f' --a=1\t{flag}  --b=\'x y\' --c="p\\" q" rest --d'
+    assert xla_flags.tokens(given) == ["--a=1", flag, "--b='x y'", '--c="p\\" q"', "rest --d"]

@@ -22,7 +22,10 @@ by :func:`read_file`: the one bounded reader of :mod:`~jxinspect.core.artifacts`
 this decoding, its error saying besides what schema the file names.
 
 The hooks, each with its reason: a :class:`~jxinspect.core.model.Mesh` is written as its
-text (``"data=2,model=4"``), the form every report since the first has used.
+text (``"data=2,model=4"``), the form every report since the first has used; one read
+back names at most :data:`~jxinspect.core.model.MAX_DEVICES` devices (as every count of
+devices or pieces does), so that no view sizes anything by a number the file only
+claims.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from jxinspect.core import artifacts
-from jxinspect.core.model import Mesh
+from jxinspect.core.model import MAX_DEVICES, Mesh
 
 T = TypeVar("T")
 
@@ -54,7 +57,12 @@ def _enc_hook(value: Any) -> Any:
 
 def _dec_hook(kind: type, value: Any) -> Any:
     if kind is Mesh and isinstance(value, str):
-        return Mesh.parse(value)
+        mesh = Mesh.parse(value)
+        if any(size < 1 for _, size in mesh.axes) or mesh.size > MAX_DEVICES:
+            raise ValueError(
+                f"expected a mesh of 1 to {MAX_DEVICES:,} devices with no empty axis, got {value!r}"
+            )
+        return mesh
     raise NotImplementedError(f"expected `{kind.__name__}`")
 
 

@@ -44,10 +44,21 @@ Count = Annotated[int, Meta(ge=0)]
 """A count, an index or a size in bytes."""
 Dim = Annotated[int, Meta(ge=-1)]
 """An array dimension; -1 for a symbolic one."""
-Pieces = Annotated[int, Meta(ge=1)]
+MAX_DEVICES = 2**32
+"""The most devices a mesh, a tile count or a report read from a file may name: a few
+bytes of JSON cannot name a mesh of 10**18 devices that a view then draws. Above what JAX
+makes (it counts a sharding's devices in 32 bits, at most 2**31 - 1: ``lower`` says so),
+so no report of a real staging is refused; the views draw any mesh up to it in bounded
+memory (bench/sharding_view.py measures 4096×4096)."""
+Pieces = Annotated[int, Meta(ge=1, le=MAX_DEVICES)]
 """Pieces a dimension is cut into, or copies of a shard."""
-Devices = Annotated[int, Meta(ge=1)]
+Devices = Annotated[int, Meta(ge=1, le=MAX_DEVICES)]
 """A number of devices."""
+AxisName = Annotated[
+    str, Meta(pattern=r"^(?:(?!:\()[\s\S])*(?::\([1-9][0-9]{0,9}\)[1-9][0-9]{0,9})?$")
+]
+"""A mesh axis, or a Shardy sub-axis ``x:(2)4`` (the size of the axes before it, then its
+own: both at least 1)."""
 Code = Annotated[str, Meta(pattern="^JX[0-9]{3}$")]
 """A finding's code, ``JX101``."""
 
@@ -162,7 +173,7 @@ class Sharding:
     _: KW_ONLY
     mesh: Mesh | None = None
     """The mesh the axes refer to; ``None`` when only tile counts are known."""
-    spec: tuple[tuple[str, ...], ...] = ()
+    spec: tuple[tuple[AxisName, ...], ...] = ()
     """Mesh axes per array dimension; ``()`` for a dimension that is not split."""
     tiles: tuple[Pieces, ...] = ()
     """Pieces per dimension when no mesh names them (GSPMD without a known mesh)."""
@@ -433,14 +444,14 @@ class Topology:
     """The topology as libtpu names it: ``v5e:2x2``, ``v4:2x2x1``."""
     device_kind: str
     """The chip, as libtpu names it: ``TPU v5 lite``."""
-    devices: int
+    devices: Devices
     """The topology's devices (one per chip, or per core where a chip has two: v4)."""
     compiler: str
     """What compiled it: ``libtpu 0.0.42.1``."""
     hbm: int | None = None
     """The HBM one device has for a program, as the TPU compiler says it (refusing one
     too large for it: 15.75 GiB on a v5e); ``None``: it did not say."""
-    slices: int = 1
+    slices: Devices = 1
     """How many slices of ``name`` it spans (``--slices``: multi-slice, joined by the
     data-center network); ``devices`` counts them all."""
     across_slices: tuple[str, ...] = ()

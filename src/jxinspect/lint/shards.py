@@ -11,6 +11,7 @@ overlaps, and then give the verdict (and exit code) a single run would have give
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,6 +21,11 @@ from jxinspect.core.artifacts import JSON_LIMIT, read_text
 from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.lint import LINT_SCHEMA, LintResult, ShardInfo
 from jxinspect.project.rule_table import described
+
+MAX_SHARDS = 65_536
+"""The most parts ``--shard K/N`` splits a run into (a CI matrix has a few hundred jobs)."""
+MISSING_LISTED = 8
+"""Missing parts an error names (a part's ``shard.count`` is only what the file says)."""
 
 
 @dataclass(frozen=True)
@@ -31,10 +37,13 @@ class Shard:
 
 
 def parse_shard(text: str) -> Shard:
-    """``3/8`` → ``Shard(3, 8)``; anything else is a usage error."""
-    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    """``3/8`` → ``Shard(3, 8)``; anything else is a usage error (N past
+    :data:`MAX_SHARDS` too: the parts are planned in lists of N)."""
+    match = re.fullmatch(r"\s*(\d{1,18})\s*/\s*(\d{1,18})\s*", text)
     if not match or not 1 <= int(match[1]) <= int(match[2]):
         raise UsageError(f"--shard {text!r}: expected K/N with 1 <= K <= N, e.g. --shard 3/8")
+    if int(match[2]) > MAX_SHARDS:
+        raise UsageError(f"--shard {text!r}: at most {MAX_SHARDS:,} parts (N); split in fewer")
     return Shard(int(match[1]), int(match[2]))
 
 
@@ -101,6 +110,11 @@ def merge(parts: list[tuple[str, LintResult]]) -> LintResult:
         seen: dict[int, str] = {}
         for name, part in parts:
             assert part.shard is not None
+            if not 1 <= part.shard.index <= info.count:
+                raise UsageError(
+                    f"{name}: shard.index is {part.shard.index}, not a part of 1 to "
+                    f"{info.count} (shard.count)"
+                )
             if (part.shard.count, part.shard.plan) != (info.count, info.plan):
                 raise UsageError(
                     f"{name} and {first_name} are parts of different runs (other targets, "
@@ -112,8 +126,16 @@ def merge(parts: list[tuple[str, LintResult]]) -> LintResult:
                     f"{part.shard.index}/{info.count}"
                 )
             seen[part.shard.index] = name
-        missing = [str(i) for i in range(1, info.count + 1) if i not in seen]
-        if missing:
+        if info.count > len(seen):  # the first missing ones, never a list of count
+            absent = info.count - len(seen)
+            absent_parts = (i for i in range(1, info.count + 1) if i not in seen)
+            missing = [str(i) for i in itertools.islice(absent_parts, MISSING_LISTED)]
+            if absent > MISSING_LISTED:
+                raise UsageError(
+                    f"{first_name}: shard.count says the run has {info.count:,} parts but "
+                    f"{len(seen)} were given (part {', '.join(missing)}, … are missing); give "
+                    "every part's JSON result"
+                )
             raise UsageError(
                 f"part {', '.join(missing)} of {info.count} is missing; give every part's "
                 "JSON result"

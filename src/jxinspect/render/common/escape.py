@@ -4,10 +4,14 @@ messages) must not act on the format it is written into.
 
 * :func:`text`: plain text and the terminal. Control characters (C0 with NUL, ESC, BEL,
   CR, LF and TAB; DEL; C1), line and paragraph separators, bidirectional-text controls,
-  surrogates and the XML non-characters are shown as ``\\n``, ``\\t``, ``\\r``, ``\\xNN`` or
-  ``\\uNNNN``, so no name can move the cursor, colour the terminal or start a line. Every
-  other character, backslashes included, is kept: an ordinary name reads as before.
-  Idempotent. Rich objects are built from ``rich.text.Text``, never from markup strings.
+  invisible characters (zero-width spaces and joiners, the word joiner, the byte-order
+  mark, soft hyphens, fillers, variation selectors, tags: Unicode's default-ignorable
+  code points and the format characters that draw nothing), surrogates and the XML
+  non-characters are shown as ``\\n``, ``\\t``, ``\\r``, ``\\xNN``, ``\\uNNNN`` or
+  ``\\UNNNNNNNN``, so no name can move the cursor, colour the terminal, start a line, or
+  read as another (``step`` and ``step\\u200b`` print apart). Every other character,
+  backslashes included, is kept: an ordinary name reads as before. Idempotent. Rich
+  objects are built from ``rich.text.Text``, never from markup strings.
 * :func:`program_text`: the same, but a text's own line breaks stay (jaxpr and module text).
 * :func:`markdown_text` / :func:`markdown_code`: a Markdown table cell as text or as inline
   code; pipes, backticks, inline markup and HTML cannot change the table or the page, and
@@ -34,6 +38,13 @@ _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 _OTHER = (
     "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # bidirectional-text controls
+    # invisible: soft hyphen, grapheme joiner, Hangul and Khmer fillers, Mongolian
+    # selectors, zero-width space and joiners, word joiner and invisible operators,
+    # deprecated format controls, variation selectors, byte-order mark, interlinear
+    # annotation, shorthand and musical format controls, tags and their selectors
+    "\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200d\u2060-\u2065"
+    "\u206a-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
     "\u2028\u2029"  # line and paragraph separators
     "\ud800-\udfff"  # lone surrogates (undecodable file names): no encoding writes them
     "\ufffe\uffff"  # not characters, not allowed in XML
@@ -59,7 +70,9 @@ def _visible(match: re.Match[str]) -> str:
     if named is not None:
         return named
     code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def text(value: object) -> str:

@@ -21,7 +21,6 @@ coordinates along each mesh axis) instead of a tuple.
 from __future__ import annotations
 
 import io
-import itertools
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -57,10 +56,18 @@ class DeviceSet:
         return math.prod(len(c) for c in self.coords)
 
     def _numbers(self, axes: int) -> Iterator[int]:
-        """Device numbers of the first ``axes`` axes' coordinates (the rest at 0)."""
+        """Device numbers of the first ``axes`` axes' coordinates (the rest at 0), made
+        one at a time (``itertools.product`` would first copy each axis's range)."""
         strides = [math.prod(self.sizes[i + 1 :]) for i in range(len(self.sizes))]
-        for combo in itertools.product(*self.coords[:axes]):
-            yield sum(c * s for c, s in zip(combo, strides))
+
+        def walk(axis: int, base: int) -> Iterator[int]:
+            if axis == axes:
+                yield base
+                return
+            for coordinate in self.coords[axis]:
+                yield from walk(axis + 1, base + coordinate * strides[axis])
+
+        return walk(0, 0)
 
     def __iter__(self) -> Iterator[int]:
         return self._numbers(len(self.sizes))
@@ -146,21 +153,43 @@ def _cell_devices(
                 return ()  # an axis the mesh lacks: its coordinate is always 0
         if index:
             return ()
+    sizes: list[int] = []
     coords: list[range | tuple[int, ...]] = []
     for name, total in axes.items():
-        rules = wanted.get(name, [])
-        if not rules:
-            coords.append(range(total))
-        elif all(step == 1 and size == total for step, size, _ in rules):
-            values = {value for _, _, value in rules}
-            only = values.pop()
-            coords.append(range(only, only + 1) if not values and 0 <= only < total else ())
-        else:
-            allowed = tuple(c for c in range(total) if all((c // t) % n == v for t, n, v in rules))
-            contiguous = allowed and allowed[-1] - allowed[0] == len(allowed) - 1
-            coords.append(range(allowed[0], allowed[-1] + 1) if contiguous else allowed)
-    found = DeviceSet(tuple(axes.values()), tuple(coords))
+        for size, allowed in _digits(total, wanted.get(name, [])):
+            sizes.append(size)
+            coords.append(allowed)
+    found = DeviceSet(tuple(sizes), tuple(coords))
     return tuple(found) if len(found) <= LIST_DEVICES_MAX else found
+
+
+def _digits(
+    total: int, rules: list[tuple[int, int, int]]
+) -> list[tuple[int, range | tuple[int, ...]]]:
+    """One mesh axis of ``total`` as digits (most significant first: ``(size, allowed
+    coordinates)``), where each rule ``(step, size, value)`` fixes the digit
+    ``(coordinate // step) % size``: sub-axes split an axis into digits whose sizes divide
+    each other, so the allowed coordinates are a product of digit ranges, never listed
+    one by one (an axis of 2**31 costs what one of 4 does). Rules that are no such split
+    (a sub-axis that does not divide its axis: no partitioner writes one) allow nothing."""
+    if not rules:
+        return [(total, range(total))]
+    bounds = sorted({1, total, *(t for t, _, _ in rules), *(t * n for t, n, _ in rules)})
+    if bounds[-1] != total or any(b % a for a, b in zip(bounds, bounds[1:])):
+        return [(total, ())]
+    digits: dict[int, int] = {}  # a digit's lower bound → its fixed value
+    for step, size, value in rules:
+        if not 0 <= value < size:
+            return [(total, ())]
+        for low, high in zip(bounds, bounds[1:]):
+            if step <= low and high <= step * size:
+                digit = (value * step // low) % (high // low)
+                if digits.setdefault(low, digit) != digit:
+                    return [(total, ())]
+    return [
+        (high // low, range(digits[low], digits[low] + 1) if low in digits else range(high // low))
+        for low, high in reversed(list(zip(bounds, bounds[1:])))
+    ]
 
 
 def _shown(count: int) -> list[int | None]:

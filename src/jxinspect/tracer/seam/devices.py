@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from jxinspect.core.vocabulary import Partitioner
-from jxinspect.tracer.seam import release
+from jxinspect.tracer.seam import release, xla_flags
 from jxinspect.tracer.seam.objects import Device
 
 _DEVICE_FLAG = "--xla_force_host_platform_device_count"
@@ -67,7 +67,8 @@ def simulate_cpu_devices(count: int) -> None:
     if release.config_has("jax_num_cpu_devices"):
         jax.config.update("jax_num_cpu_devices", count)
         return
-    flags = [f for f in os.environ.get("XLA_FLAGS", "").split() if not f.startswith(_DEVICE_FLAG)]
+    given = xla_flags.tokens(os.environ.get("XLA_FLAGS", ""))  # a quoted value kept whole
+    flags = [f for f in given if not f.startswith(_DEVICE_FLAG)]
     os.environ["XLA_FLAGS"] = " ".join([*flags, f"{_DEVICE_FLAG}={count}"])
 
 
