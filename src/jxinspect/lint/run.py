@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from jxinspect import rules
 from jxinspect._version import __version__
 from jxinspect.core.errors import JxError, UsageError, error_kind
 from jxinspect.core.files import write_output
@@ -250,13 +251,11 @@ class _Planner:
         except JxError as err:
             return Planned(name, policy, file, line, error=str(err), error_kind=error_kind(err))
         policy = self.policy(entry, resolved.declared_policy)
-        # the peak is read where a budget needs it (peak_per_device, or a TPU's HBM) or
-        # a history keeps it
-        on_tpu = resolved.options.topology is not None and policy.settings.hbm_fraction < 1
-        kept = self.request.history is not None
-        compile = policy.compile or policy.why
-        memory = compile and (policy.settings.peak_per_device is not None or on_tpu or kept)
-        job = Job(name, resolved, compile, str(source or text), memory, policy.why)
+        needed = rules.needs(policy, topology=resolved.options.topology is not None)
+        compile = "compiled" in needed
+        # the peak where a rule needs it, or where a history keeps the compiled cost
+        memory = compile and ("peak" in needed or self.request.history is not None)
+        job = Job(name, resolved, compile, str(source or text), memory, "origins" in needed)
         return Planned(name, policy, file, line, job=job)
 
 
