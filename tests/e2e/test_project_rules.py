@@ -202,7 +202,8 @@ def test_lower_without_compile_cannot_judge_a_cost_budget(tmp_path: Path) -> Non
     result = run_cli("lower", "layers.py:gathered", "-f", "json", "--fail-on", "error",
                      cwd=tmp_path)  # fmt: skip
     assert result.returncode == 1, result.describe()
-    found = [(f["code"], f["severity"], f["message"]) for f in json.loads(result.stdout)["findings"]]
+    findings = json.loads(result.stdout)["findings"]
+    found = [(f["code"], f["severity"], f["message"]) for f in findings]
     assert found == [("JX303", "error", "cannot judge JX303: the compiled program was not read "
                       "(compile: true, or --compile)")]  # fmt: skip
     config.write_text(

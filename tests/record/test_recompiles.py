@@ -463,8 +463,9 @@ def test_show_and_lint_records_judge_one_recording_alike(tmp_path: Path) -> None
     shown = run_cli("show", "runs", "--fail-on", "error", "--format", "json", cwd=tmp_path)
     linted = run_cli("lint", "--records", "runs", "--format", "json", cwd=tmp_path)
     assert shown.returncode == linted.returncode == 1, (shown.describe(), linted.describe())
+    targets = json.loads(linted.stdout)["targets"]
     linted_found = [(t["target"].split(":")[1], f["code"], f["message"])
-                    for t in json.loads(linted.stdout)["targets"] for f in t["findings"]]  # fmt: skip
+                    for t in targets for f in t["findings"]]  # fmt: skip
     assert [(target, code) for target, code, _ in linted_found] == [("scale (f32[3])", "JX402")]
     functions = json.loads(shown.stdout)["functions"]
     assert [(f["folder"], f["finding_codes"], f["findings"]) for f in functions] == [
