@@ -120,6 +120,5 @@ def test_a_cpu_compile_is_never_labelled_a_tpus(tmp_path: Path, run_cli: Any) ->
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1
     assert lines[0].startswith(
-        "error: --topology v5e:2x2: the program was compiled for CPU devices, not the "
-        "topology's"
+        "error: --topology v5e:2x2: the program was compiled for CPU devices, not the topology's"
     )

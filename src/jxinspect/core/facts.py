@@ -13,7 +13,6 @@ from jxinspect.core.model import AcceptedCost
 from jxinspect.core.recompiles import Compile
 from jxinspect.core.settings import DEFAULT_SETTINGS, Settings
 
-
 Read = Literal[
     "lowered", "compiled", "peak", "origins", "compiles", "accepted_cost", "comparisons"
 ]  # fmt: skip
