@@ -23,7 +23,7 @@ from jxinspect import rules
 from jxinspect.core import interrupts
 from jxinspect.core.facts import Facts
 from jxinspect.core.identity import ProgramComparison
-from jxinspect.core.model import AcceptedCost, InputsFrom, Report, Topology
+from jxinspect.core.model import AcceptedCost, Finding, InputsFrom, Report, Topology
 from jxinspect.core.program import TextRequest
 from jxinspect.core.recompiles import Compile
 from jxinspect.core.vocabulary import Stage
@@ -34,6 +34,7 @@ from jxinspect.project.options import NO_OPTIONS, TargetOptions
 from jxinspect.project.plan import StagingPlan
 from jxinspect.project.resolve import Resolved, resolve
 from jxinspect.project.targets import load_module, resolve_attribute
+from jxinspect.rules import needs as needs
 
 if TYPE_CHECKING:
     from jxinspect.tracer.partitioner_run import PartitionerRun
@@ -59,6 +60,16 @@ def judge(
     policy = policy or Policy()
     facts = Facts(policy.settings, tuple(compiles), accepted_cost, tuple(comparisons))
     return report.with_findings(policy.apply(rules.apply_rules(report, facts).findings))
+
+
+def judge_comparisons(
+    comparisons: Sequence[ProgramComparison], policy: Policy | None = None
+) -> tuple[Finding, ...]:
+    """The judge step of lowerings compared apart from any one report (``show`` of a
+    recording of several processes, ``diff-debug`` of two runs): the comparison rules,
+    then the policy's select/ignore and severities, as :func:`judge` applies them."""
+    policy = policy or Policy()
+    return policy.apply(f for c in comparisons for f in rules.apply_comparison_rules(c))
 
 
 def report_of(

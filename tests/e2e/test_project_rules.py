@@ -172,3 +172,42 @@ def test_lint_forbids_a_collective_kind_over_a_size(tmp_path: Path) -> None:
     assert finding["message"].endswith(
         ", 32.0 KiB per device, is forbidden (budgets.forbid_collectives: all-gather > 16.0 KiB)"
     )
+
+
+def test_a_cost_budget_compiles_the_target_lint_would_not(tmp_path: Path) -> None:
+    """A budget that reads the compiled program, with no ``compile:``: lint compiles the
+    target for it (one place decides what a policy needs staged), and the FSDP layer's
+    all-gather fails the gate as it does with ``--compile``."""
+    (tmp_path / "layers.py").write_text(LAYERS, encoding="utf-8")
+    (tmp_path / "jxinspect.yaml").write_text(
+        "budgets: {temporaries_per_device: 1, forbid_collectives: [all-gather]}\n"
+        "targets:\n  - target: layers.py:gathered\n",
+        encoding="utf-8",
+    )
+    plain = run_cli("lint", "--format", "json", "--no-cache", cwd=tmp_path)
+    compiled = run_cli("lint", "--format", "json", "--no-cache", "--compile", cwd=tmp_path)
+    assert plain.returncode == compiled.returncode == 1, (plain.describe(), compiled.describe())
+    codes = [[f["code"] for f in json.loads(r.stdout)["targets"][0]["findings"]]
+             for r in (plain, compiled)]  # fmt: skip
+    assert codes[0] == codes[1] and "JX303" in codes[0]
+
+
+def test_lower_without_compile_cannot_judge_a_cost_budget(tmp_path: Path) -> None:
+    """``lower`` stages what it is asked: without ``--compile`` a cost budget is not
+    passed but one finding at JX303's severity says it could not be judged; ignored, it
+    is silent."""
+    (tmp_path / "layers.py").write_text(LAYERS, encoding="utf-8")
+    config = tmp_path / "jxinspect.yaml"
+    config.write_text("budgets: {forbid_collectives: [all-gather]}\n", encoding="utf-8")
+    result = run_cli("lower", "layers.py:gathered", "-f", "json", "--fail-on", "error",
+                     cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 1, result.describe()
+    findings = json.loads(result.stdout)["findings"]
+    found = [(f["code"], f["severity"], f["message"]) for f in findings]
+    assert found == [("JX303", "error", "cannot judge JX303: the compiled program was not read "
+                      "(compile: true, or --compile)")]  # fmt: skip
+    config.write_text(
+        "ignore: [JX303]\nbudgets: {forbid_collectives: [all-gather]}\n", encoding="utf-8"
+    )
+    ignored = run_cli("lower", "layers.py:gathered", "--fail-on", "error", cwd=tmp_path)
+    assert ignored.returncode == 0, ignored.describe()

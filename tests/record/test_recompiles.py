@@ -479,3 +479,45 @@ def test_a_loop_fed_its_own_outputs_records_the_compiles_jax_logs(tmp_path: Path
     shown = run_cli("show", "runs", cwd=tmp_path)
     assert shown.returncode == 0, shown.describe()
     assert "P() → P(None, None)" not in shown.stdout and "\nrecompiles\n" not in shown.stdout
+
+
+TWICE = textwrap.dedent("""
+    import jax, jax.numpy as jnp
+
+    @jax.jit
+    def scale(x):
+        return x * 2.0
+
+    scale(jnp.ones(3))
+    scale(jnp.ones(4))
+""")
+
+
+def test_show_and_lint_records_judge_one_recording_alike(tmp_path: Path) -> None:
+    """``budgets: {max_compiles: 1}`` set after the run was recorded, a function compiled
+    twice: ``show --fail-on error`` and ``lint --records`` judge the recording under the
+    one policy with its compiles, and give the same exit and findings; the recording's
+    function folder shows the same finding; ``ignore`` silences it in both."""
+    (tmp_path / "twice.py").write_text(TWICE, encoding="utf-8")
+    recorded = run_cli("record", "-o", "runs", "--", *WARM_PYTHON, "twice.py", cwd=tmp_path)
+    assert recorded.returncode == 0, recorded.describe()
+    config = tmp_path / "jxinspect.yaml"
+    config.write_text("budgets: {max_compiles: 1}\n", encoding="utf-8")
+    shown = run_cli("show", "runs", "--fail-on", "error", "--format", "json", cwd=tmp_path)
+    linted = run_cli("lint", "--records", "runs", "--format", "json", cwd=tmp_path)
+    assert shown.returncode == linted.returncode == 1, (shown.describe(), linted.describe())
+    targets = json.loads(linted.stdout)["targets"]
+    linted_found = [(t["target"].split(":")[1], f["code"], f["message"])
+                    for t in targets for f in t["findings"]]  # fmt: skip
+    assert [(target, code) for target, code, _ in linted_found] == [("scale (f32[3])", "JX402")]
+    functions = json.loads(shown.stdout)["functions"]
+    assert [(f["folder"], f["finding_codes"], f["findings"]) for f in functions] == [
+        ("scale", ["JX402"], 1), ("scale.2", [], 0)]  # fmt: skip
+    one = run_cli("show", "runs/scale", "--fail-on", "error", "-f", "json", cwd=tmp_path)
+    assert one.returncode == 1, one.describe()
+    found = [(f["code"], f["message"]) for f in json.loads(one.stdout)["findings"]]
+    assert found == [(code, message) for _, code, message in linted_found]
+    config.write_text("ignore: [JX402]\nbudgets: {max_compiles: 1}\n", encoding="utf-8")
+    shown = run_cli("show", "runs", "--fail-on", "error", cwd=tmp_path)
+    linted = run_cli("lint", "--records", "runs", cwd=tmp_path)
+    assert shown.returncode == linted.returncode == 0, (shown.describe(), linted.describe())

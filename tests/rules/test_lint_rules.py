@@ -330,7 +330,13 @@ def test_jx303_needs_the_compiled_program(mesh: Any) -> None:
     lowered = inspect_function(scanned_sum, (sds(64, 16),), {}, options=options)
     forbid = Settings(forbid_collectives=(ForbiddenCollective("all-reduce"),),
                       temporaries_per_device=0, collective_bytes_per_step=0)  # fmt: skip
-    assert codes(apply_rules(lowered, Facts(forbid)), "JX303") == []
+    # not compiled: one finding that it cannot judge, never a pass
+    unjudged = [f for f in apply_rules(lowered, Facts(forbid)).findings if f.code == "JX303"]
+    assert [(f.severity, f.message) for f in unjudged] == [
+        ("error", "cannot judge JX303: the compiled program was not read "
+                  "(compile: true, or --compile)")
+    ]  # fmt: skip
+    assert codes(apply_rules(lowered, Facts()), "JX303") == []  # no budget: nothing needed
     compiled = inspect_function(scanned_sum, (sds(64, 16),), {}, options=options, compile=True)
     [forbidden] = [
         f

@@ -120,7 +120,6 @@ def diff_debug(
     def body() -> int:
         from jxinspect.compare.sources import load_sides
         from jxinspect.core.diff import DiffReport
-        from jxinspect.record.programs import program_findings
 
         surveyed = _survey_diff(before, after, gate=fail_on != "never")
         if surveyed is not None:
@@ -141,7 +140,7 @@ def diff_debug(
             allow=allowed,
             only_before=loaded.only_before,
             only_after=loaded.only_after,
-            findings=program_findings((*loaded.programs, *loaded.within)),
+            findings=loaded.program_findings,
         )
         style = formats.Style(color=use_color(color, output))
         emit(formats.DIFF.render(diff, format, style), output)

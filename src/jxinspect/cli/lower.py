@@ -89,6 +89,7 @@ def lower(
 
     def body() -> int:
         given = _given(staging, args_from_record)
+        from jxinspect import rules
         from jxinspect.pipeline import inspect_target
         from jxinspect.project.config import project_config
         from jxinspect.project.resolve import resolve
@@ -99,9 +100,13 @@ def lower(
         wants_compiled = compile or any(v in COMPILED_VIEWS for v in shown)
         request = text_request(shown, format, dialect, debug_info, source, max_lines)
         resolved = resolve(target, given, config)
+        on_topology = resolved.options.topology is not None
+        # the peak where a rule of the project's needs it from the program compiled here
+        needed = rules.needs(config.policy, topology=on_topology)
+        peak = "memory" in shown or ((wants_compiled or on_topology) and "peak" in needed)
         with user_prints_to_stderr():
             report = inspect_target(
-                resolved, keep_texts=request, compile=wants_compiled, memory="memory" in shown,
+                resolved, keep_texts=request, compile=wants_compiled, memory=peak,
                 policy=config.policy, why="why" in shown, why_of=tuple(why_of or ()),
             )  # fmt: skip
         text = render_report(report, format, shown, use_color(color, output), max_lines)

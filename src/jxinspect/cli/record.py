@@ -7,7 +7,7 @@ Importing this module does not import JAX; ``record`` never does (the run does),
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
@@ -41,6 +41,9 @@ from jxinspect.core.vocabulary import VIEWS, FailOn, either
 from jxinspect.record import folder as records
 from jxinspect.record.processes import is_multi_process
 from jxinspect.render import formats
+
+if TYPE_CHECKING:
+    from jxinspect.project.config import Policy
 
 ProcessesOpt = Annotated[
     Optional[int],
@@ -296,29 +299,39 @@ def show(
     """Show a recording: a table of every recorded function, or one function's report."""
 
     def body() -> int:
+        from jxinspect.pipeline import judge
+        from jxinspect.project.config import project_config
+        from jxinspect.record.judged import judged_function
+
         given = Path(path)
+        policy = project_config().policy  # the one policy every reading is judged under
         if is_multi_process(given):
-            return _show_processes(given, format, output, fail_on)
+            return _show_processes(given, format, output, fail_on, policy)
         if records.is_record_folder(given):
-            return _show_folder(given, format, output, fail_on)
+            return _show_folder(given, format, output, fail_on, policy)
         if records.is_record(given):
-            report = records.read_report(str(given / records.REPORT), inside=given.parent)
+            report = judged_function(given, policy)
         elif given.is_dir():
             raise UsageError(
                 f"{path} is neither a record folder nor a recorded function's folder; "
                 f"make one with `jxinspect record -o {path} -- python your_script.py`"
             )
         else:
-            report = records.read_report(path)
+            report = judge(records.read_report(path), policy)
         emit(render_report(report, format, views(show), use_color(color, output), None), output)
         return EXIT_FINDINGS if gate(report.findings, fail_on) else EXIT_OK
 
     run_command(body, show_traceback)
 
 
-def _show_processes(folder: Path, format: Format, output: Optional[Path], fail_on: FailOn) -> int:
+def _show_processes(
+    folder: Path, format: Format, output: Optional[Path], fail_on: FailOn, policy: Policy
+) -> int:
     """``show FOLDER`` of a recording of several processes: each function's program on
-    every process, JX403 where they differ."""
+    every process, JX403 where they differ; gating, each process's functions judged too,
+    as ``lint --records`` judges them."""
+    from jxinspect.record.judged import judged_records
+    from jxinspect.record.processes import process_folders
     from jxinspect.record.programs import processes_summary
 
     if format not in formats.PROCESSES.names:
@@ -327,12 +340,21 @@ def _show_processes(folder: Path, format: Format, output: Optional[Path], fail_o
             f"{' or '.join(formats.PROCESSES.names)}; give {folder}/process-K/FUNCTION "
             "for one function's report"
         )
-    summary = processes_summary(folder)
+    summary = processes_summary(folder, policy)
     emit(formats.PROCESSES.render(summary, format), output)
-    return EXIT_FINDINGS if gate(summary.findings, fail_on) else EXIT_OK
+    if fail_on == "never":
+        return EXIT_OK
+    severities = [f.severity for f in summary.findings]
+    for _, where in process_folders(folder):
+        severities += [f.severity for _, r in judged_records(where, policy) for f in r.findings]
+    return EXIT_FINDINGS if fails(severities, fail_on) else EXIT_OK
 
 
-def _show_folder(folder: Path, format: Format, output: Optional[Path], fail_on: FailOn) -> int:
+def _show_folder(
+    folder: Path, format: Format, output: Optional[Path], fail_on: FailOn, policy: Policy
+) -> int:
+    from jxinspect.record.judged import judged_records
+
     if format not in formats.RECORD.names:
         raise UsageError(
             f"--format {formats.REPORT.format(format).name} shows one function: give "
@@ -341,9 +363,9 @@ def _show_folder(folder: Path, format: Format, output: Optional[Path], fail_on: 
     index = records.read_index(folder)
     several = several_programs(index.functions)
     read: dict[str, tuple[Tally, str | None]] = {}  # by folder: each read once
-    for entry in index.functions:
+    for entry, report in judged_records(folder, policy, index):
         if entry.folder not in read:
-            tally = Tally.of(records.read_record(folder, entry), entry.name in several)
+            tally = Tally.of(report, entry.name in several)
             read[entry.folder] = tally, records.replay_problem(folder, entry)
     reports = tuple((entry, *read[entry.folder]) for entry in index.functions)
     compiles, dropped = records.read_compiles(folder)

@@ -23,7 +23,7 @@ from jxinspect.core.diff import TargetDiff
 from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.exhaustive import assert_never
 from jxinspect.core.identity import ProgramComparison
-from jxinspect.core.model import Report
+from jxinspect.core.model import Finding, Report
 from jxinspect.core.recording import Entry
 from jxinspect.core.units import source_parts
 from jxinspect.project.config import Config, Policy
@@ -36,7 +36,6 @@ from jxinspect.record.folder import (
     is_record,
     is_record_folder,
     read_index,
-    read_record,
     read_report,
 )
 from jxinspect.record.processes import is_multi_process
@@ -416,6 +415,9 @@ class Loaded:
     within: tuple[ProgramComparison, ...] = ()
     """Two record folders: lowerings of either run that made another program of the same
     function with the same inputs."""
+    program_findings: tuple[Finding, ...] = ()
+    """The comparison rules' findings on ``programs`` and ``within`` (JX403, JX404),
+    judged under the policy the reports are."""
     memory_growth: float | None = None
     """``--compile``: compare the compiled cost, temporaries growing by more than this
     fraction failing (``budgets.memory_growth``); ``None``: not compared."""
@@ -463,6 +465,7 @@ def load_sides(
     config = project_config()  # read once: every side is resolved and judged under it
     rules = policy if policy is not None else config.policy
     staged = _resolved(before, after, pairs, given, config)
+    compared, within = _programs(before, after, pairs)
     return Loaded(
         [
             (
@@ -475,9 +478,22 @@ def load_sides(
         pairing.only_before,
         pairing.only_after,
         tuple(s.text for s in (before, after) if isinstance(s, RecordSource) and not s.complete),
-        *_programs(before, after, pairs),
+        compared,
+        within,
+        _judged_programs((*compared, *within), rules),
         memory_growth=rules.settings.memory_growth if compile else None,
     )
+
+
+def _judged_programs(
+    compared: tuple[ProgramComparison, ...], policy: Policy
+) -> tuple[Finding, ...]:
+    """The comparison rules' findings on the programs of two recordings, under ``policy``."""
+    if not compared:
+        return ()
+    from jxinspect.record.judged import compared_findings
+
+    return compared_findings(compared, policy)
 
 
 def _resolved(
@@ -542,7 +558,10 @@ def _report(
         case JsonSource():
             return _compiled(judge(source.report, rules), source.text, compile, NOT_COMPILED_JSON)
         case RecordSource():
-            report = judge(read_record(source.folder, source.entry(function)), rules)
+            from jxinspect.record.judged import compiles_by_folder, judged_record
+
+            entry, compiles = source.entry(function), compiles_by_folder(source.folder)
+            report = judged_record(source.folder, entry, rules, compiles)
             return _compiled(report, source.text, compile, NOT_COMPILED_RECORD)
         case MlirSource():
             if compile:

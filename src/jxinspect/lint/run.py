@@ -37,7 +37,7 @@ from jxinspect.core.identity import ProgramComparison
 from jxinspect.core.lint import GoneEntry, LintFinding, LintResult, ShardInfo, TargetResult
 from jxinspect.core.model import AcceptedCost
 from jxinspect.core.processes import ProcessesSummary
-from jxinspect.core.recompiles import Compile, by_code
+from jxinspect.core.recompiles import Compile
 from jxinspect.core.recording import Index
 from jxinspect.core.vocabulary import USAGE, USER_CODE, ErrorKind
 from jxinspect.lint import history
@@ -52,6 +52,7 @@ from jxinspect.lint.workers.supervisor import (
     Supervisor,
 )
 from jxinspect.pipeline import judge as judge_report
+from jxinspect.pipeline import needs as needs_staged
 from jxinspect.project.config import (
     Config,
     Policy,
@@ -70,7 +71,8 @@ from jxinspect.project.resolve import resolve
 from jxinspect.project.rule_table import rule_infos
 from jxinspect.project.sourcefile import search_text
 from jxinspect.project.targets import DECLARATION, parse_target
-from jxinspect.record.folder import Entry, read_compiles, read_index, read_record, target_name
+from jxinspect.record.folder import Entry, read_index, read_record, target_name
+from jxinspect.record.judged import compiles_by_folder
 from jxinspect.record.processes import is_multi_process, process_folders
 from jxinspect.record.programs import processes_summary
 
@@ -250,13 +252,11 @@ class _Planner:
         except JxError as err:
             return Planned(name, policy, file, line, error=str(err), error_kind=error_kind(err))
         policy = self.policy(entry, resolved.declared_policy)
-        # the peak is read where a budget needs it (peak_per_device, or a TPU's HBM) or
-        # a history keeps it
-        on_tpu = resolved.options.topology is not None and policy.settings.hbm_fraction < 1
-        kept = self.request.history is not None
-        compile = policy.compile or policy.why
-        memory = compile and (policy.settings.peak_per_device is not None or on_tpu or kept)
-        job = Job(name, resolved, compile, str(source or text), memory, policy.why)
+        needed = needs_staged(policy, topology=resolved.options.topology is not None)
+        compile = "compiled" in needed
+        # the peak where a rule needs it, or where a history keeps the compiled cost
+        memory = compile and ("peak" in needed or self.request.history is not None)
+        job = Job(name, resolved, compile, str(source or text), memory, "origins" in needed)
         return Planned(name, policy, file, line, job=job)
 
 
@@ -488,12 +488,6 @@ def _record_names(entries: list[Entry]) -> list[str]:
     ]
 
 
-def _compiles_by_folder(compiles: list[Compile]) -> dict[str, tuple[Compile, ...]]:
-    """Each code's compiles, under the folder of its first program (its first compile's),
-    whose report JX401 and JX402 judge them on."""
-    return {found[0].folder: found for found in by_code(compiles) if found[0].folder}
-
-
 def _run_records(
     request: LintRequest, config: Config, options: RunOptions, folder: Path
 ) -> LintResult:
@@ -512,7 +506,7 @@ def _run_records(
     if is_multi_process(folder):
         for process, where in process_folders(folder):
             judged.folder(where, f"process-{process}/")
-        judged.across(processes_summary(folder))
+        judged.across(processes_summary(folder, judged.policy))
     else:
         judged.folder(folder, "")
     if not judged.planned and not judged.failed:
@@ -536,7 +530,7 @@ class _Recorded:
     def folder(self, folder: Path, prefix: str) -> None:
         """Read one process's folder (``prefix``: ``process-K/``, or none)."""
         index = read_index(folder)
-        compiles = _compiles_by_folder(read_compiles(folder)[0])
+        compiles = compiles_by_folder(folder)
         for name, entry in zip(_record_names(index.functions), index.functions):
             facts = tuple(compiles.get(entry.folder, ()))
             self.planned.append(Planned(prefix + name, self.policy, None, None, compiles=facts))

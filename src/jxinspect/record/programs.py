@@ -29,6 +29,8 @@ from jxinspect.core.processes import (
 )
 from jxinspect.core.recompiles import CompileOptionsSeen
 from jxinspect.core.units import source_parts
+from jxinspect.pipeline import judge_comparisons
+from jxinspect.project.config import Policy
 from jxinspect.record import identity
 from jxinspect.record.folder import (
     COMPILES,
@@ -39,7 +41,6 @@ from jxinspect.record.folder import (
     read_record,
 )
 from jxinspect.record.processes import process_folders
-from jxinspect.rules import apply_comparison_rules
 
 
 @dataclass(frozen=True)
@@ -293,13 +294,9 @@ def _lowerings(root: Path, wanted: set[Wanted]) -> dict[Wanted, RecordedLowering
     return found
 
 
-def function_findings(function: FunctionAcross) -> tuple[Finding, ...]:
-    """The comparison rules' findings on a function whose processes differ (JX403)."""
-    return apply_comparison_rules(function.comparison) if function.comparison else ()
-
-
-def processes_summary(root: Path) -> ProcessesSummary:
-    """``show FOLDER`` of a recording of several processes."""
+def processes_summary(root: Path, policy: Policy | None = None) -> ProcessesSummary:
+    """``show FOLDER`` of a recording of several processes: its findings, the comparison
+    rules' (JX403) judged under ``policy`` (default: the rules' own)."""
     read = _read_processes(root)
     everyone = [run.process for run in read.runs]
     shown: list[tuple[str, tuple[ProcessGroup, ...], tuple[int, ...]]] = []
@@ -321,7 +318,8 @@ def processes_summary(root: Path) -> ProcessesSummary:
         pair = sides.get(key)
         comparison = compare(lowerings[pair[0]], lowerings[pair[1]], "processes") if pair else None
         functions.append(FunctionAcross(name, source, kept, missing, comparison))
-    findings = tuple(finding for function in functions for finding in function_findings(function))
+    compared = [function.comparison for function in functions if function.comparison]
+    findings = judge_comparisons(compared, policy)
     return ProcessesSummary(str(root), len(read.runs), tuple(read.runs), tuple(functions), findings)
 
 
@@ -359,6 +357,9 @@ def within_run(folder: Path, label: str) -> list[ProgramComparison]:
     return found
 
 
-def program_findings(compared: Iterable[ProgramComparison]) -> tuple[Finding, ...]:
-    """The comparison rules' findings on lowerings compared (of two runs, within one)."""
-    return tuple(f for c in compared for f in apply_comparison_rules(c))
+def program_findings(
+    compared: Iterable[ProgramComparison], policy: Policy | None = None
+) -> tuple[Finding, ...]:
+    """The comparison rules' findings on lowerings compared (of two runs, within one),
+    judged under ``policy``."""
+    return judge_comparisons(tuple(compared), policy)

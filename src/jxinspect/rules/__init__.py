@@ -4,9 +4,12 @@ that applies them (the judge step, the policy included, is :func:`jxinspect.pipe
 Each module ``jxNNN_<what>.py`` holds one :class:`~jxinspect.rules.base.Rule`: its code,
 severity, summary, explanation (what ``jxinspect explain`` prints) and
 ``check(report, facts) -> Iterable[Finding]`` (``facts``: what it reads besides the
-report, :class:`~jxinspect.core.facts.Facts`). :data:`TABLE` names the modules in code
-order, once; :func:`apply_rules` is the only caller of the rules (and
-:func:`apply_comparison_rules`, for a function's lowerings shown side by side). Rules
+report, :class:`~jxinspect.core.facts.Facts`), and what it reads (``reads``) and, under
+which settings, cannot judge without (``needs``). :data:`TABLE` names the modules in code
+order, once; :func:`needs` is what a policy's rules need staged (the CLI, lint and the API
+stage by it); :func:`apply_rules` is the only caller of the rules (and
+:func:`apply_comparison_rules`, for lowerings compared), and where a rule's needs were
+not read it runs no check but says so: a gate never passes what it did not read. Rules
 produce data (findings), never text for a terminal; they import nothing of ours but
 :mod:`jxinspect.core`.
 """
@@ -15,11 +18,11 @@ from __future__ import annotations
 
 import importlib
 
-from jxinspect.core.facts import Facts
+from jxinspect.core.facts import READS, Facts, Read
 from jxinspect.core.identity import ProgramComparison
 from jxinspect.core.model import Finding, Report
 from jxinspect.rules import advice
-from jxinspect.rules.base import ComparisonRule, Rule, Surveyed
+from jxinspect.rules.base import ComparisonRule, Conditions, Rule, RulePolicy, Surveyed
 
 TABLE: tuple[str, ...] = (
     "jx101_missing_arg_name",
@@ -68,11 +71,67 @@ SURVEYED: dict[str, Surveyed] = {rule.code: rule.surveyed for rule in RULES if r
 """The rules whose findings the shipped surveys advise, by code."""
 
 
+PART_OF_COMPILED: frozenset[Read] = frozenset({"peak", "origins"})
+"""What only a compile reads: needing one needs the compiled program."""
+
+
+def needs(policy: RulePolicy, *, topology: bool = False) -> frozenset[Read]:
+    """What to stage for ``policy`` (a target compiled for a TPU ``topology``): what its
+    enabled rules need under its settings, and what it asks itself (``compile``: the
+    compiled program; ``why``: the partitioner's record). The one place that decides
+    whether ``lower``, a lint target or the API compiles, reads the peak or the record."""
+    conditions = Conditions(policy.settings, topology)
+    found: set[Read] = {"lowered"}
+    for rule in RULES:
+        if policy.enabled(rule.code):
+            found.update(rule.needs(conditions))
+    if policy.compile:
+        found.add("compiled")
+    if policy.why:
+        found.update(("compiled", "origins"))
+    if found & PART_OF_COMPILED:
+        found.add("compiled")
+    return frozenset(found)
+
+
+def unread(read: Read, report: Report) -> bool:
+    """Whether ``read`` is missing from ``report`` (the peak and the partitioner's record
+    are missing only from a compiled program read without them: where the compile itself
+    is missing, that is what is)."""
+    compiled = report.compiled
+    if read == "compiled":
+        return compiled is None
+    if read == "peak":
+        return compiled is not None and compiled.peak is None
+    if read == "origins":
+        return compiled is not None and compiled.dropped is None and compiled.origins_unread is None
+    return False  # the lowered report is there; a path's facts are given where it has them
+
+
+def _unjudged(rule: Rule, report: Report, facts: Facts) -> Finding | None:
+    """One finding at the rule's severity where something it needs under ``facts``'s
+    settings was not read (it is then not run): ``cannot judge JX303: the compiled
+    program was not read (compile: true, or --compile)``."""
+    wanted = rule.needs(Conditions(facts.settings, report.topology is not None))
+    missing = [read for read in wanted if unread(read, report)]
+    if not missing:
+        return None
+    what, how = READS[missing[0]]
+    why = "it did not compile" if missing[0] == "compiled" and report.error else how
+    return rule.finding(report, f"cannot judge {rule.code}: {what} was not read ({why})")
+
+
+def _judged(rule: Rule, report: Report, facts: Facts) -> tuple[Finding, ...]:
+    unjudged = _unjudged(rule, report, facts)
+    return (unjudged,) if unjudged is not None else tuple(rule.check(report, facts))
+
+
 def apply_rules(report: Report, facts: Facts) -> Report:
     """``report`` with every rule's findings on it, in code order (any it had replaced):
     the report's rules, then the comparison rules on ``facts.comparisons``; each advised
-    with the release that fixes it where the shipped surveys say so."""
-    found = tuple(finding for rule in RULES for finding in rule.check(report, facts))
+    with the release that fixes it where the shipped surveys say so. A rule whose needs
+    were not read is not run: one finding says what it could not judge."""
+    found = tuple(finding for rule in RULES for finding in _judged(rule, report, facts))
     compared = tuple(f for c in facts.comparisons for f in apply_comparison_rules(c))
     return report.with_findings((*advice.advise(found, report.jax_version, SURVEYED), *compared))
 

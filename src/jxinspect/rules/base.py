@@ -4,15 +4,48 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
-from jxinspect.core.facts import Facts
+from jxinspect.core.facts import Facts, Read
 from jxinspect.core.identity import ProgramComparison
 from jxinspect.core.model import Finding, Report, Severity
+from jxinspect.core.settings import Settings
 from jxinspect.core.survey import Outcome
 
 Check = Callable[[Report, Facts], Iterable[Finding]]
 """A rule's check: its findings on a report, given the facts it reads besides it (the
 run's thresholds, a recording's compiles, a baseline's accepted cost)."""
+
+
+@dataclass(frozen=True)
+class Conditions:
+    """What decides what a rule needs read: the thresholds, and whether the program is
+    compiled for a TPU topology."""
+
+    settings: Settings
+    topology: bool = False
+
+
+Needs = Callable[[Conditions], Iterable[Read]]
+"""What a rule cannot judge without, under ``conditions``: what is staged for it, and
+what the judge checks was read before it runs the rule (else one finding says so)."""
+
+
+def needs_nothing(conditions: Conditions) -> Iterable[Read]:
+    """A rule that judges whatever was read (the lowered report is always there)."""
+    return ()
+
+
+class RulePolicy(Protocol):
+    """What :func:`jxinspect.rules.needs` reads of a policy (the project's ``Policy``)."""
+
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def compile(self) -> bool: ...
+    @property
+    def why(self) -> bool: ...
+    def enabled(self, code: str) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -39,6 +72,10 @@ class Rule:
     surveyed: Surveyed | None = None
     """The program shapes its findings name, whose shipped surveys advise them (and
     ``jxinspect explain`` summarizes)."""
+    reads: tuple[Read, ...] = ("lowered",)
+    """Everything it reads, where it was read (the rule pages list them)."""
+    needs: Needs = needs_nothing
+    """Which of ``reads`` it cannot judge without, under which settings."""
 
     def finding(
         self,
@@ -70,6 +107,8 @@ class ComparisonRule:
     summary: str
     explanation: str
     check: ComparisonCheck
+    reads: tuple[Read, ...] = ("comparisons",)
+    """What it reads: lowerings compared, never one report."""
 
     def finding(self, comparison: ProgramComparison, message: str) -> Finding:
         """A finding of this rule, located at the function's definition."""

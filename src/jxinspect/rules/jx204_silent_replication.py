@@ -64,4 +64,5 @@ dimension to a multiple of the axis size), or, where replication is what you wan
 with a `with_sharding_constraint` at that line (or out_shardings for a result). Only
 reported with `--why` (Shardy: JAX 0.7 on). Silence: `ignore: [JX204]`.""",
     check=check,
+    reads=("lowered", "compiled", "origins"),
 )

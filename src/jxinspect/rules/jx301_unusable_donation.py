@@ -63,4 +63,5 @@ says nothing (JX306 fails the run instead).
 Fix: return an updated value with the same shape, dtype and sharding as the donated
 argument, or stop donating it. Silence: `ignore: [JX301]`.""",
     check=check,
+    reads=("lowered", "compiled"),
 )

@@ -67,4 +67,5 @@ the accelerator.
 Fix: shard the largest arguments (see the per-device column of `jxinspect lower`), donate
 buffers that are updated in place, or raise the budget. Off unless a budget is set.""",
     check=check,
+    reads=("lowered", "compiled"),
 )

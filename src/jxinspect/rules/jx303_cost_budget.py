@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from jxinspect.core.facts import Facts
+from jxinspect.core.facts import Facts, Read
 from jxinspect.core.model import CompiledInfo, Finding, PeakBuffer, Report, at_source
 from jxinspect.core.settings import Settings
 from jxinspect.core.units import human_bytes, human_flops
-from jxinspect.rules.base import Rule
+from jxinspect.rules.base import Conditions, Rule
 
 
 def _over(report: Report, compiled: CompiledInfo, settings: Settings) -> Iterator[Finding]:
@@ -109,10 +109,25 @@ def _flops_over(report: Report, compiled: CompiledInfo, budget: int | None) -> I
         )
 
 
+def needs(conditions: Conditions) -> Iterator[Read]:
+    """The compiled program for any budget of its own; the peak for ``peak_per_device``."""
+    settings = conditions.settings
+    if (
+        settings.temporaries_per_device is not None
+        or settings.collective_bytes_per_step is not None
+        or settings.peak_per_device is not None
+        or settings.forbid_collectives
+        or settings.flops_per_device is not None
+    ):
+        yield "compiled"
+    if settings.peak_per_device is not None:
+        yield "peak"
+
+
 def check(report: Report, facts: Facts) -> Iterator[Finding]:
     compiled = report.compiled
     if compiled is None:
-        return
+        return  # no budget set (with one, the judge says the compile was not read)
     yield from _over(report, compiled, facts.settings)
     for collective in compiled.collectives or ():
         for limit in facts.settings.forbid_collectives:
@@ -151,7 +166,9 @@ given there (`["all-gather > 1 GiB"]`: the gather of a small bias passes, the we
 does not). A forbidden collective is named with its mesh axes, the argument or result
 paths it moves and its source line.
 
-These need the compiled program (`compile: true`); off unless a budget is set. Where
+These need the compiled program: lint compiles a target one is set for; `lower` without
+`--compile` (or a compile that failed) is one finding that they cannot be judged. Off
+unless a budget is set. Where
 the compiled program's collectives could not be read, a collective budget or
 `forbid_collectives` is a finding of its own, and so is `peak_per_device` where the peak
 could not be read, and `collective_bytes_per_step` where a collective runs in a loop whose
@@ -161,4 +178,6 @@ lower bound): a gate that cannot see does not pass.
 Fix: shard or rematerialize what grew (`jxinspect lower --compile --show collectives`
 lists each collective with its paths), or raise the budget.""",
     check=check,
+    reads=("compiled", "peak"),
+    needs=needs,
 )

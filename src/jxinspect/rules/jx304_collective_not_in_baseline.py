@@ -58,4 +58,5 @@ could not be read, that is a finding of its own: the comparison cannot pass unse
 Fix: restore the sharding that made it unnecessary (`jxinspect diff-debug --compile
 before.py after.py` shows what changed), or accept it by writing the baseline again.""",
     check=check,
+    reads=("compiled", "accepted_cost"),
 )

@@ -49,4 +49,5 @@ only targets whose cost the baseline holds are judged.
 Fix: find what grew (`jxinspect diff-debug --compile before.py after.py` lists memory
 per kind before and after), or accept it by writing the baseline again.""",
     check=check,
+    reads=("compiled", "accepted_cost"),
 )

@@ -48,4 +48,5 @@ Fix: report it with the JAX version and the line the finding quotes; meanwhile l
 without `compile: true` (or without `why: true`, where the partitioner keeps no record),
 or `ignore: [JX306]` to accept the blind spot knowingly.""",
     check=check,
+    reads=("compiled", "origins"),
 )

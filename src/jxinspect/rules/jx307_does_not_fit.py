@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from jxinspect.core.facts import Facts
+from jxinspect.core.facts import Facts, Read
 from jxinspect.core.model import Finding, Report
 from jxinspect.core.units import human_bytes
-from jxinspect.rules.base import Rule
+from jxinspect.rules.base import Conditions, Rule
 from jxinspect.rules.jx302_memory_budget import bytes_per_device
 from jxinspect.rules.jx303_cost_budget import largest_buffers
 
@@ -20,6 +20,11 @@ def largest_leaves(report: Report, count: int = 3) -> str:
     sizes += [(leaf.bytes_per_device, leaf.path) for leaf in report.outputs]
     sized = sorted(((size, path) for size, path in sizes if size), key=lambda pair: -pair[0])
     return ", ".join(f"{path} {human_bytes(size)}" for size, path in sized[:count]) or "none"
+
+
+def needs(conditions: Conditions) -> tuple[Read, ...]:
+    """The peak, compiled for a topology under a budget of less than all its HBM."""
+    return ("peak",) if conditions.topology and conditions.settings.hbm_fraction < 1 else ()
 
 
 def check(report: Report, facts: Facts) -> Iterator[Finding]:
@@ -81,4 +86,6 @@ Fix: shard the largest arguments and results named (the per-device column of `jx
 lower`), donate buffers updated in place, rematerialize (`jax.checkpoint`) what the
 backward pass keeps, or pick a topology with more devices or more HBM.""",
     check=check,
+    reads=("lowered", "compiled", "peak"),
+    needs=needs,
 )

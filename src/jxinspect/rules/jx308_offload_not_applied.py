@@ -54,4 +54,5 @@ where the offload matters, make sure the backend supports host memory kinds
 (`jax.devices()[0].addressable_memories()` lists `pinned_host`). Silence: `ignore:
 [JX308]`.""",
     check=check,
+    reads=("compiled",),
 )

@@ -74,4 +74,5 @@ function" every step) is reported too: its cache entry can never be hit.
 Fix: make the `jit` once, outside the loop, and keep the function object alive; see
 the compiles with `jxinspect show FOLDER`. Only judged on recordings.""",
     check=check,
+    reads=("compiles",),
 )

@@ -45,4 +45,5 @@ Fix: pad or bucket the shape that varies, pass arrays instead of Python scalars,
 the `jit` out of the loop, or raise the budget; `jxinspect show FOLDER` lists every
 compile with its reasons and advice. Off unless a budget is set.""",
     check=check,
+    reads=("compiles",),
 )

@@ -46,4 +46,5 @@ too) where startup time matters, or accept the recompiles where the cache folder
 matters more. `jxinspect show FOLDER` ranks the functions by compile seconds, with what
 the cache did for each. Only judged on recordings.""",
     check=check,
+    reads=("compiles",),
 )

@@ -44,4 +44,5 @@ makes each jit its own module name), compile it with the same options; `jxinspec
 diff-debug RUN_A RUN_B` names the part of the key that differs for a function across
 two runs. Only judged on recordings (`jxinspect lint --records FOLDER`, `show`).""",
     check=check,
+    reads=("compiles",),
 )

@@ -171,7 +171,7 @@ def render_json(recording: Recording) -> str:
     differ = differences([(entry, tally) for entry, tally, _ in recording.reports])
     functions = [
         ShownEntry(
-            **vars(entry),
+            **{**vars(entry), "findings": sum(tally.codes.values())},  # as judged when read
             replay=problem is None,
             replay_problem=problem,
             inputs=dict(tally.inputs),
