@@ -23,6 +23,7 @@ from jxinspect.core.profile import (
 )
 from jxinspect.tracer import seam
 from jxinspect.tracer.read.hlo_text import HloText, Instruction, Located, parse
+from jxinspect.tracer.read.xplane import TraceEvent, trace_events
 
 MAX_INSTRUCTIONS_PER_LINE = 8
 """Instructions a line lists (the most time first; all count)."""
@@ -86,7 +87,7 @@ def _traced(
         flops_per_second=flops / step.median if flops is not None and step.median > 0 else None,
         trace=str(measure.keep) if measure.keep is not None else None,
     )  # fmt: skip
-    events = seam.trace_events(folder, seam.profiled_module(compiled))
+    events = trace_events(folder, seam.profiled_module(compiled))
     if isinstance(events, str):
         return _with(base, unread=events)
     return _joined(base, events, parse(compiled.as_text()), report)
@@ -98,9 +99,7 @@ def _with(profile: Profile, **changes: Any) -> Profile:
     return replace(profile, **changes)
 
 
-def _joined(
-    base: Profile, events: list[seam.TraceEvent], module: HloText, report: Report
-) -> Profile:
+def _joined(base: Profile, events: list[TraceEvent], module: HloText, report: Report) -> Profile:
     """The events per step and device, by instruction, by the user's line and by
     collective."""
     per = max(1, base.steps * base.devices)

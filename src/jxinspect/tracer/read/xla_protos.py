@@ -15,6 +15,10 @@ so a newer XLA's additions decode too):
 * ``HloProto`` (0.4.x's ``serialized_hlo_proto``): the module and its buffer assignment.
 * ``HloModuleProto`` (``hlo_modules()[0]``): each instruction's id and name, each
   computation's id, the schedule (per computation, its instruction ids in order).
+* ``XSpace`` (``tsl/profiler/protobuf/xplane.proto``, what ``jax.profiler.trace`` writes
+  as ``HOST.xplane.pb``): planes of lines of events, each event and stat named through
+  its plane's metadata tables; a stat's value a number, a string, or a reference to
+  another stat metadata's name.
 """
 
 from __future__ import annotations
@@ -22,10 +26,13 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-_INT64 = 3  # FieldDescriptorProto.TYPE_INT64
+_DOUBLE = 1  # FieldDescriptorProto.TYPE_DOUBLE
+_INT64 = 3
+_UINT64 = 4
 _BOOL = 8
 _STRING = 9
 _MESSAGE = 11
+_BYTES = 12
 _OPTIONAL = 1  # FieldDescriptorProto.LABEL_OPTIONAL
 _REPEATED = 3
 
@@ -110,8 +117,59 @@ _MESSAGES: dict[str, list[tuple[str, int, int, int, str | None]]] = {
         ("hlo_module", 1, _MESSAGE, _OPTIONAL, "Module"),
         ("buffer_assignment", 3, _MESSAGE, _OPTIONAL, "BufferAssignment"),
     ],
+    "XStat": [
+        ("metadata_id", 1, _INT64, _OPTIONAL, None),
+        ("double_value", 2, _DOUBLE, _OPTIONAL, None),
+        ("uint64_value", 3, _UINT64, _OPTIONAL, None),
+        ("int64_value", 4, _INT64, _OPTIONAL, None),
+        ("str_value", 5, _STRING, _OPTIONAL, None),
+        ("bytes_value", 6, _BYTES, _OPTIONAL, None),
+        ("ref_value", 7, _UINT64, _OPTIONAL, None),
+    ],
+    "XEvent": [
+        ("metadata_id", 1, _INT64, _OPTIONAL, None),
+        ("offset_ps", 2, _INT64, _OPTIONAL, None),
+        ("duration_ps", 3, _INT64, _OPTIONAL, None),
+        ("stats", 4, _MESSAGE, _REPEATED, "XStat"),
+    ],
+    "XLine": [
+        ("id", 1, _INT64, _OPTIONAL, None),
+        ("name", 2, _STRING, _OPTIONAL, None),
+        ("events", 4, _MESSAGE, _REPEATED, "XEvent"),
+    ],
+    "XEventMetadata": [
+        ("id", 1, _INT64, _OPTIONAL, None),
+        ("name", 2, _STRING, _OPTIONAL, None),
+        ("stats", 5, _MESSAGE, _REPEATED, "XStat"),
+    ],
+    "XEventMetadataEntry": [
+        ("key", 1, _INT64, _OPTIONAL, None),
+        ("value", 2, _MESSAGE, _OPTIONAL, "XEventMetadata"),
+    ],
+    "XStatMetadata": [
+        ("id", 1, _INT64, _OPTIONAL, None),
+        ("name", 2, _STRING, _OPTIONAL, None),
+    ],
+    "XStatMetadataEntry": [
+        ("key", 1, _INT64, _OPTIONAL, None),
+        ("value", 2, _MESSAGE, _OPTIONAL, "XStatMetadata"),
+    ],
+    "XPlane": [
+        ("id", 1, _INT64, _OPTIONAL, None),
+        ("name", 2, _STRING, _OPTIONAL, None),
+        ("lines", 3, _MESSAGE, _REPEATED, "XLine"),
+        ("event_metadata", 4, _MESSAGE, _REPEATED, "XEventMetadataEntry"),
+        ("stat_metadata", 5, _MESSAGE, _REPEATED, "XStatMetadataEntry"),
+    ],
+    "XSpace": [("planes", 1, _MESSAGE, _REPEATED, "XPlane")],
 }
 _PACKAGE = "jxinspect.xla"
+
+
+_WITH_PRESENCE = frozenset(m for m in _MESSAGES if m.startswith("X"))
+"""The profiler's messages, declared in a file of their own as ``proto2``: a stat says
+which value it holds by the field present (a ``device_ordinal`` or ``run_id`` of 0
+included), as ``xplane.proto``'s ``oneof`` does; the wire is the same."""
 
 
 @functools.cache
@@ -119,17 +177,19 @@ def _classes() -> dict[str, Any]:
     """Each message's class, built once from the table above."""
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-    file = descriptor_pb2.FileDescriptorProto(
-        name="jxinspect_xla.proto", package=_PACKAGE, syntax="proto3"
-    )
-    for message, fields in _MESSAGES.items():
-        described = file.message_type.add(name=message)
-        for name, number, kind, label, type_name in fields:
-            field = described.field.add(name=name, number=number, type=kind, label=label)
-            if type_name is not None:
-                field.type_name = f".{_PACKAGE}.{type_name}"
     pool = descriptor_pool.DescriptorPool()
-    pool.Add(file)
+    for file_name, syntax, names in (
+        ("jxinspect_xla.proto", "proto3", [m for m in _MESSAGES if m not in _WITH_PRESENCE]),
+        ("jxinspect_xplane.proto", "proto2", [m for m in _MESSAGES if m in _WITH_PRESENCE]),
+    ):
+        file = descriptor_pb2.FileDescriptorProto(name=file_name, package=_PACKAGE, syntax=syntax)
+        for message in names:
+            described = file.message_type.add(name=message)
+            for name, number, kind, label, type_name in _MESSAGES[message]:
+                field = described.field.add(name=name, number=number, type=kind, label=label)
+                if type_name is not None:
+                    field.type_name = f".{_PACKAGE}.{type_name}"
+        pool.Add(file)
     return {
         name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{_PACKAGE}.{name}"))
         for name in _MESSAGES

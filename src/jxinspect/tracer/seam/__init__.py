@@ -182,14 +182,12 @@ from jxinspect.tracer.seam.objects import (
     Wrapped,
 )
 from jxinspect.tracer.seam.profiler import (
-    TraceEvent,
     concrete_inputs,
     donated_arguments,
     profiled_devices,
     profiled_module,
     profiler_traced,
     run_compiled,
-    trace_events,
 )
 from jxinspect.tracer.seam.release import (
     config_values,
@@ -262,14 +260,12 @@ from jxinspect.tracer.seam.trees import (
 )
 
 __all__ = [
-    "TraceEvent",
     "concrete_inputs",
     "donated_arguments",
     "profiled_devices",
     "profiled_module",
     "profiler_traced",
     "run_compiled",
-    "trace_events",
     "no_tpu_host",
     "code_in_device_memory",
     "memory_space_name",

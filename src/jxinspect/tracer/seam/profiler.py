@@ -1,13 +1,8 @@
-"""Running a compiled program and JAX's profiler: concrete inputs of a ``Compiled``'s
-own arguments, and the profiler's events read back.
-
-* ``jax.profiler.trace(folder)`` writes ``folder/plugins/profile/<run>/<host>.xplane.pb``
-  (XProf's layout: XProf, TensorBoard and Perfetto open it).
-* ``jax.profiler.ProfileData`` reads it (measured on 0.10.2; a release without it leaves
-  the events unread, said). On CPU each XLA thunk is an event of the host's
-  ``tf_XLA…`` lines carrying the stats ``hlo_module`` (``jit_f``), ``hlo_op`` (the
-  instruction, named as in ``compiled.as_text()``), ``run_id`` (one per execution) and
-  ``device_ordinal``; a TPU's device planes carry the same two names.
+"""Running a compiled program under JAX's profiler: concrete inputs of a ``Compiled``'s
+own arguments (its ``args_info`` and input shardings, in every supported release), the
+call, and ``jax.profiler.trace(folder)``, which writes
+``folder/plugins/profile/<run>/<host>.xplane.pb`` (XProf's layout; read by
+:mod:`jxinspect.tracer.read.xplane`).
 """
 
 from __future__ import annotations
@@ -15,25 +10,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from jxinspect.tracer.seam.compiled import _assigned
 from jxinspect.tracer.seam.objects import Compiled
-
-
-@dataclass(frozen=True)
-class TraceEvent:
-    """One instruction's run, as the profiler recorded it."""
-
-    module: str
-    instruction: str
-    seconds: float
-    run: int | None
-    """The execution it belongs to (``run_id``); ``None`` where the event says none."""
-    device: str
-    """Which device ran it (``device_ordinal``, else the plane and line)."""
 
 
 def concrete_inputs(compiled: Compiled, seed: int = 0) -> list[Any]:
@@ -93,36 +74,6 @@ def profiler_traced(folder: Path) -> Iterator[None]:
 
     with jax.profiler.trace(str(folder)):
         yield
-
-
-def trace_events(folder: Path, module: str) -> list[TraceEvent] | str:
-    """The events of ``module``'s instructions in the newest trace under ``folder``; a
-    line saying why where none could be read."""
-    import jax
-
-    reader = getattr(jax.profiler, "ProfileData", None)
-    if reader is None:
-        return f"JAX {jax.__version__} has no jax.profiler.ProfileData to read its trace with"
-    found = sorted(folder.glob("plugins/profile/*/*.xplane.pb"), key=lambda p: p.stat().st_mtime)
-    if not found:
-        return f"the profiler wrote no trace under {folder}"
-    data = reader.from_file(str(found[-1]))
-    events = []
-    for plane in data.planes:
-        for line in plane.lines:
-            for event in line.events:
-                stats = dict(event.stats)
-                if stats.get("hlo_module") != module or "hlo_op" not in stats:
-                    continue
-                run = stats.get("run_id")
-                device = stats.get("device_ordinal", f"{plane.name}/{line.name}")
-                events.append(TraceEvent(module, str(stats["hlo_op"]),
-                                         float(event.duration_ns) / 1e9,
-                                         int(run) if run is not None else None,
-                                         str(device)))  # fmt: skip
-    if not events:
-        return f"the profiler's trace holds no event of {module}'s instructions"
-    return events
 
 
 def profiled_module(compiled: Compiled) -> str:

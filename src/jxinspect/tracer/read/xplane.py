@@ -1,0 +1,89 @@
+"""The profiler's trace, read: ``jax.profiler.trace(folder)`` writes
+``folder/plugins/profile/<run>/<host>.xplane.pb`` (an ``XSpace``, XProf's layout), decoded
+here by the one protobuf reader (:mod:`.xla_protos`) on every release (0.4.35's JAX has no
+``jax.profiler.ProfileData``). On CPU each XLA thunk is an event of the host's ``tf_XLA…``
+lines carrying the stats ``hlo_module`` (``jit_f``), ``hlo_op`` (the instruction, named as
+in ``compiled.as_text()``), ``run_id`` (one per execution) and ``device_ordinal``; a
+TPU's device planes carry the same names, on the event or on its metadata."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jxinspect.core.artifacts import read_bytes
+from jxinspect.tracer.read import xla_protos
+
+TRACE_LIMIT = 1 << 30
+"""The largest trace file read (a few steps of a large program are tens of MB)."""
+
+
+@dataclass(frozen=True)
+class TraceEvent:
+    """One instruction's run, as the profiler recorded it."""
+
+    module: str
+    instruction: str
+    seconds: float
+    run: int | None
+    """The execution it belongs to (``run_id``); ``None`` where the event says none."""
+    device: str
+    """Which device ran it (``device_ordinal``, else the plane and line)."""
+
+
+def newest_trace(folder: Path) -> Path | None:
+    """The newest ``HOST.xplane.pb`` under ``folder``'s XProf layout."""
+    found = sorted(folder.glob("plugins/profile/*/*.xplane.pb"), key=lambda p: p.stat().st_mtime)
+    return found[-1] if found else None
+
+
+def trace_events(folder: Path, module: str) -> list[TraceEvent] | str:
+    """The events of ``module``'s instructions in the newest trace under ``folder``; a
+    line saying why where none could be read."""
+    path = newest_trace(folder)
+    if path is None:
+        return f"the profiler wrote no trace under {folder}"
+    try:
+        space = xla_protos.decode("XSpace", read_bytes(path, limit=TRACE_LIMIT, inside=folder))
+    except Exception as err:  # a trace this reader does not know: unknown, never empty
+        return f"the profiler's trace was not read ({type(err).__name__}: {err})"
+    events = [event for plane in space.planes for event in _plane_events(plane, module)]
+    if not events:
+        return f"the profiler's trace holds no event of {module}'s instructions"
+    return events
+
+
+def _plane_events(plane: Any, module: str) -> list[TraceEvent]:
+    stat_names = {entry.key: entry.value.name for entry in plane.stat_metadata}
+    metadata = {entry.key: entry.value for entry in plane.event_metadata}
+    found = []
+    for line in plane.lines:
+        for event in line.events:
+            described = metadata.get(event.metadata_id)
+            stats = _stats(described.stats, stat_names) if described is not None else {}
+            stats.update(_stats(event.stats, stat_names))
+            if stats.get("hlo_module") != module or "hlo_op" not in stats:
+                continue
+            run = stats.get("run_id")
+            device = stats.get("device_ordinal", f"{plane.name}/{line.name}")
+            found.append(TraceEvent(module, str(stats["hlo_op"]), event.duration_ps / 1e12,
+                                    int(run) if isinstance(run, int) else None,
+                                    str(device)))  # fmt: skip
+    return found
+
+
+def _stats(stats: Any, names: dict[int, str]) -> dict[str, object]:
+    """Each stat by its name, its value as written (a reference: the name it refers to)."""
+    found: dict[str, object] = {}
+    for stat in stats:
+        name = names.get(stat.metadata_id)
+        kind = next((field for field in _VALUES if stat.HasField(field)), None)
+        if name is None or kind is None:
+            continue
+        found[name] = names.get(stat.ref_value, "") if kind == "ref_value" else getattr(stat, kind)
+    return found
+
+
+_VALUES = ("str_value", "ref_value", "int64_value", "uint64_value", "double_value",
+           "bytes_value")  # fmt: skip
