@@ -260,20 +260,43 @@ def test_equal_names_are_not_compared_across_knowledge() -> None:
 # ---- shardings, donation, pruning ----------------------------------------------------------
 
 
-def test_sharding_change_is_an_error_and_can_be_allowed() -> None:
-    before = report([arg("w", sharding=tiled((), ("model",)))], [res("result")])
+def test_a_sharding_change_is_judged_by_the_bytes_per_device() -> None:
+    """Replicated → split 2 ways halves a device's bytes (an improvement); the same split
+    on another dimension holds as many (neutral); a layout a side does not declare has
+    no known effect (an error, as it was); the reverse of an improvement is an error."""
+    before = report(
+        [arg("w", sharding=tiled((), ("model",))), arg("e", sharding=tiled((), ()), index=1)],
+        [res("result")],
+    )
     after = report(
-        [arg("w", sharding=tiled(("model",), ()))], [res("result", sharding=tiled(("data",)))]
+        [arg("w", sharding=tiled(("model",), ())), arg("e", sharding=tiled(("model",), ()))],
+        [res("result", sharding=tiled(("data",)))],
     )
     diff = diff_reports(before, after)
-    assert [(c.path, c.before, c.after) for c in diff.changes] == [
-        ("w", "P(None, 'model')", "P('model', None)"),
-        ("result", None, "P('data')"),
-    ]
-    assert all(c.severity == "error" for c in diff.changes)
+    found = {c.path: (c.verdict, c.severity, c.before, c.after) for c in diff.changes}
+    # f32[8,16] is 512 B; split 2 ways over model, 256 B a device
+    assert found == {
+        "w": ("neutral", None, "P(None, 'model')", "P('model', None)"),
+        "e": ("improvement", None, "replicated, 512 B per device",
+              "P('model', None), 256 B per device"),
+        "result": ("regression", "error", None, "P('data')"),
+    }  # fmt: skip
+    worse = [c for c in diff_reports(after, before).changes if c.path == "e"]
+    assert [(c.verdict, c.severity) for c in worse] == [("regression", "error")]
     gate = DiffReport(before="a", after="b", targets=(diff,), allow=("sharding",))
     assert gate.failing == [] and not gate.failed
     assert DiffReport(before="a", after="b", targets=(diff,)).failed
+
+
+def test_a_change_both_declared_and_compiled_is_one_change() -> None:
+    def leaf(declared: Sharding, compiled: Sharding) -> Input:
+        return replace(arg("x", sharding=declared), compiled_sharding=compiled)
+
+    before, after = tiled((), ()), tiled(("data",), ())
+    [change] = diff_reports(report([leaf(before, before)]), report([leaf(after, after)])).changes
+    assert (change.verdict, change.before, change.after) == (
+        "improvement", "replicated, 512 B per device", "P('data', None), 128 B per device",
+    )  # fmt: skip
 
 
 def test_same_layout_from_shardy_and_gspmd_is_no_change() -> None:
@@ -295,8 +318,9 @@ def test_sharding_on_another_mesh_names_the_meshes() -> None:
             report([arg("x", sharding=tiled(("data",), (), mesh=other))]),
         )
     )
-    assert change.before == "P('data', None) on data=4,model=2"
-    assert change.after == "P('data', None) on data=8"
+    assert change.before == "P('data', None) on data=4,model=2, 128 B per device"
+    assert change.after == "P('data', None) on data=8, 64 B per device"
+    assert change.verdict == "improvement"
 
 
 def test_compiled_sharding_is_compared_when_both_sides_have_it() -> None:
@@ -304,12 +328,24 @@ def test_compiled_sharding_is_compared_when_both_sides_have_it() -> None:
         return replace(arg("x"), compiled_sharding=sharding)
 
     change = only(diff_reports(report([leaf(tiled(("data",), ()))]), report([leaf(tiled((), ()))])))
-    assert (change.category, change.before, change.after) == (
+    assert (change.category, change.verdict, change.before, change.after) == (
         "sharding",
-        "P('data', None) (compiled)",
-        "replicated (compiled)",
+        "regression",
+        "P('data', None), 128 B per device (compiled)",
+        "replicated, 512 B per device (compiled)",
     )
     assert diff_reports(report([leaf(tiled(("data",), ()))]), report([leaf(None)])).changes == ()
+
+
+def test_a_donation_the_compiler_could_not_use_is_dropped_neutrally() -> None:
+    """JX301 on the before side says the donation did nothing: dropping it loses nothing."""
+    unusable = Finding("JX301", "warning", "argument tokens is donated but ...", path="tokens")
+    donor = arg("tokens", donated=True, buffer_donor=True)
+    before = report([donor], findings=(unusable,))
+    change = only(diff_reports(before, report([arg("tokens")])), "donation")
+    assert (change.kind, change.verdict, change.severity) == ("dropped", "neutral", None)
+    used = only(diff_reports(report([donor]), report([arg("tokens")])), "donation")
+    assert (used.verdict, used.severity) == ("regression", "error")
 
 
 @pytest.mark.parametrize(

@@ -30,11 +30,18 @@ def _percent(measure: MeasureChange) -> str:
     return f"{measure.percent:+.1f}%"
 
 
+MEASURE_LABELS = {"moved": "moved per step"}
+"""A measure's row name where its own name does not say it (the collectives' bytes)."""
+
+
 def measure_rows(cost: CostDiff) -> list[tuple[str, ...]]:
-    """``(measure, before, after, change)`` per kind of memory, then FLOPs."""
+    """``(measure, before, after, change)`` per kind of memory, then FLOPs, the bytes the
+    collectives move per step and the peak."""
     return [
-        (m.measure, _value(m, m.before), _value(m, m.after), _percent(m)) for m in cost.measures
-    ]
+        (MEASURE_LABELS.get(m.measure, m.measure), _value(m, m.before), _value(m, m.after),
+         _percent(m))
+        for m in cost.measures
+    ]  # fmt: skip
 
 
 def _bytes(found: CollectiveChange, side: str) -> str:
@@ -92,9 +99,11 @@ def collectives_title(cost: CostDiff) -> str:
     return f"collectives: {said}, {cost.unchanged_collectives} unchanged"
 
 
-def threshold_line(cost: CostDiff) -> str:
-    """What fails: a collective added, temporaries growing past the threshold."""
+def policy_line(cost: CostDiff) -> str:
+    """The gate's policy for the compiled cost (said where something failed)."""
+    limit = f"{cost.memory_growth * 100:g}%"
     return (
-        f"fails on: a collective added, temporaries grown by more than "
-        f"{cost.memory_growth * 100:g}% (budgets.memory_growth)"
+        f"policy: a diff fails on a collective added (a warning where the bytes moved per "
+        f"step fall by more than {limit}) and on temporaries grown by more than {limit} "
+        f"(budgets.memory_growth)"
     )

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 CHANGE_COLUMNS = ("severity", "class", "change", "where", "leaf", "before", "after", "matched")
 WHERE_TEXT = {"input": "argument", "output": "result", "static": "static", "nested": "nested",
               "finding": "finding", "target": "target", "collective": "collective",
-              "memory": "memory"}  # fmt: skip
+              "memory": "memory", "flops": "flops"}  # fmt: skip
 VERDICT_TITLE: dict[Verdict, str] = {
     "regression": "regressions", "improvement": "improvements", "neutral": "neutral",
 }  # fmt: skip
@@ -94,6 +94,52 @@ def summary_line(diff: DiffReport) -> str:
     return ("FAIL: " if diff.failed else "ok: ") + text
 
 
+_NOUNS = {"leaf": "leaves", "pruned": "arguments", "nested": "nested jaxprs",
+          "static": "static arguments"}  # fmt: skip
+"""A change class's plural where an ``s`` does not make it."""
+_ONE_EACH = ("finding", "memory", "flops")
+"""Classes whose failing changes are said one by one (a code, a measure)."""
+
+
+def _failure(changes: list[Change]) -> str:
+    """``4 collectives added``, ``temporaries grew``, ``JX201 findings 0 → 3``."""
+    first = changes[0]
+    if first.category == "finding":
+        return f"{first.path} findings {first.before} → {first.after}"
+    if first.category in ("memory", "flops") or first.kind == "unread":
+        return f"{first.path} {first.kind}"
+    count = len(changes)
+    noun: str = first.category
+    if count == 1:
+        noun = "argument" if noun == "pruned" else noun
+    else:
+        noun = _NOUNS.get(noun, noun + "s")
+    return f"{count} {noun} {first.kind}"
+
+
+def failed_line(target: TargetDiff) -> str | None:
+    """``failed: 4 collectives added, temporaries grew``: what fails the gate (``None``
+    where nothing does), its changes grouped by class and kind."""
+    groups: dict[tuple[str, ...], list[Change]] = {}
+    for change in target.changes:
+        if change.failing:
+            one = (change.path,) if change.category in _ONE_EACH or change.kind == "unread" else ()
+            groups.setdefault((change.category, change.kind, *one), []).append(change)
+    if not groups:
+        return None
+    return "failed: " + ", ".join(_failure(changes) for changes in groups.values())
+
+
+def gate_lines(target: TargetDiff) -> list[str]:
+    """What failed the gate, and (with ``--compile``) the policy it applied; none where
+    nothing failed (raw: the caller escapes)."""
+    failed = failed_line(target)
+    if failed is None:
+        return []
+    policy = [cost_rows.policy_line(target.cost)] if target.cost is not None else []
+    return [failed, *policy]
+
+
 def _plain_table(columns: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
     keep = [i for i in range(len(columns)) if any(row[i] for row in rows)]
     table = [tuple(columns[i] for i in keep)] + [tuple(esc(row[i]) for i in keep) for row in rows]
@@ -146,7 +192,7 @@ def cost_lines(target: TargetDiff) -> list[str]:
         ["  " + line for line in _plain_table(cost_rows.COLLECTIVE_COLUMNS, rows)] if rows else []
     )
     lines += ["  " + esc(line) for line in cost_rows.declaration_lines(cost)]
-    return [*lines, cost_rows.threshold_line(cost)]
+    return lines
 
 
 def render_plain(diff: DiffReport) -> str:
@@ -169,6 +215,8 @@ def render_plain(diff: DiffReport) -> str:
         if not target.changes:
             lines += ["", "no changes"]
         lines += cost_lines(target)
+        gate = gate_lines(target)
+        lines += ["", *(esc(line) for line in gate)] if gate else []
         lines += ["", _unchanged_line(target)]
         program = program_line(target)
         lines += [esc(program)] if program is not None else []
@@ -236,6 +284,11 @@ def render_rich(diff: DiffReport, width: int = 120) -> str:
             console.print(Text("no changes", style="green"))
         for line in cost_lines(target):
             console.print(Text(esc(line)))
+        gate = gate_lines(target)
+        if gate:
+            console.print()
+        for k, line in enumerate(gate):
+            console.print(Text(esc(line), style="bold red" if k == 0 else "dim"))
         console.print(Text(_unchanged_line(target), style="dim"))
         program = program_line(target)
         if program is not None:
