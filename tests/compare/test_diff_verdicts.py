@@ -1,0 +1,206 @@
+"""``diff-debug --compile`` judges a change by what it does, end to end on a user's own
+training step (plain JAX and optax's AdamW, a ``data=2 × model=4`` mesh of 8 simulated
+CPU devices the module sets up itself, a ``make()`` maker).
+
+Before: the tied embedding left replicated and the batch donated (a donation no output
+can take: JX301). After: the embedding split by rows over ``model`` and no donation. The
+fix must read as improvements (exit 0): each of the embedding's parameter, AdamW ``mu``
+and ``nu`` once (not once declared and once compiled), the arguments and temporaries per
+device falling as XLA's own ``memory_analysis()`` says; the dropped donation neutral. The
+same diff the other way round (sharded → replicated) fails.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import CliResult, run_python
+from test_diff import assert_valid_diff
+from test_diff_cli import rows
+
+from jxinspect.core.units import human_bytes
+
+Run = Callable[..., CliResult]
+
+STEP = """
+import os
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()[:8]).reshape(2, 4), ("data", "model"))
+VOCAB, DIM = 4096, 256
+EMBED = EMBED_SPEC
+tx = optax.adamw(1e-3)
+
+
+def init():
+    k1, k2 = jax.random.split(jax.random.key(0))
+    return {"embed": jax.random.normal(k1, (VOCAB, DIM)) * 0.02,
+            "w": jax.random.normal(k2, (DIM, DIM)) * 0.02}
+
+
+def loss_fn(params, tokens):
+    x = params["embed"][tokens]
+    x = jnp.tanh(x @ params["w"])
+    logits = x @ params["embed"].T
+    return optax.softmax_cross_entropy_with_integer_labels(logits, tokens).mean()
+
+
+DECORATOR
+def train_step(params, opt_state, tokens):
+    loss, grads = jax.value_and_grad(loss_fn)(params, tokens)
+    updates, opt_state = tx.update(grads, opt_state, params)
+    return optax.apply_updates(params, updates), opt_state, loss
+
+
+def _laid_out(tree, specs):
+    return jax.tree.map(
+        lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=NamedSharding(mesh, s)),
+        tree, specs)
+
+
+def make():
+    specs = {"embed": EMBED, "w": P(None, "model")}
+    params = _laid_out(jax.eval_shape(init), specs)
+    opt_state = jax.eval_shape(tx.init, params)
+    opt_specs = jax.tree.map(lambda _: P(), opt_state)
+    opt_specs[0].mu.update(specs)
+    opt_specs[0].nu.update(specs)
+    tokens = jax.ShapeDtypeStruct((16, 128), jnp.int32,
+                                  sharding=NamedSharding(mesh, P("data", None)))
+    return params, _laid_out(opt_state, opt_specs), tokens
+"""
+SIDES = {
+    "before": ("P()", "@partial(jax.jit, donate_argnums=(2,))"),
+    "after": ("P('model', None)", "@jax.jit"),
+}
+EMBED_LEAVES = ("params['embed']", "opt_state[0].mu['embed']", "opt_state[0].nu['embed']")
+
+ORACLE = r"""
+import importlib.util, json, sys
+found = {}
+for side in ("before", "after"):
+    spec = importlib.util.spec_from_file_location(side, f"{side}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    compiled = module.train_step.lower(*module.make()).compile()
+    m = compiled.memory_analysis()
+    cost = compiled.cost_analysis()
+    cost = cost[0] if isinstance(cost, list) else cost
+    found[side] = {"arguments": m.argument_size_in_bytes, "outputs": m.output_size_in_bytes,
+                   "temporaries": m.temp_size_in_bytes, "flops": cost["flops"]}
+print(json.dumps(found))
+"""
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    where = tmp_path_factory.mktemp("verdicts")
+    for side, (spec, decorator) in SIDES.items():
+        text = STEP.replace("EMBED_SPEC", spec).replace("DECORATOR", decorator)
+        (where / f"{side}.py").write_text(text, encoding="utf-8")
+    return where
+
+
+@pytest.fixture(scope="module")
+def oracle(folder: Path) -> dict[str, dict[str, Any]]:
+    done = run_python(ORACLE, cwd=folder, warm=True)
+    assert done.returncode == 0, done.describe()
+    found: dict[str, dict[str, Any]] = json.loads(done.stdout)
+    return found
+
+
+def _diff(run_cli: Run, folder: Path, old: str, new: str, *more: str, rc: int) -> CliResult:
+    result = run_cli(
+        "diff-debug", f"{old}.py:train_step", f"{new}.py:train_step", "--compile",
+        "--args-from", "make", *more, cwd=folder,
+    )  # fmt: skip
+    assert result.returncode == rc, result.describe()
+    return result
+
+
+def _percent(before: float, after: float) -> str:
+    return f"{(after - before) / before * 100:+.1f}%"
+
+
+def test_the_fix_reads_as_improvements(
+    run_cli: Run, folder: Path, oracle: dict[str, dict[str, Any]]
+) -> None:
+    old, new = oracle["before"], oracle["after"]
+    assert new["arguments"] < old["arguments"] * 0.9  # the premise: XLA's own figures
+    assert new["temporaries"] < old["temporaries"] * 0.9
+    data = json.loads(_diff(run_cli, folder, "before", "after", "-f", "json", rc=0).stdout)
+    assert_valid_diff(data)
+    assert not data["failed"]
+    [target] = data["targets"]
+    changes = target["changes"]
+    shardings = [c for c in changes if c["class"] == "sharding" and c["where"] == "input"]
+    # once per leaf (declared and compiled agree), each a quarter of 4 MiB a device
+    assert sorted((c["path"], c["verdict"], c["before"], c["after"]) for c in shardings) == sorted(
+        (path, "improvement", "replicated, 4.0 MiB per device", "P('model', None), 1.0 MiB per device")
+        for path in EMBED_LEAVES
+    )  # fmt: skip
+    [donation] = [c for c in changes if c["class"] == "donation"]
+    assert (donation["path"], donation["kind"], donation["verdict"]) == (
+        "tokens", "dropped", "neutral",
+    )  # fmt: skip
+    memory = {c["path"]: c for c in changes if c["class"] == "memory"}
+    for kind in ("arguments", "temporaries"):
+        assert (memory[kind]["kind"], memory[kind]["verdict"]) == ("shrank", "improvement")
+        assert memory[kind]["before"] == human_bytes(old[kind])
+        assert memory[kind]["after"] == (
+            f"{human_bytes(new[kind])} ({_percent(old[kind], new[kind])})"
+        )
+    flops = [c for c in changes if c["class"] == "flops"]
+    if new["flops"] < old["flops"] * 0.9:  # counted where XLA's FLOPs fall past 10%
+        assert [c["verdict"] for c in flops] == ["improvement"]
+    else:
+        assert flops == []
+    assert not [c for c in changes if c["failing"]]
+    improvements = [c for c in changes if c["verdict"] == "improvement"]
+    assert target["summary"]["improvements"] == len(improvements) >= 5
+    # No regression of severity error: a collective the fix adds is a warning, for the
+    # bytes the collectives move per step fall past 10%.
+    assert {c["severity"] for c in changes if c["verdict"] == "regression"} <= {"warning"}
+    moved = {m["measure"]: m for m in target["cost"]["measures"]}["moved"]
+    assert moved["after"] < moved["before"] * 0.9
+
+
+def test_the_fix_as_text_says_no_failure(run_cli: Run, folder: Path) -> None:
+    out = _diff(run_cli, folder, "before", "after", rc=0).stdout
+    found = rows(out)
+    assert not [line for line in found if line.startswith(("failed:", "policy:", "fails on"))]
+    assert found[-1].startswith("ok: ")
+    assert "0 failing at --fail-on error" in found[-1] or found[-1].startswith("ok: 0 regressions")
+
+
+def test_the_other_way_round_fails(
+    run_cli: Run, folder: Path, oracle: dict[str, dict[str, Any]]
+) -> None:
+    """Sharded → replicated: four times the bytes a device holds, for each leaf; the
+    temporaries grow past 10% too; exit 1, the gate's line saying what failed."""
+    old, new = oracle["after"], oracle["before"]
+    out = _diff(run_cli, folder, "after", "before", rc=1).stdout
+    found = rows(out)
+    for path in EMBED_LEAVES:
+        assert (
+            f"error | sharding | changed | argument | {path} | P('model', None), 1.0 MiB per "
+            "device | replicated, 4.0 MiB per device"
+        ) in found
+    grown = _percent(old["temporaries"], new["temporaries"])
+    assert (
+        f"error | memory | grew | memory | temporaries | {human_bytes(old['temporaries'])} | "
+        f"{human_bytes(new['temporaries'])} ({grown}, over 10%)"
+    ) in found
+    assert "failed: 3 shardings changed, temporaries grew" in found
+    assert found[-1].startswith("FAIL: ")
