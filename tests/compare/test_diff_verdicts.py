@@ -146,10 +146,10 @@ def test_the_fix_reads_as_improvements(
     changes = target["changes"]
     shardings = [c for c in changes if c["class"] == "sharding" and c["where"] == "input"]
     # once per leaf (declared and compiled agree), each a quarter of 4 MiB a device
-    assert sorted((c["path"], c["verdict"], c["before"], c["after"]) for c in shardings) == sorted(
-        (path, "improvement", "replicated, 4.0 MiB per device", "P('model', None), 1.0 MiB per device")
-        for path in EMBED_LEAVES
-    )  # fmt: skip
+    quarter = ("improvement", "replicated, 4.0 MiB per device",
+               "P('model', None), 1.0 MiB per device")  # fmt: skip
+    found = sorted((c["path"], c["verdict"], c["before"], c["after"]) for c in shardings)
+    assert found == sorted((path, *quarter) for path in EMBED_LEAVES)
     [donation] = [c for c in changes if c["class"] == "donation"]
     assert (donation["path"], donation["kind"], donation["verdict"]) == (
         "tokens", "dropped", "neutral",
