@@ -204,3 +204,76 @@ def test_the_other_way_round_fails(
     ) in found
     assert "failed: 3 shardings changed, temporaries grew" in found
     assert found[-1].startswith("FAIL: ")
+
+
+# ---- the mesh's axis types, and every mesh a step uses ------------------------------------
+
+AXES = """
+import os
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.TYPE,) * 2)
+batch = jax.make_mesh((8,), ("batch",), axis_types=(AxisType.Auto,))
+
+
+@jax.jit
+def step(w, x):
+    return jnp.tanh(x @ w).sum(axis=0)
+
+
+def make():
+    w = jax.ShapeDtypeStruct((256, 256), jnp.float32,
+                             sharding=NamedSharding(mesh, P(None, "model")))
+    x = jax.ShapeDtypeStruct((64, 256), jnp.float32, sharding=X_SHARDING)
+    return w, x
+"""
+ONE_MESH = 'NamedSharding(mesh, P("data", None))'
+TWO_MESHES = 'NamedSharding(batch, P("batch", None))'
+
+
+def _axes_diff(run_cli: Run, where: Path, old: str, new: str, *more: str) -> CliResult:
+    for name, (types, x) in {"auto": ("Auto", ONE_MESH), "explicit": ("Explicit", ONE_MESH),
+                             "two": ("Auto", TWO_MESHES)}.items():  # fmt: skip
+        text = AXES.replace("TYPE", types).replace("X_SHARDING", x)
+        (where / f"{name}.py").write_text(text, encoding="utf-8")
+    return run_cli("diff-debug", f"{old}.py:step", f"{new}.py:step", "--args-from", "make",
+                   *more, cwd=where)  # fmt: skip
+
+
+def test_a_change_of_the_mesh_axes_types_is_a_change(run_cli: Run, tmp_path: Path) -> None:
+    """Auto → Explicit, nothing else in the source: the header says each side's axis
+    types and the diff lists the change (neutral: its effect is the layouts' and the
+    compiled cost's to judge), never "no changes"."""
+    result = _axes_diff(run_cli, tmp_path, "auto", "explicit", "-f", "json")
+    data = json.loads(result.stdout)
+    assert_valid_diff(data)
+    [target] = data["targets"]
+    assert (target["before"]["axis_types"], target["after"]["axis_types"]) == ("Auto", "Explicit")
+    [axes] = [c for c in target["changes"] if c["path"] == "mesh axes"]
+    assert (axes["class"], axes["where"], axes["verdict"], axes["before"], axes["after"]) == (
+        "sharding", "target", "neutral", "Auto", "Explicit",
+    )  # fmt: skip
+    text = _axes_diff(run_cli, tmp_path, "auto", "explicit").stdout
+    assert "no changes" not in text
+    [mesh] = [row for row in rows(text) if row.startswith("mesh |")]
+    assert mesh == (
+        "mesh | data=2,model=4, axes Auto, partitioner shardy | "
+        "data=2,model=4, axes Explicit, partitioner shardy"
+    )
+
+
+def test_the_header_names_every_mesh_a_step_uses(run_cli: Run, tmp_path: Path) -> None:
+    """``x`` laid out over a second mesh (``batch=8``): the header names both, and the
+    diff from the one-mesh version says the mesh added."""
+    result = _axes_diff(run_cli, tmp_path, "auto", "two", "-f", "json")
+    data = json.loads(result.stdout)
+    [target] = data["targets"]
+    assert (target["before"]["other_meshes"], target["after"]["other_meshes"]) == ([], ["batch=8"])
+    [others] = [c for c in target["changes"] if c["path"] == "other meshes"]
+    assert (others["verdict"], others["before"], others["after"]) == ("neutral", None, "batch=8")
+    text = _axes_diff(run_cli, tmp_path, "two", "two").stdout
+    [mesh] = [row for row in rows(text) if row.startswith("mesh |")]
+    assert mesh.endswith("| data=2,model=4, axes Auto; also over batch=8, partitioner shardy")

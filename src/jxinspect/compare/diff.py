@@ -449,7 +449,7 @@ def _finding_changes(before: Report, after: Report) -> Iterator[Change]:
 
 
 def _target_changes(before: Report, after: Report) -> Iterator[Change]:
-    """Stage, how far staging got, and the mesh."""
+    """Stage, how far staging got, the mesh, its axis types and the other meshes."""
     if None not in (before.stage, after.stage) and before.stage != after.stage:
         yield _At("target", "stage")("stage", "changed", NEUTRAL, before.stage, after.stage)
     rank_b, rank_a = _REACHED_RANK[before.reached], _REACHED_RANK[after.reached]
@@ -458,10 +458,17 @@ def _target_changes(before: Report, after: Report) -> Iterator[Change]:
         yield reached("stage", "degraded", ERROR, before.reached, after.reached)
     elif rank_a > rank_b:
         yield reached("stage", "improved", BETTER, before.reached, after.reached)
-    mesh_b = str(before.mesh) if before.mesh else None
-    mesh_a = str(after.mesh) if after.mesh else None
-    if mesh_b != mesh_a:
-        yield _At("target", "mesh")("sharding", "changed", NEUTRAL, mesh_b, mesh_a)
+    old, new = Side.of(before), Side.of(after)
+    if old.mesh != new.mesh:
+        yield _At("target", "mesh")("sharding", "changed", NEUTRAL, old.mesh, new.mesh)
+    if None not in (old.axis_types, new.axis_types) and old.axis_types != new.axis_types:
+        # Auto → Explicit: JAX types every operation over the axes (and writes the
+        # constraints that say so); what that does is the compiled cost's to judge
+        at = _At("target", "mesh axes")
+        yield at("sharding", "changed", NEUTRAL, old.axis_types, new.axis_types)
+    if set(old.other_meshes) != set(new.other_meshes):
+        others = ("; ".join(side.other_meshes) or None for side in (old, new))
+        yield _At("target", "other meshes")("sharding", "changed", NEUTRAL, *others)
 
 
 def diff_reports(

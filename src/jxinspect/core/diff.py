@@ -100,6 +100,11 @@ class Side:
     error: str | None = None
     topology: str | None = None
     """The TPU topology it was compiled for (``--topology``), as the report says it."""
+    axis_types: str | None = None
+    """:attr:`mesh`'s axis types in words (``Explicit``, ``data Explicit, model Auto``);
+    ``None`` where the report does not say them."""
+    other_meshes: tuple[str, ...] = ()
+    """Every other mesh the program's arguments and results are laid out over."""
 
     @classmethod
     def of(cls, report: Report) -> Side:
@@ -119,6 +124,10 @@ class Side:
             named_outputs=sum(leaf.status == "ok" for leaf in report.outputs),
             error=report.error,
             topology=str(report.topology) if report.topology is not None else None,
+            axis_types=report.mesh.typed(report.axis_types) if report.mesh else None,
+            other_meshes=tuple(
+                dict.fromkeys(str(m) for m in report.meshes if str(m) != str(report.mesh))
+            ),
         )
 
 

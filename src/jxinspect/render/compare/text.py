@@ -32,8 +32,14 @@ VERDICT_TITLE: dict[Verdict, str] = {
 VERDICT_STYLE = {"regression": "red", "improvement": "green", "neutral": "dim"}
 
 
+def mesh_text(side: Side) -> str:
+    """``data=2,model=4, axes Explicit; also over batch=8``: the mesh, its axis types and
+    every other mesh the program uses."""
+    text = (side.mesh or "—") + (f", axes {side.axis_types}" if side.axis_types else "")
+    return text + (f"; also over {'; '.join(side.other_meshes)}" if side.other_meshes else "")
+
+
 def _side_rows(side: Side) -> list[str]:
-    mesh = side.mesh or "—"
     devices = f"{side.num_devices} device" + ("s" if side.num_devices != 1 else "")
     return [
         side.target,
@@ -41,7 +47,7 @@ def _side_rows(side: Side) -> list[str]:
         f"{recorded(side.stage)} → reached {side.reached}",
         recorded(side.jax_version),
         f"{recorded(side.platform)}, {devices}",
-        f"{mesh}, partitioner {side.partitioner}",
+        f"{mesh_text(side)}, partitioner {side.partitioner}",
         f"{side.named_inputs}/{side.inputs} arguments, {side.named_outputs}/{side.outputs} results",
     ]
 
