@@ -267,13 +267,17 @@ def test_a_change_of_the_mesh_axes_types_is_a_change(run_cli: Run, tmp_path: Pat
 
 def test_the_header_names_every_mesh_a_step_uses(run_cli: Run, tmp_path: Path) -> None:
     """``x`` laid out over a second mesh (``batch=8``): the header names both, and the
-    diff from the one-mesh version says the mesh added."""
+    diff from the one-mesh version says ``x``'s layout moved to it, naming both meshes
+    (a quarter of the bytes a device holds: f32[64,256] over data=2, then batch=8)."""
     result = _axes_diff(run_cli, tmp_path, "auto", "two", "-f", "json")
     data = json.loads(result.stdout)
     [target] = data["targets"]
     assert (target["before"]["other_meshes"], target["after"]["other_meshes"]) == ([], ["batch=8"])
-    [others] = [c for c in target["changes"] if c["path"] == "other meshes"]
-    assert (others["verdict"], others["before"], others["after"]) == ("neutral", None, "batch=8")
+    [moved] = [c for c in target["changes"] if c["class"] == "sharding"]
+    assert (moved["path"], moved["verdict"], moved["before"], moved["after"]) == (
+        "x", "improvement", "P('data', None) on data=2,model=4, 32.0 KiB per device",
+        "P('batch', None) on batch=8, 8.0 KiB per device",
+    )  # fmt: skip
     text = _axes_diff(run_cli, tmp_path, "two", "two").stdout
     [mesh] = [row for row in rows(text) if row.startswith("mesh |")]
     assert mesh.endswith("| data=2,model=4, axes Auto; also over batch=8, partitioner shardy")

@@ -449,7 +449,8 @@ def _finding_changes(before: Report, after: Report) -> Iterator[Change]:
 
 
 def _target_changes(before: Report, after: Report) -> Iterator[Change]:
-    """Stage, how far staging got, the mesh, its axis types and the other meshes."""
+    """Stage, how far staging got, the mesh and its axis types (a leaf laid out over
+    another mesh is that leaf's sharding change, naming both meshes)."""
     if None not in (before.stage, after.stage) and before.stage != after.stage:
         yield _At("target", "stage")("stage", "changed", NEUTRAL, before.stage, after.stage)
     rank_b, rank_a = _REACHED_RANK[before.reached], _REACHED_RANK[after.reached]
@@ -466,9 +467,6 @@ def _target_changes(before: Report, after: Report) -> Iterator[Change]:
         # constraints that say so); what that does is the compiled cost's to judge
         at = _At("target", "mesh axes")
         yield at("sharding", "changed", NEUTRAL, old.axis_types, new.axis_types)
-    if set(old.other_meshes) != set(new.other_meshes):
-        others = ("; ".join(side.other_meshes) or None for side in (old, new))
-        yield _At("target", "other meshes")("sharding", "changed", NEUTRAL, *others)
 
 
 def diff_reports(
