@@ -7,7 +7,10 @@ can take: JX301). After: the embedding split by rows over ``model`` and no donat
 fix must read as improvements (exit 0): each of the embedding's parameter, AdamW ``mu``
 and ``nu`` once (not once declared and once compiled), the arguments and temporaries per
 device falling as XLA's own ``memory_analysis()`` says; the dropped donation neutral. The
-same diff the other way round (sharded → replicated) fails.
+same diff the other way round (sharded → replicated) fails. The same fix in a Flax NNX
+model (``nnx.with_partitioning``, ``nnx.Optimizer``) reads the same way. Last, the mesh:
+a change of its axis types (Auto → Explicit) is a change, and the header names every mesh
+a step's arguments are laid out over.
 """
 
 from __future__ import annotations
@@ -204,6 +207,85 @@ def test_the_other_way_round_fails(
     ) in found
     assert "failed: 3 shardings changed, temporaries grew" in found
     assert found[-1].startswith("FAIL: ")
+
+
+# ---- the same fix in a Flax NNX model ------------------------------------------------------
+
+NNX_STEP = """
+import os
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax import nnx
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+EMBED = EMBED_SPEC
+
+
+class Model(nnx.Module):
+    def __init__(self, rngs):
+        init = nnx.with_partitioning(nnx.initializers.normal(0.02), EMBED)
+        self.embed = nnx.Embed(4096, 256, rngs=rngs, embedding_init=init)
+        kernel = nnx.with_partitioning(nnx.initializers.lecun_normal(), (None, "model"))
+        self.mlp = nnx.Linear(256, 256, rngs=rngs, kernel_init=kernel)
+
+    def __call__(self, tokens):
+        return self.embed.attend(jnp.tanh(self.mlp(self.embed(tokens))))
+
+
+DECORATOR
+def train_step(model, optimizer, tokens):
+    def loss_fn(model):
+        logits = model(tokens)
+        return optax.softmax_cross_entropy_with_integer_labels(logits, tokens).mean()
+
+    loss, grads = nnx.value_and_grad(loss_fn)(model)
+    optimizer.update(model, grads)
+    return loss
+
+
+def make():
+    with jax.set_mesh(mesh):
+        model = nnx.eval_shape(lambda: Model(nnx.Rngs(0)))
+        optimizer = nnx.eval_shape(
+            lambda: nnx.Optimizer(Model(nnx.Rngs(0)), optax.adamw(1e-3), wrt=nnx.Param))
+    tokens = jax.ShapeDtypeStruct((16, 128), jnp.int32,
+                                  sharding=NamedSharding(mesh, P("data", None)))
+    return model, optimizer, tokens
+"""
+NNX_SIDES = {
+    "before": ("(None, None)", "@partial(nnx.jit, donate_argnums=(2,))"),
+    "after": ("('model', None)", "@nnx.jit"),
+}
+
+
+def test_the_fix_in_an_nnx_model_reads_as_improvements(run_cli: Run, tmp_path: Path) -> None:
+    """``nnx.with_partitioning`` on the embedding, AdamW through ``nnx.Optimizer``: the
+    embedding and its ``mu`` and ``nu`` each a quarter of f32[4096,256] (4 MiB) a device
+    after, one improvement each; the donation JX301 called unusable dropped, neutral."""
+    for side, (spec, decorator) in NNX_SIDES.items():
+        text = NNX_STEP.replace("EMBED_SPEC", spec).replace("DECORATOR", decorator)
+        (tmp_path / f"{side}.py").write_text(text, encoding="utf-8")
+    result = _diff(run_cli, tmp_path, "before", "after", "-f", "json", rc=0)
+    [target] = json.loads(result.stdout)["targets"]
+    changes = target["changes"]
+    shardings = [c for c in changes if c["class"] == "sharding" and c["where"] == "input"]
+    assert sorted((c["path"], c["verdict"], c["before"], c["after"]) for c in shardings) == [
+        (path, "improvement", "replicated, 4.0 MiB per device",
+         "P('model', None), 1.0 MiB per device")
+        for path in ("model.embed.embedding.value",
+                     "optimizer.opt_state[0].mu['embed']['embedding'].value",
+                     "optimizer.opt_state[0].nu['embed']['embedding'].value")
+    ]  # fmt: skip
+    [donation] = [c for c in changes if c["class"] == "donation"]
+    assert (donation["path"], donation["verdict"]) == ("tokens", "neutral")
+    memory = {c["path"]: c["verdict"] for c in changes if c["class"] == "memory"}
+    assert memory == {"arguments": "improvement", "temporaries": "improvement"}
+    assert not [c for c in changes if c["failing"]]
 
 
 # ---- the mesh's axis types, and every mesh a step uses ------------------------------------
