@@ -116,7 +116,8 @@ def test_an_added_all_gather_fails_naming_the_parameter(
     assert "warning | collective | more | collective | bytes moved per step | " in "\n".join(found)
     assert "failed: 1 collective added, temporaries grew" in found
     assert found[found.index("failed: 1 collective added, temporaries grew") + 1].startswith(
-        "policy: a diff fails on a collective added"
+        "policy: --fail-on error fails on each regression that severe, among them a "
+        "collective added"
     )
     assert (
         found[-1] == "FAIL: 4 regressions (2 failing at --fail-on error), 0 improvements, 0 neutral"

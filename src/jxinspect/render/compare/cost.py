@@ -99,11 +99,12 @@ def collectives_title(cost: CostDiff) -> str:
     return f"collectives: {said}, {cost.unchanged_collectives} unchanged"
 
 
-def policy_line(cost: CostDiff) -> str:
-    """The gate's policy for the compiled cost (said where something failed)."""
+def policy_line(cost: CostDiff, fail_on: str) -> str:
+    """The gate's policy, with the compiled cost's part of it (said where something
+    failed)."""
     limit = f"{cost.memory_growth * 100:g}%"
     return (
-        f"policy: a diff fails on a collective added (a warning where the bytes moved per "
-        f"step fall by more than {limit}) and on temporaries grown by more than {limit} "
-        f"(budgets.memory_growth)"
+        f"policy: --fail-on {fail_on} fails on each regression that severe, among them a "
+        f"collective added (a warning where the bytes moved per step fall by more than "
+        f"{limit}) and temporaries grown by more than {limit} (budgets.memory_growth)"
     )

@@ -71,9 +71,8 @@ def _target(target: TargetDiff, diff: DiffReport) -> list[str]:
     if not target.changes:
         lines += ["", "No changes."]
     lines += _cost(target)
-    gate = gate_lines(target)
-    lines += ["", *(f"**{markdown_text(line)}**" if k == 0 else markdown_text(line)
-                    for k, line in enumerate(gate))] if gate else []  # fmt: skip
+    for k, line in enumerate(gate_lines(target, diff.fail_on)):
+        lines += ["", f"**{markdown_text(line)}**" if k == 0 else markdown_text(line)]
     program = program_line(target)
     return [*lines, "", markdown_text(program)] if program is not None else lines
 

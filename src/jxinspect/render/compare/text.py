@@ -136,13 +136,13 @@ def failed_line(target: TargetDiff) -> str | None:
     return "failed: " + ", ".join(_failure(changes) for changes in groups.values())
 
 
-def gate_lines(target: TargetDiff) -> list[str]:
+def gate_lines(target: TargetDiff, fail_on: str) -> list[str]:
     """What failed the gate, and (with ``--compile``) the policy it applied; none where
     nothing failed (raw: the caller escapes)."""
     failed = failed_line(target)
     if failed is None:
         return []
-    policy = [cost_rows.policy_line(target.cost)] if target.cost is not None else []
+    policy = [cost_rows.policy_line(target.cost, fail_on)] if target.cost is not None else []
     return [failed, *policy]
 
 
@@ -221,7 +221,7 @@ def render_plain(diff: DiffReport) -> str:
         if not target.changes:
             lines += ["", "no changes"]
         lines += cost_lines(target)
-        gate = gate_lines(target)
+        gate = gate_lines(target, diff.fail_on)
         lines += ["", *(esc(line) for line in gate)] if gate else []
         lines += ["", _unchanged_line(target)]
         program = program_line(target)
@@ -290,7 +290,7 @@ def render_rich(diff: DiffReport, width: int = 120) -> str:
             console.print(Text("no changes", style="green"))
         for line in cost_lines(target):
             console.print(Text(esc(line)))
-        gate = gate_lines(target)
+        gate = gate_lines(target, diff.fail_on)
         if gate:
             console.print()
         for k, line in enumerate(gate):
