@@ -448,7 +448,7 @@ def _finding_changes(before: Report, after: Report) -> Iterator[Change]:
             yield at("finding", "fewer", NEUTRAL if gone and nested else BETTER, *counts)
 
 
-def _target_changes(before: Report, after: Report) -> Iterator[Change]:
+def _target_changes(before: Report, after: Report, sides: tuple[Side, Side]) -> Iterator[Change]:
     """Stage, how far staging got, the mesh and its axis types (a leaf laid out over
     another mesh is that leaf's sharding change, naming both meshes)."""
     if None not in (before.stage, after.stage) and before.stage != after.stage:
@@ -459,7 +459,7 @@ def _target_changes(before: Report, after: Report) -> Iterator[Change]:
         yield reached("stage", "degraded", ERROR, before.reached, after.reached)
     elif rank_a > rank_b:
         yield reached("stage", "improved", BETTER, before.reached, after.reached)
-    old, new = Side.of(before), Side.of(after)
+    old, new = sides
     if old.mesh != new.mesh:
         yield _At("target", "mesh")("sharding", "changed", NEUTRAL, old.mesh, new.mesh)
     if None not in (old.axis_types, new.axis_types) and old.axis_types != new.axis_types:
@@ -478,8 +478,9 @@ def diff_reports(
     inputs, same_in = _leaves(before.inputs, after.inputs, "input", unusable_donations(before))
     outputs, same_out = _leaves(before.outputs, after.outputs, "output")
     cost = diff_cost(before, after, memory_growth) if memory_growth is not None else None
+    sides = Side.of(before), Side.of(after)
     changes = [
-        *_target_changes(before, after),
+        *_target_changes(before, after, sides),
         *inputs,
         *outputs,
         *_static_changes(before, after),
@@ -490,8 +491,8 @@ def diff_reports(
     changes.sort(key=lambda c: VERDICT_ORDER[c.verdict])
     return TargetDiff(
         name=name or before.target,
-        before=Side.of(before),
-        after=Side.of(after),
+        before=sides[0],
+        after=sides[1],
         unchanged=Unchanged(same_in, same_out),
         changes=tuple(changes),
         cost=cost,
