@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jxinspect.cli.diff import allowed_classes
+from jxinspect.compare.cost import cost_changes
 from jxinspect.compare.diff import diff_reports, match_leaves
 from jxinspect.compare.sources import (
     JsonSource,
@@ -28,9 +29,11 @@ from jxinspect.compare.sources import (
     pair_targets,
 )
 from jxinspect.core import codec
+from jxinspect.core.cost_diff import CollectiveChange, CostDiff, MeasureChange
 from jxinspect.core.diff import CHANGE_CLASSES, Change, DiffReport, Gate, TargetDiff
 from jxinspect.core.errors import UsageError
 from jxinspect.core.model import (
+    Collective,
     Finding,
     Input,
     Mesh,
@@ -734,3 +737,68 @@ def test_report_read_from_stablehlo_text_fits_the_schema() -> None:
     assert report.stage is None and report.jax_version is None and report.platform is None
     assert [leaf.name for leaf in report.inputs] == ["x", "w"]
     assert_valid_report(codec.plain(report), "report from StableHLO text")
+
+
+# ---- the compiled cost judged by its effect -------------------------------------------------
+
+
+def _collective(kind: str, size: int, path: str) -> Collective:
+    return Collective(kind, (), size, ("model",), instruction=f"{kind}.{size}",
+                      operand_paths=(path,))  # fmt: skip
+
+
+def _graded(cost: CostDiff) -> dict[str, tuple[str, str | None]]:
+    return {f"{c.kind} {c.path}": (c.verdict, c.severity) for c in cost_changes(cost)}
+
+
+def test_cost_measures_falling_are_improvements_growing_regressions() -> None:
+    """One threshold (10%) both ways: a fall past it an improvement, a rise past it a
+    regression (temporaries an error, the budget; the rest warnings), within it nothing."""
+    measures = (
+        MeasureChange("arguments", 400, 100), MeasureChange("outputs", 100, 150),
+        MeasureChange("temporaries", 100, 150), MeasureChange("aliased", 0, 400),
+        MeasureChange("flops", 100.0, 95.0),
+    )  # fmt: skip
+    assert _graded(CostDiff(measures)) == {
+        "shrank arguments": ("improvement", None),
+        "grew outputs": ("regression", "warning"),
+        "grew temporaries": ("regression", "error"),
+    }
+
+
+@pytest.mark.parametrize(("moved_after", "added"), [(300, "warning"), (1100, "error")])
+def test_a_collective_added_is_judged_against_the_bytes_moved(moved_after: int, added: str) -> None:
+    """A collective added is an error, a warning where the bytes every collective moves
+    per step fall past the threshold all the same; a collective's own bytes falling past
+    it are an improvement, rising a warning, within it neutral."""
+    big, small = _collective("all-reduce", 1000, "a"), _collective("all-reduce", 100, "a")
+    changes = (
+        CollectiveChange("added", None, _collective("all-gather", 100, "b")),
+        CollectiveChange("changed", big, small),
+        CollectiveChange("changed", small, big),
+        CollectiveChange("changed", big, _collective("all-reduce", 950, "a")),
+    )
+    cost = CostDiff((MeasureChange("moved", 1000, moved_after),), changes)
+    graded = [(c.kind, c.verdict, c.severity) for c in cost_changes(cost)][:4]
+    assert graded == [
+        ("added", "regression", added),
+        ("changed", "improvement", None),
+        ("changed", "regression", "warning"),
+        ("changed", "neutral", None),
+    ]
+
+
+def test_the_gate_line_says_what_failed_and_the_policy_apart() -> None:
+    cost = CostDiff(
+        (MeasureChange("temporaries", 100, 300), MeasureChange("moved", 0, 200)),
+        tuple(CollectiveChange("added", None, _collective("all-gather", 100, p)) for p in "ab"),
+    )
+    target = diff_reports(report(), report())
+    target = replace(target, changes=tuple(cost_changes(cost)), cost=cost)
+    text = diff_text.render(DiffReport(before="a", after="b", targets=(target,)))
+    assert "failed: 2 collectives added, temporaries grew\n" in text
+    assert "policy: --fail-on error fails on each regression that severe" in text
+    assert "fails on:" not in text
+    passing = diff_text.render(DiffReport(before="a", after="b", targets=(target,),
+                                          fail_on="never"))  # fmt: skip
+    assert "failed:" not in passing and "policy:" not in passing
