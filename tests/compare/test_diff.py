@@ -341,14 +341,20 @@ def test_compiled_sharding_is_compared_when_both_sides_have_it() -> None:
 
 
 def test_a_donation_the_compiler_could_not_use_is_dropped_neutrally() -> None:
-    """JX301 on the before side says the donation did nothing: dropping it loses nothing."""
+    """JX301 on the before side says the donation did nothing, and so does a lowered
+    donor no output of its type and per-device shape could take: dropping it loses
+    nothing. A donor an output could take is an error to drop, as an alias is."""
     unusable = Finding("JX301", "warning", "argument tokens is donated but ...", path="tokens")
     donor = arg("tokens", donated=True, buffer_donor=True)
-    before = report([donor], findings=(unusable,))
-    change = only(diff_reports(before, report([arg("tokens")])), "donation")
-    assert (change.kind, change.verdict, change.severity) == ("dropped", "neutral", None)
-    used = only(diff_reports(report([donor]), report([arg("tokens")])), "donation")
-    assert (used.verdict, used.severity) == ("regression", "error")
+    fits, other = res("out", shape=(8, 16)), res("out", shape=(4,))
+    cases = [
+        (report([donor], [fits], findings=(unusable,)), [fits], ("neutral", None)),
+        (report([donor], [other]), [other], ("neutral", None)),  # nothing could take it
+        (report([donor], [fits]), [fits], ("regression", "error")),
+    ]
+    for before, outputs, graded in cases:
+        change = only(diff_reports(before, report([arg("tokens")], outputs)), "donation")
+        assert (change.kind, change.verdict, change.severity) == ("dropped", *graded)
 
 
 @pytest.mark.parametrize(
@@ -367,7 +373,10 @@ def test_a_donation_the_compiler_could_not_use_is_dropped_neutrally() -> None:
     ],
 )
 def test_donation(old: dict[str, Any], new: dict[str, Any], kind: str, verdict: str) -> None:
-    change = only(diff_reports(report([arg("state", **old)]), report([arg("state", **new)])))
+    taker = [res("out", shape=(8, 16))]  # an output a donation can go to
+    change = only(
+        diff_reports(report([arg("state", **old)], taker), report([arg("state", **new)], taker))
+    )
     assert (change.category, change.kind, change.verdict) == ("donation", kind, verdict)
     assert change.severity == ("error" if verdict == "regression" else None)
 

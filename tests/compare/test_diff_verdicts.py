@@ -187,6 +187,19 @@ def test_the_fix_as_text_says_no_failure(run_cli: Run, folder: Path) -> None:
     assert "0 failing at --fail-on error" in found[-1] or found[-1].startswith("ok: 0 regressions")
 
 
+def test_lowered_alone_the_fix_passes_too(run_cli: Run, folder: Path) -> None:
+    """Without ``--compile`` JAX leaves the donation to the compiler; no output is
+    i32[16,128], so none could take it: dropping it is neutral here too."""
+    result = run_cli("diff-debug", "before.py:train_step", "after.py:train_step",
+                     "--args-from", "make", "-f", "json", cwd=folder)  # fmt: skip
+    assert result.returncode == 0, result.describe()
+    [target] = json.loads(result.stdout)["targets"]
+    [donation] = [c for c in target["changes"] if c["class"] == "donation"]
+    assert (donation["before"], donation["verdict"]) == ("donor", "neutral")
+    improved = {c["path"] for c in target["changes"] if c["class"] == "sharding"}
+    assert improved == set(EMBED_LEAVES)
+
+
 def test_the_other_way_round_fails(
     run_cli: Run, folder: Path, oracle: dict[str, dict[str, Any]]
 ) -> None:

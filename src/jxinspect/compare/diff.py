@@ -47,6 +47,7 @@ from jxinspect.core.model import (
 )
 from jxinspect.core.units import human_bytes, type_text
 from jxinspect.core.vocabulary import Reached, Status
+from jxinspect.rules.jx301_unusable_donation import can_take
 
 VERDICT_ORDER: dict[Verdict, int] = {"regression": 0, "improvement": 1, "neutral": 2}
 _NAME_RANK: dict[Status, int] = {"ok": 2, "synthetic": 1, "mismatch": 1, "renamed": 1, "missing": 0}
@@ -277,8 +278,16 @@ def _donation_change(
 
 
 def unusable_donations(report: Report) -> frozenset[str]:
-    """The paths whose donation the report's JX301 calls unusable."""
-    return frozenset(f.path for f in report.findings if f.code == "JX301" and f.path)
+    """The paths whose donation the compiler cannot use: the report's JX301 says so, or
+    (lowered, where JAX leaves the donation to the compiler) no output has the
+    argument's type and per-device shape."""
+    found = {f.path for f in report.findings if f.code == "JX301" and f.path}
+    found |= {
+        leaf.path
+        for leaf in report.inputs
+        if leaf.buffer_donor and leaf.aliased_output is None and not can_take(leaf, report)
+    }
+    return frozenset(found)  # fmt: skip
 
 
 def _leaf_changes(
