@@ -154,8 +154,11 @@ def diff(
     same ``args``/``kwargs`` with the same options. ``fail_on`` (``error``, ``warning``,
     ``info`` or ``None``) and ``allow`` (change classes) set the verdict, ``.failed``.
     ``compile`` compiles the functions (reports must hold compiled info) and compares the
-    cost per device: a collective added, or temporaries grown by more than
-    ``memory_growth`` (a fraction; default ``budgets.memory_growth``'s, 10%), is an error.
+    cost per device: a collective added (a warning where the bytes moved per step fall),
+    or temporaries grown by more than ``memory_growth`` (a fraction; default
+    ``budgets.memory_growth``'s, 10%), is an error; a measure that falls by more than it
+    is an improvement. Every change is judged by its effect (a sharding by the bytes a
+    device holds).
     """
     from jxinspect.compare.diff import diff_reports
     from jxinspect.core.cost_diff import DEFAULT_MEMORY_GROWTH

@@ -116,7 +116,7 @@ def test_diff_with_compile_compares_the_cost(report: Report) -> None:
     assert [(m.measure, m.before, m.after) for m in cost.measures] == [
         (kind, getattr(sides[0].memory, kind), getattr(sides[1].memory, kind))
         for kind in ("arguments", "outputs", "temporaries", "aliased")
-    ] + [("flops", sides[0].flops, sides[1].flops)]  # fmt: skip
+    ] + [("flops", sides[0].flops, sides[1].flops), ("moved", 0, 0)]  # fmt: skip
     assert (cost.collectives, cost.unchanged_collectives) == ((), 0)  # one device
     assert jxinspect.diff(predict, predict_unbiased, (PARAMS, X)).targets[0].cost is None
     with pytest.raises(ValueError, match=r"compile=True compares compiled reports"):

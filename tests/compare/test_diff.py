@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jxinspect.cli.diff import allowed_classes
+from jxinspect.compare.cost import cost_changes
 from jxinspect.compare.diff import diff_reports, match_leaves
 from jxinspect.compare.sources import (
     JsonSource,
@@ -28,9 +29,11 @@ from jxinspect.compare.sources import (
     pair_targets,
 )
 from jxinspect.core import codec
+from jxinspect.core.cost_diff import CollectiveChange, CostDiff, MeasureChange
 from jxinspect.core.diff import CHANGE_CLASSES, Change, DiffReport, Gate, TargetDiff
 from jxinspect.core.errors import UsageError
 from jxinspect.core.model import (
+    Collective,
     Finding,
     Input,
     Mesh,
@@ -260,20 +263,43 @@ def test_equal_names_are_not_compared_across_knowledge() -> None:
 # ---- shardings, donation, pruning ----------------------------------------------------------
 
 
-def test_sharding_change_is_an_error_and_can_be_allowed() -> None:
-    before = report([arg("w", sharding=tiled((), ("model",)))], [res("result")])
+def test_a_sharding_change_is_judged_by_the_bytes_per_device() -> None:
+    """Replicated → split 2 ways halves a device's bytes (an improvement); the same split
+    on another dimension holds as many (neutral); a layout a side does not declare has
+    no known effect (an error, as it was); the reverse of an improvement is an error."""
+    before = report(
+        [arg("w", sharding=tiled((), ("model",))), arg("e", sharding=tiled((), ()), index=1)],
+        [res("result")],
+    )
     after = report(
-        [arg("w", sharding=tiled(("model",), ()))], [res("result", sharding=tiled(("data",)))]
+        [arg("w", sharding=tiled(("model",), ())), arg("e", sharding=tiled(("model",), ()))],
+        [res("result", sharding=tiled(("data",)))],
     )
     diff = diff_reports(before, after)
-    assert [(c.path, c.before, c.after) for c in diff.changes] == [
-        ("w", "P(None, 'model')", "P('model', None)"),
-        ("result", None, "P('data')"),
-    ]
-    assert all(c.severity == "error" for c in diff.changes)
+    found = {c.path: (c.verdict, c.severity, c.before, c.after) for c in diff.changes}
+    # f32[8,16] is 512 B; split 2 ways over model, 256 B a device
+    assert found == {
+        "w": ("neutral", None, "P(None, 'model')", "P('model', None)"),
+        "e": ("improvement", None, "replicated, 512 B per device",
+              "P('model', None), 256 B per device"),
+        "result": ("regression", "error", None, "P('data')"),
+    }  # fmt: skip
+    worse = [c for c in diff_reports(after, before).changes if c.path == "e"]
+    assert [(c.verdict, c.severity) for c in worse] == [("regression", "error")]
     gate = DiffReport(before="a", after="b", targets=(diff,), allow=("sharding",))
     assert gate.failing == [] and not gate.failed
     assert DiffReport(before="a", after="b", targets=(diff,)).failed
+
+
+def test_a_change_both_declared_and_compiled_is_one_change() -> None:
+    def leaf(declared: Sharding, compiled: Sharding) -> Input:
+        return replace(arg("x", sharding=declared), compiled_sharding=compiled)
+
+    before, after = tiled((), ()), tiled(("data",), ())
+    [change] = diff_reports(report([leaf(before, before)]), report([leaf(after, after)])).changes
+    assert (change.verdict, change.before, change.after) == (
+        "improvement", "replicated, 512 B per device", "P('data', None), 128 B per device",
+    )  # fmt: skip
 
 
 def test_same_layout_from_shardy_and_gspmd_is_no_change() -> None:
@@ -295,8 +321,9 @@ def test_sharding_on_another_mesh_names_the_meshes() -> None:
             report([arg("x", sharding=tiled(("data",), (), mesh=other))]),
         )
     )
-    assert change.before == "P('data', None) on data=4,model=2"
-    assert change.after == "P('data', None) on data=8"
+    assert change.before == "P('data', None) on data=4,model=2, 128 B per device"
+    assert change.after == "P('data', None) on data=8, 64 B per device"
+    assert change.verdict == "improvement"
 
 
 def test_compiled_sharding_is_compared_when_both_sides_have_it() -> None:
@@ -304,12 +331,30 @@ def test_compiled_sharding_is_compared_when_both_sides_have_it() -> None:
         return replace(arg("x"), compiled_sharding=sharding)
 
     change = only(diff_reports(report([leaf(tiled(("data",), ()))]), report([leaf(tiled((), ()))])))
-    assert (change.category, change.before, change.after) == (
+    assert (change.category, change.verdict, change.before, change.after) == (
         "sharding",
-        "P('data', None) (compiled)",
-        "replicated (compiled)",
+        "regression",
+        "P('data', None), 128 B per device (compiled)",
+        "replicated, 512 B per device (compiled)",
     )
     assert diff_reports(report([leaf(tiled(("data",), ()))]), report([leaf(None)])).changes == ()
+
+
+def test_a_donation_the_compiler_could_not_use_is_dropped_neutrally() -> None:
+    """JX301 on the before side says the donation did nothing, and so does a lowered
+    donor no output of its type and per-device shape could take: dropping it loses
+    nothing. A donor an output could take is an error to drop, as an alias is."""
+    unusable = Finding("JX301", "warning", "argument tokens is donated but ...", path="tokens")
+    donor = arg("tokens", donated=True, buffer_donor=True)
+    fits, other = res("out", shape=(8, 16)), res("out", shape=(4,))
+    cases = [
+        (report([donor], [fits], findings=(unusable,)), [fits], ("neutral", None)),
+        (report([donor], [other]), [other], ("neutral", None)),  # nothing could take it
+        (report([donor], [fits]), [fits], ("regression", "error")),
+    ]
+    for before, outputs, graded in cases:
+        change = only(diff_reports(before, report([arg("tokens")], outputs)), "donation")
+        assert (change.kind, change.verdict, change.severity) == ("dropped", *graded)
 
 
 @pytest.mark.parametrize(
@@ -328,7 +373,10 @@ def test_compiled_sharding_is_compared_when_both_sides_have_it() -> None:
     ],
 )
 def test_donation(old: dict[str, Any], new: dict[str, Any], kind: str, verdict: str) -> None:
-    change = only(diff_reports(report([arg("state", **old)]), report([arg("state", **new)])))
+    taker = [res("out", shape=(8, 16))]  # an output a donation can go to
+    change = only(
+        diff_reports(report([arg("state", **old)], taker), report([arg("state", **new)], taker))
+    )
     assert (change.category, change.kind, change.verdict) == ("donation", kind, verdict)
     assert change.severity == ("error" if verdict == "regression" else None)
 
@@ -698,3 +746,68 @@ def test_report_read_from_stablehlo_text_fits_the_schema() -> None:
     assert report.stage is None and report.jax_version is None and report.platform is None
     assert [leaf.name for leaf in report.inputs] == ["x", "w"]
     assert_valid_report(codec.plain(report), "report from StableHLO text")
+
+
+# ---- the compiled cost judged by its effect -------------------------------------------------
+
+
+def _collective(kind: str, size: int, path: str) -> Collective:
+    return Collective(kind, (), size, ("model",), instruction=f"{kind}.{size}",
+                      operand_paths=(path,))  # fmt: skip
+
+
+def _graded(cost: CostDiff) -> dict[str, tuple[str, str | None]]:
+    return {f"{c.kind} {c.path}": (c.verdict, c.severity) for c in cost_changes(cost)}
+
+
+def test_cost_measures_falling_are_improvements_growing_regressions() -> None:
+    """One threshold (10%) both ways: a fall past it an improvement, a rise past it a
+    regression (temporaries an error, the budget; the rest warnings), within it nothing."""
+    measures = (
+        MeasureChange("arguments", 400, 100), MeasureChange("outputs", 100, 150),
+        MeasureChange("temporaries", 100, 150), MeasureChange("aliased", 0, 400),
+        MeasureChange("flops", 100.0, 95.0),
+    )  # fmt: skip
+    assert _graded(CostDiff(measures)) == {
+        "shrank arguments": ("improvement", None),
+        "grew outputs": ("regression", "warning"),
+        "grew temporaries": ("regression", "error"),
+    }
+
+
+@pytest.mark.parametrize(("moved_after", "added"), [(300, "warning"), (1100, "error")])
+def test_a_collective_added_is_judged_against_the_bytes_moved(moved_after: int, added: str) -> None:
+    """A collective added is an error, a warning where the bytes every collective moves
+    per step fall past the threshold all the same; a collective's own bytes falling past
+    it are an improvement, rising a warning, within it neutral."""
+    big, small = _collective("all-reduce", 1000, "a"), _collective("all-reduce", 100, "a")
+    changes = (
+        CollectiveChange("added", None, _collective("all-gather", 100, "b")),
+        CollectiveChange("changed", big, small),
+        CollectiveChange("changed", small, big),
+        CollectiveChange("changed", big, _collective("all-reduce", 950, "a")),
+    )
+    cost = CostDiff((MeasureChange("moved", 1000, moved_after),), changes)
+    graded = [(c.kind, c.verdict, c.severity) for c in cost_changes(cost)][:4]
+    assert graded == [
+        ("added", "regression", added),
+        ("changed", "improvement", None),
+        ("changed", "regression", "warning"),
+        ("changed", "neutral", None),
+    ]
+
+
+def test_the_gate_line_says_what_failed_and_the_policy_apart() -> None:
+    cost = CostDiff(
+        (MeasureChange("temporaries", 100, 300), MeasureChange("moved", 0, 200)),
+        tuple(CollectiveChange("added", None, _collective("all-gather", 100, p)) for p in "ab"),
+    )
+    target = diff_reports(report(), report())
+    target = replace(target, changes=tuple(cost_changes(cost)), cost=cost)
+    text = diff_text.render(DiffReport(before="a", after="b", targets=(target,)))
+    assert "failed: 2 collectives added, temporaries grew\n" in text
+    assert "policy: --fail-on error fails on each regression that severe" in text
+    assert "fails on:" not in text
+    passing = diff_text.render(DiffReport(before="a", after="b", targets=(target,),
+                                          fail_on="never"))  # fmt: skip
+    assert "failed:" not in passing and "policy:" not in passing

@@ -248,21 +248,24 @@ def test_static_argument_moved_is_neutral(run_cli: Run) -> None:
     assert out.rstrip().endswith("ok: 0 regressions, 0 improvements, 1 neutral")
 
 
-def test_sharding_changed_fails_unless_allowed(run_cli: Run) -> None:
+def test_sharding_changed_is_judged_by_its_bytes_per_device(run_cli: Run) -> None:
+    """``w`` split by rows, not columns, holds as many bytes a device (f32[256,512] over
+    model=2: 256 KiB): neutral; the result over ``data`` alone holds twice a device's
+    bytes (f32[64,512]: 16 KiB over data=4, model=2 → 32 KiB over data=4): an error,
+    unless ``--allow sharding``."""
     found = rows(diff(run_cli, *pair("sharding_changed"), rc=1).stdout)
+    assert "sharding | changed | argument | w | P(None, 'model') | P('model', None)" in found
     assert (
-        "error | sharding | changed | argument | w | P(None, 'model') | P('model', None)" in found
-    )
-    assert (
-        "error | sharding | changed | result | result | P('data', 'model') | P('data', None)"
-        in found
-    )
+        "error | sharding | changed | result | result | P('data', 'model'), 16.0 KiB per device "
+        "| P('data', None), 32.0 KiB per device"
+    ) in found
+    assert "failed: 1 sharding changed" in found
     allowed = diff(run_cli, *pair("sharding_changed"), "--allow", "sharding", rc=0).stdout
     assert any(
-        row.startswith("error (allowed) | sharding | changed | argument | w | ")
+        row.startswith("error (allowed) | sharding | changed | result | result | ")
         for row in rows(allowed)
     )
-    assert "ok: 2 regressions (0 failing at --fail-on error)" in allowed
+    assert "ok: 1 regression (0 failing at --fail-on error), 0 improvements, 1 neutral" in allowed
 
 
 def test_renamed_parameter_in_files_of_the_same_name(run_cli: Run) -> None:

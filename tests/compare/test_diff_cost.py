@@ -108,8 +108,19 @@ def test_an_added_all_gather_fails_naming_the_parameter(
         f"added | all-gather | fsdp | — | 32.0 KiB | 1 | v{' | ' + source if source else ''}"
         in found
     )
+    # FLOPs and the bytes moved grow past 10% too: regressions, warnings (not the gate's)
     assert (
-        found[-1] == "FAIL: 2 regressions (2 failing at --fail-on error), 0 improvements, 0 neutral"
+        f"warning | flops | more | flops | FLOPs | {old['flops']:,.0f} | "
+        f"{new['flops']:,.0f} ({_percent(old['flops'], new['flops'])})"
+    ) in found
+    assert "warning | collective | more | collective | bytes moved per step | " in "\n".join(found)
+    assert "failed: 1 collective added, temporaries grew" in found
+    assert found[found.index("failed: 1 collective added, temporaries grew") + 1].startswith(
+        "policy: --fail-on error fails on each regression that severe, among them a "
+        "collective added"
+    )
+    assert (
+        found[-1] == "FAIL: 4 regressions (2 failing at --fail-on error), 0 improvements, 0 neutral"
     )
 
 
@@ -128,7 +139,12 @@ def test_the_other_way_round_the_collective_is_removed(run_cli: Run, where: str)
         "| 32.0 KiB per step | —"
     ) in found
     assert "collectives: 0 added, 1 removed, 0 changed, 1 unchanged" in found
-    assert found[-1] == "ok: 0 regressions, 1 improvement, 0 neutral"
+    # temporaries, FLOPs and the bytes moved fall past 10%: improvements, counted
+    assert "memory | shrank | memory | temporaries | " in "\n".join(found)
+    assert "flops | fewer | flops | FLOPs | " in "\n".join(found)
+    assert "collective | fewer | collective | bytes moved per step | " in "\n".join(found)
+    assert not [line for line in found if line.startswith(("failed:", "policy:", "fails on"))]
+    assert found[-1] == "ok: 0 regressions, 4 improvements, 0 neutral"
 
 
 def test_json_and_markdown(run_cli: Run, oracle: dict[str, dict[str, Any]], where: str) -> None:
@@ -137,9 +153,10 @@ def test_json_and_markdown(run_cli: Run, oracle: dict[str, dict[str, Any]], wher
     cost = data["targets"][0]["cost"]
     measures = {m["measure"]: (m["before"], m["after"]) for m in cost["measures"]}
     assert measures == {
-        kind: (oracle["before"][kind], oracle["after"][kind])
-        for kind in ("arguments", "outputs", "temporaries", "aliased", "flops")
-    }
+        **{kind: (oracle["before"][kind], oracle["after"][kind])
+           for kind in ("arguments", "outputs", "temporaries", "aliased", "flops")},
+        "moved": (32768, 65536),  # w's gather, then w's and v's
+    }  # fmt: skip
     [added] = cost["collectives"]
     assert (added["change"], added["before"]) == ("added", None)
     after = added["after"]
@@ -151,6 +168,8 @@ def test_json_and_markdown(run_cli: Run, oracle: dict[str, dict[str, Any]], wher
     assert [(c["class"], c["kind"], c["failing"]) for c in data["targets"][0]["changes"]] == [
         ("collective", "added", True),
         ("memory", "grew", True),
+        ("flops", "more", False),
+        ("collective", "more", False),
     ]
     markdown = diff(run_cli, BEFORE, AFTER, "--compile", "-f", "markdown", rc=1).stdout
     assert "**Collectives: 1 added, 0 removed, 0 changed, 1 unchanged**" in markdown
@@ -164,12 +183,14 @@ def test_the_gate_reads_memory_growth_and_allow(run_cli: Run, tmp_path: Path) ->
     before, after = str(REPO / BEFORE), str(REPO / AFTER)
     found = rows(diff(run_cli, before, after, "--compile", rc=1, cwd=tmp_path).stdout)
     assert not any(row.startswith("error | memory") for row in found)
+    assert "failed: 1 collective added" in found
+    # the one threshold: FLOPs and bytes moved doubled, not past 150% either
     assert (
         found[-1] == "FAIL: 1 regression (1 failing at --fail-on error), 0 improvements, 0 neutral"
     )
     allowed = diff(run_cli, before, after, "--compile", "--allow", "collective,memory", rc=0)
     assert rows(allowed.stdout)[-1] == (
-        "ok: 2 regressions (0 failing at --fail-on error), 0 improvements, 0 neutral"
+        "ok: 4 regressions (0 failing at --fail-on error), 0 improvements, 0 neutral"
     )
 
 

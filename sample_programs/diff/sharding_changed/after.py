@@ -1,7 +1,8 @@
 """A sharding changed, after: ``w`` is now split by rows, the result only over ``data``.
 
-Names are untouched; ``diff-debug`` reports two sharding changes and exits 1 (unless
-``--allow sharding``).
+Names are untouched; ``diff-debug`` reports two sharding changes, each judged by the
+bytes a device holds: ``w``'s the same (neutral), the result's twice as many (an error:
+exit 1, unless ``--allow sharding``).
 """
 
 import jax

@@ -4,9 +4,12 @@ No JAX here. :func:`diff_cost` compares two compiled reports into a
 :class:`~jxinspect.core.cost_diff.CostDiff`: memory per kind and FLOPs before → after, and
 the collectives paired by kind, mesh axes and the paths they move (in program order where
 several share all three); :func:`cost_changes` grades it for the gate: a collective added
-and temporaries grown past ``memory_growth`` are errors, a collective removed an
-improvement, one whose bytes per step or trips changed is neutral; a side whose optimized
-program could not be read is an error too (its collectives are unknown, none compared).
+(a warning where the bytes moved per step fell past ``memory_growth`` all the same) and
+temporaries grown past it are errors, a collective removed an
+improvement, one whose bytes per step fell past the threshold too; the measures (memory
+per kind, FLOPs, the bytes moved per step) that fell past it are improvements, those that
+grew past it regressions; a side whose optimized program could not be read is an error
+(its collectives are unknown, none compared).
 """
 
 from __future__ import annotations
@@ -17,16 +20,21 @@ from dataclasses import replace
 from jxinspect.core.cost_diff import (
     MEMORY_KINDS,
     CollectiveChange,
-    CollectiveChangeKind,
     CostDiff,
+    Measure,
     MeasureChange,
     SideName,
     pair_collectives,
     pair_peaks,
 )
-from jxinspect.core.diff import Change, Verdict
+from jxinspect.core.diff import Change, ChangeClass, ChangeKind, Verdict, Where
 from jxinspect.core.model import Collective, CompiledInfo, Input, Output, Report, Severity
 from jxinspect.core.units import human_bytes
+
+
+def moved(collectives: tuple[Collective, ...] | None) -> int | None:
+    """The bytes a program's collectives move per step, summed (``None``: not read)."""
+    return None if collectives is None else sum(c.bytes_per_step for c in collectives)
 
 
 def _measures(before: CompiledInfo, after: CompiledInfo) -> tuple[MeasureChange, ...]:
@@ -34,7 +42,10 @@ def _measures(before: CompiledInfo, after: CompiledInfo) -> tuple[MeasureChange,
         MeasureChange(kind, getattr(before.memory, kind), getattr(after.memory, kind))
         for kind in MEMORY_KINDS
     )
-    return (*memory, MeasureChange("flops", before.flops, after.flops))
+    flops = MeasureChange("flops", before.flops, after.flops)
+    was, now = moved(before.collectives), moved(after.collectives)
+    traffic = (MeasureChange("moved", was, now),) if None not in (was, now) else ()
+    return (*memory, flops, *traffic)
 
 
 def diff_cost(before: Report, after: Report, memory_growth: float) -> CostDiff | None:
@@ -99,13 +110,69 @@ def per_step(collective: Collective | None) -> str | None:
     return f"{human_bytes(collective.bytes_per_step)} per step{trips}"
 
 
+JUDGED: tuple[tuple[Measure, ChangeClass, Where, str], ...] = (
+    ("arguments", "memory", "memory", "arguments"),
+    ("outputs", "memory", "memory", "outputs"),
+    ("temporaries", "memory", "memory", "temporaries"),
+    ("peak", "memory", "memory", "peak"),
+    ("flops", "flops", "flops", "FLOPs"),
+    ("moved", "collective", "collective", "bytes moved per step"),
+)
+"""The measures judged past the threshold: (measure, class, where, what the row says).
+Aliased bytes are the donations' (judged per argument), not a cost."""
+
+
+def _value(measure: Measure, value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:,.0f}" if measure == "flops" else human_bytes(int(value))
+
+
+def _measure_changes(cost: CostDiff) -> Iterator[Change]:
+    """Each measure that fell past the threshold (an improvement) or grew past it (a
+    regression: an error for temporaries, the project's budget; a warning otherwise)."""
+    for name, category, where, label in JUDGED:
+        found = cost.measure(name)
+        if found is None or not (cost.fell(name) or cost.rose(name)):
+            continue
+        change = f"{found.percent:+.1f}%" if found.percent is not None else "from 0"
+        after = f"{_value(name, found.after)} ({change})"
+        if cost.fell(name):
+            verdict: Verdict = "improvement"
+            severity: Severity | None = None
+            kind: ChangeKind = "fewer" if name in ("flops", "moved") else "shrank"
+        else:
+            verdict, kind = "regression", "more" if name in ("flops", "moved") else "grew"
+            severity = "error" if name == "temporaries" else "warning"
+            if name == "temporaries":
+                after = after[:-1] + f", over {cost.memory_growth * 100:g}%)"
+        yield Change(
+            category=category, kind=kind, verdict=verdict, severity=severity, where=where,
+            path=label, before=_value(name, found.before), after=after,
+        )  # fmt: skip
+
+
+def _collective_grade(cost: CostDiff, found: CollectiveChange) -> tuple[Verdict, Severity | None]:
+    """A collective added: an error, a warning where the bytes moved per step fell past
+    the threshold all the same (the change moves less in all); removed: an improvement;
+    its bytes per step fallen past the threshold: an improvement, grown past it: a
+    warning; else neutral."""
+    if found.change == "added":
+        return ("regression", "warning" if cost.fell("moved") else "error")
+    if found.change == "removed":
+        return ("improvement", None)
+    assert found.before is not None and found.after is not None
+    old, new = found.before.bytes_per_step, found.after.bytes_per_step
+    if new < old * (1 - cost.memory_growth):
+        return ("improvement", None)
+    if new > old * (1 + cost.memory_growth):
+        return ("regression", "warning")
+    return ("neutral", None)
+
+
 def cost_changes(cost: CostDiff) -> Iterator[Change]:
-    """The gate's view of the cost: each collective change, and temporaries grown past
-    the threshold."""
-    grades: dict[CollectiveChangeKind, tuple[Verdict, Severity | None]] = {
-        "added": ("regression", "error"), "removed": ("improvement", None),
-        "changed": ("neutral", None),
-    }  # fmt: skip
+    """The gate's view of the cost: each collective change, and each measure that fell or
+    grew past the threshold."""
     for side, why in cost.unread:
         yield Change(
             category="collective", kind="unread", verdict="regression", severity="error",
@@ -113,18 +180,10 @@ def cost_changes(cost: CostDiff) -> Iterator[Change]:
             before=why if side == "before" else None, after=why if side == "after" else None,
         )  # fmt: skip
     for found in cost.collectives:
-        verdict, severity = grades[found.change]
+        verdict, severity = _collective_grade(cost, found)
         yield Change(
             category="collective", kind=found.change, verdict=verdict, severity=severity,
             where="collective", path=found.collective.described,
             before=per_step(found.before), after=per_step(found.after),
         )  # fmt: skip
-    temporaries = cost.measure("temporaries")
-    before, after = temporaries.before, temporaries.after
-    if before is not None and after is not None and after > before * (1 + cost.memory_growth):
-        grown = f"+{temporaries.percent:.1f}%" if temporaries.percent is not None else "from 0"
-        yield Change(
-            category="memory", kind="grew", verdict="regression", severity="error",
-            where="memory", path="temporaries", before=human_bytes(int(before)),
-            after=f"{human_bytes(int(after))} ({grown}, over {cost.memory_growth * 100:g}%)",
-        )  # fmt: skip
+    yield from _measure_changes(cost)

@@ -43,9 +43,11 @@ from jxinspect.core.model import (
     Report,
     Severity,
     Sharding,
+    shard_bytes,
 )
-from jxinspect.core.units import type_text
+from jxinspect.core.units import human_bytes, type_text
 from jxinspect.core.vocabulary import Reached, Status
+from jxinspect.rules.jx301_unusable_donation import can_take
 
 VERDICT_ORDER: dict[Verdict, int] = {"regression": 0, "improvement": 1, "neutral": 2}
 _NAME_RANK: dict[Status, int] = {"ok": 2, "synthetic": 1, "mismatch": 1, "renamed": 1, "missing": 0}
@@ -186,29 +188,65 @@ def _same_sharding(a: Sharding | None, b: Sharding | None) -> bool:
     return (a.kind, a.spec, str(a.mesh), a.replicas) == (b.kind, b.spec, str(b.mesh), b.replicas)
 
 
-def _sharding_text(sharding: Sharding | None, with_mesh: bool, suffix: str) -> str | None:
+_SIZED_KINDS = ("tiled", "replicated")
+"""Layouts whose bytes per device are known from the spec (a manual or maximal one's are
+not: judged as before, a change of unknown effect)."""
+
+
+def per_device_bytes(sharding: Sharding | None, leaf: Input | Output) -> int | None:
+    """The bytes one device holds of ``leaf`` laid out by ``sharding`` (the after side's
+    shape and dtype, so two layouts compare even where the shape changed too); ``None``
+    where the layout or a dimension is not known."""
+    if sharding is None or sharding.kind not in _SIZED_KINDS:
+        return None
+    return shard_bytes(sharding.shard_shape(leaf.shape), leaf.dtype)
+
+
+def _sharding_text(
+    sharding: Sharding | None, with_mesh: bool, suffix: str, size: int | None
+) -> str | None:
     if sharding is None:
         return None
     mesh = f" on {sharding.mesh}" if with_mesh and sharding.mesh is not None else ""
-    return sharding.readable + mesh + suffix
+    sized = f", {human_bytes(size)} per device" if size is not None else ""
+    return sharding.readable + mesh + sized + suffix
+
+
+def _sharding_grade(old: int | None, new: int | None) -> Grade:
+    """A layout judged by its effect: fewer bytes per device better, more worse, the same
+    neutral; an error where a side's bytes are not known (not judged: fail closed)."""
+    if old is None or new is None:
+        return ERROR
+    return BETTER if new < old else ERROR if new > old else NEUTRAL
 
 
 def _sharding_changes(at: _At, before: Input | Output, after: Input | Output) -> Iterator[Change]:
-    """Declared shardings, and compiled ones when both sides have them."""
+    """Declared shardings, and compiled ones when both sides have them: one change where
+    both say the same (the compiled one only where it says something else), graded by
+    the bytes per device (the collectives it brings are the compiled cost's to judge)."""
     compared = [(before.sharding, after.sharding, "")]
     compiled = getattr(before, "compiled_sharding", None), getattr(after, "compiled_sharding", None)
     if all(isinstance(s, Sharding) for s in compiled):
         compared.append((compiled[0], compiled[1], " (compiled)"))
+    said: set[tuple[str | None, str | None]] = set()
     for old, new, suffix in compared:
-        if not _same_sharding(old, new):
-            meshes = old is not None and new is not None and str(old.mesh) != str(new.mesh)
-            yield at(
-                "sharding",
-                "changed",
-                ERROR,
-                _sharding_text(old, meshes, suffix),
-                _sharding_text(new, meshes, suffix),
-            )
+        if _same_sharding(old, new):
+            continue
+        shown = (old.readable if old else None, new.readable if new else None)
+        if shown in said:
+            continue  # the compiler kept the declared change: one change, said once
+        said.add(shown)
+        meshes = old is not None and new is not None and str(old.mesh) != str(new.mesh)
+        sizes = per_device_bytes(old, after), per_device_bytes(new, after)
+        grade = _sharding_grade(*sizes)
+        sized = grade != NEUTRAL and None not in sizes
+        yield at(
+            "sharding",
+            "changed",
+            grade,
+            _sharding_text(old, meshes, suffix, sizes[0] if sized else None),
+            _sharding_text(new, meshes, suffix, sizes[1] if sized else None),
+        )
 
 
 def donation_text(leaf: Input) -> str | None:
@@ -220,21 +258,41 @@ def donation_text(leaf: Input) -> str | None:
     return "requested, unused" if leaf.donated else None
 
 
-def _donation_change(at: _At, before: Input, after: Input) -> Change | None:
-    """Dropped (no longer aliased or a donor), added, or changed (e.g. another output)."""
+def _donation_change(
+    at: _At, before: Input, after: Input, unusable: frozenset[str]
+) -> Change | None:
+    """Dropped (no longer aliased or a donor), added, or changed (e.g. another output).
+    A donation dropped where the before side's compiler could not use it (JX301 on that
+    path) is neutral: nothing it did is lost."""
     old, new = donation_text(before), donation_text(after)
     if old == new:
         return None
     effective_b = before.aliased_output is not None or before.buffer_donor
     effective_a = after.aliased_output is not None or after.buffer_donor
     if effective_b and not effective_a:
-        return at("donation", "dropped", ERROR, old, new)
+        grade = NEUTRAL if before.path in unusable else ERROR
+        return at("donation", "dropped", grade, old, new)
     if effective_a and not effective_b:
         return at("donation", "added", BETTER, old, new)
     return at("donation", "changed", NEUTRAL, old, new)
 
 
-def _leaf_changes(at: _At, before: Input | Output, after: Input | Output) -> list[Change]:
+def unusable_donations(report: Report) -> frozenset[str]:
+    """The paths whose donation the compiler cannot use: the report's JX301 says so, or
+    (lowered, where JAX leaves the donation to the compiler) no output has the
+    argument's type and per-device shape."""
+    found = {f.path for f in report.findings if f.code == "JX301" and f.path}
+    found |= {
+        leaf.path
+        for leaf in report.inputs
+        if leaf.buffer_donor and leaf.aliased_output is None and not can_take(leaf, report)
+    }
+    return frozenset(found)  # fmt: skip
+
+
+def _leaf_changes(
+    at: _At, before: Input | Output, after: Input | Output, unusable: frozenset[str]
+) -> list[Change]:
     pruned_b, pruned_a = before.status == "pruned", after.status == "pruned"
     changes: list[Change | None] = []
     if pruned_a and not pruned_b:
@@ -256,7 +314,7 @@ def _leaf_changes(at: _At, before: Input | Output, after: Input | Output) -> lis
     if not (pruned_a or pruned_b):
         changes.extend(_sharding_changes(at, before, after))
     if isinstance(before, Input) and isinstance(after, Input):
-        changes.append(_donation_change(at, before, after))
+        changes.append(_donation_change(at, before, after, unusable))
     return [c for c in changes if c is not None]
 
 
@@ -266,7 +324,10 @@ def _leaf_text(leaf: Input | Output) -> str:
 
 
 def _leaves(
-    before: Sequence[Leaf], after: Sequence[Leaf], where: Where
+    before: Sequence[Leaf],
+    after: Sequence[Leaf],
+    where: Where,
+    unusable: frozenset[str] = frozenset(),
 ) -> tuple[list[Change], int]:
     """Changes of the matched leaves, then removed and added ones; and how many are the same."""
     pairs, removed, added = match_leaves(before, after)
@@ -274,7 +335,7 @@ def _leaves(
     unchanged = 0
     for old, new, matched in pairs:
         label = new.path if is_placeholder(old.path) else old.path
-        found = _leaf_changes(_At(where, label, matched), old, new)
+        found = _leaf_changes(_At(where, label, matched), old, new, unusable)
         changes.extend(found)
         unchanged += not found
     for leaf in removed:
@@ -396,8 +457,9 @@ def _finding_changes(before: Report, after: Report) -> Iterator[Change]:
             yield at("finding", "fewer", NEUTRAL if gone and nested else BETTER, *counts)
 
 
-def _target_changes(before: Report, after: Report) -> Iterator[Change]:
-    """Stage, how far staging got, and the mesh."""
+def _target_changes(before: Report, after: Report, sides: tuple[Side, Side]) -> Iterator[Change]:
+    """Stage, how far staging got, the mesh and its axis types (a leaf laid out over
+    another mesh is that leaf's sharding change, naming both meshes)."""
     if None not in (before.stage, after.stage) and before.stage != after.stage:
         yield _At("target", "stage")("stage", "changed", NEUTRAL, before.stage, after.stage)
     rank_b, rank_a = _REACHED_RANK[before.reached], _REACHED_RANK[after.reached]
@@ -406,10 +468,14 @@ def _target_changes(before: Report, after: Report) -> Iterator[Change]:
         yield reached("stage", "degraded", ERROR, before.reached, after.reached)
     elif rank_a > rank_b:
         yield reached("stage", "improved", BETTER, before.reached, after.reached)
-    mesh_b = str(before.mesh) if before.mesh else None
-    mesh_a = str(after.mesh) if after.mesh else None
-    if mesh_b != mesh_a:
-        yield _At("target", "mesh")("sharding", "changed", NEUTRAL, mesh_b, mesh_a)
+    old, new = sides
+    if old.mesh != new.mesh:
+        yield _At("target", "mesh")("sharding", "changed", NEUTRAL, old.mesh, new.mesh)
+    if None not in (old.axis_types, new.axis_types) and old.axis_types != new.axis_types:
+        # Auto → Explicit: JAX types every operation over the axes (and writes the
+        # constraints that say so); what that does is the compiled cost's to judge
+        at = _At("target", "mesh axes")
+        yield at("sharding", "changed", NEUTRAL, old.axis_types, new.axis_types)
 
 
 def diff_reports(
@@ -418,11 +484,12 @@ def diff_reports(
     """Every change from ``before`` to ``after``, regressions first; with
     ``memory_growth`` (``--compile``) their compiled cost too, temporaries growing by more
     than that fraction failing."""
-    inputs, same_in = _leaves(before.inputs, after.inputs, "input")
+    inputs, same_in = _leaves(before.inputs, after.inputs, "input", unusable_donations(before))
     outputs, same_out = _leaves(before.outputs, after.outputs, "output")
     cost = diff_cost(before, after, memory_growth) if memory_growth is not None else None
+    sides = Side.of(before), Side.of(after)
     changes = [
-        *_target_changes(before, after),
+        *_target_changes(before, after, sides),
         *inputs,
         *outputs,
         *_static_changes(before, after),
@@ -433,8 +500,8 @@ def diff_reports(
     changes.sort(key=lambda c: VERDICT_ORDER[c.verdict])
     return TargetDiff(
         name=name or before.target,
-        before=Side.of(before),
-        after=Side.of(after),
+        before=sides[0],
+        after=sides[1],
         unchanged=Unchanged(same_in, same_out),
         changes=tuple(changes),
         cost=cost,

@@ -43,12 +43,17 @@ def growth(before: float | None, after: float | None) -> float | None:
     return (after - before) / before * 100
 
 
+Measure = MemoryKind | Literal["flops", "peak", "moved"]
+"""What a :class:`MeasureChange` measures."""
+
+
 @dataclass(frozen=True)
 class MeasureChange:
     """One measure per device, before → after."""
 
-    measure: MemoryKind | Literal["flops", "peak"]
-    """A kind of memory (bytes), ``flops``, or the bytes live at the peak."""
+    measure: Measure
+    """A kind of memory (bytes), ``flops``, the bytes live at the peak, or ``moved``: the
+    bytes the collectives move per step (each one's bytes per step, summed)."""
     before: float | None
     """``None``: that side's backend did not say."""
     after: float | None
@@ -103,12 +108,14 @@ class CostDiff:
     """A target's compiled cost per device, before → after."""
 
     measures: tuple[MeasureChange, ...]
-    """Memory per kind (:data:`MEMORY_KINDS` order), then FLOPs."""
+    """Memory per kind (:data:`MEMORY_KINDS` order), FLOPs, the bytes the collectives move
+    per step (where both sides' are known), then the peak (``--memory``)."""
     collectives: tuple[CollectiveChange, ...] = ()
     """Added, then removed, then changed; unchanged ones are left out."""
     unchanged_collectives: int = 0
     memory_growth: float = DEFAULT_MEMORY_GROWTH
-    """The threshold: temporaries growing by more than this fraction fail."""
+    """The threshold: a measure that falls by more than this fraction is an improvement,
+    one that grows by more a regression (temporaries: failing)."""
     unread: tuple[tuple[SideName, str], ...] = ()
     """Each side whose optimized program could not be read, and why (one line): its
     collectives are unknown, so none are compared, and the gate fails."""
@@ -116,8 +123,26 @@ class CostDiff:
     """Where both sides say their peak (``--memory``): what is live there, paired by path
     or line, the largest change first (unchanged ones left out; see :func:`pair_peaks`)."""
 
-    def measure(self, name: MemoryKind | Literal["flops", "peak"]) -> MeasureChange:
-        return next(m for m in self.measures if m.measure == name)
+    def measure(self, name: Measure) -> MeasureChange | None:
+        """That measure; ``None`` where it was not compared (no peak without ``--memory``,
+        no bytes moved where a side's collectives are unknown)."""
+        return next((m for m in self.measures if m.measure == name), None)
+
+    def fell(self, name: Measure) -> bool:
+        """That measure fell by more than the threshold."""
+        found = self.measure(name)
+        return (
+            found is not None
+            and found.percent is not None
+            and (found.percent < -self.memory_growth * 100)
+        )
+
+    def rose(self, name: Measure) -> bool:
+        """That measure rose by more than the threshold (from 0 to more: risen)."""
+        found = self.measure(name)
+        if found is None or found.before is None or found.after is None:
+            return False
+        return found.after > found.before * (1 + self.memory_growth)
 
 
 def pair_collectives(

@@ -27,14 +27,16 @@ DIFF_SCHEMA: Literal["jxinspect.diff/1"] = "jxinspect.diff/1"
 Verdict = Literal["regression", "improvement", "neutral"]
 ChangeClass = Literal[
     "name", "path", "leaf", "shape", "sharding", "donation", "pruned", "nested", "finding",
-    "static", "stage", "collective", "memory",
+    "static", "stage", "collective", "memory", "flops",
 ]  # fmt: skip
 CHANGE_CLASSES: tuple[str, ...] = get_args(ChangeClass)
 ChangeKind = Literal[
     "lost", "degraded", "recovered", "improved", "renamed", "changed", "added", "removed",
-    "dropped", "moved", "pruned", "unpruned", "more", "fewer", "grew", "unread",
+    "dropped", "moved", "pruned", "unpruned", "more", "fewer", "grew", "shrank", "unread",
 ]  # fmt: skip
-Where = Literal["target", "input", "output", "static", "nested", "finding", "collective", "memory"]
+Where = Literal[
+    "target", "input", "output", "static", "nested", "finding", "collective", "memory", "flops",
+]  # fmt: skip
 MatchedBy = Literal["path", "position"]
 
 
@@ -64,7 +66,7 @@ class Change(msgspec.Struct, frozen=True, kw_only=True, rename={"category": "cla
     def __post_init__(self) -> None:
         what = {"input": "argument ", "output": "result ", "static": "static argument ",
                 "nested": "nested jaxpr ", "finding": "", "target": "", "collective": "",
-                "memory": ""}[self.where]  # fmt: skip
+                "memory": "", "flops": ""}[self.where]  # fmt: skip
         label = "findings" if self.category == "finding" else self.category
         values = f"{_show(self.before)} → {_show(self.after)}"
         if self.matched_by == "position":
@@ -98,6 +100,11 @@ class Side:
     error: str | None = None
     topology: str | None = None
     """The TPU topology it was compiled for (``--topology``), as the report says it."""
+    axis_types: str | None = None
+    """:attr:`mesh`'s axis types in words (``Explicit``, ``data Explicit, model Auto``);
+    ``None`` where the report does not say them."""
+    other_meshes: tuple[str, ...] = ()
+    """Every other mesh the program's arguments and results are laid out over."""
 
     @classmethod
     def of(cls, report: Report) -> Side:
@@ -117,6 +124,10 @@ class Side:
             named_outputs=sum(leaf.status == "ok" for leaf in report.outputs),
             error=report.error,
             topology=str(report.topology) if report.topology is not None else None,
+            axis_types=report.mesh.typed(report.axis_types) if report.mesh else None,
+            other_meshes=tuple(
+                dict.fromkeys(str(m) for m in report.meshes if str(m) != str(report.mesh))
+            ),
         )
 
 

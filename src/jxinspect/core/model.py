@@ -144,6 +144,15 @@ class Mesh:
     def __str__(self) -> str:
         return ",".join(f"{name}={size}" for name, size in self.axes)
 
+    def typed(self, types: tuple[str, ...] | None) -> str | None:
+        """Its axes' types in words: ``Explicit`` (every axis alike) or ``data Explicit,
+        model Auto``; ``None`` where ``types`` are unknown or not one per axis."""
+        if not types or len(types) != len(self.axes):
+            return None
+        if len(set(types)) == 1:
+            return types[0]
+        return ", ".join(f"{name} {kind}" for (name, _), kind in zip(self.axes, types))
+
     @classmethod
     def parse(cls, text: str, abstract: bool = False) -> Mesh:
         """Read back ``"data=2,model=4"`` (``ValueError`` if it is not one)."""
@@ -1140,6 +1149,15 @@ class Report(Displayed):
 
     def with_findings(self, findings: tuple[Finding, ...]) -> Report:
         return replace(self, findings=findings)
+
+    @property
+    def meshes(self) -> tuple[Mesh, ...]:
+        """Every mesh the program's arguments and results are laid out over (declared or
+        compiled), :attr:`mesh` first; a mesh without axes left out."""
+        leaves: list[Input | Output] = [*self.inputs, *self.outputs]
+        layouts = [s for leaf in leaves for s in (leaf.sharding, leaf.compiled_sharding)]
+        found = [self.mesh] + [s.mesh for s in layouts if s is not None]
+        return tuple(dict.fromkeys(m for m in found if m is not None and m.axes))
 
     def show(self, view: str = "report") -> None:
         """Display ``report`` or one view (``sharding``; ``jaxpr`` and ``mlir`` when the

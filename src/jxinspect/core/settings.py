@@ -100,7 +100,8 @@ class Settings:
     one the compiler refused for want of memory always is."""
     memory_growth: float = _budget("fraction", DEFAULT_MEMORY_GROWTH)
     """``diff-debug --compile`` and JX305: temporaries growing by more than this fraction
-    of the before side's, or the baseline's (0.10: 10%), fail."""
+    of the before side's, or the baseline's (0.10: 10%), fail; in ``diff-debug`` a cost
+    measure that falls by more than it is an improvement."""
 
 
 DEFAULT_SETTINGS = Settings()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from jxinspect.core.facts import Facts
-from jxinspect.core.model import Finding, Input, Report
+from jxinspect.core.model import Finding, Input, Output, Report
 from jxinspect.core.units import type_text
 from jxinspect.rules.base import Rule
 
@@ -16,14 +16,23 @@ def _unused(leaf: Input, compiled: bool) -> bool:
     return leaf.aliased_output is None and not leaf.buffer_donor
 
 
+def _same_type(leaf: Input, report: Report) -> list[Output]:
+    return [o for o in report.outputs if o.shape == leaf.shape and o.dtype == leaf.dtype]
+
+
+def can_take(leaf: Input, report: Report) -> bool:
+    """Some output could take the argument's buffer: one of its type and per-device
+    shape (the compiler aliases nothing else)."""
+    return any(o.shard_shape == leaf.shard_shape for o in _same_type(leaf, report))
+
+
 def reason(leaf: Input, report: Report) -> str:
     """Why no output can take the buffer: no output of its type, a per-shard shape that
     differs, or the matching outputs already taken by other donations."""
-    same_type = [o for o in report.outputs if o.shape == leaf.shape and o.dtype == leaf.dtype]
+    same_type = _same_type(leaf, report)
     if not same_type:
         return f"no output is {type_text(leaf.shape, leaf.dtype)}"
-    same_shard = [o for o in same_type if o.shard_shape == leaf.shard_shape]
-    if not same_shard:
+    if not can_take(leaf, report):
         theirs = type_text(same_type[0].shard_shape, leaf.dtype)
         return (f"per-shard shapes differ: {type_text(leaf.shard_shape, leaf.dtype)} per "
                 f"device, the output {same_type[0].path} has {theirs}")  # fmt: skip

@@ -30,11 +30,18 @@ def _percent(measure: MeasureChange) -> str:
     return f"{measure.percent:+.1f}%"
 
 
+MEASURE_LABELS = {"moved": "moved per step"}
+"""A measure's row name where its own name does not say it (the collectives' bytes)."""
+
+
 def measure_rows(cost: CostDiff) -> list[tuple[str, ...]]:
-    """``(measure, before, after, change)`` per kind of memory, then FLOPs."""
+    """``(measure, before, after, change)`` per kind of memory, then FLOPs, the bytes the
+    collectives move per step and the peak."""
     return [
-        (m.measure, _value(m, m.before), _value(m, m.after), _percent(m)) for m in cost.measures
-    ]
+        (MEASURE_LABELS.get(m.measure, m.measure), _value(m, m.before), _value(m, m.after),
+         _percent(m))
+        for m in cost.measures
+    ]  # fmt: skip
 
 
 def _bytes(found: CollectiveChange, side: str) -> str:
@@ -92,9 +99,12 @@ def collectives_title(cost: CostDiff) -> str:
     return f"collectives: {said}, {cost.unchanged_collectives} unchanged"
 
 
-def threshold_line(cost: CostDiff) -> str:
-    """What fails: a collective added, temporaries growing past the threshold."""
+def policy_line(cost: CostDiff, fail_on: str) -> str:
+    """The gate's policy, with the compiled cost's part of it (said where something
+    failed)."""
+    limit = f"{cost.memory_growth * 100:g}%"
     return (
-        f"fails on: a collective added, temporaries grown by more than "
-        f"{cost.memory_growth * 100:g}% (budgets.memory_growth)"
+        f"policy: --fail-on {fail_on} fails on each regression that severe, among them a "
+        f"collective added (a warning where the bytes moved per step fall by more than "
+        f"{limit}) and temporaries grown by more than {limit} (budgets.memory_growth)"
     )

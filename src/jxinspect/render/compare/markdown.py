@@ -17,6 +17,7 @@ from jxinspect.render.compare.text import (
     CHANGE_COLUMNS,
     VERDICT_TITLE,
     change_rows,
+    gate_lines,
     header_rows,
     summary_line,
 )
@@ -70,6 +71,8 @@ def _target(target: TargetDiff, diff: DiffReport) -> list[str]:
     if not target.changes:
         lines += ["", "No changes."]
     lines += _cost(target)
+    for k, line in enumerate(gate_lines(target, diff.fail_on)):
+        lines += ["", f"**{markdown_text(line)}**" if k == 0 else markdown_text(line)]
     program = program_line(target)
     return [*lines, "", markdown_text(program)] if program is not None else lines
 
@@ -89,7 +92,7 @@ def _cost(target: TargetDiff) -> list[str]:
     lines += ["", *_table(cost_rows.COLLECTIVE_COLUMNS, rows, {6, 7})] if rows else []
     declared = cost_rows.declaration_lines(cost)
     lines += ["", *(f"- {markdown_text(line)}" for line in declared)] if declared else []
-    return [*lines, "", markdown_text(cost_rows.threshold_line(cost))]
+    return lines
 
 
 def render(diff: DiffReport) -> str:

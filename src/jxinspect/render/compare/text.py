@@ -25,15 +25,21 @@ if TYPE_CHECKING:
 CHANGE_COLUMNS = ("severity", "class", "change", "where", "leaf", "before", "after", "matched")
 WHERE_TEXT = {"input": "argument", "output": "result", "static": "static", "nested": "nested",
               "finding": "finding", "target": "target", "collective": "collective",
-              "memory": "memory"}  # fmt: skip
+              "memory": "memory", "flops": "flops"}  # fmt: skip
 VERDICT_TITLE: dict[Verdict, str] = {
     "regression": "regressions", "improvement": "improvements", "neutral": "neutral",
 }  # fmt: skip
 VERDICT_STYLE = {"regression": "red", "improvement": "green", "neutral": "dim"}
 
 
+def mesh_text(side: Side) -> str:
+    """``data=2,model=4, axes Explicit; also over batch=8``: the mesh, its axis types and
+    every other mesh the program uses."""
+    text = (side.mesh or "—") + (f", axes {side.axis_types}" if side.axis_types else "")
+    return text + (f"; also over {'; '.join(side.other_meshes)}" if side.other_meshes else "")
+
+
 def _side_rows(side: Side) -> list[str]:
-    mesh = side.mesh or "—"
     devices = f"{side.num_devices} device" + ("s" if side.num_devices != 1 else "")
     return [
         side.target,
@@ -41,7 +47,7 @@ def _side_rows(side: Side) -> list[str]:
         f"{recorded(side.stage)} → reached {side.reached}",
         recorded(side.jax_version),
         f"{recorded(side.platform)}, {devices}",
-        f"{mesh}, partitioner {side.partitioner}",
+        f"{mesh_text(side)}, partitioner {side.partitioner}",
         f"{side.named_inputs}/{side.inputs} arguments, {side.named_outputs}/{side.outputs} results",
     ]
 
@@ -92,6 +98,52 @@ def summary_line(diff: DiffReport) -> str:
     if diff.findings:
         text += f", {len(diff.findings)} finding{'s' if len(diff.findings) != 1 else ''}"
     return ("FAIL: " if diff.failed else "ok: ") + text
+
+
+_NOUNS = {"leaf": "leaves", "pruned": "arguments", "nested": "nested jaxprs",
+          "static": "static arguments"}  # fmt: skip
+"""A change class's plural where an ``s`` does not make it."""
+_ONE_EACH = ("finding", "memory", "flops")
+"""Classes whose failing changes are said one by one (a code, a measure)."""
+
+
+def _failure(changes: list[Change]) -> str:
+    """``4 collectives added``, ``temporaries grew``, ``JX201 findings 0 → 3``."""
+    first = changes[0]
+    if first.category == "finding":
+        return f"{first.path} findings {first.before} → {first.after}"
+    if first.category in ("memory", "flops") or first.kind == "unread":
+        return f"{first.path} {first.kind}"
+    count = len(changes)
+    noun: str = first.category
+    if count == 1:
+        noun = "argument" if noun == "pruned" else noun
+    else:
+        noun = _NOUNS.get(noun, noun + "s")
+    return f"{count} {noun} {first.kind}"
+
+
+def failed_line(target: TargetDiff) -> str | None:
+    """``failed: 4 collectives added, temporaries grew``: what fails the gate (``None``
+    where nothing does), its changes grouped by class and kind."""
+    groups: dict[tuple[str, ...], list[Change]] = {}
+    for change in target.changes:
+        if change.failing:
+            one = (change.path,) if change.category in _ONE_EACH or change.kind == "unread" else ()
+            groups.setdefault((change.category, change.kind, *one), []).append(change)
+    if not groups:
+        return None
+    return "failed: " + ", ".join(_failure(changes) for changes in groups.values())
+
+
+def gate_lines(target: TargetDiff, fail_on: str) -> list[str]:
+    """What failed the gate, and (with ``--compile``) the policy it applied; none where
+    nothing failed (raw: the caller escapes)."""
+    failed = failed_line(target)
+    if failed is None:
+        return []
+    policy = [cost_rows.policy_line(target.cost, fail_on)] if target.cost is not None else []
+    return [failed, *policy]
 
 
 def _plain_table(columns: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
@@ -146,7 +198,7 @@ def cost_lines(target: TargetDiff) -> list[str]:
         ["  " + line for line in _plain_table(cost_rows.COLLECTIVE_COLUMNS, rows)] if rows else []
     )
     lines += ["  " + esc(line) for line in cost_rows.declaration_lines(cost)]
-    return [*lines, cost_rows.threshold_line(cost)]
+    return lines
 
 
 def render_plain(diff: DiffReport) -> str:
@@ -169,6 +221,8 @@ def render_plain(diff: DiffReport) -> str:
         if not target.changes:
             lines += ["", "no changes"]
         lines += cost_lines(target)
+        gate = gate_lines(target, diff.fail_on)
+        lines += ["", *(esc(line) for line in gate)] if gate else []
         lines += ["", _unchanged_line(target)]
         program = program_line(target)
         lines += [esc(program)] if program is not None else []
@@ -236,6 +290,11 @@ def render_rich(diff: DiffReport, width: int = 120) -> str:
             console.print(Text("no changes", style="green"))
         for line in cost_lines(target):
             console.print(Text(esc(line)))
+        gate = gate_lines(target, diff.fail_on)
+        if gate:
+            console.print()
+        for k, line in enumerate(gate):
+            console.print(Text(esc(line), style="bold red" if k == 0 else "dim"))
         console.print(Text(_unchanged_line(target), style="dim"))
         program = program_line(target)
         if program is not None:

@@ -141,13 +141,8 @@ def output_rows(report: Report) -> list[tuple[str, ...]]:
 def axis_types_text(report: Report) -> str:
     """``, axes Explicit`` (every axis alike) or ``, axes data Explicit, model Auto``;
     ``""`` where the report has no axis types."""
-    types = report.axis_types
-    if not types or report.mesh is None:
-        return ""
-    if len(set(types)) == 1:
-        return f", axes {types[0]}"
-    names = (name for name, _ in report.mesh.axes)
-    return ", axes " + ", ".join(f"{name} {kind}" for name, kind in zip(names, types))
+    typed = report.mesh.typed(report.axis_types) if report.mesh is not None else None
+    return f", axes {typed}" if typed is not None else ""
 
 
 def header_lines(report: Report) -> list[tuple[str, str]]:
