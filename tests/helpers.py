@@ -535,9 +535,17 @@ def index_of(folder: Path) -> dict[str, Any]:
     return data
 
 
+RAW_LIBTPU = {"ALLOW_MULTIPLE_LIBTPU_LOAD": "1", "TPU_SKIP_MDS_QUERY": "1"}
+"""For a test's raw-JAX script compiling for a TPU topology: libtpu may be loaded by other
+processes at once (the command under test, a parallel test; without, the second is refused:
+``libtpu multi-process lockfile``) and looks for no metadata server. Not the accelerator
+type jxinspect's own processes set (``seam.no_tpu_host``): raw JAX's compile stays the
+oracle that the type does not change the topology's compile."""
+
+
 def run_python(code: str, cwd: str | os.PathLike[str] | None = None,
-               warm: bool = False) -> CliResult:  # fmt: skip
-    """Run ``python -c CODE`` with the same interpreter and environment.
+               warm: bool = False, env: dict[str, str] | None = None) -> CliResult:  # fmt: skip
+    """Run ``python -c CODE`` with the same interpreter and environment (``env`` added).
 
     ``warm=True`` forks it from a server that has imported JAX and the tool (and Flax,
     Equinox and Optax when the code imports them), about a second sooner: for code that
@@ -545,10 +553,9 @@ def run_python(code: str, cwd: str | os.PathLike[str] | None = None,
     """
     command = (sys.executable,)
     server = _SERVERS["libs" if _LIBRARY_IMPORT.search(code) else "jax"]
-    env = cli_env()
-    if not warm or not _warm_runs() or not server.serves(env):
-        return run_cli("-c", code, cwd=cwd, command=command)
-    return server.run(("-c", code), (*command, "-c", code), str(cwd or REPO), env,
+    if env is not None or not warm or not _warm_runs() or not server.serves(cli_env()):
+        return run_cli("-c", code, cwd=cwd, command=command, env=env)
+    return server.run(("-c", code), (*command, "-c", code), str(cwd or REPO), cli_env(),
                       CLI_TIMEOUT_S)  # fmt: skip
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import JAX_RELEASE, REPO, WARM_PYTHON, run_python
+from helpers import JAX_RELEASE, RAW_LIBTPU, REPO, WARM_PYTHON, run_python
 from hlo_reading import BYTES, dumped_peak, independent
 
 from jxinspect.tracer.seam import libtpu_version
@@ -155,7 +155,7 @@ def compiled(
     topology = request.param
     folder = tmp_path_factory.mktemp("topology")
     (folder / "programs.py").write_text(PROGRAMS, encoding="utf-8")
-    raw = run_python(RAW.replace("sys.argv[1]", repr(topology)), cwd=folder)
+    raw = run_python(RAW.replace("sys.argv[1]", repr(topology)), cwd=folder, env=RAW_LIBTPU)
     assert raw.returncode == 0, raw.describe()
     facts = json.loads(raw.stdout.strip().splitlines()[-1])
     reports = {}
@@ -534,7 +534,7 @@ def sliced(
     folder = tmp_path_factory.mktemp("sliced")
     (folder / "programs.py").write_text(PROGRAMS, encoding="utf-8")
     (folder / "sliced.py").write_text(SLICED, encoding="utf-8")
-    raw = run_python(RAW_SLICED, cwd=folder)
+    raw = run_python(RAW_SLICED, cwd=folder, env=RAW_LIBTPU)
     assert raw.returncode == 0, raw.describe()
     facts = json.loads(raw.stdout.strip().splitlines()[-1])
     reports = {}
@@ -692,7 +692,7 @@ def kernel_reports(
         pytest.skip("libtpu is not installed (the tpu extra)")
     folder = tmp_path_factory.mktemp("kernels")
     (folder / "kernels.py").write_text(KERNELS, encoding="utf-8")
-    raw = run_python(KERNELS_RAW, cwd=folder)
+    raw = run_python(KERNELS_RAW, cwd=folder, env=RAW_LIBTPU)
     assert raw.returncode == 0, raw.describe()
     facts = json.loads(raw.stdout.strip().splitlines()[-1])
     reports = {}

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import run_python
+from helpers import RAW_LIBTPU, run_python
 
 from jxinspect.tracer.seam import libtpu_version
 
@@ -60,7 +60,7 @@ def test_a_topology_smaller_than_a_host_is_raw_jaxs_own(
 ) -> None:
     (tmp_path / "program.py").write_text(PROGRAM, encoding="utf-8")
     raw = run_python(RAW.replace("NAME", repr(name)).replace("BOUNDS", repr(bounds)),
-                     cwd=tmp_path)  # fmt: skip
+                     cwd=tmp_path, env=RAW_LIBTPU)  # fmt: skip
     assert raw.returncode == 0, raw.describe()
     facts = json.loads(raw.stdout.strip().splitlines()[-1])
     result = run_cli("lower", "program.py:layer", "--topology", name, "--args", ARGS,

@@ -29,10 +29,13 @@ COSTLESS = frozenset((
     "xla_python_cpu_callback", "xla_python_gpu_callback", "xla_ffi_python_cpu_callback",
     "xla_ffi_python_gpu_callback", "annotate_device_placement", "MoveToHost",
     "MoveToDevice", "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape",
-    "LayoutConstraint", "AllocateBuffer",
+    "LayoutConstraint", "AllocateBuffer", "SliceId", "ZeroCrop",
 ))  # fmt: skip
 """Custom-call targets that do no arithmetic on the device (a host callback, a placement
-or sharding annotation, an allocation): 0 FLOPs, not unknown."""
+or sharding annotation, an allocation): 0 FLOPs, not unknown. A multi-slice TPU program
+has two of its own (libtpu 0.0.42.1): ``SliceId``, no operands, the slice's index (a
+``u32[]``, as ``partition-id`` is the partition's); ``ZeroCrop``, its operand's buffer
+grown in place to the padded size a transfer across slices sends, the rest zeroed."""
 
 
 def read_kernels(module: HloText) -> tuple[Kernel, ...]:

@@ -313,12 +313,16 @@ _SEQUENTIAL = frozenset(("while", "conditional", "call"))
 class _Replay:
     """XLA's live ranges, replayed from the schedule over the temporaries' buffers.
 
-    Each buffer is live from the instruction defining it to the last one reading it, the
-    schedule flattened as XLA flattens it (a loop's condition, then its body, then the
-    loop); a buffer passed on by a tuple, a ``get-tuple-element``, a ``bitcast``, a
-    loop's state or its result is read where those are read; one read by a ``while`` is
-    read when its condition starts; a called computation's root is read just after it
-    ends. Buffers at one offset of one allocation are one memory: counted once."""
+    Each buffer is live from the instruction defining it (a called computation's
+    parameter: from the computation's start) to the last one reading it, the schedule
+    flattened as XLA flattens it (a loop's condition, then its body, then the loop); a
+    buffer passed on by a tuple, a ``get-tuple-element``, a ``bitcast``, a loop's state or
+    its result is read where those are read; one read by a ``while`` is read at its body's
+    parameter; a called computation's root is read just after it ends. A loop's state is
+    one buffer through the loop (its initial value, the condition's and the body's
+    parameters, the body's root, the loop's result): as XLA's ``HloLiveRange`` does, each
+    of its values is live until the next one starts, the last until the latest read of
+    any. Buffers at one offset of one allocation are one memory: counted once."""
 
     def __init__(self, peak: _Peak, held: Sequence[int]) -> None:
         self.reading = peak
@@ -414,8 +418,7 @@ class _Replay:
     def peak(self) -> tuple[list[int], str | None]:
         """The buffers live at the peak (one per memory region) and the instruction the
         peak is reached at."""
-        start = {i: self.times.get(self.reading._name(self.reading.buffers[i]), 0)
-                 for i in self.region}  # fmt: skip
+        start = {i: self._start(i) for i in self.region}
         end = dict(start)
 
         def read(ids: set[int], time: int) -> None:
@@ -427,8 +430,8 @@ class _Replay:
             if instruction.opcode == "get-tuple-element":
                 read({v for v in [self.value(instruction.operands[0], ())] if v is not None}, time)
             elif instruction.opcode == "while":
-                condition = instruction.called("condition")
-                entered = self.spans[condition[0]][0] if condition else time
+                body = [self.module.computations[c] for c in instruction.called("body")]
+                entered = self.times.get(body[0].parameters.get(0, ""), time) if body else time
                 read(self.values_under(instruction.operands[0]), entered)
             elif instruction.opcode not in _FORWARDING:
                 for operand in instruction.operands:
@@ -437,7 +440,53 @@ class _Replay:
             root = self.module.computations[computation].root
             if computation != self.module.entry and root:
                 read(self.values_under(root), last + 1)
+        for values in self._loop_states():
+            ordered = sorted(values, key=lambda i: (start[i], end[i], i))
+            for earlier, later in zip(ordered, ordered[1:]):
+                end[later] = max(end[earlier], end[later])
+                end[earlier] = min(end[earlier], start[later])
         return self._sweep(start, end)
+
+    def _start(self, buffer_id: int) -> int:
+        """When a buffer's life starts: at its defining instruction, or where that is a
+        called computation's parameter, at the computation's start (XLA's rule)."""
+        name = self.reading._name(self.reading.buffers[buffer_id])
+        instruction = self.module.instructions.get(name)
+        if instruction is not None and instruction.opcode == "parameter":
+            span = self.spans.get(instruction.computation)
+            if span is not None:
+                return span[0]
+        return self.times.get(name, 0)
+
+    def _loop_states(self) -> list[set[int]]:
+        """The temporaries' buffers that hold one loop state element, joined (XLA's alias
+        analysis makes them one buffer): per tuple index of each ``while``, its initial
+        value, its condition's and body's parameters, its body's root and its result."""
+        joined: dict[int, int] = {}
+
+        def root(i: int) -> int:
+            while joined.get(i, i) != i:
+                i = joined[i]
+            return i
+
+        for instruction in self.module.instructions.values():
+            if instruction.opcode != "while" or not instruction.operands:
+                continue
+            bodies = [self.module.computations[c] for c in instruction.called("body")]
+            called = bodies + [self.module.computations[c] for c in instruction.called("condition")]
+            names = [instruction.operands[0], instruction.name]
+            names += [c.parameters[0] for c in called if 0 in c.parameters]
+            names += [c.root for c in bodies if c.root]
+            for index in _indices(instruction.shape):
+                found = sorted({v for v in (self.value(n, index) for n in names) if v is not None})
+                for other in found[1:]:
+                    joined[root(other)] = root(found[0])
+                if found:
+                    joined.setdefault(found[0], found[0])
+        groups: dict[int, set[int]] = {}
+        for i in joined:
+            groups.setdefault(root(i), set()).add(i)
+        return [group for group in groups.values() if len(group) > 1]
 
     def _sweep(self, start: dict[int, int], end: dict[int, int]) -> tuple[list[int], str | None]:
         """The first time the most memory is live, each region counted once over the

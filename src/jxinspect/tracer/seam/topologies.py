@@ -40,7 +40,8 @@ writes that it found no host bounds), and that other processes compiling for a t
 (lint's workers) may load it too: without, the second one is refused (``ABORTED: ...
 libtpu multi-process lockfile``). Set only where no chip is. A topology's compile is the
 topology's whatever the type says: tests/tracer/test_topology.py compiles for v5e and v4
-with these and checks the result against raw JAX's without them."""
+with these and checks the result against raw JAX's without the type and the hosts (the
+tests' raw JAX has only the lockfile's and the metadata server's: ``RAW_LIBTPU``)."""
 
 
 @dataclass(frozen=True)
