@@ -120,7 +120,9 @@ def test_a_folder_on_the_way_that_is_a_link_is_resolved(tmp_path: Path) -> None:
         artifacts.read_bytes(folder / "away" / "report.json", limit=9, inside=folder)
 
 
-def swapping(path: Path, outside: Path, inside_text: bytes) -> tuple[threading.Event, threading.Thread]:
+def swapping(
+    path: Path, outside: Path, inside_text: bytes
+) -> tuple[threading.Event, threading.Thread]:
     """A thread that swaps ``path`` between a regular file and a link to ``outside``
     until the event is set (what a racing writer of a shared folder does)."""
     stop = threading.Event()
