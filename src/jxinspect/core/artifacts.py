@@ -52,32 +52,6 @@ def plain_name(name: object) -> bool:
     )
 
 
-def is_inside(path: Path, folder: Path) -> bool:
-    """Whether ``path`` (its links resolved) is ``folder`` or below it (its own resolved).
-
-    A path written below ``folder`` whose every component after it is there and no link
-    is inside without resolving either (an ``lstat`` a component: what makes reading a
-    recording's thousands of files cheap); any other is resolved and compared."""
-    root, target = os.fspath(folder).rstrip(os.sep), os.fspath(path)
-    if target.startswith(root + os.sep):
-        parts = target[len(root) + 1 :].split(os.sep)
-        current = root
-        for part in parts:
-            if part in ("", ".", ".."):
-                break
-            current += os.sep + part
-            try:
-                if stat.S_ISLNK(os.lstat(current).st_mode):
-                    break
-            except OSError:
-                break
-        else:
-            return True
-    real = os.path.realpath(path)
-    root = os.path.realpath(folder)
-    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
-
-
 _READ = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
 """How an artifact's file is opened: never blocking on a FIFO, never a terminal's."""
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
