@@ -14,6 +14,7 @@ import re
 import signal
 import stat
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +29,7 @@ pytestmark = pytest.mark.skipif(
 MODULE = """\
 import os
 import sys
+import threading
 
 print("imported m from", os.getpid(), file=sys.stderr)
 print("note", os.environ.get("JXT_NOTE"), os.getcwd(), file=sys.stderr)
@@ -325,3 +327,39 @@ def test_a_lock_that_is_a_link_or_a_hard_link_removes_no_one_elses_file(
                     "notes.lock"}  # fmt: skip
     for name in left:  # before the fixture looks for workers to stop
         (folder / name).unlink()
+
+
+def test_an_environment_folder_swapped_with_a_link_while_runs_look_removes_nothing(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A thread swaps ``ENV`` between a real folder and a link to someone's folder while
+    runs look for workers there (``adopt``, in this process): nothing of theirs goes."""
+    from jxinspect.lint.workers import kept
+
+    root = tmp_path / "project"
+    folder = root / ".jxinspect_cache" / "workers" / "ENV"
+    folder.mkdir(parents=True)
+    victim = tmp_path_factory.mktemp("victim")
+    files = victim_folder(victim, a_dead_pid())
+    real, spare = folder.with_name("real"), folder.with_name("spare")
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            folder.rename(real)
+            spare.symlink_to(victim)
+            spare.rename(folder)  # now a link to their folder
+            time.sleep(0.0002)
+            folder.unlink()
+            real.rename(folder)  # and the real one again
+            time.sleep(0.0002)
+
+    thread = threading.Thread(target=swap, daemon=True)
+    thread.start()
+    try:
+        for _ in range(2000):
+            assert kept.adopt(folder, root) is None
+    finally:
+        stop.set()
+        thread.join(10)
+    assert {p.name: p.read_bytes() for p in victim.iterdir()} == files
