@@ -204,11 +204,15 @@ def test_a_group_writable_folder_without_a_configuration_ends_the_search_quietly
 
 
 @owners
-def test_lower_says_so_too(tmp_path: Path, run_cli: Run) -> None:
+@pytest.mark.parametrize("command", [("lower", "m.py:f", "--args", "f32[3]"),
+                                     ("diff-debug", "m.py", "m.py")])  # fmt: skip
+def test_lower_and_diff_debug_say_so_too(
+    tmp_path: Path, run_cli: Run, command: tuple[str, ...]
+) -> None:
     project = a_project(tmp_path / "project")
     (project / "jxinspect.yaml").write_text("ignore: [JX105]\n", encoding="utf-8")
     (project / "jxinspect.yaml").chmod(0o666)
-    result = run_cli("lower", "m.py:f", "--args", "f32[3]", cwd=project)
+    result = run_cli(*command, cwd=project)
     assert result.returncode == 0, result.describe()
     assert refused_line(result).startswith(
         "warning: jxinspect.yaml is not used: it can be written by everyone"
