@@ -48,11 +48,12 @@ from jxinspect.core.artifacts import (
     is_real_folder,
     kind_of,
     open_entry,
+    open_folder,
     read_bytes,
     read_text,
 )
 from jxinspect.core.errors import JxError, UsageError
-from jxinspect.core.files import write_atomically
+from jxinspect.core.files import write_in
 from jxinspect.core.model import Report
 from jxinspect.project.sourcefile import parse_source, statements
 
@@ -339,19 +340,27 @@ def real_subfolder(folder: Path, name: str) -> Path:
 def prepare_folder(root: Path) -> Path:
     """The cache folder at ``root``, made with its ``.gitignore`` and ``CACHEDIR.TAG``
     when missing (either, when there, is left as it is); raises ``OSError``, also when
-    the folder is a link or not a folder: nothing is written through a link."""
+    the folder is a link or not a folder: nothing is written through a link (each file
+    is written in the folder held open, :func:`~jxinspect.core.files.write_in`)."""
     folder = real_subfolder(root, FOLDER)
-    ignore = folder / ".gitignore"
-    if not os.path.lexists(ignore):
-        write_atomically(ignore, "# made by jxinspect lint\n*\n")
-    tag = folder / "CACHEDIR.TAG"
-    if not os.path.lexists(tag):
-        write_atomically(
-            tag,
-            "Signature: 8a477f597d28d172789f06886806bc55\n"
-            "# the jxinspect lint cache; see https://bford.info/cachedir/\n",
-        )
+    handle = open_folder(folder, below=root)
+    try:
+        for name, text in _MARKS.items():
+            with contextlib.suppress(FileNotFoundError):
+                os.stat(name, dir_fd=handle, follow_symlinks=False)
+                continue
+            write_in(handle, name, text)
+    finally:
+        os.close(handle)
     return folder
+
+
+_MARKS = {
+    ".gitignore": "# made by jxinspect lint\n*\n",
+    "CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# the jxinspect lint cache; see https://bford.info/cachedir/\n",
+}
+"""The files that mark the cache folder: kept out of git, and a cache to backup tools."""
 
 
 @dataclass(frozen=True)
@@ -536,12 +545,21 @@ class Cache:
             return
         data = text.encode()
         header = EntryHeader(FORMAT, key, name, seconds, _mac(self._secret, key, data))
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, ValueError):
             self._prepare()
             path = self._entry(key)
             real_subfolder(path.parent.parent, path.parent.name)
             if self._writable(path):
-                write_atomically(path, codec.line(header) + "\n" + text)
+                self._write(path, codec.line(header) + "\n" + text)
+
+    def _write(self, path: Path, text: str) -> None:
+        """Replace ``path`` in the cache, written in its folder held open from the root
+        with no link at any level (:func:`~jxinspect.core.files.write_in`)."""
+        folder = open_folder(path.parent, below=self.root)
+        try:
+            write_in(folder, path.name, text)
+        finally:
+            os.close(folder)
 
     def _prepare(self) -> None:
         prepare_folder(self.root)
@@ -585,8 +603,8 @@ class Cache:
         costs = {**self.costs(), **seconds}
         if self.folder is None or not self._writable(self._costs_file()):
             return
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, ValueError):
             self._prepare()
             text = json.dumps(dict(sorted(costs.items())), indent=0)
-            write_atomically(self._costs_file(), text + "\n")
+            self._write(self._costs_file(), text + "\n")
         self._costs = costs

@@ -53,6 +53,7 @@ from typing import IO, Any
 
 from jxinspect.core.artifacts import SMALL_LIMIT, open_entry, open_folder
 from jxinspect.core.errors import UsageError
+from jxinspect.core.files import write_in
 
 DEFAULT_IDLE_S = 600.0
 """How long a kept worker waits for the next run before it exits."""
@@ -323,7 +324,7 @@ class _Registration:
         with contextlib.suppress(OSError, ValueError):
             if self.handle is None:
                 self.handle = self._open()
-            _replace(self.handle, self.entry, json.dumps(data))
+            write_in(self.handle, self.entry, json.dumps(data), mode=0o600)
             os.close(os.open(self.lock, os.O_WRONLY | os.O_CREAT | _NOFOLLOW, 0o600,
                              dir_fd=self.handle))  # fmt: skip
             self.written = data
@@ -370,22 +371,6 @@ class _Registration:
         except OSError:
             return False
         return True
-
-
-def _replace(folder: int, name: str, text: str) -> None:
-    """Replace ``name`` in the open ``folder`` with ``text``, in one step, never through
-    a link."""
-    temporary = f".{name}.{os.urandom(4).hex()}.tmp"
-    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600,
-                     dir_fd=folder)  # fmt: skip
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
-        os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary, dir_fd=folder)
-        raise
 
 
 def _accept(listener: socket.socket, registration: _Registration, idle: float) -> socket.socket:
