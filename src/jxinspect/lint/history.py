@@ -37,6 +37,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from jxinspect.core import artifacts
 from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.history import CollectiveBytes, HistoryRow, history_row
 from jxinspect.lint.workers.protocol import Outcome
@@ -174,41 +175,60 @@ def _check_path(path: Path) -> None:
 
 
 @contextlib.contextmanager
+def _read_only(path: Path) -> Iterator[str]:
+    """A read-only SQLite URI of the regular file ``path``, opened first (never waited on
+    as a FIFO, checked as opened: :func:`~jxinspect.core.artifacts.open_regular`) and
+    handed to SQLite by its descriptor where the system names one (``/proc/self/fd``), so
+    nothing swapped in after the check is what SQLite reads."""
+    try:
+        file = artifacts.open_regular(path)
+    except FileNotFoundError:
+        raise no_such_file(path) from None
+    with file:
+        opened = f"/proc/self/fd/{file.fileno()}"
+        if os.path.exists(opened):
+            yield f"file:{opened}?mode=ro"
+        else:  # pragma: no cover - no /proc: by its name, checked just before
+            yield f"{path.resolve().as_uri()}?mode=ro"
+
+
+@contextlib.contextmanager
 def _database(path: Path, *, write: bool) -> Iterator[tuple[sqlite3.Connection, Layout | None]]:
     """The database at ``path`` (made if ``write``) and the columns it holds (``None``:
     it is empty, read-only), in one transaction whose first step checks it is a history;
     a file that is not one is one error line naming it. Read-only where ``write`` is not
     asked."""
     _check_path(path)
-    if not write and not path.exists():
-        raise no_such_file(path)
-    where = str(path) if write else f"{path.resolve().as_uri()}?mode=ro"
-    try:
-        db = sqlite3.connect(where, timeout=BUSY_TIMEOUT_S, isolation_level=None, uri=not write)
-    except sqlite3.Error as err:
-        raise UsageError(f"cannot open the history database {path}: {err}") from None
-    try:
-        db.execute("PRAGMA trusted_schema = OFF")  # no function of the schema runs
-        if not write:
-            db.execute("PRAGMA query_only = ON")
-        db.execute("BEGIN IMMEDIATE" if write else "BEGIN")  # checked and used as one
-        layout = _layout(db, path, write)
-        if layout is None and write:
-            _create(db)
-            layout = LAYOUT
-        yield db, layout
-        if write:
-            db.execute("COMMIT")
-    except sqlite3.DatabaseError as err:
-        if "not a database" in str(err) or "malformed" in str(err):
-            raise UsageError(
-                f"{path} is not a SQLite database; give a new path or a file lint --history wrote"
-            ) from None
-        raise UsageError(f"cannot use the history database {path}: {err}") from None
-    finally:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-        db.close()
+    with contextlib.ExitStack() as held:
+        where = str(path) if write else held.enter_context(_read_only(path))
+        try:
+            db = sqlite3.connect(where, timeout=BUSY_TIMEOUT_S, isolation_level=None,
+                                 uri=not write)  # fmt: skip
+        except sqlite3.Error as err:
+            raise UsageError(f"cannot open the history database {path}: {err}") from None
+        try:
+            db.execute("PRAGMA trusted_schema = OFF")  # no function of the schema runs
+            if not write:
+                db.execute("PRAGMA query_only = ON")
+            db.execute("BEGIN IMMEDIATE" if write else "BEGIN")  # checked and used as one
+            layout = _layout(db, path, write)
+            if layout is None and write:
+                _create(db)
+                layout = LAYOUT
+            yield db, layout
+            if write:
+                db.execute("COMMIT")
+        except sqlite3.DatabaseError as err:
+            if "not a database" in str(err) or "malformed" in str(err):
+                raise UsageError(
+                    f"{path} is not a SQLite database; give a new path or a file "
+                    "lint --history wrote"
+                ) from None
+            raise UsageError(f"cannot use the history database {path}: {err}") from None
+        finally:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            db.close()
 
 
 def check_history(path: Path) -> Path:
