@@ -203,22 +203,28 @@ def read_bytes(
     does not exist raises ``FileNotFoundError`` for the caller to say in its own words."""
     name = shown if shown is not None else str(path)
     with open_regular(path, inside=inside, shown=shown) as file:
-        if os.fstat(file.fileno()).st_size > limit:
-            raise UsageError(
-                f"{name} is larger than {limit // MiB} MiB, more than any real artifact holds"
-            )
-        chunks = []
-        left = limit + 1
-        while left > 0:
-            chunk = file.read(min(left, 1 << 22))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
+        return read_open(file, limit=limit, shown=name)
+
+
+def read_open(file: io.FileIO, *, limit: int, shown: str) -> bytes:
+    """The bytes of the open regular file ``file`` (from :func:`open_regular`), at most
+    ``limit`` of them: a larger one is one :class:`UsageError` naming ``shown``."""
+    if os.fstat(file.fileno()).st_size > limit:
+        raise UsageError(
+            f"{shown} is larger than {limit // MiB} MiB, more than any real artifact holds"
+        )
+    chunks = []
+    left = limit + 1
+    while left > 0:
+        chunk = file.read(min(left, 1 << 22))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    data = b"".join(chunks)
     if len(data) > limit:  # it grew while read
         raise UsageError(
-            f"{name} is larger than {limit // MiB} MiB, more than any real artifact holds"
+            f"{shown} is larger than {limit // MiB} MiB, more than any real artifact holds"
         )
     return data
 
