@@ -103,8 +103,8 @@ def test_only_what_was_written_is_removed(tmp_path: Path) -> None:
 
 
 def test_a_folder_on_the_way_that_is_a_link_is_resolved(tmp_path: Path) -> None:
-    """The quick check (no component after the folder is a link) never passes a link: a
-    sub-folder that leads out is resolved and refused; one that stays in is read."""
+    """The walk below the folder never passes a link: a sub-folder that leads out is
+    refused; one that stays in is read; ``..`` out of the folder is refused."""
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "report.json").write_bytes(b"{}")
     folder = tmp_path / "rec"
@@ -112,9 +112,86 @@ def test_a_folder_on_the_way_that_is_a_link_is_resolved(tmp_path: Path) -> None:
     (folder / "real" / "report.json").write_bytes(b"[]")
     (folder / "away").symlink_to(tmp_path / "out")
     (folder / "again").symlink_to(folder / "real")
-    assert artifacts.is_inside(folder / "real" / "report.json", folder)
-    assert not artifacts.is_inside(folder / "away" / "report.json", folder)
-    assert not artifacts.is_inside(folder / ".." / "out" / "report.json", folder)
+    assert artifacts.read_bytes(folder / "real" / "report.json", limit=9, inside=folder) == b"[]"
+    with pytest.raises(UsageError, match="leads out of"):
+        artifacts.read_bytes(folder / ".." / "out" / "report.json", limit=9, inside=folder)
     assert artifacts.read_bytes(folder / "again" / "report.json", limit=9, inside=folder) == b"[]"
     with pytest.raises(UsageError, match="leads out of"):
         artifacts.read_bytes(folder / "away" / "report.json", limit=9, inside=folder)
+
+
+def swapping(
+    path: Path, outside: Path, inside_text: bytes
+) -> tuple[threading.Event, threading.Thread]:
+    """A thread that swaps ``path`` between a regular file and a link to ``outside``
+    until the event is set (what a racing writer of a shared folder does)."""
+    stop = threading.Event()
+
+    def swap() -> None:
+        spare = path.with_name(path.name + ".spare")
+        while not stop.is_set():
+            spare.unlink(missing_ok=True)
+            spare.write_bytes(inside_text)
+            os.replace(spare, path)
+            spare.symlink_to(outside)
+            os.replace(spare, path)
+
+    thread = threading.Thread(target=swap, daemon=True)
+    thread.start()
+    return stop, thread
+
+
+def test_a_file_swapped_with_a_link_out_is_never_read_through_it(tmp_path: Path) -> None:
+    """What is checked is what was opened: a writer that swaps the file for a link out
+    and back never gets the outside file read (each read sees the file or refuses)."""
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"root:x:0:0")
+    folder = tmp_path / "rec" / "step"
+    folder.mkdir(parents=True)
+    program = folder / "program.mlir"
+    program.write_bytes(b"module {}")
+    stop, thread = swapping(program, secret, b"module {}")
+    seen: set[bytes] = set()
+    refused = 0
+    try:
+        for _ in range(3000):
+            try:
+                seen.add(artifacts.read_bytes(program, limit=100, inside=tmp_path / "rec"))
+            except UsageError as err:
+                assert "leads out of" in str(err), err
+                refused += 1
+            except FileNotFoundError:
+                pass
+    finally:
+        stop.set()
+        thread.join(10)
+    assert seen <= {b"module {}"}, seen
+    assert refused, "the swap never showed: the test did not race"
+
+
+def test_a_link_at_any_depth_that_leads_out_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "out" / "b").mkdir(parents=True)
+    (tmp_path / "out" / "b" / "report.json").write_bytes(b"{}")
+    folder = tmp_path / "rec"
+    (folder / "a").mkdir(parents=True)
+    (folder / "a" / "b").symlink_to(tmp_path / "out" / "b")
+    with pytest.raises(UsageError, match="leads out of"):
+        artifacts.read_bytes(folder / "a" / "b" / "report.json", limit=9, inside=folder)
+    with pytest.raises(NotADirectoryError):
+        artifacts.open_folder(folder / "a" / "b", below=folder)
+    os.close(artifacts.open_folder(folder / "a", below=folder))
+
+
+def test_open_entry_never_follows_a_link(tmp_path: Path) -> None:
+    (tmp_path / "secret").write_bytes(b"x")
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dir" / "1.json").symlink_to(tmp_path / "secret")
+    (tmp_path / "dir" / "2.json").write_bytes(b"{}")
+    handle = os.open(tmp_path / "dir", os.O_RDONLY)
+    try:
+        with pytest.raises(UsageError, match=r"a link"):
+            artifacts.open_entry(handle, "1.json", shown="1.json")
+        with artifacts.open_entry(handle, "2.json", shown="2.json") as file:
+            assert file.read() == b"{}"
+    finally:
+        os.close(handle)

@@ -187,3 +187,48 @@ def test_a_history_written_before_the_peak_was_kept_reads_and_gains_it(
         )
     assert schema == _schema()
     assert [(r.temporaries, r.peak) for r in read_rows(database)] == [(64, None), (128, 4096)]
+
+
+def test_a_history_swapped_with_a_fifo_while_it_is_read_is_never_waited_on(
+    tmp_path: Path,
+) -> None:
+    """The file is opened first and handed to SQLite by its descriptor: a FIFO swapped in
+    between the check and the open is refused (one line), never waited on."""
+    import os
+    import threading
+
+    from jxinspect.core.errors import UsageError
+    from jxinspect.lint.history import read_rows
+
+    database = a_history(tmp_path)
+    kept, spare = tmp_path / "kept.db", tmp_path / "spare"
+    os.link(database, kept)
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            spare.unlink(missing_ok=True)
+            os.mkfifo(spare)
+            os.replace(spare, database)
+            os.link(kept, spare)
+            os.replace(spare, database)
+
+    outcomes: list[str] = []
+
+    def read() -> None:
+        for _ in range(300):
+            try:
+                outcomes.append(str(len(list(read_rows(database)))))
+            except UsageError as err:
+                assert "FIFO" in str(err), err
+                outcomes.append("refused")
+
+    swapper = threading.Thread(target=swap, daemon=True)
+    reader = threading.Thread(target=read, daemon=True)
+    swapper.start()
+    reader.start()
+    reader.join(120)  # a read that waits on the FIFO never ends
+    stop.set()
+    swapper.join(10)
+    assert not reader.is_alive(), f"a read waited on a FIFO after {len(outcomes)} reads"
+    assert len(outcomes) == 300 and set(outcomes) <= {"2", "refused"}, set(outcomes)

@@ -14,6 +14,7 @@ import re
 import signal
 import stat
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +29,7 @@ pytestmark = pytest.mark.skipif(
 MODULE = """\
 import os
 import sys
+import threading
 
 print("imported m from", os.getpid(), file=sys.stderr)
 print("note", os.environ.get("JXT_NOTE"), os.getcwd(), file=sys.stderr)
@@ -240,3 +242,124 @@ def test_a_workers_folder_that_is_a_link_is_never_written_through(
     code, _, stderr = lint(project, "--no-cache")
     assert code == 0, stderr  # staged by a worker of this run alone
     assert list(elsewhere.iterdir()) == []
+
+
+def a_dead_pid() -> int:
+    """A pid no process has now."""
+    pid = 4_000_000
+    while running(pid) or os.path.exists(f"/proc/{pid}"):
+        pid += 1
+    return pid
+
+
+def victim_folder(folder: Path, pid: int) -> dict[str, bytes]:
+    """A folder of someone's files, among them a lock and a record shaped like a kept
+    worker's (of a worker that exited); what each holds."""
+    files = {
+        "poetry.lock": b"# poetry\n",
+        "uv.lock": b"version = 1\n",
+        "uv.json": b"{}",
+        f"{pid}.lock": b"",
+        f"{pid}.json": json.dumps({"pid": pid, "address": "\0gone"}).encode(),
+    }
+    folder.mkdir(exist_ok=True)
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+    return files
+
+
+def environment_folder(project: Path) -> Path:
+    """The environment's folder of a first run's kept worker, the worker stopped."""
+    code, _, stderr = lint(project, "--no-cache")
+    assert code == 0, stderr
+    (pid,) = workers_of(project)
+    os.kill(pid, signal.SIGKILL)
+    assert ended_within(pid, 30)
+    (folder,) = project.glob(".jxinspect_cache/workers/*")
+    for path in folder.iterdir():
+        path.unlink()
+    folder.rmdir()
+    return folder
+
+
+def test_nothing_is_removed_through_an_environment_folder_that_is_a_link(
+    project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """``.jxinspect_cache/workers/ENV`` a link to someone's folder: the run stages with
+    a worker of its own and reads, writes and removes nothing there."""
+    folder = environment_folder(project)
+    victim = tmp_path_factory.mktemp("victim")
+    files = victim_folder(victim, a_dead_pid())
+    folder.symlink_to(victim)
+    try:
+        for _ in range(2):
+            code, result, stderr = lint(project, "--no-cache")
+            assert code == 0 and result["targets"], stderr  # type: ignore[index]
+            assert {p.name: p.read_bytes() for p in victim.iterdir()} == files
+    finally:
+        folder.unlink()  # before the fixture looks for workers to stop
+
+
+def test_a_lock_that_is_a_link_or_a_hard_link_removes_no_one_elses_file(
+    project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """In the real folder: a link named as a worker's lock is never opened; a hard link
+    with a record of an exited worker beside it loses only that name (the folder's own),
+    never the file it shares; a record that names another pid, or none, is left."""
+    folder = environment_folder(project)
+    folder.mkdir()
+    victim = tmp_path_factory.mktemp("victim")
+    files = victim_folder(victim, a_dead_pid())
+    dead = a_dead_pid()
+    (folder / f"{dead}.lock").symlink_to(victim / "poetry.lock")
+    (folder / f"{dead}.json").write_text(json.dumps({"pid": dead, "address": "\0gone"}))
+    os.link(victim / "uv.lock", folder / f"{dead + 1}.lock")
+    (folder / f"{dead + 1}.json").write_text(json.dumps({"pid": dead + 1, "address": "\0x"}))
+    (folder / f"{dead + 2}.lock").write_bytes(b"")
+    (folder / f"{dead + 2}.json").write_text(json.dumps({"pid": 1, "address": "\0x"}))
+    (folder / "notes.lock").write_bytes(b"mine")
+    code, _, stderr = lint(project, "--no-cache")
+    assert code == 0, stderr
+    assert {p.name: p.read_bytes() for p in victim.iterdir()} == files
+    (worker,) = importers(stderr)
+    left = {p.name for p in folder.iterdir()} - {f"{worker}.json", f"{worker}.lock"}
+    assert left == {f"{dead}.lock", f"{dead}.json", f"{dead + 2}.lock", f"{dead + 2}.json",
+                    "notes.lock"}  # fmt: skip
+    for name in left:  # before the fixture looks for workers to stop
+        (folder / name).unlink()
+
+
+def test_an_environment_folder_swapped_with_a_link_while_runs_look_removes_nothing(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A thread swaps ``ENV`` between a real folder and a link to someone's folder while
+    runs look for workers there (``adopt``, in this process): nothing of theirs goes."""
+    from jxinspect.lint.workers import kept
+
+    root = tmp_path / "project"
+    folder = root / ".jxinspect_cache" / "workers" / "ENV"
+    folder.mkdir(parents=True)
+    victim = tmp_path_factory.mktemp("victim")
+    files = victim_folder(victim, a_dead_pid())
+    real, spare = folder.with_name("real"), folder.with_name("spare")
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            folder.rename(real)
+            spare.symlink_to(victim)
+            spare.rename(folder)  # now a link to their folder
+            time.sleep(0.0002)
+            folder.unlink()
+            real.rename(folder)  # and the real one again
+            time.sleep(0.0002)
+
+    thread = threading.Thread(target=swap, daemon=True)
+    thread.start()
+    try:
+        for _ in range(2000):
+            assert kept.adopt(folder, root) is None
+    finally:
+        stop.set()
+        thread.join(10)
+    assert {p.name: p.read_bytes() for p in victim.iterdir()} == files

@@ -294,7 +294,7 @@ def test_the_readmes_example_reads_back(project: Path) -> None:
 
 
 def test_config_holds_each_top_level_key_and_a_policy_of_the_shared_ones() -> None:
-    held = [f.name for f in fields(Config) if f.name not in ("path", "root", "policy")]
+    held = [f.name for f in fields(Config) if f.name not in ("path", "root", "refused", "policy")]
     assert held == [name for name in TOP_KEYS if name not in POLICY_KEYS]
     assert tuple(f.name for f in fields(PolicyOverride)) == POLICY_KEYS
     assert all(key.help and not key.help.endswith(".") for key in CONFIG_KEYS)

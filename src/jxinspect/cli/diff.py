@@ -132,6 +132,8 @@ def diff_debug(
                 before, after, given, tuple(function or ()), compile=compile or memory,
                 memory=memory,
             )  # fmt: skip
+        if loaded.refused:
+            typer.echo(f"warning: {one_line(loaded.refused)}", err=True)
         _warn_incomplete(loaded.incomplete)
         diff = DiffReport(
             before=before,

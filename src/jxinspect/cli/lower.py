@@ -95,6 +95,8 @@ def lower(
         from jxinspect.project.resolve import resolve
 
         config = project_config()  # read once: the target's options and the rules
+        if config.refused:
+            typer.echo(f"warning: {one_line(config.refused)}", err=True)
         asked = {"memory": memory, "why": why or bool(why_of)}
         shown = views([*(show or []), *(view for view, wanted in asked.items() if wanted)])
         wants_compiled = compile or any(v in COMPILED_VIEWS for v in shown)

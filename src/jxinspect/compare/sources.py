@@ -421,6 +421,8 @@ class Loaded:
     memory_growth: float | None = None
     """``--compile``: compare the compiled cost, temporaries growing by more than this
     fraction failing (``budgets.memory_growth``); ``None``: not compared."""
+    refused: str | None = None
+    """The configuration the search found and did not use, in one line (``Config.refused``)."""
 
     def targets(self) -> tuple[TargetDiff, ...]:
         """Each pair's diff, with its programs compared where both sides are recordings."""
@@ -482,6 +484,7 @@ def load_sides(
         within,
         _judged_programs((*compared, *within), rules),
         memory_growth=rules.settings.memory_growth if compile else None,
+        refused=config.refused,
     )
 
 

@@ -3,6 +3,8 @@ shard parts, saved reports. Artifacts are data: a reader opens only a regular fi
 blocks on a FIFO or reads a device, never follows a link out of the artifact's folder,
 and reads at most a bound that no real artifact reaches; whatever else is there is one
 line (:class:`~jxinspect.core.errors.UsageError`, exit 2) naming the file and what it is.
+Each of these is checked on the file that was opened (:func:`open_regular`, the one way
+in): nothing checked by its name first can be swapped for a link before the open.
 
 Removing is the same: only a plain name inside the folder, only a real folder (never a
 link), and only what this tool wrote there (:func:`remove_written`).
@@ -50,56 +52,137 @@ def plain_name(name: object) -> bool:
     )
 
 
-def is_inside(path: Path, folder: Path) -> bool:
-    """Whether ``path`` (its links resolved) is ``folder`` or below it (its own resolved).
-
-    A path written below ``folder`` whose every component after it is there and no link
-    is inside without resolving either (an ``lstat`` a component: what makes reading a
-    recording's thousands of files cheap); any other is resolved and compared."""
-    root, target = os.fspath(folder).rstrip(os.sep), os.fspath(path)
-    if target.startswith(root + os.sep):
-        parts = target[len(root) + 1 :].split(os.sep)
-        current = root
-        for part in parts:
-            if part in ("", ".", ".."):
-                break
-            current += os.sep + part
-            try:
-                if stat.S_ISLNK(os.lstat(current).st_mode):
-                    break
-            except OSError:
-                break
-        else:
-            return True
-    real = os.path.realpath(path)
-    root = os.path.realpath(folder)
-    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+_READ = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
+"""How an artifact's file is opened: never blocking on a FIFO, never a terminal's."""
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_FOLDER = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC
+_A_LINK = (errno.ELOOP, errno.ENOTDIR)
+"""What opening a link with ``O_NOFOLLOW`` raises (``ENOTDIR`` with ``O_DIRECTORY``)."""
 
 
 def open_regular(path: Path, *, inside: Path | None = None, shown: str | None = None) -> io.FileIO:
     """``path`` opened for reading (unbuffered), where it is a regular file (in ``inside``,
-    the artifact's folder, its links resolved, when given): never blocks on a FIFO.
+    the artifact's folder, when given): never blocks on a FIFO.
+
+    What was opened is what is checked, so nothing can be swapped in between: below
+    ``inside`` each component is opened from the one before without following a link
+    (``O_NOFOLLOW``); where one is a link, the path is opened as the kernel resolves it
+    and the file it opened must lie in ``inside`` (its place read back from the open
+    descriptor); then ``fstat`` of the open file says what it is.
 
     A FIFO, a device, a socket, a folder or a link out of ``inside`` is one
     :class:`UsageError` naming ``shown`` (default: ``path``); a file that does not exist
     raises ``FileNotFoundError`` for the caller to say in its own words."""
     name = shown if shown is not None else str(path)
-    if inside is not None and not is_inside(path, inside):
-        raise UsageError(
-            f"{name} leads out of {inside} (a link); an artifact's files stay in its folder"
-        )
     try:
-        handle = os.open(
-            path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
-        )
+        handle = _open(path) if inside is None else _open_inside(path, inside, name)
     except FileNotFoundError:
         raise
     except OSError as err:
-        if err.errno == errno.ENXIO:  # a socket
+        raise _unreadable(err, name) from None
+    return _regular(handle, name)
+
+
+def open_entry(folder: int, entry: str, *, shown: str) -> io.FileIO:
+    """The regular file ``entry`` (a plain name) of the open folder ``folder``, opened
+    without following a link; anything else is one :class:`UsageError` naming ``shown``
+    (a link: "a link"), a missing file ``FileNotFoundError``."""
+    if not plain_name(entry):
+        raise UsageError(f"{shown} is not a plain name in its folder")
+    try:
+        handle = os.open(entry, _READ | _NOFOLLOW, dir_fd=folder)
+    except FileNotFoundError:
+        raise
+    except OSError as err:
+        if err.errno in _A_LINK:
+            raise UsageError(f"{shown} is not a regular file (a link); remove it") from None
+        raise _unreadable(err, shown) from None
+    return _regular(handle, shown)
+
+
+def open_folder(path: Path, *, below: Path) -> int:
+    """A descriptor of the folder ``path``, which lies below ``below``: each component
+    after ``below`` opened from the one before without following a link, so the folder
+    is the one named there and no link leads elsewhere at any level. ``OSError`` when
+    one is a link (``ENOTDIR``), not a folder or missing; ``ValueError`` when ``path``
+    is not written below ``below``."""
+    parts = _below(path, below)
+    if not parts:
+        raise ValueError(f"{path} is not below {below}")
+    return _walk(os.open(below, _FOLDER), parts, final=_FOLDER | _NOFOLLOW)
+
+
+def _open(path: Path) -> int:
+    return os.open(path, _READ)
+
+
+def _open_inside(path: Path, inside: Path, name: str) -> int:
+    """``path`` opened where it lies in ``inside`` (see :func:`open_regular`)."""
+    root = os.open(inside, _FOLDER)
+    try:
+        parts = _below(path, inside)
+        if parts:
+            try:
+                return _walk(os.dup(root), parts, final=_READ | _NOFOLLOW)
+            except OSError as err:
+                if err.errno not in _A_LINK:
+                    raise
+        handle = _open(path)  # a link on the way: where it led is checked on what opened
+        if not _opened_in(handle, root):
+            os.close(handle)
             raise UsageError(
-                f"{name} is not a regular file (a FIFO or socket); remove it"
-            ) from None
-        raise UsageError(f"cannot read {name}: {err.strerror}") from None
+                f"{name} leads out of {inside} (a link); an artifact's files stay in its folder"
+            )
+        return handle
+    finally:
+        os.close(root)
+
+
+def _below(path: Path, folder: Path) -> tuple[str, ...] | None:
+    """The components of ``path`` after ``folder``, where ``path`` is written below it
+    and none is ``.`` or ``..``; else ``None``."""
+    root, target = os.fspath(folder).rstrip(os.sep), os.fspath(path)
+    if not target.startswith(root + os.sep):
+        return None
+    parts = tuple(target[len(root) + 1 :].split(os.sep))
+    if any(part in ("", ".", "..") for part in parts):
+        return None
+    return parts
+
+
+def _walk(folder: int, parts: tuple[str, ...], *, final: int) -> int:
+    """Open ``parts`` one below the other from the descriptor ``folder`` (which this
+    closes), none through a link; the last with ``final``."""
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, _FOLDER | _NOFOLLOW, dir_fd=folder)
+            os.close(folder)
+            folder = inner
+        return os.open(parts[-1], final, dir_fd=folder)
+    finally:
+        os.close(folder)
+
+
+def _opened_in(handle: int, folder: int) -> bool:
+    """Whether the open file ``handle`` lies in the open folder ``folder``, by where the
+    kernel says each is (Linux's ``/proc/self/fd``; elsewhere never: a link is refused)."""
+    try:
+        where = os.readlink(f"/proc/self/fd/{handle}")
+        root = os.readlink(f"/proc/self/fd/{folder}").rstrip(os.sep)
+    except OSError:
+        return False
+    return where.startswith(root + os.sep)
+
+
+def _unreadable(err: OSError, name: str) -> UsageError:
+    if err.errno == errno.ENXIO:  # a socket
+        return UsageError(f"{name} is not a regular file (a FIFO or socket); remove it")
+    return UsageError(f"cannot read {name}: {err.strerror}")
+
+
+def _regular(handle: int, name: str) -> io.FileIO:
+    """The open ``handle`` as a file, where it is a regular file; else closed and one
+    :class:`UsageError`."""
     mode = os.fstat(handle).st_mode
     if not stat.S_ISREG(mode):
         os.close(handle)
@@ -120,22 +203,28 @@ def read_bytes(
     does not exist raises ``FileNotFoundError`` for the caller to say in its own words."""
     name = shown if shown is not None else str(path)
     with open_regular(path, inside=inside, shown=shown) as file:
-        if os.fstat(file.fileno()).st_size > limit:
-            raise UsageError(
-                f"{name} is larger than {limit // MiB} MiB, more than any real artifact holds"
-            )
-        chunks = []
-        left = limit + 1
-        while left > 0:
-            chunk = file.read(min(left, 1 << 22))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
+        return read_open(file, limit=limit, shown=name)
+
+
+def read_open(file: io.FileIO, *, limit: int, shown: str) -> bytes:
+    """The bytes of the open regular file ``file`` (from :func:`open_regular`), at most
+    ``limit`` of them: a larger one is one :class:`UsageError` naming ``shown``."""
+    if os.fstat(file.fileno()).st_size > limit:
+        raise UsageError(
+            f"{shown} is larger than {limit // MiB} MiB, more than any real artifact holds"
+        )
+    chunks = []
+    left = limit + 1
+    while left > 0:
+        chunk = file.read(min(left, 1 << 22))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    data = b"".join(chunks)
     if len(data) > limit:  # it grew while read
         raise UsageError(
-            f"{name} is larger than {limit // MiB} MiB, more than any real artifact holds"
+            f"{shown} is larger than {limit // MiB} MiB, more than any real artifact holds"
         )
     return data
 

@@ -87,13 +87,45 @@ def write_atomically(path: Path, text: str, *, durable: bool = True) -> None:
     _remove_stale(path)
 
 
+def write_in(folder: int, name: str, text: str, *, mode: int = 0o666) -> None:
+    """Replace ``name`` in the open folder ``folder`` with ``text`` (UTF-8) in one step,
+    on disk first, as :func:`write_atomically` does, and never through a link: the
+    temporary file is made in that folder (``O_EXCL``, ``O_NOFOLLOW``) and renamed over
+    ``name`` there. ``mode``: the new file's, less the umask. Raises ``OSError``."""
+    temporary = f".{name}.{os.urandom(4).hex()}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    handle = os.open(temporary, flags, mode, dir_fd=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=folder)
+        raise
+    _remove_stale_in(folder, name)
+
+
 def _remove_stale(path: Path) -> None:
-    """Remove the temporary files that killed writes of ``path`` left: regular files of
-    this user, named exactly as :func:`write_atomically` names them, unchanged for
-    :data:`STALE_S`; anything else is left as it is."""
-    prefix, suffix = _temporary_name(path)
-    pattern = re.compile(re.escape(prefix) + r"[a-z0-9_]{8}" + re.escape(suffix))
+    """Remove the temporary files that killed writes of ``path`` left (:func:`_remove_stale_in`)."""
     folder = path.parent if str(path.parent) else Path(".")
+    with contextlib.suppress(OSError):
+        handle = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC)
+        try:
+            _remove_stale_in(handle, path.name)
+        finally:
+            os.close(handle)
+
+
+def _remove_stale_in(folder: int, name: str) -> None:
+    """Remove from the open ``folder`` the temporary files that killed writes of
+    ``name`` left: regular files of this user, named exactly as :func:`write_atomically`
+    and :func:`write_in` name them, unchanged for :data:`STALE_S`; anything else is left
+    as it is."""
+    prefix, suffix = _temporary_name(Path(name))
+    pattern = re.compile(re.escape(prefix) + r"[a-z0-9_]{8}" + re.escape(suffix))
     oldest = time.time() - STALE_S
     with contextlib.suppress(OSError), os.scandir(folder) as entries:
         for entry in entries:
@@ -106,7 +138,7 @@ def _remove_stale(path: Path) -> None:
                     and found.st_uid == _uid()
                     and found.st_mtime < oldest
                 ):
-                    os.unlink(entry.path)
+                    os.unlink(entry.name, dir_fd=folder)
 
 
 def _uid() -> int:

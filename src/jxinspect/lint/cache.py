@@ -35,7 +35,6 @@ import json
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
@@ -48,11 +47,13 @@ from jxinspect.core.artifacts import (
     SMALL_LIMIT,
     is_real_folder,
     kind_of,
+    open_entry,
+    open_folder,
     read_bytes,
     read_text,
 )
 from jxinspect.core.errors import JxError, UsageError
-from jxinspect.core.files import write_atomically
+from jxinspect.core.files import write_in
 from jxinspect.core.model import Report
 from jxinspect.project.sourcefile import parse_source, statements
 
@@ -227,32 +228,43 @@ def secret() -> bytes:
     """The secret that authenticates the cache's entries: :data:`SECRET_VARIABLE`'s value
     when set, else the user's key file (:func:`key_folder`), made on first use with 32
     random bytes, readable by the user alone. Raises :class:`Untrusted` when it can be
-    neither read nor made, or when others can read or change it."""
+    neither read nor made, or when others can read or change it.
+
+    The folder is opened and its owner and mode read from the open folder; the key is
+    opened from it without following a link and checked as opened (owner, mode, one
+    name, size): nothing can be swapped in between the check and the read."""
     given = os.environ.get(SECRET_VARIABLE)
     if given:
         return given.encode()
-    path = key_folder() / KEY_FILE
+    folder = key_folder()
+    path = folder / KEY_FILE
     try:
-        if not os.path.exists(path):
-            _make_key(path)
-        found = os.stat(path)
-        text = read_text(path, limit=SMALL_LIMIT).strip()
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        handle = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC)
+    except OSError as err:
+        raise _unusable(path, err.strerror or str(err)) from None
+    try:
+        _check_owned(os.fstat(handle), folder, "folder", others=0o022, fix="chmod 700 it")
+        try:
+            key = open_entry(handle, KEY_FILE, shown=str(path))
+        except FileNotFoundError:
+            _make_key(handle)
+            key = open_entry(handle, KEY_FILE, shown=str(path))
+        with key:
+            found = os.fstat(key.fileno())
+            _check_owned(found, path, "key", others=0o077,
+                         fix="chmod 600 it, or remove it to make a new one")  # fmt: skip
+            if found.st_nlink > 1:  # 0: replaced since it was opened, still ours
+                raise Untrusted(
+                    f"the cache's key {path} has other names (hard links); the cache is not "
+                    "used (remove it to make a new one)"
+                )
+            text = key.read(SMALL_LIMIT).decode("ascii", errors="replace").strip()
     except (OSError, UsageError) as err:
-        why = err.strerror if isinstance(err, OSError) else str(err)
-        raise Untrusted(
-            f"the cache's key {path} cannot be read or made ({why}); the cache is not used "
-            f"(set {SECRET_VARIABLE}, or fix that folder)"
-        ) from None
-    posix = os.name == "posix"  # elsewhere no owner or mode bits: the folder's access rules
-    if posix and found.st_uid != os.getuid():
-        raise Untrusted(
-            f"the cache's key {path} belongs to another user; the cache is not used (remove it)"
-        )
-    if posix and found.st_mode & 0o077:
-        raise Untrusted(
-            f"the cache's key {path} can be read by other users; the cache is not used "
-            "(chmod 600 it, or remove it to make a new one)"
-        )
+        why = (err.strerror or str(err)) if isinstance(err, OSError) else str(err)
+        raise _unusable(path, why) from None
+    finally:
+        os.close(handle)
     if len(text) != 64 or text.strip("0123456789abcdef"):
         raise Untrusted(
             f"the cache's key {path} is not one jxinspect made; the cache is not used "
@@ -261,20 +273,45 @@ def secret() -> bytes:
     return bytes.fromhex(text)
 
 
-def _make_key(path: Path) -> None:
-    """Write a new random key at ``path`` (mode 600), whole or not at all; a key another
-    run made first is kept."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=".cache.key.", dir=path.parent)  # mode 600
+def _unusable(path: Path, why: str) -> Untrusted:
+    return Untrusted(
+        f"the cache's key {path} cannot be read or made ({why}); the cache is not used "
+        f"(set {SECRET_VARIABLE}, or fix that folder)"
+    )
+
+
+def _check_owned(found: os.stat_result, path: Path, what: str, *, others: int, fix: str) -> None:
+    """Raise :class:`Untrusted` unless the opened ``found`` is this user's and its mode
+    gives ``others`` (the group's and everyone's bits that matter) nothing. Elsewhere than
+    POSIX there are no owners or mode bits: the folder's access rules hold."""
+    if os.name != "posix":
+        return
+    if found.st_uid != os.getuid():
+        raise Untrusted(
+            f"the cache's {what} {path} belongs to another user; the cache is not used (remove it)"
+        )
+    if found.st_mode & others:
+        can = "read" if what == "key" else "changed"
+        raise Untrusted(
+            f"the cache's {what} {path} can be {can} by other users; the cache is not used ({fix})"
+        )
+
+
+def _make_key(folder: int) -> None:
+    """Write a new random key in the open ``folder`` (mode 600), whole or not at all; a
+    key another run made first is kept."""
+    temporary = f".{KEY_FILE}.{os.urandom(8).hex()}"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    handle = os.open(temporary, flags, 0o600, dir_fd=folder)
     try:
         with os.fdopen(handle, "w", encoding="ascii") as file:
             file.write(os.urandom(32).hex() + "\n")
             file.flush()
             os.fsync(file.fileno())
         with contextlib.suppress(FileExistsError):
-            os.link(temporary, path)
+            os.link(temporary, KEY_FILE, src_dir_fd=folder, dst_dir_fd=folder)
     finally:
-        os.unlink(temporary)
+        os.unlink(temporary, dir_fd=folder)
 
 
 def _mac(secret: bytes, key: str, text: bytes) -> str:
@@ -303,19 +340,27 @@ def real_subfolder(folder: Path, name: str) -> Path:
 def prepare_folder(root: Path) -> Path:
     """The cache folder at ``root``, made with its ``.gitignore`` and ``CACHEDIR.TAG``
     when missing (either, when there, is left as it is); raises ``OSError``, also when
-    the folder is a link or not a folder: nothing is written through a link."""
+    the folder is a link or not a folder: nothing is written through a link (each file
+    is written in the folder held open, :func:`~jxinspect.core.files.write_in`)."""
     folder = real_subfolder(root, FOLDER)
-    ignore = folder / ".gitignore"
-    if not os.path.lexists(ignore):
-        write_atomically(ignore, "# made by jxinspect lint\n*\n")
-    tag = folder / "CACHEDIR.TAG"
-    if not os.path.lexists(tag):
-        write_atomically(
-            tag,
-            "Signature: 8a477f597d28d172789f06886806bc55\n"
-            "# the jxinspect lint cache; see https://bford.info/cachedir/\n",
-        )
+    handle = open_folder(folder, below=root)
+    try:
+        for name, text in _MARKS.items():
+            with contextlib.suppress(FileNotFoundError):
+                os.stat(name, dir_fd=handle, follow_symlinks=False)
+                continue
+            write_in(handle, name, text)
+    finally:
+        os.close(handle)
     return folder
+
+
+_MARKS = {
+    ".gitignore": "# made by jxinspect lint\n*\n",
+    "CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# the jxinspect lint cache; see https://bford.info/cachedir/\n",
+}
+"""The files that mark the cache folder: kept out of git, and a cache to backup tools."""
 
 
 @dataclass(frozen=True)
@@ -473,7 +518,7 @@ class Cache:
     def _read(self, path: Path, key: str) -> Report | None:
         """The entry's report (``DecodeError`` saying why it is not one)."""
         name = self._display(path)
-        data = read_bytes(path, limit=JSON_LIMIT, shown=name)  # not a link (has): no realpath
+        data = read_bytes(path, limit=JSON_LIMIT, inside=self.root, shown=name)
         head, _, text = data.partition(b"\n")
         with contextlib.suppress(codec.DecodeError):
             if codec.decode(head, _Format, source=name).format != FORMAT:
@@ -500,12 +545,21 @@ class Cache:
             return
         data = text.encode()
         header = EntryHeader(FORMAT, key, name, seconds, _mac(self._secret, key, data))
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, ValueError):
             self._prepare()
             path = self._entry(key)
             real_subfolder(path.parent.parent, path.parent.name)
             if self._writable(path):
-                write_atomically(path, codec.line(header) + "\n" + text)
+                self._write(path, codec.line(header) + "\n" + text)
+
+    def _write(self, path: Path, text: str) -> None:
+        """Replace ``path`` in the cache, written in its folder held open from the root
+        with no link at any level (:func:`~jxinspect.core.files.write_in`)."""
+        folder = open_folder(path.parent, below=self.root)
+        try:
+            write_in(folder, path.name, text)
+        finally:
+            os.close(folder)
 
     def _prepare(self) -> None:
         prepare_folder(self.root)
@@ -521,7 +575,7 @@ class Cache:
             if self.folder is not None and self.has_costs():
                 try:
                     data = json.loads(
-                        read_text(self._costs_file(), limit=JSON_LIMIT, inside=self.folder)
+                        read_text(self._costs_file(), limit=JSON_LIMIT, inside=self.root)
                     )
                 except (OSError, UsageError, ValueError, RecursionError):
                     data = None
@@ -549,8 +603,8 @@ class Cache:
         costs = {**self.costs(), **seconds}
         if self.folder is None or not self._writable(self._costs_file()):
             return
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, ValueError):
             self._prepare()
             text = json.dumps(dict(sorted(costs.items())), indent=0)
-            write_atomically(self._costs_file(), text + "\n")
+            self._write(self._costs_file(), text + "\n")
         self._costs = costs

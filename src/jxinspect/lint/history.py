@@ -37,6 +37,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from jxinspect.core import artifacts
 from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.history import CollectiveBytes, HistoryRow, history_row
 from jxinspect.lint.workers.protocol import Outcome
@@ -173,6 +174,62 @@ def _check_path(path: Path) -> None:
         )
 
 
+HISTORY_LIMIT = 1 << 30
+"""The most a history read for ``trend`` may hold (a row per target per run: years of
+runs of a large project are a few hundred MiB)."""
+
+
+def _read_only(path: Path) -> sqlite3.Connection:
+    """The history at ``path``, read whole into memory first and handed to SQLite from
+    there, so what SQLite reads is the file that was checked (SQLite given a name, even
+    ``/proc/self/fd/N``, opens the name again): a regular file, never waited on as a FIFO,
+    checked as opened, bounded (:func:`~jxinspect.core.artifacts.open_regular`), read
+    under SQLite's own shared lock (:func:`_shared`), so a run writing it at the time is
+    waited for, as SQLite would. Python 3.10, which cannot hand SQLite bytes, opens it by
+    name, checked just before."""
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    if not hasattr(db, "deserialize"):  # pragma: no cover - Python 3.10
+        db.close()
+        where = f"{path.resolve().as_uri()}?mode=ro"
+        return sqlite3.connect(where, timeout=BUSY_TIMEOUT_S, isolation_level=None, uri=True)
+    try:
+        with artifacts.open_regular(path) as file, _shared(file.fileno()):
+            data = artifacts.read_open(file, limit=HISTORY_LIMIT, shown=str(path))
+    except FileNotFoundError:
+        db.close()
+        raise no_such_file(path) from None
+    except BaseException:
+        db.close()
+        raise
+    if data:  # an empty file is an empty database (deserialize refuses no bytes)
+        db.deserialize(data)
+    return db
+
+
+_PENDING_BYTE = 0x40000000
+_SHARED_FIRST, _SHARED_SIZE = _PENDING_BYTE + 2, 510
+"""Where SQLite's POSIX locks lie in a database file (its ``os_unix.c``, the file
+format's locking protocol): a reader holds a read lock on the shared range, a writer
+needs a write lock on it to change the file."""
+
+
+@contextlib.contextmanager
+def _shared(handle: int) -> Iterator[None]:
+    """Hold SQLite's shared lock on the open database ``handle``, taken as SQLite takes
+    it (the pending byte first, so a writer waiting for its turn goes first)."""
+    import fcntl
+
+    fcntl.lockf(handle, fcntl.LOCK_SH, 1, _PENDING_BYTE)
+    try:
+        fcntl.lockf(handle, fcntl.LOCK_SH, _SHARED_SIZE, _SHARED_FIRST)
+    finally:
+        fcntl.lockf(handle, fcntl.LOCK_UN, 1, _PENDING_BYTE)
+    try:
+        yield
+    finally:
+        fcntl.lockf(handle, fcntl.LOCK_UN, _SHARED_SIZE, _SHARED_FIRST)
+
+
 @contextlib.contextmanager
 def _database(path: Path, *, write: bool) -> Iterator[tuple[sqlite3.Connection, Layout | None]]:
     """The database at ``path`` (made if ``write``) and the columns it holds (``None``:
@@ -180,11 +237,11 @@ def _database(path: Path, *, write: bool) -> Iterator[tuple[sqlite3.Connection, 
     a file that is not one is one error line naming it. Read-only where ``write`` is not
     asked."""
     _check_path(path)
-    if not write and not path.exists():
-        raise no_such_file(path)
-    where = str(path) if write else f"{path.resolve().as_uri()}?mode=ro"
     try:
-        db = sqlite3.connect(where, timeout=BUSY_TIMEOUT_S, isolation_level=None, uri=not write)
+        if write:
+            db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        else:
+            db = _read_only(path)
     except sqlite3.Error as err:
         raise UsageError(f"cannot open the history database {path}: {err}") from None
     try:

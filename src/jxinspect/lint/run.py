@@ -627,7 +627,7 @@ def _run(
         outcomes,
         interrupted=interrupted,
         shard=shard,
-        notes=tuple(cache.ignored),
+        notes=(*([config.refused] if config.refused else []), *cache.ignored),
     )
 
 

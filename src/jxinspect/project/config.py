@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, NoReturn, TypeVar, cast
 
+from jxinspect.core import artifacts
 from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.model import Finding, Severity
 from jxinspect.core.settings import (
@@ -228,6 +229,9 @@ class Config:
 
     path: Path | None
     root: Path
+    refused: str | None = None
+    """A configuration the search found and did not use (another user could have written
+    it), in one line: what, why, how to fix."""
     defaults: TargetOptions = field(default_factory=TargetOptions)
     paths: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
@@ -249,28 +253,101 @@ ROOT_MARKERS = (".git", ".hg")
 
 
 def find_config(start: Path) -> Path | None:
+    """The configuration :func:`search_config` finds from ``start``, or ``None``."""
+    return search_config(start)[0]
+
+
+def search_config(start: Path) -> tuple[Path | None, str | None]:
     """``jxinspect.yaml``, or a ``pyproject.toml`` with ``[tool.jxinspect]``, in ``start``
     or the nearest folder above it, up to the project's root (as ruff and mypy find
     theirs): the first folder holding a ``jxinspect.yaml`` or a ``pyproject.toml`` (one
     without ``[tool.jxinspect]`` ends the search: that project has none), a repository
-    root (``.git``, ``.hg``), or the user's home; never above home. A configuration names
-    code that lint imports, so a folder another user could have written (writable by
-    everyone, as a shared ``/tmp``; above ``start``, one owned by another user than this
-    one or root) is never searched, and the search stops there."""
+    root (``.git``, ``.hg``), or the user's home; never above home.
+
+    A configuration names code that lint imports and runs, so, as git's
+    ``safe.directory`` reasons, a folder that another user could have written (not this
+    user's or root's, or writable by a group or by everyone) is never taken: the search
+    stops there, and a configuration in it is the second value, a line saying why it was
+    not used. (The file itself is checked when it is opened: :func:`project_config`.)"""
     home = _home()
     start = start.resolve()
     for folder in (start, *start.parents):
-        if not _searched(folder, above=folder != start):
-            return None
-        for name in YAML_NAMES:
-            if (folder / name).is_file():
-                return folder / name
-        pyproject = folder / PYPROJECT
-        if pyproject.is_file():
-            return pyproject if _has_table(pyproject) else None
+        try:
+            why = unsafe(folder.stat())
+        except OSError:
+            return None, None
+        found = _candidate(folder)
+        if why is not None:
+            return None, (refusal(found, f"its folder {folder}", folder, why) if found else None)
+        if found is not None or _has_pyproject(folder):
+            return found, None
         if folder == home or any((folder / marker).exists() for marker in ROOT_MARKERS):
-            return None
+            return None, None
+    return None, None
+
+
+def _candidate(folder: Path) -> Path | None:
+    """The configuration file of ``folder``, if it holds one."""
+    for name in YAML_NAMES:
+        if (folder / name).is_file():
+            return folder / name
+    pyproject = folder / PYPROJECT
+    return pyproject if pyproject.is_file() and _has_table(pyproject) else None
+
+
+def _has_pyproject(folder: Path) -> bool:
+    return (folder / PYPROJECT).is_file()
+
+
+def unsafe(found: os.stat_result) -> tuple[str, str] | None:
+    """Why a configuration's file or folder (``found``, its status) could have been
+    written by another user than this one, in words, and the command that fixes it
+    (``chown``, ``chmod go-w``); ``None`` when it could not: it is
+    this user's or root's, and writable by no group (but this user's own, of which it is
+    the only member) and not by everyone. No owners here (not POSIX): ``None``."""
+    if not hasattr(os, "getuid"):
+        return None
+    if found.st_uid not in (os.getuid(), 0):
+        return f"belongs to another user (uid {found.st_uid})", "chown"
+    if found.st_mode & stat.S_IWOTH:
+        return "can be written by everyone", "chmod go-w"
+    if found.st_mode & stat.S_IWGRP and not _own_group(found.st_gid):
+        return f"can be written by the group {_group_name(found.st_gid)}", "chmod go-w"
     return None
+
+
+def _own_group(gid: int) -> bool:
+    """Whether ``gid`` is this user's own group (a user-private group: this user's
+    primary group, named as the user, with no other member)."""
+    import grp
+    import pwd
+
+    try:
+        user = pwd.getpwuid(os.getuid())
+        group = grp.getgrgid(gid)
+    except KeyError:
+        return False
+    return (
+        gid == user.pw_gid and group.gr_name == user.pw_name and set(group.gr_mem) <= {user.pw_name}
+    )
+
+
+def _group_name(gid: int) -> str:
+    import grp
+
+    try:
+        return f"{grp.getgrgid(gid).gr_name} (gid {gid})"
+    except KeyError:
+        return f"gid {gid}"
+
+
+def refusal(path: Path, what: str, where: Path, why: tuple[str, str]) -> str:
+    """The line that says a configuration was not used: ``what`` (``it``, ``its
+    folder …``) at ``where`` is ``why``, and how to fix it."""
+    return (
+        f"{used(path)} is not used: {what} {why[0]}, so another user could have written the "
+        f"code it runs ({why[1]} {where}, or give --config)"
+    )
 
 
 def _home() -> Path | None:
@@ -280,23 +357,15 @@ def _home() -> Path | None:
         return None
 
 
-def _searched(folder: Path, *, above: bool) -> bool:
-    """Whether a configuration in ``folder`` is this user's project's: the folder is not
-    writable by everyone, and (above the working folder) it is this user's or root's."""
-    try:
-        info = folder.stat()
-    except OSError:
-        return False
-    if info.st_mode & stat.S_IWOTH:
-        return False
-    uid = getattr(os, "getuid", lambda: info.st_uid)()
-    return not above or info.st_uid in (uid, 0)
-
-
 def _has_table(pyproject: Path) -> bool:
     """Whether ``pyproject.toml`` has a ``[tool.jxinspect]`` table (read as text: a
-    broken file is reported when it is loaded)."""
-    text = pyproject.read_text(encoding="utf-8", errors="replace")
+    broken file is reported when it is loaded; one that is not a regular file has none)."""
+    try:
+        text = artifacts.read_bytes(pyproject, limit=artifacts.JSON_LIMIT).decode(
+            "utf-8", errors="replace"
+        )
+    except (OSError, UsageError):
+        return False
     return re.search(r"^\s*\[+\s*tool\.jxinspect\b", text, re.MULTILINE) is not None
 
 
@@ -324,20 +393,41 @@ def used(path: Path) -> str:
 
 def project_config(path: Path | None = None) -> Config:
     """The configuration at ``path``, or the ``jxinspect.yaml`` / ``[tool.jxinspect]``
-    found from the working folder, or an empty one rooted there."""
-    if path is not None and not path.is_file():
-        raise UsageError(f"no such configuration file: {path}")
-    found = path or find_config(Path.cwd())
-    return load_config(found) if found is not None else Config(None, Path.cwd().resolve())
+    found from the working folder (:func:`search_config`), or an empty one rooted there
+    (with :attr:`Config.refused` saying why one found was not used)."""
+    if path is not None:
+        if not path.is_file():
+            raise UsageError(f"no such configuration file: {path}")
+        return load_config(path)
+    found, refused = search_config(Path.cwd())
+    if found is not None:
+        data, why = _read(found, owned=True)
+        if why is None:
+            return _parse(found, data)
+        refused = refusal(found, "it", found, why)
+    return Config(None, Path.cwd().resolve(), refused=refused)
 
 
 def load_config(path: Path) -> Config:
     """Read and validate a configuration file."""
+    return _parse(path, _read(path, owned=False)[0])
+
+
+def _read(path: Path, *, owned: bool) -> tuple[bytes, tuple[str, str] | None]:
+    """The bytes of a configuration file (a regular file, never waited on) and, where
+    ``owned`` is asked, why another user could have written it (:func:`unsafe`, of the
+    file that was opened), else ``None``."""
     name = shown(path)
     try:
-        data = path.read_bytes()
+        with artifacts.open_regular(path, shown=name) as file:
+            why = unsafe(os.fstat(file.fileno())) if owned else None
+            return (b"" if why else file.read()), why
     except OSError as err:
         raise UsageError(f"cannot read {name}: {err.strerror}") from None
+
+
+def _parse(path: Path, data: bytes) -> Config:
+    name = shown(path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:

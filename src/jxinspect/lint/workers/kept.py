@@ -13,8 +13,15 @@ everything a worker's state depends on besides the user's code: the Python execu
 and version, the import path, the installed distributions, jxinspect's own files and the
 ``JAX_*``/``XLA_*`` environment. A run uses only workers of its own ``ENV``. Each
 worker has two files there, ``PID.lock`` (a run holds an exclusive ``flock`` on it while
-it uses the worker) and ``PID.json`` (its socket address and the devices it simulates).
-Removing the folder (``rm -r .jxinspect_cache``) stops them.
+it uses the worker) and ``PID.json`` (its record: its pid, socket address and the devices
+it simulates). Removing the folder (``rm -r .jxinspect_cache``) stops them.
+
+The folder is opened from the project root one component at a time, none a link
+(:func:`~jxinspect.core.artifacts.open_folder`), and every file in it is opened, made
+and removed from that open folder: nothing is read, written or removed through a link at
+any level. A run removes only a worker's two files, and only when its record names
+that worker and the worker has exited; anything else there, or that cannot be read, is
+left as it is.
 
 The socket is in Linux's abstract namespace; a worker serves only its own user (the
 peer's uid is checked). Each run hands it its stderr (``SCM_RIGHTS``), so what user code
@@ -30,6 +37,7 @@ import gc
 import hashlib
 import json
 import os
+import re
 import select
 import signal
 import socket
@@ -43,15 +51,18 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import IO, Any
 
-from jxinspect.core.artifacts import SMALL_LIMIT, is_real_folder, open_regular, read_text
+from jxinspect.core.artifacts import SMALL_LIMIT, open_entry, open_folder
 from jxinspect.core.errors import UsageError
-from jxinspect.core.files import write_atomically
+from jxinspect.core.files import write_in
 
 DEFAULT_IDLE_S = 600.0
 """How long a kept worker waits for the next run before it exits."""
 _TICK_S = 1.0
 """How often an idle worker checks that its folder still exists (a stat a second)."""
 _HELLO = b"jxinspect-worker/1"
+_LOCK = re.compile(r"[1-9][0-9]*\.lock")
+"""A worker's ``PID.lock``: what a run looks at in the folder, nothing else."""
+_NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def _lock(file: IO[bytes]) -> None:
@@ -185,57 +196,72 @@ ANY_DEVICES = -1
 """For :func:`adopt`: a worker whatever devices its backend simulates."""
 
 
-def adopt(folder: Path, devices: int | None = ANY_DEVICES) -> Kept | None:
+def adopt(folder: Path, root: Path, devices: int | None = ANY_DEVICES) -> Kept | None:
     """Claim an idle kept worker of this environment whose backend simulates ``devices``
-    (or has not started), or ``None``; entries of workers that are gone are removed."""
+    (or has not started), or ``None``; ``folder`` lies below the project ``root``, no
+    link on the way. The two files of a worker that has exited are removed."""
     try:
-        locks = sorted(folder.glob("*.lock"))
+        handle = open_folder(folder, below=root)
+    except (OSError, ValueError):
+        return None  # none yet, or a link: nothing is read or removed through it
+    try:
+        for name in sorted(n for n in os.listdir(handle) if _LOCK.fullmatch(n)):
+            try:  # held while the run uses the worker; a FIFO there is never waited on
+                claim: IO[bytes] = open_entry(handle, name, shown=name)
+            except (OSError, UsageError):
+                continue
+            try:
+                _lock(claim)
+            except OSError:
+                claim.close()  # another run is using it
+                continue
+            kept = _connect(handle, name, claim, devices)
+            if kept is not None:
+                return kept
+            claim.close()
+        return None
+    finally:
+        os.close(handle)
+
+
+def _connect(folder: int, lock: str, claim: IO[bytes], wanted: int | None) -> Kept | None:
+    """The worker whose ``PID.lock`` (``lock``, in the open ``folder``) this run holds;
+    ``None`` when it is not to be used (the caller lets go of the lock)."""
+    pid = int(lock.removesuffix(".lock"))
+    entry = f"{pid}.json"
+    try:
+        with open_entry(folder, entry, shown=entry) as file:
+            data = json.loads(file.read(SMALL_LIMIT))
+        address, devices = data["address"], data.get("devices")
+        simulated = bool(data.get("simulated"))
+        if data["pid"] != pid or not isinstance(address, str) or "\0" in address[1:]:
+            return None  # not a record of this worker: left as it is
+    except (OSError, UsageError, ValueError, KeyError, TypeError):
+        return None  # unreadable, a FIFO, a link: not ours to judge, left as it is
+    if simulated and wanted != ANY_DEVICES and devices != wanted:
+        return None  # its backend simulates other devices: for another run
+    try:
+        process = KeptProcess(pid)
+    except ProcessLookupError:
+        process = None
     except OSError:
         return None
-    for lock in locks:
-        try:  # held while the run uses the worker; a FIFO there is never waited on
-            claim: IO[bytes] = open_regular(lock, inside=folder)
-        except (OSError, UsageError):
-            continue
-        try:
-            _lock(claim)
-        except OSError:
-            claim.close()  # another run is using it
-            continue
-        kept = _connect(lock, claim, devices)
-        if kept is not None:
-            return kept
-    return None
-
-
-def _connect(lock: Path, claim: IO[bytes], wanted: int | None) -> Kept | None:
-    entry = lock.with_suffix(".json")
-    try:
-        data = json.loads(read_text(entry, limit=SMALL_LIMIT, inside=lock.parent))
-        pid, address = int(data["pid"]), str(data["address"])
-        devices, simulated = data.get("devices"), bool(data.get("simulated"))
-        if simulated and wanted != ANY_DEVICES and devices != wanted:
-            claim.close()  # its backend simulates other devices: for another run
-            return None
-        process = KeptProcess(pid)
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            sock.connect(address)
-            if _peer(sock) != (pid, os.getuid()):  # not the worker the entry names
-                raise OSError("another process")
-            conn = _hello(sock)  # it may have exited since it was listed
-        except OSError:
-            sock.close()
+    if process is None or not process.is_alive():
+        if process is not None:
             process.release()
-            raise
-    except UsageError:  # not a regular file (a FIFO, a link out): not ours, left as it is
-        claim.close()
-        return None
-    except (OSError, ValueError, KeyError, TypeError):
-        for gone in (entry, lock):  # its worker exited: the entry is ours to remove
+        for gone in (entry, lock):  # the record names a worker that exited: ours to remove
             with contextlib.suppress(OSError):
-                gone.unlink()
-        claim.close()
+                os.unlink(gone, dir_fd=folder)
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(address)
+        if _peer(sock) != (pid, os.getuid()):  # not the worker the record names
+            raise OSError("another process")
+        conn = _hello(sock)
+    except OSError:
+        sock.close()
+        process.release()
         return None
     return Kept(process, conn, devices, simulated, claim)
 
@@ -280,12 +306,14 @@ def _peer(sock: socket.socket) -> tuple[int, int]:
 
 
 class _Registration:
-    """This worker's ``PID.lock`` and ``PID.json`` in the environment's folder."""
+    """This worker's ``PID.lock`` and ``PID.json`` in the environment's folder, held open
+    from the first time they are written (see the module's docstring)."""
 
-    def __init__(self, folder: Path, address: str) -> None:
-        self.folder, self.address = folder, address
-        self.lock = folder / f"{os.getpid()}.lock"
-        self.entry = folder / f"{os.getpid()}.json"
+    def __init__(self, folder: Path, root: Path, address: str) -> None:
+        self.folder, self.root, self.address = folder, root, address
+        self.lock = f"{os.getpid()}.lock"
+        self.entry = f"{os.getpid()}.json"
+        self.handle: int | None = None
         self.written: dict[str, Any] | None = None
 
     def publish(self, devices: int | None, simulated: bool) -> None:
@@ -293,23 +321,51 @@ class _Registration:
                 "simulated": simulated}  # fmt: skip
         if data == self.written:
             return
-        with contextlib.suppress(OSError):
-            self.folder.mkdir(parents=True, exist_ok=True)
-            if not (is_real_folder(self.folder) and is_real_folder(self.folder.parent)):
-                return  # a link: nothing is written through it
-            write_atomically(self.entry, json.dumps(data))
-            os.close(os.open(self.lock, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o666))
+        with contextlib.suppress(OSError, ValueError):
+            if self.handle is None:
+                self.handle = self._open()
+            write_in(self.handle, self.entry, json.dumps(data), mode=0o600)
+            os.close(os.open(self.lock, os.O_WRONLY | os.O_CREAT | _NOFOLLOW, 0o600,
+                             dir_fd=self.handle))  # fmt: skip
             self.written = data
+
+    def _open(self) -> int:
+        """The folder, made when missing, opened with no link on the way."""
+        parent = open_folder(self.folder.parent, below=self.root)
+        try:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(self.folder.name, 0o700, dir_fd=parent)
+        finally:
+            os.close(parent)
+        return open_folder(self.folder, below=self.root)
+
+    def present(self) -> bool:
+        """Whether this worker's lock is still there (removing it, or the folder, stops it)."""
+        if self.handle is None:
+            return False
+        try:
+            os.stat(self.lock, dir_fd=self.handle, follow_symlinks=False)
+        except OSError:
+            return False
+        return True
 
     def withdraw(self) -> bool:
         """Remove the entry unless a run has just claimed this worker."""
+        if self.handle is None:
+            return True
         try:
-            with open(self.lock, "rb") as claim:
+            with os.fdopen(os.open(self.lock, os.O_RDONLY | _NOFOLLOW, dir_fd=self.handle),
+                           "rb") as claim:  # fmt: skip
                 _lock(claim)
-                for path in (self.entry, self.lock):
-                    path.unlink(missing_ok=True)
-            with contextlib.suppress(OSError):  # the environment's last worker
-                self.folder.rmdir()
+                for name in (self.entry, self.lock):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(name, dir_fd=self.handle)
+            with contextlib.suppress(OSError, ValueError):  # the environment's last worker
+                parent = open_folder(self.folder.parent, below=self.root)
+                try:
+                    os.rmdir(self.folder.name, dir_fd=parent)
+                finally:
+                    os.close(parent)
         except FileNotFoundError:
             return True  # the folder was removed: stop
         except OSError:
@@ -329,7 +385,7 @@ def _accept(listener: socket.socket, registration: _Registration, idle: float) -
                 return sock
             sock.close()
             continue
-        gone = not registration.lock.exists()
+        gone = not registration.present()
         if (gone or time.monotonic() - since >= idle) and registration.withdraw():
             os._exit(0)
 
@@ -344,7 +400,7 @@ def serve(first: socket.socket, address: str, folder: Path, root: Path, idle: fl
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(address)
     listener.listen()
-    registration = _Registration(folder, address)
+    registration = _Registration(folder, root, address)
     state: workers.WorkerState | None = None
     sock: socket.socket | None = first
     while True:

@@ -172,7 +172,7 @@ class Supervisor:
         # before the run is planned (prestart) any idle worker will do; after, one whose
         # backend simulates the run's devices (or has not started)
         wanted = self.devices if self.planned else kept_workers.ANY_DEVICES
-        kept = kept_workers.adopt(keep.folder, wanted) or kept_workers.spawn(
+        kept = kept_workers.adopt(keep.folder, self.root, wanted) or kept_workers.spawn(
             keep.folder, self.root, keep.idle, self.show_traceback
         )
         worker = _Worker(kept.process, kept.conn, kept.devices, kept.simulated, kept=kept)
