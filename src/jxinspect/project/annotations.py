@@ -53,6 +53,7 @@ from jxinspect.project.spec import (
     Struct,
     dim_text,
 )
+from jxinspect.project.targets import known_name
 
 KEY_DTYPE = "key"
 """The :class:`ArraySpec` dtype of a typed PRNG key of JAX's default implementation
@@ -774,7 +775,8 @@ def _is_seed(name: str, hint: Any) -> bool:
 
 
 def _class_path(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
+    """``module.Class``, by the module's name as the user imports it."""
+    return f"{known_name(cls.__module__)}.{cls.__qualname__}"
 
 
 # ---------------------------------------------------------------- jaxtyping arrays ----
