@@ -71,7 +71,7 @@ def bound_signature(fun: Any) -> inspect.Signature | None:
 
 def _partials(fun: Any) -> list[functools.partial[Any]]:
     """``fun`` and each ``functools.partial`` it wraps directly (a partial of a partial)."""
-    found = []
+    found: list[functools.partial[Any]] = []
     while isinstance(fun, functools.partial) and len(found) < 100:
         found.append(fun)
         fun = fun.func
