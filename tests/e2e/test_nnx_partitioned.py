@@ -133,3 +133,5 @@ def test_without_a_mesh_the_build_error_names_the_users_module() -> None:
         "An auto mesh context or metadata is required"
     )
     assert "_jxinspect_" not in line and "nnx_partitioned.py:" in line
+    assert line.endswith("; no mesh was given to build it under: add --mesh, e.g. --mesh "
+                         "data=2,model=4")  # fmt: skip

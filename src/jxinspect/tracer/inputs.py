@@ -208,6 +208,7 @@ def build_model(model: Constructed, jax_mesh: Any | None) -> Any:
     except Exception as err:  # the model's own constructor may raise anything
         raise UserCodeError(
             f"building {model.path} from its constructor failed: {describe_exception(err)}"
+            f"{_no_mesh_hint(err, jax_mesh)}"
         ) from None
 
 
@@ -255,8 +256,16 @@ def build_optimizer_state(state: OptimizerState, jax_mesh: Any | None) -> Any:
     except Exception as err:  # the optimizer's own init may raise anything
         raise UserCodeError(
             f"building the state of {state.optimizer} ({state.optimizer}.init) failed: "
-            f"{describe_exception(err)}"
+            f"{describe_exception(err)}{_no_mesh_hint(err, jax_mesh)}"
         ) from None
+
+
+def _no_mesh_hint(err: Exception, jax_mesh: Any | None) -> str:
+    """How to give the mesh a model's build asked for (``nnx.with_partitioning`` lays
+    each variable out on the mesh it is built under), where none was given."""
+    if jax_mesh is not None or "mesh" not in str(err).lower():
+        return ""
+    return "; no mesh was given to build it under: add --mesh, e.g. --mesh data=2,model=4"
 
 
 def _array(shape: tuple[int, ...], dtype: str, sharding: Any) -> Any:
