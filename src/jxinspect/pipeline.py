@@ -154,7 +154,8 @@ def inspect_function(
     options = dict(options or {})
     platform, platform_note = seam.lowering_platform(platform)
     plan = StagingPlan.of(stage, options or seam.wrapper_keywords(fun))  # jitted: its statics
-    jax_mesh = inputs.find_jax_mesh(options.get("mesh"), plan.in_layout, plan.out_layout, args)
+    layouts = (options.get("mesh"), plan.in_layout, plan.out_layout, args)
+    jax_mesh = inputs.find_jax_mesh(*layouts, built_over=built_over)
     file, line = source(fun)
     with warnings.catch_warnings(record=True) as caught, seam.partitioner(partitioner) as used:
         warnings.simplefilter("always")
@@ -262,13 +263,15 @@ def inspect_target(
             # JAX and the user's module live as long as this process: in the collector's
             # permanent generation, a full collection while tracing skips them (~50 ms).
             gc.freeze()
-        args, kwargs, said = example_inputs(resolved, module, fun, seam.wrapper_keywords(fun))
-        interrupts.check()
         on = call.topology(options)
-        jax_mesh, args, kwargs = call.abstract_inputs(args, kwargs, mesh, options.explicit, on)
+        jax_mesh = call.target_mesh(mesh, options.explicit, on)
+        with call.building_under(jax_mesh):
+            args, kwargs, said = example_inputs(resolved, module, fun, seam.wrapper_keywords(fun))
+            args, kwargs = call.abstract_inputs(args, kwargs, jax_mesh)
+        interrupts.check()
         stage_options = call.staging_options(options, jax_mesh)
-        args, context = call.over_explicit_axes(options, stage_options, args, jax_mesh)
-        with context, call.placed_on(on):
+        args, context = call.under_the_mesh(options, stage_options, args, kwargs, jax_mesh)
+        with context, call.placed_on(on), call.auto_axes_said(jax_mesh, options.explicit):
             report = inspect_function(
                 fun, args, kwargs, stage=options.stage_name, options=stage_options,
                 platform=options.platform or ("tpu" if on else "cpu" if options.abstract else None),

@@ -460,3 +460,83 @@ lowered = jax.jit(m.loss).lower(model, jax.ShapeDtypeStruct((2, 3), "float32"))
         "model: built by nnx.eval_shape(lambda: MLP(din=3, dout=4, rngs=nnx.Rngs(0))), "
         "nothing allocated"
     ) in report["inputs_from"]["choices"]
+
+
+BOUND = """
+from __future__ import annotations
+
+import dataclasses
+from functools import partial
+from typing import NamedTuple
+
+import jax
+from jaxtyping import Array, Float
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    scale: float = 2.0
+
+
+class State(NamedTuple):
+    w: Float[Array, "din dout"]
+    table: dict
+
+
+def f(x: Float[Array, "batch din"], state: State, config: Config) -> Float[Array, "batch dout"]:
+    return (x @ state.w) * config.scale
+
+
+def g(x: Float[Array, "batch din"], config: Config, state: State) -> Float[Array, "batch dout"]:
+    return (x @ state.w) * config.scale
+
+
+config = Config()
+mesh = jax.make_mesh((2,), ("data",), **({"axis_types": (jax.sharding.AxisType.Auto,)}
+                                         if hasattr(jax.sharding, "AxisType") else {}))
+P = jax.sharding.PartitionSpec
+shard_map = getattr(jax, "shard_map", None)
+if shard_map is None:
+    from jax.experimental.shard_map import shard_map
+step = jax.jit(shard_map(partial(f, config=config), mesh=mesh, in_specs=(P("data"), P()),
+                         out_specs=P("data")))
+middle = jax.jit(partial(g, config=config))
+"""
+
+BOUND_MAKER = """
+import jax
+from steps import State
+def make_args():
+    x = jax.ShapeDtypeStruct((8, 4), "float32")
+    state = State(jax.ShapeDtypeStruct((4, 3), "float32"), {})
+    return %s
+"""
+
+
+@pytest.mark.parametrize(
+    ("target", "returned"),
+    [("step", "(x, state)"), ("middle", "((x,), {'state': state})")],
+)
+def test_advice_builds_only_what_a_partial_leaves_to_pass(
+    tmp_path: Path, target: str, returned: str
+) -> None:
+    """``jax.jit(shard_map(partial(f, config=config)))`` takes ``f``'s arguments but
+    ``config``: the advice builds those (after a parameter bound by keyword, by name),
+    and followed, the function stages."""
+    (tmp_path / "steps.py").write_text(BOUND, encoding="utf-8")
+    dims = ("--devices", "2", "--dims", "batch=8,din=4,dout=3")
+    result = run_cli("lower", f"steps.py:{target}", *dims, cwd=tmp_path)
+    assert result.returncode == 2, result.describe()
+    line = error_line(result)
+    assert "config" not in line
+    assert line.endswith(
+        "the annotations do not say state (state.table: dict gives no shape); build it in a "
+        f"maker, e.g. `def make_args(): x = ...; state = State(...); return {returned}`, and "
+        "give --args-from make_args"
+    )
+    (tmp_path / "maker.py").write_text(BOUND_MAKER % returned, encoding="utf-8")
+    followed = run_cli("lower", f"steps.py:{target}", "--devices", "2", "--args-from",
+                       "maker.py:make_args", "--format", "json", cwd=tmp_path)  # fmt: skip
+    assert followed.returncode in (0, 1), followed.describe()
+    report = json.loads(followed.stdout)
+    assert [leaf["path"] for leaf in report["inputs"]] == ["x", "state.w"]

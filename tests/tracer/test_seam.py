@@ -185,6 +185,9 @@ RELEASE_FACTS: list[tuple[str, Callable[[], bool], Callable[[tuple[int, int, int
     ("meshes: lowering for an AbstractMesh", seam.abstract_meshes_lower, lambda v: v >= (0, 4, 38)),
     ("meshes: AxisType", lambda: hasattr(jax.sharding, "AxisType"), lambda v: v >= (0, 5, 0)),
     ("meshes: jax.set_mesh", lambda: hasattr(jax, "set_mesh"), lambda v: v >= (0, 7, 0)),
+    ("meshes: core.ShardingTypeError (sharding in types)",
+     lambda: hasattr(importlib.import_module("jax._src.core"), "ShardingTypeError"),
+     lambda v: v >= (0, 7, 0)),
     ("meshes: PartitionSpec.partitions (refuses iteration with unreduced axes)",
      lambda: isinstance(getattr(jax.sharding.PartitionSpec, "partitions", None), property),
      lambda v: v >= (0, 10, 2)),
@@ -427,3 +430,35 @@ def test_traced_code_names_the_helpers_a_program_was_traced_through() -> None:
     caller = test_traced_code_names_the_helpers_a_program_was_traced_through.__code__
     assert seam.traced_code(closed.jaxpr, ("elsewhere.py", 1)) == set()
     assert (caller.co_filename, caller.co_firstlineno) not in found
+
+
+def test_the_ambient_mesh_is_the_one_a_real_run_sets_whatever_its_axes() -> None:
+    """``seam.use_mesh`` makes a mesh of ``Auto`` or ``Explicit`` axes the one
+    ``jax.sharding.get_abstract_mesh()`` returns (what Flax's ``nnx.with_partitioning``
+    lays a variable out on: its abstract twin, as ``nnx.eval_shape`` gives it)."""
+    ambient = getattr(jax.sharding, "get_abstract_mesh", None)
+    if ambient is None or not hasattr(jax.sharding, "AxisType"):
+        pytest.skip("this JAX has no ambient abstract mesh")
+    for explicit in (False, True) if hasattr(jax, "set_mesh") else (False,):
+        mesh = seam.make_mesh((1,), ("data",), jax.devices()[:1], explicit)
+        with seam.use_mesh(mesh):
+            assert dict(ambient().shape) == {"data": 1}
+            twin = seam.named_sharding(ambient(), ["data"])
+        assert ambient().empty
+        on_twin = jax.ShapeDtypeStruct((4,), jnp.float32, sharding=twin)
+        on_mesh = jax.ShapeDtypeStruct((4,), jnp.float32, sharding=seam.named_sharding(mesh, []))
+        assert (seam.on_abstract_mesh(on_twin), seam.on_abstract_mesh(on_mesh)) == (True, False)
+
+
+def test_a_sharding_type_error_is_told_apart_over_explicit_axes() -> None:
+    """Over ``Explicit`` axes JAX refuses an operation whose sharding it cannot type
+    (``ShardingTypeError``), which ``Auto`` axes never raise."""
+    if not hasattr(jax, "set_mesh"):
+        pytest.skip("explicit axes need jax.set_mesh (0.7 on)")
+    mesh = seam.make_mesh((1,), ("m",), jax.devices()[:1], True)
+    table = jax.ShapeDtypeStruct((8, 2), jnp.float32, sharding=seam.named_sharding(mesh, ["m"]))
+    ids = jax.ShapeDtypeStruct((3,), jnp.int32)
+    with seam.use_mesh(mesh), pytest.raises(Exception) as raised:
+        jax.jit(lambda t, i: t[i]).trace(table, ids)
+    assert seam.sharding_type_error(raised.value)
+    assert not seam.sharding_type_error(ValueError("x"))

@@ -834,7 +834,8 @@ class Collective:
     (``--why``; ``()``: the partitioner recorded none for it); ``None``: not asked for,
     or not known: for every collective where :attr:`CompiledInfo.origins_unread` says
     why, for this one alone where none of the operations at its line lined up with the
-    partitioner's record (XLA moved them)."""
+    partitioner's record (XLA moved them), or several alike there (one line, one name)
+    say different origins and none of them alone reads an argument it moves."""
     bytes_per_step: int = field(init=False, default=0, compare=False, repr=False)
     """``bytes`` × ``trip_count`` (``bytes`` where the count is not known) (derived)."""
 

@@ -53,6 +53,7 @@ from jxinspect.project.spec import (
     Struct,
     dim_text,
 )
+from jxinspect.project.targets import known_name
 
 KEY_DTYPE = "key"
 """The :class:`ArraySpec` dtype of a typed PRNG key of JAX's default implementation
@@ -156,16 +157,19 @@ def infer_inputs(
     where: str,
     shared_dims: frozenset[str] = frozenset(),
     owner: type | None = None,
+    bound: inspect.Signature | None = None,
 ) -> Inferred:
     """The call of ``fun`` its annotations describe. ``given``: values the user gave by
     name (they take their parameter's place); ``statics``/``static_names``: the static
     arguments, which take their default or their first ``Literal`` value;
     ``shared_dims``: dims every target is given (the configuration's ``defaults``), not
     worth a note where a target does not use them; ``owner``: the class of a method
-    target (``Model.__call__``), whose unannotated ``self`` is built as that class is.
+    target (``Model.__call__``), whose unannotated ``self`` is built as that class is;
+    ``bound``: the parameters a call passes where a ``functools.partial`` binds some of
+    ``fun``'s (:func:`jxinspect.project.function.bound_signature`): only those are built.
     Raises one :class:`UsageError`
     naming every argument it cannot build and every dimension that has no size."""
-    signature = _signature(fun, where)
+    signature = bound or _signature(fun, where)
     hints, unresolved = type_hints.resolve(fun)
     first = next(iter(signature.parameters.values()), None)
     if owner is not None and first is not None and first.name == "self" and "self" not in hints:
@@ -404,11 +408,15 @@ def _maker_advice(missing: dict[str, _Missing], signature: inspect.Signature) ->
     makers = {name: why.maker for name, why in missing.items() if why.maker}
     if not makers:
         return None
-    names = [p.name for p in signature.parameters.values()
-             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-             and (p.default is p.empty or p.name in makers)]  # fmt: skip
-    body = "; ".join(f"{name} = {makers.get(name, '...')}" for name in names)
+    wanted = [p for p in signature.parameters.values()
+              if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+              and (p.default is p.empty or p.name in makers)]  # fmt: skip
+    names = [p.name for p in wanted if p.kind != p.KEYWORD_ONLY]
+    by_name = [p.name for p in wanted if p.kind == p.KEYWORD_ONLY]
+    body = "; ".join(f"{p.name} = {makers.get(p.name, '...')}" for p in wanted)
     returned = ", ".join(names) + ("," if len(names) == 1 else "")
+    if by_name:  # after a parameter a functools.partial binds by keyword: (args, kwargs)
+        returned = f"({returned}), {{{', '.join(f'{name!r}: {name}' for name in by_name)}}}"
     notes = "".join(dict.fromkeys(f" ({why.note})" for why in missing.values() if why.note))
     return (
         f"build {'it' if len(makers) == 1 else 'them'} in a maker, e.g. "
@@ -774,7 +782,8 @@ def _is_seed(name: str, hint: Any) -> bool:
 
 
 def _class_path(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
+    """``module.Class``, by the module's name as the user imports it."""
+    return f"{known_name(cls.__module__)}.{cls.__qualname__}"
 
 
 # ---------------------------------------------------------------- jaxtyping arrays ----

@@ -19,7 +19,7 @@ from jxinspect.core.interrupts import reraise_if_stopping
 from jxinspect.core.model import InputsFrom
 from jxinspect.project import spec as specs
 from jxinspect.project.annotations import infer_inputs
-from jxinspect.project.function import real_function
+from jxinspect.project.function import bound_signature, real_function
 from jxinspect.project.options import TargetOptions
 from jxinspect.project.plan import StagingPlan, api_keywords
 from jxinspect.project.resolve import Resolved
@@ -148,6 +148,7 @@ def _inferred_inputs(
         where=resolved.target.text,
         shared_dims=shared_dims,
         owner=_owner_class(module, resolved.target),
+        bound=bound_signature(fun),
     )
     return inferred.args, inferred.kwargs, inferred.said
 

@@ -7,6 +7,7 @@ wrappers all keep the function they wrap in ``func`` or ``__wrapped__``.
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any
 
 
@@ -37,6 +38,44 @@ def real_function(fun: Any) -> Any:
             break
         fun = inner
     return fun
+
+
+def bound_signature(fun: Any) -> inspect.Signature | None:
+    """What a call of ``fun`` passes where a ``functools.partial`` inside its wrappers
+    binds some of the user's function's parameters (``jax.jit(shard_map(partial(f,
+    config=config)))`` takes ``f``'s others): the partial's signature, less the
+    parameters it binds by keyword (positional ones it drops itself); ``None`` where no
+    partial binds any, or Python knows no signature."""
+    seen: set[int] = set()
+    while id(fun) not in seen and not isinstance(fun, functools.partial):
+        seen.add(id(fun))
+        try:
+            inner = getattr(fun, "__wrapped__", None)
+        except Exception:  # a property of the user's object
+            return None
+        if inner is None or inner is fun:
+            return None
+        fun = inner
+    if not isinstance(fun, functools.partial):
+        return None
+    keywords: set[str] = set()
+    for partial in _partials(fun):
+        keywords.update(partial.keywords)
+    try:
+        signature = inspect.signature(fun)
+    except (TypeError, ValueError):
+        return None
+    kept = [param for name, param in signature.parameters.items() if name not in keywords]
+    return signature.replace(parameters=kept)
+
+
+def _partials(fun: Any) -> list[functools.partial[Any]]:
+    """``fun`` and each ``functools.partial`` it wraps directly (a partial of a partial)."""
+    found: list[functools.partial[Any]] = []
+    while isinstance(fun, functools.partial) and len(found) < 100:
+        found.append(fun)
+        fun = fun.func
+    return found
 
 
 def function_line(fun: Any, said: str | None, wrapper: str | None) -> str | None:

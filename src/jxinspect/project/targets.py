@@ -77,6 +77,16 @@ def _unique_name(path: Path) -> str:
     return f"_jxinspect_{stem}_{digest}"
 
 
+_KNOWN_AS: dict[str, str] = {}
+"""Each file target's module's unique name → the name its user imports it by."""
+
+
+def known_name(module: str) -> str:
+    """The name the user knows a module by: a file target's import name (``train``,
+    ``models.train``) for the unique name it was loaded under, else ``module``."""
+    return _KNOWN_AS.get(module, module)
+
+
 def _import_names(path: Path) -> list[str]:
     """The names ``import`` finds this file by: its stem (its folder goes first on
     ``sys.path``), and ``pkg.sub.stem`` up its packages when their root is on the path
@@ -113,6 +123,7 @@ def load_module(target: Target) -> ModuleType:
         # also under the names other code imports it by (`import train`, `models.train`),
         # so an --args-from module that imports it does not run it a second time
         names = [name, *(n for n in _import_names(path) if n not in sys.modules)]
+        _KNOWN_AS[name] = (_import_names(path) or [path.stem])[-1]
         for alias in names:
             sys.modules[alias] = module
         try:

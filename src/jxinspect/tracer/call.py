@@ -3,7 +3,7 @@ out on it.
 
 A target's options and example inputs (plain data from :mod:`jxinspect.project`) become
 JAX objects here: the devices are prepared before the user's module is imported, the
-mesh is built once (:func:`abstract_inputs`) and handed down, the declared layouts become
+mesh is built once (:func:`target_mesh`) and handed down, the declared layouts become
 ``NamedSharding`` trees (``PartitionSpec`` trees for ``shard_map``) under the keyword the
 stage takes them by, and the report says each axis's type of the mesh it was staged over
 (:func:`with_mesh_facts`, in the one report builder's step). The user's path of each
@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import Any
 
-from jxinspect.core.errors import UsageError
+from jxinspect.core.errors import UsageError, UserCodeError
 from jxinspect.core.model import Mesh, Report, Topology
 from jxinspect.project.options import TargetOptions
 from jxinspect.project.plan import api_keywords, role_option
@@ -83,21 +84,30 @@ def placed_on(on: seam.TopologyDevices | None) -> AbstractContextManager[object]
     return seam.placed_on(on.devices[0]) if on is not None else contextlib.nullcontext()
 
 
-def abstract_inputs(
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    mesh: Mesh | None,
-    explicit: bool | None,
-    on: seam.TopologyDevices | None = None,
-) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
-    """The JAX mesh of ``mesh`` (if any; over the topology's devices ``on``), and the
-    example inputs as abstract values laid out on it."""
+def target_mesh(mesh: Mesh | None, explicit: bool | None, on: seam.TopologyDevices | None) -> Any:
+    """The JAX mesh of ``mesh`` (``None``: none asked for; over the topology's devices
+    ``on``), built once for the inputs, the staging options and the staging."""
+    if mesh is None:
+        return None
     chips = on.devices if on is not None else None
-    jax_mesh = (inputs.build_mesh(mesh, abstract=mesh.abstract, explicit=explicit, devices=chips)
-                if mesh else None)  # fmt: skip
+    return inputs.build_mesh(mesh, abstract=mesh.abstract, explicit=explicit, devices=chips)
+
+
+def building_under(jax_mesh: Any) -> AbstractContextManager[object]:
+    """The target's mesh made ambient (``jax.set_mesh``) while its inputs are made (an
+    ``args_from`` maker runs, a model is built from its annotations), as a real run makes
+    them under it: ``nnx.with_partitioning`` lays each variable out on it, and
+    ``jax.sharding.get_abstract_mesh()`` returns it."""
+    return seam.use_mesh(jax_mesh) if jax_mesh is not None else contextlib.nullcontext()
+
+
+def abstract_inputs(
+    args: tuple[Any, ...], kwargs: dict[str, Any], jax_mesh: Any
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The example inputs as abstract values laid out on ``jax_mesh`` (if any)."""
     args = tuple(inputs.to_abstract(a, jax_mesh) for a in args)
     kwargs = {k: inputs.to_abstract(v, jax_mesh) for k, v in kwargs.items()}
-    return jax_mesh, args, kwargs
+    return args, kwargs
 
 
 def _single_or_tuple(values: tuple[Any, ...]) -> Any:
@@ -130,19 +140,51 @@ def staging_options(options: TargetOptions, jax_mesh: Any) -> dict[str, Any]:
     return result
 
 
-def over_explicit_axes(
-    options: TargetOptions, stage_options: dict[str, Any], args: tuple[Any, ...], jax_mesh: Any
+def under_the_mesh(
+    options: TargetOptions,
+    stage_options: dict[str, Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    jax_mesh: Any,
 ) -> tuple[tuple[Any, ...], AbstractContextManager[object]]:
-    """Over a mesh whose axes are all ``Explicit``, as a real run over it: the stage's
-    inputs that declare no layout laid out as its input specs say (``shard_map`` requires
-    the types to match them), and staging under the mesh."""
-    if jax_mesh is None or not seam.all_explicit(jax_mesh):
+    """Staged as a real run over the mesh stages: under it (``jax.set_mesh``) where its
+    axes are all ``Explicit``, or where an input is laid out on its abstract mesh (a
+    model built under it, which JAX stages only under a concrete mesh); over
+    ``Explicit`` axes, the stage's inputs that declare no layout laid out as its input
+    specs say (``shard_map`` requires the types to match them)."""
+    if jax_mesh is None:
         return args, contextlib.nullcontext()
+    if not seam.all_explicit(jax_mesh):
+        leaves = seam.tree_leaves((args, kwargs))
+        built = not seam.is_abstract_mesh(jax_mesh) and any(map(seam.on_abstract_mesh, leaves))
+        return args, seam.use_mesh(jax_mesh) if built else contextlib.nullcontext()
     layout = role_option(options.stage_name, "in_layout")
     given = stage_options.get(layout.keyword_for(options.stage_name)) if layout else None
     if options.stage_name == "shard_map" and given is not None:
         args = inputs.laid_out_as_specs(args, given, jax_mesh)
     return args, seam.use_mesh(jax_mesh)
+
+
+@contextlib.contextmanager
+def auto_axes_said(jax_mesh: Any, explicit: bool | None) -> Iterator[None]:
+    """The user's code failing inside says how to stage over ``Auto`` axes where tracing
+    failed on JAX's check of an operation's sharding, which it makes only over the
+    ``Explicit`` axes of the mesh it was given (``jax.make_mesh``'s from JAX 0.9): a
+    program written for ``Auto`` axes fails so under ``--mesh``."""
+    try:
+        yield
+    except UserCodeError as err:
+        cause = err.__cause__
+        if jax_mesh is None or explicit is False or not seam.all_explicit(jax_mesh):
+            raise
+        if cause is None or not seam.sharding_type_error(cause):
+            raise
+        why = "asked for by explicit" if explicit else "as jax.make_mesh makes them from JAX 0.9"
+        raise UserCodeError(
+            f"{err}; the mesh's axes are Explicit ({why}), over which JAX checks each "
+            "operation's sharding as it traces: a program written for Auto axes stages with "
+            "--auto (or explicit: false in the configuration)"
+        ) from cause
 
 
 def with_mesh_facts(report: Report, *jax_meshes: Any) -> Report:

@@ -14,6 +14,7 @@ from jxinspect.core.model import Mesh
 from jxinspect.project.annotations import KEY_DTYPE
 from jxinspect.project.plan import StagingPlan
 from jxinspect.project.spec import ArraySpec, Constructed, OptimizerState, PSpec, Seed, Struct
+from jxinspect.project.targets import describe_exception
 from jxinspect.tracer import seam
 
 
@@ -45,15 +46,24 @@ def mesh_of(jax_mesh: Any) -> Mesh:
     return Mesh(seam.mesh_axes(jax_mesh), abstract=seam.is_abstract_mesh(jax_mesh))
 
 
-def find_jax_mesh(*trees: Any) -> Any:
-    """The mesh of the first ``NamedSharding`` (or mesh) found in options or arguments."""
+def find_jax_mesh(*trees: Any, built_over: Any = None) -> Any:
+    """The mesh of the first ``NamedSharding`` (or mesh) found in options or arguments;
+    for an ``AbstractMesh`` whose axes are those of the concrete mesh the inputs were
+    ``built_over`` (a model built under it by ``nnx.eval_shape``), that mesh, which the
+    program is staged over."""
     for tree in trees:
         for leaf in seam.tree_leaves(tree, none_is_leaf=True):
-            if seam.is_mesh(leaf):
-                return leaf
-            found = seam.sharding_of_leaf(leaf)
-            if found is not None:
-                return found[1]
+            found = leaf if seam.is_mesh(leaf) else (seam.sharding_of_leaf(leaf) or (0, None))[1]
+            if found is None:
+                continue
+            if (
+                seam.is_abstract_mesh(found)
+                and built_over is not None
+                and not seam.is_abstract_mesh(built_over)
+                and seam.mesh_axes(found) == seam.mesh_axes(built_over)
+            ):
+                return built_over
+            return found
     return None
 
 
@@ -197,7 +207,8 @@ def build_model(model: Constructed, jax_mesh: Any | None) -> Any:
         return nnx.eval_shape(construct)
     except Exception as err:  # the model's own constructor may raise anything
         raise UserCodeError(
-            f"building {model.path} from its constructor failed: {type(err).__name__}: {err}"
+            f"building {model.path} from its constructor failed: {describe_exception(err)}"
+            f"{_no_mesh_hint(err, jax_mesh)}"
         ) from None
 
 
@@ -245,8 +256,16 @@ def build_optimizer_state(state: OptimizerState, jax_mesh: Any | None) -> Any:
     except Exception as err:  # the optimizer's own init may raise anything
         raise UserCodeError(
             f"building the state of {state.optimizer} ({state.optimizer}.init) failed: "
-            f"{type(err).__name__}: {err}"
+            f"{describe_exception(err)}{_no_mesh_hint(err, jax_mesh)}"
         ) from None
+
+
+def _no_mesh_hint(err: Exception, jax_mesh: Any | None) -> str:
+    """How to give the mesh a model's build asked for (``nnx.with_partitioning`` lays
+    each variable out on the mesh it is built under), where none was given."""
+    if jax_mesh is not None or "mesh" not in str(err).lower():
+        return ""
+    return "; no mesh was given to build it under: add --mesh, e.g. --mesh data=2,model=4"
 
 
 def _array(shape: tuple[int, ...], dtype: str, sharding: Any) -> Any:

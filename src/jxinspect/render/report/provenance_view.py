@@ -8,7 +8,10 @@ from jxinspect.render.common.escape import text as esc
 
 TITLE = "why each collective (Shardy's record of where each sharding came from)"
 VALUES_TITLE = "why these values are sharded so (--why-of)"
-UNMATCHED = "not known: none of its line's operations lined up with the partitioner's record"
+UNMATCHED = (
+    "not known: none of its line's operations lined up with the partitioner's record, or "
+    "several alike there that what it moves does not tell apart"
+)
 
 
 def axes_from(origins: tuple[Origin, ...]) -> str:

@@ -233,6 +233,9 @@ def _pair_by_kind(
         pairs.update((left[block.a + k], right[block.b + k]) for k in range(block.size))
 
 
+_READ_LIMIT = 100_000
+"""The most operations followed back from one operation to the arguments it reads."""
+
 _SHARD_MAP_SIDE = re.compile(r"^(mc_\d+)_(?:input|output): \d+$")
 
 
@@ -439,6 +442,38 @@ class _Origins:
             return []
         return self.of_operand(returned[numbers[0]], "moved")
 
+    def arguments_read(self, op: Any) -> set[str]:
+        """The paths of the ``@main`` arguments ``op`` reads, through the operations that
+        make its operands (what a call's body reads stops at its parameters)."""
+        return self._upstream(list(op.operands))[1]
+
+    def feeding(self, paths: set[str]) -> set[Any]:
+        """The operations whose values the results at ``paths`` are made of."""
+        returned = self.returned()
+        values = [returned[n] for n, path in self.result_paths.items()
+                  if path in paths and n < len(returned)]  # fmt: skip
+        return self._upstream(values)[0] if values else set()
+
+    def _upstream(self, values: list[Any]) -> tuple[set[Any], set[str]]:
+        """The operations that make ``values``, followed back, and the paths of the
+        ``@main`` arguments they reach."""
+        block = self.main.regions[0].blocks[0]
+        found: set[str] = set()
+        visited: set[Any] = set()
+        todo = list(values)
+        while todo and len(visited) < _READ_LIMIT:
+            value = todo.pop()
+            number = seam.block_argument_number(value, block)
+            if number is not None:
+                path = self.arg_paths.get(number)
+                found.update((path,) if path is not None else ())
+                continue
+            made = seam.producer(value)
+            if made is not None and made[0] not in visited:
+                visited.add(made[0])
+                todo.extend(made[0].operands)
+        return visited, found
+
     def of_operand(self, operand: Any, value: str) -> list[Origin]:
         number = seam.block_argument_number(operand, self.main.regions[0].blocks[0])
         if number is not None:
@@ -633,25 +668,78 @@ def _collective_origins(
             return tuple(moved)
     where = (collective.file, collective.line)  # (None, None): by JAX's name alone
     names = [name for name in (collective.op_name or "").split(";") if name]  # 0.11 on: ;
-    named = [p for name in names for p in at.get((*where, name), [])]
+    named = list(dict.fromkeys(p for name in names for p in at.get((*where, name), [])))
     at_line = sorted(at.get((*where, None), [])) if collective.line is not None else []
     if not named and not at_line:
         alone = {p for name in names for p in at.get((None, None, name), [])}
         named = list(alone) if len(alone) == 1 else []
-    for position in [*named, *at_line]:
-        step = steps[position]
-        if step.inside is not None:
-            manual = _inside_shard_map(steps[step.inside].op, lines.get(step.inside))
-            return tuple(o for o in manual if not collective.axes or o.axis in collective.axes)
-        found = reader.of_result(step.op, 0, "result")
-        for n, operand in enumerate(step.op.operands):
-            found += reader.of_operand(operand, f"operand {n}")
+    left_out: set[int] = set()
+    if len(named) > 1:  # several alike at one line (q, k, v through one library line)
+        chosen = _reading_what_it_moves(named, collective, steps, lines, reader)
+        if chosen is None:
+            return None  # they say different origins, and what it moves tells none apart
+        left_out, named = set(named) - set(chosen), chosen
+    for position in [*named, *(p for p in at_line if p not in left_out)]:
+        found = _needing(position, collective, steps, lines, reader)
         if found:
             return tuple(found)
     # none of its line's operations has origins in the record (over explicit axes JAX's
     # own constraints can keep them from it): the arguments it moves say their own
     own = tuple(o for path in collective.operand_paths for o in reader.of_argument(path))
     return own if own or named or at_line else None
+
+
+def _needing(
+    position: int,
+    collective: Collective,
+    steps: list[_Step],
+    lines: dict[int, _Where],
+    reader: _Origins,
+) -> list[Origin]:
+    """The origins of the operation at ``position`` as the one that needs ``collective``:
+    its result's, then its operands'; inside a shard_map, the shard_map's manual axes."""
+    step = steps[position]
+    if step.inside is not None:
+        manual = _inside_shard_map(steps[step.inside].op, lines.get(step.inside))
+        return [o for o in manual if not collective.axes or o.axis in collective.axes]
+    found = reader.of_result(step.op, 0, "result")
+    for n, operand in enumerate(step.op.operands):
+        found += reader.of_operand(operand, f"operand {n}")
+    return found
+
+
+def _reading_what_it_moves(
+    positions: list[int],
+    collective: Collective,
+    steps: list[_Step],
+    lines: dict[int, _Where],
+    reader: _Origins,
+) -> list[int] | None:
+    """Of operations alike at the collective's line (one line and one name), those that
+    read an argument it moves or make a result it moves (its ``moves``, from the compiled
+    program's data flow);
+    where it moves none that tells them apart, all of them if they say the same origins,
+    else those whose values are sharded over each of its axes if they say the same, else
+    ``None``: which one needs it is not known."""
+    moved = set(collective.operand_paths) & set(reader.arg_paths.values())
+    feeding = reader.feeding(set(collective.operand_paths) & set(reader.result_paths.values()))
+    reading = [p for p in positions
+               if moved & reader.arguments_read(steps[p].op) or steps[p].op in feeding]  # fmt: skip
+    if reading and len(reading) < len(positions):
+        return reading
+    said = {p: _declared(_needing(p, collective, steps, lines, reader)) for p in positions}
+    said = {p: origins for p, origins in said.items() if origins}
+    if len(set(said.values())) <= 1:
+        return positions
+    axes = set(collective.axes or ())  # the one whose values are sharded over its axes
+    over = [p for p, origins in said.items() if axes and axes <= {o[1] for o in origins}]
+    return over if over and len({said[p] for p in over}) == 1 else None
+
+
+def _declared(origins: list[Origin]) -> frozenset[tuple[Any, ...]]:
+    """What ``origins`` say, less the routes (one declaration reaches alike operations by
+    routes of their own): each value's axis and the declaration it came from."""
+    return frozenset((o.value, o.axis, o.kind, o.path, o.file, o.line) for o in origins)
 
 
 def _inside_shard_map(op: Any, where: _Where | None) -> tuple[Origin, ...]:

@@ -134,6 +134,7 @@ from jxinspect.tracer.seam.meshes import (
     mesh_axes,
     mesh_device_ids,
     named_sharding,
+    on_abstract_mesh,
     parse_hlo_sharding,
     partition_spec,
     sharding_of_leaf,
@@ -228,6 +229,7 @@ from jxinspect.tracer.seam.staging import (
     pmap_global_shapes,
     shard_map,
     shard_map_in_jit,
+    sharding_type_error,
     wrapper_keywords,
 )
 from jxinspect.tracer.seam.topologies import (
@@ -386,7 +388,9 @@ __all__ = [
     "MlirOperation",
     "MlirValue",
     "named_sharding",
+    "on_abstract_mesh",
     "needs_concrete_value",
+    "sharding_type_error",
     "newer_spelling",
     "normalize_result_path",
     "partition_assignment",

@@ -260,18 +260,31 @@ def mesh_device_ids(jax_mesh: JaxMesh) -> DeviceIds | None:
 
 
 def use_mesh(jax_mesh: JaxMesh) -> AbstractContextManager[object]:
-    """A context manager that makes ``jax_mesh`` the ambient mesh (explicit sharding)."""
+    """A context manager that makes ``jax_mesh`` the ambient mesh, as a real run sets it
+    around its code: the one ``jax.sharding.get_abstract_mesh()`` returns (what Flax's
+    ``nnx.with_partitioning`` lays a new variable out on) and explicit sharding stages
+    under. ``jax.set_mesh`` from 0.7; before it ``jax.sharding.use_mesh`` (0.5.1–0.6),
+    else the mesh itself (the resource environment of 0.4.x), which ``Auto`` axes need
+    only; explicit axes need ``jax.set_mesh``."""
+    import contextlib
+
     import jax
 
-    if not hasattr(jax, "set_mesh"):
-        raise release.unsupported(_EXPLICIT, "0.7")
     if is_abstract_mesh(jax_mesh):  # set_mesh takes a concrete one only
-        if not hasattr(jax.sharding, "use_abstract_mesh"):  # 0.7.2 on
+        if hasattr(jax.sharding, "use_abstract_mesh"):  # 0.7.2 on
+            abstract: AbstractContextManager[object] = jax.sharding.use_abstract_mesh(jax_mesh)
+            return abstract
+        if all_explicit(jax_mesh):
             raise release.unsupported("explicit axes on an abstract mesh", "0.7.2")
-        abstract: AbstractContextManager[object] = jax.sharding.use_abstract_mesh(jax_mesh)
-        return abstract
-    context: AbstractContextManager[object] = jax.set_mesh(jax_mesh)
-    return context
+        return contextlib.nullcontext()
+    if hasattr(jax, "set_mesh"):
+        context: AbstractContextManager[object] = jax.set_mesh(jax_mesh)
+        return context
+    if all_explicit(jax_mesh):
+        raise release.unsupported(_EXPLICIT, "0.7")
+    older = getattr(jax.sharding, "use_mesh", None)
+    made: AbstractContextManager[object] = older(jax_mesh) if older is not None else jax_mesh
+    return made
 
 
 MAX_SHARDING_DEVICES = 2**31 - 1
@@ -308,6 +321,14 @@ def sharding_of_leaf(leaf: Leaf) -> tuple[PartitionSpec, JaxMesh] | None:
     if isinstance(sharding, NamedSharding):
         return sharding.spec, sharding.mesh
     return None
+
+
+def on_abstract_mesh(leaf: Leaf) -> bool:
+    """Whether ``leaf`` is laid out on an ``AbstractMesh`` (what ``nnx.eval_shape`` gives
+    a variable built under a mesh): JAX stages such a value only under a concrete mesh
+    of those axes (``jax.set_mesh``), as a real run does."""
+    found = sharding_of_leaf(leaf)
+    return found is not None and is_abstract_mesh(found[1])
 
 
 def is_partition_spec(value: object) -> bool:

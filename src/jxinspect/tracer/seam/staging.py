@@ -82,6 +82,17 @@ def needs_concrete_value(err: BaseException) -> bool:
     return isinstance(err, kinds)
 
 
+def sharding_type_error(err: BaseException) -> bool:
+    """Whether tracing failed on JAX's check of an operation's sharding type
+    (``ShardingTypeError``, 0.7 on), which it makes only over ``Explicit`` mesh axes
+    (sharding in types): ``Auto`` axes type no sharding, and the compiler propagates one
+    instead."""
+    from jax._src import core
+
+    kind = getattr(core, "ShardingTypeError", None)
+    return kind is not None and isinstance(err, kind)
+
+
 _WRAPPER_KEYS = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames")
 
 
