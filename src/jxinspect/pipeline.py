@@ -23,7 +23,7 @@ from jxinspect import rules
 from jxinspect.core import interrupts
 from jxinspect.core.facts import Facts
 from jxinspect.core.identity import ProgramComparison
-from jxinspect.core.model import AcceptedCost, Finding, InputsFrom, Report, Topology
+from jxinspect.core.model import AcceptedCost, Finding, InputsFrom, Mesh, Report, Topology
 from jxinspect.core.program import TextRequest
 from jxinspect.core.recompiles import Compile
 from jxinspect.core.vocabulary import Stage
@@ -217,6 +217,30 @@ def compiled_report(
     return residuals.with_residuals(report, staged.traced.jaxpr) if memory else report
 
 
+def _imported(
+    resolved: Resolved, run: PartitionerRun | None, freeze: bool
+) -> tuple[Resolved, Any, Any, Mesh | None, list[str]]:
+    """The user's module imported on the devices its options ask for (a declaration
+    built at import applied after), the partitioner's child told the conditions, the
+    target function; and the mesh and the notes of preparing the devices."""
+    from jxinspect.tracer import call
+
+    mesh, notes = call.prepare_devices(resolved.options_before_import)
+    module = load_module(resolved.target)
+    interrupts.check()  # a Ctrl-C the import swallowed (user code, a gc callback)
+    if resolved.declared_at_import:
+        resolved = resolved.imported(module)
+        mesh, notes = call.prepare_devices(resolved.options)
+    if run is not None:
+        run.send_conditions()
+    fun = resolve_attribute(module, resolved.target)
+    if freeze:
+        # JAX and the user's module live as long as this process: in the collector's
+        # permanent generation, a full collection while tracing skips them (~50 ms).
+        gc.freeze()
+    return resolved, module, fun, mesh, notes
+
+
 def inspect_target(
     target: Resolved | str,
     given: TargetOptions = NO_OPTIONS,
@@ -249,20 +273,8 @@ def inspect_target(
     work = partial(inspect_target, resolved, compile=True)
     run = PartitionerRun.start(work, why_of) if why or why_of else None
     try:
-        mesh, notes = call.prepare_devices(resolved.options_before_import)
-        module = load_module(resolved.target)
-        interrupts.check()  # a Ctrl-C the import swallowed (user code, a gc callback)
-        if resolved.declared_at_import:
-            resolved = resolved.imported(module)
-            mesh, notes = call.prepare_devices(resolved.options)
-        if run is not None:
-            run.send_conditions()
+        resolved, module, fun, mesh, notes = _imported(resolved, run, freeze)
         options = resolved.options
-        fun = resolve_attribute(module, resolved.target)
-        if freeze:
-            # JAX and the user's module live as long as this process: in the collector's
-            # permanent generation, a full collection while tracing skips them (~50 ms).
-            gc.freeze()
         on = call.topology(options)
         jax_mesh = call.target_mesh(mesh, options.explicit, on)
         with call.building_under(jax_mesh):

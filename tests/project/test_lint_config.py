@@ -341,7 +341,7 @@ def test_every_budget_is_a_field_of_settings_with_a_kind_that_reads_it() -> None
     assert {f.metadata["budget"] for f in declared} == set(typing.get_args(BudgetKind))
     assert OPTIONAL_BUDGETS == (
         "bytes_per_device", "max_compiles", "temporaries_per_device",
-        "collective_bytes_per_step", "peak_per_device",
+        "collective_bytes_per_step", "peak_per_device", "flops_per_device",
     )  # fmt: skip
     assert parse_budget("max_compiles", 2) == 2 and parse_budget("max_compiles", None) is None
     assert parse_budget("memory_growth", "10%") == 0.1

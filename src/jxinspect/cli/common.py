@@ -23,6 +23,7 @@ from jxinspect.core.files import write_output
 from jxinspect.core.model import Report
 from jxinspect.core.program import ModuleDialect, TextRequest
 from jxinspect.core.vocabulary import VIEWS, View, choice, view_named
+from jxinspect.project.config import Config
 from jxinspect.render import formats
 from jxinspect.render.common.escape import text as one_line
 
@@ -216,3 +217,20 @@ ColorOpt = Annotated[
 TracebackOpt = Annotated[
     bool, typer.Option("--traceback", help="Show the full Python traceback on errors.")
 ]
+
+
+def warn_refused(refused: str | None) -> None:
+    """Say, in one line on stderr, why a configuration found was not used (another
+    user's, or writable by others)."""
+    if refused:
+        typer.echo(f"warning: {one_line(refused)}", err=True)
+
+
+def project_config_said() -> Config:
+    """The project's configuration, found from the working folder, once; a refused one
+    said (:func:`warn_refused`)."""
+    from jxinspect.project.config import project_config
+
+    config = project_config()
+    warn_refused(config.refused)
+    return config

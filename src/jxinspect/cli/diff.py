@@ -21,6 +21,7 @@ from jxinspect.cli.common import (
     emit,
     run_command,
     use_color,
+    warn_refused,
 )
 from jxinspect.cli.staging import NO_FLAGS, Flags, with_staging_flags
 from jxinspect.core.errors import EXIT_FINDINGS, EXIT_OK, UsageError, no_such_file
@@ -132,8 +133,7 @@ def diff_debug(
                 before, after, given, tuple(function or ()), compile=compile or memory,
                 memory=memory,
             )  # fmt: skip
-        if loaded.refused:
-            typer.echo(f"warning: {one_line(loaded.refused)}", err=True)
+        warn_refused(loaded.refused)
         _warn_incomplete(loaded.incomplete)
         diff = DiffReport(
             before=before,

@@ -15,6 +15,7 @@ from jxinspect.cli.common import (
     Show,
     TracebackOpt,
     emit,
+    project_config_said,
     render_report,
     run_command,
     text_request,
@@ -26,7 +27,9 @@ from jxinspect.core.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USER_CODE
 from jxinspect.core.model import gate
 from jxinspect.core.program import ModuleDialect
 from jxinspect.core.vocabulary import COMPILED_VIEWS, FailOn
+from jxinspect.project.config import Policy
 from jxinspect.project.options import TargetOptions, options_from_flags
+from jxinspect.project.resolve import Resolved
 from jxinspect.project.targets import user_prints_to_stderr
 from jxinspect.render.common.escape import text as one_line
 
@@ -89,23 +92,16 @@ def lower(
 
     def body() -> int:
         given = _given(staging, args_from_record)
-        from jxinspect import rules
         from jxinspect.pipeline import inspect_target
-        from jxinspect.project.config import project_config
         from jxinspect.project.resolve import resolve
 
-        config = project_config()  # read once: the target's options and the rules
-        if config.refused:
-            typer.echo(f"warning: {one_line(config.refused)}", err=True)
+        config = project_config_said()  # read once: the target's options and the rules
         asked = {"memory": memory, "why": why or bool(why_of)}
         shown = views([*(show or []), *(view for view, wanted in asked.items() if wanted)])
         wants_compiled = compile or any(v in COMPILED_VIEWS for v in shown)
         request = text_request(shown, format, dialect, debug_info, source, max_lines)
         resolved = resolve(target, given, config)
-        on_topology = resolved.options.topology is not None
-        # the peak where a rule of the project's needs it from the program compiled here
-        needed = rules.needs(config.policy, topology=on_topology)
-        peak = "memory" in shown or ((wants_compiled or on_topology) and "peak" in needed)
+        peak = "memory" in shown or _peak_needed(config.policy, resolved, wants_compiled)
         with user_prints_to_stderr():
             report = inspect_target(
                 resolved, keep_texts=request, compile=wants_compiled, memory=peak,
@@ -121,6 +117,14 @@ def lower(
         return EXIT_FINDINGS if gate(report.findings, fail_on) else EXIT_OK
 
     run_command(body, show_traceback, stages_here=True)
+
+
+def _peak_needed(policy: Policy, resolved: Resolved, compiled: bool) -> bool:
+    """Whether a rule of the project's needs the peak of the program compiled here."""
+    from jxinspect import rules
+
+    on_topology = resolved.options.topology is not None
+    return (compiled or on_topology) and "peak" in rules.needs(policy, topology=on_topology)
 
 
 def _given(staging: Flags, args_from_record: str | None) -> TargetOptions:

@@ -105,41 +105,8 @@ def merge(parts: list[tuple[str, LintResult]]) -> LintResult:
         plain = next(name for name, part in parts if part.shard is None)
         raise UsageError(f"{plain} is a whole run, not a part of one made with --shard K/N")
     if sharded:
-        info = first.shard
-        assert info is not None
-        seen: dict[int, str] = {}
-        for name, part in parts:
-            assert part.shard is not None
-            if not 1 <= part.shard.index <= info.count:
-                raise UsageError(
-                    f"{name}: shard.index is {part.shard.index}, not a part of 1 to "
-                    f"{info.count} (shard.count)"
-                )
-            if (part.shard.count, part.shard.plan) != (info.count, info.plan):
-                raise UsageError(
-                    f"{name} and {first_name} are parts of different runs (other targets, "
-                    "or another N); merge the parts of one run, made with the same cache"
-                )
-            if part.shard.index in seen:
-                raise UsageError(
-                    f"{seen[part.shard.index]} and {name} are both part "
-                    f"{part.shard.index}/{info.count}"
-                )
-            seen[part.shard.index] = name
-        if info.count > len(seen):  # the first missing ones, never a list of count
-            absent = info.count - len(seen)
-            absent_parts = (i for i in range(1, info.count + 1) if i not in seen)
-            missing = [str(i) for i in itertools.islice(absent_parts, MISSING_LISTED)]
-            if absent > MISSING_LISTED:
-                raise UsageError(
-                    f"{first_name}: shard.count says the run has {info.count:,} parts but "
-                    f"{len(seen)} were given (part {', '.join(missing)}, … are missing); give "
-                    "every part's JSON result"
-                )
-            raise UsageError(
-                f"part {', '.join(missing)} of {info.count} is missing; give every part's "
-                "JSON result"
-            )
+        assert first.shard is not None
+        _check_parts(parts, first_name, first.shard)
     owner: dict[str, str] = {}
     for name, part in parts:
         for held in (target.target for target in part.targets):
@@ -165,3 +132,39 @@ def merge(parts: list[tuple[str, LintResult]]) -> LintResult:
         interrupted=any(p.interrupted for _, p in parts),
         shard=None,
     )
+
+
+def _check_parts(parts: list[tuple[str, LintResult]], first_name: str, info: ShardInfo) -> None:
+    """Each part one of ``info``'s run, none twice, none missing (the first missing ones
+    named, never a list of the count)."""
+    seen: dict[int, str] = {}
+    for name, part in parts:
+        assert part.shard is not None
+        if not 1 <= part.shard.index <= info.count:
+            raise UsageError(
+                f"{name}: shard.index is {part.shard.index}, not a part of 1 to "
+                f"{info.count} (shard.count)"
+            )
+        if (part.shard.count, part.shard.plan) != (info.count, info.plan):
+            raise UsageError(
+                f"{name} and {first_name} are parts of different runs (other targets, "
+                "or another N); merge the parts of one run, made with the same cache"
+            )
+        if part.shard.index in seen:
+            raise UsageError(
+                f"{seen[part.shard.index]} and {name} are both part {part.shard.index}/{info.count}"
+            )
+        seen[part.shard.index] = name
+    if info.count > len(seen):  # the first missing ones, never a list of count
+        absent = info.count - len(seen)
+        absent_parts = (i for i in range(1, info.count + 1) if i not in seen)
+        missing = [str(i) for i in itertools.islice(absent_parts, MISSING_LISTED)]
+        if absent > MISSING_LISTED:
+            raise UsageError(
+                f"{first_name}: shard.count says the run has {info.count:,} parts but "
+                f"{len(seen)} were given (part {', '.join(missing)}, … are missing); give "
+                "every part's JSON result"
+            )
+        raise UsageError(
+            f"part {', '.join(missing)} of {info.count} is missing; give every part's JSON result"
+        )

@@ -7,7 +7,7 @@ together, on 0.10.2 and 0.12): a crash there costs the report its provenance, ne
 report. The child is spawned (a fresh interpreter, never a fork of a process whose XLA
 runs threads) when the run starts, so it loads JAX while this process imports the user's
 module; it stages once this process sends it the conditions the report stages under
-(:class:`Conditions`: the environment and JAX's settings as importing the module left
+(:class:`StagingConditions`: the environment and JAX's settings as importing the module left
 them, ``XLA_FLAGS`` and simulated devices included), so that it stages what the report
 stages whatever way the module or a config set them. Its output, the user's prints
 included, goes to a log in its own folder, never to this process's streams. Its compile
@@ -60,7 +60,7 @@ SHOWN_DIFFERENCES = 3
 
 
 @dataclass(frozen=True)
-class Conditions:
+class StagingConditions:
     """What staging depends on besides the target: the environment, JAX's settings, and
     the devices where the backend has started (``None``: not yet)."""
 
@@ -69,7 +69,7 @@ class Conditions:
     devices: int | None
 
     @classmethod
-    def now(cls) -> Conditions:
+    def now(cls) -> StagingConditions:
         started = seam.backend_started()
         return cls(dict(os.environ), seam.config_values(),
                    seam.device_count() if started else None)  # fmt: skip
@@ -86,8 +86,8 @@ class Conditions:
                 "settings": {k: repr(v) for k, v in self.settings.items()}}  # fmt: skip
 
 
-def differences(child: dict[str, Any], report: Conditions) -> list[str]:
-    """What the child's conditions (:meth:`Conditions.to_json`, as it wrote them) had
+def differences(child: dict[str, Any], report: StagingConditions) -> list[str]:
+    """What the child's conditions (:meth:`StagingConditions.to_json`, as it wrote them) had
     otherwise than the report's run: devices, environment variables, JAX settings."""
     said: list[str] = []
     theirs, ours = child.get("devices"), report.devices
@@ -115,7 +115,7 @@ _SIZE_BYTES = 8
 
 def _main() -> None:
     """The child (``python -m jxinspect.tracer.partitioner_run``): its folder and the work,
-    then the report's :class:`Conditions`, each pickled by the parent on standard input
+    then the report's :class:`StagingConditions`, each pickled by the parent on standard input
     (the two are one program: nothing else writes it), which stays open until the parent
     ends. JAX loads between the two; a parent that ends before sending the conditions
     (its own run failed) ends the child."""
@@ -124,7 +124,7 @@ def _main() -> None:
     interrupts.leave_to_parent()
     folder, work = _receive()
     seam.import_jax()
-    conditions: Conditions = _receive()
+    conditions: StagingConditions = _receive()
     threading.Thread(target=_end_with_parent, args=(folder,), daemon=True).start()
     conditions.apply()
     seam.persistent_cache_off()
@@ -135,7 +135,7 @@ def _main() -> None:
             work()
     except BaseException:
         with open(os.path.join(folder, CONDITIONS_FILE), "w", encoding="utf-8") as out:
-            json.dump(Conditions.now().to_json(), out)
+            json.dump(StagingConditions.now().to_json(), out)
         raise
 
 
@@ -193,9 +193,9 @@ class PartitionerRun:
         return run
 
     def send_conditions(self) -> None:
-        """Let the child stage, under this process's :class:`Conditions` now (once the
+        """Let the child stage, under this process's :class:`StagingConditions` now (once the
         user's module is imported and the devices prepared, before anything is staged)."""
-        self._send(Conditions.now())
+        self._send(StagingConditions.now())
 
     def _send(self, value: object) -> None:
         """One message to the child; the pipe stays open: its end tells the child this
@@ -264,7 +264,7 @@ class PartitionerRun:
             child = json.loads(read_text(Path(self.folder, CONDITIONS_FILE), limit=PROGRAM_LIMIT))
         except (UsageError, OSError, ValueError):
             return ""
-        said = differences(child, Conditions.now()) if isinstance(child, dict) else []
+        said = differences(child, StagingConditions.now()) if isinstance(child, dict) else []
         if not said:
             return ""
         more = f" and {len(said) - SHOWN_DIFFERENCES} more" if len(said) > SHOWN_DIFFERENCES else ""

@@ -155,7 +155,7 @@ class HloText:
     parents: dict[int, int] = field(default_factory=dict)
     """``stack_frame_id`` → its caller's frame (none for the outermost)."""
 
-    def located(self, instruction: Instruction) -> Located:
+    def located(self, instruction: Instruction) -> UserLine:
         """Where the user's code made ``instruction``: the innermost frame of its stack in
         the user's files, and the innermost frame where that is a library's (Flax's
         ``linear.py`` called from the user's model); from 0.10 the stack is the module's
@@ -165,8 +165,8 @@ class HloText:
         if frame is None or frame not in self.frames:
             file, line = instruction.source_file
             if file is None or is_users_file(file):
-                return Located(file, line)
-            return Located(None, None, file, line)
+                return UserLine(file, line)
+            return UserLine(None, None, file, line)
         innermost = self.frames[frame]
         seen: set[int] = set()
         at: int | None = frame
@@ -175,13 +175,13 @@ class HloText:
             file, line = self.frames[at]
             if is_users_file(file):
                 library = innermost if at != frame else (None, None)
-                return Located(file, line, *library)
+                return UserLine(file, line, *library)
             at = self.parents.get(at)
-        return Located(None, None, *innermost)
+        return UserLine(None, None, *innermost)
 
 
 @dataclass(frozen=True)
-class Located:
+class UserLine:
     """An instruction's line in the user's files, and the library's line it ran in."""
 
     file: str | None

@@ -26,7 +26,7 @@ from typing import Any
 from jxinspect.core.model import BufferRole, MemoryPeak, PeakBuffer, PeakPoint, SpaceUse
 from jxinspect.tracer import seam
 from jxinspect.tracer.read import hlo_flow, xla_protos
-from jxinspect.tracer.read.hlo_text import HloText, Instruction, Located
+from jxinspect.tracer.read.hlo_text import HloText, Instruction, UserLine
 
 _LAYOUT = re.compile(r"\{[^{}]*\}|/\*index=\d+\*/")
 
@@ -159,7 +159,7 @@ class _Peak:
         if name is None:
             return None
         instruction = self.module.instructions.get(name)
-        at = self.module.located(instruction) if instruction else Located(None, None)
+        at = self.module.located(instruction) if instruction else UserLine(None, None)
         times = self.replay.times
         return PeakPoint(name, at.file, at.line, at.library_file, at.library_line,
                          times.get(name), len(times) or None)  # fmt: skip

@@ -22,7 +22,7 @@ from jxinspect.core.profile import (
     StepSeconds,
 )
 from jxinspect.tracer import seam
-from jxinspect.tracer.read.hlo_text import HloText, Instruction, Located, parse
+from jxinspect.tracer.read.hlo_text import HloText, Instruction, UserLine, parse
 from jxinspect.tracer.read.xplane import TraceEvent, trace_events
 
 MAX_INSTRUCTIONS_PER_LINE = 8
@@ -130,11 +130,11 @@ def _by_line(
     ranked: list[str],
     seconds: dict[str, float],
     runs: dict[str, int],
-    where: dict[str, Located],
+    where: dict[str, UserLine],
     total: float,
     per: int,
 ) -> tuple[LineTime, ...]:
-    lines: dict[Located, list[str]] = defaultdict(list)
+    lines: dict[UserLine, list[str]] = defaultdict(list)
     for name in ranked:
         lines[where[name]].append(name)
     found = [
@@ -152,20 +152,20 @@ _HEAVY = ("dot", "convolution", "custom-call")
 """What a fusion's time is put on first: its matrix products and kernels."""
 
 
-def _line(module: HloText, name: str) -> Located:
+def _line(module: HloText, name: str) -> UserLine:
     """The user's line of instruction ``name``; for a fusion or call, that of its costliest
     operation inside (a matrix product or kernel, else its root, else the first with a
     line), where XLA wrote the fusion's own metadata from its root alone."""
     instruction = module.instructions.get(name)
     if instruction is None:
-        return Located(None, None)
+        return UserLine(None, None)
     inside = _inside(module, instruction)
     heavy = [i for i in inside if i.opcode in _HEAVY]
     for candidate in [*heavy, instruction, *reversed(inside)]:
         found = module.located(candidate)
         if found.file is not None or found.library_file is not None:
             return found
-    return Located(None, None)
+    return UserLine(None, None)
 
 
 def _inside(module: HloText, instruction: Instruction, depth: int = 0) -> list[Instruction]:
