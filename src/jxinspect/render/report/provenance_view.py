@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from jxinspect.core.model import Collective, Origin, Report, ValueOrigins
 from jxinspect.render.common.escape import text as esc
+from jxinspect.render.common.source import at_source_text, paths_shown
 
 TITLE = "why each collective (Shardy's record of where each sharding came from)"
 VALUES_TITLE = "why these values are sharded so (--why-of)"
@@ -58,7 +59,7 @@ def render(report: Report) -> str:
         lines.append("  none: the compiled program has no collectives")
     for i, c in enumerate(compiled.collectives):
         axes = ",".join(c.axes) if c.axes else "?"
-        at = f" at {c.file}:{c.line}" if c.file else ""
+        at = at_source_text(c.file, c.line)
         lines.append(f"  #{i} {c.kind} over {axes}, moves {c.moves}{at}")
         if c.origins is None and not compiled.origins_read:
             lines.append("     not asked for (lower --why)")
@@ -66,8 +67,12 @@ def render(report: Report) -> str:
             lines.append(f"     {UNMATCHED}")
         elif not c.origins:
             lines.append("     the partitioner's record names no declaration for its operation")
-        lines += [f"     {esc(line)}" for line in _values(c)]
+        lines += [f"     {esc(paths_shown(line))}" for line in _values(c)]
     if compiled.why_of:
         lines += ["", VALUES_TITLE]
-        lines += [f"  {esc(line)}" for value in compiled.why_of for line in asked_lines(value)]
+        lines += [
+            f"  {esc(paths_shown(line))}"
+            for value in compiled.why_of
+            for line in asked_lines(value)
+        ]
     return "\n".join(lines) + "\n"
