@@ -5,17 +5,36 @@ from __future__ import annotations
 
 from jxinspect.core.model import Collective, Origin, Report, ValueOrigins
 from jxinspect.render.common.escape import text as esc
-from jxinspect.render.common.source import at_source_text, paths_shown
+from jxinspect.render.common.source import at_source_text, is_library, paths_shown
 
 TITLE = "why each collective (Shardy's record of where each sharding came from)"
 VALUES_TITLE = "why these values are sharded so (--why-of)"
 UNMATCHED = "not known: none of its line's operations lined up with the partitioner's record"
 
 
+HOPS_SHOWN = 4
+"""The user's hops a route names: the first two and the last two."""
+
+
+def route(origin: Origin) -> str:
+    """`` via tanh at model.py:16 → dot_general at model.py:18 (+3 in libraries)``: the
+    hops at the user's lines (the first two and the last two of many), the library's
+    counted."""
+    user = [hop for hop in origin.via if hop.file is None or not is_library(hop.file)]
+    hops = [", ".join(h.operations) + at_source_text(h.file, h.line) for h in user]
+    if len(hops) > HOPS_SHOWN:
+        hops = [*hops[:2], f"… {len(hops) - HOPS_SHOWN} more", *hops[-2:]]
+    library = len(origin.via) - len(user)
+    said = f" via {' → '.join(hops)}" if hops else ""
+    if library:
+        said += f" (+{library} in libraries)" if hops else f" via {library} hops in libraries"
+    return said
+
+
 def axes_from(origins: tuple[Origin, ...]) -> str:
     """``data ← argument `x`; model ← argument `w` via tanh at model.py:5``: each axis,
     its declaration and the operations that carried it."""
-    return "; ".join(f"{o.axis} ← {o.declaration}{o.route}" for o in origins)
+    return "; ".join(f"{o.axis} ← {o.declaration}{route(o)}" for o in origins)
 
 
 def asked_lines(value: ValueOrigins) -> list[str]:
