@@ -96,7 +96,9 @@ def summary_line(diff: DiffReport) -> str:
 
 def _plain_table(columns: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
     keep = [i for i in range(len(columns)) if any(row[i] for row in rows)]
-    table = [tuple(columns[i] for i in keep)] + [tuple(shown_text(row[i]) for i in keep) for row in rows]
+    table = [tuple(columns[i] for i in keep)] + [
+        tuple(shown_text(row[i]) for i in keep) for row in rows
+    ]
     widths = [max(len(row[k]) for row in table) for k in range(len(keep))]
     return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
 
@@ -219,7 +221,9 @@ def render_rich(diff: DiffReport, width: int = 120) -> str:
 
     buffer = io.StringIO()
     console = ansi_console(buffer, width)
-    console.print(Text(f"before: {shown_text(diff.before)}\nafter:  {shown_text(diff.after)}", style="bold"))
+    console.print(
+        Text(f"before: {shown_text(diff.before)}\nafter:  {shown_text(diff.after)}", style="bold")
+    )
     for target in diff.targets:
         console.print()
         console.rule(Text(shown_text(target.name), style="bold"), align="left")
@@ -228,7 +232,9 @@ def render_rich(diff: DiffReport, width: int = 120) -> str:
             sides.add_column(column, overflow="fold", style="bold" if not column else "")
         for key, old, new in header_rows(target):
             sides.add_row(
-                Text(key), Text(shown_text(old)), Text(shown_text(new), style="yellow" if old != new else "")
+                Text(key),
+                Text(shown_text(old)),
+                Text(shown_text(new), style="yellow" if old != new else ""),
             )
         console.print(sides)
         _rich_changes(console, target, diff.allow)

@@ -15,15 +15,14 @@ from jxinspect.core.recompiles import (
     by_call_site,
     by_function,
 )
+from jxinspect.core.units import plural
 from jxinspect.render.common.source import shown_text
 
 
 def group_text(group: Group) -> str:
     """``31× batch['x'] shape f32[32,128] → f32[N,128], N in 1..31``."""
     where = f"{shown_text(group.path)} " if group.path else ""
-    return (
-        f"{group.count}× {where}{group.kind} {shown_text(group.before or '(none)')} → {shown_text(group.after)}"
-    )
+    return f"{group.count}× {where}{group.kind} {shown_text(group.before or '(none)')} → {shown_text(group.after)}"
 
 
 def render_text(compiles: list[Compile], dropped: int) -> list[str]:
@@ -47,7 +46,7 @@ def render_text(compiles: list[Compile], dropped: int) -> list[str]:
             said = ", ".join(f"{shown_text(site)} {n}×" for site, n in sites.most_common())
             lines.append(f"    called from {said}")
     if dropped:
-        lines.append(f"  {dropped} more compiles were counted, not listed")
+        lines.append(f"  {plural(dropped, 'more compile')} counted, not listed")
     return lines
 
 
@@ -83,7 +82,7 @@ def cache_text(compiles: list[Compile]) -> list[str]:
     lines = ["", "compile time (and the persistent compilation cache)"]
     for found in ranked:
         lines.append(f"  {shown_text(found.function)} ({shown_text(found.source or 'no source')}): "
-                     f"{found.count} compiles, {found.seconds:.2f} s{_phases(found.compiles)};"
+                     f"{plural(found.count, 'compile')}, {found.seconds:.2f} s{_phases(found.compiles)};"
                      f" cache: {cache_said(found)}")  # fmt: skip
         reasons = dict.fromkeys(
             c.cache.reason for c in found.compiles if c.cache and c.cache.reason
@@ -94,6 +93,6 @@ def cache_text(compiles: list[Compile]) -> list[str]:
         lines.append("  by call site")
     for site in sites:
         found = site.compiles
-        lines.append(f"    {shown_text(site.site)}: {found.count} compiles, {found.seconds:.2f} s "
+        lines.append(f"    {shown_text(site.site)}: {plural(found.count, 'compile')}, {found.seconds:.2f} s "
                      f"({shown_text(', '.join(site.functions))}); cache: {cache_said(found)}")  # fmt: skip
     return lines

@@ -134,8 +134,7 @@ def residual_lines(residuals: tuple[Residual, ...] | None) -> list[str]:
         for r in shown
     ]
     return [
-        f"kept for the backward pass: {len(residuals)} residuals, {total} (global), "
-        "largest first",
+        f"kept for the backward pass: {len(residuals)} residuals, {total} (global), largest first",
         *_table(RESIDUAL_COLUMNS, rows, more),
     ]
 
