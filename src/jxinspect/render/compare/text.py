@@ -269,7 +269,8 @@ def describe(diff: DiffReport) -> str:
     counts = diff.summary
     verdict = "FAIL" if diff.failed else "ok"
     return (
-        f"<DiffReport {shown_text(diff.before)} → {shown_text(diff.after)} · {len(diff.targets)} target"
+        f"<DiffReport {shown_text(diff.before)} → {shown_text(diff.after)} · "
+        f"{len(diff.targets)} target"
         f"{'s' if len(diff.targets) != 1 else ''} · {verdict}: {counts.regressions} "
         f"regressions ({counts.failing} failing), {counts.improvements} improvements, "
         f"{counts.neutral} neutral>"

@@ -11,7 +11,8 @@ start a line of their own.
 
 from __future__ import annotations
 
-from jxinspect.core.lint import LintFinding, LintResult
+from jxinspect.core.lint import LintResult
+from jxinspect.core.model import Finding
 from jxinspect.render.common.escape import text as esc
 from jxinspect.render.common.findings import grouped
 from jxinspect.render.common.source import paths_shown, shown_path
@@ -26,7 +27,7 @@ _STYLES = {
 _RESET = "\033[0m"
 
 
-def _location(finding: LintFinding) -> str:
+def _location(finding: Finding) -> str:
     if finding.file is None:
         return ""
     file = esc(shown_path(finding.file))

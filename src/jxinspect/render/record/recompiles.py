@@ -22,7 +22,8 @@ from jxinspect.render.common.source import shown_text
 def group_text(group: Group) -> str:
     """``31× batch['x'] shape f32[32,128] → f32[N,128], N in 1..31``."""
     where = f"{shown_text(group.path)} " if group.path else ""
-    return f"{group.count}× {where}{group.kind} {shown_text(group.before or '(none)')} → {shown_text(group.after)}"
+    before, after = shown_text(group.before or "(none)"), shown_text(group.after)
+    return f"{group.count}× {where}{group.kind} {before} → {after}"
 
 
 def render_text(compiles: list[Compile], dropped: int) -> list[str]:
@@ -81,9 +82,10 @@ def cache_text(compiles: list[Compile]) -> list[str]:
         return []
     lines = ["", "compile time (and the persistent compilation cache)"]
     for found in ranked:
-        lines.append(f"  {shown_text(found.function)} ({shown_text(found.source or 'no source')}): "
-                     f"{plural(found.count, 'compile')}, {found.seconds:.2f} s{_phases(found.compiles)};"
-                     f" cache: {cache_said(found)}")  # fmt: skip
+        source = shown_text(found.source or "no source")
+        lines.append(f"  {shown_text(found.function)} ({source}): "
+                     f"{plural(found.count, 'compile')}, {found.seconds:.2f} s"
+                     f"{_phases(found.compiles)}; cache: {cache_said(found)}")  # fmt: skip
         reasons = dict.fromkeys(
             c.cache.reason for c in found.compiles if c.cache and c.cache.reason
         )
@@ -93,6 +95,8 @@ def cache_text(compiles: list[Compile]) -> list[str]:
         lines.append("  by call site")
     for site in sites:
         found = site.compiles
-        lines.append(f"    {shown_text(site.site)}: {plural(found.count, 'compile')}, {found.seconds:.2f} s "
-                     f"({shown_text(', '.join(site.functions))}); cache: {cache_said(found)}")  # fmt: skip
+        functions = shown_text(", ".join(site.functions))
+        lines.append(f"    {shown_text(site.site)}: {plural(found.count, 'compile')}, "
+                     f"{found.seconds:.2f} s ({functions}); "
+                     f"cache: {cache_said(found)}")  # fmt: skip
     return lines

@@ -90,12 +90,14 @@ def not_recorded(index: Index) -> list[str]:
         lines.append(f"{index.failed} lowerings could not be recorded (the run went on "
                      "without their reports):")  # fmt: skip
         lines.extend(
-            f"  {failure.count}× `{shown_text(failure.function or '?')}`: {shown_text(failure.error)}"
+            f"  {failure.count}× `{shown_text(failure.function or '?')}`: "
+            f"{shown_text(failure.error)}"
             for failure in index.failures
         )
     for entry in index.functions:
         if entry.lowerings > 1:
-            lines.append(f"`{shown_text(entry.name)}` ({shown_text(entry.folder)}): the same program was traced "
+            lines.append(f"`{shown_text(entry.name)}` ({shown_text(entry.folder)}): the same "
+                         "program was traced "
                          f"and lowered {entry.lowerings} times, each a miss of JAX's cache "
                          "(a new jit object or function per call, or cleared caches)")  # fmt: skip
     for name, entries in programs_by_name(index.functions).items():

@@ -252,7 +252,9 @@ def summary_line(report: Report) -> str:
     ok_out = sum(leaf.status == "ok" for leaf in report.outputs)
     parts = [f"{ok_in}/{len(report.inputs)} arguments and {ok_out}/{len(report.outputs)} "
              "results carry their names"]  # fmt: skip
-    renamed = sum(leaf.status == "renamed" for leaf in (*report.inputs, *report.outputs))
+    renamed = sum(leaf.status == "renamed" for leaf in report.inputs) + sum(
+        leaf.status == "renamed" for leaf in report.outputs
+    )
     if renamed:
         parts[0] += f" ({renamed} renamed by the library's wrapper, as it always does; "
         parts[0] += "each maps back to your path)"
