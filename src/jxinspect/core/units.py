@@ -50,3 +50,8 @@ def source_parts(source: str | None) -> tuple[str | None, str | None, int | None
         return None, None, None
     file, _, line = where.rpartition(":")
     return name or None, file or None, int(line) if line.isdigit() else None
+
+
+def plural(count: int, word: str) -> str:
+    """``1 compile``, ``3 compiles``."""
+    return f"{count} {word}{'s' if count != 1 else ''}"

@@ -9,7 +9,7 @@ from jxinspect.core.facts import Facts
 from jxinspect.core.model import Finding, Input, Output, Report
 from jxinspect.rules.base import Rule
 
-SHOWN = 2
+SHOWN = 1
 
 
 def check(report: Report, facts: Facts) -> Iterator[Finding]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from jxinspect.core.facts import Facts
-from jxinspect.core.model import Finding, Report, Sharding
+from jxinspect.core.model import Finding, Output, Report, Sharding
 from jxinspect.core.units import human_bytes
 from jxinspect.rules.base import Rule
 
@@ -15,8 +15,12 @@ def check(report: Report, facts: Facts) -> Iterator[Finding]:
         return
     if not any(_declared(leaf.sharding) for leaf in report.inputs):
         return
-    for leaf in report.outputs:
-        if leaf.sharding is None and not leaf.left_to_compiler:
+    undeclared = [o for o in report.outputs if o.sharding is None and not o.left_to_compiler]
+    wrapped = [o for o in undeclared if o.status == "renamed"]
+    if len(wrapped) > 1:
+        yield _wrapper_finding(report, wrapped)
+    for leaf in undeclared:
+        if len(wrapped) < 2 or leaf.status != "renamed":
             chosen = leaf.compiled_sharding
             tail = f"; XLA chose {chosen.readable}" if chosen is not None else ""
             tail += _made_by(report, leaf.path) if chosen is not None else ""
@@ -26,6 +30,25 @@ def check(report: Report, facts: Facts) -> Iterator[Finding]:
                 f"theirs: the compiler picks its layout{tail}",
                 leaf.path,
             )
+
+
+SHOWN = 2
+
+
+def _wrapper_finding(report: Report, outputs: list[Output]) -> Finding:
+    """One finding for the results a library's wrapper returns (``nnx.jit``'s updated
+    state): the wrapper declares none of their shardings, so each would say the same."""
+    chosen = [o for o in outputs if o.compiled_sharding is not None]
+    examples = ", ".join(o.path for o in outputs[:SHOWN])
+    more = f" and {len(outputs) - SHOWN} more" if len(outputs) > SHOWN else ""
+    tail = f"; XLA chose each one's ({len(chosen)} read)" if chosen else ""
+    return RULE.finding(
+        report,
+        f"{len(outputs)} outputs of the library's wrapper have no declared sharding (it "
+        f"declares none for the state it returns): the compiler picks their layout: "
+        f"{examples}{more}{tail}",
+        outputs[0].path,
+    )
 
 
 def _made_by(report: Report, path: str) -> str:
@@ -59,6 +82,8 @@ XLA chose, and the collectives that make it (their kind, axes, bytes and line).
 
 Fix: declare out_shardings (--out-specs, out_specs in JXINSPECT or jxinspect.yaml) for
 every result; a result whose `out_shardings` entry is `None` is left to the compiler on
-purpose, and is not reported. Silence: `ignore: [JX202]`.""",
+purpose, and is not reported. A library's wrapper (`nnx.jit`) declares no sharding for
+the state it returns: its results are one finding, not one each; to declare them, stage
+the `nnx.split` state under `jax.jit` with `out_shardings`. Silence: `ignore: [JX202]`.""",
     check=check,
 )

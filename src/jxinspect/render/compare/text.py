@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from jxinspect.core.diff import Change, DiffReport, Side, TargetDiff, Verdict
 from jxinspect.core.units import recorded
 from jxinspect.render.common.console import ansi_console
-from jxinspect.render.common.escape import text as esc
+from jxinspect.render.common.source import shown_text
 from jxinspect.render.compare import cost as cost_rows
 from jxinspect.render.compare.programs import finding_lines, program_line
 
@@ -148,7 +148,9 @@ def gate_lines(target: TargetDiff, fail_on: str) -> list[str]:
 
 def _plain_table(columns: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
     keep = [i for i in range(len(columns)) if any(row[i] for row in rows)]
-    table = [tuple(columns[i] for i in keep)] + [tuple(esc(row[i]) for i in keep) for row in rows]
+    table = [tuple(columns[i] for i in keep)] + [
+        tuple(shown_text(row[i]) for i in keep) for row in rows
+    ]
     widths = [max(len(row[k]) for row in table) for k in range(len(keep))]
     return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
 
@@ -197,15 +199,15 @@ def cost_lines(target: TargetDiff) -> list[str]:
     lines += (
         ["  " + line for line in _plain_table(cost_rows.COLLECTIVE_COLUMNS, rows)] if rows else []
     )
-    lines += ["  " + esc(line) for line in cost_rows.declaration_lines(cost)]
+    lines += ["  " + shown_text(line) for line in cost_rows.declaration_lines(cost)]
     return lines
 
 
 def render_plain(diff: DiffReport) -> str:
     """Stable plain text: per target a before | after header, then the changes by verdict."""
-    lines = [f"before: {esc(diff.before)}", f"after:  {esc(diff.after)}"]
+    lines = [f"before: {shown_text(diff.before)}", f"after:  {shown_text(diff.after)}"]
     for target in diff.targets:
-        lines += ["", f"== {esc(target.name)} =="]
+        lines += ["", f"== {shown_text(target.name)} =="]
         lines += [
             "  " + line for line in _plain_table(("", "before", "after"), header_rows(target))
         ]
@@ -222,15 +224,15 @@ def render_plain(diff: DiffReport) -> str:
             lines += ["", "no changes"]
         lines += cost_lines(target)
         gate = gate_lines(target, diff.fail_on)
-        lines += ["", *(esc(line) for line in gate)] if gate else []
+        lines += ["", *(shown_text(line) for line in gate)] if gate else []
         lines += ["", _unchanged_line(target)]
         program = program_line(target)
-        lines += [esc(program)] if program is not None else []
+        lines += [shown_text(program)] if program is not None else []
     if diff.only_before or diff.only_after:
         lines += ["", "functions recorded on one side only (not compared)"]
-        lines += ["  " + esc(line) for line in unpaired_lines(diff)]
+        lines += ["  " + shown_text(line) for line in unpaired_lines(diff)]
     findings = finding_lines(diff)
-    lines += ["", *(esc(line) for line in findings)] if findings else []
+    lines += ["", *(shown_text(line) for line in findings)] if findings else []
     lines += ["", summary_line(diff)]
     return "\n".join(lines) + "\n"
 
@@ -255,7 +257,7 @@ def _rich_changes(console: Console, target: TargetDiff, allow: tuple[str, ...]) 
             table.add_column(CHANGE_COLUMNS[i], overflow="fold")
         for change, row in zip(changes, rows):
             failing = change.failing
-            cells = [Text(esc(row[i])) for i in keep]
+            cells = [Text(shown_text(row[i])) for i in keep]
             style = "bold red" if failing else VERDICT_STYLE[verdict]
             cells[0].stylize(style)
             if verdict == "regression" and 6 in keep:
@@ -273,40 +275,44 @@ def render_rich(diff: DiffReport, width: int = 120) -> str:
 
     buffer = io.StringIO()
     console = ansi_console(buffer, width)
-    console.print(Text(f"before: {esc(diff.before)}\nafter:  {esc(diff.after)}", style="bold"))
+    console.print(
+        Text(f"before: {shown_text(diff.before)}\nafter:  {shown_text(diff.after)}", style="bold")
+    )
     for target in diff.targets:
         console.print()
-        console.rule(Text(esc(target.name), style="bold"), align="left")
+        console.rule(Text(shown_text(target.name), style="bold"), align="left")
         sides = Table(box=None, padding=(0, 2), show_edge=False)
         for column in ("", "before", "after"):
             sides.add_column(column, overflow="fold", style="bold" if not column else "")
         for key, old, new in header_rows(target):
             sides.add_row(
-                Text(key), Text(esc(old)), Text(esc(new), style="yellow" if old != new else "")
+                Text(key),
+                Text(shown_text(old)),
+                Text(shown_text(new), style="yellow" if old != new else ""),
             )
         console.print(sides)
         _rich_changes(console, target, diff.allow)
         if not target.changes:
             console.print(Text("no changes", style="green"))
         for line in cost_lines(target):
-            console.print(Text(esc(line)))
+            console.print(Text(shown_text(line)))
         gate = gate_lines(target, diff.fail_on)
         if gate:
             console.print()
         for k, line in enumerate(gate):
-            console.print(Text(esc(line), style="bold red" if k == 0 else "dim"))
+            console.print(Text(shown_text(line), style="bold red" if k == 0 else "dim"))
         console.print(Text(_unchanged_line(target), style="dim"))
         program = program_line(target)
         if program is not None:
             same = target.program is not None and target.program.same_program
-            console.print(Text(esc(program), style="green" if same else "yellow"))
+            console.print(Text(shown_text(program), style="green" if same else "yellow"))
     if diff.only_before or diff.only_after:
         console.print()
         console.print(Text("functions recorded on one side only (not compared)", style="bold"))
         for line in unpaired_lines(diff):
-            console.print(Text("  " + esc(line), style="yellow"))
+            console.print(Text("  " + shown_text(line), style="yellow"))
     for line in finding_lines(diff):
-        console.print(Text(esc(line), style="bold red"))
+        console.print(Text(shown_text(line), style="bold red"))
     console.print()
     console.print(Text(summary_line(diff), style="bold red" if diff.failed else "bold green"))
     return buffer.getvalue()
@@ -322,7 +328,8 @@ def describe(diff: DiffReport) -> str:
     counts = diff.summary
     verdict = "FAIL" if diff.failed else "ok"
     return (
-        f"<DiffReport {esc(diff.before)} → {esc(diff.after)} · {len(diff.targets)} target"
+        f"<DiffReport {shown_text(diff.before)} → {shown_text(diff.after)} · "
+        f"{len(diff.targets)} target"
         f"{'s' if len(diff.targets) != 1 else ''} · {verdict}: {counts.regressions} "
         f"regressions ({counts.failing} failing), {counts.improvements} improvements, "
         f"{counts.neutral} neutral>"

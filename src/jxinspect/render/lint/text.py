@@ -1,15 +1,21 @@
 """A lint result as text: each target with its new findings, then a summary line.
 
 Findings read ``file:line: CODE severity message`` (editors and terminals link the
-location). Baselined findings are counted, not listed. Colour only when asked. Names,
+location), paths as :mod:`~jxinspect.render.common.source` prints them; repeats of one
+code and message shape are one line, as ``lower`` prints them
+(:mod:`~jxinspect.render.common.findings`), and a target's count is every new finding, as
+the summary counts them. Baselined findings are counted, not listed. Colour only when asked. Names,
 paths and messages are escaped (:func:`escape.text`): they cannot colour the terminal or
 start a line of their own.
 """
 
 from __future__ import annotations
 
-from jxinspect.core.lint import LintFinding, LintResult
+from jxinspect.core.lint import LintResult
+from jxinspect.core.model import Finding
 from jxinspect.render.common.escape import text as esc
+from jxinspect.render.common.findings import grouped
+from jxinspect.render.common.source import paths_shown, shown_path
 
 _STYLES = {
     "error": "\033[1;31m",
@@ -21,10 +27,10 @@ _STYLES = {
 _RESET = "\033[0m"
 
 
-def _location(finding: LintFinding) -> str:
+def _location(finding: Finding) -> str:
     if finding.file is None:
         return ""
-    file = esc(finding.file)
+    file = esc(shown_path(finding.file))
     return f"{file}:{finding.line}: " if finding.line else f"{file}: "
 
 
@@ -48,14 +54,20 @@ def render(result: LintResult, color: bool = False) -> str:
         name = esc(target.target)
         if target.failed:
             lines.append(f"{paint(name, 'bold')}: {paint('failed', 'error')}")
-            where = f"{esc(target.file)}:{target.line}: " if target.file and target.line else ""
-            lines.append(f"  {where}{esc(target.error)}")
+            where = (
+                f"{esc(shown_path(target.file))}:{target.line}: "
+                if target.file and target.line
+                else ""
+            )
+            lines.append(f"  {where}{esc(paths_shown(target.error or ''))}")
         elif new:
-            count = f"{len(new)} finding{'s' if len(new) != 1 else ''}"
+            count = f"{len(fresh)} finding{'s' if len(fresh) != 1 else ''}"
             lines.append(f"{paint(name, 'bold')}: {count}{tail}")
-            for f in new:
+            for group in grouped(new):
+                f = group.first
                 severity = paint(f"{f.severity:<7}", f.severity)
-                lines.append(f"  {_location(f)}{f.code} {severity} {esc(f.message)}")
+                said = esc(paths_shown(group.text()))
+                lines.append(f"  {_location(f)}{f.code} {severity} {said}")
         else:
             lines.append(f"{name}: {paint('ok', 'ok')}{tail}")
     if result.gone:

@@ -8,7 +8,7 @@ from collections import defaultdict
 
 from jxinspect.core import codec
 from jxinspect.core.processes import FunctionAcross, ProcessesSummary
-from jxinspect.render.common.escape import text as esc
+from jxinspect.render.common.source import shown_text
 from jxinspect.render.common.table import plain_table
 
 COLUMNS = ("function", "programs", "source")
@@ -67,13 +67,13 @@ def _guarded(summary: ProcessesSummary) -> list[str]:
                 if run.guard is not None))  # fmt: skip
     lines = [f"guard: {said}"]
     stopped = {run.guard.stopped for run in guarded if run.guard and run.guard.stopped}
-    lines += [f"guard: stopped the run: {esc(why)}" for why in sorted(stopped)]
+    lines += [f"guard: stopped the run: {shown_text(why)}" for why in sorted(stopped)]
     return lines
 
 
 def render(summary: ProcessesSummary) -> str:
     """The summary as plain text."""
-    head = [f"recording: {esc(summary.folder)} ({summary.processes} processes)"]
+    head = [f"recording: {shown_text(summary.folder)} ({summary.processes} processes)"]
     by_end: dict[str, list[int]] = defaultdict(list)
     for run in summary.runs:
         by_end[_exit(run.exit_code)].append(run.process)
@@ -84,7 +84,7 @@ def render(summary: ProcessesSummary) -> str:
     ]
     body = plain_table(COLUMNS, rows) if rows else ["no functions recorded"]
     notes = [
-        f"note: `{esc(f.function)}` was not lowered by {_processes(list(f.missing))}"
+        f"note: `{shown_text(f.function)}` was not lowered by {_processes(list(f.missing))}"
         for f in summary.functions
         if f.missing
     ]
@@ -92,7 +92,7 @@ def render(summary: ProcessesSummary) -> str:
     verdict = (
         f"{same} of {len(summary.functions)} functions lowered the same program on every process"
     )
-    findings = [f"{f.severity} {f.code} {esc(f.message)}" for f in summary.findings]
+    findings = [f"{f.severity} {f.code} {shown_text(f.message)}" for f in summary.findings]
     return "\n".join([*head, "", *body, "", verdict, *findings, *notes]) + "\n"
 
 

@@ -15,15 +15,15 @@ from jxinspect.core.recompiles import (
     by_call_site,
     by_function,
 )
-from jxinspect.render.common.escape import text as esc
+from jxinspect.core.units import plural
+from jxinspect.render.common.source import shown_text
 
 
 def group_text(group: Group) -> str:
     """``31× batch['x'] shape f32[32,128] → f32[N,128], N in 1..31``."""
-    where = f"{esc(group.path)} " if group.path else ""
-    return (
-        f"{group.count}× {where}{group.kind} {esc(group.before or '(none)')} → {esc(group.after)}"
-    )
+    where = f"{shown_text(group.path)} " if group.path else ""
+    before, after = shown_text(group.before or "(none)"), shown_text(group.after)
+    return f"{group.count}× {where}{group.kind} {before} → {after}"
 
 
 def render_text(compiles: list[Compile], dropped: int) -> list[str]:
@@ -34,7 +34,7 @@ def render_text(compiles: list[Compile], dropped: int) -> list[str]:
     lines = ["", "recompiles"]
     for found in again:
         phases = _phases(found.compiles)
-        lines.append(f"  {esc(found.function)} ({esc(found.source or 'no source')}): "
+        lines.append(f"  {shown_text(found.function)} ({shown_text(found.source or 'no source')}): "
                      f"{len(found.compiles)} compiles, {found.seconds:.2f} s{phases}")  # fmt: skip
         groups = found.groups
         lines.extend(f"    {group_text(group)}" for group in groups)
@@ -44,10 +44,10 @@ def render_text(compiles: list[Compile], dropped: int) -> list[str]:
             lines.append(f"    advice ({kind}): {ADVICE[kind]}")
         sites = found.call_sites()
         if len(sites) > 1:
-            said = ", ".join(f"{esc(site)} {n}×" for site, n in sites.most_common())
+            said = ", ".join(f"{shown_text(site)} {n}×" for site, n in sites.most_common())
             lines.append(f"    called from {said}")
     if dropped:
-        lines.append(f"  {dropped} more compiles were counted, not listed")
+        lines.append(f"  {plural(dropped, 'more compile')} counted, not listed")
     return lines
 
 
@@ -82,18 +82,21 @@ def cache_text(compiles: list[Compile]) -> list[str]:
         return []
     lines = ["", "compile time (and the persistent compilation cache)"]
     for found in ranked:
-        lines.append(f"  {esc(found.function)} ({esc(found.source or 'no source')}): "
-                     f"{found.count} compiles, {found.seconds:.2f} s{_phases(found.compiles)};"
-                     f" cache: {cache_said(found)}")  # fmt: skip
+        source = shown_text(found.source or "no source")
+        lines.append(f"  {shown_text(found.function)} ({source}): "
+                     f"{plural(found.count, 'compile')}, {found.seconds:.2f} s"
+                     f"{_phases(found.compiles)}; cache: {cache_said(found)}")  # fmt: skip
         reasons = dict.fromkeys(
             c.cache.reason for c in found.compiles if c.cache and c.cache.reason
         )
-        lines.extend(f"    {esc(reason)}" for reason in reasons)
+        lines.extend(f"    {shown_text(reason)}" for reason in reasons)
     sites = by_call_site(compiles)
     if sites:
         lines.append("  by call site")
     for site in sites:
         found = site.compiles
-        lines.append(f"    {esc(site.site)}: {found.count} compiles, {found.seconds:.2f} s "
-                     f"({esc(', '.join(site.functions))}); cache: {cache_said(found)}")  # fmt: skip
+        functions = shown_text(", ".join(site.functions))
+        lines.append(f"    {shown_text(site.site)}: {plural(found.count, 'compile')}, "
+                     f"{found.seconds:.2f} s ({functions}); "
+                     f"cache: {cache_said(found)}")  # fmt: skip
     return lines

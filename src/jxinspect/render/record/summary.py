@@ -19,7 +19,7 @@ from jxinspect.core.recording import (
     programs_by_name,
 )
 from jxinspect.core.vocabulary import STATUSES, Status
-from jxinspect.render.common.escape import text as esc
+from jxinspect.render.common.source import shown_text
 from jxinspect.render.common.table import plain_table
 from jxinspect.render.record import recompiles
 
@@ -39,7 +39,7 @@ def _findings(tally: Tally) -> str:
 def run_line(index: Index) -> str:
     """How the run ended, in words."""
     if index.stopped_after is not None:
-        return f"stopped after `{esc(index.stopped_after)}` was recorded, as asked"
+        return f"stopped after `{shown_text(index.stopped_after)}` was recorded, as asked"
     if index.exit_code is None:
         return "the run did not finish (it is running, or jxinspect record was killed)"
     if index.exit_code < 0:
@@ -61,7 +61,7 @@ def compile_line(index: Index, compiles: Sequence[Compile], dropped: int = 0) ->
     parts = [f"{count} compile{'s' if count != 1 else ''} of your functions {yours:.1f} s"]
     if index.internal:
         most = sorted(index.internal_lines.items(), key=lambda item: (-item[1], item[0]))[:3]
-        at = ", ".join(f"{esc(line)} {n}×" for line, n in most)
+        at = ", ".join(f"{shown_text(line)} {n}×" for line, n in most)
         parts.append(
             f"{index.internal} of JAX's own {index.internal_s:.1f} s"
             + (f", most at {at}" if at else "")
@@ -90,19 +90,21 @@ def not_recorded(index: Index) -> list[str]:
         lines.append(f"{index.failed} lowerings could not be recorded (the run went on "
                      "without their reports):")  # fmt: skip
         lines.extend(
-            f"  {failure.count}× `{esc(failure.function or '?')}`: {esc(failure.error)}"
+            f"  {failure.count}× `{shown_text(failure.function or '?')}`: "
+            f"{shown_text(failure.error)}"
             for failure in index.failures
         )
     for entry in index.functions:
         if entry.lowerings > 1:
-            lines.append(f"`{esc(entry.name)}` ({esc(entry.folder)}): the same program was traced "
+            lines.append(f"`{shown_text(entry.name)}` ({shown_text(entry.folder)}): the same "
+                         "program was traced "
                          f"and lowered {entry.lowerings} times, each a miss of JAX's cache "
                          "(a new jit object or function per call, or cleared caches)")  # fmt: skip
     for name, entries in programs_by_name(index.functions).items():
         folders = [entry.folder for entry in entries]
         if len(folders) > 1:
-            count, listed = len(folders), esc(", ".join(folders))
-            lines.append(f"`{esc(name)}` was lowered as {count} programs ({listed}): other "
+            count, listed = len(folders), shown_text(", ".join(folders))
+            lines.append(f"`{shown_text(name)}` was lowered as {count} programs ({listed}): other "
                          "input types, static arguments or closed-over values; each is a new "
                          "trace and compile")  # fmt: skip
     return lines
@@ -129,9 +131,9 @@ def render(recording: Recording) -> str:
     folder, index, reports = recording.folder, recording.index, recording.reports
     command = shlex.join(index.command)
     head = [
-        f"recording: {esc(folder)}",
-        f"command:   {esc(command)}",
-        f"jax:       {esc(index.jax_version or 'not recorded')}",
+        f"recording: {shown_text(folder)}",
+        f"command:   {shown_text(command)}",
+        f"jax:       {shown_text(index.jax_version or 'not recorded')}",
         f"run:       {run_line(index)}",
     ]
     compiled = compile_line(index, recording.compiles, recording.compiles_dropped)
@@ -141,7 +143,7 @@ def render(recording: Recording) -> str:
         (
             entry.name,
             entry.folder,
-            esc(signature),
+            shown_text(signature),
             entry.stage,
             _statuses(tally.inputs),
             _statuses(tally.outputs),

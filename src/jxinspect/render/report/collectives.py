@@ -6,8 +6,11 @@ from jxinspect.core.model import Collective, Report
 from jxinspect.core.units import human_bytes, type_text
 from jxinspect.render.common.escape import text as esc
 from jxinspect.render.common.source import source_text
-from jxinspect.render.common.table import plain_table
+from jxinspect.render.common.table import ROWS_MOST, largest, plain_table
 
+CELL_MOST = 48
+"""A cell's most characters here: ten columns, two of them (the operands, XLA's op name)
+as long as the program makes them, fit a wide terminal."""
 COLUMNS = ("#", "collective", "axes", "operands (per device)", "bytes", "trips", "bytes/step",
            "moves", "op", "source")  # fmt: skip
 
@@ -28,11 +31,15 @@ def groups_text(c: Collective) -> str:
     return f"{len(c.groups)} groups of {len(c.groups[0])}"
 
 
-def rows(report: Report) -> list[tuple[str, ...]]:
-    """One raw row per collective (escaped by the renderer that shows it)."""
+def rows(report: Report, most: int | None = None) -> list[tuple[str, ...]]:
+    """One raw row per collective (escaped by the renderer that shows it); the ``most``
+    that move the most bytes per step where given, in program order."""
     assert report.compiled is not None
+    numbered = list(enumerate(report.compiled.collectives or ()))
+    if most is not None:
+        numbered, _ = largest(numbered, lambda ic: ic[1].bytes_per_step, most)
     result: list[tuple[str, ...]] = []
-    for i, c in enumerate(report.compiled.collectives or ()):
+    for i, c in numbered:
         operands = ", ".join(type_text(o.shape, o.dtype) for o in c.operands)
         axes = ",".join(c.axes) if c.axes is not None else f"? ({groups_text(c)})"
         source = source_text(c.file, c.line, c.library_file, c.library_line)
@@ -67,7 +74,9 @@ def render(report: Report) -> str:
         return f"collectives: not read: {esc(report.compiled.unread or 'unknown')}\n"
     lines = [f"collectives ({len(collectives)})"]
     if collectives:
-        lines += ["  " + line for line in plain_table(COLUMNS, rows(report))]
+        _, more = largest(collectives, lambda c: c.bytes_per_step)
+        lines += ["  " + line for line in plain_table(COLUMNS, rows(report, ROWS_MOST), CELL_MOST)]
+        lines += [f"  {more} per step (--format json lists every one)"] if more else []
         lines.append("  per axis: " + esc(totals_line(report.compiled.collective_bytes_by_axes)))
         lines.append("  per step: " + esc(totals_line(per_step_by_axes(report))))
     return "\n".join(lines) + "\n"

@@ -1,5 +1,6 @@
 """The peak's live set (``lower --memory``): where the peak is reached, the bytes live over
-the schedule as a sparkline, and every buffer live there, largest first."""
+the schedule as a sparkline, and the largest buffers live there, largest first (the rest
+counted: ``and K more (X MiB)``; JSON and HTML list every one)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from jxinspect.core.model import (
 from jxinspect.core.units import human_bytes
 from jxinspect.render.common.escape import text as esc
 from jxinspect.render.common.source import source_text
-from jxinspect.render.common.table import plain_table
+from jxinspect.render.common.table import largest, plain_table
 
 COLUMNS = ("bytes", "kind", "type", "holds", "role", "loop", "source")
 """The source last: a path's length never moves the other columns."""
@@ -90,6 +91,15 @@ def rows(peak: MemoryPeak) -> list[tuple[str, ...]]:
     return rows_of(peak.buffers or ())
 
 
+def _table(
+    columns: tuple[str, ...], rows: list[tuple[str, ...]], more: str | None, indent: str = "  "
+) -> list[str]:
+    """A text table, and the line that counts the rows it leaves out."""
+    return [indent + line for line in plain_table(columns, rows)] + (
+        [f"{indent}{more}"] if more else []
+    )
+
+
 def rows_of(buffers: tuple[PeakBuffer, ...]) -> list[tuple[str, ...]]:
     return [
         (human_bytes(b.bytes), b.kind, b.type, holds(b), b.role or "", b.loop or "",
@@ -118,13 +128,14 @@ def residual_lines(residuals: tuple[Residual, ...] | None) -> list[str]:
     if not residuals:
         return []
     total = human_bytes(sum(r.bytes for r in residuals))
+    shown, more = largest(sorted(residuals, key=lambda r: -r.bytes), lambda r: r.bytes)
     rows: list[tuple[str, ...]] = [
         (human_bytes(r.bytes), r.type, r.source, r.name or "", source(r.file, r.line))
-        for r in residuals
+        for r in shown
     ]
     return [
-        f"kept for the backward pass: {len(residuals)} residuals, {total} (global)",
-        *("  " + line for line in plain_table(RESIDUAL_COLUMNS, rows)),
+        f"kept for the backward pass: {len(residuals)} residuals, {total} (global), largest first",
+        *_table(RESIDUAL_COLUMNS, rows, more),
     ]
 
 
@@ -137,15 +148,16 @@ def recomputed_lines(recomputed: tuple[Recomputed, ...] | None) -> list[str]:
     if not recomputed:
         return []
     total = human_bytes(sum(r.bytes for r in recomputed))
+    shown, more = largest(recomputed, lambda r: r.bytes)
     rows: list[tuple[str, ...]] = [
         (human_bytes(r.bytes), r.type, f"'{r.name}'" if r.name else r.operation,
          source(r.file, r.line),
          "each trip" if r.looped else "")
-        for r in recomputed
+        for r in shown
     ]  # fmt: skip
     return [
         f"recomputed in the backward pass (checkpoint): {len(recomputed)} values, {total} (global)",
-        *("  " + line for line in plain_table(RECOMPUTED_COLUMNS, rows)),
+        *_table(RECOMPUTED_COLUMNS, rows, more),
     ]
 
 
@@ -161,7 +173,8 @@ def render(report: Report) -> str:
     lines = [f"memory at the peak: {len(peak.buffers)} buffers, {esc(summary(peak))}"]
     if peak.timeline:
         lines.append(f"  over the schedule: {sparkline(peak.timeline)}")
-    lines += ["  " + line for line in plain_table(COLUMNS, rows(peak))]
+    shown, more = largest(peak.buffers, lambda b: b.bytes)
+    lines += _table(COLUMNS, rows_of(tuple(shown)), more)
     lines.append(
         "  per kind: "
         + per_kind(peak)
@@ -171,7 +184,8 @@ def render(report: Report) -> str:
         lines.append("  " + chip)
         for space in peak.on_chip or ():
             lines.append(f"  {space.space} at its own peak:")
-            lines += ["    " + line for line in plain_table(COLUMNS, rows_of(space.buffers))]
+            shown, more = largest(space.buffers, lambda b: b.bytes)
+            lines += _table(COLUMNS, rows_of(tuple(shown)), more, "    ")
     lines += residual_lines(report.compiled.residuals)
     lines += recomputed_lines(report.compiled.recomputed)
     return "\n".join(lines) + "\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from jxinspect.core.model import Collective, Origin, Report, ValueOrigins
 from jxinspect.render.common.escape import text as esc
+from jxinspect.render.common.source import at_source_text, is_library, paths_shown
 
 TITLE = "why each collective (Shardy's record of where each sharding came from)"
 VALUES_TITLE = "why these values are sharded so (--why-of)"
@@ -14,10 +15,29 @@ UNMATCHED = (
 )
 
 
+HOPS_SHOWN = 4
+"""The user's hops a route names: the first two and the last two."""
+
+
+def route(origin: Origin) -> str:
+    """`` via tanh at model.py:16 → dot_general at model.py:18 (+3 in libraries)``: the
+    hops at the user's lines (the first two and the last two of many), the library's
+    counted."""
+    user = [hop for hop in origin.via if hop.file is None or not is_library(hop.file)]
+    hops = [", ".join(h.operations) + at_source_text(h.file, h.line) for h in user]
+    if len(hops) > HOPS_SHOWN:
+        hops = [*hops[:2], f"… {len(hops) - HOPS_SHOWN} more", *hops[-2:]]
+    library = len(origin.via) - len(user)
+    said = f" via {' → '.join(hops)}" if hops else ""
+    if library:
+        said += f" (+{library} in libraries)" if hops else f" via {library} hops in libraries"
+    return said
+
+
 def axes_from(origins: tuple[Origin, ...]) -> str:
     """``data ← argument `x`; model ← argument `w` via tanh at model.py:5``: each axis,
     its declaration and the operations that carried it."""
-    return "; ".join(f"{o.axis} ← {o.declaration}{o.route}" for o in origins)
+    return "; ".join(f"{o.axis} ← {o.declaration}{route(o)}" for o in origins)
 
 
 def asked_lines(value: ValueOrigins) -> list[str]:
@@ -61,7 +81,7 @@ def render(report: Report) -> str:
         lines.append("  none: the compiled program has no collectives")
     for i, c in enumerate(compiled.collectives):
         axes = ",".join(c.axes) if c.axes else "?"
-        at = f" at {c.file}:{c.line}" if c.file else ""
+        at = at_source_text(c.file, c.line)
         lines.append(f"  #{i} {c.kind} over {axes}, moves {c.moves}{at}")
         if c.origins is None and not compiled.origins_read:
             lines.append("     not asked for (lower --why)")
@@ -69,8 +89,12 @@ def render(report: Report) -> str:
             lines.append(f"     {UNMATCHED}")
         elif not c.origins:
             lines.append("     the partitioner's record names no declaration for its operation")
-        lines += [f"     {esc(line)}" for line in _values(c)]
+        lines += [f"     {esc(paths_shown(line))}" for line in _values(c)]
     if compiled.why_of:
         lines += ["", VALUES_TITLE]
-        lines += [f"  {esc(line)}" for value in compiled.why_of for line in asked_lines(value)]
+        lines += [
+            f"  {esc(paths_shown(line))}"
+            for value in compiled.why_of
+            for line in asked_lines(value)
+        ]
     return "\n".join(lines) + "\n"

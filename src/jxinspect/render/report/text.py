@@ -17,12 +17,12 @@ from jxinspect.core.model import (
     Output,
     Report,
     ShardingSource,
-    at_source,
 )
 from jxinspect.core.units import human_bytes, human_flops, recorded, type_text
 from jxinspect.render.common.console import ansi_console
 from jxinspect.render.common.escape import text as esc
 from jxinspect.render.common.findings import grouped, inside_jax_line
+from jxinspect.render.common.source import at_source_text, paths_shown
 from jxinspect.render.common.table import plain_table
 from jxinspect.render.report import memory_view
 
@@ -224,7 +224,7 @@ def cost_line(compiled: CompiledInfo) -> str:
 
 def unknown_cost(compiled: CompiledInfo) -> str:
     """``kernel matmul_kernel at model.py:12 has no cost estimate`` (each such kernel)."""
-    said = [f"kernel {k.name}{at_source(k.file, k.line)}" for k in compiled.uncosted]
+    said = [f"kernel {k.name}{at_source_text(k.file, k.line)}" for k in compiled.uncosted]
     return ", ".join(said) + (" has" if len(said) == 1 else " have") + " no cost estimate"
 
 
@@ -235,7 +235,7 @@ def kernels_line(compiled: CompiledInfo) -> str:
     for k in compiled.kernels or ():
         cost = ("no device arithmetic" if k.costless else "no cost estimate" if k.flops is None
                 else f"{human_flops(k.flops)} estimated")  # fmt: skip
-        parts.append(f"{k.name}{at_source(k.file, k.line)} ({cost})")
+        parts.append(f"{k.name}{at_source_text(k.file, k.line)} ({cost})")
     return ", ".join(parts)
 
 
@@ -247,13 +247,19 @@ def summary_line(report: Report) -> str:
     ok_out = sum(leaf.status == "ok" for leaf in report.outputs)
     parts = [f"{ok_in}/{len(report.inputs)} arguments and {ok_out}/{len(report.outputs)} "
              "results carry their names"]  # fmt: skip
+    renamed = sum(leaf.status == "renamed" for leaf in report.inputs) + sum(
+        leaf.status == "renamed" for leaf in report.outputs
+    )
+    if renamed:
+        parts[0] += f" ({renamed} renamed by the library's wrapper, as it always does; "
+        parts[0] += "each maps back to your path)"
     parts += [f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in sorted(counts.items())]
     return "; ".join(parts)
 
 
 def render_plain(report: Report) -> str:
     """Stable plain text: header, inputs, outputs, findings, summary."""
-    lines = [f"{key + ':':<14}{esc(value)}" for key, value in header_lines(report)]
+    lines = [f"{key + ':':<14}{esc(paths_shown(value))}" for key, value in header_lines(report)]
     lines += ["", f"inputs ({len(report.inputs)})"]
     lines += ["  " + line for line in plain_table(*input_table(report))]
     lines += ["", f"outputs ({len(report.outputs)})"]
@@ -261,7 +267,7 @@ def render_plain(report: Report) -> str:
     if report.findings:
         lines += ["", f"findings ({len(report.findings)})"]
         lines += [
-            f"  {g.first.code} {g.first.severity:<7} {esc(g.text())}"
+            f"  {g.first.code} {g.first.severity:<7} {esc(paths_shown(g.text()))}"
             for g in grouped(report.findings)
         ]
         folded = inside_jax_line(report.findings)
@@ -280,7 +286,8 @@ def render_rich(report: Report, width: int = 120) -> str:
     grid = RichTable.grid(padding=(0, 2))
     for key, value in header_lines(report):
         grid.add_row(
-            Text(key, style="bold"), Text(esc(value), style="red" if key == "error" else "")
+            Text(key, style="bold"),
+            Text(esc(paths_shown(value)), style="red" if key == "error" else ""),
         )
     console.print(grid)
 
@@ -301,7 +308,7 @@ def render_rich(report: Report, width: int = 120) -> str:
         f = group.first
         line = Text(f"{f.code} ", style="bold")
         line.append(f"{f.severity:<7} ", style=SEVERITY_STYLE[f.severity])
-        line.append(esc(group.text()))
+        line.append(esc(paths_shown(group.text())))
         console.print(line)
     folded = inside_jax_line(report.findings)
     if folded:

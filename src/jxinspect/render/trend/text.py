@@ -6,17 +6,13 @@ are escaped (:func:`escape.text`); colour only when asked."""
 from __future__ import annotations
 
 from jxinspect.core.history import Trend, TrendChange, Value, is_bytes
-from jxinspect.core.units import human_bytes
+from jxinspect.core.units import human_bytes, plural
 from jxinspect.render.common.escape import text as esc
 from jxinspect.render.common.table import plain_table
 
 MISSING = "—"
 """A value the row did not measure."""
 _GROWTH, _SHRINK, _RESET = "\033[31m", "\033[32m", "\033[0m"
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}{'s' if count != 1 else ''}"
 
 
 def value(measure: str, found: Value, exact: bool = False) -> str:

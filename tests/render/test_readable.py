@@ -1,0 +1,64 @@
+"""Readable on a real model: paths as ruff and pytest print them, tables bounded for a
+terminal, a wrapper's state one finding (through the command, on a 60-leaf NNX step)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import flax
+from helpers import REPO, run_cli
+
+from jxinspect.render.common.source import paths_shown, shown_path, source_text
+
+NNX_STEP = ("lower", "tests/fixtures/nnx_transformer.py:train_step", "--args-from", "make",
+            "--devices", "8", "--mesh", "data=2,model=4")  # fmt: skip
+
+
+def test_paths_relative_here_and_by_package_for_libraries() -> None:
+    here = os.path.join(os.getcwd(), "pkg", "model.py")
+    library = os.path.join(os.path.dirname(flax.__file__), "nnx", "nn", "linear.py")
+    assert shown_path(here) == os.path.join("pkg", "model.py")
+    assert shown_path(library) == "flax/nnx/nn/linear.py"
+    assert shown_path("/elsewhere/model.py") == "/elsewhere/model.py"
+    assert source_text(here, 3, library, 1342) == "pkg/model.py:3 (flax/nnx/nn/linear.py:1342)"
+    assert paths_shown(f"step at {here}:21") == "step at pkg/model.py:21"
+
+
+def _section(stdout: str, head: str) -> list[str]:
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(head))
+    return lines[start:]
+
+
+def test_memory_of_a_real_model_fits_a_terminal_and_json_keeps_every_buffer() -> None:
+    result = run_cli(*NNX_STEP, "--memory")
+    assert result.returncode in (0, 1), result.stderr
+    section = _section(result.stdout, "memory at the peak:")
+    assert len(section) <= 150
+    assert max(len(line) for line in section) <= 250
+    assert any(line.strip().startswith("and ") and "more (" in line for line in section)
+    assert str(REPO) not in result.stdout
+    assert "function:     train_step at tests/fixtures/nnx_transformer.py:" in result.stdout
+    kept = _section(result.stdout, "kept for the backward pass:")
+    sizes = [
+        line.split()[0:2] for line in kept[2:] if line.startswith("  ") and "more (" not in line
+    ]
+    units = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
+    bytes_ = [float(n) * units[u] for n, u in sizes]
+    assert bytes_ == sorted(bytes_, reverse=True)
+    data = json.loads(run_cli(*NNX_STEP, "--memory", "--format", "json").stdout)
+    buffers = data["compiled"]["peak"]["buffers"]
+    assert len(buffers) > 20
+    assert data["file"] == str(REPO / "tests/fixtures/nnx_transformer.py")
+
+
+def test_collectives_and_why_fit_a_terminal() -> None:
+    for flags in (("--compile", "--show", "collectives"), ("--why",)):
+        result = run_cli(*NNX_STEP, *flags)
+        assert result.returncode in (0, 1), result.stderr
+        title = "collectives (" if "collectives" in flags else "why each collective"
+        section = _section(result.stdout, title)
+        assert len(section) <= 150 and max(len(line) for line in section) <= 250
+        assert str(Path(flax.__file__).parent) not in result.stdout
