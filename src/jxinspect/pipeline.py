@@ -20,7 +20,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from jxinspect import rules
-from jxinspect.core import interrupts
+from jxinspect.core import interrupts, progress
 from jxinspect.core.facts import Facts
 from jxinspect.core.identity import ProgramComparison
 from jxinspect.core.model import AcceptedCost, Finding, InputsFrom, Mesh, Report, Topology
@@ -200,12 +200,14 @@ def compiled_report(
     from jxinspect.tracer.staged import CompileFailed
 
     compiled.check_compilable(report)
+    progress.stage("compiling")
     done = staging.compile(staged, dump_assignment=memory and report.platform == "tpu")
     if isinstance(done, CompileFailed):
         short = seam.hbm_shortfall(done.error) if report.topology else None
         return replace(report, error=f"compilation failed: {done.error}", does_not_fit=short)
     if report.topology is not None:
         check_compiled_for(report.topology, done.executable)
+    progress.stage("reading the compiled program")
     report = compiled.attach(report, done.executable, memory=memory, dumped=done.assignment)
     if why is not None:
         report = with_provenance(report, staged.lowered, why)
@@ -213,6 +215,7 @@ def compiled_report(
     if measure is not None:
         from jxinspect.tracer.read.profile import measured
 
+        progress.stage(f"running {measure.warmup} + {measure.steps} steps under the profiler")
         report = replace(report, profile=measured(report, done.executable, measure))
     return residuals.with_residuals(report, staged.traced.jaxpr) if memory else report
 
@@ -225,7 +228,9 @@ def _imported(
     target function; and the mesh and the notes of preparing the devices."""
     from jxinspect.tracer import call
 
+    progress.stage("starting JAX")
     mesh, notes = call.prepare_devices(resolved.options_before_import)
+    progress.stage("importing the module")
     module = load_module(resolved.target)
     interrupts.check()  # a Ctrl-C the import swallowed (user code, a gc callback)
     if resolved.declared_at_import:
@@ -277,6 +282,7 @@ def inspect_target(
         options = resolved.options
         on = call.topology(options)
         jax_mesh = call.target_mesh(mesh, options.explicit, on)
+        progress.stage("building the example inputs")
         with call.building_under(jax_mesh):
             args, kwargs, said = example_inputs(resolved, module, fun, seam.wrapper_keywords(fun))
             args, kwargs = call.abstract_inputs(args, kwargs, jax_mesh)

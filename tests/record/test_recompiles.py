@@ -178,7 +178,8 @@ def test_show_groups_the_reasons_with_advice(
     assert shown.returncode == 0, shown.describe()
     section = shown.stdout.split("\nrecompiles\n", 1)[1]
     assert "  last_batch (last_batch at " in section and ": 32 compiles, " in section
-    assert "    31× x shape f32[32,8] → f32[N,8], N in 1..31" in section
+    assert "    compiles 2–32 (31×, " in section
+    assert "      31× x shape f32[32,8] → f32[N,8], N in 1..31" in section
     assert "    advice (shape): pad or bucket the dimension that varies" in section
     assert "    advice (function): hoist the jit out of the loop" in section
     data = json.loads(run_cli("show", "runs", "--format", "json", cwd=tmp).stdout)

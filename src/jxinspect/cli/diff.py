@@ -23,6 +23,7 @@ from jxinspect.cli.common import (
     use_color,
     warn_refused,
 )
+from jxinspect.cli.progress import progress_on_terminal
 from jxinspect.cli.staging import NO_FLAGS, Flags, with_staging_flags
 from jxinspect.core.errors import EXIT_FINDINGS, EXIT_OK, UsageError, no_such_file
 from jxinspect.core.vocabulary import FailOn
@@ -128,7 +129,7 @@ def diff_debug(
             return _emit_survey_diff(surveyed, format, use_color(color, output), output)
         allowed = tuple(allowed_classes(allow))
         given = options_from_flags(staging)
-        with user_prints_to_stderr():
+        with user_prints_to_stderr(), progress_on_terminal(format):
             loaded = load_sides(
                 before, after, given, tuple(function or ()), compile=compile or memory,
                 memory=memory,

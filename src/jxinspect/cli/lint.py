@@ -1,12 +1,12 @@
 """``jxinspect lint``: the CI gate. A thin layer over :func:`jxinspect.lint.run.run_lint`.
 
 The payload (in the chosen format) goes to stdout or ``-o FILE``; a progress bar and
-diagnostics go to stderr, the bar only when stderr is a terminal. Imports no JAX.
+diagnostics go to stderr, the bar only when stderr is a terminal
+(:mod:`jxinspect.cli.progress`). Imports no JAX.
 """
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
@@ -24,6 +24,7 @@ from jxinspect.cli.common import (
     use_color,
 )
 from jxinspect.cli.parameters import takes_options
+from jxinspect.cli.progress import progress_on_terminal
 from jxinspect.core.lint import LintResult
 from jxinspect.core.vocabulary import FailOn
 from jxinspect.render import formats
@@ -153,7 +154,8 @@ def _lint(paths: tuple[str, ...], flags: LintFlags, show_traceback: bool) -> int
     """Run lint, say what the flags ask on stderr and emit the result; its exit code."""
     from jxinspect.lint.run import run_lint
 
-    result = run_lint(_request(paths, flags, show_traceback))
+    with progress_on_terminal(flags.format):
+        result = run_lint(_request(paths, flags, show_traceback))
     for folder in _incomplete_records(flags.records):
         typer.echo(
             f"error: {one_line(str(folder))}: the recorded run did not complete; "
@@ -212,7 +214,6 @@ def _request(paths: tuple[str, ...], flags: LintFlags, show_traceback: bool) -> 
         keep_workers=flags.keep_workers,
         shard=parse_shard(flags.shard) if flags.shard is not None else None,
         compile=flags.compile,
-        progress=sys.stderr.isatty(),
         traceback=show_traceback,
         records=flags.records,
         history=check_history(flags.history) if flags.history is not None else None,

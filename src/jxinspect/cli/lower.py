@@ -22,6 +22,7 @@ from jxinspect.cli.common import (
     use_color,
     views,
 )
+from jxinspect.cli.progress import progress_on_terminal
 from jxinspect.cli.staging import NO_FLAGS, Flags, with_staging_flags
 from jxinspect.core.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USER_CODE
 from jxinspect.core.model import gate
@@ -102,7 +103,7 @@ def lower(
         request = text_request(shown, format, dialect, debug_info, source, max_lines)
         resolved = resolve(target, given, config)
         peak = "memory" in shown or _peak_needed(config.policy, resolved, wants_compiled)
-        with user_prints_to_stderr():
+        with user_prints_to_stderr(), progress_on_terminal(format):
             report = inspect_target(
                 resolved, keep_texts=request, compile=wants_compiled, memory=peak,
                 policy=config.policy, why="why" in shown, why_of=tuple(why_of or ()),

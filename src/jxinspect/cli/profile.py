@@ -10,6 +10,7 @@ from typing import Annotated, Literal, Optional
 import typer
 
 from jxinspect.cli.common import TracebackOpt, emit, render_report, run_command
+from jxinspect.cli.progress import progress_on_terminal
 from jxinspect.cli.staging import NO_FLAGS, Flags, with_staging_flags
 from jxinspect.core.errors import EXIT_OK
 from jxinspect.project.options import options_from_flags
@@ -51,7 +52,7 @@ def profile(
 
         config = project_config()
         resolved = resolve(target, options_from_flags(staging), config)
-        with user_prints_to_stderr():
+        with user_prints_to_stderr(), progress_on_terminal(format):
             report = inspect_target(resolved, compile=True, policy=config.policy,
                                     measure=Measure(steps, warmup, output))  # fmt: skip
         if format == "json":

@@ -91,6 +91,21 @@ def fails(severities: Iterable[Severity], fail_on: FailOn | None) -> bool:
 
 
 @functools.lru_cache(maxsize=4096)
+def spec_text(entries: Iterable[str | tuple[str, ...] | None]) -> str:
+    """A partition spec as the tool writes it everywhere: ``P('data', None)``,
+    ``P(('data', 'fsdp'), 'model')``; an entry of one axis is that axis (``P('model')``,
+    never ``P(('model',))`` nor Python's ``P('model',)``)."""
+
+    def entry(axes: str | tuple[str, ...] | None) -> str:
+        if isinstance(axes, tuple) and len(axes) == 1:
+            axes = axes[0]
+        if not isinstance(axes, tuple):
+            return repr(axes)
+        return "(" + ", ".join(map(repr, axes)) + ")" if axes else "None"
+
+    return "P(" + ", ".join(map(entry, entries)) + ")"
+
+
 def shard_bytes(shape: tuple[int, ...], dtype: str) -> int | None:
     """Bytes of an array of this shape; ``None`` when a dimension is symbolic (-1).
     (Cached: a model's leaves repeat a few shapes, and every leaf asks twice.)"""
@@ -223,15 +238,7 @@ class Sharding:
     def describe(self) -> str:
         """``P('data', None)``, ``P(('data', 'fsdp'), 'model')``, ``replicated``, ``manual``."""
         if self.kind == "tiled" and self.mesh is not None and not self.tiles:
-            entries = []
-            for axes in self.spec:
-                if not axes:
-                    entries.append("None")
-                elif len(axes) == 1:
-                    entries.append(repr(axes[0]))
-                else:
-                    entries.append("(" + ", ".join(repr(a) for a in axes) + ")")
-            return "P(" + ", ".join(entries) + ")" if any(self.spec) else "replicated"
+            return spec_text(self.spec) if any(self.spec) else "replicated"
         if self.kind == "tiled":
             text = "tiles[" + ",".join(str(t) for t in self.tiles) + "]"
             return text + (f" x{self.replicas} copies" if self.replicas > 1 else "")

@@ -31,7 +31,6 @@ class LintRequest:
     write_baseline: bool = False
     jobs: int = 1
     compile: bool | None = None
-    progress: bool = False
     traceback: bool = False
     timeout: float | None = None
     """Seconds one target may take (0: no limit); ``None``: as configured, or the default."""

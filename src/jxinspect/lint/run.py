@@ -28,9 +28,10 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from jxinspect._version import __version__
+from jxinspect.core import progress
 from jxinspect.core.errors import JxError, UsageError, error_kind
 from jxinspect.core.files import write_output
 from jxinspect.core.identity import ProgramComparison
@@ -270,49 +271,6 @@ def devices_needed(jobs: list[Job]) -> int | None:
             if count and (most is None or count > most):
                 most = count
     return most
-
-
-class _Progress:
-    """A transient progress bar on stderr (only when asked: stderr is a terminal), shown
-    while there is something to stage; targets can be added once it runs."""
-
-    def __init__(self, enabled: bool, stack: contextlib.ExitStack) -> None:
-        self.enabled, self.stack = enabled, stack
-        self.bar: Any = None
-        self.task: Any = None
-
-    def more(self, count: int) -> None:
-        """``count`` more targets to stage."""
-        if not self.enabled or count == 0:
-            return
-        if self.bar is None:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-            self.bar = self.stack.enter_context(
-                Progress(
-                    TextColumn("staging"),
-                    BarColumn(),
-                    MofNCompleteColumn(),
-                    console=Console(stderr=True),
-                    transient=True,
-                )
-            )
-            self.task = self.bar.add_task("staging", total=count)
-        else:
-            self.bar.update(self.task, total=self.bar.tasks[0].total + count)
-
-    def done(self, count: int) -> None:
-        if self.bar is not None:
-            self.bar.advance(self.task, count)
-
-
-@contextlib.contextmanager
-def _progress(total: int, enabled: bool) -> Iterator[_Progress]:
-    with contextlib.ExitStack() as stack:
-        progress = _Progress(enabled, stack)
-        progress.more(total)
-        yield progress
 
 
 class _Judge:
@@ -594,25 +552,25 @@ def _run(
     for job in jobs:
         (stored if keys and cache.has(keys[job.name]) else stale).append(job)
     interrupted = False
-    with _progress(len(stale), request.progress) as progress:
+    progress.more(len(stale))
 
-        def read_stored() -> list[Job]:
-            untrusted = []
-            for job in stored:
-                found = cache.get(keys[job.name])
-                if found is not None:
-                    outcomes[job.name] = Outcome(found, cached=True)
-                else:
-                    untrusted.append(job)
-            progress.more(len(untrusted))
-            stale.extend(untrusted)
-            return untrusted
+    def read_stored() -> list[Job]:
+        untrusted = []
+        for job in stored:
+            found = cache.get(keys[job.name])
+            if found is not None:
+                outcomes[job.name] = Outcome(found, cached=True)
+            else:
+                untrusted.append(job)
+        progress.more(len(untrusted))
+        stale.extend(untrusted)
+        return untrusted
 
-        try:
-            outcomes.update(supervisor.run(stale, devices, progress.done, read_stored))
-        except Interrupted as stop:
-            outcomes.update(stop.outcomes)
-            interrupted = True
+    try:
+        outcomes.update(supervisor.run(stale, devices, progress.done, read_stored))
+    except Interrupted as stop:
+        outcomes.update(stop.outcomes)
+        interrupted = True
     for job in jobs:  # interrupted before its entry was read: it did not report
         if job.name not in outcomes:
             outcomes[job.name] = NOT_STAGED

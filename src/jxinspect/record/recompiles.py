@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from jxinspect.core.model import spec_text
 from jxinspect.core.recompiles import CacheUse, Compile, CompileOptionsSeen, Reason
 from jxinspect.tracer import seam
 from jxinspect.tracer.stage import recorded, wrapper_paths
@@ -109,8 +110,12 @@ def short_repr(value: Any, limit: int) -> str:
 
 
 def _sharding_text(sharding: Any) -> str:
+    """``P('model')``, as every view writes a spec; the class's name for a sharding
+    without one."""
     spec = getattr(sharding, "spec", None)
-    return str(spec) if spec is not None else type(sharding).__name__
+    if spec is None:
+        return type(sharding).__name__
+    return spec_text(seam.spec_entries(spec))
 
 
 def reasons(before: Fingerprint, now: Fingerprint) -> list[Reason]:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from jxinspect.core import interrupts
+from jxinspect.core import interrupts, progress
 from jxinspect.core.artifacts import PROGRAM_LIMIT, SMALL_LIMIT, read_text
 from jxinspect.core.errors import UsageError
 from jxinspect.core.interrupts import signal_named
@@ -299,6 +299,7 @@ def with_provenance(report: Report, lowered: Any, run: PartitionerRun) -> Report
         return replace(report, compiled=replace(compiled, origins_unread=GSPMD_KEEPS_NONE))
     module = seam.stablehlo_module(lowered)
     name = string_value(module.operation.attributes["sym_name"])
+    progress.stage("waiting for the partitioner's run")
     dumped, why_not = run.finish(name)
     if dumped is None:
         unread = f"{why_not}; the report is without provenance"

@@ -19,6 +19,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
+from jxinspect.core import progress
 from jxinspect.core.errors import UsageError, UserCodeError, raised_by_jxinspect
 from jxinspect.core.interrupts import reraise_if_stopping
 from jxinspect.core.model import StaticArg
@@ -215,6 +216,7 @@ def _trace(staging: _Staging) -> _Program:
     )
     problem = None if wrapped else call_problem(fun, staging.args, staging.kwargs, plan)
     call_args, call_kwargs = staging.call
+    progress.stage("tracing")
     try:
         with seam.unfiltered_tracebacks():
             staged = fun if wrapped else _wrap(split.fun if split else fun, stage, staging.options)
@@ -330,6 +332,7 @@ def _lower(
 ) -> _Lowering:
     """Lower JAX's ``Traced`` (``args`` ``None``) or a staged function called with
     ``args``; an error is carried, not raised."""
+    progress.stage("lowering")
     try:
         with seam.unfiltered_tracebacks():
             return _Lowering(seam.lower(lowerable, args, kwargs, platform))
@@ -534,6 +537,7 @@ def _stage_adapted(
     adapter: Any, fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], platform: str | None
 ) -> Staged:
     """Stage through a library's wrapper (:mod:`jxinspect.tracer.adapters`)."""
+    progress.stage("tracing")
     try:
         with seam.unfiltered_tracebacks():
             adapted = adapter.stage(fun, args, kwargs)

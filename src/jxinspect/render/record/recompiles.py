@@ -1,7 +1,8 @@
 """The ``recompiles`` section of ``jxinspect show FOLDER``: per function that compiled
-more than once, how many compiles and their seconds, the reasons grouped by kind and
-path (``31× batch['x'] shape f32[32,128] → f32[N,128], N in 1..31``), one line of
-advice per kind, and the call sites."""
+more than once, how many compiles and their seconds; under each compile the reasons it
+compiled for (compiles for the same kinds of reason about the same paths in one block:
+``compiles 2–32 (31×, …)`` then ``31× batch['x'] shape f32[32,128] → f32[N,128], N in
+1..31``), one line of advice per kind, and the call sites."""
 
 from __future__ import annotations
 
@@ -37,9 +38,10 @@ def render_text(compiles: list[Compile], dropped: int) -> list[str]:
         lines.append(f"  {shown_text(found.function)} ({shown_text(found.source or 'no source')}): "
                      f"{len(found.compiles)} compiles, {found.seconds:.2f} s{phases}")  # fmt: skip
         groups = found.groups
-        lines.extend(f"    {group_text(group)}" for group in groups)
         if not groups:
             lines.append("    the same program each time: JAX's caches let it go")
+        for caused in _by_cause(found) if groups else ():
+            lines.extend(_cause_text(caused))
         for kind in dict.fromkeys(g.kind for g in groups):
             lines.append(f"    advice ({kind}): {ADVICE[kind]}")
         sites = found.call_sites()
@@ -49,6 +51,46 @@ def render_text(compiles: list[Compile], dropped: int) -> list[str]:
     if dropped:
         lines.append(f"  {plural(dropped, 'more compile')} counted, not listed")
     return lines
+
+
+def _by_cause(found: FunctionCompiles) -> list[FunctionCompiles]:
+    """The function's compiles after its first, in blocks that share their reasons' kinds
+    and paths (the 31 compiles of one varying shape are one block), in the order each
+    first happened; the same program compiled again is a block of its own."""
+    blocks: dict[tuple[tuple[str, str | None], ...], list[Compile]] = {}
+    for compile in found.compiles[1:]:
+        cause = tuple(dict.fromkeys((r.kind, r.path) for r in compile.reasons))
+        blocks.setdefault(cause, []).append(compile)
+    return [FunctionCompiles(found.function, found.source, compiles=tuple(block))
+            for block in blocks.values()]  # fmt: skip
+
+
+def _cause_text(caused: FunctionCompiles) -> list[str]:
+    """``compile 3 (0.41 s)`` and the reasons it compiled for, beneath it."""
+    numbers = _ranges([c.number for c in caused.compiles])
+    which = f"compile {numbers}" if caused.count == 1 else f"compiles {numbers} ({caused.count}×"
+    which += f", {caused.seconds:.2f} s)" if caused.count > 1 else f" ({caused.seconds:.2f} s)"
+    if not caused.groups:
+        return [f"    {which}: the same program again"]
+    return [f"    {which}"] + [
+        f"      {group_text(g) if caused.count > 1 else _reason_text(g)}" for g in caused.groups
+    ]
+
+
+def _reason_text(group: Group) -> str:
+    """One compile's reason: :func:`group_text` without the count."""
+    return group_text(group).split(" ", 1)[1]
+
+
+def _ranges(numbers: list[int]) -> str:
+    """``2–4, 7``."""
+    spans: list[list[int]] = []
+    for n in sorted(numbers):
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in spans)
 
 
 def _phases(compiles: Iterable[Compile]) -> str:
