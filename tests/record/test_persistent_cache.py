@@ -94,7 +94,7 @@ def test_a_first_run_misses_and_writes_and_a_second_hits(tmp: Path) -> None:
     assert compiles["f"]["compile_s"] is None  # a hit: JAX compiled nothing
     shown = run_cli("show", "second", cwd=tmp)
     assert re.search(
-        r"  f \(f at .*script.py:\d+\): 1 compiles, .*; cache: 1 hit, saved", shown.stdout
+        r"  f \(f at .*script.py:\d+\): 1 compile, .*; cache: 1 hit, saved", shown.stdout
     )
     # the line that called both (the print) ranks as one call site: two compiles, two hits
     call = next(n for n, line in enumerate(SCRIPT.splitlines(), 1) if line.startswith("print("))

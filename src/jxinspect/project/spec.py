@@ -14,7 +14,6 @@ from typing import Literal, NoReturn, TypeAlias, TypeVar
 
 from jxinspect.core import dtypes
 from jxinspect.core.errors import UsageError
-from jxinspect.core.model import spec_text
 from jxinspect.project import spec_syntax as syn
 from jxinspect.project.spec_syntax import MAX_DEPTH as MAX_DEPTH
 from jxinspect.project.spec_syntax import SpecError as SpecError
@@ -77,7 +76,12 @@ class PSpec:
     entries: tuple[PEntry, ...]
 
     def __str__(self) -> str:
-        return spec_text(self.entries)
+        def entry(e: PEntry) -> str:
+            if not isinstance(e, tuple):
+                return repr(e)
+            return "(" + ", ".join(map(repr, e)) + ("," if len(e) == 1 else "") + ")"
+
+        return "P(" + ", ".join(map(entry, self.entries)) + ")"
 
 
 @dataclass(frozen=True)
