@@ -248,11 +248,38 @@ class Sharding:
         )
 
 
+def per_device(
+    shape: tuple[int, ...], dtype: str, sharding: Sharding | None, one_device: bool
+) -> tuple[tuple[int, ...] | None, int | None]:
+    """The shape and bytes each device holds of a value: from its ``sharding``; the whole
+    value where every device holds it whole (``one_device``, or no dimension over 1);
+    unknown (``None``, ``None``) where the compiler picks its layout. The bytes are
+    ``None`` too where a dimension is symbolic."""
+    shard: tuple[int, ...] | None
+    if sharding is not None:
+        shard = sharding.shard_shape(shape)
+    elif one_device or all(0 <= d <= 1 for d in shape):
+        shard = shape
+    else:
+        return None, None
+    return shard, shard_bytes(shard, dtype)
+
+
+def known_sum(sizes: Iterable[int | None]) -> int | None:
+    """The sum of ``sizes``; ``None`` where one is unknown."""
+    total = 0
+    for size in sizes:
+        if size is None:
+            return None
+        total += size
+    return total
+
+
 def _size_leaf(leaf: Input | Output, sharding: Sharding | None) -> None:
     """Work out a leaf's derived ``shard_shape`` and ``bytes_per_device``."""
-    shard = sharding.shard_shape(leaf.shape) if sharding else leaf.shape
+    shard, size = per_device(leaf.shape, leaf.dtype, sharding, leaf.one_device)
     object.__setattr__(leaf, "shard_shape", shard)
-    object.__setattr__(leaf, "bytes_per_device", shard_bytes(shard, leaf.dtype))
+    object.__setattr__(leaf, "bytes_per_device", size)
 
 
 @dataclass(frozen=True)
@@ -272,11 +299,13 @@ class Input:
     dtype: str
     sharding: Sharding | None = None
     """Declared sharding (``sdy.sharding`` or ``mhlo.sharding``), if any."""
-    shard_shape: tuple[Dim, ...] = field(init=False, default=(), compare=False, repr=False)
-    """Per-device shape: from the compiled sharding once compiled, else the declared one
-    (derived)."""
+    shard_shape: tuple[Dim, ...] | None = field(init=False, default=None, compare=False, repr=False)
+    """Per-device shape: from the compiled sharding once compiled, else the declared one;
+    the whole shape on one device; ``None`` (unknown) where neither is known on several
+    devices, the compiler picking the layout (derived)."""
     bytes_per_device: Count | None = field(init=False, default=None, compare=False, repr=False)
-    """Bytes each device holds; ``None`` when a dimension is symbolic, written -1 (derived)."""
+    """Bytes each device holds; ``None`` where :attr:`shard_shape` is unknown or a
+    dimension is symbolic, written -1 (derived)."""
     donated: bool = False
     """Donation was requested (``donate_argnums``/``donate_argnames``)."""
     aliased_output: int | None = None
@@ -292,6 +321,9 @@ class Input:
     """The output the compiled program reuses this buffer for (input/output alias)."""
     compiled_name: str | None = None
     """The name the compiled program's parameter carries (its op metadata), once compiled."""
+    one_device: bool = False
+    """The program runs on one device, which holds the value whole (its per-device size is
+    known with no sharding)."""
 
     def __post_init__(self) -> None:
         _size_leaf(self, self.compiled_sharding or self.sharding)
@@ -312,17 +344,22 @@ class Output:
     shape: tuple[Dim, ...]
     dtype: str
     sharding: Sharding | None = None
-    shard_shape: tuple[Dim, ...] = field(init=False, default=(), compare=False, repr=False)
-    """Per-device shape: from the compiled sharding once compiled, else the declared one
-    (derived)."""
+    shard_shape: tuple[Dim, ...] | None = field(init=False, default=None, compare=False, repr=False)
+    """Per-device shape: from the compiled sharding once compiled, else the declared one;
+    the whole shape on one device; ``None`` (unknown) where neither is known on several
+    devices, the compiler picking the layout (derived)."""
     bytes_per_device: Count | None = field(init=False, default=None, compare=False, repr=False)
-    """Bytes each device holds; ``None`` when a dimension is symbolic, written -1 (derived)."""
+    """Bytes each device holds; ``None`` where :attr:`shard_shape` is unknown or a
+    dimension is symbolic, written -1 (derived)."""
     memory_kind: str | None = None
     compiled_sharding: Sharding | None = None
     """The sharding XLA chose, once compiled."""
     left_to_compiler: bool = False
     """``out_shardings`` gave it ``None``: its layout is left to the compiler as declared
     (the program reads as for a result given nothing)."""
+    one_device: bool = False
+    """The program runs on one device, which holds the value whole (its per-device size is
+    known with no sharding)."""
 
     def __post_init__(self) -> None:
         _size_leaf(self, self.compiled_sharding or self.sharding)

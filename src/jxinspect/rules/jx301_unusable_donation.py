@@ -22,10 +22,17 @@ def reason(leaf: Input, report: Report) -> str:
     same_type = [o for o in report.outputs if o.shape == leaf.shape and o.dtype == leaf.dtype]
     if not same_type:
         return f"no output is {type_text(leaf.shape, leaf.dtype)}"
-    same_shard = [o for o in same_type if o.shard_shape == leaf.shard_shape]
+    mine = leaf.shard_shape
+    if mine is None:
+        return "its layout is the compiler's to pick, unknown before compiling"
+    same_shard = [o for o in same_type if o.shard_shape == mine]
+    open_layout = [o for o in same_type if o.shard_shape is None]
+    if not same_shard and open_layout:
+        return (f"the layout of the output {open_layout[0].path} of its type is the "
+                "compiler's to pick, unknown before compiling")  # fmt: skip
     if not same_shard:
-        theirs = type_text(same_type[0].shard_shape, leaf.dtype)
-        return (f"per-shard shapes differ: {type_text(leaf.shard_shape, leaf.dtype)} per "
+        theirs = type_text(same_type[0].shard_shape or (), leaf.dtype)
+        return (f"per-shard shapes differ: {type_text(mine, leaf.dtype)} per "
                 f"device, the output {same_type[0].path} has {theirs}")  # fmt: skip
     return "the outputs that match it are reused by other donated arguments"
 
