@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import KW_ONLY, dataclass, field, replace
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Literal, Protocol, get_args
 
 from msgspec import Meta
 
@@ -24,6 +24,7 @@ from jxinspect.core.display import Displayed, renderers
 from jxinspect.core.dtypes import element_bytes
 from jxinspect.core.profile import Profile
 from jxinspect.core.program import Program
+from jxinspect.core.source import source_text
 from jxinspect.core.units import human_bytes
 from jxinspect.core.vocabulary import (
     SEVERITY_RANK,
@@ -449,6 +450,11 @@ class Finding:
     fixed_in: str | None = None
     """The JAX release from which the surveys shipped with jxinspect keep what this finding
     says was lost (``0.7.2``); ``None`` when no shipped survey says so."""
+    library_file: str | None = None
+    """Where the finding is about a buffer, a collective or an operation made inside a
+    library (Flax's ``linear.py``, optax's loss): that innermost frame, ``file``/``line``
+    being the user's line that called it."""
+    library_line: int | None = None
 
 
 @dataclass(frozen=True)
@@ -639,6 +645,11 @@ class Residual:
     (``tanh``); ``None`` where none is known."""
     file: str | None = None
     line: int | None = None
+    library_file: str | None = None
+    """The innermost frame's file where it is a library's, not the user's (Flax's
+    ``linear.py``, optax's loss): ``file``/``line`` are then the user's line that called
+    it, or ``None`` where no frame of the user's is known."""
+    library_line: int | None = None
 
 
 @dataclass(frozen=True)
@@ -659,6 +670,11 @@ class Recomputed:
     line: int | None = None
     looped: bool = False
     """A loop (``scan``, ``while``) runs it: once per trip."""
+    library_file: str | None = None
+    """The innermost frame's file where it is a library's, not the user's (Flax's
+    ``linear.py``, optax's loss): ``file``/``line`` are then the user's line that called
+    it, or ``None`` where no frame of the user's is known."""
+    library_line: int | None = None
 
 
 @dataclass(frozen=True)
@@ -676,6 +692,11 @@ class Offload:
     """Its ``checkpoint_name``, where one names the value moved."""
     file: str | None = None
     line: int | None = None
+    library_file: str | None = None
+    """The innermost frame's file where it is a library's, not the user's (Flax's
+    ``linear.py``, optax's loss): ``file``/``line`` are then the user's line that called
+    it, or ``None`` where no frame of the user's is known."""
+    library_line: int | None = None
 
 
 @dataclass(frozen=True)
@@ -695,9 +716,33 @@ JAX typed an operation with over explicit axes (a constraint it writes after it)
 itself)."""
 
 
-def at_source(file: str | None, line: int | None) -> str:
-    """`` at model.py:16``; empty where either is not known."""
-    return f" at {file}:{line}" if file and line else ""
+class Placed(Protocol):
+    """Anything made at a line of source: a buffer, a collective, an operation (the
+    user's ``file``/``line``, the library's innermost frame beside it)."""
+
+    @property
+    def file(self) -> str | None: ...
+    @property
+    def line(self) -> int | None: ...
+    @property
+    def library_file(self) -> str | None: ...
+    @property
+    def library_line(self) -> int | None: ...
+
+
+def at_source(
+    file: str | None,
+    line: int | None,
+    library_file: str | None = None,
+    library_line: int | None = None,
+) -> str:
+    """`` at model.py:16``, `` at model.py:16 (flax/nnx/nn/linear.py:1342)`` with the
+    library's frame it ran in (:func:`~jxinspect.core.source.source_text`); empty where
+    neither line is known."""
+    said = source_text(
+        file if line else None, line, library_file if library_line else None, library_line
+    )
+    return f" at {said}" if said else ""
 
 
 @dataclass(frozen=True)
@@ -710,11 +755,18 @@ class Hop:
     file: str | None = None
     line: int | None = None
     """``None``: an operation the tool could not place in the source."""
+    library_file: str | None = None
+    """The innermost frame's file where it is a library's, not the user's (Flax's
+    ``linear.py``, optax's loss): ``file``/``line`` are then the user's line that called
+    it, or ``None`` where no frame of the user's is known."""
+    library_line: int | None = None
 
     @property
     def described(self) -> str:
         """``tanh, dot_general at model.py:16``."""
-        return ", ".join(self.operations) + at_source(self.file, self.line)
+        return ", ".join(self.operations) + at_source(
+            self.file, self.line, self.library_file, self.library_line
+        )
 
 
 @dataclass(frozen=True)
@@ -738,6 +790,11 @@ class Origin:
     file: str | None = None
     line: int | None = None
     """Where a constraint, a shard_map or a typed operation is in the source."""
+    library_file: str | None = None
+    """The innermost frame's file where it is a library's, not the user's (Flax's
+    ``linear.py``, optax's loss): ``file``/``line`` are then the user's line that called
+    it, or ``None`` where no frame of the user's is known."""
+    library_line: int | None = None
     via: tuple[Hop, ...] = ()
     """The operations that carried the axis from the declaration to the value, nearest
     the declaration first, one hop per source line (Shardy's propagation edges); ``()``:
@@ -756,7 +813,7 @@ class Origin:
     def declaration(self) -> str:
         """The declaration in words: ``argument `params['w']```, ``with_sharding_constraint
         at model.py:8``, ``the type of dot_general at model.py:6 (explicit axes)``…"""
-        where = at_source(self.file, self.line)
+        where = at_source(self.file, self.line, self.library_file, self.library_line)
         match self.kind:
             case "argument" | "result":
                 return f"{self.kind} `{self.path or '?'}`"
@@ -812,6 +869,11 @@ class DroppedAxes:
     file: str | None = None
     line: int | None = None
     """Where the operation that makes it is in the source."""
+    library_file: str | None = None
+    """The innermost frame's file where it is a library's, not the user's (Flax's
+    ``linear.py``, optax's loss): ``file``/``line`` are then the user's line that called
+    it, or ``None`` where no frame of the user's is known."""
+    library_line: int | None = None
 
 
 INTERMEDIATE = "an intermediate"

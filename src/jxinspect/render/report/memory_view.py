@@ -8,6 +8,7 @@ from jxinspect.core.model import (
     MemoryPeak,
     PeakBuffer,
     PeakPoint,
+    Placed,
     Recomputed,
     Report,
     Residual,
@@ -34,8 +35,9 @@ def holds(buffer: PeakBuffer) -> str:
     return buffer.instruction or "?"
 
 
-def source(file: str | None, line: int | None) -> str:
-    return source_text(file, line)
+def source(at: Placed) -> str:
+    """The user's line of a value, the library's beside it."""
+    return source_text(at.file, at.line, at.library_file, at.library_line)
 
 
 def where(point: PeakPoint | None) -> str:
@@ -119,8 +121,7 @@ def residual_lines(residuals: tuple[Residual, ...] | None) -> list[str]:
         return []
     total = human_bytes(sum(r.bytes for r in residuals))
     rows: list[tuple[str, ...]] = [
-        (human_bytes(r.bytes), r.type, r.source, r.name or "", source(r.file, r.line))
-        for r in residuals
+        (human_bytes(r.bytes), r.type, r.source, r.name or "", source(r)) for r in residuals
     ]
     return [
         f"kept for the backward pass: {len(residuals)} residuals, {total} (global)",
@@ -139,7 +140,7 @@ def recomputed_lines(recomputed: tuple[Recomputed, ...] | None) -> list[str]:
     total = human_bytes(sum(r.bytes for r in recomputed))
     rows: list[tuple[str, ...]] = [
         (human_bytes(r.bytes), r.type, f"'{r.name}'" if r.name else r.operation,
-         source(r.file, r.line),
+         source(r),
          "each trip" if r.looped else "")
         for r in recomputed
     ]  # fmt: skip

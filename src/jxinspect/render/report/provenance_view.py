@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from jxinspect.core.model import Collective, Origin, Report, ValueOrigins
 from jxinspect.render.common.escape import text as esc
+from jxinspect.render.common.source import source_text
 
 TITLE = "why each collective (Shardy's record of where each sharding came from)"
 VALUES_TITLE = "why these values are sharded so (--why-of)"
@@ -13,7 +14,8 @@ UNMATCHED = "not known: none of its line's operations lined up with the partitio
 
 def axes_from(origins: tuple[Origin, ...]) -> str:
     """``data ← argument `x`; model ← argument `w` via tanh at model.py:5``: each axis,
-    its declaration and the operations that carried it."""
+    its declaration and the operations that carried it, each line the user's with the
+    library's beside it (``model.py:9 (flax/nnx/nn/linear.py:1342)``)."""
     return "; ".join(f"{o.axis} ← {o.declaration}{o.route}" for o in origins)
 
 
@@ -58,7 +60,8 @@ def render(report: Report) -> str:
         lines.append("  none: the compiled program has no collectives")
     for i, c in enumerate(compiled.collectives):
         axes = ",".join(c.axes) if c.axes else "?"
-        at = f" at {c.file}:{c.line}" if c.file else ""
+        said = source_text(c.file, c.line, c.library_file, c.library_line)
+        at = f" at {said}" if said else ""
         lines.append(f"  #{i} {c.kind} over {axes}, moves {c.moves}{at}")
         if c.origins is None and not compiled.origins_read:
             lines.append("     not asked for (lower --why)")

@@ -22,7 +22,8 @@ from jxinspect.core.profile import (
     StepSeconds,
 )
 from jxinspect.tracer import seam
-from jxinspect.tracer.read.hlo_text import HloText, Instruction, Located, parse
+from jxinspect.tracer.read.frames import Located
+from jxinspect.tracer.read.hlo_text import HloText, Instruction, parse
 
 MAX_INSTRUCTIONS_PER_LINE = 8
 """Instructions a line lists (the most time first; all count)."""
