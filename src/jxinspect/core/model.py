@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import KW_ONLY, dataclass, field, replace
-from typing import Annotated, Literal, Protocol, get_args
+from typing import Annotated, Literal, Protocol, TypeVar, get_args
 
 from msgspec import Meta
 
@@ -274,6 +274,14 @@ def known_sum(sizes: Iterable[int | None]) -> int | None:
             return None
         total += size
     return total
+
+
+Leaf = TypeVar("Leaf", "Input", "Output")
+
+
+def _whole(leaves: tuple[Leaf, ...]) -> tuple[Leaf, ...]:
+    """``leaves`` of a program of one device, each said to be whole there."""
+    return tuple(leaf if leaf.one_device else replace(leaf, one_device=True) for leaf in leaves)
 
 
 def _size_leaf(leaf: Input | Output, sharding: Sharding | None) -> None:
@@ -1236,6 +1244,12 @@ class Report(Displayed):
         if mesh is not None and self.abstract_mesh and not mesh.abstract:  # read back
             object.__setattr__(self, "mesh", Mesh(mesh.axes, abstract=True))
         object.__setattr__(self, "abstract_mesh", bool(self.mesh and self.mesh.abstract))
+        if self.num_devices == 1 and not (
+            all(leaf.one_device for leaf in self.inputs)
+            and all(leaf.one_device for leaf in self.outputs)
+        ):  # a report written before leaves said so: one device holds each whole
+            object.__setattr__(self, "inputs", _whole(self.inputs))
+            object.__setattr__(self, "outputs", _whole(self.outputs))
 
     def with_findings(self, findings: tuple[Finding, ...]) -> Report:
         return replace(self, findings=findings)
