@@ -31,11 +31,12 @@ def locate(frames: Iterable[tuple[str, int]]) -> Located:
     frame beside it where that is not the user's; a library's alone where no frame is."""
     innermost: tuple[str, int] | None = None
     for file, line in frames:
-        first = innermost is None
-        if first:
+        if innermost is None:
             innermost = (file, line)
-        if is_users_file(file):
-            return Located(file, line) if first else Located(file, line, *innermost)  # type: ignore[misc]
+            if is_users_file(file):
+                return Located(file, line)
+        elif is_users_file(file):
+            return Located(file, line, *innermost)
     return Located(None, None, *innermost) if innermost is not None else NOWHERE
 
 
