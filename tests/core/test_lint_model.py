@@ -66,7 +66,7 @@ def test_the_json_has_the_lint_results_keys_in_order() -> None:
     assert data["targets"][0]["findings"][0] == {
         "code": "JX201", "severity": "warning", "message": "big argument replicated",
         "path": "w", "file": "m.py", "line": 3, "inside_jax": False, "shape": "pmap:args",
-        "fixed_in": "0.7.2", "baselined": False,
+        "fixed_in": "0.7.2", "library_file": None, "library_line": None, "baselined": False,
     }  # fmt: skip
     assert data["rules"] == [{"code": "JX105", "severity": "error"},
                              {"code": "JX201", "severity": "warning"}]  # fmt: skip

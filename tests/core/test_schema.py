@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import typing
 from typing import Any
 
@@ -299,3 +300,27 @@ def test_bytes_per_step_are_bytes_times_trips_written_and_read_again() -> None:
     written["collectives"][0]["bytes_per_step"] = 0  # derived: read back, worked out again
     read = codec.decode(codec.dumps(written), model.CompiledInfo, source="test")
     assert read == _compiled() and read.collectives[0].bytes_per_step == 65536 * 12
+
+
+def test_a_report_written_before_leaves_said_one_device_reads_whole() -> None:
+    """A saved report of one device whose leaves do not say ``one_device`` (written
+    before they did) reads each leaf whole there; on several devices, a leaf with no
+    sharding stays unknown."""
+    report = json.loads(codec.dumps(_leafy_report(1)))
+    for leaf in (*report["inputs"], *report["outputs"]):
+        del leaf["one_device"]
+    read = codec.decode(json.dumps(report), Report, source="old.json")
+    assert [read.inputs[0].bytes_per_device, read.outputs[0].bytes_per_device] == [1024, 1024]
+    several = codec.decode(codec.dumps(_leafy_report(8)), Report, source="new.json")
+    assert [several.inputs[0].shard_shape, several.outputs[0].shard_shape] == [None, None]
+
+
+def _leafy_report(devices: int) -> Report:
+    one = devices == 1
+    leaf = {"path": "x", "status": "ok", "shape": (16, 16), "dtype": "float32", "one_device": one}
+    return Report(
+        target="t.py:f", stage="jit", reached="lowered", jax_version="0.10.2",
+        platform="cpu", num_devices=devices,
+        inputs=(Input(index=0, jaxpr_name="x", name="x", **leaf),),  # type: ignore[arg-type]
+        outputs=(Output(index=0, jaxpr_path="result", name="result", **leaf),),  # type: ignore[arg-type]
+    )  # fmt: skip

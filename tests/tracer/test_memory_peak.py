@@ -269,13 +269,16 @@ print(json.dumps({"oracle": said.getvalue().splitlines(), "mine": mine}))
 )
 
 
-def test_residuals_are_what_print_saved_residuals_says() -> None:
+def test_residuals_are_what_print_saved_residuals_says(tmp_path: Path) -> None:
     """A train step that differentiates ``loss``: the values its forward pass keeps for
     the backward pass are ``print_saved_residuals``' for ``loss`` (its ``x`` held
     constant there, an argument of the step here), each by type, and by name or
     operation and line, as the running release names them; a release whose jaxprs do not
-    say which pass an equation is in (before 0.7) says it does not know."""
-    ran = run_python(RESIDUALS)
+    say which pass an equation is in (before 0.7) says it does not know. The program is
+    a file of the user's (``python -c``'s ``<string>`` is none: its lines would be said as
+    a library's)."""
+    (tmp_path / "residuals.py").write_text(RESIDUALS)
+    ran = run_python("import runpy; runpy.run_path('residuals.py')", cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr[-2000:]
     result = json.loads(ran.stdout)
     oracle, mine = result["oracle"], result["mine"]

@@ -362,7 +362,8 @@ def test_the_route_of_an_axis_is_the_records_propagation_edges(
         if o["axis"] == "model" and o["via"]
     ]
     assert routes, report["compiled"]["collectives"]
-    hop = {"operations": ["tanh"], "file": str(folder / "programs.py"), "line": tanh_line}
+    hop = {"operations": ["tanh"], "file": str(folder / "programs.py"), "line": tanh_line,
+           "library_file": None, "library_line": None}  # fmt: skip
     assert all(via == [hop] and line == constraint_line() for via, line in routes), routes
     said = f"via tanh at {folder / 'programs.py'}:{tanh_line}"
     assert said in run_cli("lower", "programs.py:constrained", "--why", cwd=folder).stdout

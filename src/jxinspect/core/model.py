@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import KW_ONLY, dataclass, field, replace
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Literal, Protocol, TypeVar, get_args
 
 from msgspec import Meta
 
@@ -24,6 +24,7 @@ from jxinspect.core.display import Displayed, renderers
 from jxinspect.core.dtypes import element_bytes
 from jxinspect.core.profile import Profile
 from jxinspect.core.program import Program
+from jxinspect.core.source import source_text
 from jxinspect.core.units import human_bytes
 from jxinspect.core.vocabulary import (
     SEVERITY_RANK,
@@ -264,11 +265,46 @@ class Sharding:
         )
 
 
+def per_device(
+    shape: tuple[int, ...], dtype: str, sharding: Sharding | None, one_device: bool
+) -> tuple[tuple[int, ...] | None, int | None]:
+    """The shape and bytes each device holds of a value: from its ``sharding``; the whole
+    value where every device holds it whole (``one_device``, or no dimension over 1);
+    unknown (``None``, ``None``) where the compiler picks its layout. The bytes are
+    ``None`` too where a dimension is symbolic."""
+    shard: tuple[int, ...] | None
+    if sharding is not None:
+        shard = sharding.shard_shape(shape)
+    elif one_device or all(0 <= d <= 1 for d in shape):
+        shard = shape
+    else:
+        return None, None
+    return shard, shard_bytes(shard, dtype)
+
+
+def known_sum(sizes: Iterable[int | None]) -> int | None:
+    """The sum of ``sizes``; ``None`` where one is unknown."""
+    total = 0
+    for size in sizes:
+        if size is None:
+            return None
+        total += size
+    return total
+
+
+Leaf = TypeVar("Leaf", "Input", "Output")
+
+
+def _whole(leaves: tuple[Leaf, ...]) -> tuple[Leaf, ...]:
+    """``leaves`` of a program of one device, each said to be whole there."""
+    return tuple(leaf if leaf.one_device else replace(leaf, one_device=True) for leaf in leaves)
+
+
 def _size_leaf(leaf: Input | Output, sharding: Sharding | None) -> None:
     """Work out a leaf's derived ``shard_shape`` and ``bytes_per_device``."""
-    shard = sharding.shard_shape(leaf.shape) if sharding else leaf.shape
+    shard, size = per_device(leaf.shape, leaf.dtype, sharding, leaf.one_device)
     object.__setattr__(leaf, "shard_shape", shard)
-    object.__setattr__(leaf, "bytes_per_device", shard_bytes(shard, leaf.dtype))
+    object.__setattr__(leaf, "bytes_per_device", size)
 
 
 @dataclass(frozen=True)
@@ -288,11 +324,13 @@ class Input:
     dtype: str
     sharding: Sharding | None = None
     """Declared sharding (``sdy.sharding`` or ``mhlo.sharding``), if any."""
-    shard_shape: tuple[Dim, ...] = field(init=False, default=(), compare=False, repr=False)
-    """Per-device shape: from the compiled sharding once compiled, else the declared one
-    (derived)."""
+    shard_shape: tuple[Dim, ...] | None = field(init=False, default=None, compare=False, repr=False)
+    """Per-device shape: from the compiled sharding once compiled, else the declared one;
+    the whole shape on one device; ``None`` (unknown) where neither is known on several
+    devices, the compiler picking the layout (derived)."""
     bytes_per_device: Count | None = field(init=False, default=None, compare=False, repr=False)
-    """Bytes each device holds; ``None`` when a dimension is symbolic, written -1 (derived)."""
+    """Bytes each device holds; ``None`` where :attr:`shard_shape` is unknown or a
+    dimension is symbolic, written -1 (derived)."""
     donated: bool = False
     """Donation was requested (``donate_argnums``/``donate_argnames``)."""
     aliased_output: int | None = None
@@ -308,6 +346,9 @@ class Input:
     """The output the compiled program reuses this buffer for (input/output alias)."""
     compiled_name: str | None = None
     """The name the compiled program's parameter carries (its op metadata), once compiled."""
+    one_device: bool = False
+    """The program runs on one device, which holds the value whole (its per-device size is
+    known with no sharding)."""
 
     def __post_init__(self) -> None:
         _size_leaf(self, self.compiled_sharding or self.sharding)
@@ -328,17 +369,22 @@ class Output:
     shape: tuple[Dim, ...]
     dtype: str
     sharding: Sharding | None = None
-    shard_shape: tuple[Dim, ...] = field(init=False, default=(), compare=False, repr=False)
-    """Per-device shape: from the compiled sharding once compiled, else the declared one
-    (derived)."""
+    shard_shape: tuple[Dim, ...] | None = field(init=False, default=None, compare=False, repr=False)
+    """Per-device shape: from the compiled sharding once compiled, else the declared one;
+    the whole shape on one device; ``None`` (unknown) where neither is known on several
+    devices, the compiler picking the layout (derived)."""
     bytes_per_device: Count | None = field(init=False, default=None, compare=False, repr=False)
-    """Bytes each device holds; ``None`` when a dimension is symbolic, written -1 (derived)."""
+    """Bytes each device holds; ``None`` where :attr:`shard_shape` is unknown or a
+    dimension is symbolic, written -1 (derived)."""
     memory_kind: str | None = None
     compiled_sharding: Sharding | None = None
     """The sharding XLA chose, once compiled."""
     left_to_compiler: bool = False
     """``out_shardings`` gave it ``None``: its layout is left to the compiler as declared
     (the program reads as for a result given nothing)."""
+    one_device: bool = False
+    """The program runs on one device, which holds the value whole (its per-device size is
+    known with no sharding)."""
 
     def __post_init__(self) -> None:
         _size_leaf(self, self.compiled_sharding or self.sharding)
@@ -428,6 +474,11 @@ class Finding:
     fixed_in: str | None = None
     """The JAX release from which the surveys shipped with jxinspect keep what this finding
     says was lost (``0.7.2``); ``None`` when no shipped survey says so."""
+    library_file: str | None = None
+    """Where the finding is about a buffer, a collective or an operation made inside a
+    library (Flax's ``linear.py``, optax's loss): that innermost frame, ``file``/``line``
+    being the user's line that called it."""
+    library_line: int | None = None
 
 
 @dataclass(frozen=True)
@@ -618,6 +669,11 @@ class Residual:
     (``tanh``); ``None`` where none is known."""
     file: str | None = None
     line: int | None = None
+    library_file: str | None = None
+    """The innermost frame's file where it is a library's, not the user's (Flax's
+    ``linear.py``, optax's loss): ``file``/``line`` are then the user's line that called
+    it, or ``None`` where no frame of the user's is known."""
+    library_line: int | None = None
 
 
 @dataclass(frozen=True)
@@ -638,6 +694,11 @@ class Recomputed:
     line: int | None = None
     looped: bool = False
     """A loop (``scan``, ``while``) runs it: once per trip."""
+    library_file: str | None = None
+    """The innermost frame's file where it is a library's, not the user's (Flax's
+    ``linear.py``, optax's loss): ``file``/``line`` are then the user's line that called
+    it, or ``None`` where no frame of the user's is known."""
+    library_line: int | None = None
 
 
 @dataclass(frozen=True)
@@ -655,6 +716,11 @@ class Offload:
     """Its ``checkpoint_name``, where one names the value moved."""
     file: str | None = None
     line: int | None = None
+    library_file: str | None = None
+    """The innermost frame's file where it is a library's, not the user's (Flax's
+    ``linear.py``, optax's loss): ``file``/``line`` are then the user's line that called
+    it, or ``None`` where no frame of the user's is known."""
+    library_line: int | None = None
 
 
 @dataclass(frozen=True)
@@ -674,9 +740,33 @@ JAX typed an operation with over explicit axes (a constraint it writes after it)
 itself)."""
 
 
-def at_source(file: str | None, line: int | None) -> str:
-    """`` at model.py:16``; empty where either is not known."""
-    return f" at {file}:{line}" if file and line else ""
+class Placed(Protocol):
+    """Anything made at a line of source: a buffer, a collective, an operation (the
+    user's ``file``/``line``, the library's innermost frame beside it)."""
+
+    @property
+    def file(self) -> str | None: ...
+    @property
+    def line(self) -> int | None: ...
+    @property
+    def library_file(self) -> str | None: ...
+    @property
+    def library_line(self) -> int | None: ...
+
+
+def at_source(
+    file: str | None,
+    line: int | None,
+    library_file: str | None = None,
+    library_line: int | None = None,
+) -> str:
+    """`` at model.py:16``, `` at model.py:16 (flax/nnx/nn/linear.py:1342)`` with the
+    library's frame it ran in (:func:`~jxinspect.core.source.source_text`); empty where
+    neither line is known."""
+    said = source_text(
+        file if line else None, line, library_file if library_line else None, library_line
+    )
+    return f" at {said}" if said else ""
 
 
 @dataclass(frozen=True)
@@ -689,11 +779,18 @@ class Hop:
     file: str | None = None
     line: int | None = None
     """``None``: an operation the tool could not place in the source."""
+    library_file: str | None = None
+    """The innermost frame's file where it is a library's, not the user's (Flax's
+    ``linear.py``, optax's loss): ``file``/``line`` are then the user's line that called
+    it, or ``None`` where no frame of the user's is known."""
+    library_line: int | None = None
 
     @property
     def described(self) -> str:
         """``tanh, dot_general at model.py:16``."""
-        return ", ".join(self.operations) + at_source(self.file, self.line)
+        return ", ".join(self.operations) + at_source(
+            self.file, self.line, self.library_file, self.library_line
+        )
 
 
 @dataclass(frozen=True)
@@ -717,6 +814,11 @@ class Origin:
     file: str | None = None
     line: int | None = None
     """Where a constraint, a shard_map or a typed operation is in the source."""
+    library_file: str | None = None
+    """The innermost frame's file where it is a library's, not the user's (Flax's
+    ``linear.py``, optax's loss): ``file``/``line`` are then the user's line that called
+    it, or ``None`` where no frame of the user's is known."""
+    library_line: int | None = None
     via: tuple[Hop, ...] = ()
     """The operations that carried the axis from the declaration to the value, nearest
     the declaration first, one hop per source line (Shardy's propagation edges); ``()``:
@@ -735,7 +837,7 @@ class Origin:
     def declaration(self) -> str:
         """The declaration in words: ``argument `params['w']```, ``with_sharding_constraint
         at model.py:8``, ``the type of dot_general at model.py:6 (explicit axes)``…"""
-        where = at_source(self.file, self.line)
+        where = at_source(self.file, self.line, self.library_file, self.library_line)
         match self.kind:
             case "argument" | "result":
                 return f"{self.kind} `{self.path or '?'}`"
@@ -791,6 +893,11 @@ class DroppedAxes:
     file: str | None = None
     line: int | None = None
     """Where the operation that makes it is in the source."""
+    library_file: str | None = None
+    """The innermost frame's file where it is a library's, not the user's (Flax's
+    ``linear.py``, optax's loss): ``file``/``line`` are then the user's line that called
+    it, or ``None`` where no frame of the user's is known."""
+    library_line: int | None = None
 
 
 INTERMEDIATE = "an intermediate"
@@ -1154,6 +1261,12 @@ class Report(Displayed):
         if mesh is not None and self.abstract_mesh and not mesh.abstract:  # read back
             object.__setattr__(self, "mesh", Mesh(mesh.axes, abstract=True))
         object.__setattr__(self, "abstract_mesh", bool(self.mesh and self.mesh.abstract))
+        if self.num_devices == 1 and not (
+            all(leaf.one_device for leaf in self.inputs)
+            and all(leaf.one_device for leaf in self.outputs)
+        ):  # a report written before leaves said so: one device holds each whole
+            object.__setattr__(self, "inputs", _whole(self.inputs))
+            object.__setattr__(self, "outputs", _whole(self.outputs))
 
     def with_findings(self, findings: tuple[Finding, ...]) -> Report:
         return replace(self, findings=findings)

@@ -8,7 +8,7 @@ from typing import Protocol
 
 from jxinspect.core.facts import Facts, Read
 from jxinspect.core.identity import ProgramComparison
-from jxinspect.core.model import Finding, Report, Severity
+from jxinspect.core.model import Finding, Placed, Report, Severity
 from jxinspect.core.settings import Settings
 from jxinspect.core.survey import Outcome
 
@@ -84,12 +84,22 @@ class Rule:
         path: str | None = None,
         inside_jax: bool = False,
         shape: str | None = None,
+        at: Placed | None = None,
     ) -> Finding:
-        """A finding of this rule, located at the user's function (``inside_jax``: about
-        JAX's own code; ``shape``: the program shape it is about, for the advice)."""
+        """A finding of this rule, located at the user's function, or ``at`` the line of
+        the buffer, collective or operation it is about (the library's frame beside it;
+        the function's line where the user's is not known); ``inside_jax``: about JAX's
+        own code; ``shape``: the program shape it is about, for the advice."""
+        file, line = report.file, report.line
+        library: tuple[str | None, int | None] = (None, None)
+        if at is not None:
+            library = (at.library_file, at.library_line)
+            if at.file is not None and at.line is not None:
+                file, line = at.file, at.line
         return Finding(
-            self.code, self.severity, message, path, report.file, report.line, inside_jax, shape
-        )
+            self.code, self.severity, message, path, file, line, inside_jax, shape,
+            library_file=library[0], library_line=library[1],
+        )  # fmt: skip
 
 
 ComparisonCheck = Callable[[ProgramComparison], Iterable[Finding]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from jxinspect.core.facts import Facts
-from jxinspect.core.model import Finding, Output, Report, Sharding
+from jxinspect.core.model import Finding, Output, Report, Sharding, at_source
 from jxinspect.core.units import human_bytes
 from jxinspect.rules.base import Rule
 
@@ -59,7 +59,8 @@ def _made_by(report: Report, path: str) -> str:
     said = []
     for c in found:
         axes = ",".join(c.axes) if c.axes else "?"
-        at = f", at {c.file}:{c.line}" if c.file and c.line else ""
+        where = at_source(c.file, c.line, c.library_file, c.library_line)
+        at = f",{where}" if where else ""
         said.append(f"{c.kind} over {axes} ({human_bytes(c.bytes)} per device{at})")
     return f", which {' and '.join(said)} makes" if said else ""
 

@@ -13,7 +13,7 @@ from jxinspect.rules.base import Rule
 def check(report: Report, facts: Facts) -> Iterator[Finding]:
     compiled = report.compiled
     for value in (compiled.dropped if compiled is not None else None) or ():
-        at = at_source(value.file, value.line)
+        at = at_source(value.file, value.line, value.library_file, value.library_line)
         axes = ", ".join(dict.fromkeys(o.axis for o in value.dropped))
         declared = "; ".join(f"{o.axis} from {o.declaration}" for o in value.dropped)
         made = _made_by(report, value)
@@ -23,6 +23,7 @@ def check(report: Report, facts: Facts) -> Iterator[Finding]:
             f"({declared}): the partitioner dropped it there{made}, and the devices "
             f"along {axes} each hold the same copy of it",
             value.path,
+            at=value,
         )
 
 

@@ -22,8 +22,13 @@ def _same_type(leaf: Input, report: Report) -> list[Output]:
 
 def can_take(leaf: Input, report: Report) -> bool:
     """Some output could take the argument's buffer: one of its type and per-device
-    shape (the compiler aliases nothing else)."""
-    return any(o.shard_shape == leaf.shard_shape for o in _same_type(leaf, report))
+    shape (the compiler aliases nothing else), or one whose layout or the argument's is
+    not known yet (the compiler's to pick)."""
+    mine = leaf.shard_shape
+    return any(
+        mine is None or o.shard_shape is None or o.shard_shape == mine
+        for o in _same_type(leaf, report)
+    )
 
 
 def reason(leaf: Input, report: Report) -> str:
@@ -32,9 +37,17 @@ def reason(leaf: Input, report: Report) -> str:
     same_type = _same_type(leaf, report)
     if not same_type:
         return f"no output is {type_text(leaf.shape, leaf.dtype)}"
-    if not can_take(leaf, report):
-        theirs = type_text(same_type[0].shard_shape, leaf.dtype)
-        return (f"per-shard shapes differ: {type_text(leaf.shard_shape, leaf.dtype)} per "
+    mine = leaf.shard_shape
+    if mine is None:
+        return "its layout is the compiler's to pick, unknown before compiling"
+    same_shard = [o for o in same_type if o.shard_shape == mine]
+    open_layout = [o for o in same_type if o.shard_shape is None]
+    if not same_shard and open_layout:
+        return (f"the layout of the output {open_layout[0].path} of its type is the "
+                "compiler's to pick, unknown before compiling")  # fmt: skip
+    if not same_shard:
+        theirs = type_text(same_type[0].shard_shape or (), leaf.dtype)
+        return (f"per-shard shapes differ: {type_text(mine, leaf.dtype)} per "
                 f"device, the output {same_type[0].path} has {theirs}")  # fmt: skip
     return "the outputs that match it are reused by other donated arguments"
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 from jxinspect.core.facts import Facts, Read
 from jxinspect.core.model import CompiledInfo, Finding, PeakBuffer, Report, at_source
 from jxinspect.core.settings import Settings
+from jxinspect.core.source import source_text
 from jxinspect.core.units import human_bytes, human_flops
 from jxinspect.rules.base import Conditions, Rule
 
@@ -51,11 +52,15 @@ def _over(report: Report, compiled: CompiledInfo, settings: Settings) -> Iterato
 
 
 def largest_buffers(buffers: Sequence[PeakBuffer], count: int = 3) -> str:
-    """The largest buffers live at a peak, by path (else instruction and line):
-    ``w 9.0 GiB, fusion.2 1.0 MiB (train.py:12)``."""
+    """The largest buffers live at a peak, by path (else instruction and line, the
+    library's beside it): ``w 9.0 GiB, fusion.2 1.0 MiB (train.py:12)``."""
     return ", ".join(
         f"{b.path or b.instruction} {human_bytes(b.bytes)}"
-        + (f" ({b.file}:{b.line})" if b.file and b.path is None else "")
+        + (
+            f" ({source_text(b.file, b.line, b.library_file, b.library_line)})"
+            if (b.file or b.library_file) and b.path is None
+            else ""
+        )  # fmt: skip
         for b in buffers[:count]
     )
 
@@ -142,6 +147,7 @@ def check(report: Report, facts: Facts) -> Iterator[Finding]:
                     f"{collective.described}{moving} is forbidden "
                     f"(budgets.forbid_collectives{limited})",
                     path=collective.moved_paths,
+                    at=collective,
                 )
                 break
 

@@ -34,6 +34,7 @@ def check(report: Report, facts: Facts) -> Iterator[Finding]:
             f"{collective.described}, {human_bytes(collective.bytes_per_step)} per step per "
             "device, is not in the baseline",
             path=collective.moved_paths,
+            at=collective,
         )
 
 

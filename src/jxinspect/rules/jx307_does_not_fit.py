@@ -8,7 +8,7 @@ from jxinspect.core.facts import Facts, Read
 from jxinspect.core.model import Finding, Report
 from jxinspect.core.units import human_bytes
 from jxinspect.rules.base import Conditions, Rule
-from jxinspect.rules.jx302_memory_budget import bytes_per_device
+from jxinspect.rules.jx302_memory_budget import bytes_per_device, unknown_sizes
 from jxinspect.rules.jx303_cost_budget import largest_buffers
 
 
@@ -51,8 +51,8 @@ def check(report: Report, facts: Facts) -> Iterator[Finding]:
     if peak is not None and peak.bytes is not None:
         used, how = peak.bytes, "at its peak"
     else:
-        used, how = bytes_per_device(report)
-        how = f"by {how}"
+        used, how, unknown = bytes_per_device(report)
+        how = f"by {how}" + (f"; at least: {unknown_sizes(unknown)}" if unknown else "")
     limit = facts.settings.hbm_fraction * topology.hbm
     if used > limit:
         largest = (

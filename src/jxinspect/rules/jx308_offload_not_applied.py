@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from jxinspect.core.facts import Facts
 from jxinspect.core.model import Finding, Report
+from jxinspect.core.source import source_text
 from jxinspect.core.units import human_bytes
 from jxinspect.rules.base import Rule
 
@@ -16,11 +17,9 @@ def check(report: Report, facts: Facts) -> Iterator[Finding]:
     if compiled is None or not compiled.offloads or compiled.memory.host != 0:
         return  # none asked, some applied, or the backend said nothing of host memory
     asked = sum(o.bytes for o in compiled.offloads)
-    values = ", ".join(
-        f"{o.name or o.type}"
-        + (f" ({o.file}:{o.line})" if o.file is not None and o.line is not None else "")
-        for o in compiled.offloads
-    )
+    placed = [(o, source_text(o.file, o.line, o.library_file, o.library_line))
+              for o in compiled.offloads]  # fmt: skip
+    values = ", ".join(f"{o.name or o.type}" + (f" ({said})" if said else "") for o, said in placed)
     count = len(compiled.offloads)
     yield RULE.finding(
         report,

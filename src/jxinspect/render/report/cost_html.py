@@ -8,6 +8,7 @@ from __future__ import annotations
 from jxinspect.core.model import INTERMEDIATE, Collective, Origin, Report, ValueOrigins
 from jxinspect.core.units import human_bytes
 from jxinspect.render.common.escape import html as _e
+from jxinspect.render.common.source import source_text
 from jxinspect.render.report import peak_html, provenance_view
 from jxinspect.render.report.collectives import (
     COLUMNS,
@@ -54,8 +55,8 @@ def _declaration(origin: Origin, links: dict[tuple[str, str], str]) -> str:
     anchor = links.get((origin.kind, origin.path or ""))
     if anchor is not None:
         return f'<a href="#{anchor}"><code>{said}</code></a>'
-    if origin.file and origin.line:
-        where = f"{origin.file}:{origin.line}"
+    where = source_text(origin.file, origin.line, origin.library_file, origin.library_line)
+    if where:
         return said.replace(_e(where), f"<code>{_e(where)}</code>")
     return said
 

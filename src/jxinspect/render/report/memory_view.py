@@ -9,6 +9,7 @@ from jxinspect.core.model import (
     MemoryPeak,
     PeakBuffer,
     PeakPoint,
+    Placed,
     Recomputed,
     Report,
     Residual,
@@ -35,8 +36,9 @@ def holds(buffer: PeakBuffer) -> str:
     return buffer.instruction or "?"
 
 
-def source(file: str | None, line: int | None) -> str:
-    return source_text(file, line)
+def source(at: Placed) -> str:
+    """The user's line of a value, the library's beside it."""
+    return source_text(at.file, at.line, at.library_file, at.library_line)
 
 
 def where(point: PeakPoint | None) -> str:
@@ -130,8 +132,7 @@ def residual_lines(residuals: tuple[Residual, ...] | None) -> list[str]:
     total = human_bytes(sum(r.bytes for r in residuals))
     shown, more = largest(sorted(residuals, key=lambda r: -r.bytes), lambda r: r.bytes)
     rows: list[tuple[str, ...]] = [
-        (human_bytes(r.bytes), r.type, r.source, r.name or "", source(r.file, r.line))
-        for r in shown
+        (human_bytes(r.bytes), r.type, r.source, r.name or "", source(r)) for r in shown
     ]
     return [
         f"kept for the backward pass: {len(residuals)} residuals, {total} (global), largest first",
@@ -151,7 +152,7 @@ def recomputed_lines(recomputed: tuple[Recomputed, ...] | None) -> list[str]:
     shown, more = largest(recomputed, lambda r: r.bytes)
     rows: list[tuple[str, ...]] = [
         (human_bytes(r.bytes), r.type, f"'{r.name}'" if r.name else r.operation,
-         source(r.file, r.line),
+         source(r),
          "each trip" if r.looped else "")
         for r in shown
     ]  # fmt: skip

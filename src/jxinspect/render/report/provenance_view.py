@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from jxinspect.core.model import Collective, Origin, Report, ValueOrigins
 from jxinspect.render.common.escape import text as esc
-from jxinspect.render.common.source import at_source_text, is_library, paths_shown
+from jxinspect.render.common.source import at_source_text, is_library, paths_shown, source_text
 
 TITLE = "why each collective (Shardy's record of where each sharding came from)"
 VALUES_TITLE = "why these values are sharded so (--why-of)"
@@ -23,7 +23,7 @@ def route(origin: Origin) -> str:
     """`` via tanh at model.py:16 → dot_general at model.py:18 (+3 in libraries)``: the
     hops at the user's lines (the first two and the last two of many), the library's
     counted."""
-    user = [hop for hop in origin.via if hop.file is None or not is_library(hop.file)]
+    user = [hop for hop in origin.via if hop.file is not None and not is_library(hop.file)]
     hops = [", ".join(h.operations) + at_source_text(h.file, h.line) for h in user]
     if len(hops) > HOPS_SHOWN:
         hops = [*hops[:2], f"… {len(hops) - HOPS_SHOWN} more", *hops[-2:]]
@@ -81,7 +81,8 @@ def render(report: Report) -> str:
         lines.append("  none: the compiled program has no collectives")
     for i, c in enumerate(compiled.collectives):
         axes = ",".join(c.axes) if c.axes else "?"
-        at = at_source_text(c.file, c.line)
+        said = source_text(c.file, c.line, c.library_file, c.library_line)
+        at = f" at {said}" if said else ""
         lines.append(f"  #{i} {c.kind} over {axes}, moves {c.moves}{at}")
         if c.origins is None and not compiled.origins_read:
             lines.append("     not asked for (lower --why)")

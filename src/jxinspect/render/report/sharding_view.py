@@ -251,7 +251,8 @@ def _layout_key(leaf: Input | Output) -> tuple[object, ...]:
 
 
 def _leaf_line(kind: str, leaf: Input | Output) -> tuple[str, int, str, str]:
-    shard = type_text(leaf.shard_shape, leaf.dtype)
+    known = leaf.shard_shape  # a leaf drawn has a layout: always known
+    shard = type_text(known, leaf.dtype) if known is not None else "unknown"
     return (kind, leaf.index, leaf.path, f"{type_text(leaf.shape, leaf.dtype)} → {shard} per "
             f"device ({human_bytes(leaf.bytes_per_device)})")  # fmt: skip
 

@@ -48,9 +48,26 @@ def compiled_text(leaf: Input | Output) -> str:
 
 
 def _per_device(leaf: Input | Output) -> str:
+    """The shape and bytes each device holds; blank where the layout is unknown (the
+    compiler picks it: :func:`unknown_layouts` says so)."""
+    if leaf.shard_shape is None:
+        return ""
     if leaf.shard_shape == leaf.shape:
         return human_bytes(leaf.bytes_per_device)
     return f"{type_text(leaf.shard_shape, leaf.dtype)} {human_bytes(leaf.bytes_per_device)}"
+
+
+def unknown_layouts(report: Report) -> str:
+    """The legend of the blank per-device cells: ``unknown (blank) for 2 outputs: the
+    compiler picks their layout (--compile reads it)``; ``""`` where there is none."""
+    counts = [(sum(leaf.shard_shape is None for leaf in leaves), kind) for leaves, kind in
+              ((report.inputs, "input"), (report.outputs, "output"))]  # fmt: skip
+    said = [f"{n} {kind}{'s' if n != 1 else ''}" for n, kind in counts if n]
+    if not said:
+        return ""
+    their = "its" if sum(n for n, _ in counts) == 1 else "their"
+    how = "its choice was not read" if report.compiled is not None else "--compile reads it"
+    return f"unknown (blank) for {' and '.join(said)}: the compiler picks {their} layout ({how})"
 
 
 def _donation(leaf: Input, compiled: bool, aliases_read: bool = True) -> str:
@@ -195,6 +212,9 @@ def header_lines(report: Report) -> list[tuple[str, str]]:
             lines.append(("note", note))
     for note in report.notes:
         lines.append(("note", note))
+    unknown = unknown_layouts(report)
+    if unknown:
+        lines.append(("per device", unknown))
     if report.error:
         lines.append(("error", report.error))
     return lines

@@ -31,6 +31,8 @@ from jxinspect.core.model import (
     Output,
     Report,
     Sharding,
+    known_sum,
+    per_device,
     shard_bytes,
 )
 from jxinspect.core.units import type_text
@@ -66,15 +68,16 @@ def sharding_of(value: Any, rank: int, mesh: Mesh | None) -> Sharding | None:
     )
 
 
-def memory_from_stats(stats: Any, estimate: tuple[int, int]) -> MemoryStats:
+def memory_from_stats(stats: Any, estimate: tuple[int | None, int | None]) -> MemoryStats:
     """XLA's ``CompiledMemoryStats`` as :class:`MemoryStats`; where the backend gave none
     (``None``, zeros or -1 while the program has arguments or outputs), say so and use
-    ``estimate``: our own (argument, output) bytes per device."""
+    ``estimate``: our own (argument, output) bytes per device (``None``: a leaf's layout
+    is unknown)."""
     fields = ("argument_size_in_bytes", "output_size_in_bytes", "temp_size_in_bytes",
               "generated_code_size_in_bytes", "alias_size_in_bytes")  # fmt: skip
     values = [int(getattr(stats, f, -1)) for f in fields] if stats is not None else [-1] * 5
     arguments, outputs = estimate
-    if values[0] <= 0 and values[1] <= 0 and (arguments or outputs):
+    if values[0] <= 0 and values[1] <= 0 and (arguments != 0 or outputs != 0):
         return MemoryStats(arguments, outputs, None, None, None, source="estimate",
                            note="the backend reported no memory analysis; arguments and "
                                 "outputs are jxinspect's own per-device counts")  # fmt: skip
@@ -240,7 +243,7 @@ def _unread(err: BaseException) -> tuple[str, str]:
 def read_compiled(
     compiled: Any,
     mesh: Mesh | None,
-    estimate: tuple[int, int],
+    estimate: tuple[int | None, int | None],
     paths: tuple[dict[int, str], list[str]] = ({}, []),
     *,
     memory: bool = False,
@@ -329,9 +332,23 @@ def attach(
     ``compiled``."""
     mesh = report.mesh
     chosen_in, chosen_out = seam.compiled_shardings(compiled)
+
+    def chosen(chosen_shardings: list[Any], i: int, rank: int) -> Sharding | None:
+        value = chosen_shardings[i] if i < len(chosen_shardings) else None
+        return sharding_of(value, rank, mesh)
+
+    shardings_in = [chosen(chosen_in, i, len(leaf.shape)) for i, leaf in enumerate(report.inputs)]
+    outputs = tuple(
+        replace(leaf, compiled_sharding=chosen(chosen_out, i, len(leaf.shape)))
+        for i, leaf in enumerate(report.outputs)
+    )
     estimate = (
-        sum(leaf.bytes_per_device or 0 for leaf in report.inputs if leaf.status != "pruned"),
-        sum(leaf.bytes_per_device or 0 for leaf in report.outputs),
+        known_sum(
+            per_device(leaf.shape, leaf.dtype, laid or leaf.sharding, leaf.one_device)[1]
+            for leaf, laid in zip(report.inputs, shardings_in)
+            if leaf.status != "pruned"
+        ),
+        known_sum(leaf.bytes_per_device for leaf in outputs),
     )
     paths = (
         {leaf.main_index: leaf.path for leaf in report.inputs if leaf.main_index is not None},
@@ -341,24 +358,15 @@ def attach(
         compiled, mesh, estimate, paths, memory=memory, dumped=dumped, platform=report.platform
     )
     aliases = dict(info.aliases or ())
-
-    def chosen(chosen_shardings: list[Any], i: int, rank: int) -> Sharding | None:
-        value = chosen_shardings[i] if i < len(chosen_shardings) else None
-        return sharding_of(value, rank, mesh)
-
     inputs = []
-    for i, leaf in enumerate(report.inputs):
+    for leaf, laid in zip(report.inputs, shardings_in):
         at = leaf.main_index  # the compiled program's parameter number; None: pruned
         inputs.append(
             replace(
                 leaf,
-                compiled_sharding=chosen(chosen_in, i, len(leaf.shape)),
+                compiled_sharding=laid,
                 compiled_alias=aliases.get(at) if at is not None else None,
                 compiled_name=names[at] if at is not None and at < len(names) else None,
             )
         )
-    outputs = tuple(
-        replace(leaf, compiled_sharding=chosen(chosen_out, i, len(leaf.shape)))
-        for i, leaf in enumerate(report.outputs)
-    )
     return replace(report, reached="compiled", inputs=tuple(inputs), outputs=outputs, compiled=info)

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from jxinspect.project.targets import is_users_file
+from jxinspect.tracer.read.frames import UserLine, locate
 
 _HEADER = re.compile(r"^(ENTRY\s+)?%?(\S+)\s+\(.*\)\s*->\s*.*\{\s*$")
 _INSTRUCTION = re.compile(r"^\s+(ROOT\s+)?%?([^\s=]+)\s*=\s*(.+?)\s([a-z][a-z0-9\-]*)\((.*)$")
@@ -167,27 +169,16 @@ class HloText:
             if file is None or is_users_file(file):
                 return UserLine(file, line)
             return UserLine(None, None, file, line)
-        innermost = self.frames[frame]
+        return locate(self._stack(frame))
+
+    def _stack(self, frame: int) -> Iterator[tuple[str, int]]:
+        """The frames of ``frame``'s stack, innermost first (each once)."""
         seen: set[int] = set()
         at: int | None = frame
         while at is not None and at in self.frames and at not in seen:
             seen.add(at)
-            file, line = self.frames[at]
-            if is_users_file(file):
-                library = innermost if at != frame else (None, None)
-                return UserLine(file, line, *library)
+            yield self.frames[at]
             at = self.parents.get(at)
-        return UserLine(None, None, *innermost)
-
-
-@dataclass(frozen=True)
-class UserLine:
-    """An instruction's line in the user's files, and the library's line it ran in."""
-
-    file: str | None
-    line: int | None
-    library_file: str | None = None
-    library_line: int | None = None
 
 
 def _operand_text(rest: str) -> tuple[str, str]:

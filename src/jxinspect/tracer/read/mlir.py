@@ -43,6 +43,9 @@ class MainSignature:
     args: tuple[MainValue, ...]
     results: tuple[MainValue, ...]
     meshes: dict[str, Mesh]
+    devices: int = 1
+    """Partitions × replicas (``mhlo.num_partitions``, ``mhlo.num_replicas``): 1 for a
+    program of one device, whose every value is whole there."""
 
 
 def attr_dict(array: Any, i: int) -> dict[str, Any]:
@@ -205,20 +208,23 @@ def read_main(module: Any, mesh_hint: Mesh | None = None, device_ids: Any = None
             reader.value(i, type_, attrs, _result_name(attrs))
             for i, (type_, attrs) in enumerate(zip(types, attr_dicts(res_attrs, len(types))))
         )
-        if meshes or _partitions(module) > 1:  # else no shard_map can be in it
+        partitions = _count(module, "mhlo.num_partitions")
+        if meshes or partitions > 1:  # else no shard_map can be in it
             args, results = _with_manual_specs(block, args, results, reader)
-    return MainSignature(args, results, meshes)
+        devices = partitions * _count(module, "mhlo.num_replicas")
+    return MainSignature(args, results, meshes, devices)
 
 
-def _partitions(module: Any) -> int:
-    """``mhlo.num_partitions`` of the module (1 where it says none). A shard_map is in a
-    module only over a mesh Shardy declares (``sdy.mesh``) or over more than one
-    partition (GSPMD writes none for a mesh of one device, measured on 0.4.35)."""
+def _count(module: Any, key: str) -> int:
+    """``mhlo.num_partitions`` or ``mhlo.num_replicas`` of the module (1 where it says
+    none). A shard_map is in a module only over a mesh Shardy declares (``sdy.mesh``) or
+    over more than one partition (GSPMD writes none for a mesh of one device, measured on
+    0.4.35)."""
     ir = seam.ir()
     attrs = module.operation.attributes
-    if "mhlo.num_partitions" not in attrs:
+    if key not in attrs or not isinstance(attrs[key], ir.IntegerAttr):
         return 1
-    return int(ir.IntegerAttr(attrs["mhlo.num_partitions"]).value)
+    return int(ir.IntegerAttr(attrs[key]).value)
 
 
 def _result_name(attrs: dict[str, Any]) -> str | None:

@@ -26,7 +26,8 @@ from typing import Any
 from jxinspect.core.model import BufferRole, MemoryPeak, PeakBuffer, PeakPoint, SpaceUse
 from jxinspect.tracer import seam
 from jxinspect.tracer.read import hlo_flow, xla_protos
-from jxinspect.tracer.read.hlo_text import HloText, Instruction, UserLine
+from jxinspect.tracer.read.frames import UserLine
+from jxinspect.tracer.read.hlo_text import HloText, Instruction
 
 _LAYOUT = re.compile(r"\{[^{}]*\}|/\*index=\d+\*/")
 

@@ -22,7 +22,8 @@ from jxinspect.core.profile import (
     StepSeconds,
 )
 from jxinspect.tracer import seam
-from jxinspect.tracer.read.hlo_text import HloText, Instruction, UserLine, parse
+from jxinspect.tracer.read.frames import UserLine
+from jxinspect.tracer.read.hlo_text import HloText, Instruction, parse
 from jxinspect.tracer.read.xplane import TraceEvent, trace_events
 
 MAX_INSTRUCTIONS_PER_LINE = 8

@@ -34,7 +34,7 @@ from jxinspect.core.model import (
     ValueOrigins,
 )
 from jxinspect.tracer import seam
-from jxinspect.tracer.read import shardings
+from jxinspect.tracer.read import frames, shardings
 from jxinspect.tracer.read.edges import Edges, ValueKey, as_strings
 from jxinspect.tracer.read.mlir import attr_dict, declared_meshes, string_value
 
@@ -87,6 +87,9 @@ class _Where:
     file: str | None
     line: int | None
     name: str | None = None
+    library_file: str | None = None
+    """The innermost frame where it is a library's: ``file``/``line`` are the user's."""
+    library_line: int | None = None
 
     @property
     def operation(self) -> str | None:
@@ -143,20 +146,36 @@ def _walk(op: Any, functions: dict[str, Any]) -> list[_Step]:
     return steps
 
 
-def _where(location: Any, name: str | None = None) -> _Where:
-    """The innermost frame's file and line of an operation's location, and the outermost
+def _where(location: Any) -> _Where:
+    """Where an operation came from: the innermost frame of its location in the user's
+    files, the library's innermost frame beside it (:mod:`.frames`), and the outermost
     name (JAX's name for the operation)."""
+    name, stack = _stack(location, None)
+    at = frames.locate(stack)
+    return _Where(at.file, at.line, name, at.library_file, at.library_line)
+
+
+def _stack(location: Any, name: str | None) -> tuple[str | None, list[tuple[str, int]]]:
+    """The outermost name of a location (else ``name``) and its frames, innermost first:
+    a call site's callee, then its caller; of a name or a fusion, the first child's that
+    has any."""
     read = seam.read_location(location)
     if read.kind == "file":
-        return _Where(read.filename, read.line, name)
+        return name, [(read.filename or "", read.line or 0)]
     if read.kind == "name" and name is None:
         name = read.name
-    if read.kind in ("name", "callsite", "fused"):
+    if read.kind == "callsite":
+        stack: list[tuple[str, int]] = []
         for child in read.children:
-            found = _where(child, name)
-            if found.file is not None:
-                return found
-    return _Where(None, None, name)
+            name, more = _stack(child, name)
+            stack += more
+        return name, stack
+    if read.kind in ("name", "fused"):
+        for child in read.children:
+            named, stack = _stack(child, name)
+            if stack:
+                return named, stack
+    return name, []
 
 
 _DECLARING = ("constraint", "sdy.manual_computation")
@@ -252,7 +271,7 @@ class _Origins:
         self.result_paths = {o.index: o.path for o in report.outputs}
         self.steps, self.lines = steps, lines
         self.edges = Edges([step.op for step in steps], main)
-        self.named: dict[str, tuple[str | None, int | None, str, str | None]] = {}
+        self.named: dict[str, tuple[_Where, str, str | None]] = {}
         counts = dict.fromkeys(_DECLARING, 0)
         for position, step in enumerate(steps):
             attrs = step.op.attributes
@@ -266,7 +285,7 @@ class _Origins:
             if step.key in counts:
                 counts[step.key] += 1
             typed = typed_operation(step.key, where)
-            self.named.setdefault(name, (where.file, where.line, step.key, typed))
+            self.named.setdefault(name, (where, step.key, typed))
 
     def declaration(self, origin: str, own: tuple[OriginKind, str | None]) -> Origin:
         """The declaration an origin names (``own``: what ``"self"`` is here)."""
@@ -279,15 +298,16 @@ class _Origins:
         if head == "output" and number.isdigit():
             return Origin("", "", "result", "", path=self.result_paths.get(int(number)))
         shard_map = _SHARD_MAP_SIDE.match(origin)  # mc_0_input: 1, one of its operands
-        file, line, key, typed = self.named.get(
-            shard_map[1] if shard_map else origin, (None, None, "", None)
+        where, key, typed = self.named.get(
+            shard_map[1] if shard_map else origin, (_Where(None, None), "", None)
         )
-        if line is None:  # one Shardy added (a loop's operand), or none the program shows
-            return Origin("", "", "unknown", "")
+        if where.line is None and where.library_line is None:
+            return Origin("", "", "unknown", "")  # one Shardy added (a loop's operand), or
+            # none the program shows
         if typed is not None:  # JAX's constraint of an operation's type (explicit axes)
-            return Origin("", "", "type", "", path=typed, file=file, line=line)
+            return _placed(Origin("", "", "type", "", path=typed), where)
         named: OriginKind = "shard_map" if key == "sdy.manual_computation" else "constraint"
-        return Origin("", "", named, "", file=file, line=line)
+        return _placed(Origin("", "", named, ""), where)
 
     def of_value(self, value: str, sharding: Any, origins: Any, own: Any) -> list[Origin]:
         """One :class:`Origin` per axis of a value's ``origins`` dictionary that its
@@ -335,11 +355,11 @@ class _Origins:
                     continue
                 where = self.lines.get(position, _Where(None, None))
                 name = where.operation or step.key.removeprefix("stablehlo.")
-                if hops and (hops[-1].file, hops[-1].line) == (where.file, where.line):
+                if hops and _at(hops[-1]) == _at(where):
                     if name not in hops[-1].operations:
                         hops[-1] = replace(hops[-1], operations=(*hops[-1].operations, name))
                     continue
-                hops.append(Hop((name,), where.file, where.line))
+                hops.append(Hop((name,), *_at(where)))
             routed.append(replace(origin, via=tuple(hops)))
         return routed
 
@@ -410,10 +430,10 @@ class _Origins:
             return self.routed(found, self.edges.key(op.results[number]))
         if op.operation.name == "sdy.reshard":  # its own sharding, declared here
             named = attrs["sdy.sharding_origin_name"] if "sdy.sharding_origin_name" in attrs else ""
-            file, line, _, typed = self.named.get(string_value(named), (None, None, "", None))
+            where, _, typed = self.named.get(string_value(named), (_Where(None, None), "", None))
             own: tuple[OriginKind, str | None] = ("type", typed) if typed else ("constraint", None)
             found = self.of_value(value, attrs["sharding"], origins, own)
-            return [replace(o, file=file, line=line) if o.kind == own[0]
+            return [_placed(o, where) if o.kind == own[0]
                     and o.line is None else o for o in found]  # fmt: skip
         return []
 
@@ -537,9 +557,7 @@ def _dropped_by_operations(
             lost = reader.dropped(value, sharding, named)
             if lost:
                 readable = reader.readable(sharding)
-                found.append(
-                    DroppedAxes(value, readable, tuple(lost), None, where.file, where.line)
-                )
+                found.append(DroppedAxes(value, readable, tuple(lost), None, *_at(where)))
     return found
 
 
@@ -598,7 +616,7 @@ def _asked_origins(
             origins = reader.of_result(step.op, 0, value)
             declared = step.key == "constraint" and own is not None
             if not origins and declared:
-                here = Origin("", "", "constraint", "", file=where.file, line=where.line)
+                here = _placed(Origin("", "", "constraint", ""), where)
                 origins = reader.own_axes(own, value, here)  # 0.7.1 records none
             said = ValueOrigins(asked, value, reader.readable(own), tuple(origins), declared)
         found.append(said)
@@ -746,7 +764,19 @@ def _inside_shard_map(op: Any, where: _Where | None) -> tuple[Origin, ...]:
     """A collective the body of a shard_map makes: the user's own, one origin per manual
     axis, at the shard_map's line."""
     axes = re.findall(r'"((?:[^"\\]|\\.)*)"', str(op.attributes["manual_axes"]))
-    file, line = (where.file, where.line) if where else (None, None)
+    place = where or _Where(None, None)
     return tuple(
-        Origin("shard_map body", axis, "shard_map", "manual", file=file, line=line) for axis in axes
+        _placed(Origin("shard_map body", axis, "shard_map", "manual"), place) for axis in axes
     )
+
+
+def _at(where: _Where | Hop) -> tuple[str | None, int | None, str | None, int | None]:
+    """The user's file and line, then the library's (the fields' order)."""
+    return where.file, where.line, where.library_file, where.library_line
+
+
+def _placed(origin: Origin, where: _Where) -> Origin:
+    """``origin`` at ``where``: the user's line, the library's beside it."""
+    file, line, library_file, library_line = _at(where)
+    return replace(origin, file=file, line=line, library_file=library_file,
+                   library_line=library_line)  # fmt: skip

@@ -220,7 +220,16 @@ def report_from_main(
         notes.append(_UNPREFIXED)
     user_args, user_results = _user_values(main.args), _user_values(main.results)
     outputs = [
-        _output(i, value.shape or (), value.dtype or value.type, value, None, None, prefixed)
+        _output(
+            i,
+            value.shape or (),
+            value.dtype or value.type,
+            value,
+            None,
+            None,
+            prefixed,
+            one_device=main.devices == 1,
+        )  # fmt: skip
         for i, value in enumerate(user_results)
     ]
     sources = {v.sharding.source for v in (*user_args, *user_results) if v.sharding}
@@ -234,7 +243,9 @@ def report_from_main(
         mesh=_declared_mesh(main, None),
         partitioner="gspmd" if sources == {"gspmd"} else "shardy",
         function=function,
-        inputs=tuple(_input_from_main(i, value) for i, value in enumerate(user_args)),
+        inputs=tuple(
+            _input_from_main(i, value, main.devices == 1) for i, value in enumerate(user_args)
+        ),
         outputs=tuple(outputs),
         extra_args=_extra_args(main),
         notes=tuple(notes),
@@ -320,7 +331,8 @@ def build_report(staged: Staged, main: MainSignature | None, context: Context) -
         notes.append(_UNPREFIXED)
     mesh = _declared_mesh(main, context.mesh)
     names = _names(traced, context.expected_args, notes)
-    inputs = _inputs(staged, main, names, mesh)
+    one_device = main.devices == 1 if main is not None else context.num_devices == 1
+    inputs = _inputs(staged, main, names, mesh, one_device)
     failed = staged if isinstance(staged, LoweringFailed) else None
     return Report(
         target=context.target,
@@ -338,7 +350,13 @@ def build_report(staged: Staged, main: MainSignature | None, context: Context) -
         inputs=tuple(inputs),
         static_args=context.static_args,
         outputs=tuple(
-            _written_back(main, inputs, _outputs(traced, main, names, mesh, prefixed), prefixed)
+            _written_back(
+                main,
+                inputs,
+                _outputs(traced, main, names, mesh, prefixed, one_device),
+                prefixed,
+                one_device,
+            )  # fmt: skip
         ),
         extra_args=_extra_args(main),
         jaxpr=nested.grade(traced.names_jaxpr, "top", traced.stage),
@@ -351,7 +369,7 @@ def build_report(staged: Staged, main: MainSignature | None, context: Context) -
 
 
 def _inputs(
-    staged: Staged, main: MainSignature | None, names: _Names, mesh: Mesh | None
+    staged: Staged, main: MainSignature | None, names: _Names, mesh: Mesh | None, one_device: bool
 ) -> list[Input]:
     traced = staged.traced
     user_args = _user_values(main.args if main else None)
@@ -359,7 +377,7 @@ def _inputs(
     kept = kept_inputs(staged, user_args, n_in) if main else list(range(n_in))
     by_input = dict(zip(kept, user_args))
     return [
-        _input(i, aval, traced, by_input.get(i), names, mesh, lowered=main is not None)
+        _input(i, aval, traced, by_input.get(i), names, mesh, main is not None, one_device)
         for i, aval in enumerate(seam.in_avals(traced.jaxpr))
     ]
 
@@ -372,9 +390,10 @@ def _input(
     names: _Names,
     mesh: Mesh | None,
     lowered: bool,
+    one_device: bool,
 ) -> Input:
     """Flat input ``i``: what the jaxpr and ``@main`` (``value``; ``None`` when pruned or
-    not lowered) carry, judged against the user's path."""
+    not lowered) carry, judged against the user's path (``one_device``: the program's)."""
     shape, dtype = _aval(aval)
     jaxpr_name = names.args[i] if names.args is not None else None
     path = names.expected_args[i] if names.expected_args is not None else None
@@ -407,11 +426,17 @@ def _input(
         buffer_donor=value.buffer_donor if value else False,
         memory_kind=value.memory_kind if value else None,
         main_index=value.index if value else None,
+        one_device=one_device,
     )
 
 
 def _outputs(
-    traced: Traced, main: MainSignature | None, names: _Names, mesh: Mesh | None, prefixed: bool
+    traced: Traced,
+    main: MainSignature | None,
+    names: _Names,
+    mesh: Mesh | None,
+    prefixed: bool,
+    one_device: bool,
 ) -> list[Output]:
     user_results = _user_values(main.results if main else None)
     outputs = []
@@ -431,7 +456,8 @@ def _outputs(
         if result is not None and result.sharding is None and traced.stage == "pmap":
             result = replace(result, sharding=_pmap_sharding(shape, result.shape, mesh))
         output = _output(i, shape, dtype, result, jaxpr_path, wanted, prefixed,
-                         lowered=main is not None, wrapped=traced.wrapper is not None)  # fmt: skip
+                         lowered=main is not None, wrapped=traced.wrapper is not None,
+                         one_device=one_device)  # fmt: skip
         if traced.open_outputs is not None and i < len(traced.open_outputs):
             output = replace(output, left_to_compiler=traced.open_outputs[i])
         outputs.append(output)
@@ -439,7 +465,11 @@ def _outputs(
 
 
 def _written_back(
-    main: MainSignature | None, inputs: list[Input], outputs: list[Output], prefixed: bool
+    main: MainSignature | None,
+    inputs: list[Input],
+    outputs: list[Output],
+    prefixed: bool,
+    one_device: bool,
 ) -> list[Output]:
     """``@main``'s results beyond the function's own: the new values of ``Ref``
     arguments, which JAX writes back into the argument aliased to them."""
@@ -448,16 +478,18 @@ def _written_back(
     written = []
     for i, value in enumerate(extra, len(outputs)):
         output = _output(
-            i, value.shape or (), value.dtype or value.type, value, None, None, prefixed
-        )
+            i, value.shape or (), value.dtype or value.type, value, None, None, prefixed,
+            one_device=one_device,
+        )  # fmt: skip
         into_what = into.get(value.index)
         said = f"written back to {into_what}" if into_what else "not the function's own"
         written.append(replace(output, path=f"{output.path} ({said})"))
     return outputs + written
 
 
-def _input_from_main(i: int, value: MainValue) -> Input:
-    """An input known only from ``@main`` (no call says what it should be named)."""
+def _input_from_main(i: int, value: MainValue, one_device: bool) -> Input:
+    """An input known only from ``@main`` (no call says what it should be named);
+    ``one_device``: the program's."""
     status = classify_name(value.name, None, FALLBACK_ARG)
     return Input(
         index=i,
@@ -473,6 +505,7 @@ def _input_from_main(i: int, value: MainValue) -> Input:
         buffer_donor=value.buffer_donor,
         memory_kind=value.memory_kind,
         main_index=value.index,
+        one_device=one_device,
     )
 
 
@@ -486,6 +519,7 @@ def _output(
     prefixed: bool,
     lowered: bool = True,
     wrapped: bool = False,
+    one_device: bool = False,
 ) -> Output:
     """One output; the carried name stays as written, its path in the newer spelling.
     ``wrapped``: a library's wrapper named it (``renamed`` unless it carries ``expected``,
@@ -510,4 +544,5 @@ def _output(
         dtype=dtype,
         sharding=result.sharding.for_rank(len(shape)) if result and result.sharding else None,
         memory_kind=result.memory_kind if result else None,
+        one_device=one_device,
     )

@@ -5,7 +5,8 @@ forward pass (equations under ``jvp(``) and the backward pass (under ``transpose
 values the backward equations read that the forward pass made, or that are the
 function's inputs, are the residuals ``jax.ad_checkpoint.print_saved_residuals`` lists,
 each named as it names them: an argument by its pytree path, a ``checkpoint_name`` by its
-name, an operation's output by its primitive and the user's line.
+name, an operation's output by its primitive and the user's line (the innermost frame in
+the user's files, the library's beside it: :mod:`.frames`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from jxinspect.core.dtypes import element_bytes
 from jxinspect.core.model import Offload, Recomputed, Report, Residual
 from jxinspect.core.units import type_text
 from jxinspect.tracer import seam
+from jxinspect.tracer.read import frames
 
 
 def _shape(aval: Any) -> tuple[tuple[int, ...], str]:
@@ -26,6 +28,11 @@ def _shape(aval: Any) -> tuple[tuple[int, ...], str]:
 
 def _bytes(shape: tuple[int, ...], dtype: str) -> int:
     return math.ceil(math.prod(shape) * element_bytes(dtype))
+
+
+def _placed(at: frames.UserLine) -> tuple[str | None, int | None, str | None, int | None]:
+    """The user's file and line, then the library's (the fields' order)."""
+    return at.file, at.line, at.library_file, at.library_line
 
 
 def read_residuals(jaxpr: Any, report: Report) -> tuple[Residual, ...] | None:
@@ -44,12 +51,11 @@ def read_residuals(jaxpr: Any, report: Report) -> tuple[Residual, ...] | None:
         if eqn is None:
             found.append(Residual(typed, size, "argument", paths.get(positions[var])))
             continue
-        where = seam.user_line(eqn)
-        file, line = (where.file, where.line) if where else (None, None)
+        at = frames.of_equation(eqn)
         if named is not None:
-            found.append(Residual(typed, size, "named", named, file, line))
+            found.append(Residual(typed, size, "named", named, *_placed(at)))
         else:
-            found.append(Residual(typed, size, "output", str(eqn.primitive.name), file, line))
+            found.append(Residual(typed, size, "output", str(eqn.primitive.name), *_placed(at)))
     return tuple(found)
 
 
@@ -59,10 +65,9 @@ def read_offloads(jaxpr: Any) -> tuple[Offload, ...]:
     for eqn, kind, named in seam.host_transfers(jaxpr):
         for var in eqn.invars[:1]:
             shape, dtype = _shape(var.aval)
-            where = seam.user_line(eqn)
+            at = frames.of_equation(eqn)
             found.append(Offload(
-                type_text(shape, dtype), _bytes(shape, dtype),
-                kind, named, where.file if where else None, where.line if where else None,
+                type_text(shape, dtype), _bytes(shape, dtype), kind, named, *_placed(at),
             ))  # fmt: skip
     return tuple(found)
 
@@ -80,13 +85,13 @@ def read_recomputed(jaxpr: Any) -> tuple[Recomputed, ...]:
     name), in order."""
     found = []
     for eqn, looped in seam.recomputed_parts(jaxpr):
-        where = seam.user_line(eqn)
+        at = frames.of_equation(eqn)
         named = str(eqn.params.get("name")) if eqn.primitive.name == "name" else None
         for var in eqn.outvars:
             shape, dtype = _shape(var.aval)
             found.append(Recomputed(
                 type_text(shape, dtype), _bytes(shape, dtype), str(eqn.primitive.name), named,
-                where.file if where else None, where.line if where else None, looped,
+                at.file, at.line, looped, at.library_file, at.library_line,
             ))  # fmt: skip
     return tuple(found)
 

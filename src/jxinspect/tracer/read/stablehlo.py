@@ -21,15 +21,6 @@ from jxinspect.tracer.read.report import report_from_main
 _DIAGNOSTIC_AT = re.compile(r'loc\("[^"]*":(\d+):(\d+)\)')
 
 
-def _int_attr(attributes: Any, key: str) -> int:
-    ir = seam.ir()
-
-    if key not in attributes:
-        return 1
-    attr = attributes[key]
-    return int(ir.IntegerAttr(attr).value) if isinstance(attr, ir.IntegerAttr) else 1
-
-
 def _string_attr(attributes: Any, key: str) -> str | None:
     ir = seam.ir()
 
@@ -52,15 +43,12 @@ def report_from_text(text: str, source: str) -> Report:
     with module.context:
         attributes = module.operation.attributes
         name = _string_attr(attributes, "sym_name")
-        devices = _int_attr(attributes, "mhlo.num_partitions") * _int_attr(
-            attributes, "mhlo.num_replicas"
-        )
     notes = ["read from StableHLO text: no jaxpr, static arguments or expected names"]
     return report_from_main(
         main,
         target=source,
         function=f"module @{name}" if name else None,
-        num_devices=devices,
+        num_devices=main.devices,
         notes=notes,
     )
 

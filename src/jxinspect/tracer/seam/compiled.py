@@ -27,14 +27,20 @@ def compiled_shardings(compiled: Compiled) -> tuple[list[Sharding | None], list[
     raises ``NotImplementedError``, or from 0.5 an ``AttributeError``)."""
     import jax
 
-    def flat(attribute: str) -> list[Sharding | None]:
+    def flat(attribute: str, structure: str) -> list[Sharding | None]:
         try:
             tree = getattr(compiled, attribute)
         except (NotImplementedError, AttributeError):  # 0.4.x's pmap; 0.5 to 0.7's
             return []
+        treedef = getattr(compiled, structure, None)
+        if treedef is not None:  # one per flat value: a wrapper's output nodes (NNX's
+            try:  # metadata=None) are no values
+                return list(treedef.flatten_up_to(tree))
+            except (ValueError, TypeError):
+                pass
         return list(jax.tree_util.tree_leaves(tree, is_leaf=lambda x: x is None))
 
-    return flat("input_shardings"), flat("output_shardings")
+    return flat("input_shardings", "in_tree"), flat("output_shardings", "out_tree")
 
 
 def cost_analysis(compiled: Compiled) -> dict[str, float] | None:

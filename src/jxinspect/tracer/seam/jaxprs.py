@@ -179,6 +179,24 @@ def user_line(eqn: Any) -> SourceLine | None:
     return SourceLine(str(frame.function_name), str(frame.file_name), int(frame.start_line))
 
 
+def frames(eqn: Any) -> Iterator[SourceLine]:
+    """The frames of an equation's traceback outside JAX's own code (as JAX's
+    ``source_info_util.user_frames`` keeps them: a library's among them), innermost
+    first."""
+    from jax._src import source_info_util
+
+    info = eqn.source_info
+    try:
+        kept = source_info_util.user_frames(info.traceback)
+        first = next(kept, None)
+    except AttributeError:  # 0.4.35 takes the SourceInfo itself
+        kept = source_info_util.user_frames(info)
+        first = next(kept, None)
+    while first is not None:
+        yield SourceLine(str(first.function_name), str(first.file_name), int(first.start_line))
+        first = next(kept, None)
+
+
 def first_user_line(jaxpr: Jaxpr, besides: SourceLine | None = None) -> SourceLine | None:
     """The user's line of a jaxpr's first operation that has one (other than
     ``besides``), nested jaxprs searched depth first."""
