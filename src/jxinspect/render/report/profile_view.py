@@ -5,20 +5,13 @@ from __future__ import annotations
 
 from jxinspect.core.profile import Profile
 from jxinspect.core.units import human_bytes
+from jxinspect.core.units import human_seconds as seconds
 from jxinspect.render.common.escape import text as esc
 from jxinspect.render.common.source import source_text
 from jxinspect.render.common.table import plain_table
 
 TOP = 15
 """Rows a table shows (the rest summed in one line)."""
-
-
-def seconds(value: float) -> str:
-    """``1.23 ms``, ``45.6 µs``, ``2.01 s``."""
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if value >= scale:
-            return f"{value / scale:.3g} {unit}"
-    return f"{value / 1e-9:.3g} ns"
 
 
 def render(profile: Profile) -> str:
