@@ -46,7 +46,6 @@ def profile(
         from jxinspect.pipeline import inspect_target
         from jxinspect.project.config import project_config
         from jxinspect.project.resolve import resolve
-        from jxinspect.render.report import profile_view
         from jxinspect.tracer.read.profile import Measure
 
         config = project_config()
@@ -57,9 +56,7 @@ def profile(
         if format == "json":
             emit(render_report(report, "json", (), False, None), None)
             return EXIT_OK
-        text = render_report(report, "text", (), False, None)
-        measured = profile_view.render(report.profile) if report.profile else ""
-        emit(text + ("\n" + measured if measured else ""), None)
+        emit(render_report(report, "text", (), False, None), None)  # the measured part last
         return EXIT_OK
 
     run_command(body, show_traceback, stages_here=True)

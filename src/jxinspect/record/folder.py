@@ -72,6 +72,10 @@ class RecordSettings:
     guard: float | None = None
     """``--guard``: the seconds each process of a run of several waits for the others at
     a compile, each program checked the same on all before it runs (``None``: no guard)."""
+    profile: int | None = None
+    """``--profile N``: the run's own first N calls of each recorded function (after the
+    one that follows its compile) measured under JAX's profiler (compiled, as with
+    ``compile``); ``None``: none measured."""
 
 
 def write_index(folder: Path, index: Index) -> None:

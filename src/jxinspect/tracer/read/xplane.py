@@ -30,6 +30,10 @@ class TraceEvent:
     """The execution it belongs to (``run_id``); ``None`` where the event says none."""
     device: str
     """Which device ran it (``device_ordinal``, else the plane and line)."""
+    start: float = 0.0
+    """When it began, in seconds on the trace's clock (its line's start and its offset)."""
+    program: int | None = None
+    """The executable it belongs to (``program_id``); ``None`` where the event says none."""
 
 
 def newest_trace(folder: Path) -> Path | None:
@@ -65,11 +69,13 @@ def _plane_events(plane: Any, module: str) -> list[TraceEvent]:
             stats.update(_stats(event.stats, stat_names))
             if stats.get("hlo_module") != module or "hlo_op" not in stats:
                 continue
-            run = stats.get("run_id")
+            run, program = stats.get("run_id"), stats.get("program_id")
             device = stats.get("device_ordinal", f"{plane.name}/{line.name}")
+            start = line.timestamp_ns / 1e9 + event.offset_ps / 1e12
+            program = program if isinstance(program, int) else None
             found.append(TraceEvent(module, str(stats["hlo_op"]), event.duration_ps / 1e12,
-                                    int(run) if isinstance(run, int) else None,
-                                    str(device)))  # fmt: skip
+                                    int(run) if isinstance(run, int) else None, str(device),
+                                    start, program))  # fmt: skip
     return found
 
 

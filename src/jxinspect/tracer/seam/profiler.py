@@ -92,3 +92,18 @@ def profiled_devices(compiled: Compiled) -> tuple[str | None, str | None, int | 
     first = devices[0]
     kind = str(getattr(first, "device_kind", "")) or None
     return str(first.platform), kind, len(devices)
+
+
+def start_profiler(folder: Path) -> None:
+    """JAX's profiler on, its trace to be written under ``folder`` (XProf's layout) by
+    :func:`stop_profiler`."""
+    import jax
+
+    jax.profiler.start_trace(str(folder))
+
+
+def stop_profiler() -> None:
+    """JAX's profiler off, its trace written where :func:`start_profiler` said."""
+    import jax
+
+    jax.profiler.stop_trace()

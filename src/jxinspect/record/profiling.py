@@ -1,0 +1,119 @@
+"""``record --profile N``: the run's own calls of each recorded function, measured.
+
+Nothing of ours runs per call (the recorder hooks lowering only), so the run's calls are
+never counted as they happen: JAX's profiler is started once the first function to
+measure is recorded (after the recorder's own compile of it, so only the user's run is
+traced) and stopped when the run ends (an ``atexit`` handler registered once JAX is
+imported, so it runs before JAX's own clean-up). The trace is then read: each recorded
+program's events by its module's name (``jit_step``) and executable (``program_id``),
+its calls told apart by ``run_id``; the first call (the one that follows the compile) is
+left out and the next N are joined to the program's lines and collectives as
+``jxinspect profile`` joins them, and written into the function's ``report.json``. The
+trace lives in a temporary folder, removed once read.
+"""
+
+from __future__ import annotations
+
+import atexit
+import shutil
+import sys
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from jxinspect.core.model import Report
+from jxinspect.record import folder as records
+from jxinspect.tracer import seam
+from jxinspect.tracer.read.hlo_text import parse
+from jxinspect.tracer.read.profile import recorded_profile
+from jxinspect.tracer.read.xplane import TraceEvent, trace_events
+
+
+@dataclass
+class Watched:
+    """One recorded function whose calls are measured."""
+
+    report_path: Path
+    report: Report
+    module: str
+    """The compiled module's name, as the profiler's events say it (``jit_step``)."""
+    program_text: str
+    """Its optimized HLO (``compiled.as_text()``), which places instructions on lines."""
+
+
+@dataclass
+class RunProfiler:
+    """The profiler over the user's run, and the functions it measures."""
+
+    calls: int
+    watched: list[Watched] = field(default_factory=list)
+    folder: Path | None = None
+    """Where the profiler writes its trace (``None``: not started)."""
+
+    def watch(self, report_path: Path, report: Report, module: str, program_text: str) -> None:
+        """Measure the function whose report was just written at ``report_path`` (its
+        compiled ``module``'s name and optimized HLO), starting the profiler if it is
+        not on."""
+        self.watched.append(Watched(report_path, report, module, program_text))
+        if self.folder is None:
+            self.folder = Path(tempfile.mkdtemp(prefix="jxinspect-record-profile-"))
+            seam.start_profiler(self.folder)
+            atexit.register(self.finish)
+
+    def finish(self) -> None:
+        """Stop the profiler and write each watched function's measured calls into its
+        report; the trace's folder removed. Never raises: the run's exit is its own."""
+        if self.folder is None:
+            return
+        folder, self.folder = self.folder, None
+        try:
+            seam.stop_profiler()
+            for module, group in _by_module(self.watched).items():
+                events = trace_events(folder, module)
+                for watched, found in _assigned(group, events):
+                    measured = recorded_profile(watched.report, watched.program_text, found,
+                                                self.calls)  # fmt: skip
+                    report = replace(watched.report, profile=measured)
+                    records.write_json(watched.report_path, report)
+        except Exception as err:  # never break the user's run at its exit
+            print(f"jxinspect record: the run's calls were not measured: {err!r}",
+                  file=sys.stderr)  # fmt: skip
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _by_module(watched: list[Watched]) -> dict[str, list[Watched]]:
+    grouped: dict[str, list[Watched]] = defaultdict(list)
+    for one in watched:
+        grouped[one.module].append(one)
+    return grouped
+
+
+def _assigned(
+    group: list[Watched], events: list[TraceEvent] | str
+) -> list[tuple[Watched, list[TraceEvent] | str]]:
+    """Each watched program of one module name with its own events: those of the
+    executables (``program_id``) whose instructions are all its own and no other's; a
+    line saying why where none are."""
+    if isinstance(events, str):
+        return [(one, events) for one in group]
+    names = [set(parse(one.program_text).instructions) for one in group]
+    by_program: dict[int | None, list[TraceEvent]] = defaultdict(list)
+    for event in events:
+        by_program[event.program].append(event)
+    mine: list[list[TraceEvent]] = [[] for _ in group]
+    shared: set[int] = set()
+    for found in by_program.values():
+        ran = {event.instruction for event in found}
+        owners = [k for k, known in enumerate(names) if ran <= known]
+        if len(owners) == 1:
+            mine[owners[0]] += found
+        shared.update(owners if len(owners) > 1 else ())
+    module = group[0].module
+    return [
+        (one, f"several recorded programs named {module} run the same instructions: their "
+              "calls cannot be told apart" if k in shared else
+              mine[k] or f"the trace holds no call of {module} by this program")
+        for k, one in enumerate(group)
+    ]  # fmt: skip
