@@ -4,20 +4,21 @@ Nothing of ours runs per call (the recorder hooks lowering only), so the run's c
 never counted as they happen: JAX's profiler is started once the first function to
 measure is recorded (after the recorder's own compile of it, so only the user's run is
 traced) and stopped when the run ends (an ``atexit`` handler registered once JAX is
-imported, so it runs before JAX's own clean-up). The trace is then read: each recorded
+imported, so it runs before JAX's own clean-up). A run that starts JAX's profiler itself
+meanwhile cannot (JAX runs one trace at a time); where the run's own trace is on when
+ours would start, no call is measured and the reports say so. The trace is then read: each recorded
 program's events by its module's name (``jit_step``) and executable (``program_id``),
 its calls told apart by ``run_id``; the first call (the one that follows the compile) is
 left out and the next N are joined to the program's lines and collectives as
 ``jxinspect profile`` joins them, and written into the function's ``report.json``. The
-trace lives in a temporary folder, removed once read.
+trace is kept in the recording's ``profile-trace`` folder, in XProf's layout (replacing the
+recording removes it).
 """
 
 from __future__ import annotations
 
 import atexit
-import shutil
 import sys
-import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -50,21 +51,37 @@ class RunProfiler:
     watched: list[Watched] = field(default_factory=list)
     folder: Path | None = None
     """Where the profiler writes its trace (``None``: not started)."""
+    failed: str | None = None
+    """Why the profiler could not be started (the run's own trace on, say)."""
 
     def watch(self, report_path: Path, report: Report, module: str, program_text: str) -> None:
         """Measure the function whose report was just written at ``report_path`` (its
         compiled ``module``'s name and optimized HLO), starting the profiler if it is
         not on."""
         self.watched.append(Watched(report_path, report, module, program_text))
-        if self.folder is None:
-            self.folder = Path(tempfile.mkdtemp(prefix="jxinspect-record-profile-"))
-            seam.start_profiler(self.folder)
-            atexit.register(self.finish)
+        if self.folder is not None or self.failed is not None:
+            return
+        folder = report_path.parent.parent / records.PROFILE_TRACE
+        atexit.register(self.finish)
+        try:
+            seam.start_profiler(folder)
+        except Exception as err:  # the run's own trace is on: JAX runs one at a time
+            self.failed = f"JAX's profiler could not be started ({type(err).__name__}: {err})"
+            return
+        self.folder = folder
+
+    def _write_unmeasured(self) -> None:
+        for watched in self.watched:
+            unread = recorded_profile(watched.report, watched.program_text,
+                                      self.failed or "", self.calls)  # fmt: skip
+            records.write_json(watched.report_path, replace(watched.report, profile=unread))
 
     def finish(self) -> None:
         """Stop the profiler and write each watched function's measured calls into its
-        report; the trace's folder removed. Never raises: the run's exit is its own."""
+        report. Never raises: the run's exit is its own."""
         if self.folder is None:
+            if self.failed is not None:
+                self._write_unmeasured()
             return
         folder, self.folder = self.folder, None
         try:
@@ -74,13 +91,12 @@ class RunProfiler:
                 for watched, found in _assigned(group, events):
                     measured = recorded_profile(watched.report, watched.program_text, found,
                                                 self.calls)  # fmt: skip
+                    measured = replace(measured, trace=records.PROFILE_TRACE)
                     report = replace(watched.report, profile=measured)
                     records.write_json(watched.report_path, report)
         except Exception as err:  # never break the user's run at its exit
             print(f"jxinspect record: the run's calls were not measured: {err!r}",
                   file=sys.stderr)  # fmt: skip
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _by_module(watched: list[Watched]) -> dict[str, list[Watched]]:
