@@ -34,7 +34,10 @@ def profile(
         ),
     ] = None,  # fmt: skip
     format: Annotated[
-        Literal["text", "json"], typer.Option("--format", "-f", help="text or json.")
+        Literal["text", "json", "html"],
+        typer.Option(
+            "--format", "-f", help="text, json, or html (a timeline of one step by line)."
+        ),
     ] = "text",
     show_traceback: TracebackOpt = False,
 ) -> None:
@@ -53,8 +56,8 @@ def profile(
         with user_prints_to_stderr():
             report = inspect_target(resolved, compile=True, policy=config.policy,
                                     measure=Measure(steps, warmup, output))  # fmt: skip
-        if format == "json":
-            emit(render_report(report, "json", (), False, None), None)
+        if format != "text":
+            emit(render_report(report, format, (), False, None), None)
             return EXIT_OK
         emit(render_report(report, "text", (), False, None), None)  # the measured part last
         return EXIT_OK
