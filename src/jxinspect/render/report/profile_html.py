@@ -53,6 +53,14 @@ def _row_of(profile: Profile) -> dict[str, int]:
     }
 
 
+LABEL_CHARS = 34
+"""The most characters of a line's label drawn (its end: the file's name and line)."""
+
+
+def _short(label: str) -> str:
+    return label if len(label) <= LABEL_CHARS else "…" + label[-(LABEL_CHARS - 1) :]
+
+
 def _bar(span: Span, row: int, scale: float, colour: str, label: str) -> str:
     x = LABEL + span.start * scale
     width = max(span.seconds * scale, 0.5)
@@ -77,7 +85,7 @@ def timeline(profile: Profile) -> str:
     ]
     for k, label in enumerate(labels):
         parts.append(f'<text x="4" y="{k * ROW + ROW - 5}" font-size="11" '
-                     f'font-family="monospace">{_e(label[-38:])}</text>')  # fmt: skip
+                     f'font-family="monospace">{_e(_short(label))}</text>')  # fmt: skip
     for span in profile.timeline:
         label = _where(span.file, span.line, span.library_file, span.library_line)
         row = rows.get(label, len(rows))
