@@ -76,7 +76,7 @@ def _traced(
     folder: Path,
 ) -> Profile:
     seconds = []
-    with seam.profiler_traced(folder):
+    with seam.profiler_traced(folder, kept=measure.keep is not None):
         for _ in range(measure.steps):
             arrays, took = _step(compiled, arrays, donated)
             seconds.append(took)

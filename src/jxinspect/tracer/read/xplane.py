@@ -60,13 +60,24 @@ def trace_events(folder: Path, module: str) -> list[TraceEvent] | str:
 
 def _plane_events(plane: Any, module: str) -> list[TraceEvent]:
     stat_names = {entry.key: entry.value.name for entry in plane.stat_metadata}
+    says_module = {key for key, name in stat_names.items() if name == "hlo_module"}
+    if not says_module:  # a plane of no XLA program (the metadata, a Python thread's)
+        return []
     metadata = {entry.key: entry.value for entry in plane.event_metadata}
+    described: dict[int, dict[str, object]] = {}  # each event metadata's stats, read once
     found = []
     for line in plane.lines:
         for event in line.events:
-            described = metadata.get(event.metadata_id)
-            stats = _stats(described.stats, stat_names) if described is not None else {}
-            stats.update(_stats(event.stats, stat_names))
+            key = event.metadata_id
+            base = described.get(key)
+            if base is None:
+                shared = metadata.get(key)
+                base = described[key] = _stats(shared.stats, stat_names) if shared else {}
+            if "hlo_module" not in base and not any(
+                stat.metadata_id in says_module for stat in event.stats
+            ):
+                continue  # no program's event (a thread pool's, the runtime's)
+            stats = {**base, **_stats(event.stats, stat_names)}
             if stats.get("hlo_module") != module or "hlo_op" not in stats:
                 continue
             run, program = stats.get("run_id"), stats.get("program_id")
@@ -80,16 +91,21 @@ def _plane_events(plane: Any, module: str) -> list[TraceEvent]:
 
 
 def _stats(stats: Any, names: dict[int, str]) -> dict[str, object]:
-    """Each stat by its name, its value as written (a reference: the name it refers to)."""
+    """Each stat by its name, its value as written (a reference: the name it refers to).
+    The fields a stat sets are listed in one call (``ListFields``: the profiler writes
+    tens of thousands of events)."""
     found: dict[str, object] = {}
     for stat in stats:
-        name = names.get(stat.metadata_id)
-        kind = next((field for field in _VALUES if stat.HasField(field)), None)
+        name: str | None = None
+        kind, value = None, None
+        for described, given in stat.ListFields():
+            if described.name == "metadata_id":
+                name = names.get(given)
+            else:
+                kind, value = described.name, given
+        if name is None and kind is not None:
+            name = names.get(0)  # a metadata id of 0, unlisted where written as default
         if name is None or kind is None:
             continue
-        found[name] = names.get(stat.ref_value, "") if kind == "ref_value" else getattr(stat, kind)
+        found[name] = names.get(value, "") if kind == "ref_value" else value  # type: ignore[arg-type]
     return found
-
-
-_VALUES = ("str_value", "ref_value", "int64_value", "uint64_value", "double_value",
-           "bytes_value")  # fmt: skip
