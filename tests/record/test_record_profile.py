@@ -135,3 +135,15 @@ def test_without_profile_nothing_is_measured_and_the_trace_goes(
     assert result.returncode == 0, result.describe()
     assert _report(folder, "step").get("profile") is None
     assert not (folder / "runs" / "profile-trace").exists()  # replaced with the recording
+
+
+def test_diff_debug_compares_two_recordings_measured_steps(recording: Path) -> None:
+    result = run_cli("diff-debug", "runs", "runs", "--profile", "--format", "json",
+                     cwd=recording)  # fmt: skip
+    assert result.returncode == 0, result.describe()
+    targets = {t["name"]: t for t in json.loads(result.stdout)["targets"]}
+    step = next(t for name, t in targets.items() if name.startswith("step"))
+    assert step["profile"] is not None
+    assert not [c for c in step["changes"] if c["class"] == "time"]
+    if step["profile"]["unread"] == []:
+        assert all(line["percent"] == 0 for line in step["profile"]["lines"])
