@@ -28,7 +28,7 @@ from jxinspect.record import folder as records
 from jxinspect.tracer import seam
 from jxinspect.tracer.read.hlo_text import parse
 from jxinspect.tracer.read.profile import recorded_profile
-from jxinspect.tracer.read.xplane import TraceEvent, trace_events
+from jxinspect.tracer.read.xplane import TraceEvent, events_by_module
 
 
 @dataclass
@@ -70,28 +70,25 @@ class RunProfiler:
             return
         self.folder = folder
 
-    def _write_unmeasured(self) -> None:
-        for watched in self.watched:
-            unread = recorded_profile(watched.report, watched.program_text,
-                                      self.failed or "", self.calls)  # fmt: skip
-            records.write_json(watched.report_path, replace(watched.report, profile=unread))
-
     def finish(self) -> None:
         """Stop the profiler and write each watched function's measured calls into its
-        report. Never raises: the run's exit is its own."""
-        if self.folder is None:
-            if self.failed is not None:
-                self._write_unmeasured()
-            return
+        report (the trace read once), or why none were. Never raises: the run's exit is
+        its own."""
         folder, self.folder = self.folder, None
         try:
-            seam.stop_profiler()
-            for module, group in _by_module(self.watched).items():
-                events = trace_events(folder, module)
+            if folder is not None:
+                seam.stop_profiler()
+                grouped = _by_module(self.watched)
+                read = events_by_module(folder, frozenset(grouped))
+            else:
+                grouped, read = _by_module(self.watched), self.failed or "not started"
+            for module, group in grouped.items():
+                events = read if isinstance(read, str) else read[module]
                 for watched, found in _assigned(group, events):
                     measured = recorded_profile(watched.report, watched.program_text, found,
                                                 self.calls)  # fmt: skip
-                    measured = replace(measured, trace=records.PROFILE_TRACE)
+                    if folder is not None:
+                        measured = replace(measured, trace=records.PROFILE_TRACE)
                     report = replace(watched.report, profile=measured)
                     records.write_json(watched.report_path, report)
         except Exception as err:  # never break the user's run at its exit

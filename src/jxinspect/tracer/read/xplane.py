@@ -45,6 +45,16 @@ def newest_trace(folder: Path) -> Path | None:
 def trace_events(folder: Path, module: str) -> list[TraceEvent] | str:
     """The events of ``module``'s instructions in the newest trace under ``folder``; a
     line saying why where none could be read."""
+    found = events_by_module(folder, frozenset((module,)))
+    return found if isinstance(found, str) else found[module]
+
+
+def events_by_module(
+    folder: Path, modules: frozenset[str]
+) -> dict[str, list[TraceEvent] | str] | str:
+    """The events of each of ``modules``' instructions in the newest trace under
+    ``folder`` (the file read once), or a line saying why for a module that has none; a
+    line saying why where the trace could not be read."""
     path = newest_trace(folder)
     if path is None:
         return f"the profiler wrote no trace under {folder}"
@@ -52,13 +62,17 @@ def trace_events(folder: Path, module: str) -> list[TraceEvent] | str:
         space = xla_protos.decode("XSpace", read_bytes(path, limit=TRACE_LIMIT, inside=folder))
     except Exception as err:  # a trace this reader does not know: unknown, never empty
         return f"the profiler's trace was not read ({type(err).__name__}: {err})"
-    events = [event for plane in space.planes for event in _plane_events(plane, module)]
-    if not events:
-        return f"the profiler's trace holds no event of {module}'s instructions"
-    return events
+    found: dict[str, list[TraceEvent]] = {module: [] for module in modules}
+    for plane in space.planes:
+        for event in _plane_events(plane, modules):
+            found[event.module].append(event)
+    return {
+        module: events or f"the profiler's trace holds no event of {module}'s instructions"
+        for module, events in found.items()
+    }
 
 
-def _plane_events(plane: Any, module: str) -> list[TraceEvent]:
+def _plane_events(plane: Any, modules: frozenset[str]) -> list[TraceEvent]:
     stat_names = {entry.key: entry.value.name for entry in plane.stat_metadata}
     says_module = {key for key, name in stat_names.items() if name == "hlo_module"}
     if not says_module:  # a plane of no XLA program (the metadata, a Python thread's)
@@ -78,13 +92,14 @@ def _plane_events(plane: Any, module: str) -> list[TraceEvent]:
             ):
                 continue  # no program's event (a thread pool's, the runtime's)
             stats = {**base, **_stats(event.stats, stat_names)}
-            if stats.get("hlo_module") != module or "hlo_op" not in stats:
+            module = stats.get("hlo_module")
+            if module not in modules or "hlo_op" not in stats:
                 continue
             run, program = stats.get("run_id"), stats.get("program_id")
             device = stats.get("device_ordinal", f"{plane.name}/{line.name}")
             start = line.timestamp_ns / 1e9 + event.offset_ps / 1e12
             program = program if isinstance(program, int) else None
-            found.append(TraceEvent(module, str(stats["hlo_op"]), event.duration_ps / 1e12,
+            found.append(TraceEvent(str(module), str(stats["hlo_op"]), event.duration_ps / 1e12,
                                     int(run) if isinstance(run, int) else None, str(device),
                                     start, program))  # fmt: skip
     return found
