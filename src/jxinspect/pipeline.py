@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import gc
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -82,11 +82,14 @@ def report_of(
     built_over: Any = None,
     why: PartitionerRun | None = None,
     measure: Measure | None = None,
+    compiled_program: Callable[[str, str], object] | None = None,
 ) -> Report:
     """The one way from a staged program to its report (not judged yet), whether it was
     staged here or lowered by a recorded run: ``@main`` read over ``jax_mesh`` (else
     ``context.mesh``), the report built, and with ``compile`` what XLA chose (``memory``:
-    and the buffers live at the peak; ``why``: each collective's origins from that run).
+    and the buffers live at the peak; ``why``: each collective's origins from that run;
+    ``compiled_program``: called with the compiled module's name, as the profiler's events
+    say it, and its optimized HLO text).
     Its axis types are ``jax_mesh``'s, else those of the mesh the inputs were
     ``built_over``."""
     from jxinspect.tracer import inputs, seam
@@ -109,7 +112,8 @@ def report_of(
         )
         report = with_mesh_facts(report, jax_mesh, built_over)
         if compile and isinstance(staged, Lowered):
-            report = compiled_report(report, staged, memory=memory, why=why, measure=measure)
+            report = compiled_report(report, staged, memory=memory, why=why, measure=measure,
+                                     compiled_program=compiled_program)  # fmt: skip
     return report
 
 
@@ -188,10 +192,12 @@ def compiled_report(
     memory: bool = False,
     why: PartitionerRun | None = None,
     measure: Measure | None = None,
+    compiled_program: Callable[[str, str], object] | None = None,
 ) -> Report:
     """``report`` with what XLA chose when compiling ``staged`` (``memory``: and the
     buffers live at the peak; ``why``: each collective's origins from that run;
-    ``measure``: its steps run under the profiler)."""
+    ``measure``: its steps run under the profiler; ``compiled_program``: told the compiled
+    module's name and optimized HLO text)."""
     from jxinspect.tracer import seam
     from jxinspect.tracer import stage as staging
     from jxinspect.tracer.call import check_compiled_for
@@ -212,6 +218,8 @@ def compiled_report(
     if why is not None:
         report = with_provenance(report, staged.lowered, why)
     report = residuals.with_offloads(report, staged.traced.jaxpr)
+    if compiled_program is not None:
+        compiled_program(seam.profiled_module(done.executable), done.executable.as_text())
     if measure is not None:
         from jxinspect.tracer.read.profile import measured
 

@@ -69,6 +69,7 @@ BENCH_SMALLEST = {
     "processes_show.py": ("--processes", "16", "--against", "4"),
     "cache_watch.py": ("--runs", "1", "--count", "4"),
     "guard.py": ("--runs", "1", "--processes", "2"),
+    "profile.py": ("--runs", "1"),
 }
 """Each bench's smallest run, added to the README's command line under ``-m bench``."""
 

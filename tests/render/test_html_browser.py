@@ -597,3 +597,65 @@ def test_every_column_of_a_wide_table_is_in_view(
         page.close()
     assert problems == [], problems
     assert refused == [], f"the page asked for more than its own file: {refused}"
+
+
+MEASURED = """
+import jax.numpy as jnp
+
+
+def step(a, b, c, d):
+    big = jnp.tanh(a @ b)
+    small = c @ d
+    return big.sum() + small.sum()
+
+
+JXINSPECT = {"step": {"args": "f32[256,256], f32[256,256], f32[16,16], f32[16,16]"}}
+"""
+
+
+def test_the_measured_step_in_chromium(browser: Any, tmp_path: Path, run_cli: Any) -> None:
+    """``profile --format html``: the timeline of one step by line (one bar per instruction
+    run of the report's own timeline, in the row of its line) and the time-by-line table,
+    drawn from the file alone."""
+    (tmp_path / "prog.py").write_text(MEASURED, encoding="utf-8")
+    measured = run_cli("profile", "prog.py:step", "--steps", "3", "--format", "json",
+                       cwd=tmp_path)  # fmt: skip
+    assert measured.returncode == 0, measured.describe()
+    profile = json.loads(measured.stdout)["profile"]
+    result = run_cli("profile", "prog.py:step", "--steps", "3", "--format", "html",
+                     cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 0, result.describe()
+    out = tmp_path / "profile.html"
+    out.write_text(result.stdout, encoding="utf-8")
+    page, problems, refused = open_offline(browser, out, 1280, 900)
+    try:
+        assert page.locator("nav a[href='#profile']").inner_text() == "Measured"
+        if profile["unread"] is not None:
+            assert "Not measured: " in page.locator("#profile").inner_text()
+        else:
+            bars = page.locator("#profile svg.timeline rect.span")
+            assert bars.count() == len(profile["timeline"])  # the same program, step for step
+            assert bars.first.is_visible()
+            titles = [bars.nth(i).text_content() or "" for i in range(bars.count())]
+            big = profile["by_line"][0]
+            assert any(
+                t.startswith(big["instructions"][0] + " · ") and "prog.py:6 · " in t for t in titles
+            ), titles
+            rows = page.locator("#profile-lines-table tbody tr")
+            assert rows.count() == len(profile["by_line"])
+            assert "prog.py:6" in rows.first.inner_text()  # the large product's line first
+            top = page.evaluate("""() => {
+                const bars = [...document.querySelectorAll('#profile rect.span')];
+                return Math.min(...bars.filter(b => b.textContent.includes('prog.py:6'))
+                                       .map(b => b.getBoundingClientRect().top));
+            }""")  # fmt: skip
+            first_row = page.evaluate(
+                "document.querySelector('#profile svg.timeline').getBoundingClientRect().top"
+            )
+            assert top - first_row < 18  # its line holds the first row
+        page.locator("#profile").scroll_into_view_if_needed()
+        screenshot(page, "profile-step.png", tmp_path)
+    finally:
+        page.close()
+    assert problems == [], problems
+    assert refused == [], f"the page asked for more than its own file: {refused}"

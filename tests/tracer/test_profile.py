@@ -166,3 +166,31 @@ def test_the_collectives_of_a_data_parallel_step_are_measured_by_path(tmp_path: 
 def test_no_trace_is_said_never_a_table_of_zeros(tmp_path: Path) -> None:
     said = trace_events(tmp_path, "jit_step")
     assert said == f"the profiler wrote no trace under {tmp_path}"
+
+
+def test_the_timeline_is_one_step_of_the_trace(two_matmuls: tuple[dict[str, Any], Path]) -> None:
+    report, folder = two_matmuls
+    profile = report["profile"]
+    if profile["unread"] is not None:
+        assert profile["timeline"] == []
+        return
+    spans = profile["timeline"]
+    assert spans[0]["start"] == 0
+    assert [s["start"] for s in spans] == sorted(s["start"] for s in spans)
+    per_step = {i["instruction"]: i["count"] for i in profile["by_instruction"]}
+    assert sorted(s["instruction"] for s in spans) == sorted(
+        name for name, count in per_step.items() for _ in range(count)
+    )  # one step's runs, each instruction as often as a step runs it
+    big = next(s for s in spans if s["line"] == BIG_LINE)
+    assert big["file"].endswith("prog.py")
+    if not HAS_READER:
+        return
+    (path,) = (folder / "trace").glob("plugins/profile/*/*.xplane.pb")
+    durations = {
+        (str(dict(e.stats)["hlo_op"]), round(e.duration_ns))
+        for plane in jax.profiler.ProfileData.from_file(str(path)).planes
+        for line in plane.lines
+        for e in line.events
+        if dict(e.stats).get("hlo_module") == "jit_step" and "hlo_op" in dict(e.stats)
+    }
+    assert all((s["instruction"], round(s["seconds"] * 1e9)) in durations for s in spans)

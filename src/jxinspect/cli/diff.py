@@ -97,6 +97,17 @@ MemoryOpt = Annotated[
     ),
 ]
 
+ProfileOpt = Annotated[
+    bool,
+    typer.Option(
+        "--profile",
+        help="Also compare the measured step: .py files and targets are compiled and run "
+        "as `jxinspect profile` runs them (10 steps after 2), saved reports must come from "
+        "`profile --format json` (two such reports are compared without it). A line or "
+        "collective slower by more than budgets.memory_growth is a regression (a warning).",
+    ),
+]
+
 
 @with_staging_flags
 def diff_debug(
@@ -113,12 +124,14 @@ def diff_debug(
     allow: AllowOpt = None,
     compile: CompileOpt = False,
     memory: MemoryOpt = False,
+    profile: ProfileOpt = False,
     color: ColorOpt = Color.auto,
     show_traceback: TracebackOpt = False,
 ) -> None:
     """Compare two versions of a program (Python, target, saved report or StableHLO): names
-    lost or degraded, result paths, shardings, donation, pruning and findings, and with
-    --compile the cost; exit 1 on a regression at or above --fail-on."""
+    lost or degraded, result paths, shardings, donation, pruning and findings, with
+    --compile the cost, with --profile (or two saved profiles) the measured step; exit 1
+    on a regression at or above --fail-on."""
 
     def body() -> int:
         from jxinspect.compare.sources import load_sides
@@ -132,7 +145,7 @@ def diff_debug(
         with user_prints_to_stderr(), progress_on_terminal(format):
             loaded = load_sides(
                 before, after, given, tuple(function or ()), compile=compile or memory,
-                memory=memory,
+                memory=memory, profile=profile,
             )  # fmt: skip
         warn_refused(loaded.refused)
         _warn_incomplete(loaded.incomplete)

@@ -35,7 +35,10 @@ def profile(
         ),
     ] = None,  # fmt: skip
     format: Annotated[
-        Literal["text", "json"], typer.Option("--format", "-f", help="text or json.")
+        Literal["text", "json", "html"],
+        typer.Option(
+            "--format", "-f", help="text, json, or html (a timeline of one step by line)."
+        ),
     ] = "text",
     show_traceback: TracebackOpt = False,
 ) -> None:
@@ -47,7 +50,6 @@ def profile(
         from jxinspect.pipeline import inspect_target
         from jxinspect.project.config import project_config
         from jxinspect.project.resolve import resolve
-        from jxinspect.render.report import profile_view
         from jxinspect.tracer.read.profile import Measure
 
         config = project_config()
@@ -55,12 +57,10 @@ def profile(
         with user_prints_to_stderr(), progress_on_terminal(format):
             report = inspect_target(resolved, compile=True, policy=config.policy,
                                     measure=Measure(steps, warmup, output))  # fmt: skip
-        if format == "json":
-            emit(render_report(report, "json", (), False, None), None)
+        if format != "text":
+            emit(render_report(report, format, (), False, None), None)
             return EXIT_OK
-        text = render_report(report, "text", (), False, None)
-        measured = profile_view.render(report.profile) if report.profile else ""
-        emit(text + ("\n" + measured if measured else ""), None)
+        emit(render_report(report, "text", (), False, None), None)  # the measured part last
         return EXIT_OK
 
     run_command(body, show_traceback, stages_here=True)

@@ -119,6 +119,16 @@ def record(
     compile: Annotated[
         bool, typer.Option("--compile", help="Also compile each: what XLA chose.")
     ] = False,
+    profile: Annotated[
+        Optional[int],
+        typer.Option(
+            "--profile",
+            min=1,
+            help="Measure the run's own first N calls of each recorded function (after the "
+            "one that follows its compile) under JAX's profiler, by line and collective "
+            "(compiles each, as --compile).",
+        ),
+    ] = None,
     max_compiles: MaxCompilesOpt = None,
     max_compile_seconds: MaxCompileSecondsOpt = None,
     processes: ProcessesOpt = None,
@@ -137,8 +147,9 @@ def record(
             only=tuple(only or ()),
             stop_after=stop_after,
             max_functions=max_functions,
-            compile=compile,
+            compile=compile or profile is not None,
             guard=guard_wait if guard else None,
+            profile=profile,
         )
         if processes is not None:
             return _record_processes(list(command or ()), output, settings, processes, timeout)

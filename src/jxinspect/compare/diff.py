@@ -24,6 +24,7 @@ from difflib import SequenceMatcher
 from typing import Any, TypeVar
 
 from jxinspect.compare.cost import cost_changes, diff_cost
+from jxinspect.compare.profile import diff_profiles, profile_changes
 from jxinspect.core.diff import (
     Change,
     ChangeClass,
@@ -479,14 +480,20 @@ def _target_changes(before: Report, after: Report, sides: tuple[Side, Side]) -> 
 
 
 def diff_reports(
-    before: Report, after: Report, name: str | None = None, memory_growth: float | None = None
+    before: Report,
+    after: Report,
+    name: str | None = None,
+    memory_growth: float | None = None,
+    time_growth: float | None = None,
 ) -> TargetDiff:
     """Every change from ``before`` to ``after``, regressions first; with
     ``memory_growth`` (``--compile``) their compiled cost too, temporaries growing by more
-    than that fraction failing."""
+    than that fraction failing; with ``time_growth``, where both sides were measured,
+    their measured step (lines and collectives slower by more than it)."""
     inputs, same_in = _leaves(before.inputs, after.inputs, "input", unusable_donations(before))
     outputs, same_out = _leaves(before.outputs, after.outputs, "output")
     cost = diff_cost(before, after, memory_growth) if memory_growth is not None else None
+    measured = diff_profiles(before, after, time_growth) if time_growth is not None else None
     sides = Side.of(before), Side.of(after)
     changes = [
         *_target_changes(before, after, sides),
@@ -496,6 +503,7 @@ def diff_reports(
         *_nested_changes(before, after),
         *_finding_changes(before, after),
         *(cost_changes(cost) if cost is not None else ()),
+        *(profile_changes(measured) if measured is not None else ()),
     ]
     changes.sort(key=lambda c: VERDICT_ORDER[c.verdict])
     return TargetDiff(
@@ -505,4 +513,5 @@ def diff_reports(
         unchanged=Unchanged(same_in, same_out),
         changes=tuple(changes),
         cost=cost,
+        profile=measured,
     )

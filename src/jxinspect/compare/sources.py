@@ -423,13 +423,17 @@ class Loaded:
     fraction failing (``budgets.memory_growth``); ``None``: not compared."""
     refused: str | None = None
     """The configuration the search found and did not use, in one line (``Config.refused``)."""
+    time_growth: float | None = None
+    """The same setting, for the measured step where both sides were measured (saved
+    ``profile`` reports, or ``--profile``); ``None``: not compared."""
 
     def targets(self) -> tuple[TargetDiff, ...]:
         """Each pair's diff, with its programs compared where both sides are recordings."""
         from jxinspect.compare.diff import diff_reports
 
         found = [
-            diff_reports(old, new, pair.name, self.memory_growth) for pair, old, new in self.reports
+            diff_reports(old, new, pair.name, self.memory_growth, self.time_growth)
+            for pair, old, new in self.reports
         ]
         if not self.programs:
             return tuple(found)
@@ -444,13 +448,17 @@ def load_sides(
     policy: Policy | None = None,
     compile: bool = False,
     memory: bool = False,
+    profile: bool = False,
 ) -> Loaded:
     """Each pair's before and after report (both sides staged in this process), with the
     functions one record folder holds and the other does not. Every report is judged
     with ``policy`` (default: the rule settings of the project found from the working
     folder, as ``lint`` judges), saved ones again. With ``compile``, targets are compiled
     too and saved reports must hold compiled info: the diff compares the cost, under the
-    policy's ``memory_growth`` (``memory``: and what is live at each side's peak)."""
+    policy's ``memory_growth`` (``memory``: and what is live at each side's peak). Where
+    both sides hold a measured step (saved ``profile`` reports; ``profile``: targets
+    compiled and measured, saved reports must hold one) it is compared under the same
+    setting."""
     before, after = open_source(before_text, functions), open_source(after_text, functions)
     if functions and not any(isinstance(s, PythonSource) for s in (before, after)):
         raise UsageError(
@@ -472,8 +480,8 @@ def load_sides(
         [
             (
                 pair,
-                _report(before, pair.before, staged, rules, compile, memory),
-                _report(after, pair.after, staged, rules, compile, memory),
+                _report(before, pair.before, staged, rules, compile, memory, profile),
+                _report(after, pair.after, staged, rules, compile, memory, profile),
             )
             for pair in pairs
         ],
@@ -485,6 +493,7 @@ def load_sides(
         _judged_programs((*compared, *within), rules),
         memory_growth=rules.settings.memory_growth if compile else None,
         refused=config.refused,
+        time_growth=rules.settings.memory_growth,
     )
 
 
@@ -551,27 +560,36 @@ def _report(
     rules: Policy,
     compile: bool = False,
     memory: bool = False,
+    profile: bool = False,
 ) -> Report:
     """``function``'s report from ``source``, judged with ``rules``: read back, or staged
     from its resolved target in ``staged`` (and compiled, with ``compile``, ``memory``:
-    the peak too; a saved one must then hold compiled info)."""
+    the peak too; a saved one must then hold compiled info; ``profile``: compiled and
+    measured, a saved one must hold a measured step)."""
     from jxinspect.pipeline import inspect_mlir, inspect_target, judge
 
     match source:
         case JsonSource():
-            return _compiled(judge(source.report, rules), source.text, compile, NOT_COMPILED_JSON)
+            report = _compiled(judge(source.report, rules), source.text, compile, NOT_COMPILED_JSON)
+            return _measured(report, source.text, profile, NOT_MEASURED_JSON)
         case RecordSource():
             from jxinspect.record.judged import compiles_by_folder, judged_record
 
             entry, compiles = source.entry(function), compiles_by_folder(source.folder)
             report = judged_record(source.folder, entry, rules, compiles)
-            return _compiled(report, source.text, compile, NOT_COMPILED_RECORD)
+            report = _compiled(report, source.text, compile, NOT_COMPILED_RECORD)
+            return _measured(report, source.text, profile, NOT_MEASURED_RECORD)
         case MlirSource():
-            if compile:
+            if compile or profile:
                 raise UsageError(f"{source.text}: {NOT_COMPILED_MLIR}")
             return inspect_mlir(source.mlir_text, source.text, rules)
         case PythonSource() | TargetSource():
             text = source.target_text(function)
+            if profile:
+                from jxinspect.tracer.read.profile import Measure
+
+                return inspect_target(staged[text], policy=rules, compile=True, memory=memory,
+                                      measure=Measure())  # fmt: skip
             return inspect_target(staged[text], policy=rules, compile=compile, memory=memory)
         case _:
             assert_never(source)
@@ -585,6 +603,18 @@ NOT_COMPILED_MLIR = (
     "StableHLO text is not compiled by diff-debug --compile: give the .py file, the target "
     "or a report saved with `lower --compile --format json`"
 )
+
+
+NOT_MEASURED_JSON = "holds no measured step: save it with `jxinspect profile TARGET --format json`"
+NOT_MEASURED_RECORD = "holds no measured step: record it with `jxinspect record --profile N`"
+
+
+def _measured(report: Report, text: str, profile: bool, how: str) -> Report:
+    """``report``; with ``profile``, refused (one line naming ``text``) where it holds no
+    measured step."""
+    if profile and report.profile is None:
+        raise UsageError(f"{text}: {how}")
+    return report
 
 
 def _compiled(report: Report, text: str, compile: bool, how: str) -> Report:

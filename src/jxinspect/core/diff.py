@@ -20,6 +20,7 @@ from jxinspect.core.cost_diff import CostDiff
 from jxinspect.core.display import Displayed
 from jxinspect.core.identity import ProgramComparison
 from jxinspect.core.model import Finding, Report, Severity, at_or_above
+from jxinspect.core.profile_diff import ProfileDiff
 from jxinspect.core.vocabulary import Partitioner, Reached, Stage
 
 DIFF_SCHEMA: Literal["jxinspect.diff/1"] = "jxinspect.diff/1"
@@ -27,7 +28,7 @@ DIFF_SCHEMA: Literal["jxinspect.diff/1"] = "jxinspect.diff/1"
 Verdict = Literal["regression", "improvement", "neutral"]
 ChangeClass = Literal[
     "name", "path", "leaf", "shape", "sharding", "donation", "pruned", "nested", "finding",
-    "static", "stage", "collective", "memory", "flops",
+    "static", "stage", "collective", "memory", "flops", "time",
 ]  # fmt: skip
 CHANGE_CLASSES: tuple[str, ...] = get_args(ChangeClass)
 ChangeKind = Literal[
@@ -36,6 +37,7 @@ ChangeKind = Literal[
 ]  # fmt: skip
 Where = Literal[
     "target", "input", "output", "static", "nested", "finding", "collective", "memory", "flops",
+    "time",
 ]  # fmt: skip
 MatchedBy = Literal["path", "position"]
 
@@ -66,7 +68,7 @@ class Change(msgspec.Struct, frozen=True, kw_only=True, rename={"category": "cla
     def __post_init__(self) -> None:
         what = {"input": "argument ", "output": "result ", "static": "static argument ",
                 "nested": "nested jaxpr ", "finding": "", "target": "", "collective": "",
-                "memory": "", "flops": ""}[self.where]  # fmt: skip
+                "memory": "", "flops": "", "time": ""}[self.where]  # fmt: skip
         label = "findings" if self.category == "finding" else self.category
         values = f"{_show(self.before)} → {_show(self.after)}"
         if self.matched_by == "position":
@@ -182,6 +184,9 @@ class TargetDiff:
     persistent cache can hit); ``None`` for other inputs."""
     cost: CostDiff | None = None
     """``--compile``: the compiled cost per device before → after; ``None`` without."""
+    profile: ProfileDiff | None = None
+    """Both sides measured (``profile`` reports, or ``--profile``): the step's time by
+    line and by collective before → after; ``None`` otherwise."""
 
     def __post_init__(self) -> None:
         verdicts = Counter(c.verdict for c in self.changes)

@@ -65,6 +65,21 @@ class CollectiveTime:
 
 
 @dataclass(frozen=True)
+class Span:
+    """One instruction's run within one measured step, on the first device (a timeline)."""
+
+    start: float
+    """Seconds from the step's first instruction's start."""
+    seconds: float
+    instruction: str
+    file: str | None = None
+    line: int | None = None
+    """Its user's line, as :class:`LineTime` places it (``None``: none known)."""
+    library_file: str | None = None
+    library_line: int | None = None
+
+
+@dataclass(frozen=True)
 class Profile:
     """N steps of the compiled program, measured under JAX's profiler."""
 
@@ -89,3 +104,15 @@ class Profile:
     """The folder the profiler's trace was kept in (XProf's layout), ``-o``."""
     unread: str | None = None
     """Why no instruction was measured (the profiler unavailable, or no events)."""
+    timeline: tuple[Span, ...] = ()
+    """One step (the one whose span is the median's) on the first device, its
+    instructions in the order they began (at most ``TIMELINE_SPANS``; the rest left off)."""
+    recorded: bool = False
+    """The run's own calls (``record --profile N``), not random inputs: ``steps`` counts
+    the calls measured, ``warmup`` the first calls left out (the first after the compile),
+    and ``step_seconds`` is each call's span in the trace (its first instruction's start to
+    its last one's end, over the devices), the call's own wall time unknown."""
+
+
+TIMELINE_SPANS = 2000
+"""The most instruction runs a :attr:`Profile.timeline` holds."""

@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from jxinspect.core.dtypes import short_name
 from jxinspect.core.model import Input, Report, gated
+from jxinspect.core.profile import Profile
 from jxinspect.core.recompiles import Compile, FunctionCompiles
 from jxinspect.core.units import type_text
 from jxinspect.core.vocabulary import Severity, Status
@@ -216,15 +217,20 @@ class Tally:
     """``(("batch['x']", "f32[8,128] P('data', None)"), ...)``: each input's path, type
     and layout, kept only for a function recorded as several programs (``()`` for the
     rest): what tells its programs apart (:func:`differences`)."""
+    measured: Profile | None = None
+    """``record --profile N``: its calls measured, by line and collective (the timeline
+    and the per-instruction table left in its report)."""
 
     @staticmethod
     def of(report: Report, keep_inputs: bool = False) -> Tally:
+        profile = report.profile
         return Tally(
             dict(Counter(leaf.status for leaf in report.inputs)),
             dict(Counter(leaf.status for leaf in report.outputs)),
             dict(Counter(finding.code for finding in report.findings)),
             tuple(dict.fromkeys(gated(report.findings))),
             tuple((leaf.path, _layout(leaf)) for leaf in report.inputs) if keep_inputs else (),
+            replace(profile, timeline=(), by_instruction=()) if profile is not None else None,
         )
 
 
@@ -311,6 +317,9 @@ class ShownEntry(Entry):
     differs: str | None = None
     """Where the function was recorded as several programs: what this one holds where
     they differ (:func:`differences`); ``None`` for a function of one program."""
+    profile: Profile | None = None
+    """``record --profile N``: its calls measured (:attr:`Tally.measured`); ``None``: not
+    measured."""
 
 
 @dataclass

@@ -26,6 +26,14 @@ def human_flops(count: float | None) -> str:
     return _scaled(count, 1000, ("FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP"))
 
 
+def human_seconds(value: float) -> str:
+    """``1.23 ms``, ``45.6 µs``, ``2.01 s``."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value / 1e-9:.3g} ns"
+
+
 def _scaled(count: float, base: int, units: tuple[str, ...]) -> str:
     """``count`` in the largest of ``units`` (each ``base`` times the one before) it
     reaches: whole in the first unit, one decimal in the others."""

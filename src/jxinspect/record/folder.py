@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,9 @@ from jxinspect.project.options import (
 T = TypeVar("T")
 
 INDEX = "index.json"
+PROFILE_TRACE = "profile-trace"
+"""``record --profile N``: the run's profiler trace, in XProf's layout
+(``profile-trace/plugins/profile/RUN/HOST.xplane.pb``)."""
 REPORT = "report.json"
 CALL = "call.json"
 PROGRAM = "program.mlir"
@@ -72,6 +76,10 @@ class RecordSettings:
     guard: float | None = None
     """``--guard``: the seconds each process of a run of several waits for the others at
     a compile, each program checked the same on all before it runs (``None``: no guard)."""
+    profile: int | None = None
+    """``--profile N``: the run's own first N calls of each recorded function (after the
+    one that follows its compile) measured under JAX's profiler (compiled, as with
+    ``compile``); ``None``: none measured."""
 
 
 def write_index(folder: Path, index: Index) -> None:
@@ -244,6 +252,35 @@ def check_bookkeeping(folder: Path) -> list[Path]:
     for path in found:
         _check_written(folder, path)
     return [*found, *other_process_files(folder)]
+
+
+_TRACE_FILES = (".xplane.pb", ".trace.json.gz")
+
+
+def remove_profile_trace(folder: Path) -> None:
+    """Remove ``folder``'s :data:`PROFILE_TRACE` where it holds only what the profiler
+    writes there (``plugins/profile/RUN/HOST.xplane.pb`` and ``HOST.trace.json.gz``, real
+    folders and regular files); anything else leaves it as it is."""
+    root = folder / PROFILE_TRACE
+    if not artifacts.is_real_folder(root):
+        return
+    expected = (root, root / "plugins", root / "plugins" / "profile")
+    try:
+        for base, folders, files in os.walk(root):
+            here = Path(base)
+            depth = len(here.relative_to(root).parts)
+            if not artifacts.is_real_folder(here) or (depth < 3 and here not in expected):
+                return
+            if files and (depth != 3 or not all(
+                name.endswith(_TRACE_FILES) and artifacts.is_regular_file(here / name)
+                for name in files
+            )):  # fmt: skip
+                return
+            if depth == 3 and folders:
+                return
+    except (OSError, ValueError):
+        return
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def is_record_folder(path: Path) -> bool:

@@ -78,6 +78,7 @@ class OldRecording:
             artifacts.remove_written(self.folder, name, records.RECORD_FILES)
         for path in self.files:
             path.unlink(missing_ok=True)
+        records.remove_profile_trace(self.folder)
 
 
 def old_recording(folder: Path) -> OldRecording | None:

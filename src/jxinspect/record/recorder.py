@@ -14,6 +14,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from jxinspect.project.config import Policy, load_config
 from jxinspect.record import folder as records
 from jxinspect.record import identity, processes, recompiles
 from jxinspect.record.guard import Guard, install_guard
+from jxinspect.record.profiling import RunProfiler
 from jxinspect.tracer import seam
 
 INDEX_EVERY_S = 5.0
@@ -58,6 +60,8 @@ class Recorder:
     """Every compile of the user's functions, with its reasons and seconds."""
     guard: Guard | None = None
     """The guard of this process (``record --guard``)."""
+    profiler: RunProfiler | None = None
+    """``record --profile N``: the run's own calls measured."""
     lock: threading.RLock = field(default_factory=threading.RLock)
     """Held while a lowering is recorded: threads that lower at once (JAX's own tests of
     concurrent jit do) each get a folder and an index entry of their own."""
@@ -116,7 +120,9 @@ class Recorder:
         entry = Entry(name=name, folder="", source=source, signature=signature, stage=stage,
                       lowerings=1, statics=statics, program=program)  # fmt: skip
         text = _identify(lowering, entry)
-        report = _report(lowering, entry, self.settings.compile, self.policy)
+        compiled_program: list[tuple[str, str]] = []
+        report = _report(lowering, entry, self.settings.compile, self.policy,
+                         compiled_program.append if self.profiler else None)  # fmt: skip
         entry.findings = len(report.findings)
         entry.folder = self._new_folder(name)
         where = self.folder / entry.folder
@@ -125,6 +131,8 @@ class Recorder:
             write_atomically(where / records.PROGRAM, text, durable=False)
         records.write_json(where / records.CALL, _call(lowering))
         records.write_json(where / records.ENTRY, entry)
+        if self.profiler is not None and compiled_program:
+            self.profiler.watch(where / records.REPORT, report, *compiled_program[0])
         self.by_key[key] = entry
         self.index.functions.append(entry)
         self.compiles.add(source or name, name, entry.folder, compiled, lowering.call_site)
@@ -240,9 +248,16 @@ def _call(lowering: seam.RunLowering) -> RecordedCall:
         return records.call_data(None, f"the call could not be written: {err!r}")
 
 
-def _report(lowering: seam.RunLowering, entry: Entry, compile: bool, policy: Policy) -> Report:
+def _report(
+    lowering: seam.RunLowering,
+    entry: Entry,
+    compile: bool,
+    policy: Policy,
+    compiled_program: Callable[[tuple[str, str]], object] | None = None,
+) -> Report:
     """The recorded lowering's report, through the one pipeline, judged with the
-    project's rule settings."""
+    project's rule settings (``compiled_program``: told the compiled module's name and
+    optimized HLO text)."""
     from jxinspect.pipeline import judge, report_of
     from jxinspect.tracer import inputs
     from jxinspect.tracer.read.report import Context
@@ -267,7 +282,9 @@ def _report(lowering: seam.RunLowering, entry: Entry, compile: bool, policy: Pol
         notes=tuple(notes),
     )
     jax_mesh = inputs.find_jax_mesh(lowering.shardings)
-    return judge(report_of(staged, context, jax_mesh, compile=compile), policy)
+    told = (lambda module, text: compiled_program((module, text))) if compiled_program else None
+    return judge(report_of(staged, context, jax_mesh, compile=compile, compiled_program=told),
+                 policy)  # fmt: skip
 
 
 def start() -> None:
@@ -280,6 +297,8 @@ def start() -> None:
     )
     policy = load_config(Path(settings.config)).policy if settings.config else Policy()
     recorder = Recorder(folder, settings, records.read_index(folder), policy=policy)
+    if settings.profile is not None:
+        recorder.profiler = RunProfiler(settings.profile)
 
     def install() -> None:
         recorder.index.jax_version = seam.jax_version()

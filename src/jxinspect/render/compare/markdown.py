@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from jxinspect.core.diff import DiffReport, TargetDiff
 from jxinspect.render.common.escape import markdown_code, markdown_text
 from jxinspect.render.compare import cost as cost_rows
+from jxinspect.render.compare import profile as profile_rows
 from jxinspect.render.compare.programs import finding_lines, program_line
 from jxinspect.render.compare.text import (
     CHANGE_COLUMNS,
@@ -71,6 +72,7 @@ def _target(target: TargetDiff, diff: DiffReport) -> list[str]:
     if not target.changes:
         lines += ["", "No changes."]
     lines += _cost(target)
+    lines += _profile(target)
     for k, line in enumerate(gate_lines(target, diff.fail_on)):
         lines += ["", f"**{markdown_text(line)}**" if k == 0 else markdown_text(line)]
     program = program_line(target)
@@ -93,6 +95,23 @@ def _cost(target: TargetDiff) -> list[str]:
     declared = cost_rows.declaration_lines(cost)
     lines += ["", *(f"- {markdown_text(line)}" for line in declared)] if declared else []
     return lines
+
+
+def _profile(target: TargetDiff) -> list[str]:
+    """Both sides measured: the step, time by line and by collective (none otherwise)."""
+    measured = target.profile
+    if measured is None:
+        return []
+    lines = ["", "**Measured (profile)**", "", markdown_text(profile_rows.step_line(measured))]
+    lines += [f"- {markdown_text(line)}" for line in profile_rows.unread_lines(measured)]
+    if measured.lines:
+        lines += ["", f"**{profile_rows.lines_title(measured).capitalize()}**", ""]
+        lines += _table(profile_rows.LINE_COLUMNS, profile_rows.line_rows(measured), {5, 7})
+    if measured.collectives:
+        lines += ["", f"**Collectives measured ({len(measured.collectives)})**", ""]
+        rows = profile_rows.collective_rows(measured)
+        lines += _table(profile_rows.COLLECTIVE_COLUMNS, rows, {5, 6})
+    return [*lines, "", markdown_text(profile_rows.policy_line(measured))]
 
 
 def render(diff: DiffReport) -> str:

@@ -17,6 +17,7 @@ from jxinspect.core.units import recorded
 from jxinspect.render.common.console import ansi_console
 from jxinspect.render.common.source import shown_text
 from jxinspect.render.compare import cost as cost_rows
+from jxinspect.render.compare import profile as profile_rows
 from jxinspect.render.compare.programs import finding_lines, program_line
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 CHANGE_COLUMNS = ("severity", "class", "change", "where", "leaf", "before", "after", "matched")
 WHERE_TEXT = {"input": "argument", "output": "result", "static": "static", "nested": "nested",
               "finding": "finding", "target": "target", "collective": "collective",
-              "memory": "memory", "flops": "flops"}  # fmt: skip
+              "memory": "memory", "flops": "flops", "time": "time"}  # fmt: skip
 VERDICT_TITLE: dict[Verdict, str] = {
     "regression": "regressions", "improvement": "improvements", "neutral": "neutral",
 }  # fmt: skip
@@ -103,7 +104,7 @@ def summary_line(diff: DiffReport) -> str:
 _NOUNS = {"leaf": "leaves", "pruned": "arguments", "nested": "nested jaxprs",
           "static": "static arguments"}  # fmt: skip
 """A change class's plural where an ``s`` does not make it."""
-_ONE_EACH = ("finding", "memory", "flops")
+_ONE_EACH = ("finding", "memory", "flops", "time")
 """Classes whose failing changes are said one by one (a code, a measure)."""
 
 
@@ -112,6 +113,8 @@ def _failure(changes: list[Change]) -> str:
     first = changes[0]
     if first.category == "finding":
         return f"{first.path} findings {first.before} → {first.after}"
+    if first.category == "time":
+        return f"{first.path} time {first.kind}"
     if first.category in ("memory", "flops") or first.kind == "unread":
         return f"{first.path} {first.kind}"
     count = len(changes)
@@ -203,6 +206,25 @@ def cost_lines(target: TargetDiff) -> list[str]:
     return lines
 
 
+def profile_lines(target: TargetDiff) -> list[str]:
+    """Both sides measured: the step, time by line and by collective, plain (none
+    otherwise)."""
+    measured = target.profile
+    if measured is None:
+        return []
+    lines = ["", "measured (profile)", "  " + profile_rows.step_line(measured)]
+    lines += ["  " + esc(line) for line in profile_rows.unread_lines(measured)]
+    if measured.lines:
+        lines += ["", profile_rows.lines_title(measured)]
+        table = _plain_table(profile_rows.LINE_COLUMNS, profile_rows.line_rows(measured))
+        lines += ["  " + line for line in table]
+    if measured.collectives:
+        lines += ["", f"collectives measured ({len(measured.collectives)})"]
+        rows = profile_rows.collective_rows(measured)
+        lines += ["  " + line for line in _plain_table(profile_rows.COLLECTIVE_COLUMNS, rows)]
+    return [*lines, "  " + profile_rows.policy_line(measured)]
+
+
 def render_plain(diff: DiffReport) -> str:
     """Stable plain text: per target a before | after header, then the changes by verdict."""
     lines = [f"before: {shown_text(diff.before)}", f"after:  {shown_text(diff.after)}"]
@@ -223,6 +245,7 @@ def render_plain(diff: DiffReport) -> str:
         if not target.changes:
             lines += ["", "no changes"]
         lines += cost_lines(target)
+        lines += profile_lines(target)
         gate = gate_lines(target, diff.fail_on)
         lines += ["", *(shown_text(line) for line in gate)] if gate else []
         lines += ["", _unchanged_line(target)]
@@ -294,7 +317,7 @@ def render_rich(diff: DiffReport, width: int = 120) -> str:
         _rich_changes(console, target, diff.allow)
         if not target.changes:
             console.print(Text("no changes", style="green"))
-        for line in cost_lines(target):
+        for line in (*cost_lines(target), *profile_lines(target)):
             console.print(Text(shown_text(line)))
         gate = gate_lines(target, diff.fail_on)
         if gate:

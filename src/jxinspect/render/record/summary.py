@@ -162,7 +162,22 @@ def render(recording: Recording) -> str:
     tail = ["", *(f"note: {line}" for line in notes)] if notes else []
     again = recompiles.render_text(list(recording.compiles), recording.compiles_dropped)
     cached = recompiles.cache_text(list(recording.compiles))
-    return "\n".join([*head, *body, *again, *cached, *tail]) + "\n"
+    measured = _measured(recording)
+    return "\n".join([*head, *body, *again, *cached, *measured, *tail]) + "\n"
+
+
+def _measured(recording: Recording) -> list[str]:
+    """``record --profile N``: each measured function's calls, by line and collective."""
+    from jxinspect.render.report import profile_view
+
+    lines: list[str] = []
+    for entry, tally, _ in recording.reports:
+        if tally.measured is None:
+            continue
+        lines += ["", f"measured: {esc(entry.name)} ({esc(entry.folder)})"]
+        lines += ["  " + line if line else "" for line in
+                  profile_view.render(tally.measured).splitlines()]  # fmt: skip
+    return lines
 
 
 def render_json(recording: Recording) -> str:
@@ -180,6 +195,7 @@ def render_json(recording: Recording) -> str:
             outputs=dict(tally.outputs),
             finding_codes=sorted(tally.codes),
             differs=differ.get(entry.folder),
+            profile=tally.measured,
         )
         for entry, tally, problem in recording.reports
     ]

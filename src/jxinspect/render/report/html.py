@@ -4,7 +4,8 @@ Inline CSS, JavaScript and SVG, nothing fetched: the file works opened from disk
 network. The stylesheet and script are package data (``assets/report.css``,
 ``assets/report.js``). The header; findings, each linked to the leaf (or nested jaxpr) it
 names; the inputs and outputs tables with status colours, a text filter and status
-toggles; the sharding pictures as SVG; once compiled, the cost (:mod:`.cost_html`); the
+toggles; the sharding pictures as SVG; once compiled, the cost (:mod:`.cost_html`); once
+measured, the step by line (:mod:`.profile_html`); the
 annotated jaxpr and module text in collapsible, searchable sections whose notes link back
 to the table rows.
 """
@@ -25,7 +26,7 @@ from jxinspect.core.units import recorded
 from jxinspect.core.vocabulary import STATUSES
 from jxinspect.render.common.escape import html as _e
 from jxinspect.render.common.findings import grouped, inside_jax, inside_jax_line
-from jxinspect.render.report import cost_html
+from jxinspect.render.report import cost_html, profile_html
 from jxinspect.render.report.code import (
     COMMENT,
     HIGHLIGHT_MAX_LINES,
@@ -112,6 +113,8 @@ def _nav(report: Report, texts: list[tuple[str, ProgramText]]) -> str:
     ]
     if report.compiled is not None:
         links.append((cost_html.ANCHOR, "Cost"))
+    if report.profile is not None:
+        links.append((profile_html.ANCHOR, "Measured"))
     links += [(anchor, TEXT_TITLE[text.kind]) for anchor, text in texts]
     return "<nav>" + "".join(f'<a href="#{a}">{_e(t)}</a>' for a, t in links) + "</nav></header>"
 
@@ -378,6 +381,7 @@ def render(report: Report, max_lines: int | None = None) -> str:
         _table("outputs", "out", "Outputs", *output_table(report), links),
         _sharding(report),
         cost_html.section(report),
+        profile_html.section(report.profile),
     ]
     parts += [_code(report, anchor, text, max_lines) for anchor, text in texts]
     if program is not None and program.module is None and report.reached != "traced":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from jxinspect.core.profile import Profile
 from jxinspect.core.units import human_bytes
+from jxinspect.core.units import human_seconds as seconds
 from jxinspect.render.common.escape import text as esc
 from jxinspect.render.common.source import source_text
 from jxinspect.render.common.table import plain_table
@@ -13,23 +14,20 @@ TOP = 15
 """Rows a table shows (the rest summed in one line)."""
 
 
-def seconds(value: float) -> str:
-    """``1.23 ms``, ``45.6 µs``, ``2.01 s``."""
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if value >= scale:
-            return f"{value / scale:.3g} {unit}"
-    return f"{value / 1e-9:.3g} ns"
-
-
 def render(profile: Profile) -> str:
     step = profile.step_seconds
-    head = [
-        f"measured:     {profile.steps} steps after {profile.warmup} warm-up on "
-        f"{profile.devices} {esc(profile.device_kind or profile.platform)} device"
-        f"{'s' if profile.devices != 1 else ''}",
-        f"step:         median {seconds(step.median)} (min {seconds(step.min)}, max "
-        f"{seconds(step.max)}), wall time of the call until its outputs are ready",
-    ]
+    devices = (f"{profile.devices} {esc(profile.device_kind or profile.platform)} device"
+               f"{'s' if profile.devices != 1 else ''}")  # fmt: skip
+    times = f"median {seconds(step.median)} (min {seconds(step.min)}, max {seconds(step.max)})"
+    head = (
+        [f"measured:     {profile.steps} calls of the run's own (after its first "
+         f"{profile.warmup}) on {devices}",
+         f"call:         {times}, each call's span in the trace (its first instruction's "
+         "start to its last one's end)"]
+        if profile.recorded else
+        [f"measured:     {profile.steps} steps after {profile.warmup} warm-up on {devices}",
+         f"step:         {times}, wall time of the call until its outputs are ready"]
+    )  # fmt: skip
     if profile.flops_per_second is not None:
         head.append(f"achieved:     {profile.flops_per_second / 1e9:.3g} GFLOP/s per device "
                     "(XLA's cost analysis over the median step)")  # fmt: skip

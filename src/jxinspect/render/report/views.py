@@ -47,6 +47,10 @@ def text_with_views(
     from jxinspect.render.report import text as text_render
 
     text = text_render.render(report, color=color)
+    if report.profile is not None:  # jxinspect profile, or a recording's measured calls
+        from jxinspect.render.report import profile_view
+
+        text += "\n" + profile_view.render(report.profile)
     for what in views:
         drawn = render(report, what, color, max_lines)
         text += "\n" + (drawn if what in COMPILED_VIEWS else f"── {what} ──\n" + drawn)

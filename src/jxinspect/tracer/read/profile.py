@@ -15,10 +15,12 @@ from typing import Any
 
 from jxinspect.core.model import Collective, Report
 from jxinspect.core.profile import (
+    TIMELINE_SPANS,
     CollectiveTime,
     InstructionTime,
     LineTime,
     Profile,
+    Span,
     StepSeconds,
 )
 from jxinspect.tracer import seam
@@ -75,7 +77,7 @@ def _traced(
     folder: Path,
 ) -> Profile:
     seconds = []
-    with seam.profiler_traced(folder):
+    with seam.profiler_traced(folder, kept=measure.keep is not None):
         for _ in range(measure.steps):
             arrays, took = _step(compiled, arrays, donated)
             seconds.append(took)
@@ -119,12 +121,70 @@ def _joined(base: Profile, events: list[TraceEvent], module: HloText, report: Re
     )  # fmt: skip
     return _with(
         base,
+        timeline=_timeline(events, where),
         instruction_seconds=total / per,
         busy=(total / per) / base.step_seconds.median if base.step_seconds.median > 0 else None,
         by_instruction=by_instruction,
         by_line=_by_line(ranked, seconds, runs, where, total, per),
         collectives=_collectives(report, seconds, runs, per),
     )
+
+
+def _timeline(events: list[TraceEvent], where: dict[str, Located]) -> tuple[Span, ...]:
+    """The step whose span is the median's, on the first device, its instructions in the
+    order they began (at most :data:`TIMELINE_SPANS`)."""
+    device = min((e.device for e in events), default="")
+    runs: dict[int | None, list[TraceEvent]] = defaultdict(list)
+    for event in events:
+        if event.device == device:
+            runs[event.run].append(event)
+    if not runs:
+        return ()
+    spans = sorted(runs.values(), key=_span)
+    chosen = sorted(spans[len(spans) // 2], key=lambda e: e.start)[:TIMELINE_SPANS]
+    began = chosen[0].start
+    return tuple(
+        Span(e.start - began, e.seconds, e.instruction, where[e.instruction].file,
+             where[e.instruction].line, where[e.instruction].library_file,
+             where[e.instruction].library_line)
+        for e in chosen
+    )  # fmt: skip
+
+
+def _span(events: list[TraceEvent]) -> float:
+    """From the first event's start to the last one's end."""
+    return max(e.start + e.seconds for e in events) - min(e.start for e in events)
+
+
+def recorded_profile(
+    report: Report, program_text: str, events: list[TraceEvent] | str, calls: int
+) -> Profile:
+    """The first ``calls`` runs of a recorded program (after the first, which follows its
+    compile) in a trace of the user's own run (``record --profile N``): ``events`` are its
+    module's, of this executable alone, or a line saying why there are none."""
+    platform, kind, devices = report.platform or "", None, max(1, report.num_devices)
+    if isinstance(events, str):
+        return Profile(0, 1, StepSeconds(0.0, 0.0, 0.0), platform, kind, devices, None, None,
+                       recorded=True, unread=events)  # fmt: skip
+    runs: dict[int | None, list[TraceEvent]] = defaultdict(list)
+    for event in events:
+        runs[event.run].append(event)
+    ordered = sorted(runs.values(), key=lambda run: min(e.start for e in run))
+    kept = ordered[1 : calls + 1]
+    if not kept:
+        return Profile(0, 1, StepSeconds(0.0, 0.0, 0.0), platform, kind, devices, None, None,
+                       recorded=True, unread="the run called it once only, the call that "
+                       "followed its compile")  # fmt: skip
+    seconds = [_span(run) for run in kept]
+    step = StepSeconds(statistics.median(seconds), min(seconds), max(seconds))
+    flops = report.compiled.flops if report.compiled is not None else None
+    base = Profile(
+        len(kept), 1, step, platform, kind, devices, None, None,
+        flops_per_second=flops / step.median if flops is not None and step.median > 0 else None,
+        recorded=True,
+    )  # fmt: skip
+    chosen = [event for run in kept for event in run]
+    return _joined(base, chosen, parse(program_text), report)
 
 
 def _by_line(

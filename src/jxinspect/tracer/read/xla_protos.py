@@ -135,6 +135,7 @@ _MESSAGES: dict[str, list[tuple[str, int, int, int, str | None]]] = {
     "XLine": [
         ("id", 1, _INT64, _OPTIONAL, None),
         ("name", 2, _STRING, _OPTIONAL, None),
+        ("timestamp_ns", 3, _INT64, _OPTIONAL, None),
         ("events", 4, _MESSAGE, _REPEATED, "XEvent"),
     ],
     "XEventMetadata": [

@@ -30,6 +30,10 @@ class TraceEvent:
     """The execution it belongs to (``run_id``); ``None`` where the event says none."""
     device: str
     """Which device ran it (``device_ordinal``, else the plane and line)."""
+    start: float = 0.0
+    """When it began, in seconds on the trace's clock (its line's start and its offset)."""
+    program: int | None = None
+    """The executable it belongs to (``program_id``); ``None`` where the event says none."""
 
 
 def newest_trace(folder: Path) -> Path | None:
@@ -41,6 +45,16 @@ def newest_trace(folder: Path) -> Path | None:
 def trace_events(folder: Path, module: str) -> list[TraceEvent] | str:
     """The events of ``module``'s instructions in the newest trace under ``folder``; a
     line saying why where none could be read."""
+    found = events_by_module(folder, frozenset((module,)))
+    return found if isinstance(found, str) else found[module]
+
+
+def events_by_module(
+    folder: Path, modules: frozenset[str]
+) -> dict[str, list[TraceEvent] | str] | str:
+    """The events of each of ``modules``' instructions in the newest trace under
+    ``folder`` (the file read once), or a line saying why for a module that has none; a
+    line saying why where the trace could not be read."""
     path = newest_trace(folder)
     if path is None:
         return f"the profiler wrote no trace under {folder}"
@@ -48,42 +62,65 @@ def trace_events(folder: Path, module: str) -> list[TraceEvent] | str:
         space = xla_protos.decode("XSpace", read_bytes(path, limit=TRACE_LIMIT, inside=folder))
     except Exception as err:  # a trace this reader does not know: unknown, never empty
         return f"the profiler's trace was not read ({type(err).__name__}: {err})"
-    events = [event for plane in space.planes for event in _plane_events(plane, module)]
-    if not events:
-        return f"the profiler's trace holds no event of {module}'s instructions"
-    return events
+    found: dict[str, list[TraceEvent]] = {module: [] for module in modules}
+    for plane in space.planes:
+        for event in _plane_events(plane, modules):
+            found[event.module].append(event)
+    return {
+        module: events or f"the profiler's trace holds no event of {module}'s instructions"
+        for module, events in found.items()
+    }
 
 
-def _plane_events(plane: Any, module: str) -> list[TraceEvent]:
+def _plane_events(plane: Any, modules: frozenset[str]) -> list[TraceEvent]:
     stat_names = {entry.key: entry.value.name for entry in plane.stat_metadata}
+    says_module = {key for key, name in stat_names.items() if name == "hlo_module"}
+    if not says_module:  # a plane of no XLA program (the metadata, a Python thread's)
+        return []
     metadata = {entry.key: entry.value for entry in plane.event_metadata}
+    described: dict[int, dict[str, object]] = {}  # each event metadata's stats, read once
     found = []
     for line in plane.lines:
         for event in line.events:
-            described = metadata.get(event.metadata_id)
-            stats = _stats(described.stats, stat_names) if described is not None else {}
-            stats.update(_stats(event.stats, stat_names))
-            if stats.get("hlo_module") != module or "hlo_op" not in stats:
+            key = event.metadata_id
+            base = described.get(key)
+            if base is None:
+                shared = metadata.get(key)
+                base = described[key] = _stats(shared.stats, stat_names) if shared else {}
+            if "hlo_module" not in base and not any(
+                stat.metadata_id in says_module for stat in event.stats
+            ):
+                continue  # no program's event (a thread pool's, the runtime's)
+            stats = {**base, **_stats(event.stats, stat_names)}
+            module = stats.get("hlo_module")
+            if module not in modules or "hlo_op" not in stats:
                 continue
-            run = stats.get("run_id")
+            run, program = stats.get("run_id"), stats.get("program_id")
             device = stats.get("device_ordinal", f"{plane.name}/{line.name}")
-            found.append(TraceEvent(module, str(stats["hlo_op"]), event.duration_ps / 1e12,
-                                    int(run) if isinstance(run, int) else None,
-                                    str(device)))  # fmt: skip
+            start = line.timestamp_ns / 1e9 + event.offset_ps / 1e12
+            program = program if isinstance(program, int) else None
+            found.append(TraceEvent(str(module), str(stats["hlo_op"]), event.duration_ps / 1e12,
+                                    int(run) if isinstance(run, int) else None, str(device),
+                                    start, program))  # fmt: skip
     return found
 
 
 def _stats(stats: Any, names: dict[int, str]) -> dict[str, object]:
-    """Each stat by its name, its value as written (a reference: the name it refers to)."""
+    """Each stat by its name, its value as written (a reference: the name it refers to).
+    The fields a stat sets are listed in one call (``ListFields``: the profiler writes
+    tens of thousands of events)."""
     found: dict[str, object] = {}
     for stat in stats:
-        name = names.get(stat.metadata_id)
-        kind = next((field for field in _VALUES if stat.HasField(field)), None)
+        name: str | None = None
+        kind, value = None, None
+        for described, given in stat.ListFields():
+            if described.name == "metadata_id":
+                name = names.get(given)
+            else:
+                kind, value = described.name, given
+        if name is None and kind is not None:
+            name = names.get(0)  # a metadata id of 0, unlisted where written as default
         if name is None or kind is None:
             continue
-        found[name] = names.get(stat.ref_value, "") if kind == "ref_value" else getattr(stat, kind)
+        found[name] = names.get(value, "") if kind == "ref_value" else value  # type: ignore[arg-type]
     return found
-
-
-_VALUES = ("str_value", "ref_value", "int64_value", "uint64_value", "double_value",
-           "bytes_value")  # fmt: skip

@@ -190,6 +190,8 @@ from jxinspect.tracer.seam.profiler import (
     profiled_module,
     profiler_traced,
     run_compiled,
+    start_profiler,
+    stop_profiler,
 )
 from jxinspect.tracer.seam.release import (
     config_values,
@@ -269,6 +271,8 @@ __all__ = [
     "profiled_module",
     "profiler_traced",
     "run_compiled",
+    "start_profiler",
+    "stop_profiler",
     "no_tpu_host",
     "code_in_device_memory",
     "memory_space_name",

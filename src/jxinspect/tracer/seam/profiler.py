@@ -7,6 +7,7 @@ call, and ``jax.profiler.trace(folder)``, which writes
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -67,13 +68,37 @@ def run_compiled(compiled: Compiled, arrays: list[Any]) -> None:
     jax.block_until_ready(compiled(*args, **kwargs))
 
 
-@contextmanager
-def profiler_traced(folder: Path) -> Iterator[None]:
-    """JAX's profiler on inside the block, its trace written under ``folder``."""
+def _options(hlo_protos: bool) -> dict[str, Any]:
+    """The profiler's options as keywords of ``start_trace``: no Python tracer (JAX's
+    default traces every Python call while on: the harness's own, or the whole user's
+    run, each one an event to keep and write), the XLA host tracer as JAX's default,
+    and the programs' HLO protos only where the trace is kept (XProf's op profile reads
+    them). ``{}`` where the release has no ``ProfileOptions`` (its defaults then)."""
     import jax
 
-    with jax.profiler.trace(str(folder)):
+    made = getattr(jax.profiler, "ProfileOptions", None)
+    if (
+        made is None
+        or "profiler_options" not in inspect.signature(jax.profiler.start_trace).parameters
+    ):
+        return {}
+    options = made()
+    options.python_tracer_level = 0
+    options.enable_hlo_proto = hlo_protos
+    return {"profiler_options": options}
+
+
+@contextmanager
+def profiler_traced(folder: Path, kept: bool = False) -> Iterator[None]:
+    """JAX's profiler on inside the block, its trace written under ``folder`` (``kept``:
+    with the programs' HLO protos, for XProf)."""
+    import jax
+
+    jax.profiler.start_trace(str(folder), **_options(kept))
+    try:
         yield
+    finally:
+        jax.profiler.stop_trace()
 
 
 def profiled_module(compiled: Compiled) -> str:
@@ -92,3 +117,18 @@ def profiled_devices(compiled: Compiled) -> tuple[str | None, str | None, int | 
     first = devices[0]
     kind = str(getattr(first, "device_kind", "")) or None
     return str(first.platform), kind, len(devices)
+
+
+def start_profiler(folder: Path) -> None:
+    """JAX's profiler on, its trace to be written under ``folder`` (XProf's layout, with
+    the programs' HLO protos) by :func:`stop_profiler`; no Python tracer."""
+    import jax
+
+    jax.profiler.start_trace(str(folder), **_options(True))
+
+
+def stop_profiler() -> None:
+    """JAX's profiler off, its trace written where :func:`start_profiler` said."""
+    import jax
+
+    jax.profiler.stop_trace()
