@@ -213,7 +213,7 @@ def profile_lines(target: TargetDiff) -> list[str]:
     if measured is None:
         return []
     lines = ["", "measured (profile)", "  " + profile_rows.step_line(measured)]
-    lines += ["  " + esc(line) for line in profile_rows.unread_lines(measured)]
+    lines += ["  " + shown_text(line) for line in profile_rows.unread_lines(measured)]
     if measured.lines:
         lines += ["", profile_rows.lines_title(measured)]
         table = _plain_table(profile_rows.LINE_COLUMNS, profile_rows.line_rows(measured))

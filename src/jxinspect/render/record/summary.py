@@ -19,6 +19,7 @@ from jxinspect.core.recording import (
     programs_by_name,
 )
 from jxinspect.core.vocabulary import STATUSES, Status
+from jxinspect.render.common.escape import text as esc
 from jxinspect.render.common.source import shown_text
 from jxinspect.render.common.table import plain_table
 from jxinspect.render.record import recompiles

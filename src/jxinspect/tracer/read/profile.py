@@ -130,7 +130,7 @@ def _joined(base: Profile, events: list[TraceEvent], module: HloText, report: Re
     )
 
 
-def _timeline(events: list[TraceEvent], where: dict[str, Located]) -> tuple[Span, ...]:
+def _timeline(events: list[TraceEvent], where: dict[str, UserLine]) -> tuple[Span, ...]:
     """The step whose span is the median's, on the first device, its instructions in the
     order they began (at most :data:`TIMELINE_SPANS`)."""
     device = min((e.device for e in events), default="")
