@@ -85,10 +85,16 @@ def source_text(
     line: int | None,
     library_file: str | None = None,
     library_line: int | None = None,
+    *,
+    shown: bool = False,
 ) -> str:
-    """``model.py:30 (flax/nnx/nn/linear.py:1342)``; the library's alone where the user's
-    line is not known; empty where neither is."""
-    user = (f"{shown_path(file)}:{line}" if line else shown_path(file)) if file else ""
+    """``/abs/model.py:30 (flax/nnx/nn/linear.py:1342)``: the user's line, the library's
+    frame beside it by its package path; the library's alone where the user's line is not
+    known; empty where neither is. ``shown``: the user's file as a text view prints it
+    (:func:`shown_path`: ``model.py:30``); a finding's message keeps it absolute, as JSON
+    does (the text views show it through :func:`paths_shown`)."""
+    where = shown_path(file) if file and shown else file
+    user = (f"{where}:{line}" if line else where) if where else ""
     library = f"{_library_path(library_file)}:{library_line}" if library_file else ""
     if user and library:
         return f"{user} ({library})"
@@ -97,4 +103,4 @@ def source_text(
 
 def at_source_text(file: str | None, line: int | None) -> str:
     """`` at model.py:16``; empty where either is not known."""
-    return f" at {source_text(file, line)}" if file and line else ""
+    return f" at {source_text(file, line, shown=True)}" if file and line else ""
