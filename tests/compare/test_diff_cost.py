@@ -12,6 +12,7 @@ temporaries. A plain JAX script compiles both the same way and prints
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -74,7 +75,9 @@ def where(run_cli: Run) -> str:
     assert shown.returncode == 0, shown.describe()
     [gather] = [c for c in json.loads(shown.stdout)["compiled"]["collectives"]
                 if c["operand_paths"] == ["v"]]  # fmt: skip
-    return f"{gather['file']}:{gather['line']}" if gather["line"] is not None else ""
+    if gather["line"] is None:
+        return ""
+    return f"{os.path.relpath(gather['file'], REPO)}:{gather['line']}"  # as the text says it
 
 
 def _percent(before: float, after: float) -> str:

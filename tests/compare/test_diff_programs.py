@@ -72,7 +72,7 @@ def test_a_value_drawn_at_import_is_jx404_across_two_runs(runs: Path) -> None:
     assert result.returncode == 1, result.describe()
     line = next(n for n, t in enumerate((runs / "run.py").read_text().splitlines(), 1)
                 if t.endswith("# <-- baked"))  # fmt: skip
-    where = re.escape(f"{runs / 'run.py'}:{line}")
+    where = re.escape(f"run.py:{line}")  # the text says it relative to the working folder
     assert "error JX404 `scaled`: the same source with the same inputs lowered to different " \
         "programs in two runs (a and c)" in result.stdout  # fmt: skip
     assert re.search(rf"dense<2\.000000e\+00> : tensor<f32>` \({where}\) vs", result.stdout)

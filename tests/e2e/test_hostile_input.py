@@ -183,7 +183,7 @@ def test_a_module_python_decodes_is_read_as_python_reads_it(tmp_path: Path, modu
     defined = lines.index("def f(x):") + 1
     assert lowered.stdout.splitlines()[:2] == [
         f"target:       {module}:f",
-        f"function:     f at {folder / module}:{defined}",
+        f"function:     f at {module}:{defined}",  # relative to the working folder
     ], lowered.describe()
     linted = run_cli("lint", ".", cwd=folder)
     assert linted.returncode == 0, linted.describe()

@@ -246,11 +246,14 @@ def test_jx302_fires_only_over_a_configured_budget(mesh: Any) -> None:
     assert [f.message for f in over if f.code == "JX302"] == [
         "at least 1.1 MiB per device (arguments + results) is over the budget of 1.0 MiB"
     ]
-    # under a budget the known part fits, the unknown result may not: the rule fails closed
-    unjudged = apply_rules(report, Facts(Settings(bytes_per_device=2 << 20))).findings
+    # the unknown result is at most its global 128 KiB: under 2 MiB the budget holds
+    assert codes(apply_rules(report, Facts(Settings(bytes_per_device=2 << 20))), "JX302") == []
+    # under a budget the known part fits and the whole result may not: it fails closed
+    budget = (1 << 20) + (64 << 10) + (64 << 10)  # x, w, half the result
+    unjudged = apply_rules(report, Facts(Settings(bytes_per_device=budget))).findings
     assert [(f.severity, f.message) for f in unjudged if f.code == "JX302"] == [(
         "error",
-        "the budget of 2.0 MiB per device cannot be judged: the per-device size of result is "
+        "the budget of 1.1 MiB per device cannot be judged: the per-device size of result is "
         "unknown before compiling (a layout the compiler picks, or a symbolic dimension; "
         "compile: true, or --compile); the rest is 1.1 MiB (arguments + results)",
     )]  # fmt: skip

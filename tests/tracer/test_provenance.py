@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 import shutil
 from importlib.metadata import version as installed
@@ -365,7 +366,7 @@ def test_the_route_of_an_axis_is_the_records_propagation_edges(
     hop = {"operations": ["tanh"], "file": str(folder / "programs.py"), "line": tanh_line,
            "library_file": None, "library_line": None}  # fmt: skip
     assert all(via == [hop] and line == constraint_line() for via, line in routes), routes
-    said = f"via tanh at {folder / 'programs.py'}:{tanh_line}"
+    said = f"via tanh at programs.py:{tanh_line}"  # the text: relative to the working folder
     assert said in run_cli("lower", "programs.py:constrained", "--why", cwd=folder).stdout
     page = run_cli("lower", "programs.py:constrained", "--why", "--format", "html", cwd=folder)
     assert f"<span class=via> {html.escape(said)}</span>" in page.stdout
@@ -572,7 +573,8 @@ def test_the_html_report_draws_each_collectives_declarations_linked(folder: Path
                 assert f'<a href="#{anchor}">' in drawn.group(1), (origin, drawn.group(1))
                 assert f'id="{anchor}"' in page
             elif origin["kind"] == "constraint":
-                where = html.escape(f"{origin['file']}:{origin['line']}")
+                shown = os.path.relpath(origin["file"], folder)  # where the command ran
+                where = html.escape(f"{shown}:{origin['line']}")
                 assert f"<code>{where}</code>" in drawn.group(1), (origin, drawn.group(1))
     listed = re.search(r"<ul id=why-of>(.*?)</ul>", page)
     assert listed is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from jxinspect.core.facts import Facts
-from jxinspect.core.model import Finding, Input, Output, Report
+from jxinspect.core.model import Finding, Input, Output, Report, shard_bytes
 from jxinspect.core.units import human_bytes
 from jxinspect.rules.base import Rule
 
@@ -63,12 +63,23 @@ def check(report: Report, facts: Facts) -> Iterator[Finding]:
             f"{at_least}{human_bytes(total)} per device ({how}) is over the budget of "
             f"{human_bytes(budget)}",
         )
-    elif unknown:
+        return
+    bound = _at_most(report, unknown)
+    if unknown and (bound is None or total + bound > budget):
         yield RULE.finding(
             report,
             f"the budget of {human_bytes(budget)} per device cannot be judged: "
             f"{unknown_sizes(unknown)}; the rest is {human_bytes(total)} ({how})",
         )
+
+
+def _at_most(report: Report, unknown: tuple[str, ...]) -> int | None:
+    """The most the leaves of unknown per-device size can take on a device: their global
+    sizes (a shard is never larger); ``None`` where a dimension is symbolic."""
+    paths = set(unknown)
+    leaves: list[Input | Output] = [*report.inputs, *report.outputs]
+    sizes = [shard_bytes(leaf.shape, leaf.dtype) for leaf in leaves if leaf.path in paths]
+    return None if any(size is None for size in sizes) else sum(s or 0 for s in sizes)
 
 
 RULE = Rule(

@@ -16,6 +16,7 @@ from jxinspect.render.report.collectives import (
     rows,
     totals_line,
 )
+from jxinspect.render.report.provenance_view import route
 from jxinspect.render.report.text import cost_line, memory_kinds
 
 ANCHOR = "cost"
@@ -64,7 +65,7 @@ def _declaration(origin: Origin, links: dict[tuple[str, str], str]) -> str:
 def _axes(origins: tuple[Origin, ...], links: dict[tuple[str, str], str]) -> str:
     return "; ".join(
         f"<code>{_e(o.axis)}</code> ← {_declaration(o, links)}"
-        + (f" <span class=via>{_e(o.route)}</span>" if o.via else "")
+        + (f" <span class=via>{_e(route(o))}</span>" if o.via else "")
         for o in origins
     )
 

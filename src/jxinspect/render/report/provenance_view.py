@@ -36,8 +36,12 @@ def route(origin: Origin) -> str:
 
 def axes_from(origins: tuple[Origin, ...]) -> str:
     """``data ← argument `x`; model ← argument `w` via tanh at model.py:5``: each axis,
-    its declaration and the operations that carried it."""
-    return "; ".join(f"{o.axis} ← {o.declaration}{route(o)}" for o in origins)
+    its declaration and the operations that carried it; axes declared and carried alike
+    said once (``data, model ← ...``)."""
+    said: dict[str, list[str]] = {}
+    for origin in origins:
+        said.setdefault(f"{origin.declaration}{route(origin)}", []).append(origin.axis)
+    return "; ".join(f"{', '.join(axes)} ← {how}" for how, axes in said.items())
 
 
 def asked_lines(value: ValueOrigins) -> list[str]:
