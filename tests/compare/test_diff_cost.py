@@ -176,7 +176,7 @@ def test_json_and_markdown(run_cli: Run, oracle: dict[str, dict[str, Any]], wher
     ]
     markdown = diff(run_cli, BEFORE, AFTER, "--compile", "-f", "markdown", rc=1).stdout
     assert "**Collectives: 1 added, 0 removed, 0 changed, 1 unchanged**" in markdown
-    source = where
+    source = str(REPO / where) if where else ""  # Markdown keeps the path whole
     line = f" `{source}` |" if source else ""
     assert f"| added | all-gather | fsdp | — | 32.0 KiB | 1 | `v` |{line}" in markdown
 

@@ -74,6 +74,16 @@ MaxCompileSecondsOpt = Annotated[
         "persistent cache did); the run's own failure exit wins.",
     ),
 ]
+ProfileOpt = Annotated[
+    Optional[int],
+    typer.Option(
+        "--profile",
+        min=1,
+        help="Measure the run's own first N calls of each recorded function (after the "
+        "one that follows its compile) under JAX's profiler, by line and collective "
+        "(compiles each, as --compile).",
+    ),
+]
 GuardOpt = Annotated[
     bool,
     typer.Option(
@@ -119,16 +129,7 @@ def record(
     compile: Annotated[
         bool, typer.Option("--compile", help="Also compile each: what XLA chose.")
     ] = False,
-    profile: Annotated[
-        Optional[int],
-        typer.Option(
-            "--profile",
-            min=1,
-            help="Measure the run's own first N calls of each recorded function (after the "
-            "one that follows its compile) under JAX's profiler, by line and collective "
-            "(compiles each, as --compile).",
-        ),
-    ] = None,
+    profile: ProfileOpt = None,
     max_compiles: MaxCompilesOpt = None,
     max_compile_seconds: MaxCompileSecondsOpt = None,
     processes: ProcessesOpt = None,
