@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import cli_server
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_programs"
@@ -889,3 +890,36 @@ def raw_main(call: str) -> dict[str, Any]:
     result = run_python(RAW_MAIN.format(repo=str(REPO), call=call), warm=True)
     assert result.returncode == 0, result.describe()
     return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def _jax_has(module: str, name: str) -> bool:
+    import importlib
+
+    return hasattr(importlib.import_module(module), name)
+
+
+needs_axis_types = pytest.mark.skipif(
+    not _jax_has("jax.sharding", "AxisType"),
+    reason="the program lays out a model over a mesh of typed axes (jax.sharding.AxisType), "
+    "which this JAX lacks",
+)
+"""A test of a program written for a JAX with typed mesh axes (Flax NNX's sharding idiom)."""
+
+needs_profile_reader = pytest.mark.skipif(
+    not _jax_has("jax.profiler", "ProfileData"),
+    reason="the trace is compared with jax.profiler.ProfileData's reading, which this JAX lacks",
+)
+"""A test that checks a profile against JAX's own reader of the trace."""
+
+
+def _shardy_by_default() -> bool:
+    import jax
+
+    return bool(jax.config.values.get("jax_use_shardy_partitioner", False))
+
+
+needs_shardy_default = pytest.mark.skipif(
+    not _shardy_by_default(),
+    reason="--why's debug run needs Shardy's record, and this JAX partitions with GSPMD",
+)
+"""A test of ``--why``'s partitioner run (Shardy by default from 0.7; before, none runs)."""

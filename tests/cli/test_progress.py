@@ -8,7 +8,7 @@ import pty
 import subprocess
 from pathlib import Path
 
-from helpers import REPO, cli_env, jxinspect_command, run_cli
+from helpers import REPO, cli_env, jxinspect_command, needs_shardy_default, run_cli
 
 TARGET = "sample_programs/compiled.py:tp_mlp"
 STAGES = (
@@ -51,6 +51,7 @@ def _read(fd: int) -> bytes:
         return b""
 
 
+@needs_shardy_default
 def test_lower_why_shows_each_stage_on_a_terminal(tmp_path: Path) -> None:
     code, terminal, stdout = _on_terminal(tmp_path, "lower", TARGET, "--why")
     assert code == 0, terminal

@@ -13,7 +13,7 @@ from typing import Any
 
 import jax
 import pytest
-from helpers import run_cli
+from helpers import needs_profile_reader, run_cli
 from test_diff import assert_valid_diff
 
 PROGRAM = """
@@ -133,6 +133,7 @@ def test_the_same_profile_on_both_sides_is_no_change(saved: Path) -> None:
     assert all(line["percent"] == 0 for line in target["profile"]["lines"])
 
 
+@needs_profile_reader
 def test_profile_measures_both_targets_and_pairs_moved_lines(tmp_path: Path) -> None:
     _write(tmp_path)
     result = run_cli("diff-debug", "before.py", "moved.py", "--profile", "--format", "json",

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import WARM_PYTHON, run_cli
+from helpers import WARM_PYTHON, needs_axis_types, run_cli
 
 SCRIPT = """
 import os
@@ -144,6 +144,7 @@ for rows in (16, 8):
 """
 
 
+@needs_axis_types
 def test_a_step_whose_donation_changed_is_compared_and_a_helper_edit_is_no_jx404(
     tmp_path: Path,
 ) -> None:

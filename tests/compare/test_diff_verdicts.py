@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import CliResult, run_python
+from helpers import CliResult, needs_axis_types, run_python
 from test_diff import assert_valid_diff
 from test_diff_cli import rows
 
@@ -276,6 +276,7 @@ NNX_SIDES = {
 }
 
 
+@needs_axis_types
 def test_the_fix_in_an_nnx_model_reads_as_improvements(run_cli: Run, tmp_path: Path) -> None:
     """``nnx.with_partitioning`` on the embedding, AdamW through ``nnx.Optimizer``: the
     embedding and its ``mu`` and ``nu`` each a quarter of f32[4096,256] (4 MiB) a device
@@ -338,6 +339,7 @@ def _axes_diff(run_cli: Run, where: Path, old: str, new: str, *more: str) -> Cli
                    *more, cwd=where)  # fmt: skip
 
 
+@needs_axis_types
 def test_a_change_of_the_mesh_axes_types_is_a_change(run_cli: Run, tmp_path: Path) -> None:
     """Auto → Explicit, nothing else in the source: the header says each side's axis
     types and the diff lists the change (neutral: its effect is the layouts' and the
@@ -360,6 +362,7 @@ def test_a_change_of_the_mesh_axes_types_is_a_change(run_cli: Run, tmp_path: Pat
     )
 
 
+@needs_axis_types
 def test_the_header_names_every_mesh_a_step_uses(run_cli: Run, tmp_path: Path) -> None:
     """``x`` laid out over a second mesh (``batch=8``): the header names both, and the
     diff from the one-mesh version says ``x``'s layout moved to it, naming both meshes

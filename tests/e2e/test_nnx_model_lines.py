@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import run_cli, run_python
+from helpers import needs_axis_types, run_cli, run_python
+
+pytestmark = needs_axis_types
 
 MODEL = """\
 import jax

@@ -13,7 +13,9 @@ import re
 from typing import Any
 
 import pytest
-from helpers import REPO, error_line, run_cli, run_python
+from helpers import REPO, error_line, needs_axis_types, run_cli, run_python
+
+pytestmark = needs_axis_types
 
 pytest.importorskip("flax.nnx")
 pytest.importorskip("optax")

@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from helpers import cli_env, jxinspect_command
+from helpers import cli_env, jxinspect_command, needs_shardy_default
 
 START_S = 90.0
 """How long a run has to reach the user's module (a fresh Python importing JAX, on a
@@ -122,6 +122,7 @@ def test_ctrl_c_swallowed_in_a_gc_callback_still_stops_lower_without_a_report(
     _one_line(run, "error: interrupted (signal 2, SIGINT)")
 
 
+@needs_shardy_default
 def test_sigterm_to_lower_why_ends_its_debug_run_and_removes_its_folder(tmp_path: Path) -> None:
     """Was: the run died at once; its child staged on and `jxinspect-why-*` stayed."""
     folder = _module(tmp_path)
@@ -131,6 +132,7 @@ def test_sigterm_to_lower_why_ends_its_debug_run_and_removes_its_folder(tmp_path
     _one_line(run, "error: stopped (signal 15, SIGTERM)")
 
 
+@needs_shardy_default
 def test_lower_why_killed_outright_still_takes_its_debug_run_and_folder(tmp_path: Path) -> None:
     """The child watches its standard input: a parent that could not clean up (SIGKILL:
     a lint worker the supervisor stopped) still takes it and its folder with it."""
@@ -139,6 +141,7 @@ def test_lower_why_killed_outright_still_takes_its_debug_run_and_folder(tmp_path
     assert run.returncode == -signal.SIGKILL
 
 
+@needs_shardy_default
 def test_sigterm_to_lint_ends_its_workers_and_their_debug_runs(tmp_path: Path) -> None:
     """Was: both workers alive a minute later, their children and folders too."""
     folder = _module(tmp_path, SLOW_IMPORT, "one", "two")
@@ -151,6 +154,7 @@ def test_sigterm_to_lint_ends_its_workers_and_their_debug_runs(tmp_path: Path) -
     assert '"interrupted": true' in run.stdout  # what finished: none of the targets
 
 
+@needs_shardy_default
 def test_ctrl_c_at_the_terminal_ends_lint_workers_and_their_debug_runs(tmp_path: Path) -> None:
     """Was: the workers' children inherited an ignored SIGINT and ran on."""
     folder = _module(tmp_path, SLOW_IMPORT, "one", "two")

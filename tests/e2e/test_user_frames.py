@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import error_line, run_cli, run_python
+from helpers import error_line, needs_axis_types, run_cli, run_python
 
 SIMPLE = """\
 import jax.numpy as jnp
@@ -168,6 +168,7 @@ print(json.dumps(found))
 """
 
 
+@needs_axis_types
 def test_buffers_and_collectives_name_the_users_line_with_the_librarys(tmp_path: Path) -> None:
     """A Flax NNX model with an optax loss on 8 devices: the largest temporaries at the
     peak and every collective say the user's line of the model file, the Flax or optax

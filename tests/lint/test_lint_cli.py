@@ -307,7 +307,8 @@ def test_text_groups_by_target_and_ends_with_a_summary(
     ) in lines
     want = []
     for target in TARGETS:
-        mine = [e for e in expected if e.target == target]
+        rank = {"error": 0, "warning": 1, "info": 2}  # grouped: the most severe first
+        mine = sorted((e for e in expected if e.target == target), key=lambda e: rank[e.severity])
         count = f"{len(mine)} finding{'s' if len(mine) != 1 else ''}" if mine else "ok"
         want.append(f"{target}: {count}")
         want += [f"  {e.file}:{e.line}: {e.code} {e.severity:<7} {e.message}" for e in mine]

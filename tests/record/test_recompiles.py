@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import WARM_PYTHON, run_cli
+from helpers import WARM_PYTHON, needs_axis_types, run_cli
 
 SCENARIOS = textwrap.dedent("""
     import functools
@@ -460,6 +460,7 @@ OWN_OUTPUTS = textwrap.dedent("""
 """)
 
 
+@needs_axis_types
 def test_a_loop_fed_its_own_outputs_records_the_compiles_jax_logs(tmp_path: Path) -> None:
     """A step fed its own replicated outputs (``P(None, None)``, the layout of the first
     call's ``P()`` spelled otherwise): JAX's C++ dispatch misses on the second call and

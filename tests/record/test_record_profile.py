@@ -14,7 +14,7 @@ from typing import Any
 
 import jax
 import pytest
-from helpers import WARM_PYTHON, run_cli
+from helpers import WARM_PYTHON, needs_profile_reader, run_cli
 
 RUN = """
 import jax
@@ -110,6 +110,7 @@ def test_a_function_called_once_is_said_never_measured(recording: Path) -> None:
     )
 
 
+@needs_profile_reader
 def test_show_prints_the_measured_table(recording: Path) -> None:
     result = run_cli("show", "runs", cwd=recording)
     assert result.returncode == 0, result.describe()
@@ -137,6 +138,7 @@ def test_without_profile_nothing_is_measured_and_the_trace_goes(
     assert not (folder / "runs" / "profile-trace").exists()  # replaced with the recording
 
 
+@needs_profile_reader
 def test_diff_debug_compares_two_recordings_measured_steps(recording: Path) -> None:
     result = run_cli("diff-debug", "runs", "runs", "--profile", "--format", "json",
                      cwd=recording)  # fmt: skip

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO, WARM_PYTHON
+from helpers import REPO, WARM_PYTHON, needs_profile_reader
 
 TARGET = "sample_programs/data_parallel.py:step"
 ARTIFACTS = "JXINSPECT_TEST_ARTIFACTS"
@@ -613,6 +613,7 @@ JXINSPECT = {"step": {"args": "f32[256,256], f32[256,256], f32[16,16], f32[16,16
 """
 
 
+@needs_profile_reader
 def test_the_measured_step_in_chromium(browser: Any, tmp_path: Path, run_cli: Any) -> None:
     """``profile --format html``: the timeline of one step by line (one bar per instruction
     run of the report's own timeline, in the row of its line) and the time-by-line table,

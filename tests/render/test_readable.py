@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import flax
-from helpers import REPO, run_cli
+from helpers import REPO, needs_axis_types, run_cli
 
 from jxinspect.render.common.source import paths_shown, shown_path, source_text
 
@@ -32,6 +32,7 @@ def _section(stdout: str, head: str) -> list[str]:
     return lines[start:]
 
 
+@needs_axis_types
 def test_memory_of_a_real_model_fits_a_terminal_and_json_keeps_every_buffer() -> None:
     result = run_cli(*NNX_STEP, "--memory")
     assert result.returncode in (0, 1), result.stderr
@@ -54,6 +55,7 @@ def test_memory_of_a_real_model_fits_a_terminal_and_json_keeps_every_buffer() ->
     assert data["file"] == str(REPO / "tests/fixtures/nnx_transformer.py")
 
 
+@needs_axis_types
 def test_collectives_and_why_fit_a_terminal() -> None:
     for flags in (("--compile", "--show", "collectives"), ("--why",)):
         result = run_cli(*NNX_STEP, *flags)

@@ -12,7 +12,7 @@ from typing import Any
 
 import jax
 import pytest
-from helpers import run_cli
+from helpers import needs_profile_reader, run_cli
 
 from jxinspect.tracer.read.xplane import trace_events
 
@@ -168,6 +168,7 @@ def test_no_trace_is_said_never_a_table_of_zeros(tmp_path: Path) -> None:
     assert said == f"the profiler wrote no trace under {tmp_path}"
 
 
+@needs_profile_reader
 def test_the_timeline_is_one_step_of_the_trace(two_matmuls: tuple[dict[str, Any], Path]) -> None:
     report, folder = two_matmuls
     profile = report["profile"]

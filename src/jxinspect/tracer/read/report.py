@@ -332,6 +332,8 @@ def build_report(staged: Staged, main: MainSignature | None, context: Context) -
     mesh = _declared_mesh(main, context.mesh)
     names = _names(traced, context.expected_args, notes)
     one_device = main.devices == 1 if main is not None else context.num_devices == 1
+    # the older pmap lowers one replica's program: its shapes are each device's already
+    one_device = one_device or (traced.stage == "pmap" and not seam.pmap_global_shapes())
     inputs = _inputs(staged, main, names, mesh, one_device)
     failed = staged if isinstance(staged, LoweringFailed) else None
     return Report(
