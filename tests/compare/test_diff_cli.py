@@ -642,5 +642,7 @@ def test_a_removed_checkpoint_is_a_change_of_structure_not_an_improvement(run_cl
     (target,) = json.loads(result.stdout)["targets"]
     graded = {(c["class"], c["kind"]): c["verdict"] for c in target["changes"]}
     assert graded[("memory", "grew")] == "regression", graded
-    assert "improvement" not in graded.values(), graded
+    # the structure's going is no improvement; the FLOPs the recomputation cost are
+    # (where this release's compile drops them past the threshold: 0.12.1)
+    assert "improvement" not in {v for (cls, _), v in graded.items() if cls != "flops"}, graded
     assert {v for (cls, _), v in graded.items() if cls in ("nested", "finding")} <= {"neutral"}
