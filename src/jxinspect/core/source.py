@@ -35,13 +35,6 @@ def _library_roots() -> list[str]:
     return [r + os.sep for r in roots]
 
 
-def is_library(file: str) -> bool:
-    """Whether ``file`` is a library's (site-packages, the standard library), not the
-    user's."""
-    absolute = os.path.normpath(os.path.abspath(file))
-    return any(absolute.startswith(r) for r in _library_roots())
-
-
 def package_path(file: str) -> str:
     """``flax/nnx/nn/linear.py`` for a file under a ``sys.path`` folder (the longest that
     holds it); the file as given otherwise."""

@@ -10,6 +10,7 @@ A module's ``JXINSPECT`` declaration is read from its source by
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -235,12 +236,18 @@ def is_users_file(path: str) -> bool:
 def _not_users() -> tuple[str, ...]:
     """The folders (each ending in a separator) whose frames are not the user's: the
     loaded packages of JAX, jaxlib and jxinspect, the standard library and the installed
-    packages (an error inside Flax is located at the user's line that called it)."""
-    folders = [
-        folder
+    packages (an error inside Flax is located at the user's line that called it). Worked
+    out once for each set of those packages loaded: every frame of a program asks."""
+    loaded = tuple(
+        tuple(getattr(sys.modules.get(name), "__path__", ()))
         for name in ("jax", "jaxlib", "jxinspect")
-        for folder in getattr(sys.modules.get(name), "__path__", ())
-    ]
+    )
+    return _folders_not_users(loaded)
+
+
+@functools.cache
+def _folders_not_users(loaded: tuple[tuple[str, ...], ...]) -> tuple[str, ...]:
+    folders = [folder for paths in loaded for folder in paths]
     folders += [sysconfig.get_path(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")]
     folders += site.getsitepackages() if hasattr(site, "getsitepackages") else []
     folders.append(os.path.dirname(contextlib.__file__))

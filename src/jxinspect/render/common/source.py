@@ -6,7 +6,6 @@ from __future__ import annotations
 from jxinspect.core import source as _source
 from jxinspect.core.source import (
     at_source_text,
-    is_library,
     package_path,
     paths_shown,
     shown_path,
@@ -15,7 +14,6 @@ from jxinspect.render.common.escape import text as esc
 
 __all__ = [
     "at_source_text",
-    "is_library",
     "package_path",
     "paths_shown",
     "shown_path",

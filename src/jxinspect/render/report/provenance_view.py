@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from jxinspect.core.model import Collective, Origin, Report, ValueOrigins
 from jxinspect.render.common.escape import text as esc
-from jxinspect.render.common.source import at_source_text, is_library, paths_shown, source_text
+from jxinspect.render.common.source import at_source_text, paths_shown, source_text
 
 TITLE = "why each collective (Shardy's record of where each sharding came from)"
 VALUES_TITLE = "why these values are sharded so (--why-of)"
@@ -23,7 +23,7 @@ def route(origin: Origin) -> str:
     """`` via tanh at model.py:16 → dot_general at model.py:18 (+3 in libraries)``: the
     hops at the user's lines (the first two and the last two of many), the library's
     counted."""
-    user = [hop for hop in origin.via if hop.file is not None and not is_library(hop.file)]
+    user = [hop for hop in origin.via if hop.file is not None]  # the user's line, or none
     hops = [", ".join(h.operations) + at_source_text(h.file, h.line) for h in user]
     if len(hops) > HOPS_SHOWN:
         hops = [*hops[:2], f"… {len(hops) - HOPS_SHOWN} more", *hops[-2:]]

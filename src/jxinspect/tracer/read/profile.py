@@ -9,7 +9,7 @@ import statistics
 import tempfile
 import time
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -92,14 +92,8 @@ def _traced(
     )  # fmt: skip
     events = trace_events(folder, seam.profiled_module(compiled))
     if isinstance(events, str):
-        return _with(base, unread=events)
+        return replace(base, unread=events)
     return _joined(base, events, parse(compiled.as_text()), report)
-
-
-def _with(profile: Profile, **changes: Any) -> Profile:
-    from dataclasses import replace
-
-    return replace(profile, **changes)
 
 
 def _joined(base: Profile, events: list[TraceEvent], module: HloText, report: Report) -> Profile:
@@ -119,7 +113,7 @@ def _joined(base: Profile, events: list[TraceEvent], module: HloText, report: Re
                         round(runs[name] / per), where[name].file, where[name].line)
         for name in ranked
     )  # fmt: skip
-    return _with(
+    return replace(
         base,
         timeline=_timeline(events, where),
         instruction_seconds=total / per,
