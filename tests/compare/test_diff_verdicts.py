@@ -24,6 +24,7 @@ import pytest
 from helpers import CliResult, needs_axis_types, run_python
 from test_diff import assert_valid_diff
 from test_diff_cli import rows
+from test_diff_cost import percent, temporaries_grew
 
 from jxinspect.core.units import human_bytes
 
@@ -132,10 +133,6 @@ def _diff(run_cli: Run, folder: Path, old: str, new: str, *more: str, rc: int) -
     return result
 
 
-def _percent(before: float, after: float) -> str:
-    return f"{(after - before) / before * 100:+.1f}%"
-
-
 def test_the_fix_reads_as_improvements(
     run_cli: Run, folder: Path, oracle: dict[str, dict[str, Any]]
 ) -> None:
@@ -162,7 +159,7 @@ def test_the_fix_reads_as_improvements(
         assert (memory[kind]["kind"], memory[kind]["verdict"]) == ("shrank", "improvement")
         assert memory[kind]["before"] == human_bytes(old[kind])
         assert memory[kind]["after"] == (
-            f"{human_bytes(new[kind])} ({_percent(old[kind], new[kind])})"
+            f"{human_bytes(new[kind])} ({percent(old[kind], new[kind])})"
         )
     flops = [c for c in changes if c["class"] == "flops"]
     if new["flops"] < old["flops"] * 0.9:  # counted where XLA's FLOPs fall past 10%
@@ -213,11 +210,7 @@ def test_the_other_way_round_fails(
             f"error | sharding | changed | argument | {path} | P('model', None), 1.0 MiB per "
             "device | replicated, 4.0 MiB per device"
         ) in found
-    grown = _percent(old["temporaries"], new["temporaries"])
-    assert (
-        f"error | memory | grew | memory | temporaries | {human_bytes(old['temporaries'])} | "
-        f"{human_bytes(new['temporaries'])} ({grown}, over 10%)"
-    ) in found
+    assert temporaries_grew(old, new) in found
     assert "failed: 3 shardings changed, temporaries grew" in found
     assert found[-1].startswith("FAIL: ")
 
