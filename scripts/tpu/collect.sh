@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# On the TPU machine, from the checkout's root, after `. scripts/tpu/install.sh`: what the
+# chip says of tests/tpu/programs.py (raw JAX's facts and profiler traces, the HBM probe)
+# beside what jxinspect says there, into $OUT/chip.tar.gz with the log; then the tpu lane.
+set -uo pipefail
+out=${OUT:-/tmp/out}/chip
+mkdir -p "$out"
+python3 -c 'import platform, jax; print(platform.libc_ver(), jax.__version__, jax.devices(), jax.devices()[0].memory_stats())'
+python3 -m pip list 2>/dev/null | grep -i -E "^(jax|jaxlib|libtpu|numpy|pytest) "
+phase=${1:-all}  # programs: facts, probe, lower, profile; timing: lower against raw JAX; all: both
+budget=${BUDGET_S:-520}
+step() {  # step NAME COMMAND...: run, timed, its output in $out/NAME.txt (skipped past the budget)
+    local name=$1; shift
+    if [ "$SECONDS" -gt "$budget" ]; then echo "$name: skipped (past ${budget} s)"; return; fi
+    local start=$SECONDS
+    ( cd tests/tpu && timeout 300 "$@" ) > "$out/$name.txt" 2> "$out/$name.err"
+    echo "$name: exit $? in $((SECONDS - start)) s"
+}
+programs=(two_matmuls block train_step)
+[ "$phase" != timing ] && for p in "${programs[@]}"; do
+    step "raw-$p" python3 raw_facts.py "$p" "$out" --trace
+    step "probe-$p" timeout 150 python3 probe.py "$p"
+    step "lower-$p" python3 -m jxinspect lower "programs.py:$p" --args-from "programs:make_$p" --compile --memory --format json
+    [ "$p" = train_step ] && step "lower-text-$p" python3 -m jxinspect lower "programs.py:$p" --args-from "programs:make_$p" --compile --memory
+    step "topology-$p" python3 -m jxinspect lower "programs.py:$p" --args-from "programs:make_$p" --topology v5e:1x1 --memory --format json
+    step "profile-$p" python3 -m jxinspect profile "programs.py:$p" --args-from "programs:make_$p" --steps 5 --format json -o "$out/profile-$p-trace"
+    [ "$p" = two_matmuls ] && step "profile-text-$p" python3 -m jxinspect profile "programs.py:$p" --args-from "programs:make_$p" --steps 5
+done
+# lower against raw JAX's trace and lower of the same step, whole processes, alternating
+[ "$phase" != programs ] && {
+cat > tests/tpu/raw_lower.py <<'PY'
+import jax, programs
+print(jax.jit(programs.train_step).lower(*programs.make_train_step()).as_text()[:80])
+PY
+for i in 1 2 3; do
+    step "time-raw-$i" python3 raw_lower.py
+    step "time-lower-$i" python3 -m jxinspect lower programs.py:train_step --args-from programs:make_train_step
+done
+step importtime python3 -X importtime -m jxinspect lower programs.py:train_step --args-from programs:make_train_step
+step cprofile python3 -m cProfile -o "$out/lower.prof" -m jxinspect lower programs.py:train_step --args-from programs:make_train_step
+rm -f tests/tpu/raw_lower.py
+}
+tar -czf "${OUT:-/tmp/out}/chip-$phase.tar.gz" -C "$(dirname "$out")" chip
+ls -la "${OUT:-/tmp/out}"
