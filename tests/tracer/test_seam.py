@@ -187,7 +187,7 @@ RELEASE_FACTS: list[tuple[str, Callable[[], bool], Callable[[tuple[int, int, int
     ("meshes: jax.set_mesh", lambda: hasattr(jax, "set_mesh"), lambda v: v >= (0, 7, 0)),
     ("meshes: core.ShardingTypeError (sharding in types)",
      lambda: hasattr(importlib.import_module("jax._src.core"), "ShardingTypeError"),
-     lambda v: v >= (0, 7, 0)),
+     lambda v: v >= (0, 6, 0)),
     ("meshes: PartitionSpec.partitions (refuses iteration with unreduced axes)",
      lambda: isinstance(getattr(jax.sharding.PartitionSpec, "partitions", None), property),
      lambda v: v >= (0, 10, 2)),

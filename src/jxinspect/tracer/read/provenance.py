@@ -691,19 +691,22 @@ def _collective_origins(
     if not named and not at_line:
         alone = {p for name in names for p in at.get((None, None, name), [])}
         named = list(alone) if len(alone) == 1 else []
+    # the arguments it moves say their own where its line's operations cannot: none has
+    # origins in the record (over explicit axes JAX's own constraints can keep them from
+    # it), or alike ones say different origins and none reads what it moves (0.8.3's
+    # compiled frame table can place an operation at another line of its function: a
+    # gradient's transposed dot that gathers an argument at the next line's)
+    own = tuple(o for path in collective.operand_paths for o in reader.of_argument(path))
     left_out: set[int] = set()
     if len(named) > 1:  # several alike at one line (q, k, v through one library line)
         chosen = _reading_what_it_moves(named, collective, steps, lines, reader)
-        if chosen is None:
-            return None  # they say different origins, and what it moves tells none apart
+        if chosen is None:  # they say different origins, and what it moves tells none apart
+            return own or None
         left_out, named = set(named) - set(chosen), chosen
     for position in [*named, *(p for p in at_line if p not in left_out)]:
         found = _needing(position, collective, steps, lines, reader)
         if found:
             return tuple(found)
-    # none of its line's operations has origins in the record (over explicit axes JAX's
-    # own constraints can keep them from it): the arguments it moves say their own
-    own = tuple(o for path in collective.operand_paths for o in reader.of_argument(path))
     return own if own or named or at_line else None
 
 

@@ -84,9 +84,9 @@ def needs_concrete_value(err: BaseException) -> bool:
 
 def sharding_type_error(err: BaseException) -> bool:
     """Whether tracing failed on JAX's check of an operation's sharding type
-    (``ShardingTypeError``, 0.7 on), which it makes only over ``Explicit`` mesh axes
-    (sharding in types): ``Auto`` axes type no sharding, and the compiler propagates one
-    instead."""
+    (``ShardingTypeError``, 0.6 on), which it makes only over ``Explicit`` mesh axes
+    (sharding in types; staged here from 0.7, whose ``jax.set_mesh`` they need): ``Auto``
+    axes type no sharding, and the compiler propagates one instead."""
     from jax._src import core
 
     kind = getattr(core, "ShardingTypeError", None)
