@@ -214,7 +214,8 @@ def compiled_report(
     if report.topology is not None:
         check_compiled_for(report.topology, done.executable)
     progress.stage("reading the compiled program")
-    report = compiled.attach(report, done.executable, memory=memory, dumped=done.assignment)
+    report = compiled.attach(report, done.executable, memory=memory, dumped=done.assignment,
+                             lowered_calls=seam.custom_call_targets(staged.lowered))  # fmt: skip
     if why is not None:
         report = with_provenance(report, staged.lowered, why)
     report = residuals.with_offloads(report, staged.traced.jaxpr)

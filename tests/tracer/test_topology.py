@@ -377,7 +377,8 @@ targets:
 def test_lint_fails_a_target_that_does_not_fit_or_is_over_its_share(
     tmp_path: Path, run_cli: Any
 ) -> None:
-    """A 9 GiB weight is over half a v5e's HBM (the budget: lint reads the peak for it);
+    """A 9 GiB weight is over half a v5e's HBM (the budget: lint reads what the program
+    allocates to run, the peak's figure on a TPU);
     a 16 GiB one does not fit at all: the compiler's refusal, its figures quoted. Both fail
     the gate (exit 1)."""
     (tmp_path / "programs.py").write_text(PROGRAMS, encoding="utf-8")
@@ -392,7 +393,7 @@ def test_lint_fails_a_target_that_does_not_fit_or_is_over_its_share(
     ]
     assert len(found) == 2, found
     over, refused = sorted(found)
-    assert over == ("9.4 GiB per device (at its peak) is over 50% of a TPU v5 lite's 15.8 GiB "
+    assert over == ("9.4 GiB per device (allocated to run it) is over 50% of a TPU v5 lite's 15.8 GiB "
                     "of HBM (budgets.hbm_fraction); largest there: w 9.0 GiB, x 192.0 MiB, "
                     "result 192.0 MiB")  # fmt: skip
     assert refused.startswith(

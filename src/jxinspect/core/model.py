@@ -629,7 +629,9 @@ class MemoryPeak:
     """The buffers live at the peak; ``None``: not read (:attr:`unread`)."""
     allocated: int | None = None
     """Every allocation XLA made (``memory_analysis()``'s arguments, outputs and
-    temporaries): at least :attr:`bytes`, more where the temporaries' heap is fragmented."""
+    temporaries): at least :attr:`bytes`, more where the temporaries' heap is fragmented.
+    On a device that loads its code into the same memory (a TPU), with the code: what it
+    needs free to run the program, as a chip measures it."""
     at: PeakPoint | None = None
     """``None``: the program holds no temporaries."""
     buffers: tuple[PeakBuffer, ...] | None = ()

@@ -48,7 +48,9 @@ def check(report: Report, facts: Facts) -> Iterator[Finding]:
     if compiled is None or topology.hbm is None:
         return
     peak = compiled.peak
-    if peak is not None and peak.bytes is not None:
+    if peak is not None and peak.allocated is not None:
+        used, how = peak.allocated, "allocated to run it"
+    elif peak is not None and peak.bytes is not None:
         used, how = peak.bytes, "at its peak"
     else:
         used, how, unknown = bytes_per_device(report)
@@ -75,9 +77,9 @@ RULE = Rule(
     explanation="""\
 Compiled for a TPU topology that is not here (`--topology v5e:2x2`), the program needs
 more memory per device than the chip has: the TPU's compiler refused it for want of HBM
-(`RESOURCE_EXHAUSTED`, its own figures quoted), or it compiled but its peak (with
-`--memory`; else XLA's memory analysis: arguments + outputs + temporaries - aliased) is
-over `budgets: {hbm_fraction: ...}` of the HBM the compiler says a device has (default:
+(`RESOURCE_EXHAUSTED`, its own figures quoted), or it compiled but what it allocates
+to run (XLA's memory analysis: arguments + outputs + temporaries - aliased, within 0.1 %
+of what a v5e chip needed free) is over `budgets: {hbm_fraction: ...}` of the HBM the compiler says a device has (default:
 all of it). Both count the program's code, which the chip loads into HBM, and leave out
 the on-chip memories (VMEM, SMEM), which `--memory` lists apart. Before anyone pays for
 the slice.

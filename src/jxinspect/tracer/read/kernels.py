@@ -38,13 +38,19 @@ has two of its own (libtpu 0.0.42.1): ``SliceId``, no operands, the slice's inde
 grown in place to the padded size a transfer across slices sends, the rest zeroed."""
 
 
-def read_kernels(module: HloText) -> tuple[Kernel, ...]:
-    """Every ``custom-call`` of the optimized module, in program order."""
-    return tuple(
-        _kernel(module, instruction)
-        for instruction in module.instructions.values()
-        if instruction.opcode == "custom-call"
-    )
+def read_kernels(module: HloText, lowered: frozenset[str] | None) -> tuple[Kernel, ...]:
+    """Every ``custom-call`` of the optimized module, in program order, but those the
+    compiler inserted (a target absent from the ``lowered`` program's custom calls, where
+    known: a TPU's ``ConcatBitcast``, ``AssumeGatherIndicesInBound``), which are XLA's own,
+    costed by it as its fusions are."""
+    found = []
+    for instruction in module.instructions.values():
+        if instruction.opcode != "custom-call":
+            continue
+        kernel = _kernel(module, instruction)
+        if lowered is None or kernel.target in lowered:
+            found.append(kernel)
+    return tuple(found)
 
 
 def flops(found: tuple[Kernel, ...], total: float | None) -> tuple[float | None, float | None]:

@@ -3,11 +3,18 @@
 here by the one protobuf reader (:mod:`.xla_protos`) on every release (0.4.35's JAX has no
 ``jax.profiler.ProfileData``). On CPU each XLA thunk is an event of the host's ``tf_XLA…``
 lines carrying the stats ``hlo_module`` (``jit_f``), ``hlo_op`` (the instruction, named as
-in ``compiled.as_text()``), ``run_id`` (one per execution) and ``device_ordinal``; a
-TPU's device planes carry the same names, on the event or on its metadata."""
+in ``compiled.as_text()``), ``run_id`` (one per execution) and ``device_ordinal``. A
+TPU's device plane (``/device:TPU:0``, read on a v5e chip with libtpu 0.0.42.1) says it
+otherwise: its line ``XLA Modules`` holds one event per execution, named ``jit_f(PROGRAM
+ID)``, with its ``run_id``; its line ``XLA Ops`` one event per instruction run, named by the
+instruction's text (``%fusion.1 = f32[] fusion(...)``), its metadata's ``program_id``
+naming the module; ``Async XLA Ops`` spans an asynchronous pair (start to done), which its
+two instructions already hold."""
 
 from __future__ import annotations
 
+import bisect
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,6 +81,8 @@ def events_by_module(
 
 def _plane_events(plane: Any, modules: frozenset[str]) -> list[TraceEvent]:
     stat_names = {entry.key: entry.value.name for entry in plane.stat_metadata}
+    if any(line.name == "XLA Ops" for line in plane.lines):
+        return _device_plane_events(plane, modules, stat_names)
     says_module = {key for key, name in stat_names.items() if name == "hlo_module"}
     if not says_module:  # a plane of no XLA program (the metadata, a Python thread's)
         return []
@@ -124,3 +133,55 @@ def _stats(stats: Any, names: dict[int, str]) -> dict[str, object]:
             continue
         found[name] = names.get(value, "") if kind == "ref_value" else value  # type: ignore[arg-type]
     return found
+
+
+def _device_plane_events(
+    plane: Any, modules: frozenset[str], stat_names: dict[int, str]
+) -> list[TraceEvent]:
+    """A TPU device plane's instruction runs: each ``XLA Ops`` event, of the module its
+    metadata's ``program_id`` names (the ``XLA Modules`` events' names), in the execution
+    whose ``XLA Modules`` event spans it."""
+    metadata = {entry.key: entry.value for entry in plane.event_metadata}
+    lines = {line.name: line for line in plane.lines}
+    programs: dict[int, str] = {}  # program id → module name
+    runs: list[tuple[float, float, int | None]] = []  # each execution's start, end, run id
+    for event in getattr(lines.get("XLA Modules"), "events", ()):
+        named = _MODULE_RUN.fullmatch(metadata[event.metadata_id].name)
+        if named is None:
+            continue
+        programs[int(named.group(2))] = named.group(1)
+        start = lines["XLA Modules"].timestamp_ns / 1e9 + event.offset_ps / 1e12
+        run = _stats(event.stats, stat_names).get("run_id")
+        runs.append(
+            (start, start + event.duration_ps / 1e12, run if isinstance(run, int) else None)
+        )
+    runs.sort()
+    ops = lines["XLA Ops"]
+    described: dict[int, tuple[str, int | None]] = {}
+    found = []
+    for event in ops.events:
+        key = event.metadata_id
+        if key not in described:
+            shared = metadata.get(key)
+            program = _stats(shared.stats, stat_names).get("program_id") if shared else None
+            named = _INSTRUCTION.match(shared.name) if shared else None
+            described[key] = (
+                named.group(1) if named else "",
+                program if isinstance(program, int) else None,
+            )
+        instruction, program = described[key]
+        module = programs.get(program) if program is not None else None
+        if module not in modules or not instruction:
+            continue
+        start = ops.timestamp_ns / 1e9 + event.offset_ps / 1e12
+        at = bisect.bisect_right(runs, (start, float("inf"), None)) - 1
+        run = runs[at][2] if at >= 0 and runs[at][1] >= start else None
+        found.append(TraceEvent(str(module), instruction, event.duration_ps / 1e12, run,
+                                plane.name, start, program))  # fmt: skip
+    return found
+
+
+_MODULE_RUN = re.compile(r"(.+)\((\d+)\)")
+"""An ``XLA Modules`` event's name: the module's, then its program id."""
+_INSTRUCTION = re.compile(r"%?([^\s=]+)(?: = |$)")
+"""An ``XLA Ops`` event's name: the instruction's text, its name first."""

@@ -106,6 +106,7 @@ from jxinspect.tracer.seam.jaxprs import (
 )
 from jxinspect.tracer.seam.locations import Loc, location_name, read_location
 from jxinspect.tracer.seam.lowering import (
+    custom_call_targets,
     donated_flags,
     hide_tool_frames,
     kept_inputs,

@@ -133,6 +133,17 @@ def stablehlo_module(lowered: Lowered) -> MlirModule:
     return lowered.compiler_ir("stablehlo")
 
 
+_CUSTOM_CALL = re.compile(r'stablehlo\.custom_call @([\w.$-]+)|call_target_name = "([^"]+)"')
+
+
+def custom_call_targets(lowered: Lowered) -> frozenset[str]:
+    """The targets of the lowered program's own custom calls (a Pallas kernel's
+    ``tpu_custom_call``, a callback, a sharding annotation): every other one the optimized
+    program holds, the compiler inserted (a TPU's ``ConcatBitcast``)."""
+    text = str(lowered.as_text())
+    return frozenset(a or b for a, b in _CUSTOM_CALL.findall(text))
+
+
 def lowered_text(lowered: Lowered, dialect: str, debug_info: bool) -> str:
     """The lowered module as JAX prints it, with locations when ``debug_info``."""
     if not debug_info:
