@@ -181,8 +181,16 @@ def inspect_function(
             why=why, measure=measure,
         )  # fmt: skip
     report = replace(report, inputs_from=inputs_from or report.inputs_from,
-                     notes=(*report.notes, *call.warned(caught)))  # fmt: skip
+                     notes=(*report.notes, *call.warned(caught)),
+                     topology=report.topology or _chips_here(report))  # fmt: skip
     return judge(report, policy) if judged else report
+
+
+def _chips_here(report: Report) -> Topology | None:
+    """The TPU chips this machine staged ``report``'s program on (none for a CPU's)."""
+    from jxinspect.tracer import seam
+
+    return seam.local_tpu() if report.platform == "tpu" and report.error is None else None
 
 
 def compiled_report(
@@ -209,7 +217,7 @@ def compiled_report(
     progress.stage("compiling")
     done = staging.compile(staged, dump_assignment=memory and report.platform == "tpu")
     if isinstance(done, CompileFailed):
-        short = seam.hbm_shortfall(done.error) if report.topology else None
+        short = seam.hbm_shortfall(done.error) if report.platform == "tpu" else None
         return replace(report, error=f"compilation failed: {done.error}", does_not_fit=short)
     if report.topology is not None:
         check_compiled_for(report.topology, done.executable)

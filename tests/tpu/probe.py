@@ -11,7 +11,6 @@ import sys
 
 import jax
 import numpy as np
-
 import programs
 
 SMALLEST = 12  # 4 KiB

@@ -46,13 +46,18 @@ def make_block():
 VOCAB, WIDTH, HEADS, LAYERS, SEQ, BATCH = 8192, 1024, 8, 4, 512, 8
 
 
+def _dense(key, shape):
+    return (jax.random.normal(key, shape, jnp.float32) * 0.02).astype(jnp.bfloat16)
+
+
 def _layer_params(key):
     k = jax.random.split(key, 4)
-    dense = lambda key, shape: (jax.random.normal(key, shape, jnp.float32) * 0.02).astype(
-        jnp.bfloat16
-    )
-    return {"qkv": dense(k[0], (WIDTH, 3 * WIDTH)), "out": dense(k[1], (WIDTH, WIDTH)),
-            "up": dense(k[2], (WIDTH, 4 * WIDTH)), "down": dense(k[3], (4 * WIDTH, WIDTH))}  # fmt: skip
+    return {
+        "qkv": _dense(k[0], (WIDTH, 3 * WIDTH)),
+        "out": _dense(k[1], (WIDTH, WIDTH)),
+        "up": _dense(k[2], (WIDTH, 4 * WIDTH)),
+        "down": _dense(k[3], (4 * WIDTH, WIDTH)),
+    }
 
 
 def _norm(x):
@@ -62,7 +67,10 @@ def _norm(x):
 
 def _attention(p, x):
     q, k, v = jnp.split(_norm(x) @ p["qkv"], 3, axis=-1)
-    heads = lambda t: t.reshape(BATCH, SEQ, HEADS, WIDTH // HEADS)
+
+    def heads(t):
+        return t.reshape(BATCH, SEQ, HEADS, WIDTH // HEADS)
+
     scores = jnp.einsum("bqhd,bkhd->bhqk", heads(q), heads(k)) / (WIDTH // HEADS) ** 0.5
     mask = jnp.tril(jnp.ones((SEQ, SEQ), bool))
     weights = jax.nn.softmax(jnp.where(mask, scores, -1e9).astype(jnp.float32), -1)
@@ -89,8 +97,13 @@ def train_step(params, opt, tokens):
     mu = jax.tree.map(lambda m, g: 0.9 * m + 0.1 * g.astype(jnp.float32), opt["mu"], grads)
     nu = jax.tree.map(lambda n, g: 0.999 * n + 0.001 * jnp.square(g.astype(jnp.float32)),
                       opt["nu"], grads)  # fmt: skip
-    step = lambda p, m, n: (p.astype(jnp.float32) * (1 - 1e-4) - 1e-3 * (m / (1 - 0.9**count))
-                            / (jnp.sqrt(n / (1 - 0.999**count)) + 1e-8)).astype(p.dtype)  # fmt: skip
+
+    def step(p, m, n):
+        m_hat, n_hat = m / (1 - 0.9**count), n / (1 - 0.999**count)
+        return (
+            p.astype(jnp.float32) * (1 - 1e-4) - 1e-3 * m_hat / (jnp.sqrt(n_hat) + 1e-8)
+        ).astype(p.dtype)
+
     params = jax.tree.map(step, params, mu, nu)
     return params, {"count": count, "mu": mu, "nu": nu}, value
 
@@ -99,7 +112,10 @@ def make_train_step():
     keys = jax.random.split(jax.random.key(2), LAYERS + 2)
     params = {"embed": (jax.random.normal(keys[0], (VOCAB, WIDTH)) * 0.02).astype(jnp.bfloat16),
               "layers": [_layer_params(k) for k in keys[2:]]}  # fmt: skip
-    zeros = lambda p: jnp.zeros(p.shape, jnp.float32)
+
+    def zeros(p):
+        return jnp.zeros(p.shape, jnp.float32)
+
     opt = {"count": jnp.zeros((), jnp.int32), "mu": jax.tree.map(zeros, params),
            "nu": jax.tree.map(zeros, params)}  # fmt: skip
     tokens = jax.random.randint(keys[1], (BATCH, SEQ), 0, VOCAB)

@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 
 import jax
-
 import programs
 
 
@@ -26,7 +25,8 @@ def main(name: str, out: Path, trace: bool) -> None:
         "device_kind": jax.devices()[0].device_kind, "jax": jax.__version__,
         "lower_s": lowered_at - started, "compile_s": compiled_at - lowered_at,
         "cost": {k: float(v) for k, v in (cost or {}).items()},
-        "analysis": {k: int(getattr(analysis, k)) for k in dir(analysis) if k.endswith("_in_bytes")},
+        "analysis": {k: int(getattr(analysis, k)) for k in dir(analysis)
+                     if k.endswith("_in_bytes")},
         "text": compiled.as_text(),
     }  # fmt: skip
     if trace:

@@ -82,7 +82,8 @@ def _chips_release() -> str | None:
         return "libtpu is not installed (the tpu extra)"
     if (jax.__version__, libtpu_version()) != (MEASURED["jax"], MEASURED["libtpu"]):
         return (f"the chip was measured with JAX {MEASURED['jax']} and libtpu "
-                f"{MEASURED['libtpu']}; this is JAX {jax.__version__}, libtpu {libtpu_version()}")  # fmt: skip
+                f"{MEASURED['libtpu']}; this is JAX {jax.__version__}, "
+                f"libtpu {libtpu_version()}")  # fmt: skip
     return None
 
 

@@ -393,9 +393,9 @@ def test_lint_fails_a_target_that_does_not_fit_or_is_over_its_share(
     ]
     assert len(found) == 2, found
     over, refused = sorted(found)
-    assert over == ("9.4 GiB per device (allocated to run it) is over 50% of a TPU v5 lite's 15.8 GiB "
-                    "of HBM (budgets.hbm_fraction); largest there: w 9.0 GiB, x 192.0 MiB, "
-                    "result 192.0 MiB")  # fmt: skip
+    assert over == ("9.4 GiB per device (allocated to run it) is over 50% of a TPU v5 lite's "
+                    "15.8 GiB of HBM (budgets.hbm_fraction); largest there: w 9.0 GiB, "
+                    "x 192.0 MiB, result 192.0 MiB")  # fmt: skip
     assert refused.startswith(
         "does not fit in a TPU v5 lite: the program needs 16.5 GiB per device and the chip "
         "has 15.8 GiB (its compiler refused it)"

@@ -524,6 +524,10 @@ class Topology:
     across_slices: tuple[str, ...] = ()
     """The mesh axes whose devices lie in different slices (their collectives cross the
     data-center network), as the mesh staged over lays them."""
+    here: bool = False
+    """The chips of this machine, the program staged on them (no ``--topology``): ``name``
+    is then ``here``, ``hbm`` what the device's allocator may hand out (its
+    ``memory_stats()``' ``bytes_limit``: on a v5e, the 15.75 GiB its compiler says)."""
 
     def __str__(self) -> str:
         devices = f"{self.devices} device" + ("s" if self.devices != 1 else "")
@@ -531,6 +535,8 @@ class Topology:
             devices += f", {human_bytes(self.hbm)} HBM each"
         if self.across_slices:
             devices += f"; {', '.join(self.across_slices)} across slices"
+        if self.here:
+            return f"{self.device_kind} ({devices}), {self.compiler}; this machine's"
         name = self.name if self.slices == 1 else f"{self.name} × {self.slices} slices"
         return f"{self.device_kind}, {name} ({devices}), {self.compiler}; not run"
 

@@ -75,14 +75,14 @@ RULE = Rule(
     severity="error",
     summary="does not fit in the TPU's memory",
     explanation="""\
-Compiled for a TPU topology that is not here (`--topology v5e:2x2`), the program needs
-more memory per device than the chip has: the TPU's compiler refused it for want of HBM
-(`RESOURCE_EXHAUSTED`, its own figures quoted), or it compiled but what it allocates
-to run (XLA's memory analysis: arguments + outputs + temporaries - aliased, within 0.1 %
-of what a v5e chip needed free) is over `budgets: {hbm_fraction: ...}` of the HBM the compiler says a device has (default:
-all of it). Both count the program's code, which the chip loads into HBM, and leave out
-the on-chip memories (VMEM, SMEM), which `--memory` lists apart. Before anyone pays for
-the slice.
+Compiled for a TPU topology that is not here (`--topology v5e:2x2`) or for this
+machine's chips, the program needs more memory per device than the chip has: the TPU's
+compiler refused it for want of HBM (`RESOURCE_EXHAUSTED`, its own figures quoted), or it
+compiled but what it allocates to run (XLA's memory analysis: arguments + outputs +
+temporaries - aliased, and the code, which the chip loads into HBM; within 0.1 % of what
+a v5e chip needed free) is over `budgets: {hbm_fraction: ...}` of the HBM a device has
+(default: all of it). The on-chip memories (VMEM, SMEM) are left out: `--memory` lists
+them apart. Before anyone pays for the slice.
 
 Fix: shard the largest arguments and results named (the per-device column of `jxinspect
 lower`), donate buffers updated in place, rematerialize (`jax.checkpoint`) what the

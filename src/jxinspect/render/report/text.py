@@ -179,7 +179,7 @@ def header_lines(report: Report) -> list[tuple[str, str]]:
         ("mesh", f"{mesh}{axis_types_text(report)}, partitioner {report.partitioner}"),
     ]
     if report.topology is not None:
-        lines.append(("topology", str(report.topology)))
+        lines.append(("chip" if report.topology.here else "topology", str(report.topology)))
     if report.inputs_from is not None:
         lines.append(("inputs", str(report.inputs_from)))
     if report.static_args:

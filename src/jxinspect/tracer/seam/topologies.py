@@ -161,6 +161,19 @@ def hbm_shortfall(message: str) -> Shortfall | None:
     return Shortfall(_bytes(_REQUIRED.search(message)), _bytes(_AVAILABLE.search(message)))
 
 
+def local_tpu() -> Topology | None:
+    """The TPU chips this process runs on (its default backend's devices, already
+    started), described as a topology is; ``None`` where they are no TPU's."""
+    import jax
+
+    devices = jax.devices()
+    if not devices or devices[0].platform != "tpu":
+        return None
+    limit = (devices[0].memory_stats() or {}).get("bytes_limit")
+    return Topology("here", devices[0].device_kind, len(devices), f"libtpu {libtpu_version()}",
+                    int(limit) if limit else None, here=True)  # fmt: skip
+
+
 def _hbm(device: Device) -> int | None:
     """The HBM ``device`` has for a program, as its compiler says refusing one of 2**40
     bytes (20 ms, once per topology); libtpu gives a topology's devices no memory stats."""

@@ -1,0 +1,127 @@
+"""The TPU lane: on a machine with a TPU (``bash scripts/tpu/lane.sh`` there), jxinspect's
+figures against the chip's own. Elsewhere (CI has no accelerator) every test here skips,
+saying so. One program holds the chip at a time, so each command runs in a process of
+its own, one after another (no ``-n``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jxinspect.tracer.seam import libtpu_version
+
+HERE = Path(__file__).parent
+PROGRAMS = ("two_matmuls", "block", "train_step")
+
+pytestmark = pytest.mark.tpu
+
+
+def _run(*argv: str) -> subprocess.CompletedProcess[str]:
+    """``python ARGV`` in this folder, on the chip (the caller's JAX_PLATFORMS left out)."""
+    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
+    return subprocess.run([sys.executable, *argv], cwd=HERE, env=env, capture_output=True,
+                          text=True, timeout=600, check=False)  # fmt: skip
+
+
+@cache
+def _no_chip() -> str | None:
+    """Why there is no TPU to test on here, or ``None``."""
+    if libtpu_version() is None:
+        return "no TPU here (libtpu is not installed): run bash scripts/tpu/lane.sh on one"
+    found = _run("-c", "import jax; print(jax.devices()[0].platform)")
+    if found.stdout.strip().splitlines()[-1:] != ["tpu"]:
+        return "no TPU here (JAX's devices are no TPU's): run bash scripts/tpu/lane.sh on one"
+    return None
+
+
+@pytest.fixture(autouse=True)
+def _chip() -> None:
+    if _no_chip() is not None:
+        pytest.skip(str(_no_chip()))
+
+
+def _jxinspect(*args: str) -> dict[str, Any]:
+    done = _run("-m", "jxinspect", *args, "--format", "json")
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    return dict(json.loads(done.stdout))
+
+
+def _made(name: str) -> tuple[str, ...]:
+    return (f"programs.py:{name}", "--args-from", f"programs:make_{name}")
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_the_hbm_a_program_needs_is_what_the_chip_needs(name: str) -> None:
+    """What ``--memory`` says the program allocates to run (its HBM peak, VMEM apart) is
+    within 2 % of the free HBM the chip needed, found by filling its memory until the step
+    no longer ran (probe.py); the header names the chip and its HBM."""
+    report = _jxinspect("lower", *_made(name), "--compile", "--memory")
+    probe = _run("probe.py", name)
+    assert probe.returncode == 0, probe.stderr[-3000:]
+    chip = json.loads(probe.stdout.strip().splitlines()[-1])
+    needed = (
+        chip["analysis"]["argument_size_in_bytes"]
+        + chip["loaded_by_first_run"]
+        + chip["free_needed"]
+    )
+    peak = report["compiled"]["peak"]
+    assert peak["allocated"] == pytest.approx(needed, rel=0.02)
+    assert all(space["space"] != "HBM" for space in peak["on_chip"])
+    topology = report["topology"]
+    assert topology["here"] and topology["device_kind"] == chip["device_kind"]
+    assert topology["hbm"] == chip["stats_after_first_run"]["bytes_limit"]
+
+
+def test_the_kernels_are_named_at_the_users_lines() -> None:
+    """On the chip as compiled for it without one: both Pallas kernels by name at the
+    user's calls; the matmul has no cost estimate, so the FLOPs are unknown."""
+    compiled = _jxinspect("lower", *_made("block"), "--compile")["compiled"]
+    kernels = {kernel["name"]: kernel for kernel in compiled["kernels"]}
+    assert set(kernels) == {"matmul_kernel", "add_kernel"}
+    assert all(Path(k["file"]).name == "programs.py" for k in kernels.values())
+    assert compiled["flops"] is None and compiled["flops_known_part"] > 0
+
+
+def _traced_share(folder: Path, line: int) -> float:
+    """The share of the device's instruction time at ``line`` of programs.py, from JAX's
+    own reading of the kept trace (each XLA Ops event's instruction, its source stat)."""
+    import jax
+
+    (path,) = folder.glob("plugins/profile/*/*.xplane.pb")
+    seconds: dict[bool, float] = defaultdict(float)
+    for plane in jax.profiler.ProfileData.from_file(str(path)).planes:
+        for trace_line in plane.lines:
+            if plane.name.startswith("/device:TPU") and trace_line.name == "XLA Ops":
+                for event in trace_line.events:
+                    source = str(dict(event.stats).get("source", ""))
+                    seconds[source.endswith(f"programs.py:{line}")] += event.duration_ns
+    return seconds[True] / sum(seconds.values())
+
+
+def test_the_profile_gives_the_large_matmuls_line_its_time(tmp_path: Path) -> None:
+    """``profile`` on the chip: the large matmul's line first, holding the share of the
+    device's time the trace gives it (± 10 %)."""
+    report = _jxinspect("profile", *_made("two_matmuls"), "--steps", "5", "-o", str(tmp_path))
+    profile = report["profile"]
+    assert profile["platform"] == "tpu" and profile["unread"] is None
+    lines = (HERE / "programs.py").read_text(encoding="utf-8").splitlines()
+    large = lines.index("    large = jnp.tanh(a @ b)") + 1
+    first = profile["by_line"][0]
+    assert (Path(first["file"]).name, first["line"]) == ("programs.py", large)
+    assert first["share"] == pytest.approx(_traced_share(tmp_path, large), abs=0.10)
+
+
+def test_the_profile_names_a_pallas_kernel() -> None:
+    """The Pallas matmul's instruction is measured, at the user's call."""
+    profile = _jxinspect("profile", *_made("block"), "--steps", "3")["profile"]
+    lines = (HERE / "programs.py").read_text(encoding="utf-8").splitlines()
+    call = next(i for i, text in enumerate(lines, 1) if "pallas_matmul.matmul(" in text)
+    assert any(entry["line"] == call and entry["seconds"] > 0 for entry in profile["by_line"])
