@@ -308,9 +308,10 @@ def test_assert_max_compiles_fails_with_the_reasons_and_passes_a_steady_loop() -
     with pytest.raises(AssertionError) as failed, assert_max_compiles(1):
         for n in (32, 32, 31):
             step({"x": jnp.ones((n, 4))})
-    message = str(failed.value)
-    assert "step (step at " in message
-    assert "compiled 2 times, more than 1: 1× batch['x'] shape f32[32,4] → f32[31,4]" in message
+    message = str(failed.value)  # JX402's words, at the function's line, and its reasons
+    assert f"{__file__}:" in message.splitlines()[0]
+    assert ": JX402 error step compiled 2 times, over the budget of 1: 1× batch['x'] shape" in message
+    assert "\n  1× batch['x'] shape f32[32,4] → f32[31,4]" in message
 
     @jax.jit
     def steady(x: jax.Array) -> jax.Array:
@@ -327,7 +328,7 @@ def test_assert_max_compiles_fails_with_the_reasons_and_passes_a_steady_loop() -
         for k in (1, 2, 3):
             jax.jit(lambda x, k=k: x * k)(jnp.ones(2))  # a new jit per call
 
-    with pytest.raises(AssertionError, match=r"compiled 3 times, more than 2: 2× function"):
+    with pytest.raises(AssertionError, match=r"compiled 3 times, over the budget of 2: 2× function"):
         a_test()
 
 
