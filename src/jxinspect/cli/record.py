@@ -259,6 +259,7 @@ def _over_compiles(folders: list[Path], most: int | None) -> bool:
     from jxinspect.project.config import DEFAULT_FAIL_ON, project_config
     from jxinspect.record.judged import compile_budget, judged_records
     from jxinspect.render.common.escape import text as esc
+    from jxinspect.render.common.source import source_text
 
     if most is None:
         return False
@@ -266,8 +267,10 @@ def _over_compiles(folders: list[Path], most: int | None) -> bool:
     policy = compile_budget(config.policy, most)
     found = [f for where in folders for _, report in judged_records(where, policy)
              for f in report.findings]  # fmt: skip
-    for finding in found:
-        typer.echo(f"{finding.severity}: {finding.code} {esc(finding.message)}", err=True)
+    for f in found:
+        where = source_text(f.file, f.line)
+        said = f"{esc(where)}: " if where else ""
+        typer.echo(f"{f.severity}: {said}{f.code} {esc(f.message)}", err=True)
     return gate(found, config.fail_on or DEFAULT_FAIL_ON)
 
 
