@@ -394,6 +394,10 @@ class assert_max_compiles(_CompileWatch):  # noqa: N801 (reads as a function)
             for batch in batches:
                 train_step(state, batch)
 
+    The block's compiles are judged as ``jxinspect lint --records`` judges a recording's:
+    rule JX402 with the budget ``n``, under the project's ``jxinspect.yaml`` (its
+    ``select``/``ignore`` and ``severity``; it fails at the configuration's ``fail_on``,
+    ``error`` unless set), and the message is JX402's finding with the reasons below it.
     Only JAX's own lowerings are read: nothing is traced, lowered or compiled for it.
     """
 

@@ -60,8 +60,10 @@ MaxCompilesOpt = Annotated[
     typer.Option(
         "--max-compiles",
         min=1,
-        help="Exit 1 after the run when a function of yours compiled more than N times "
-        "(each named with its reasons); the run's own failure exit wins.",
+        help="Exit 1 after the run when a function of yours compiled more than N times: "
+        "JX402 with that budget, each finding said, judged under the project's "
+        "select/ignore, severity and fail_on as lint --records judges it; the run's own "
+        "failure exit wins.",
     ),
 ]
 MaxCompileSecondsOpt = Annotated[
