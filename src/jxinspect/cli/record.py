@@ -191,10 +191,10 @@ def _record_one(
         raise_no_records(ended[0][1], ended[0][0])
     max_compiles, max_seconds = budgets
     folders = [where for where, _ in ended]
+    over_compiles = _over_compiles(folders, max_compiles)
     over = [line for where in folders for line in _over_seconds(where, max_seconds)]
     for line in over:
         typer.echo(f"error: {line}", err=True)
-    over_compiles = _over_compiles(folders, max_compiles)
     return EXIT_FINDINGS if (over or over_compiles) and status == 0 else status
 
 

@@ -81,7 +81,7 @@ def compile_budget(policy: Policy, most: int) -> Policy:
     """``policy`` judging a budget of ``most`` compiles per function (``record
     --max-compiles``, ``assert_max_compiles``): JX402 alone, with that budget, under the
     policy's ``select``/``ignore`` and ``severity`` as ``lint --records`` applies them to
-    ``budgets: {max_compiles: N}`` (ignored there, it finds nothing here either)."""
+    ``budgets: {max_compiles: N}``: a policy that leaves JX402 out judges nothing."""
     code = COMPILE_BUDGET.code
     return replace(
         policy,
