@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from jxinspect.core.lint import LintResult
     from jxinspect.core.model import Report
     from jxinspect.core.vocabulary import Severity, Stage
+    from jxinspect.project.config import Policy
 
 __all__ = [
     "DiffReport", "LintResult", "Report", "__version__", "diff", "from_json", "inspect",
@@ -111,6 +112,29 @@ def inspect(
     over a mesh of its devices (``jax.experimental.topologies``) stay there; ``slices``
     such slices of it (multi-slice).
     """
+    return _inspect(
+        fun, args, kwargs, stage=stage, options=options, platform=platform, texts=texts,
+        compile=compile, memory=memory, topology=topology, slices=slices,
+    )  # fmt: skip
+
+
+def _inspect(
+    fun: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any] | None,
+    *,
+    stage: Stage,
+    options: dict[str, Any] | None,
+    platform: str | None,
+    texts: bool,
+    compile: bool = False,
+    memory: bool = False,
+    topology: str | None = None,
+    slices: int = 1,
+    policy: Policy | None = None,
+) -> Report:
+    """:func:`inspect`, its report judged under ``policy`` (default: the rules' own
+    settings and severities; ``jxinspect.testing`` gives its own)."""
     from jxinspect.core.program import TextRequest
     from jxinspect.pipeline import inspect_function
     from jxinspect.tracer import call, seam
@@ -129,6 +153,7 @@ def inspect(
             compile=compile or memory,
             memory=memory,
             topology=on.topology if on else None,
+            policy=policy,
         )
 
 

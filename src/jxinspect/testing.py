@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from jxinspect.core.errors import UsageError
 from jxinspect.core.model import Finding, Input, MemoryPeak, Output, Report, gate
 from jxinspect.core.units import human_bytes, recorded
-from jxinspect.core.vocabulary import FAIL_ON, STAGES, FailOn, Stage
+from jxinspect.core.vocabulary import FAIL_ON, SEVERITIES, STAGES, FailOn, Severity, Stage
 from jxinspect.project.config import Policy
 from jxinspect.project.options import nearest
 
@@ -49,6 +49,7 @@ def assert_debug_info(
     fail_on: FailOn = "warning",
     ignore: Iterable[str] = (),
     select: Iterable[str] | None = None,
+    severity: Mapping[str, Severity] | None = None,
     names: Mapping[str, str | None] | None = None,
     shardings: Mapping[str, str | None] | None = None,
     devices: int | None = None,
@@ -57,28 +58,34 @@ def assert_debug_info(
 
     Fails on findings at or above ``fail_on`` (``info``, ``warning``, ``error`` or
     ``never``) whose code matches ``select`` and not ``ignore`` (code prefixes such as
-    ``"JX110"`` or ``"JX2"``, as ``jxinspect lint --select/--ignore``); on ``names``
+    ``"JX110"`` or ``"JX2"``, as ``jxinspect lint --select/--ignore``), each at the
+    severity ``severity`` gives its code (code prefix → ``"info"``, ``"warning"`` or
+    ``"error"``, as ``severity:`` in ``jxinspect.yaml``; the longest prefix wins), the
+    report judged once under that policy; on ``names``
     (leaf path → the name the program should carry; ``None``: no name) that differ; on
     ``shardings`` (leaf path → ``"P('data', None)"``, ``"replicated"``; ``None``: no
     sharding) that differ. ``devices=N`` first checks that JAX has at least ``N``
     devices (it cannot add them once started: raises :class:`RuntimeError`).
-    Returns the :class:`~jxinspect.core.model.Report` when everything holds.
+    Returns the :class:`~jxinspect.core.model.Report` (its findings those of that
+    policy) when everything holds.
     """
     policy = Policy(
         select=_codes("select", select) if select is not None else None,
         ignore=_codes("ignore", ignore) or (),
+        severity=_severities(severity),
     )
     _check_arguments(stage, fail_on, devices, names, shardings)
     if devices is not None:
         _require_devices(devices)
 
-    import jxinspect
+    from jxinspect import _inspect
 
-    report = jxinspect.inspect(
-        fun, args, kwargs, stage=stage, options=options, platform=platform, texts=False
-    )
+    report = _inspect(
+        fun, args, kwargs, stage=stage, options=options, platform=platform, texts=False,
+        policy=policy,
+    )  # fmt: skip
     leaves = _known_leaves(report, names, shardings)
-    failing = [f for f in report.findings if policy.enabled(f.code) and gate((f,), fail_on)]
+    failing = [f for f in report.findings if gate((f,), fail_on)]
     name_lines = [
         line
         for path, want in (names or {}).items()
@@ -161,6 +168,24 @@ def _codes(what: str, items: Iterable[str]) -> tuple[str, ...]:
         return codes(what, ",".join(given)) or ()
     except UsageError as err:
         raise ValueError(str(err).removeprefix("--")) from None
+
+
+def _severities(given: Mapping[str, Severity] | None) -> tuple[tuple[str, Severity], ...]:
+    """``severity``'s code prefixes and severities, checked as ``severity:`` in a
+    configuration is."""
+    if given is None:
+        return ()
+    if not isinstance(given, Mapping):
+        raise ValueError(f"severity: expected a mapping of code prefix to severity, got {given!r}")
+    for code, level in given.items():
+        if level not in SEVERITIES:
+            raise ValueError(
+                f"severity: {code!r}: {level!r} is not one of {', '.join(SEVERITIES)}"
+                + (nearest(level, SEVERITIES) if isinstance(level, str) else "")
+            )
+    return tuple(
+        (prefix, level) for code, level in given.items() for prefix in _codes("severity", (code,))
+    )
 
 
 def _check_arguments(
@@ -369,6 +394,10 @@ class assert_max_compiles(_CompileWatch):  # noqa: N801 (reads as a function)
             for batch in batches:
                 train_step(state, batch)
 
+    The block's compiles are judged as ``jxinspect lint --records`` judges a recording's:
+    rule JX402 with the budget ``n``, under the project's ``jxinspect.yaml`` (its
+    ``select``/``ignore`` and ``severity``; it fails at the configuration's ``fail_on``,
+    ``error`` unless set), and the message is JX402's finding with the reasons below it.
     Only JAX's own lowerings are read: nothing is traced, lowered or compiled for it.
     """
 
@@ -379,17 +408,27 @@ class assert_max_compiles(_CompileWatch):  # noqa: N801 (reads as a function)
         self.function = function
 
     def check(self) -> None:
+        from jxinspect.core.recompiles import FunctionCompiles
+        from jxinspect.project.config import DEFAULT_FAIL_ON, project_config
+        from jxinspect.record.judged import compile_budget, judged_compiles
         from jxinspect.render.record.recompiles import group_text
 
-        over = [found for found in self.wanted() if len(found.compiles) > self.n]
-        if over:
-            lines = [
-                f"{found.function} ({found.source}) compiled {len(found.compiles)} times, "
-                f"more than {self.n}: "
-                + ("; ".join(group_text(g) for g in found.groups) or "the same program each time")
-                for found in over
-            ]
-            raise AssertionError("\n".join(lines))
+        config = project_config()
+        policy = compile_budget(config.policy, self.n)
+        wanted = [c for c in self.log.compiles if self._wanted(c.function, c.source)]
+        judged = [(found, report.findings) for found, report in judged_compiles(wanted, policy)]
+        if not gate(
+            (f for _, findings in judged for f in findings), config.fail_on or DEFAULT_FAIL_ON
+        ):
+            return
+        lines = []
+        for found, findings in judged:
+            groups = FunctionCompiles(found[0].function, found[0].source, compiles=found).groups
+            for f in findings:
+                where = f"{f.file}:{f.line}: " if f.file and f.line else ""
+                lines.append(f"{where}{f.code} {f.severity} {f.message}")
+                lines += [f"  {group_text(g)}" for g in groups]
+        raise AssertionError("\n".join(lines))
 
 
 class assert_cache_hits(_CompileWatch):  # noqa: N801 (reads as a function)

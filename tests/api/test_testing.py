@@ -164,6 +164,21 @@ def test_ignore_select_and_fail_on_accept_findings(mesh: Any) -> None:
     failure(model, MODEL_ARGS, options=options, select=["JX2"], ignore=["JX201"])
 
 
+def test_the_report_is_judged_once_under_select_ignore_and_severity() -> None:
+    """The policy the call gives judges the report once: what it ignores is not in the
+    report returned, and ``severity`` changes what fails (the longest prefix wins)."""
+    args = (sds(4, 8), sds(100), sds(8, 2))
+    report = assert_debug_info(drops_an_argument, args, fail_on="info", ignore=["JX105"])
+    assert report.findings == ()
+    report = assert_debug_info(drops_an_argument, args, select=["JX2"], fail_on="info")
+    assert report.findings == ()
+    message = failure(drops_an_argument, args, severity={"JX105": "warning"})
+    assert "  JX105 warning argument unused is unused and was pruned from @main" in message
+    report = assert_debug_info(drops_an_argument, args, severity={"JX1": "error", "JX105": "info"})
+    assert [(f.code, f.severity) for f in report.findings] == [("JX105", "info")]
+    failure(drops_an_argument, args, severity={"jx1": "error"}, fail_on="error")
+
+
 def test_pmap_fails_where_the_release_drops_its_names() -> None:
     """0.4.x keeps pmap's real names (nothing to fail on); 0.7.2 keeps none (JX101); 0.8
     on names them args[i] / flat_args[i] (JX102): each a warning."""
@@ -284,6 +299,9 @@ def test_too_few_devices_says_how_to_get_them() -> None:
         ({"devices": 0}, r"devices=0: give a number of devices"),
         ({"names": ["x"]}, r"names: expected a mapping"),
         ({"shardings": {"x": 3}}, r"shardings: expected leaf path"),
+        ({"severity": {"JX105": "fatal"}}, r"severity: 'JX105': 'fatal' is not one of error"),
+        ({"severity": {"JX999": "info"}}, r"^severity: unknown code 'JX999'"),
+        ({"severity": ["JX105"]}, r"^severity: expected a mapping of code prefix"),
     ],
 )
 def test_bad_arguments_raise_value_error(given: dict[str, Any], match: str) -> None:
@@ -308,9 +326,12 @@ def test_assert_max_compiles_fails_with_the_reasons_and_passes_a_steady_loop() -
     with pytest.raises(AssertionError) as failed, assert_max_compiles(1):
         for n in (32, 32, 31):
             step({"x": jnp.ones((n, 4))})
-    message = str(failed.value)
-    assert "step (step at " in message
-    assert "compiled 2 times, more than 1: 1× batch['x'] shape f32[32,4] → f32[31,4]" in message
+    message = str(failed.value)  # JX402's words, at the function's line, and its reasons
+    assert f"{__file__}:" in message.splitlines()[0]
+    assert (
+        ": JX402 error step compiled 2 times, over the budget of 1: 1× batch['x'] shape" in message
+    )
+    assert "\n  1× batch['x'] shape f32[32,4] → f32[31,4]" in message
 
     @jax.jit
     def steady(x: jax.Array) -> jax.Array:
@@ -327,8 +348,50 @@ def test_assert_max_compiles_fails_with_the_reasons_and_passes_a_steady_loop() -
         for k in (1, 2, 3):
             jax.jit(lambda x, k=k: x * k)(jnp.ones(2))  # a new jit per call
 
-    with pytest.raises(AssertionError, match=r"compiled 3 times, more than 2: 2× function"):
+    with pytest.raises(
+        AssertionError, match=r"compiled 3 times, over the budget of 2: 2× function"
+    ):
         a_test()
+
+
+@pytest.mark.parametrize(
+    ("configured", "fails"),
+    [
+        ("", "JX402 error"),
+        ("ignore: [JX402]\n", None),
+        ("select: [JX1]\n", None),
+        ("severity: {JX402: warning}\n", None),
+        ("severity: {JX402: warning}\nfail_on: warning\n", "JX402 warning"),
+        ("budgets: {max_compiles: 5}\n", "JX402 error"),  # n is the budget
+    ],
+)
+def test_assert_max_compiles_judges_under_the_projects_policy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, configured: str, fails: str | None
+) -> None:
+    """``assert_max_compiles(n)`` is JX402 with the budget ``n``, judged under the
+    project's ``jxinspect.yaml`` as ``lint --records`` judges a recording: its
+    ``select``/``ignore``, ``severity`` and ``fail_on`` decide, as they do there."""
+    from jxinspect.testing import assert_max_compiles
+
+    (tmp_path / "jxinspect.yaml").write_text(configured, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+
+    @jax.jit
+    def twice(x: jax.Array) -> jax.Array:
+        return x + 1
+
+    watched = assert_max_compiles(1)
+    if fails is None:
+        with watched:
+            twice(jnp.ones(2))
+            twice(jnp.ones(3))
+        return
+    with pytest.raises(AssertionError) as failed, watched:
+        twice(jnp.ones(2))
+        twice(jnp.ones(3))
+    first = str(failed.value).splitlines()[0]
+    assert first.endswith(f": {fails} twice compiled 2 times, over the budget of 1: 1× x shape "
+                          "(see `jxinspect show` of the recording)"), first  # fmt: skip
 
 
 CACHE_HITS = """

@@ -158,13 +158,13 @@ def test_max_compiles_names_each_function_over_it_and_exits_1(
 ) -> None:
     _, result, _ = recorded
     assert result.returncode == 1, result.describe()
-    over = [line for line in result.stderr.splitlines() if line.startswith("error: `")]
-    assert [line.split("`")[1] for line in over] == [
+    over = [line.split(": JX402 ", 1) for line in result.stderr.splitlines()
+            if line.startswith("error: ") and ": JX402 " in line]  # fmt: skip
+    assert [said.split()[0] for _, said in over] == [
         "step", "scale", "mul", "<lambda>", "ctx", "last_batch"]  # fmt: skip
-    assert (
-        "compiled 32 times, more than --max-compiles 1: 31× x shape f32[32,8] → "
-        "f32[N,8], N in 1..31" in over[-1]
-    )
+    assert over[-1] == [  # JX402's finding, at the function's line
+        "error: scenarios.py:40", "last_batch compiled 32 times, over the budget of 1: 31× x "
+        "shape (see `jxinspect show` of the recording)"]  # fmt: skip
     steady, compiles = _record(tmp_path, STEADY, "--max-compiles", "1")
     assert steady.returncode == 0, steady.describe()
     assert [(c["function"], c["number"]) for c in compiles] == [("steady", 1)]
@@ -523,3 +523,70 @@ def test_show_and_lint_records_judge_one_recording_alike(tmp_path: Path) -> None
     shown = run_cli("show", "runs", "--fail-on", "error", cwd=tmp_path)
     linted = run_cli("lint", "--records", "runs", cwd=tmp_path)
     assert shown.returncode == linted.returncode == 0, (shown.describe(), linted.describe())
+
+
+BUDGETED = textwrap.dedent("""
+    import jax, jax.numpy as jnp
+    from jxinspect.testing import assert_max_compiles
+
+    @jax.jit
+    def scale(x):
+        return x * 2.0
+
+    try:
+        with assert_max_compiles(1):
+            scale(jnp.ones(3))
+            scale(jnp.ones(4))
+    except AssertionError as failed:
+        print("assert_max_compiles:", str(failed).splitlines()[0].split(": JX402 ", 1)[1])
+    else:
+        print("assert_max_compiles: held")
+""")
+
+BUDGET = ("scale compiled 2 times, over the budget of 1: 1× x shape (see `jxinspect show` of "
+          "the recording)")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("configured", "fail_on", "fails", "said"),
+    [
+        ("", "error", True, "error"),
+        ("ignore: [JX402]\n", "error", False, None),
+        ("severity: {JX402: warning}\n", "error", False, "warning"),
+        ("severity: {JX402: warning}\nfail_on: warning\n", "warning", True, "warning"),
+    ],
+)
+def test_the_compile_budget_is_jx402_judged_alike_by_every_reader(
+    tmp_path: Path, configured: str, fail_on: str, fails: bool, said: str | None
+) -> None:
+    """One run of a function compiled twice, a budget of one: ``record --max-compiles 1``,
+    ``assert_max_compiles(1)`` inside the recorded run, and ``lint --records`` and ``show``
+    of the recording under ``budgets: {max_compiles: 1}`` each say JX402's one finding (or
+    none) at one severity and fail alike; the project's ``ignore``, ``severity`` and
+    ``fail_on`` change every one of them the same way."""
+    (tmp_path / "budgeted.py").write_text(BUDGETED, encoding="utf-8")
+    config = tmp_path / "jxinspect.yaml"
+    config.write_text(configured, encoding="utf-8")
+    recorded = run_cli("record", "-o", "runs", "--max-compiles", "1", "--",
+                       *WARM_PYTHON, "budgeted.py", cwd=tmp_path)  # fmt: skip
+    config.write_text(configured + "budgets: {max_compiles: 1}\n", encoding="utf-8")
+    linted = run_cli("lint", "--records", "runs", "--format", "json", cwd=tmp_path)
+    shown = run_cli("show", "runs/scale", "--fail-on", fail_on, "-f", "json", cwd=tmp_path)
+    exits = 1 if fails else 0
+    assert (recorded.returncode, linted.returncode, shown.returncode) == (exits,) * 3, (
+        recorded.describe(), linted.describe(), shown.describe())  # fmt: skip
+    expected = [(said, BUDGET)] if said is not None else []
+    in_record = [(line.split(": ", 1)[0], line.split(": JX402 ", 1)[1])
+                 for line in recorded.stderr.splitlines() if ": JX402 " in line]  # fmt: skip
+    assert in_record == expected, recorded.describe()
+    asserted = [line for line in recorded.stdout.splitlines() if line.startswith("assert_max")]
+    held = not fails
+    assert asserted == (
+        ["assert_max_compiles: held"] if held else [f"assert_max_compiles: {said} {BUDGET}"]
+    ), recorded.describe()
+    found = [(f["severity"], f["message"]) for t in json.loads(linted.stdout)["targets"]
+             for f in t["findings"] if f["code"] == "JX402"]  # fmt: skip
+    assert found == expected, linted.describe()
+    found = [(f["severity"], f["message"]) for f in json.loads(shown.stdout)["findings"]
+             if f["code"] == "JX402"]  # fmt: skip
+    assert found == expected, shown.describe()

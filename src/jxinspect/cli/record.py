@@ -60,8 +60,10 @@ MaxCompilesOpt = Annotated[
     typer.Option(
         "--max-compiles",
         min=1,
-        help="Exit 1 after the run when a function of yours compiled more than N times "
-        "(each named with its reasons); the run's own failure exit wins.",
+        help="Exit 1 after the run when a function of yours compiled more than N times: "
+        "JX402 with that budget, each finding said, judged under the project's "
+        "select/ignore, severity and fail_on as lint --records judges it; the run's own "
+        "failure exit wins.",
     ),
 ]
 MaxCompileSecondsOpt = Annotated[
@@ -188,10 +190,12 @@ def _record_one(
     if not any(index.functions for _, index in ended) and status == 0:
         raise_no_records(ended[0][1], ended[0][0])
     max_compiles, max_seconds = budgets
-    over = [line for where, _ in ended for line in _over_budget(where, max_compiles, max_seconds)]
+    folders = [where for where, _ in ended]
+    over_compiles = _over_compiles(folders, max_compiles)
+    over = [line for where in folders for line in _over_seconds(where, max_seconds)]
     for line in over:
         typer.echo(f"error: {line}", err=True)
-    return EXIT_FINDINGS if over and status == 0 else status
+    return EXIT_FINDINGS if (over or over_compiles) and status == 0 else status
 
 
 def _say_recorded(index: Index, output: Path) -> None:
@@ -250,24 +254,41 @@ def _recording_failed(index: Index) -> int:
     return EXIT_INTERNAL
 
 
-def _over_budget(folder: Path, most: int | None, seconds: float | None) -> list[str]:
-    """One line per function of the run that compiled more than ``most`` times, and one
-    per function whose compiles took more than ``seconds`` in all."""
+def _over_compiles(folders: list[Path], most: int | None) -> bool:
+    """``--max-compiles``: JX402 judged with that budget on the run's folders, under the
+    project's policy as ``lint --records`` judges them; each finding said on stderr in the
+    rule's words. Whether one fails the project's ``fail_on``."""
+    from jxinspect.project.config import DEFAULT_FAIL_ON, project_config
+    from jxinspect.record.judged import compile_budget, judged_records
+    from jxinspect.render.common.escape import text as esc
+    from jxinspect.render.common.source import source_text
+
+    if most is None:
+        return False
+    config = project_config()
+    policy = compile_budget(config.policy, most)
+    found = [f for where in folders for _, report in judged_records(where, policy)
+             for f in report.findings]  # fmt: skip
+    for f in found:
+        where = source_text(f.file, f.line)
+        said = f"{esc(where)}: " if where else ""
+        typer.echo(f"{f.severity}: {said}{f.code} {esc(f.message)}", err=True)
+    return gate(found, config.fail_on or DEFAULT_FAIL_ON)
+
+
+def _over_seconds(folder: Path, seconds: float | None) -> list[str]:
+    """One line per function of the run whose compiles took more than ``seconds`` in all."""
     from jxinspect.core.recompiles import by_function
     from jxinspect.render.common.escape import text as esc
-    from jxinspect.render.record.recompiles import cache_said, group_text
+    from jxinspect.render.record.recompiles import cache_said
 
-    if most is None and seconds is None:
+    if seconds is None:
         return []
     compiles, _ = records.read_compiles(folder)
     lines = []
     for found in by_function(compiles):
-        named = f"`{esc(found.function)}` ({esc(found.source or 'no source')})"
-        if most is not None and len(found.compiles) > most:
-            why = "; ".join(group_text(g) for g in found.groups[:4]) or "the same program each time"
-            lines.append(f"{named} compiled {len(found.compiles)} times, more than "
-                         f"--max-compiles {most}: {why} (jxinspect show {folder})")  # fmt: skip
-        if seconds is not None and found.seconds > seconds:
+        if found.seconds > seconds:
+            named = f"`{esc(found.function)}` ({esc(found.source or 'no source')})"
             said = f"{found.count} compiles; cache: {cache_said(found)}"
             budget = f"--max-compile-seconds {seconds:g}"
             lines.append(f"{named} took {found.seconds:.2f} s to compile ({said}), more "

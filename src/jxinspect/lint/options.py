@@ -11,10 +11,9 @@ from typing import TypeVar
 from jxinspect.core.vocabulary import FailOn
 from jxinspect.lint.shards import Shard
 from jxinspect.lint.workers.supervisor import DEFAULT_TIMEOUT_S
-from jxinspect.project.config import Config, Policy
+from jxinspect.project.config import DEFAULT_FAIL_ON, Config, Policy
 
 DEFAULT_BASELINE = "jxinspect-baseline.json"
-DEFAULT_FAIL_ON: FailOn = "error"
 T = TypeVar("T")
 
 

@@ -136,6 +136,12 @@ ENTRY_KEYS: tuple[str, ...] = (
 """What an item of ``targets:`` may hold."""
 
 
+DEFAULT_FAIL_ON: FailOn = "error"
+"""The severity that fails a run where neither its command line nor ``fail_on:`` says:
+``lint``'s, and the compile budget's of ``record --max-compiles`` and
+``jxinspect.testing.assert_max_compiles``."""
+
+
 @dataclass(frozen=True)
 class Policy:
     """Which rules run on a target, how severe their findings are, their thresholds."""
