@@ -2,7 +2,8 @@
 jxinspect's: each collective instruction once (an async ``-start``/``-done`` pair once), its
 operands sized, its replica groups decoded (lists, iota, the mesh form), and
 ``input_output_alias``. A TPU's layouts (``{1,0:T(8,128)}``) are read past. And XLA's
-dump of a compile (``xla_dump_to``) replayed: the temporaries live at its peak."""
+dump of a compile (``xla_dump_to``) replayed: the temporaries live at its peak. And a TPU
+profiler trace's instruction time by the source line its profiler gives each op."""
 
 from __future__ import annotations
 
@@ -140,3 +141,29 @@ def dumped_peak(folder: Path, color: int = 0) -> tuple[int, list[tuple[int, int,
         if sum(r[2] for r in regions) > best[0]:
             best = (sum(r[2] for r in regions), regions, [n for n, _ in live])
     return best
+
+
+def share_by_source(trace: Path, source: str) -> float:
+    """The share of a TPU's instruction time that its profiler attributes to ``source``
+    (``programs.py:12``) in the trace kept under ``trace`` (XProf's layout): each device
+    plane's ``XLA Ops`` event's duration by its metadata's ``source`` stat, read from the
+    protobuf directly."""
+    from collections import defaultdict
+
+    from jxinspect.tracer.read import xla_protos
+
+    (path,) = trace.glob("plugins/profile/*/*.xplane.pb")
+    at: dict[bool, float] = defaultdict(float)
+    for plane in xla_protos.decode("XSpace", path.read_bytes()).planes:
+        if not plane.name.startswith("/device:TPU"):
+            continue
+        (stat,) = (e.key for e in plane.stat_metadata if e.value.name == "source")
+        sources = {
+            entry.key: next((s.str_value for s in entry.value.stats if s.metadata_id == stat), "")
+            for entry in plane.event_metadata
+        }
+        for line in plane.lines:
+            if line.name == "XLA Ops":
+                for event in line.events:
+                    at[sources.get(event.metadata_id, "").endswith(source)] += event.duration_ps
+    return at[True] / sum(at.values())

@@ -9,12 +9,12 @@ import json
 import os
 import subprocess
 import sys
-from collections import defaultdict
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hlo_reading import share_by_source
 
 from jxinspect.tracer.seam import libtpu_version
 
@@ -90,22 +90,6 @@ def test_the_kernels_are_named_at_the_users_lines() -> None:
     assert compiled["flops"] is None and compiled["flops_known_part"] > 0
 
 
-def _traced_share(folder: Path, line: int) -> float:
-    """The share of the device's instruction time at ``line`` of programs.py, from JAX's
-    own reading of the kept trace (each XLA Ops event's instruction, its source stat)."""
-    import jax
-
-    (path,) = folder.glob("plugins/profile/*/*.xplane.pb")
-    seconds: dict[bool, float] = defaultdict(float)
-    for plane in jax.profiler.ProfileData.from_file(str(path)).planes:
-        for trace_line in plane.lines:
-            if plane.name.startswith("/device:TPU") and trace_line.name == "XLA Ops":
-                for event in trace_line.events:
-                    source = str(dict(event.stats).get("source", ""))
-                    seconds[source.endswith(f"programs.py:{line}")] += event.duration_ns
-    return seconds[True] / sum(seconds.values())
-
-
 def test_the_profile_gives_the_large_matmuls_line_its_time(tmp_path: Path) -> None:
     """``profile`` on the chip: the large matmul's line first, holding the share of the
     device's time the trace gives it (± 10 %)."""
@@ -116,7 +100,8 @@ def test_the_profile_gives_the_large_matmuls_line_its_time(tmp_path: Path) -> No
     large = lines.index("    large = jnp.tanh(a @ b)") + 1
     first = profile["by_line"][0]
     assert (Path(first["file"]).name, first["line"]) == ("programs.py", large)
-    assert first["share"] == pytest.approx(_traced_share(tmp_path, large), abs=0.10)
+    traced = share_by_source(tmp_path, f"programs.py:{large}")
+    assert first["share"] == pytest.approx(traced, abs=0.10)
 
 
 def test_the_profile_names_a_pallas_kernel() -> None:

@@ -15,8 +15,11 @@ from typing import Any
 import jax
 import pytest
 from helpers import needs_profile_reader
+from hlo_reading import share_by_source
 
+from jxinspect.core.model import Report
 from jxinspect.tracer.read.hlo_text import parse
+from jxinspect.tracer.read.profile import recorded_profile
 from jxinspect.tracer.read.xplane import trace_events
 from jxinspect.tracer.seam import libtpu_version
 
@@ -108,3 +111,21 @@ def test_the_hbm_a_program_needs_is_what_the_chip_measured(
     assert peak["allocated"] == pytest.approx(chip["needed"], rel=0.002)
     assert all(space["space"] != "HBM" for space in peak["on_chip"])
     assert re.search(r"VMEM", json.dumps(peak["on_chip"])) or name == "train_step"
+
+
+def test_the_chips_run_is_timed_by_the_users_line() -> None:
+    """The chip's trace read as ``record --profile`` reads a run (``profile`` reads its own
+    alike): the large matmul's line first, with the share of the device's time the chip's
+    own events give that line (their ``source`` stat), ± 10 %; each step is one run."""
+    report = Report(target="programs.py:two_matmuls", stage="jit", reached="compiled",
+                    jax_version=MEASURED["jax"], platform="tpu", num_devices=1)  # fmt: skip
+    events = trace_events(CHIP / "two_matmuls-trace", "jit_two_matmuls")
+    text = (CHIP / "two_matmuls.hlo.txt").read_text(encoding="utf-8")
+    profile = recorded_profile(report, text, events, calls=4)
+    assert profile.unread is None and profile.steps == 4
+    first = profile.by_line[0]
+    lines = PROGRAMS.read_text(encoding="utf-8").splitlines()
+    assert (Path(first.file or "").name, first.line) == (
+        "programs.py", lines.index("    large = jnp.tanh(a @ b)") + 1)  # fmt: skip
+    traced = share_by_source(CHIP / "two_matmuls-trace", f"programs.py:{first.line}")
+    assert first.share == pytest.approx(traced, abs=0.10)
