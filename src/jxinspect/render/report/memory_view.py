@@ -67,13 +67,15 @@ def sparkline(timeline: tuple[int, ...], width: int = WIDTH) -> str:
 
 def summary(peak: MemoryPeak) -> str:
     """One line, raw (escaped where shown): the peak, where it is reached, what XLA
-    allocated."""
+    allocated (on a TPU, always: what the chip needs free to run the program)."""
     if peak.bytes is None:
         return f"not read: {peak.unread or 'unknown'}"
     said = f"{human_bytes(peak.bytes)} per device"
     said += f" (HBM, with the code: {human_bytes(peak.code)})" if peak.code is not None else ""
     said += f" {where(peak.at)}" if peak.at else ""
-    if peak.allocated is not None and human_bytes(peak.allocated) != human_bytes(peak.bytes):
+    if peak.allocated is not None and peak.code is not None:  # a TPU: what it must have free
+        said += f"; needs {human_bytes(peak.allocated)} free to run it (XLA's allocations)"
+    elif peak.allocated is not None and human_bytes(peak.allocated) != human_bytes(peak.bytes):
         said += f"; XLA allocated {human_bytes(peak.allocated)}"
     return said + (f"; {peak.unread}" if peak.unread else "")
 
