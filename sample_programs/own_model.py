@@ -85,7 +85,7 @@ def make() -> tuple[FeedForward, nnx.Optimizer, jax.Array, jax.Array]:
     auto = getattr(jax.sharding, "AxisType", None)  # Auto axes: XLA places the sums
     kinds = {"axis_types": (auto.Auto, auto.Auto)} if auto else {}
     mesh = jax.make_mesh((2, 4), ("data", "model"), **kinds)
-    with _using(mesh):  # flax 0.11 on lays each variable out on it as it is made
+    with _using(mesh):  # recent flax lays each variable out on it as it is made
         model = _sharded(FeedForward(nnx.Rngs(0)), mesh)
         optimizer = _sharded(_optimizer(model), mesh)
     batch = NamedSharding(mesh, P("data", None))
@@ -95,7 +95,7 @@ def make() -> tuple[FeedForward, nnx.Optimizer, jax.Array, jax.Array]:
 
 def make_abstract() -> tuple[FeedForward, nnx.Optimizer, jax.ShapeDtypeStruct, ...]:
     """The same, abstract (nothing allocated), over the mesh jxinspect makes ambient
-    (``--mesh``, with ``--topology`` a TPU's): flax 0.11 on lays each variable out on it."""
+    (``--mesh``, with ``--topology`` a TPU's): recent flax lays each variable out on it."""
     model = nnx.eval_shape(lambda: FeedForward(nnx.Rngs(0)))
     optimizer = nnx.eval_shape(lambda: _optimizer(FeedForward(nnx.Rngs(0))))
     batch = NamedSharding(jax.sharding.get_abstract_mesh(), P("data", None))
