@@ -84,8 +84,20 @@ def assert_debug_info(
         fun, args, kwargs, stage=stage, options=options, platform=platform, texts=False,
         policy=policy,
     )  # fmt: skip
-    leaves = _known_leaves(report, names, shardings)
     failing = [f for f in report.findings if gate((f,), fail_on)]
+    name_lines, sharding_lines = _differences(report, names, shardings)
+    if failing or name_lines or sharding_lines:
+        raise AssertionError(_message(report, failing, fail_on, name_lines, sharding_lines))
+    return report
+
+
+def _differences(
+    report: Report,
+    names: Mapping[str, str | None] | None,
+    shardings: Mapping[str, str | None] | None,
+) -> tuple[list[str], list[str]]:
+    """The lines saying each name and each sharding the report's leaves hold otherwise."""
+    leaves = _known_leaves(report, names, shardings)
     name_lines = [
         line
         for path, want in (names or {}).items()
@@ -96,9 +108,7 @@ def assert_debug_info(
         for path, want in (shardings or {}).items()
         if (line := _sharding_difference(path, leaves[path].sharding, want)) is not None
     ]
-    if failing or name_lines or sharding_lines:
-        raise AssertionError(_message(report, failing, fail_on, name_lines, sharding_lines))
-    return report
+    return name_lines, sharding_lines
 
 
 def assert_peak_memory(
