@@ -41,7 +41,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from jxinspect.core import artifacts
-from jxinspect.core.model import MAX_DEVICES, Mesh
+from jxinspect.core.mesh import MAX_DEVICES, Mesh
 
 T = TypeVar("T")
 

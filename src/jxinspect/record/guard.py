@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING
 from jxinspect.core import codec
 from jxinspect.core.dtypes import short_name
 from jxinspect.core.identity import Difference
-from jxinspect.core.recording import GuardSummary
 from jxinspect.tracer import seam
 
 if TYPE_CHECKING:
+    from jxinspect.core.recording import GuardSummary
     from jxinspect.record.identity import Operation
 
 DEFAULT_WAIT_S = 60.0
@@ -75,6 +75,8 @@ class Guard:
     """Why it stopped the run (what it raised)."""
 
     def summary(self) -> GuardSummary:
+        from jxinspect.core.recording import GuardSummary
+
         return GuardSummary(self.wait_s, len(self.checked), self.stopped)
 
     def _stop(self, message: str) -> ProgramsDiffer:

@@ -23,10 +23,9 @@ import re
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jxinspect.core.errors import UsageError
-from jxinspect.core.model import Shortfall, Topology
 from jxinspect.tracer.seam.objects import Device
 
 _NO_HOST = {
@@ -42,6 +41,9 @@ libtpu multi-process lockfile``). Set only where no chip is. A topology's compil
 topology's whatever the type says: tests/tracer/test_topology.py compiles for v5e and v4
 with these and checks the result against raw JAX's without the type and the hosts (the
 tests' raw JAX has only the lockfile's and the metadata server's: ``RAW_LIBTPU``)."""
+
+if TYPE_CHECKING:
+    from jxinspect.core.model import Shortfall, Topology
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,8 @@ def topology_devices(name: str, slices: int = 1) -> TopologyDevices:
     kind = str(devices[0].device_kind) if devices else "TPU"
     hbm = _hbm(devices[0]) if devices else None
     compiler = f"libtpu {version}"
+    from jxinspect.core.model import Topology
+
     return TopologyDevices(devices, Topology(name, kind, len(devices), compiler, hbm, slices))
 
 
@@ -158,6 +162,8 @@ def hbm_shortfall(message: str) -> Shortfall | None:
     other failure."""
     if "RESOURCE_EXHAUSTED" not in message or "HBM" not in message:
         return None
+    from jxinspect.core.model import Shortfall
+
     return Shortfall(_bytes(_REQUIRED.search(message)), _bytes(_AVAILABLE.search(message)))
 
 
@@ -169,6 +175,8 @@ def local_tpu() -> Topology | None:
     devices = jax.devices()
     if not devices or devices[0].platform != "tpu":
         return None
+    from jxinspect.core.model import Topology
+
     limit = (devices[0].memory_stats() or {}).get("bytes_limit")
     return Topology("here", devices[0].device_kind, len(devices), f"libtpu {libtpu_version()}",
                     int(limit) if limit else None, here=True)  # fmt: skip
