@@ -656,3 +656,47 @@ def test_a_declaration_takes_the_per_target_keys_a_config_entry_takes(
     misspelled = run_cli("lint", "m.py", cwd=tmp_path)
     assert misspelled.returncode == 3, misspelled.describe()
     assert "unknown key `compil` (did you mean `compile`?)" in misspelled.stdout
+
+
+MADE = """
+import jax.numpy as jnp
+
+
+def step(x):
+    return x * 2
+
+
+def make():
+    return (jnp.ones((4, 8)),)
+"""
+
+
+def test_a_configurations_paths_are_read_from_its_folder_wherever_lint_runs(
+    tmp_path: Path, run_cli: Run
+) -> None:
+    """A target and its ``args_from`` in a configuration are files in its folder: lint
+    from the configuration's folder and from above it stage the same function with the
+    same inputs; an ``args_from`` that names no file there is one line, exit 2."""
+    (tmp_path / ".git").mkdir()
+    ci = tmp_path / "ci"
+    ci.mkdir()
+    (ci / "model.py").write_text(MADE, encoding="utf-8")
+    config = "targets:\n  - target: model.py:step\n    args_from: model.py:make\n"
+    (ci / "lint.yaml").write_text(config, encoding="utf-8")
+    # from above first: the second run may take the first's cached report
+    above = run_cli("lint", "--config", "ci/lint.yaml", "--format", "json", cwd=tmp_path)
+    inside = run_cli("lint", "--config", "lint.yaml", "--format", "json", cwd=ci)
+    for result in (above, inside):
+        assert result.returncode == 0, result.describe()
+    said = [json.loads(r.stdout)["targets"] for r in (above, inside)]
+    assert said[0] == said[1], said
+    (target,) = said[0]
+    assert (target["target"], target["reached"], target["error"]) == (
+        "model.py:step", "lowered", None)  # fmt: skip
+    (ci / "lint.yaml").write_text(config.replace("model.py:make", "inputs.py:make"), "utf-8")
+    missing = run_cli("lint", "--config", "ci/lint.yaml", cwd=tmp_path)
+    assert missing.returncode == 2, missing.describe()
+    assert error_line(missing) == (
+        "error: ci/lint.yaml:3: targets[0].args_from: no such file: inputs.py (relative to "
+        "the folder of ci/lint.yaml); check the path, or give the file's full path"
+    ), missing.describe()

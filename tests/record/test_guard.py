@@ -46,7 +46,8 @@ me = jax.process_index()
 mesh = jax.make_mesh((jax.device_count(),), ("data",))
 rows = 6 if skew == "batch" else 4
 local = np.arange(rows * 4, dtype=np.float32).reshape(rows, 4)
-x = jax.make_array_from_process_local_data(NamedSharding(mesh, P("data")), local, (rows * 2, 4))
+spec = P("data", None) if skew == "respelled" else P("data")  # one layout, spelled otherwise
+x = jax.make_array_from_process_local_data(NamedSharding(mesh, spec), local, (rows * 2, 4))
 
 
 @functools.partial(jax.jit, static_argnames="scale")
@@ -152,6 +153,16 @@ def test_without_a_skew_the_guarded_run_is_the_plain_run(tmp_path: Path) -> None
     assert streams(plain_folder, "out") == streams(guarded_folder, "out")
     assert all("total" in out for out in streams(guarded_folder, "out"))
     text = run_cli("show", "runs", cwd=guarded_folder)
+    assert "guard: 2 programs across processes checked the same on every process" in text.stdout
+
+
+def test_a_sharding_spelled_otherwise_on_one_process_is_the_same_program(tmp_path: Path) -> None:
+    """Process 1 places ``x`` as ``P('data', None)``, the layout of the others'
+    ``P('data')``: the processes compile one program, and the guard lets it run."""
+    result = launch(tmp_path, "respelled", guard="record")
+    assert result.returncode == 0, (result.describe(), streams(tmp_path, "err"))
+    assert all("total" in out for out in streams(tmp_path, "out"))
+    text = run_cli("show", "runs", cwd=tmp_path)
     assert "guard: 2 programs across processes checked the same on every process" in text.stdout
 
 

@@ -186,6 +186,11 @@ def test_two_processes_of_a_shell_loop_one_with_another_batch(tmp_path: Path) ->
     assert (difference["kind"], difference["path"]) == ("input", "x")
     assert (difference["before"], difference["after"]) == ("f32[8,4]", "f32[9,4]")
     assert [f["code"] for f in data["findings"]] == ["JX403"]
+    source = by_function(data)["step"]["source"]  # JSON: absolute; the table: as every view
+    assert source.startswith(f"step at {folder / 'train.py'}:"), source
+    text = run_cli("show", "runs", cwd=folder).stdout
+    (row,) = [line for line in text.splitlines() if line.startswith("step ")]
+    assert row.endswith("  " + source.replace(f"{folder}/", "")), row
 
 
 def test_the_first_differing_operation_is_named_with_its_line_in_each(tmp_path: Path) -> None:

@@ -483,6 +483,40 @@ def test_a_loop_fed_its_own_outputs_records_the_compiles_jax_logs(tmp_path: Path
     assert "P() → P(None, None)" not in shown.stdout and "\nrecompiles\n" not in shown.stdout
 
 
+RESPELLED = textwrap.dedent("""
+    import os
+    os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
+    import jax, jax.numpy as jnp, numpy as np
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+    mesh = Mesh(np.array(jax.devices()[:4]), ("data",))
+
+    @jax.jit
+    def step(w, x):
+        return (w * x.sum()).sum()
+
+    def placed(value, *spec):
+        return jax.device_put(value, NamedSharding(mesh, P(*spec)))
+
+    step(placed(jnp.ones((8, 8)), "data", None), placed(jnp.ones(8)))
+    step(placed(jnp.ones((8, 8)), "data"), placed(jnp.ones(8), "data"))
+""")
+
+
+def test_a_sharding_only_spelled_otherwise_is_no_reason(tmp_path: Path) -> None:
+    """The second call passes ``w`` as ``P('data')``, the layout of the first call's
+    ``P('data', None)`` (a trailing ``None`` splits nothing), and ``x`` split where it
+    was replicated: ``x``'s sharding alone is the second compile's reason."""
+    result, compiles = _record(tmp_path, RESPELLED)
+    assert result.returncode == 0, result.describe()
+    assert [c["number"] for c in compiles] == [1, 2], compiles
+    said = [(r["kind"], r["path"], r["before"], r["after"]) for r in compiles[1]["reasons"]]
+    assert said == [("sharding", "x", "P()", "P('data')")], said
+    shown = run_cli("show", "runs", cwd=tmp_path)
+    assert "      x sharding P() → P('data')" in shown.stdout, shown.describe()
+    assert "P('data', None) →" not in shown.stdout, shown.stdout
+
+
 TWICE = textwrap.dedent("""
     import jax, jax.numpy as jnp
 

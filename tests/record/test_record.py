@@ -134,7 +134,10 @@ def test_show_summarizes_the_folder_and_each_function(recorded: tuple[Path, Any]
     assert "run:       the run exited with 0" in summary.stdout
     assert "the same program was traced and lowered 3 times" in summary.stdout
     assert "computations of JAX's own" in summary.stdout
+    (row,) = [line for line in summary.stdout.splitlines() if line.startswith("step ")]
+    assert row.endswith("  step at steps.py:5"), row  # as every section: under the folder
     as_json = json.loads(run_cli("show", runs, "--format", "json", cwd=project).stdout)
+    assert as_json["functions"][0]["source"] == f"step at {project / 'steps.py'}:5"
     assert [f["folder"] for f in as_json["functions"]] == ["step", "lambda", "lambda.2"]
     assert as_json["functions"][0]["inputs"] == {"ok": 3}
     assert [f["replay"] for f in as_json["functions"]] == [True, True, True]

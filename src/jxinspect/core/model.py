@@ -103,6 +103,22 @@ def spec_text(entries: Iterable[str | tuple[str, ...] | None]) -> str:
     return "P(" + ", ".join(map(entry, entries)) + ")"
 
 
+def normalized_spec(
+    entries: Iterable[str | tuple[str, ...] | None],
+) -> tuple[str | tuple[str, ...] | None, ...]:
+    """A partition spec's entries as the layout they name, as JAX lays an array out by
+    them (``PartitionSpec._normalized_spec_for_aval``): an entry of one axis is that
+    axis, an entry of none is ``None``, and trailing ``None`` entries are dropped (they
+    split nothing): ``P('model', None)``, ``P(('model',))`` and ``P('model')`` are one."""
+    kept = [
+        (axes[0] if len(axes) == 1 else axes or None) if isinstance(axes, tuple) else axes
+        for axes in entries
+    ]
+    while kept and kept[-1] is None:
+        kept.pop()
+    return tuple(kept)
+
+
 def shard_bytes(shape: tuple[int, ...], dtype: str) -> int | None:
     """Bytes of an array of this shape; ``None`` when a dimension is symbolic (-1).
     (Cached: a model's leaves repeat a few shapes, and every leaf asks twice.)"""

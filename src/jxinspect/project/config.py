@@ -552,7 +552,28 @@ class _ConfigReader:
                     parse(getattr(read, key))  # as read: dims may be a mapping
                 except specs.SpecError as err:
                     self.fail(path + (key,), str(err))
-        return options_from_mapping(data, self.where(path))
+        options = options_from_mapping(data, self.where(path))
+        if options.args_from is not None:
+            options = replace(options, args_from=self.args_from(options.args_from, path))
+        return options
+
+    def args_from(self, text: str, path: KeyPath) -> str:
+        """``args_from`` with the file it names (``inputs.py:make``) made a full path from
+        the configuration's folder, as its targets are read: every step that imports it
+        then finds the same file, wherever lint runs from."""
+        if ":" not in text:  # a function of the target's own module
+            return text
+        try:
+            named = parse_target(text)
+        except UsageError as err:
+            self.fail(path + ("args_from",), str(err))
+        if not named.is_file:
+            return text
+        file = self.root / named.module
+        if not file.is_file():
+            where = f"the folder of {self.located.name}"
+            self.fail(path + ("args_from",), str(no_such_file(named.module, where)))
+        return f"{file}:{text.rpartition(':')[2]}"
 
     # -- one reader a kind: (key, value, path) -> the value as Config holds it
 

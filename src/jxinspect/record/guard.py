@@ -113,7 +113,7 @@ def described(lowering: seam.RunLowering) -> GuardedProgram:
     printed = recompiles.fingerprint(lowering, statics, "")
     inputs = {
         path: (f"{short_name(leaf.dtype)}[{','.join(map(str, leaf.shape))}]",
-               printed.shardings.get(path))
+               printed.layouts.get(path))  # the layout: a respelling is the same program
         for path, leaf in printed.leaves.items()
     }  # fmt: skip
     config = dict(printed.context)

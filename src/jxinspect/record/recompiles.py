@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from jxinspect.core.model import spec_text
+from jxinspect.core.model import normalized_spec, spec_text
 from jxinspect.core.recompiles import CacheUse, Compile, CompileOptionsSeen, Reason
 from jxinspect.tracer import seam
 from jxinspect.tracer.stage import recorded, wrapper_paths
@@ -37,6 +37,11 @@ class Fingerprint:
     """A weak reference to the function object (``None`` where there is none)."""
     leaves: dict[str, seam.LeafType]
     shardings: dict[str, str]
+    """Each leaf's sharding as the user spelled it (``P('model', None)``), as a reason
+    says it."""
+    layouts: dict[str, str]
+    """Each leaf's sharding as the layout it names (:func:`normalized_spec`:
+    ``P('model')``): what two lowerings are told apart by, as JAX does."""
     statics: dict[str, str]
     context: dict[str, str]
     program: str
@@ -65,9 +70,11 @@ def fingerprint(
     if user is not None:  # the user's paths and static values, not the wrapper's
         paths, statics = user
         leaves = tuple(replace(leaf, path=path or leaf.path) for leaf, path in zip(leaves, paths))
-    shardings = {leaf.path: _sharding_text(s) for leaf, s in zip(leaves, lowering.shardings)}
+    placed = list(zip(leaves, lowering.shardings))
+    shardings = {leaf.path: _sharding_text(s) for leaf, s in placed}
+    layouts = {leaf.path: _sharding_text(s, normalized=True) for leaf, s in placed}
     return Fingerprint(
-        ref, {leaf.path: leaf for leaf in leaves}, shardings, dict(statics),
+        ref, {leaf.path: leaf for leaf in leaves}, shardings, layouts, dict(statics),
         dict(lowering.context), program, static_arguments=user is None,
     )  # fmt: skip
 
@@ -109,13 +116,15 @@ def short_repr(value: Any, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _sharding_text(sharding: Any) -> str:
+def _sharding_text(sharding: Any, *, normalized: bool = False) -> str:
     """``P('model')``, as every view writes a spec; the class's name for a sharding
-    without one."""
+    without one. ``normalized``: the layout it names (:func:`normalized_spec`), one text
+    for every spelling of it."""
     spec = getattr(sharding, "spec", None)
     if spec is None:
         return type(sharding).__name__
-    return spec_text(seam.spec_entries(spec))
+    entries = seam.spec_entries(spec)
+    return spec_text(normalized_spec(entries) if normalized else entries)
 
 
 def reasons(before: Fingerprint, now: Fingerprint) -> list[Reason]:
@@ -152,7 +161,7 @@ def reasons(before: Fingerprint, now: Fingerprint) -> list[Reason]:
             found.append(Reason("dtype", path, was_leaf.text, is_leaf.text))
         if was_leaf.weak_type != is_leaf.weak_type:
             found.append(Reason("weak_type", path, _weak(was_leaf), _weak(is_leaf)))
-        if before.shardings.get(path) != now.shardings.get(path):
+        if before.layouts.get(path) != now.layouts.get(path):  # not a respelling
             found.append(Reason("sharding", path, before.shardings.get(path),
                                 now.shardings.get(path)))  # fmt: skip
     if not found and before.program != now.program:

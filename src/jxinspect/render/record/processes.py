@@ -80,7 +80,7 @@ def render(summary: ProcessesSummary) -> str:
     head += [f"  {_processes(p)}: {end}" for end, p in sorted(by_end.items())]
     head += _guarded(summary)
     rows: list[tuple[str, ...]] = [
-        (f.function, programs(f), f.source or "") for f in summary.functions
+        (f.function, programs(f), shown_text(f.source or "")) for f in summary.functions
     ]
     body = plain_table(COLUMNS, rows) if rows else ["no functions recorded"]
     notes = [

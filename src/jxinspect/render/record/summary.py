@@ -151,7 +151,7 @@ def render(recording: Recording) -> str:
             _findings(tally),
             f"{entry.lowerings}×",
             "yes" if problem is None else "no",
-            entry.source or "",
+            shown_text(entry.source or ""),
         )
         for (entry, tally, problem), signature in zip(reports, signatures(recording))
     ]
