@@ -169,26 +169,42 @@ def _example(tree: ast.Module) -> dict[str, Any] | None:
     return None
 
 
-def _definition(tree: ast.Module, source: str, name: str) -> str:
-    """The source of the module-level function or assignment ``name``; an assignment's
-    with the module's functions it names before it."""
+def _definitions(tree: ast.Module) -> dict[str, ast.stmt]:
+    """The fixture's top-level functions, classes and assignments, by name."""
+    defined: dict[str, ast.stmt] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            defined[node.name] = node
+        elif isinstance(node, ast.Assign):
+            defined.update((t.id, node) for t in node.targets if isinstance(t, ast.Name))
+    return defined
+
+
+def _reached(tree: ast.Module, names: tuple[str, ...]) -> list[ast.stmt]:
+    """The top-level definitions of ``names`` and of every top-level name they use, in
+    the file's order."""
+    defined = _definitions(tree)
+    seen: list[ast.stmt] = []
+    todo = [defined[name] for name in names]
+    while todo:
+        node = todo.pop()
+        if node in seen:
+            continue
+        seen.append(node)
+        used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        todo += [defined[n] for n in sorted(used) if n in defined]
+    return sorted(seen, key=lambda node: node.lineno)
+
+
+def _source(source: str, nodes: list[ast.stmt]) -> str:
+    """The source of ``nodes`` (their decorators included), as the file spaces them."""
     lines = source.splitlines()
-    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
 
     def text(node: ast.stmt) -> str:
         first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
         return "\n".join(lines[first - 1 : node.end_lineno])
 
-    if name in functions:
-        return text(functions[name])
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == name for t in node.targets
-        ):
-            named = dict.fromkeys(n.id for n in ast.walk(node.value) if isinstance(n, ast.Name))
-            used = [text(functions[n]) for n in named if n in functions]
-            return "\n\n\n".join([*used, text(node)])
-    raise KeyError(f"{name} is not defined at the top of the fixture")
+    return "\n\n\n".join(text(node) for node in nodes)
 
 
 def _quoted(arg: str) -> str:
@@ -198,9 +214,25 @@ def _quoted(arg: str) -> str:
     return arg if re.fullmatch(r"[\w.,:=/@+-]+", arg) else f'"{arg}"'
 
 
-def _command(fixture: Path, run: tuple[str, ...]) -> str:
-    target = f"{fixture.relative_to(REPO).as_posix()}:{run[0]}"
-    return " ".join(["jxinspect lower", target, *(_quoted(a) for a in run[1:])])
+def _commands(fixture: Path, run: tuple[str, ...], kind: str, said: str) -> list[str]:
+    """The command lines of one run, the last one's comment ``said``: ``lower``'s, or
+    ``record``'s of ``python FIXTURE FUNCTION`` and the ``lint`` that judges it."""
+    file = fixture.relative_to(REPO).as_posix()
+    if kind == "record":
+        folder = f"runs/{fixture.stem.split('_')[0]}-{run[0]}"
+        return [
+            f"jxinspect record -o {folder} -- python {file} {run[0]}",
+            f"jxinspect lint --records {folder}   # {said}",
+        ]
+    flags = " ".join(_quoted(a) for a in run[1:])
+    return [f"jxinspect lower {file}:{run[0]} {flags}   # {said}"]
+
+
+_JUDGED = {
+    "lower": "The fixture's case (the same program, staged by `jxinspect.inspect`)",
+    "record": "The fixture's test (judging the compiles of the same `run()`)",
+}
+"""What the golden file's finding lines are of, by the example's command."""
 
 
 def _example_section(
@@ -210,36 +242,40 @@ def _example_section(
     source = fixture.read_text(encoding="utf-8")
     tree = ast.parse(source)
     bad, fix = tuple(example["bad"]), example.get("fix")
+    kind = example.get("command", "lower")
     exit = example.get("exit", 0)
     said = f"exit {exit}, finds {code}" if exit else f"finds {code}"
     firing = [r for r in _releases() if _fires(code, r, silent)]
     release = DOCS_JAX if DOCS_JAX in firing else firing[-1]
     printed = _golden(code, release)
     shown = (
-        release == DOCS_JAX
+        kind == "lower"
+        and release == DOCS_JAX
         and example.get("printed_as_golden", True)
         and not any(p in line for line in printed for p in _PLACEHOLDERS)
     )
+    program = _reached(tree, tuple(example.get("shows", bad[:1])))
     lines = [
         "## Example",
         "",
         f"In `{fixture.relative_to(REPO).as_posix()}`:",
         "",
         "```python",
-        _definition(tree, source, bad[0]),
+        _source(source, program),
         "```",
         "",
     ]
+    commands = _commands(fixture, bad, kind, said)
     if shown:  # its output, compared with the command's on DOCS_JAX
-        lines += ["```", f"$ {_command(fixture, bad)}   # {said}", "...", *printed, "...", "```"]
+        lines += ["```", f"$ {commands[0]}", "...", *printed, "...", "```"]
     else:
         lines += [
             "```",
-            f"{_command(fixture, bad)}   # {said}",
+            *commands,
             "```",
             "",
-            f"The fixture's case (the same program, staged by `jxinspect.inspect`) finds, "
-            f"on JAX {release} (its golden file; the command's line may differ in a path):",
+            f"{_JUDGED[kind]} finds, on JAX {release} (its golden file; the command's line "
+            "may differ in a path or where it is said):",
             "",
             "```",
             *(_shown(line, release) for line in printed),
@@ -247,14 +283,14 @@ def _example_section(
         ]
     lines += ["", "### Fix", ""]
     if fix is None:
-        lines += [f"None to run here: {_escaped(example['why'])}.", ""]
-        return lines
+        return [*lines, f"None to run here: {_escaped(example['why'])}.", ""]
     fix = tuple(fix)
-    if fix[0] != bad[0]:
-        lines += ["```python", _definition(tree, source, fix[0]), "```", ""]
+    added = [node for node in _reached(tree, fix[:1]) if node not in program]
+    if added:
+        lines += ["```python", _source(source, added), "```", ""]
     lines += [
         "```",
-        f"{_command(fixture, fix)}   # finds no {code}",
+        *_commands(fixture, fix, kind, f"finds no {code}"),
         "```",
         "",
         f"prints no {code} finding.",
