@@ -1,9 +1,12 @@
 """The docs site's generated pages, written from the code (as ruff writes its rule pages).
 
 * ``rules/index.md`` and a page per rule (``rules/JX101.md`` ...) from the rule table
-  (:data:`jxinspect.rules.EXPLAINED`): code, severity, summary, explanation, the fixture
-  ``tests/rules/fixtures/<rule>.py`` as its example, and the JAX releases where that
-  fixture finds it (``tests/rules/silent.py`` says where it cannot, and why);
+  (:data:`jxinspect.rules.EXPLAINED`): code, severity, summary, explanation, an example
+  from the fixture ``tests/rules/fixtures/<rule>.py`` (its ``EXAMPLE``, read with ``ast``:
+  the bad program and the command that shows the finding, the finding lines of the
+  fixture's golden file, the fix and its command; the whole fixture where no command
+  reproduces it), and the JAX releases where that fixture finds it
+  (``tests/rules/silent.py`` says where it cannot, and why);
 * ``reference/configuration.md`` from the typed configuration: the keys of
   ``jxinspect.yaml`` (:data:`jxinspect.project.config.CONFIG_KEYS`), the staging options
   a ``JXINSPECT`` declaration and a target entry take
