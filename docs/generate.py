@@ -291,12 +291,16 @@ def _example_section(
     added = [node for node in _reached(tree, fix[:1]) if node not in program]
     if added:
         lines += ["```python", _source(source, added), "```", ""]
+    still: dict[str, str] = example.get("fix_finds_on", {})
+    said = f"finds no {code}" + (f", but on JAX {' and '.join(still)}" if still else "")
     lines += [
         "```",
-        *_commands(fixture, fix, kind, f"finds no {code}"),
+        *_commands(fixture, fix, kind, said),
         "```",
         "",
-        f"prints no {code} finding.",
+        f"prints no {code} finding"
+        + "".join(f" (but on JAX {series}: {_escaped(why)})" for series, why in still.items())
+        + ".",
         "",
     ]
     return lines
