@@ -8,6 +8,10 @@ What is read (the convention the README states under "Set up"):
   ``$ jxinspect ...``, ``python bench/...`` and ``cd FOLDER`` (which holds for the lines
   after it, as in a shell); a line ending in ``\\`` goes on on the next;
 * a comment ``# exit N`` at the end of a line: its exit code (else 0);
+  ``finds CODE`` / ``finds no CODE`` in it (a rule page's example and its fix): its
+  output holds that code / does not, checked on every release where the rule's fixture
+  finds it (:data:`silent.SILENT`) but those named after it (``, but on JAX 0.7 and
+  0.8``: series or releases);
   ``# template``: a line to fill in with one's own files, not run;
 * after a ``$ `` command, the lines up to the next ``$`` or the end of the block: its
   standard output, where a line ``...`` stands for any lines. Paths under the copy read
@@ -52,9 +56,10 @@ PAGES = tuple(sorted((REPO / "docs").rglob("*.md")))
 README_JAX = "0.10.2"
 """The JAX release whose output the README shows (its ``jax:`` lines say so)."""
 
-COPIED = ("sample_programs", "sample_repo", "bench", "src/jxinspect/surveys", "tests/fixtures")
-"""What the README's commands read (``bench/sharding_view.py`` a fixture), copied into the
-test's folder."""
+COPIED = ("sample_programs", "sample_repo", "bench", "src/jxinspect/surveys", "tests/fixtures",
+          "tests/rules/fixtures")  # fmt: skip
+"""What the README's commands read (``bench/sharding_view.py`` a fixture, the rule pages'
+examples the rule fixtures), copied into the test's folder."""
 
 NEEDS = {"--abstract": "0.4.38"}
 """Flags a release before this one refuses with exit 2 (the README's release table)."""
@@ -93,6 +98,11 @@ class Command:
     """The output shown after a ``$ `` command (``None``: none shown)."""
     file: str = "README.md"
     """The file that shows it, relative to the repository."""
+    finds: tuple[str, bool] | None = None
+    """``# finds CODE`` (``True``) or ``# finds no CODE`` (``False``): whether its output
+    holds the rule's code."""
+    finds_but_on: tuple[str, ...] = ()
+    """The JAX series or releases where ``finds`` is not checked."""
 
     def where(self) -> str:
         return f"{self.file}:{self.line}: {self.text}"
@@ -158,6 +168,7 @@ def _command(line: int, text: str, expected: tuple[str, ...] | None, file: str) 
         f"line; write one command a line (a choice of values in the comment): {text}"
     )
     found = re.match(r"exit (\d+)\b", comment)
+    finds = re.search(r"\bfinds (no )?(JX\d{3})\b(?:, but on JAX ([\d. and]+))?", comment)
     return Command(
         line=line,
         text=body,
@@ -167,6 +178,8 @@ def _command(line: int, text: str, expected: tuple[str, ...] | None, file: str) 
         template=comment.startswith("template"),
         expected=expected,
         file=file,
+        finds=(finds.group(2), finds.group(1) is None) if finds else None,
+        finds_but_on=tuple(finds.group(3).split(" and ")) if finds and finds.group(3) else (),
     )
 
 
@@ -268,6 +281,13 @@ def _problem(command: Command, result: CliResult, root: Path, compare: bool) -> 
             f"{command.where()}\n  exit {result.returncode}, {command.file} says "
             f"{_expected_exit(command)}\n  stderr: {result.stderr[-800:]}"
         )
+    series = ".".join(JAX_RELEASE.split(".")[:2])
+    checked = not {JAX_RELEASE, series} & set(command.finds_but_on)
+    if command.finds is not None and checked and _fires(command.finds[0]):
+        code, wanted = command.finds
+        if (code in result.stdout) != wanted:
+            said = "prints no" if wanted else "prints a"
+            return f"{command.where()}\n  {said} {code} finding:\n{result.stdout[-2000:]}"
     if compare and command.expected is not None:
         actual = _normalized(result.stdout, root)
         expected = tuple(_DURATION.sub("<s>", line) for line in command.expected)
@@ -279,6 +299,19 @@ def _problem(command: Command, result: CliResult, root: Path, compare: bool) -> 
             )
             return f"{command.where()}\n  prints other output than {command.file} shows:\n{diff}"
     return None
+
+
+def _fires(code: str) -> bool:
+    """Whether this release's fixture of ``code`` finds it (``tests/rules/silent.py``)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("silent", REPO / "tests/rules/silent.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    said = module.SILENT.get(code, {})
+    series = ".".join(JAX_RELEASE.split(".")[:2])
+    return (said[JAX_RELEASE] if JAX_RELEASE in said else said.get(series)) is None
 
 
 _PURE = ("lower", "explain", "survey", "diff-debug")
@@ -417,6 +450,27 @@ def test_a_drifted_readme_fails() -> None:
     assert output_matches(explain.expected or (), ["JX105 info", "more", "lines"])
     assert not output_matches(explain.expected or (), ["JX105 warning"])
     assert not output_matches(("a", "b"), ["a", "b", "c"])
+
+
+def test_a_rule_example_that_does_not_find_its_code_fails(tmp_path: Path) -> None:
+    """``# finds CODE`` and ``# finds no CODE``: what the command prints must say so (on a
+    release whose fixture finds the code: JX105's, every release)."""
+    bad, fix, excepted = readme_commands(
+        "```\njxinspect lower m.py:f   # exit 3, finds JX105\n"
+        "jxinspect lower m.py:g   # finds no JX105\n"
+        "jxinspect lower m.py:h   # finds no JX105, but on JAX 0.7 and 0.12.1\n```\n"
+    )
+    assert (bad.exit, bad.finds, fix.exit, fix.finds) == (3, ("JX105", True), 0, ("JX105", False))
+    assert (fix.finds_but_on, excepted.finds, excepted.finds_but_on) == (
+        (),
+        ("JX105", False),
+        ("0.7", "0.12.1"),
+    )
+    finding, nothing = "  JX105 info    argument unused is unused\n", "0 findings\n"
+    assert _problem(bad, CliResult(3, finding, ""), tmp_path, compare=True) is None
+    assert "prints no JX105" in (_problem(bad, CliResult(3, nothing, ""), tmp_path, True) or "")
+    assert _problem(fix, CliResult(0, nothing, ""), tmp_path, compare=True) is None
+    assert "prints a JX105" in (_problem(fix, CliResult(0, finding, ""), tmp_path, True) or "")
 
 
 def _benches() -> list[Command]:
