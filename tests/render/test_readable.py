@@ -64,3 +64,16 @@ def test_collectives_and_why_fit_a_terminal() -> None:
         section = _section(result.stdout, title)
         assert len(section) <= 150 and max(len(line) for line in section) <= 250
         assert str(Path(flax.__file__).parent) not in result.stdout
+
+
+@needs_axis_types
+def test_why_of_the_guides_model_fits_a_terminal() -> None:
+    """The guide's own model (docs/your-own-model.md), whose gradients' all-reduce carries
+    two axes' routes of several hops each (390 characters on one line before): a value's
+    axes then take a line each."""
+    result = run_cli("lower", "sample_programs/own_model.py:train_step", "--args-from", "make",
+                     "--why", cwd=REPO)  # fmt: skip
+    assert result.returncode in (0, 1), result.stderr
+    section = _section(result.stdout, "why each collective")
+    assert max(len(line) for line in section) <= 250, max(section, key=len)
+    assert any(line.startswith("       data ← ") for line in section), section

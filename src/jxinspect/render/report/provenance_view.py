@@ -34,14 +34,24 @@ def route(origin: Origin) -> str:
     return said
 
 
-def axes_from(origins: tuple[Origin, ...]) -> str:
-    """``data ← argument `x`; model ← argument `w` via tanh at model.py:5``: each axis,
-    its declaration and the operations that carried it; axes declared and carried alike
-    said once (``data, model ← ...``)."""
+LINE_MOST = 160
+"""The most characters a value's line of axes runs to before each axis takes a line of
+its own (two routes of four hops each ran to 390)."""
+
+
+def axis_parts(origins: tuple[Origin, ...]) -> list[str]:
+    """``data ← argument `x``` and ``model ← argument `w` via tanh at model.py:5``: each
+    axis, its declaration and the operations that carried it; axes declared and carried
+    alike said once (``data, model ← ...``)."""
     said: dict[str, list[str]] = {}
     for origin in origins:
         said.setdefault(f"{origin.declaration}{route(origin)}", []).append(origin.axis)
-    return "; ".join(f"{', '.join(axes)} ← {how}" for how, axes in said.items())
+    return [f"{', '.join(axes)} ← {how}" for how, axes in said.items()]
+
+
+def axes_from(origins: tuple[Origin, ...]) -> str:
+    """The :func:`axis_parts` on one line, ``; `` apart."""
+    return "; ".join(axis_parts(origins))
 
 
 def asked_lines(value: ValueOrigins) -> list[str]:
@@ -67,7 +77,9 @@ def _values(c: Collective) -> list[str]:
     for origin in c.origins or ():
         by_value.setdefault(origin.value, []).append(origin)
     for value, origins in by_value.items():
-        lines.append(f"{value:<10} {origins[0].sharding}: {axes_from(tuple(origins))}")
+        head, parts = f"{value:<10} {origins[0].sharding}:", axis_parts(tuple(origins))
+        line = f"{head} {'; '.join(parts)}"
+        lines += [line] if len(line) <= LINE_MOST else [head, *(f"  {part}" for part in parts)]
     return lines
 
 
