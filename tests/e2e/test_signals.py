@@ -30,9 +30,11 @@ STOP_S = 20.0
 SLOW_IMPORT = """\
 import os, pathlib, time
 JXINSPECT = {"f": {"args": "f32[4]"}}
-pathlib.Path(os.environ["MARKERS"], str(os.getpid())).write_text("importing")
-for _ in range(1200):
-    time.sleep(0.05)
+markers = pathlib.Path(os.environ["MARKERS"])
+(markers / str(os.getpid())).write_text("importing")
+if len(list(markers.iterdir())) >= int(os.environ["SLOW_FROM"]):  # the last ones awaited
+    for _ in range(1200):
+        time.sleep(0.05)
 
 def f(x):
     return x * 2
@@ -68,12 +70,13 @@ def _stopped_run(
     folder: Path, argv: list[str], markers: int, how: signal.Signals, *, group: bool = False
 ) -> tuple[subprocess.CompletedProcess[str], list[int]]:
     """Run ``jxinspect ARGV`` in ``folder`` until ``markers`` processes import the user's
-    module, send ``how`` (to the whole group where ``group``: a terminal's Ctrl-C), and
+    module (the last of them, the ones awaited, slowly: those before go on to start
+    them), send ``how`` (to the whole group where ``group``: a terminal's Ctrl-C), and
     wait for the run to end; it, and the pids that imported the module."""
     marked, tmp = folder / "markers", folder / "tmp"
     marked.mkdir()
     tmp.mkdir()
-    env = {**cli_env(), "MARKERS": str(marked), "TMPDIR": str(tmp)}
+    env = {**cli_env(), "MARKERS": str(marked), "TMPDIR": str(tmp), "SLOW_FROM": str(markers)}
     process = subprocess.Popen(
         [*jxinspect_command(), *argv], cwd=folder, env=env, stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
