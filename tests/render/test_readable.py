@@ -37,8 +37,13 @@ def test_memory_of_a_real_model_fits_a_terminal_and_json_keeps_every_buffer() ->
     result = run_cli(*NNX_STEP, "--memory")
     assert result.returncode in (0, 1), result.stderr
     section = _section(result.stdout, "memory at the peak:")
-    assert len(section) <= 150
+    assert len(result.stdout.splitlines()) <= 150  # the whole report, its 121 leaves bounded
     assert max(len(line) for line in section) <= 250
+    inputs = _section(result.stdout, "inputs (61)")
+    rest = next(line for line in inputs if line.startswith("  and "))
+    assert rest.endswith("per device): lower without --memory lists every one"), rest
+    listed = inputs[2 : inputs.index(rest)]
+    assert len(listed) == 20 and "model.embed.embedding.value" in "".join(listed)
     assert any(line.strip().startswith("and ") and "more (" in line for line in section)
     assert str(REPO) not in result.stdout
     assert "function:     train_step at tests/fixtures/nnx_transformer.py:" in result.stdout

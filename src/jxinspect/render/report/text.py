@@ -9,6 +9,7 @@ stay raw for the HTML report, which escapes them its own way.
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 
 from jxinspect.core.model import (
     CompiledInfo,
@@ -23,7 +24,7 @@ from jxinspect.render.common.console import ansi_console
 from jxinspect.render.common.escape import text as esc
 from jxinspect.render.common.findings import grouped, inside_jax_line
 from jxinspect.render.common.source import at_source_text, paths_shown
-from jxinspect.render.common.table import plain_table
+from jxinspect.render.common.table import ROWS_MOST, plain_table
 from jxinspect.render.report import memory_view
 
 INPUT_COLUMNS = ("#", "path", "name in program", "status", "type", "sharding", "compiled",
@@ -143,6 +144,31 @@ def input_table(report: Report) -> LeafTable:
 
 def output_table(report: Report) -> LeafTable:
     return _names_once(OUTPUT_COLUMNS, output_rows(report))
+
+
+def bounded(
+    report: Report, leaves: Sequence[Input | Output], table: LeafTable
+) -> tuple[LeafTable, str | None]:
+    """With ``--memory`` (the peak read), a table of more leaves than a terminal's table
+    lists (:data:`ROWS_MOST`): every leaf whose status is not ``ok`` (nor a wrapper's
+    renaming), then the largest per device, in their order; and a line for the rest."""
+    columns, rows = table
+    peak = report.compiled.peak if report.compiled is not None else None
+    if peak is None or len(rows) <= ROWS_MOST:
+        return table, None
+
+    def size(i: int) -> int:
+        return leaves[i].bytes_per_device or 0
+
+    flagged = {i for i, leaf in enumerate(leaves) if leaf.status not in ("ok", "renamed")}
+    plain = sorted(set(range(len(rows))) - flagged, key=lambda i: -size(i))
+    kept = flagged | set(plain[: max(ROWS_MOST - len(flagged), 0)])
+    rest = [i for i in range(len(rows)) if i not in kept]
+    if not rest:
+        return table, None
+    said = (f"and {len(rest)} more ({human_bytes(sum(size(i) for i in rest))} per device): "
+            "lower without --memory lists every one")  # fmt: skip
+    return (columns, [row for i, row in enumerate(rows) if i in kept]), said
 
 
 def input_rows(report: Report) -> list[tuple[str, ...]]:
@@ -280,10 +306,11 @@ def summary_line(report: Report) -> str:
 def render_plain(report: Report) -> str:
     """Stable plain text: header, inputs, outputs, findings, summary."""
     lines = [f"{key + ':':<14}{esc(paths_shown(value))}" for key, value in header_lines(report)]
-    lines += ["", f"inputs ({len(report.inputs)})"]
-    lines += ["  " + line for line in plain_table(*input_table(report))]
-    lines += ["", f"outputs ({len(report.outputs)})"]
-    lines += ["  " + line for line in plain_table(*output_table(report))]
+    for title, leaves, whole in (("inputs", report.inputs, input_table(report)),
+                                 ("outputs", report.outputs, output_table(report))):  # fmt: skip
+        shown, rest = bounded(report, leaves, whole)
+        lines += ["", f"{title} ({len(leaves)})", *("  " + line for line in plain_table(*shown))]
+        lines += [f"  {rest}"] if rest else []
     if report.findings:
         lines += ["", f"findings ({len(report.findings)})"]
         lines += [
@@ -322,8 +349,12 @@ def render_rich(report: Report, width: int = 120) -> str:
             result.add_row(*cells)
         return result
 
-    console.print(table(f"inputs ({len(report.inputs)})", *input_table(report)))
-    console.print(table(f"outputs ({len(report.outputs)})", *output_table(report)))
+    for title, leaves, whole in (("inputs", report.inputs, input_table(report)),
+                                 ("outputs", report.outputs, output_table(report))):  # fmt: skip
+        shown, rest = bounded(report, leaves, whole)
+        console.print(table(f"{title} ({len(leaves)})", *shown))
+        if rest:
+            console.print(Text(rest, style="dim"))
     for group in grouped(report.findings):
         f = group.first
         line = Text(f"{f.code} ", style="bold")
