@@ -122,6 +122,14 @@ def _renderer(path: str, *style: str) -> Callable[[Any, Style], str]:
     return render
 
 
+def _as_json(product: Any, given: Style) -> str:
+    """A product as the codec writes it: indented JSON, keys in its type's field order
+    (every product's ``--format json`` but a recording's, which has views of its own)."""
+    from jxinspect.core import codec
+
+    return codec.dumps(product)
+
+
 def _describer(path: str) -> Callable[[Any], str]:
     """A product's one-line description, ``module:function``, imported when first used."""
     render = _renderer(path)
@@ -139,7 +147,7 @@ REPORT: Product[Report] = Product(
             ".txt",
             color=True,
         ),
-        Format("json", _renderer("report.json:render"), ".json", machine=True),
+        Format("json", _as_json, ".json", machine=True),
         Format("html", _renderer("report.html:render", "max_lines"), ".html"),
     ),
     describe=_describer("report.text:describe"),
@@ -151,7 +159,7 @@ DIFF: Product[DiffReport] = Product(
     "diff",
     (
         Format("text", _renderer("compare.text:render", "color"), ".txt", color=True),
-        Format("json", _renderer("compare.json:render"), ".json", machine=True),
+        Format("json", _as_json, ".json", machine=True),
         Format("markdown", _renderer("compare.markdown:render"), ".md"),
     ),
     describe=_describer("compare.text:describe"),
@@ -162,7 +170,7 @@ LINT: Product[LintResult] = Product(
     "lint",
     (
         Format("text", _renderer("lint.text:render", "color"), ".txt", color=True),
-        Format("json", _renderer("lint.json:render"), ".json", machine=True),
+        Format("json", _as_json, ".json", machine=True),
         Format("sarif", _renderer("lint.sarif:render"), ".sarif", machine=True),
         Format("github", _renderer("lint.github:render"), ".txt", machine=True),
         Format("junit", _renderer("lint.junit:render"), ".xml", machine=True),
@@ -195,7 +203,7 @@ SURVEY: Product[Survey] = Product(
     "survey",
     (
         Format("text", _renderer("survey.text:render", "color"), ".txt", color=True),
-        Format("json", _renderer("survey.json:render"), ".json", machine=True),
+        Format("json", _as_json, ".json", machine=True),
         Format("html", _renderer("survey.html:render"), ".html"),
     ),
     describe=_describer("survey.text:describe"),
@@ -207,7 +215,7 @@ SURVEY_HISTORY: Product[History] = Product(
     "survey_history",
     (
         Format("text", _renderer("survey.history:render", "color"), ".txt", color=True),
-        Format("json", _renderer("survey.json:render"), ".json", machine=True),
+        Format("json", _as_json, ".json", machine=True),
         Format("html", _renderer("survey.history:render_html"), ".html"),
     ),
     describe=_describer("survey.history:describe"),
@@ -220,7 +228,7 @@ SURVEY_DIFF: Product[SurveyDiff] = Product(
     "survey_diff",
     (
         Format("text", _renderer("survey.text:render_diff", "color"), ".txt", color=True),
-        Format("json", _renderer("survey.json:render"), ".json", machine=True),
+        Format("json", _as_json, ".json", machine=True),
         Format("markdown", _renderer("survey.markdown:render"), ".md"),
     ),
     describe=_describer("survey.text:describe_diff"),
@@ -231,7 +239,7 @@ TREND: Product[Trend] = Product(
     "trend",
     (
         Format("text", _renderer("trend.text:render", "color"), ".txt", color=True),
-        Format("json", _renderer("trend.json:render"), ".json", machine=True),
+        Format("json", _as_json, ".json", machine=True),
         Format("html", _renderer("trend.html:render"), ".html"),
     ),
     describe=_describer("trend.text:describe"),
