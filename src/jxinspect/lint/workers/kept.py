@@ -51,6 +51,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import IO, Any
 
+from jxinspect.core import codec
 from jxinspect.core.artifacts import SMALL_LIMIT, open_entry, open_folder
 from jxinspect.core.errors import UsageError
 from jxinspect.core.files import write_in
@@ -136,6 +137,17 @@ class KeptProcess:
         """Stop watching the worker (it lives on for the next run)."""
         with contextlib.suppress(OSError):
             os.close(self.sentinel)
+
+
+@dataclass(frozen=True)
+class WorkerRecord:
+    """What a kept worker writes beside its lock (``PID.json``): who it is, where it
+    listens, and the devices its backend has (``simulated``: CPU devices it made)."""
+
+    pid: int
+    address: str
+    devices: int | None = None
+    simulated: bool = False
 
 
 @dataclass
@@ -231,12 +243,11 @@ def _connect(folder: int, lock: str, claim: IO[bytes], wanted: int | None) -> Ke
     entry = f"{pid}.json"
     try:
         with open_entry(folder, entry, shown=entry) as file:
-            data = json.loads(file.read(SMALL_LIMIT))
-        address, devices = data["address"], data.get("devices")
-        simulated = bool(data.get("simulated"))
-        if data["pid"] != pid or not isinstance(address, str) or "\0" in address[1:]:
+            record = codec.decode(file.read(SMALL_LIMIT), WorkerRecord, source=entry)
+        address, devices, simulated = record.address, record.devices, record.simulated
+        if record.pid != pid or "\0" in address[1:]:
             return None  # not a record of this worker: left as it is
-    except (OSError, UsageError, ValueError, KeyError, TypeError):
+    except (OSError, UsageError, ValueError):
         return None  # unreadable, a FIFO, a link: not ours to judge, left as it is
     if simulated and wanted != ANY_DEVICES and devices != wanted:
         return None  # its backend simulates other devices: for another run
@@ -314,17 +325,16 @@ class _Registration:
         self.lock = f"{os.getpid()}.lock"
         self.entry = f"{os.getpid()}.json"
         self.handle: int | None = None
-        self.written: dict[str, Any] | None = None
+        self.written: WorkerRecord | None = None
 
     def publish(self, devices: int | None, simulated: bool) -> None:
-        data = {"pid": os.getpid(), "address": self.address, "devices": devices,
-                "simulated": simulated}  # fmt: skip
+        data = WorkerRecord(os.getpid(), self.address, devices, simulated)
         if data == self.written:
             return
         with contextlib.suppress(OSError, ValueError):
             if self.handle is None:
                 self.handle = self._open()
-            write_in(self.handle, self.entry, json.dumps(data), mode=0o600)
+            write_in(self.handle, self.entry, codec.line(data), mode=0o600)
             os.close(os.open(self.lock, os.O_WRONLY | os.O_CREAT | _NOFOLLOW, 0o600,
                              dir_fd=self.handle))  # fmt: skip
             self.written = data
