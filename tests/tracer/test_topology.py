@@ -628,31 +628,10 @@ def test_slices_need_a_topology(tmp_path: Path, run_cli: Any) -> None:
     )
 
 
-KERNELS = """
-import jax
-import jax.numpy as jnp
-from jax.experimental import pallas as pl
-from jax.experimental.pallas.ops.tpu import matmul as pallas_matmul
-
-
-def add_kernel(x_ref, y_ref, o_ref):
-    o_ref[...] = x_ref[...] + y_ref[...]
-
-
-def estimated_add(x, y):
-    return pl.pallas_call(
-        add_kernel,
-        out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
-        cost_estimate=pl.CostEstimate(flops=1234567, transcendentals=0, bytes_accessed=7654321),
-    )(x, y)
-
-
-def block(x, y):
-    z = pallas_matmul.matmul(x, y, block_shape=(256, 256))
-    return jnp.tanh(z @ y) + estimated_add(x, y)
-"""
-"""A jitted block with JAX's own Pallas TPU matmul (no cost estimate) and a kernel of the
-test's own with one; ``estimated_add`` alone is the estimate and nothing else."""
+KERNELS = (REPO / "tests" / "tpu" / "programs.py").read_text(encoding="utf-8")
+"""The chip's programs (tests/tpu/programs.py), whose ``block`` jits JAX's own Pallas TPU
+matmul (no cost estimate) and a kernel of the test's own with one; ``estimated_add`` alone
+is the estimate and nothing else."""
 
 KERNELS_RAW = """
 import json, sys

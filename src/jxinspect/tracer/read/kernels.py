@@ -43,14 +43,17 @@ def read_kernels(module: HloText, lowered: frozenset[str] | None) -> tuple[Kerne
     compiler inserted (a target absent from the ``lowered`` program's custom calls, where
     known: a TPU's ``ConcatBitcast``, ``AssumeGatherIndicesInBound``), which are XLA's own,
     costed by it as its fusions are."""
-    found = []
-    for instruction in module.instructions.values():
-        if instruction.opcode != "custom-call":
-            continue
-        kernel = _kernel(module, instruction)
-        if lowered is None or kernel.target in lowered:
-            found.append(kernel)
-    return tuple(found)
+    return tuple(
+        _kernel(module, instruction)
+        for instruction in module.instructions.values()
+        if instruction.opcode == "custom-call"
+        and (lowered is None or _target(instruction) in lowered)
+    )
+
+
+def _target(instruction: Instruction) -> str:
+    found = _TARGET.search(instruction.attributes)
+    return found.group(1) if found else "?"
 
 
 def flops(found: tuple[Kernel, ...], total: float | None) -> tuple[float | None, float | None]:
@@ -61,8 +64,7 @@ def flops(found: tuple[Kernel, ...], total: float | None) -> tuple[float | None,
 
 
 def _kernel(module: HloText, instruction: Instruction) -> Kernel:
-    found = _TARGET.search(instruction.attributes)
-    target = found.group(1) if found else "?"
+    target = _target(instruction)
     config = _backend_config(instruction.attributes)
     call = config.get("custom_call_config") if isinstance(config, dict) else None
     call = call if isinstance(call, dict) else {}
