@@ -146,6 +146,17 @@ def output_table(report: Report) -> LeafTable:
     return _names_once(OUTPUT_COLUMNS, output_rows(report))
 
 
+def leaf_tables(report: Report) -> list[tuple[str, LeafTable, str | None]]:
+    """The inputs' and the outputs' titled tables, each :func:`bounded`, and the line for
+    the leaves left out (the text reports')."""
+    found = []
+    for title, leaves, whole in (("inputs", report.inputs, input_table(report)),
+                                 ("outputs", report.outputs, output_table(report))):  # fmt: skip
+        shown, rest = bounded(report, leaves, whole)
+        found.append((f"{title} ({len(leaves)})", shown, rest))
+    return found
+
+
 def bounded(
     report: Report, leaves: Sequence[Input | Output], table: LeafTable
 ) -> tuple[LeafTable, str | None]:
@@ -306,10 +317,8 @@ def summary_line(report: Report) -> str:
 def render_plain(report: Report) -> str:
     """Stable plain text: header, inputs, outputs, findings, summary."""
     lines = [f"{key + ':':<14}{esc(paths_shown(value))}" for key, value in header_lines(report)]
-    for title, leaves, whole in (("inputs", report.inputs, input_table(report)),
-                                 ("outputs", report.outputs, output_table(report))):  # fmt: skip
-        shown, rest = bounded(report, leaves, whole)
-        lines += ["", f"{title} ({len(leaves)})", *("  " + line for line in plain_table(*shown))]
+    for title, shown, rest in leaf_tables(report):
+        lines += ["", title, *("  " + line for line in plain_table(*shown))]
         lines += [f"  {rest}"] if rest else []
     if report.findings:
         lines += ["", f"findings ({len(report.findings)})"]
@@ -349,10 +358,8 @@ def render_rich(report: Report, width: int = 120) -> str:
             result.add_row(*cells)
         return result
 
-    for title, leaves, whole in (("inputs", report.inputs, input_table(report)),
-                                 ("outputs", report.outputs, output_table(report))):  # fmt: skip
-        shown, rest = bounded(report, leaves, whole)
-        console.print(table(f"{title} ({len(leaves)})", *shown))
+    for title, shown, rest in leaf_tables(report):
+        console.print(table(title, *shown))
         if rest:
             console.print(Text(rest, style="dim"))
     for group in grouped(report.findings):
