@@ -289,28 +289,31 @@ def read_compiled(
         flops_known_part=known_part,
         kernels=found,
         bytes_accessed=costs.get("bytes accessed"),
-        peak=_needed(read_peak(compiled, analysis, module, paths, dumped, stats.loaded_code), stats)
+        peak=_allocated(
+            read_peak(compiled, analysis, module, paths, dumped, stats.loaded_code), stats
+        )
         if memory
         else None,
     )
     return info, tuple(hlo_text.parameter_names(module))
 
 
-def _needed(peak: MemoryPeak, stats: MemoryStats) -> MemoryPeak:
-    """``peak`` with what a device that loads the code into its memory (a TPU) allocates to
-    run it: its arguments, outputs (less those aliased to arguments), ``memory_analysis()``'s
-    temporaries (the TPU's are its HBM's alone) and code. Measured on a v5e chip by filling
-    its HBM until the step no longer ran (tests/tpu/probe.py): within 0.1 % of this on a
-    transformer's train step, where the buffers live at the peak came to 1.8 % less (XLA
-    packs the temporaries into one allocation larger than their live set) and the
-    assignment's allocations to 0.9 % less."""
-    if stats.loaded_code is None:
-        return peak
+def _allocated(peak: MemoryPeak, stats: MemoryStats) -> MemoryPeak:
+    """``peak`` with what XLA allocates to run the program, as ``memory_analysis()`` says
+    it: arguments, outputs (less those aliased to arguments), temporaries, and the code
+    where the device loads it into the same memory (a TPU, whose temporaries are its HBM's
+    alone). On a CPU this is the buffer assignment's sum (a test holds them equal on every
+    release); on a v5e chip, filled until the step no longer ran (tests/tpu/probe.py), it
+    was within 0.1 % of what the chip needed on a transformer's train step, where the
+    buffers live at the peak came to 1.8 % less (XLA packs the temporaries into one
+    allocation larger than their live set) and the assignment's allocations 0.9 % less.
+    Where the analysis lacks a part, the assignment's sum stays."""
     parts = (stats.arguments, stats.outputs, stats.temporaries, stats.aliased)
-    if any(part is None for part in parts):
+    if stats.source != "xla" or any(part is None for part in parts):
         return peak
     arguments, outputs, temporaries, aliased = (int(part or 0) for part in parts)
-    return replace(peak, allocated=arguments + outputs - aliased + temporaries + stats.loaded_code)
+    needed = arguments + outputs - aliased + temporaries + (stats.loaded_code or 0)
+    return replace(peak, allocated=needed)
 
 
 XLA_MAX_BYTES = 2**63 - 1
