@@ -167,8 +167,7 @@ class Policy:
 
     def apply(self, findings: Iterable[F]) -> tuple[F, ...]:
         """The findings of the rules it runs, each with the severity it gives them: once,
-        where a report is judged (``pipeline.judge``), or where lint reads a worker's
-        report judged with the thresholds alone."""
+        where a report is judged (``pipeline.judge``) after every rule ran."""
         return tuple(
             replace(f, severity=self.severity_of(f.code, f.severity))
             for f in findings

@@ -20,7 +20,7 @@ from typing import Any
 from jxinspect.core.model import normalized_spec, spec_text
 from jxinspect.core.recompiles import CacheUse, Compile, CompileOptionsSeen, Reason
 from jxinspect.tracer import seam
-from jxinspect.tracer.stage import recorded, wrapper_paths
+from jxinspect.tracer.stage import recorded
 
 MAX_REMEMBERED = 32
 """Earlier lowerings of one code a new one is compared with (the latest ones)."""
@@ -85,11 +85,10 @@ def _wrapper_view(
     """Under a library's wrapper, each program leaf's path in the user's call (found by
     identity) and the user's static values by their paths; ``None`` where there is no
     wrapper, or its leaves are not the program's one for one."""
-    traced = recorded(lowering).traced
-    mapped = wrapper_paths(traced) if traced.leaves is not None else None
-    if mapped is None or len(mapped[0]) != count:
+    expected, statics = recorded(lowering).traced.paths or (None, [])
+    if expected is None or len(expected) != count:
         return None
-    return mapped[0], [(s.path, s.value) for s in mapped[1]]
+    return expected, [(s.path, s.value) for s in statics]
 
 
 NOT_PASSED = "not passed (its default)"

@@ -261,7 +261,7 @@ def _report(
     from jxinspect.pipeline import judge, report_of
     from jxinspect.tracer import inputs
     from jxinspect.tracer.read.report import Context
-    from jxinspect.tracer.stage import recorded, wrapper_paths
+    from jxinspect.tracer.stage import recorded
 
     notes = ["recorded from a real run: names and shardings are those the run lowered"]
     if lowering.stage == "pmap" and not seam.pmap_global_shapes():
@@ -271,7 +271,7 @@ def _report(
         )
     _, file, line = source_parts(entry.source)
     staged = recorded(lowering)
-    expected, static_args = wrapper_paths(staged.traced) or (None, [])  # the user's paths
+    expected, static_args = staged.traced.paths or (None, [])  # the user's paths
     context = Context(
         target=records.target_name(entry),
         function=entry.source,

@@ -441,8 +441,9 @@ def _staged(traced: Traced, lowering: _Lowering) -> Staged:
 def recorded(lowering: seam.RunLowering) -> Lowered:
     """A lowering a real run made (``jxinspect record``'s hook), as staging's value:
     under a library's wrapper, with the user's call and the objects the wrapper handed
-    the program, as an adapter stages it (its inputs are mapped by :func:`wrapper_paths`
-    as ``lower`` maps them), and its results mapped from the names they carry."""
+    the program, as an adapter stages it (its inputs' paths mapped once by
+    :func:`wrapper_paths`, as ``lower`` maps them, into ``paths``), and its results
+    mapped from the names they carry."""
     traced = Traced(
         stage="pmap" if lowering.stage == "pmap" else "jit",
         jaxpr=lowering.jaxpr,
@@ -459,6 +460,7 @@ def recorded(lowering: seam.RunLowering) -> Lowered:
         return Lowered(traced, lowering.lowered)
     traced = replace(traced, wrapper=lowering.wrapper, leaves=list(leaves),
                      call=(user.fun, user.args, user.kwargs))  # fmt: skip
+    traced = replace(traced, paths=wrapper_paths(traced))
     return Lowered(replace(traced, results=_recorded_results(traced, user.fun)), lowering.lowered)
 
 
@@ -467,7 +469,7 @@ def _recorded_results(traced: Traced, fun: Any) -> list[str | None] | None:
     its results and inputs carry (nothing is traced in the recorded run)."""
     from jxinspect.tracer import adapters
 
-    found = wrapper_paths(traced)
+    found = traced.paths[0] if traced.paths else None
     info = seam.debug_info(traced.names_jaxpr)
     if found is None or traced.wrapper is None or info is None or not info.result_paths:
         return None
@@ -476,7 +478,7 @@ def _recorded_results(traced: Traced, fun: Any) -> list[str | None] | None:
     if prefixed is None:
         prefixed = seam.result_paths_prefixed_in_release()
     names = [seam.normalize_result_path(n, prefixed) if n else None for n in said]
-    inputs = list(zip(info.arg_names or [None] * len(found[0]), found[0]))
+    inputs = list(zip(info.arg_names or [None] * len(found), found))
     return adapters.recorded_results(traced.wrapper, fun, names, inputs)
 
 

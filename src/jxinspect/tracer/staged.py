@@ -65,7 +65,8 @@ class Traced:
     paths: Paths | None = None
     """The user's path of each input the program receives and the call's static
     arguments, as JAX carries ``args_info``: worked out once where the call is split
-    (:func:`jxinspect.tracer.stage.stage_function`); ``None``: a recorded lowering's."""
+    (:func:`jxinspect.tracer.stage.stage_function`, or :func:`~jxinspect.tracer.stage.recorded`
+    under a library's wrapper); ``None``: not known (a recorded lowering of no wrapper)."""
 
 
 @dataclass(frozen=True)
