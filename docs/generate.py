@@ -8,7 +8,8 @@
   reproduces it), and the JAX releases where that fixture finds it
   (``tests/rules/silent.py`` says where it cannot, and why);
 * ``reference/configuration.md`` from the typed configuration: the keys of
-  ``jxinspect.yaml`` (:data:`jxinspect.project.config.CONFIG_KEYS`), the staging options
+  ``jxinspect.yaml`` (:data:`jxinspect.project.config.CONFIG_KEYS`, from the fields of
+  ``Config``, ``TargetEntry`` and ``PolicyOverride``), the staging options
   a ``JXINSPECT`` declaration and a target entry take
   (:data:`jxinspect.project.options.OPTIONS`) and the budgets
   (:class:`jxinspect.core.settings.Settings`);
@@ -42,7 +43,7 @@ import typer
 
 from jxinspect.cli.app import COMMANDS, make_app
 from jxinspect.core.schemas import _docstrings
-from jxinspect.core.settings import BUDGET_KEYS, OPTIONAL_BUDGETS, Settings
+from jxinspect.core.settings import BUDGET_KEYS, JUDGED_BY, OPTIONAL_BUDGETS, Settings
 from jxinspect.core.vocabulary import release_key
 from jxinspect.project.config import CONFIG_KEYS, config_reference
 from jxinspect.project.options import OPTIONS
@@ -482,7 +483,7 @@ def configuration() -> str:
     for name in BUDGET_KEYS:
         value = getattr(defaults, name)
         default = "off" if value is None and name in OPTIONAL_BUDGETS else f"`{value!r}`"
-        lines.append(f"| `{name}` | {default} | {_cell(settings[name])} |")
+        lines.append(f"| `{name}` | {default} | {_cell(f'{JUDGED_BY[name]}: {settings[name]}')} |")
     return "\n".join(lines) + "\n"
 
 

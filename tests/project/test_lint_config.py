@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import textwrap
 import typing
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
+from typing import Annotated
 
 import pytest
 from helpers import REPO
+from msgspec import Meta
 
 from jxinspect.core.errors import UsageError, UserCodeError
 from jxinspect.core.lint import LintFinding
@@ -25,12 +27,17 @@ from jxinspect.core.settings import (
 )
 from jxinspect.project.config import (
     CONFIG_KEYS,
+    CONFIG_KEYS_BY_NAME,
     POLICY_KEYS,
     TOP_KEYS,
     Config,
+    ConfigKey,
     Policy,
     PolicyOverride,
     TargetEntry,
+    _declared,
+    _keys_of,
+    _reader,
     config_reference,
     find_config,
     load_config,
@@ -293,14 +300,44 @@ def test_the_readmes_example_reads_back(project: Path) -> None:
     )  # fmt: skip
 
 
-def test_config_holds_each_top_level_key_and_a_policy_of_the_shared_ones() -> None:
-    held = [f.name for f in fields(Config) if f.name not in ("path", "root", "refused", "policy")]
-    assert held == [name for name in TOP_KEYS if name not in POLICY_KEYS]
-    assert tuple(f.name for f in fields(PolicyOverride)) == POLICY_KEYS
-    assert all(key.help and not key.help.endswith(".") for key in CONFIG_KEYS)
-    assert [k.name for k in CONFIG_KEYS if k.kind == "choice"] == [
-        k.name for k in CONFIG_KEYS if k.choices
+def undocumented(keys: tuple[ConfigKey, ...] | list[ConfigKey]) -> list[str]:
+    """The keys whose declaration lacks a help (one line, no full stop) or an example
+    (``targets``' is its entry's fields')."""
+    return [
+        key.name
+        for key in keys
+        if not key.help
+        or key.help.endswith(".")
+        or not (key.example or key.kind == tuple[TargetEntry, ...])
     ]
+
+
+def test_every_key_declares_its_help_and_an_example() -> None:
+    assert undocumented(CONFIG_KEYS) == []
+    hints = typing.get_type_hints(TargetEntry, include_extras=True)
+    groups = [_declared(hints[name])[1] for name in ("options", "override")]
+    assert all(meta and meta.description and meta.examples for meta in groups)
+    for key in CONFIG_KEYS:
+        assert _reader(key.kind) is not None, key.name  # its type has a reader
+    assert [k.name for k in CONFIG_KEYS if k.places == ("top", "entry")] == list(POLICY_KEYS)
+
+
+def test_a_key_declared_without_help_or_example_is_found() -> None:
+    @dataclass(frozen=True)
+    class Bare:
+        quiet: Annotated[bool, Meta(examples=["true"])] = False
+        unshown: Annotated[str | None, Meta(description="what it is for")] = None
+        told: Annotated[str | None, Meta(description="what it is for", examples=["x"])] = None
+
+    assert undocumented(_keys_of(Bare, "top")) == ["quiet", "unshown"]
+
+
+def test_the_budgets_help_names_every_budget_and_what_judges_by_it() -> None:
+    help = CONFIG_KEYS_BY_NAME["budgets"].help
+    assert all(name in help for name in BUDGET_KEYS)
+    assert (
+        "hbm_fraction (JX307)" in help and "memory_growth (diff-debug --compile and JX305)" in help
+    )
 
 
 def test_a_key_given_no_value_holds_its_default(project: Path) -> None:

@@ -1,10 +1,11 @@
 """Thresholds for the rules that take them: ``budgets:`` in ``jxinspect.yaml``.
 
 Every budget is declared once, as a field of :class:`Settings`: its type and default,
-how it is written (its :data:`BudgetKind`, in the field's metadata), whether ``null``
-turns it off (a default of ``None``) and its docs line (the field's docstring). The
-configuration reader's keys and parsing (:data:`BUDGET_KEYS`, :func:`parse_budget`) and
-the configuration reference derive from them.
+how it is written (its :data:`BudgetKind`) and what judges by it (the rules, the command),
+both in the field's metadata, whether ``null`` turns it off (a default of ``None``) and
+its docs line (the field's docstring). The configuration reader's keys and parsing
+(:data:`BUDGET_KEYS`, :func:`parse_budget`), the ``budgets`` key's help and the
+configuration reference derive from them.
 """
 
 from __future__ import annotations
@@ -61,47 +62,52 @@ class ForbiddenCollective:
         return self.kind if self.over is None else f"{self.kind} > {human_bytes(self.over)}"
 
 
-def _budget(kind: BudgetKind, default: Any) -> Any:
-    """A :class:`Settings` field: a budget of ``kind``; a default of ``None`` makes it
-    optional (off by default, and ``null`` turns it off again)."""
-    return field(default=default, metadata={"budget": kind})
+def _budget(kind: BudgetKind, default: Any, judged_by: str) -> Any:
+    """A :class:`Settings` field: a budget of ``kind`` that ``judged_by`` (a rule's code,
+    a command) judges by; a default of ``None`` makes it optional (off by default, and
+    ``null`` turns it off again)."""
+    return field(default=default, metadata={"budget": kind, "judged_by": judged_by})
 
 
 @dataclass(frozen=True)
 class Settings:
-    """Rule thresholds; the defaults apply wherever a configuration gives none."""
+    """Rule thresholds; the defaults apply wherever a configuration gives none. Each
+    field's docstring goes on from what judges by it (its ``judged_by``: ``JX201: a fully
+    replicated argument ...``)."""
 
-    replicated_bytes: int = _budget("bytes", 2**20)
-    """JX201: a fully replicated argument this large (bytes per device) is reported."""
-    bytes_per_device: int | None = _budget("bytes", None)
-    """JX302: arguments plus results per device above this are reported (``None``: off)."""
-    max_compiles: int | None = _budget("count", None)
-    """JX402: a function of the user's that a recorded run compiled more times than this
+    replicated_bytes: int = _budget("bytes", 2**20, "JX201")
+    """a fully replicated argument this large (bytes per device) is reported."""
+    bytes_per_device: int | None = _budget("bytes", None, "JX302")
+    """arguments plus results per device above this are reported (``None``: off)."""
+    max_compiles: int | None = _budget("count", None, "JX402")
+    """a function of the user's that a recorded run compiled more times than this
     is reported (``None``: off)."""
-    temporaries_per_device: int | None = _budget("bytes", None)
-    """JX303: XLA's temporaries per device (compiled) above this are reported (``None``:
+    temporaries_per_device: int | None = _budget("bytes", None, "JX303")
+    """XLA's temporaries per device (compiled) above this are reported (``None``:
     off)."""
-    collective_bytes_per_step: int | None = _budget("bytes", None)
-    """JX303: the collectives' bytes per step (per device, summed) above this are reported
+    collective_bytes_per_step: int | None = _budget("bytes", None, "JX303")
+    """the collectives' bytes per step (per device, summed) above this are reported
     (``None``: off)."""
-    peak_per_device: int | None = _budget("bytes", None)
-    """JX303: the bytes live per device at the compiled program's peak above this are
+    peak_per_device: int | None = _budget("bytes", None, "JX303")
+    """the bytes live per device at the compiled program's peak above this are
     reported, with the largest buffers there (``None``: off; set, lint reads the peak)."""
-    flops_per_device: int | None = _budget("count", None)
-    """JX303: the compiled program's FLOPs per device (XLA's ``cost_analysis``) above this
+    flops_per_device: int | None = _budget("count", None, "JX303")
+    """the compiled program's FLOPs per device (XLA's ``cost_analysis``) above this
     are reported; FLOPs unknown (a kernel without a cost estimate) cannot pass it
     (``None``: off)."""
-    forbid_collectives: tuple[ForbiddenCollective, ...] = _budget("collectives", ())
-    """JX303: each collective of these kinds in the compiled program is reported; a kind
+    forbid_collectives: tuple[ForbiddenCollective, ...] = _budget("collectives", (), "JX303")
+    """each collective of these kinds in the compiled program is reported; a kind
     with a size (``"all-gather > 1 GiB"``) only where one moves more per device."""
-    hbm_fraction: float = _budget("fraction", 1.0)
-    """JX307: a program compiled for a TPU topology (``--topology``) that needs more than
+    hbm_fraction: float = _budget("fraction", 1.0, "JX307")
+    """a program compiled for a TPU topology (``--topology``) that needs more than
     this fraction of a device's HBM (its peak, else XLA's memory analysis) is reported;
     one the compiler refused for want of memory always is."""
-    memory_growth: float = _budget("fraction", DEFAULT_MEMORY_GROWTH)
-    """``diff-debug --compile`` and JX305: temporaries growing by more than this fraction
-    of the before side's, or the baseline's (0.10: 10%), fail; in ``diff-debug`` a cost
-    measure that falls by more than it is an improvement."""
+    memory_growth: float = _budget(
+        "fraction", DEFAULT_MEMORY_GROWTH, "``diff-debug --compile`` and JX305"
+    )
+    """temporaries growing by more than this fraction of the before side's, or the
+    baseline's (0.10: 10%), fail; in ``diff-debug`` a cost measure that falls by more than
+    it is an improvement."""
 
 
 DEFAULT_SETTINGS = Settings()
@@ -111,6 +117,8 @@ BUDGET_KINDS: dict[str, BudgetKind] = {f.name: f.metadata["budget"] for f in fie
 """Each budget's kind, by name, in the fields' order."""
 BUDGET_KEYS: tuple[str, ...] = tuple(BUDGET_KINDS)
 """The keys ``budgets:`` takes."""
+JUDGED_BY: dict[str, str] = {f.name: f.metadata["judged_by"] for f in fields(Settings)}
+"""What judges by each budget (a rule's code, a command), by name, in the fields' order."""
 OPTIONAL_BUDGETS: tuple[str, ...] = tuple(f.name for f in fields(Settings) if f.default is None)
 """The budgets that are off by default, which ``null`` turns off again."""
 

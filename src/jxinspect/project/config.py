@@ -1,10 +1,13 @@
 """The lint configuration: ``jxinspect.yaml`` or ``[tool.jxinspect]`` in ``pyproject.toml``.
 
-Both hold one schema, declared once in :data:`CONFIG_KEYS`: each key's name, kind, help,
-default, an example and where it may stand (the top level, a target entry, or both); a
-target entry also takes every staging option of
-:data:`~jxinspect.project.options.OPTIONS`. The reader, its errors and the README's
-configuration reference (:func:`config_reference`) derive from the table.
+Both hold one schema, declared once as typed fields: :class:`Config`'s are the top-level
+keys, :class:`TargetEntry`'s an item of ``targets:`` (which also takes every staging
+option of :data:`~jxinspect.project.options.OPTIONS`), and :class:`PolicyOverride`'s the
+keys both take (``select``, ``ignore``, ``severity``, ``budgets``, ``compile``, ``why``).
+A key's type says how it is written and which reader checks it (:data:`_READERS`), its
+Python default what holds where it is not given, and its ``msgspec.Meta`` its help and an
+example. The table of keys (:data:`CONFIG_KEYS`), the reader's errors and the README's
+configuration reference (:func:`config_reference`) derive from them.
 
 Everything is checked when read: an unknown key, a wrong type or a bad value is a
 :class:`~jxinspect.core.errors.UsageError` naming the file, the line (YAML) or the key
@@ -17,10 +20,15 @@ from __future__ import annotations
 import os
 import re
 import stat
+import types
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import Field, dataclass, field, fields, replace
+from itertools import groupby
 from pathlib import Path
-from typing import Any, Literal, NoReturn, TypeVar, cast
+from typing import Annotated, Any, Literal, NoReturn, TypeVar, Union, cast, get_args, get_origin
+from typing import get_type_hints as type_hints
+
+from msgspec import Meta
 
 from jxinspect.core import artifacts
 from jxinspect.core.errors import UsageError, no_such_file
@@ -28,6 +36,7 @@ from jxinspect.core.model import Finding, Severity
 from jxinspect.core.settings import (
     BUDGET_KEYS,
     DEFAULT_SETTINGS,
+    JUDGED_BY,
     BudgetValue,
     Settings,
     parse_budget,
@@ -52,16 +61,28 @@ F = TypeVar("F", bound=Finding)
 YAML_NAMES = ("jxinspect.yaml", "jxinspect.yml")
 PYPROJECT = "pyproject.toml"
 
-# ---- the table of keys ---------------------------------------------------------------------
+DEFAULT_FAIL_ON: FailOn = "error"
+"""The severity that fails a run where neither its command line nor ``fail_on:`` says:
+``lint``'s, and the compile budget's of ``record --max-compiles`` and
+``jxinspect.testing.assert_max_compiles``."""
 
-ConfigKind = Literal[
-    "defaults", "targets", "target", "strings", "text", "bool", "choice", "codes",
-    "severities", "budgets", "seconds", "idle",
-]  # fmt: skip
-"""How a key is written: staging options every target starts from, a list of target
-entries, one target, a string or a list of strings, one string, true or false, one of
-``choices``, rule code prefixes, a mapping of code prefixes to severities, a mapping of
-budget names to sizes, seconds (0: no limit), true/false or idle seconds."""
+# ---- how a key is written: a type each, read by its reader (_READERS) ----------------------
+# Besides these: ``str`` (one string), ``bool``, and a ``Literal`` (one of its members).
+
+Strings = Annotated[tuple[str, ...], Meta(description="a string or a list of strings")]
+CodePrefixes = Annotated[tuple[str, ...], Meta(description="rule code prefixes (JX1, JX201)")]
+Severities = Annotated[
+    tuple[tuple[str, Severity], ...],
+    Meta(description="code prefixes and their severities; the longest matching prefix wins"),
+]
+Budgets = Annotated[
+    tuple[tuple[str, BudgetValue], ...],
+    Meta(description="budget names and their values, as core.settings reads them"),
+]
+Seconds = Annotated[float, Meta(description="seconds, at least 0 (0: no limit)")]
+IdleSeconds = Annotated[bool | float, Meta(description="true, false or idle seconds (over 0)")]
+TargetText = Annotated[str, Meta(description="a file (its declared functions) or a function")]
+Defaults = Annotated[TargetOptions, Meta(description="staging options every target starts from")]
 
 Place = Literal["top", "entry"]
 """Where a key may stand: the top level, or an item of ``targets:`` (and a module's
@@ -69,82 +90,29 @@ Place = Literal["top", "entry"]
 Choice = TypeVar("Choice", bound=str)
 """A member of a closed set a key's value is checked against (a severity, a choice)."""
 
-_BOTH: tuple[Place, ...] = ("top", "entry")
+
+def _key(help: str, example: str, default: str = "") -> Meta:
+    """A key's declaration, beside its type: what it is for (the README's comment), a
+    value as the README's example writes it, and what holds where it is not given, in
+    words, where its Python default does not say (``None``: the run decides)."""
+    return Meta(description=help, examples=[example], extra={"default": default})
 
 
-@dataclass(frozen=True)
-class ConfigKey:
-    """One configuration key, as the reader and the README know it."""
-
-    name: str
-    kind: ConfigKind
-    help: str
-    """What it is for (the README's comment)."""
-    example: str
-    """A value, as the README's example writes it."""
-    default: str = ""
-    """What holds where it is not given, in words (empty: nothing)."""
-    places: tuple[Place, ...] = ("top",)
-    choices: tuple[str, ...] = ()
-    """The values a ``choice`` takes."""
+def _budgets_help() -> str:
+    """Every budget of :class:`~jxinspect.core.settings.Settings`, by what judges by it."""
+    judged = groupby(BUDGET_KEYS, key=JUDGED_BY.__getitem__)
+    named = (f"{', '.join(names)} ({by.replace('``', '')})" for by, names in judged)
+    return "thresholds: " + ", ".join(named)
 
 
-CONFIG_KEYS: tuple[ConfigKey, ...] = (
-    ConfigKey("defaults", "defaults", ", ".join(DEFAULT_KEYS), "{devices: 8}"),
-    ConfigKey("paths", "strings", "modules here that declare JXINSPECT are targets too",
-              "[models]"),
-    ConfigKey("exclude", "strings", "glob patterns of files to leave out of that search",
-              '["models/experimental/*"]'),
-    ConfigKey("select", "codes", "code prefixes to run", "[JX1, JX2, JX3]", "every rule",
-              _BOTH),
-    ConfigKey("ignore", "codes", "code prefixes not to run", "[JX110]", places=_BOTH),
-    ConfigKey("severity", "severities", "per code or prefix: " + ", ".join(SEVERITIES),
-              "{JX201: error}", places=_BOTH),
-    ConfigKey("budgets", "budgets", "thresholds of JX201, JX302, JX303 (per device), JX402, "
-              "and JX305's and diff-debug --compile's memory_growth",
-              "{replicated_bytes: 4MiB, bytes_per_device: 16GiB, max_compiles: 2, "
-              "forbid_collectives: [all-to-all]}",
-              places=_BOTH),
-    ConfigKey("compile", "bool", "also compile (XLA's shardings, aliasing, memory)", "true",
-              "false", _BOTH),
-    ConfigKey("why", "bool", "also read where each sharding came from (Shardy's record, a "
-              "second compile in a child; JX204)", "true", "false", _BOTH),
-    ConfigKey("baseline", "text", "the accepted findings", "ci/baseline.json",
-              "jxinspect-baseline.json"),
-    ConfigKey("fail_on", "choice", "the severity that fails the run: " + ", ".join(FAIL_ON),
-              "warning", "error", choices=FAIL_ON),
-    ConfigKey("timeout", "seconds", "seconds one target may take to stage (0: no limit)",
-              "600", "300"),
-    ConfigKey("cache", "bool", "reuse the reports of unchanged targets (.jxinspect_cache/)",
-              "false", "true"),
-    ConfigKey("keep_workers", "idle", "true, or idle seconds: workers wait for the next run",
-              "600", "false"),
-    ConfigKey("targets", "targets", "each entry: a target, its options and its own policy", ""),
-    ConfigKey("target", "target", "a file (every function it declares) or a function",
-              "models/mlp.py:loss", places=("entry",)),
-)  # fmt: skip
-"""Every configuration key, in the README's order."""
-
-CONFIG_KEYS_BY_NAME: dict[str, ConfigKey] = {key.name: key for key in CONFIG_KEYS}
-TOP_KEYS: tuple[str, ...] = tuple(key.name for key in CONFIG_KEYS if "top" in key.places)
-POLICY_KEYS: tuple[str, ...] = tuple(key.name for key in CONFIG_KEYS if key.places == _BOTH)
-"""The keys both levels take: which rules run on a target, their severities, budgets."""
-ENTRY_KEYS: tuple[str, ...] = (
-    *(key.name for key in CONFIG_KEYS if "entry" in key.places),
-    *OPTION_NAMES,
-)
-"""What an item of ``targets:`` may hold."""
-
-
-DEFAULT_FAIL_ON: FailOn = "error"
-"""The severity that fails a run where neither its command line nor ``fail_on:`` says:
-``lint``'s, and the compile budget's of ``record --max-compiles`` and
-``jxinspect.testing.assert_max_compiles``."""
+# ---- the keys ------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Policy:
-    """Which rules run on a target, how severe their findings are, their thresholds."""
+    """Which rules run on a target, how severe their findings are, their thresholds:
+    the policy keys (:class:`PolicyOverride`) of the top level over the defaults, and a
+    target's over those."""
 
     select: tuple[str, ...] | None = None
     """Code prefixes to run; ``None``: every rule."""
@@ -177,16 +145,37 @@ class Policy:
 
 @dataclass(frozen=True)
 class PolicyOverride:
-    """A target's own ``select``/``ignore``/``severity``/``budgets``/``compile``/``why``.
+    """The policy keys, which the top level, a target entry and a ``JXINSPECT`` entry
+    take: as one level gives them (``None``: not given). ``select`` replaces the level's
+    below; the others add to or override it."""
 
-    ``select`` replaces the global one; the others add to or override it."""
-
-    select: tuple[str, ...] | None = None
-    ignore: tuple[str, ...] = ()
-    severity: tuple[tuple[str, Severity], ...] = ()
-    budgets: tuple[tuple[str, BudgetValue], ...] = ()
-    compile: bool | None = None
-    why: bool | None = None
+    select: Annotated[
+        CodePrefixes | None, _key("code prefixes to run", "[JX1, JX2, JX3]", "every rule")
+    ] = None
+    ignore: Annotated[CodePrefixes, _key("code prefixes not to run", "[JX110]")] = ()
+    severity: Annotated[
+        Severities, _key("per code or prefix: " + ", ".join(SEVERITIES), "{JX201: error}")
+    ] = ()
+    budgets: Annotated[
+        Budgets,
+        _key(
+            _budgets_help(),
+            "{replicated_bytes: 4MiB, bytes_per_device: 16GiB, max_compiles: 2, "
+            "forbid_collectives: [all-to-all]}",
+        ),
+    ] = ()
+    compile: Annotated[
+        bool | None, _key("also compile (XLA's shardings, aliasing, memory)", "true", "false")
+    ] = None
+    why: Annotated[
+        bool | None,
+        _key(
+            "also read where each sharding came from (Shardy's record, a second compile in a "
+            "child; JX204)",
+            "true",
+            "false",
+        ),
+    ] = None
 
     def apply(self, base: Policy) -> Policy:
         return Policy(
@@ -197,6 +186,10 @@ class PolicyOverride:
             compile=self.compile if self.compile is not None else base.compile,
             why=self.why if self.why is not None else base.why,
         )
+
+
+POLICY_KEYS: tuple[str, ...] = tuple(f.name for f in fields(PolicyOverride))
+"""The keys both levels take: which rules run on a target, their severities, budgets."""
 
 
 def declared_override(data: dict[str, Any], where: str) -> tuple[dict[str, Any], PolicyOverride]:
@@ -216,41 +209,155 @@ def declared_override(data: dict[str, Any], where: str) -> tuple[dict[str, Any],
 
 @dataclass(frozen=True)
 class TargetEntry:
-    """One item of ``targets:``."""
+    """One item of ``targets:``: its own key ``target``, staging options and policy keys
+    (the latter two's ``Meta``: the README's example of them)."""
 
-    target: str
+    target: Annotated[
+        TargetText, _key("a file (every function it declares) or a function", "models/mlp.py:loss")
+    ]
     """As written; a file path is relative to the configuration's folder."""
-    options: TargetOptions
-    override: PolicyOverride
+    options: Annotated[
+        TargetOptions,
+        Meta(
+            description="any staging option (see the flags)",
+            examples=[{"args": '"{w: f32[784,512]}, f32[32,784], i32[32]"'}],
+        ),
+    ]
+    override: Annotated[
+        PolicyOverride,
+        Meta(description="and its own " + ", ".join(POLICY_KEYS), examples=[{"ignore": "[JX105]"}]),
+    ]
     line: int | None = None
     """Its line in a YAML file (``tomllib`` keeps none)."""
 
 
 @dataclass(frozen=True)
 class Config:
-    """A read configuration; paths in it are relative to ``root``. One field a top-level
-    key of :data:`CONFIG_KEYS`, in its order, those of :data:`POLICY_KEYS` read into
-    ``policy`` (a test checks it)."""
+    """A read configuration; paths in it are relative to ``root``. A field a top-level
+    key, but ``path``, ``root`` and ``refused``; ``policy`` holds the policy keys'
+    (:class:`PolicyOverride`) over the defaults."""
 
     path: Path | None
     root: Path
     refused: str | None = None
     """A configuration the search found and did not use (another user could have written
     it), in one line: what, why, how to fix."""
-    defaults: TargetOptions = field(default_factory=TargetOptions)
-    paths: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
+    defaults: Annotated[Defaults, _key(", ".join(DEFAULT_KEYS), "{devices: 8}")] = field(
+        default_factory=TargetOptions
+    )
+    paths: Annotated[
+        Strings, _key("modules here that declare JXINSPECT are targets too", "[models]")
+    ] = ()
+    exclude: Annotated[
+        Strings,
+        _key("glob patterns of files to leave out of that search", '["models/experimental/*"]'),
+    ] = ()
     policy: Policy = field(default_factory=Policy)
-    baseline: str | None = None
-    fail_on: FailOn | None = None
-    timeout: float | None = None
-    """Seconds one target may take to stage (0: no limit); ``None``: not configured."""
-    cache: bool = True
+    baseline: Annotated[
+        str | None, _key("the accepted findings", "ci/baseline.json", "jxinspect-baseline.json")
+    ] = None
+    fail_on: Annotated[
+        FailOn | None,
+        _key("the severity that fails the run: " + ", ".join(FAIL_ON), "warning", DEFAULT_FAIL_ON),
+    ] = None
+    timeout: Annotated[
+        Seconds | None,
+        _key("seconds one target may take to stage (0: no limit)", "600", "300"),
+    ] = None
+    """``None``: not configured."""
+    cache: Annotated[
+        bool, _key("reuse the reports of unchanged targets (.jxinspect_cache/)", "false")
+    ] = True
     """Reuse the reports of targets whose inputs did not change (``.jxinspect_cache/``)."""
-    keep_workers: bool | float = False
+    keep_workers: Annotated[
+        IdleSeconds, _key("true, or idle seconds: workers wait for the next run", "600")
+    ] = False
     """Keep the workers for the next run: ``True`` (for the default idle time) or the
     seconds they wait."""
-    targets: tuple[TargetEntry, ...] = ()
+    targets: Annotated[
+        tuple[TargetEntry, ...], _key("each entry: a target, its options and its own policy", "")
+    ] = ()
+    """Its example: its entry's fields' (:func:`config_reference`)."""
+
+
+# ---- the table of keys, from the declarations -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    """One configuration key, as its declaration gives it."""
+
+    name: str
+    kind: Any
+    """Its type, ``None`` dropped: how it is written, and which reader checks it."""
+    help: str
+    """What it is for (the README's comment)."""
+    example: str
+    """A value, as the README's example writes it."""
+    default: str = ""
+    """What holds where it is not given, in words (empty: nothing)."""
+    places: tuple[Place, ...] = ("top",)
+
+
+_POLICY_GROUP = (Policy, PolicyOverride)
+"""A field of these types stands for the policy keys (as ``TargetOptions`` does for the
+staging options): a group of keys, not one."""
+_GROUPS = (*_POLICY_GROUP, TargetOptions)
+
+
+def _declared(hint: Any) -> tuple[Any, Meta | None]:
+    """A field's type (``Annotated[type, Meta(...)]``), ``None`` dropped (it stands for
+    "not given"), and its key's ``Meta`` (the last metadata), if it has one."""
+    meta = None
+    if get_origin(hint) is Annotated and isinstance(hint.__metadata__[-1], Meta):
+        *kept, meta = hint.__metadata__
+        hint = cast(Any, Annotated)[(hint.__origin__, *kept)] if kept else hint.__origin__
+    if get_origin(hint) in (Union, types.UnionType) and type(None) in get_args(hint):
+        others = tuple(arg for arg in get_args(hint) if arg is not type(None))
+        hint = others[0] if len(others) == 1 else cast(Any, Union)[others]
+    return hint, meta
+
+
+def _keys_of(cls: type, place: Place) -> list[ConfigKey]:
+    """The keys ``cls``'s fields declare, the policy keys where a field stands for them."""
+    hints = type_hints(cls, include_extras=True)
+    keys: list[ConfigKey] = []
+    for each in fields(cls):
+        kind, meta = _declared(hints[each.name])
+        if kind in _POLICY_GROUP:
+            keys += _keys_of(PolicyOverride, place)
+        elif meta is not None and kind not in _GROUPS:
+            example = str(meta.examples[0]) if meta.examples else ""
+            keys.append(ConfigKey(each.name, kind, meta.description or "", example,
+                                  _shown_default(each, meta), (place,)))  # fmt: skip
+    return keys
+
+
+def _shown_default(each: Field[Any], meta: Meta) -> str:
+    """A key's default as the README says it: its ``Meta``'s, else its Python default
+    where that is a value to write (``true``, ``false``)."""
+    if isinstance(each.default, bool):
+        return str(each.default).lower()
+    return str((meta.extra or {}).get("default", ""))
+
+
+def _table() -> tuple[ConfigKey, ...]:
+    """Every key, in the README's order: the top level's, then an entry's own."""
+    top, entry = _keys_of(Config, "top"), _keys_of(TargetEntry, "entry")
+    both = {key.name for key in top} & {key.name for key in entry}
+    keys = [replace(key, places=("top", "entry")) if key.name in both else key for key in top]
+    return (*keys, *(key for key in entry if key.name not in both))
+
+
+CONFIG_KEYS: tuple[ConfigKey, ...] = _table()
+"""Every configuration key, in the README's order."""
+CONFIG_KEYS_BY_NAME: dict[str, ConfigKey] = {key.name: key for key in CONFIG_KEYS}
+TOP_KEYS: tuple[str, ...] = tuple(key.name for key in CONFIG_KEYS if "top" in key.places)
+ENTRY_KEYS: tuple[str, ...] = (
+    *(key.name for key in CONFIG_KEYS if "entry" in key.places),
+    *OPTION_NAMES,
+)
+"""What an item of ``targets:`` may hold."""
 
 
 ROOT_MARKERS = (".git", ".hg")
@@ -448,16 +555,12 @@ def _parse(path: Path, data: bytes) -> Config:
 # ---- the README's reference ------------------------------------------------------------------
 
 _COMMENT_AT = 36
-_ENTRY_EXAMPLE = (
-    ("args", '"{w: f32[784,512]}, f32[32,784], i32[32]"', "any staging option (see the flags)"),
-    ("ignore", "[JX105]", "and its own " + ", ".join(POLICY_KEYS)),
-)
-"""The README's target entry, after its ``target``: a staging option, a per-target key."""
 
 
 def config_reference() -> str:
-    """The README's example ``jxinspect.yaml``: a line a key of :data:`CONFIG_KEYS`, with
-    its help and default, and one target entry."""
+    """The README's example ``jxinspect.yaml``: a line a top-level key of
+    :data:`CONFIG_KEYS`, with its help and default, and one target entry (its fields'
+    examples)."""
     lines = []
     for key in CONFIG_KEYS:
         if "top" in key.places:
@@ -465,7 +568,12 @@ def config_reference() -> str:
             lines.append(_commented(f"{key.name}:{value}", key.help, key.default))
     target = CONFIG_KEYS_BY_NAME["target"]
     lines.append(_commented(f"  - target: {target.example}", target.help, target.default))
-    lines += [_commented(f"    {name}: {value}", help, "") for name, value, help in _ENTRY_EXAMPLE]
+    hints = type_hints(TargetEntry, include_extras=True)
+    for each in fields(TargetEntry):
+        kind, meta = _declared(hints[each.name])
+        if kind in _GROUPS and meta is not None and meta.examples:
+            for name, value in meta.examples[0].items():
+                lines.append(_commented(f"    {name}: {value}", meta.description or "", ""))
     return "\n".join(lines) + "\n"
 
 
@@ -500,7 +608,7 @@ class _ConfigReader:
         if value is None:
             return {}
         if not isinstance(value, dict):
-            self.fail(path, f"must be a mapping, got {_kind(value)}")
+            self.fail(path, f"must be a mapping, got {_what(value)}")
         lines = self.located.lines
         result = {}
         for raw, item in value.items():
@@ -512,9 +620,9 @@ class _ConfigReader:
 
     def values(self, data: dict[str, Any], path: KeyPath, place: Place) -> dict[str, Any]:
         """The keys of :data:`CONFIG_KEYS` that stand at ``place`` and ``data`` gives (not
-        as ``null``), each read by its kind."""
+        as ``null``), each read by its type's reader."""
         return {
-            key.name: _READERS[key.kind](self, key, data[key.name], path + (key.name,))
+            key.name: _reader(key.kind)(self, key.kind, data[key.name], path + (key.name,))
             for key in CONFIG_KEYS
             if place in key.places and data.get(key.name) is not None
         }
@@ -574,20 +682,20 @@ class _ConfigReader:
             self.fail(path + ("args_from",), str(no_such_file(named.module, where)))
         return f"{file}:{text.rpartition(':')[2]}"
 
-    # -- one reader a kind: (key, value, path) -> the value as Config holds it
+    # -- one reader a type: (the key's type, value, path) -> the value as declared
 
-    def defaults(self, key: ConfigKey, value: Any, path: KeyPath) -> TargetOptions:
+    def defaults(self, kind: Any, value: Any, path: KeyPath) -> TargetOptions:
         data = self.mapping(value, path)
         self.keys(data, path, DEFAULT_KEYS)
         return self.options(data, path)
 
-    def targets(self, key: ConfigKey, value: Any, path: KeyPath) -> tuple[TargetEntry, ...]:
+    def targets(self, kind: Any, value: Any, path: KeyPath) -> tuple[TargetEntry, ...]:
         if not isinstance(value, list):
-            self.fail(path, f"must be a list of mappings, got {_kind(value)}")
+            self.fail(path, f"must be a list of mappings, got {_what(value)}")
         return tuple(self.entry(item, path + (index,)) for index, item in enumerate(value))
 
-    def target(self, key: ConfigKey, value: Any, path: KeyPath) -> str:
-        text = self.text(key, value, path)
+    def target(self, kind: Any, value: Any, path: KeyPath) -> str:
+        text = self.text(kind, value, path)
         try:
             target = parse_target(text)
         except UsageError as err:
@@ -597,24 +705,25 @@ class _ConfigReader:
             self.fail(path, str(no_such_file(target.module, where)))
         return text
 
-    def strings(self, key: ConfigKey, value: Any, path: KeyPath) -> tuple[str, ...]:
+    def strings(self, kind: Any, value: Any, path: KeyPath) -> tuple[str, ...]:
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-            self.fail(path, f"must be a string or a list of strings, got {_kind(value)}")
+            self.fail(path, f"must be a string or a list of strings, got {_what(value)}")
         return tuple(items)
 
-    def text(self, key: ConfigKey, value: Any, path: KeyPath) -> str:
+    def text(self, kind: Any, value: Any, path: KeyPath) -> str:
         if not isinstance(value, str):
-            self.fail(path, f"must be a string, got {_kind(value)}")
+            self.fail(path, f"must be a string, got {_what(value)}")
         return value
 
-    def boolean(self, key: ConfigKey, value: Any, path: KeyPath) -> bool:
+    def boolean(self, kind: Any, value: Any, path: KeyPath) -> bool:
         if not isinstance(value, bool):
-            self.fail(path, f"must be true or false, got {_kind(value)}")
+            self.fail(path, f"must be true or false, got {_what(value)}")
         return value
 
-    def choice(self, key: ConfigKey, value: Any, path: KeyPath) -> str:
-        return self.one_of(value, path, key.choices)
+    def choice(self, kind: Any, value: Any, path: KeyPath) -> str:
+        members: tuple[str, ...] = get_args(kind)  # a Literal's
+        return self.one_of(value, path, members)
 
     def one_of(self, value: Any, path: KeyPath, choices: tuple[Choice, ...]) -> Choice:
         """The member of ``choices`` that ``value`` is; refused, with the nearest, if none."""
@@ -624,20 +733,20 @@ class _ConfigReader:
         hint = nearest(value, choices) if isinstance(value, str) else ""
         self.fail(path, f"must be one of {', '.join(choices)}, got {value!r}{hint}")
 
-    def seconds(self, key: ConfigKey, value: Any, path: KeyPath) -> float:
+    def seconds(self, kind: Any, value: Any, path: KeyPath) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            self.fail(path, f"must be seconds (0 for no limit), got {_kind(value)}")
+            self.fail(path, f"must be seconds (0 for no limit), got {_what(value)}")
         return float(value)
 
-    def idle(self, key: ConfigKey, value: Any, path: KeyPath) -> bool | float:
+    def idle(self, kind: Any, value: Any, path: KeyPath) -> bool | float:
         if isinstance(value, bool):
             return value
         if not isinstance(value, (int, float)) or value <= 0:
-            self.fail(path, f"must be true, false or idle seconds, got {_kind(value)}")
+            self.fail(path, f"must be true, false or idle seconds, got {_what(value)}")
         return float(value)
 
-    def codes(self, key: ConfigKey, value: Any, path: KeyPath) -> tuple[str, ...]:
-        items = self.strings(key, value, path)
+    def codes(self, kind: Any, value: Any, path: KeyPath) -> tuple[str, ...]:
+        items = self.strings(kind, value, path)
         for index, item in enumerate(items):
             self.code_prefix(item, path + (index,) if not isinstance(value, str) else path)
         return tuple(item.upper() for item in items)
@@ -650,18 +759,14 @@ class _ConfigReader:
                 f"unknown code `{item}`{nearest(code, self.known)}; known: {', '.join(self.known)}",
             )
 
-    def severities(
-        self, key: ConfigKey, value: Any, path: KeyPath
-    ) -> tuple[tuple[str, Severity], ...]:
+    def severities(self, kind: Any, value: Any, path: KeyPath) -> tuple[tuple[str, Severity], ...]:
         result = []
         for code, severity in self.mapping(value, path).items():
             self.code_prefix(code, path + (code,))
             result.append((code.upper(), self.one_of(severity, path + (code,), SEVERITIES)))
         return tuple(result)
 
-    def budgets(
-        self, key: ConfigKey, value: Any, path: KeyPath
-    ) -> tuple[tuple[str, BudgetValue], ...]:
+    def budgets(self, kind: Any, value: Any, path: KeyPath) -> tuple[tuple[str, BudgetValue], ...]:
         data = self.mapping(value, path)
         self.keys(data, path, BUDGET_KEYS)
         result: dict[str, BudgetValue] = {}
@@ -674,16 +779,20 @@ class _ConfigReader:
 
 
 _R = _ConfigReader
-_READERS: dict[ConfigKind, Callable[[_ConfigReader, ConfigKey, Any, KeyPath], Any]] = {
-    "defaults": _R.defaults, "targets": _R.targets, "target": _R.target,
-    "strings": _R.strings, "text": _R.text, "bool": _R.boolean,
-    "choice": _R.choice, "codes": _R.codes, "severities": _R.severities,
-    "budgets": _R.budgets, "seconds": _R.seconds, "idle": _R.idle,
+_READERS: dict[Any, Callable[[_ConfigReader, Any, Any, KeyPath], Any]] = {
+    Defaults: _R.defaults, tuple[TargetEntry, ...]: _R.targets, TargetText: _R.target,
+    Strings: _R.strings, str: _R.text, bool: _R.boolean, CodePrefixes: _R.codes,
+    Severities: _R.severities, Budgets: _R.budgets, Seconds: _R.seconds, IdleSeconds: _R.idle,
 }  # fmt: skip
-"""How each kind of key is read (a test checks every kind has one)."""
+"""How a key of each type is read; a ``Literal`` is one of its members (a test checks that
+every key's type has a reader)."""
 
 
-def _kind(value: Any) -> str:
+def _reader(kind: Any) -> Callable[[_ConfigReader, Any, Any, KeyPath], Any]:
+    return _R.choice if get_origin(kind) is Literal else _READERS[kind]
+
+
+def _what(value: Any) -> str:
     if value is None:
         return "nothing"
     if isinstance(value, (str, int, float, bool)):
