@@ -5,6 +5,9 @@
   ``--jobs`` (the cores), as a user runs it;
 * ``edit``: one module edited since the last run (cache warm) against a cold run (<= 0.15),
   with fresh workers and with workers kept from the run before (``--keep-workers``);
+* ``alone``: one module of ``--count`` (use 80) edited since the last run, cache warm, against
+  linting that one module alone (``lint models/model_000.py``, its entry cached before the
+  edit too): what checking the unchanged targets' cached entries costs (aim <= 1.10);
 * ``jobs``: ``--jobs 2`` against ``--jobs 1`` (use ``--count 200``; aim <= 0.6);
 * ``memory``: the worker's peak memory over all targets against a quarter of them (flat).
 
@@ -348,6 +351,27 @@ def edit(tool: list[str], folder: Path, description: Path, options: argparse.Nam
     print("aim <= 0.15")
 
 
+def alone(tool: list[str], folder: Path, description: Path, options: argparse.Namespace) -> None:
+    """(d) one module edited with every other target's entry cached, against that one
+    module linted alone, its entry stale alike: the cost of the unchanged targets."""
+    lint = _lint(tool, options.count, options.jobs)
+    _check(lint, folder, options.count)  # fills the cache
+    module = folder / "models" / "model_000.py"
+    single = [*lint[: lint.index("models")], str(module.relative_to(folder)),
+              *lint[lint.index("models") + 1 :]]  # fmt: skip
+    original = module.read_text(encoding="utf-8")
+    times: dict[str, list[float]] = {"alone": [], "all": []}
+    for run in range(options.runs):
+        module.write_text(original + f"\n# edit {run}, alone\n", encoding="utf-8")
+        times["alone"].append(timed(single, folder, (0, 1)))
+        module.write_text(original + f"\n# edit {run}, all\n", encoding="utf-8")
+        times["all"].append(timed(lint, folder, (0, 1)))
+    a, w = (statistics.median(times[name]) for name in ("alone", "all"))
+    print(f"the edited module linted alone: median {a:.3f} s over {options.runs} runs")
+    print(f"all {options.count} targets, that one edited, cache warm: median {w:.3f} s")
+    print(f"ratio {w / a:.3f}; aim <= 1.10")
+
+
 def jobs(tool: list[str], folder: Path, description: Path, options: argparse.Namespace) -> None:
     """(c) --jobs 2 against --jobs 1, cold."""
     one = _lint(tool, options.count, 1, "--no-cache")
@@ -389,7 +413,7 @@ def memory(tool: list[str], folder: Path, description: Path, options: argparse.N
     print(f"ratio: {large / small:.3f} (aim: flat, <= 1.10)")
 
 
-MODES = {"cold": cold, "edit": edit, "jobs": jobs, "memory": memory}
+MODES = {"cold": cold, "edit": edit, "alone": alone, "jobs": jobs, "memory": memory}
 
 
 def main() -> None:
