@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import WARM_PYTHON, jxinspect_command, run_cli
+from helpers import WARM_PYTHON, jxinspect_command, run_cli, run_python
 
 PROGRAM = """
 import functools, os, sys
@@ -172,3 +172,65 @@ def test_installed_by_the_program_itself(tmp_path: Path) -> None:
     for error in streams(tmp_path, "err"):
         assert "jxinspect.record.guard.ProgramsDiffer: jxinspect guard: " in error
         assert SKEWS["batch"] in error
+
+
+FINGERPRINT_PATH = """
+import functools, json, os, sys
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+import jax, jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+from jxinspect.record import guard
+from jxinspect.tracer import seam
+
+said = {}
+
+
+def on_lowering(lowering):
+    if lowering.lowered is None or said:
+        return
+    before = set(sys.modules)
+    described = guard.described(lowering)
+    said["loaded"] = sorted(m for m in set(sys.modules) - before if m.startswith("jxinspect"))
+    from jxinspect.record import fingerprint, recompiles  # record's, as its recorder reads it
+    from jxinspect.core.dtypes import short_name
+
+    printed = fingerprint.fingerprint(lowering, fingerprint.static_values(lowering.call), "")
+    said["guard"] = [described.inputs, described.statics, described.config]
+    said["record"] = [
+        {path: [f"{short_name(leaf.dtype)}[{','.join(map(str, leaf.shape))}]",
+                printed.layouts[path]] for path, leaf in printed.leaves.items()},
+        printed.statics, {**printed.context, "XLA flags": described.config["XLA flags"]}]
+    said["reasons"] = [r.kind for r in recompiles.reasons(printed, printed)]
+
+
+seam.install_lowering_hook(on_lowering, lambda name, err: print(name, repr(err)))
+mesh = jax.make_mesh((2,), ("data",))
+x = jax.device_put(jnp.ones((4, 3)), NamedSharding(mesh, P("data", None)))
+
+
+@functools.partial(jax.jit, static_argnames="scale")
+def step(params, x, scale=2.0):
+    return (params["w"] * x * scale).sum()
+
+
+step({"w": jnp.ones(3)}, x, scale=3.0)
+print(json.dumps(said))
+"""
+
+
+def test_the_fingerprint_path_loads_only_the_fingerprint(tmp_path: Path) -> None:
+    """At the first program across processes the guard reads what the program is with
+    record's own fingerprint, loading only it (and the spec's text): neither the report
+    model nor the staging machinery (a new Python, so nothing is loaded before)."""
+    result = run_python(FINGERPRINT_PATH, cwd=tmp_path)
+    assert result.returncode == 0, result.describe()
+    said = json.loads(result.stdout.splitlines()[-1])
+    assert said["loaded"] == ["jxinspect.core.specs", "jxinspect.record.fingerprint"]
+    guarded, recorded = said["guard"], said["record"]
+    assert guarded == recorded
+    assert guarded[0] == {
+        "params['w']": ["f32[3]", "UnspecifiedValue"],
+        "x": ["f32[4,3]", "P('data')"],
+    }
+    assert guarded[1] == {"scale": "3.0"}
+    assert said["reasons"] == []
