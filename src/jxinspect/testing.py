@@ -339,8 +339,9 @@ class _CompileWatch(contextlib.ContextDecorator):
     function: Callable[..., Any] | str | None = None
 
     def __enter__(self) -> Any:
+        from jxinspect.record.fingerprint import fingerprint, static_values
         from jxinspect.record.identity import identity_of
-        from jxinspect.record.recompiles import CompileLog, fingerprint, static_values
+        from jxinspect.record.recompiles import CompileLog
         from jxinspect.tracer import seam
 
         self.log = log = CompileLog(cache_settings=seam.cache_settings)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import WARM_PYTHON, jxinspect_command, run_cli
+from helpers import WARM_PYTHON, jxinspect_command, run_cli, run_python
 
 PROGRAM = """
 import functools, os, sys
@@ -141,6 +141,8 @@ def test_each_skew_stops_every_process_before_the_program_runs(skew: str, tmp_pa
     assert stopped and SKEWS[skew] in stopped[0]
     text = run_cli("show", "runs", cwd=tmp_path)
     assert "guard: stopped the run: " in text.stdout
+    page = run_cli("show", "runs", "--format", "html", cwd=tmp_path).stdout
+    assert "<li>guard: stopped the run: " in page
 
 
 def test_without_a_skew_the_guarded_run_is_the_plain_run(tmp_path: Path) -> None:
@@ -153,7 +155,10 @@ def test_without_a_skew_the_guarded_run_is_the_plain_run(tmp_path: Path) -> None
     assert streams(plain_folder, "out") == streams(guarded_folder, "out")
     assert all("total" in out for out in streams(guarded_folder, "out"))
     text = run_cli("show", "runs", cwd=guarded_folder)
-    assert "guard: 2 programs across processes checked the same on every process" in text.stdout
+    assert "guard: 2 programs across processes checked the same on all 2 processes" in text.stdout
+    page = run_cli("show", "runs", "--format", "html", cwd=guarded_folder).stdout
+    said = "<li>guard: 2 programs across processes checked the same on all 2 processes</li>"
+    assert f'<ul id="guard">{said}</ul>' in page, page
 
 
 def test_a_sharding_spelled_otherwise_on_one_process_is_the_same_program(tmp_path: Path) -> None:
@@ -163,7 +168,7 @@ def test_a_sharding_spelled_otherwise_on_one_process_is_the_same_program(tmp_pat
     assert result.returncode == 0, (result.describe(), streams(tmp_path, "err"))
     assert all("total" in out for out in streams(tmp_path, "out"))
     text = run_cli("show", "runs", cwd=tmp_path)
-    assert "guard: 2 programs across processes checked the same on every process" in text.stdout
+    assert "guard: 2 programs across processes checked the same on all 2 processes" in text.stdout
 
 
 def test_installed_by_the_program_itself(tmp_path: Path) -> None:
@@ -172,3 +177,112 @@ def test_installed_by_the_program_itself(tmp_path: Path) -> None:
     for error in streams(tmp_path, "err"):
         assert "jxinspect.record.guard.ProgramsDiffer: jxinspect guard: " in error
         assert SKEWS["batch"] in error
+
+
+FINGERPRINT_PATH = """
+import functools, json, os, sys
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+import jax, jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+from jxinspect.record import guard
+from jxinspect.tracer import seam
+
+said = {}
+
+
+def on_lowering(lowering):
+    if lowering.lowered is None or said:
+        return
+    before = set(sys.modules)
+    described = guard.described(lowering)
+    said["loaded"] = sorted(m for m in set(sys.modules) - before if m.startswith("jxinspect"))
+    from jxinspect.record import fingerprint, recompiles  # record's, as its recorder reads it
+    from jxinspect.core.dtypes import short_name
+
+    printed = fingerprint.fingerprint(lowering, fingerprint.static_values(lowering.call), "")
+    said["guard"] = [described.inputs, described.statics, described.config]
+    said["record"] = [
+        {path: [f"{short_name(leaf.dtype)}[{','.join(map(str, leaf.shape))}]",
+                printed.layouts[path]] for path, leaf in printed.leaves.items()},
+        printed.statics, {**printed.context, "XLA flags": described.config["XLA flags"]}]
+    said["reasons"] = [r.kind for r in recompiles.reasons(printed, printed)]
+
+
+seam.install_lowering_hook(on_lowering, lambda name, err: print(name, repr(err)))
+mesh = jax.make_mesh((2,), ("data",))
+x = jax.device_put(jnp.ones((4, 3)), NamedSharding(mesh, P("data", None)))
+
+
+@functools.partial(jax.jit, static_argnames="scale")
+def step(params, x, scale=2.0):
+    return (params["w"] * x * scale).sum()
+
+
+step({"w": jnp.ones(3)}, x, scale=3.0)
+print(json.dumps(said))
+"""
+
+
+def test_the_fingerprint_path_loads_only_the_fingerprint(tmp_path: Path) -> None:
+    """At the first program across processes the guard reads what the program is with
+    record's own fingerprint, loading only it (and the spec's text): neither the report
+    model nor the staging machinery (a new Python, so nothing is loaded before)."""
+    result = run_python(FINGERPRINT_PATH, cwd=tmp_path)
+    assert result.returncode == 0, result.describe()
+    said = json.loads(result.stdout.splitlines()[-1])
+    assert said["loaded"] == ["jxinspect.core.specs", "jxinspect.record.fingerprint"]
+    guarded, recorded = said["guard"], said["record"]
+    assert guarded == recorded
+    assert guarded[0] == {
+        "params['w']": ["f32[3]", "UnspecifiedValue"],
+        "x": ["f32[4,3]", "P('data')"],
+    }
+    assert guarded[1] == {"scale": "3.0"}
+    assert said["reasons"] == []
+
+
+def test_diff_debug_of_two_guarded_runs_says_what_each_guard_found(tmp_path: Path) -> None:
+    """Two guarded runs, one stopped: diff-debug of their process-0 folders says, in every
+    format, what each run's guard checked and what it stopped the run on, in the words
+    show says it."""
+    clean, stopped = tmp_path / "clean", tmp_path / "stopped"
+    clean.mkdir()
+    stopped.mkdir()
+    assert launch(clean, "", guard="record").returncode == 0
+    assert launch(stopped, "batch", guard="record").returncode != 0
+    sides = (clean / "runs" / "process-0", stopped / "runs" / "process-0")
+    checked = "programs across processes checked the same on all 2 processes"
+    counted = "(as process 0 counted them)"
+
+    text = run_cli("diff-debug", *sides, cwd=tmp_path)
+    assert text.returncode in (0, 1), text.describe()
+    lines = text.stdout.splitlines()
+    assert lines[2:4] == [f"guard before: 2 {checked} {counted}",
+                          f"guard after: 0 {checked} {counted}"], text.stdout  # fmt: skip
+    assert lines[4].startswith("guard after: stopped the run: the processes would "), text.stdout
+    assert SKEWS["batch"] in lines[4]
+    shown = run_cli("show", stopped / "runs", cwd=tmp_path).stdout  # show's words, the same
+    assert lines[4].replace("guard after: ", "guard: ") in shown.splitlines(), shown
+
+    data = json.loads(run_cli("diff-debug", *sides, "--format", "json", cwd=tmp_path).stdout)
+    guard = {"wait_s": 8.0, "checked": 2, "stopped": None}
+    assert data["guard_before"] == {"process": 0, "processes": 2, "guard": guard}
+    after = data["guard_after"]
+    assert (after["process"], after["processes"], after["guard"]["checked"]) == (0, 2, 0)
+    assert SKEWS["batch"] in after["guard"]["stopped"]
+
+    markdown = run_cli("diff-debug", *sides, "--format", "markdown", cwd=tmp_path).stdout
+    assert f"- guard before: 2 {checked} {counted}" in markdown.splitlines(), markdown
+    assert "- guard after: stopped the run: the processes would " in markdown
+
+    coloured = run_cli("diff-debug", *sides, "--color", "always", cwd=tmp_path).stdout
+    assert f"guard before: 2 {checked} {counted}" in coloured, coloured
+
+    code = "import jax; jax.jit(lambda x: x * 2)(1.0)"
+    plain = run_cli("record", "-o", "plain", "--", *WARM_PYTHON, "-c", code, cwd=tmp_path)
+    assert plain.returncode == 0, plain.describe()
+    beside = run_cli("diff-debug", "plain", sides[0], cwd=tmp_path).stdout.splitlines()
+    assert beside[2:4] == ["guard before: the run was not guarded",
+                           f"guard after: 2 {checked} {counted}"], beside  # fmt: skip
+    alone = run_cli("diff-debug", "plain", "plain", cwd=tmp_path).stdout
+    assert "guard" not in alone, alone

@@ -158,6 +158,8 @@ def diff_debug(
             only_before=loaded.only_before,
             only_after=loaded.only_after,
             findings=loaded.program_findings,
+            guard_before=loaded.guards[0],
+            guard_after=loaded.guards[1],
         )
         style = formats.Style(color=use_color(color, output))
         emit(formats.DIFF.render(diff, format, style), output)

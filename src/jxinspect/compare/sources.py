@@ -24,7 +24,7 @@ from jxinspect.core.errors import UsageError, no_such_file
 from jxinspect.core.exhaustive import assert_never
 from jxinspect.core.identity import ProgramComparison
 from jxinspect.core.model import Finding, Report
-from jxinspect.core.recording import Entry
+from jxinspect.core.recording import Entry, RunGuard
 from jxinspect.core.units import source_parts
 from jxinspect.project.config import Config, Policy
 from jxinspect.project.options import TargetOptions
@@ -118,6 +118,8 @@ class RecordSource:
     """The recorded run ended by itself with exit 0."""
     environment: dict[str, str] | None = None
     """Its run's cache-key environment (the index's ``cache_key_environment``)."""
+    guard: RunGuard | None = None
+    """What the guard checked in its process (``None``: the run was not guarded)."""
 
     @property
     def functions(self) -> tuple[str, ...]:
@@ -223,9 +225,10 @@ def open_source(text: str, functions: tuple[str, ...] = ()) -> Source:
     kind = _kind_of(text)
     if kind == "record":
         index = read_index(Path(text))
-        return RecordSource(
-            text, Path(text), tuple(index.functions), index.complete, index.cache_key_environment
-        )
+        guard = index.guard
+        guarded = RunGuard(index.process, index.processes, guard) if guard else None
+        return RecordSource(text, Path(text), tuple(index.functions), index.complete,
+                            index.cache_key_environment, guarded)  # fmt: skip
     if kind == "json":  # a report, or a recorded function's (a file of its recording)
         path = Path(text)
         if path.is_dir():
@@ -426,6 +429,9 @@ class Loaded:
     time_growth: float | None = None
     """The same setting, for the measured step where both sides were measured (saved
     ``profile`` reports, or ``--profile``); ``None``: not compared."""
+    guards: tuple[RunGuard | None, RunGuard | None] = (None, None)
+    """Two record folders of guarded runs' processes: what each side's guard checked and
+    found (``None``: that side was not guarded, or is no record folder)."""
 
     def targets(self) -> tuple[TargetDiff, ...]:
         """Each pair's diff, with its programs compared where both sides are recordings."""
@@ -494,7 +500,14 @@ def load_sides(
         memory_growth=rules.settings.memory_growth if compile else None,
         refused=config.refused,
         time_growth=rules.settings.memory_growth,
+        guards=(_guard(before), _guard(after)),
     )
+
+
+def _guard(source: Source) -> RunGuard | None:
+    """What the guard checked in a record folder's run (``None``: not guarded, or no
+    record folder)."""
+    return source.guard if isinstance(source, RecordSource) else None
 
 
 def _judged_programs(

@@ -21,6 +21,7 @@ from jxinspect.core.display import Displayed
 from jxinspect.core.identity import ProgramComparison
 from jxinspect.core.model import Finding, Report, Severity, at_or_above
 from jxinspect.core.profile_diff import ProfileDiff
+from jxinspect.core.recording import RunGuard
 from jxinspect.core.vocabulary import Partitioner, Reached, Stage
 
 DIFF_SCHEMA: Literal["jxinspect.diff/1"] = "jxinspect.diff/1"
@@ -233,6 +234,11 @@ class DiffReport(Displayed):
     findings: tuple[Finding, ...] = ()
     """Record folders: the comparison rules' findings (JX404: the same function with the
     same inputs lowered to different programs, in the two runs or within one)."""
+    guard_before: RunGuard | None = None
+    """A process's folder of a guarded run (``record --guard``): what the guard checked
+    and found in the before run (``None``: not such a folder)."""
+    guard_after: RunGuard | None = None
+    """The same, of the after run."""
 
     def __post_init__(self) -> None:
         gate = self.gate

@@ -11,7 +11,6 @@ works it out again.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections.abc import Iterable
@@ -27,6 +26,8 @@ from jxinspect.core.mesh import Mesh as Mesh
 from jxinspect.core.profile import Profile
 from jxinspect.core.program import Program
 from jxinspect.core.source import source_text
+from jxinspect.core.specs import normalized_spec as normalized_spec
+from jxinspect.core.specs import spec_text as spec_text
 from jxinspect.core.units import human_bytes
 from jxinspect.core.vocabulary import (
     SEVERITY_RANK,
@@ -85,38 +86,6 @@ def gated(findings: Iterable[Finding]) -> tuple[Severity, ...]:
 def fails(severities: Iterable[Severity], fail_on: FailOn | None) -> bool:
     """Whether any of the :func:`gated` ``severities`` reaches ``fail_on``."""
     return any(at_or_above(s, fail_on) for s in severities)
-
-
-@functools.lru_cache(maxsize=4096)
-def spec_text(entries: Iterable[str | tuple[str, ...] | None]) -> str:
-    """A partition spec as the tool writes it everywhere: ``P('data', None)``,
-    ``P(('data', 'fsdp'), 'model')``; an entry of one axis is that axis (``P('model')``,
-    never ``P(('model',))`` nor Python's ``P('model',)``)."""
-
-    def entry(axes: str | tuple[str, ...] | None) -> str:
-        if isinstance(axes, tuple) and len(axes) == 1:
-            axes = axes[0]
-        if not isinstance(axes, tuple):
-            return repr(axes)
-        return "(" + ", ".join(map(repr, axes)) + ")" if axes else "None"
-
-    return "P(" + ", ".join(map(entry, entries)) + ")"
-
-
-def normalized_spec(
-    entries: Iterable[str | tuple[str, ...] | None],
-) -> tuple[str | tuple[str, ...] | None, ...]:
-    """A partition spec's entries as the layout they name, as JAX lays an array out by
-    them (``PartitionSpec._normalized_spec_for_aval``): an entry of one axis is that
-    axis, an entry of none is ``None``, and trailing ``None`` entries are dropped (they
-    split nothing): ``P('model', None)``, ``P(('model',))`` and ``P('model')`` are one."""
-    kept = [
-        (axes[0] if len(axes) == 1 else axes or None) if isinstance(axes, tuple) else axes
-        for axes in entries
-    ]
-    while kept and kept[-1] is None:
-        kept.pop()
-    return tuple(kept)
 
 
 def shard_bytes(shape: tuple[int, ...], dtype: str) -> int | None:

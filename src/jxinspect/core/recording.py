@@ -97,6 +97,19 @@ class GuardSummary:
     different programs, or one never lowered it); ``None``: it stopped nothing."""
 
 
+@dataclass(frozen=True)
+class RunGuard:
+    """What the guard checked in a recorded run of several processes, as one process's
+    folder says it (a side of ``diff-debug`` of two process folders)."""
+
+    process: int | None
+    """The process whose folder it is (``None``: the folder does not say)."""
+    processes: int | None
+    """How many JAX processes the run had (``None``: the folder does not say)."""
+    guard: GuardSummary
+    """What its guard checked and found."""
+
+
 MAX_FUNCTIONS = 100_000
 """The most functions an index may list: more than any real run records (each is a folder
 of its own); a reader refuses more in one line rather than read them all."""

@@ -107,10 +107,10 @@ class Guard:
 
 def described(lowering: seam.RunLowering) -> GuardedProgram:
     """What ``lowering`` is, as the processes compare it."""
-    from jxinspect.record import recompiles  # here: a run of one process never needs it
+    from jxinspect.record import fingerprint  # here: a run of one process never needs it
 
-    statics = recompiles.static_values(lowering.call)
-    printed = recompiles.fingerprint(lowering, statics, "")
+    statics = fingerprint.static_values(lowering.call)
+    printed = fingerprint.fingerprint(lowering, statics, "")
     inputs = {
         path: (f"{short_name(leaf.dtype)}[{','.join(map(str, leaf.shape))}]",
                printed.layouts.get(path))  # the layout: a respelling is the same program

@@ -50,16 +50,35 @@ def is_multi_process(folder: Path) -> bool:
     return folder.is_dir() and next(process_folders(folder), None) is not None
 
 
-def being_started(folder: Path) -> bool:
-    """Whether ``folder`` holds only what a ``jxinspect record -o FOLDER`` starting at the
-    same moment makes (each process of a run of several started by a record of its own,
-    from a shell loop): the recording's index being written, process folders."""
-    entries = list(folder.iterdir())
-    return bool(entries) and all(
-        files.is_being_written(entry, folder / records.INDEX)
-        or (entry.is_dir() and _PROCESS_FOLDER.match(entry.name) is not None)
+def may_record_into(folder: Path) -> bool:
+    """Whether ``jxinspect record -o FOLDER`` may record into the folder ``folder``: it is
+    empty, holds a recording (its index, or process folders holding theirs), or holds
+    only what records of the other processes of one run, started at the same moment (a
+    shell loop), make there: the recording's index being written, or written, and
+    process folders.
+
+    Judged on one listing of the folder, never on several looks at it: the other
+    records go on changing it meanwhile (the index's temporary file renamed into place,
+    a process folder made), and a look taken before such a step and another after it
+    saw a folder that never was (exit 2, "holds no recording", while another process
+    made the recording). Every step of theirs leaves a folder this accepts, and what the
+    listing names is then looked at only for what stays (a process folder stays a
+    folder, the index a file once renamed into place)."""
+    try:
+        entries = list(folder.iterdir())
+    except FileNotFoundError:
+        return True
+    index = folder / records.INDEX
+    if not entries or (index in entries and index.is_file()):
+        return True
+    placed = [
+        entry
         for entry in entries
-    )
+        if _PROCESS_FOLDER.match(entry.name) and artifacts.is_real_folder(entry)
+    ]
+    if any(records.is_record_folder(entry) for entry in placed):
+        return True
+    return all(entry in placed or files.is_being_written(entry, index) for entry in entries)
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ from jxinspect.core.recompiles import with_cache_held
 from jxinspect.core.recording import Entry, Index, RecordedCall
 from jxinspect.core.units import source_parts
 from jxinspect.project.config import Policy, load_config
+from jxinspect.record import fingerprint, identity, processes, recompiles
 from jxinspect.record import folder as records
-from jxinspect.record import identity, processes, recompiles
 from jxinspect.record.guard import Guard, install_guard
 from jxinspect.record.profiling import RunProfiler
 from jxinspect.tracer import seam
@@ -101,8 +101,8 @@ class Recorder:
         statics = _statics(lowering.call)
         program = seam.program_digest(lowering.lowered) if lowering.lowered else ""
         key = (source or name, lowering.signature, statics, program)
-        called = recompiles.static_values(lowering.call)
-        compiled = recompiles.fingerprint(lowering, called, program)
+        called = fingerprint.static_values(lowering.call)
+        compiled = fingerprint.fingerprint(lowering, called, program)
         entry = self.by_key.get(key)
         if entry is not None:
             entry.lowerings += 1
@@ -212,7 +212,7 @@ def _statics(call: seam.JitCall | None) -> str:
     if call is None:
         return ""
     return ", ".join(
-        f"{k}={recompiles.short_repr(v, _STATIC_TEXT)}" for k, v in seam.static_arguments(call)
+        f"{k}={fingerprint.short_repr(v, _STATIC_TEXT)}" for k, v in seam.static_arguments(call)
     )
 
 

@@ -38,12 +38,8 @@ def prepare_folder(folder: Path, command: list[str]) -> int:
     everything is checked before anything is: a malformed recording is exit 2."""
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"-o {folder}: a file is in the way; give a folder for the records")
-    if folder.is_dir() and any(folder.iterdir()):
-        if not (
-            records.is_record_folder(folder)
-            or processes.is_multi_process(folder)
-            or processes.being_started(folder)
-        ):
+    if folder.is_dir():
+        if not processes.may_record_into(folder):
             raise UsageError(
                 f"-o {folder}: the folder is not empty and holds no recording; "
                 "give a new folder (a previous recording is replaced)"

@@ -13,7 +13,7 @@ from jxinspect.core.diff import DiffReport, TargetDiff
 from jxinspect.render.common.escape import markdown_code, markdown_text
 from jxinspect.render.compare import cost as cost_rows
 from jxinspect.render.compare import profile as profile_rows
-from jxinspect.render.compare.programs import finding_lines, program_line
+from jxinspect.render.compare.programs import finding_lines, guard_lines, program_line
 from jxinspect.render.compare.text import (
     CHANGE_COLUMNS,
     VERDICT_TITLE,
@@ -124,6 +124,8 @@ def render(diff: DiffReport) -> str:
         "",
         f"**{summary_line(diff)}**",
     ]
+    guarded = guard_lines(diff)
+    lines += ["", *(f"- {markdown_text(line)}" for line in guarded)] if guarded else []
     for target in diff.targets:
         lines += ["", *_target(target, diff)]
     if diff.only_before or diff.only_after:

@@ -18,7 +18,7 @@ from jxinspect.render.common.console import ansi_console
 from jxinspect.render.common.source import shown_text
 from jxinspect.render.compare import cost as cost_rows
 from jxinspect.render.compare import profile as profile_rows
-from jxinspect.render.compare.programs import finding_lines, program_line
+from jxinspect.render.compare.programs import finding_lines, guard_lines, program_line
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -228,6 +228,7 @@ def profile_lines(target: TargetDiff) -> list[str]:
 def render_plain(diff: DiffReport) -> str:
     """Stable plain text: per target a before | after header, then the changes by verdict."""
     lines = [f"before: {shown_text(diff.before)}", f"after:  {shown_text(diff.after)}"]
+    lines += [shown_text(line) for line in guard_lines(diff)]
     for target in diff.targets:
         lines += ["", f"== {shown_text(target.name)} =="]
         lines += [
@@ -301,6 +302,8 @@ def render_rich(diff: DiffReport, width: int = 120) -> str:
     console.print(
         Text(f"before: {shown_text(diff.before)}\nafter:  {shown_text(diff.after)}", style="bold")
     )
+    for line in guard_lines(diff):
+        console.print(Text(shown_text(line)))
     for target in diff.targets:
         console.print()
         console.rule(Text(shown_text(target.name), style="bold"), align="left")

@@ -8,6 +8,7 @@ from collections import defaultdict
 
 from jxinspect.core import codec
 from jxinspect.core.processes import FunctionAcross, ProcessesSummary
+from jxinspect.render.common.guard import guard_said
 from jxinspect.render.common.source import shown_text
 from jxinspect.render.common.table import plain_table
 
@@ -57,18 +58,10 @@ def _exit(code: int | None) -> str:
 def _guarded(summary: ProcessesSummary) -> list[str]:
     """What the guard checked (``record --guard``): the programs each process found the
     same on all, and why it stopped the run where it did."""
-    guarded = [run for run in summary.runs if run.guard is not None]
+    guarded = [(run.process, run.guard) for run in summary.runs if run.guard is not None]
     if not guarded:
         return []
-    checked = {run.guard.checked for run in guarded if run.guard is not None}
-    said = (f"{checked.pop()} programs across processes checked the same on every process"
-            if len(checked) == 1 else "programs checked: " + ", ".join(
-                f"process {run.process} {run.guard.checked}" for run in guarded
-                if run.guard is not None))  # fmt: skip
-    lines = [f"guard: {said}"]
-    stopped = {run.guard.stopped for run in guarded if run.guard and run.guard.stopped}
-    lines += [f"guard: stopped the run: {shown_text(why)}" for why in sorted(stopped)]
-    return lines
+    return [f"guard: {shown_text(line)}" for line in guard_said(guarded, summary.processes)]
 
 
 def render(summary: ProcessesSummary) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from jxinspect.core.processes import FunctionAcross, ProcessesSummary
 from jxinspect.render.common.escape import html as esc
+from jxinspect.render.common.guard import guard_said
 from jxinspect.render.record.processes import programs as programs_text
 
 COLOURS = ("#2e7d32", "#c62828", "#1565c0", "#ef6c00", "#6a1b9a", "#00838f", "#8d6e63")
@@ -66,12 +67,16 @@ def render_html(summary: ProcessesSummary) -> str:
     )
     same = sum(f.same for f in summary.functions)
     title = f"jxinspect recording: {esc(summary.folder)} ({summary.processes} processes)"
+    guarded = [(run.process, run.guard) for run in summary.runs if run.guard is not None]
+    said = guard_said(guarded, summary.processes) if guarded else []
+    guard = "".join(f"<li>guard: {esc(line)}</li>" for line in said)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <style>{CSS}</style></head>
 <body><h1>{title}</h1>
 <p>{same} of {len(summary.functions)} functions lowered the same program on every process;
 a column per process, a colour per program (grey: not lowered).</p>
+{f'<ul id="guard">{guard}</ul>' if guard else ""}
 <table id="processes"><thead><tr><th>function</th><th>every process</th>{head}<th>programs</th></tr>
 </thead><tbody>{rows}</tbody></table>
 <ul id="findings">{findings}</ul>
