@@ -1,8 +1,10 @@
 """Cost of `jxinspect record` on a real run: a script that stages 20 functions (MLP train
 steps of 2-6 layers with grad, some sharded over 8 simulated CPU devices, each called
 several times) run plainly against the same run under `jxinspect record` (aim <= 1.15,
-whole-process wall time, medians of alternating runs).
-Usage: python bench/record.py [--runs N] [--count N]
+whole-process wall time, medians of alternating runs). ``--trainer``: the README's
+recorded trainer instead (``sample_programs/record/train.py --steps 2``: a few compiles,
+the recorder's fixed cost laid bare; aim <= 1.10).
+Usage: python bench/record.py [--runs N] [--count N] [--trainer]
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import compare, tool_base
+from common import ROOT, compare, tool_base
 
 SCRIPT = """
 import os, sys
@@ -58,23 +60,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--count", type=int, default=20, help="functions the script stages")
+    parser.add_argument("--trainer", action="store_true", help="the README's 2-step trainer")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        script = Path(tmp) / "train.py"
-        script.write_text(SCRIPT, encoding="utf-8")
-        plain = [sys.executable, str(script), str(options.count)]
+        if options.trainer:
+            trainer = ROOT / "sample_programs" / "record" / "train.py"
+            plain = [sys.executable, str(trainer), "--steps", "2"]
+            label, aim = "plain run of the 2-step trainer:", 1.10
+        else:
+            script = Path(tmp) / "train.py"
+            script.write_text(SCRIPT, encoding="utf-8")
+            plain = [sys.executable, str(script), str(options.count)]
+            label, aim = f"plain run, {options.count} functions staged:", 1.15
         recorded = [*tool_base(), "record", "-o", str(Path(tmp) / "runs"), "--", *plain]
-        compare(
-            plain,
-            recorded,
-            labels=(
-                f"plain run, {options.count} functions staged:",
-                "the same run under jxinspect record:",
-            ),
-            aim=1.15,
-            runs=options.runs,
-            cwd=Path(tmp),
-        )
+        compare(plain, recorded, labels=(label, "the same run under jxinspect record:"),
+                aim=aim, runs=options.runs, cwd=Path(tmp))  # fmt: skip
 
 
 if __name__ == "__main__":
