@@ -177,3 +177,19 @@ def test_sigterm_to_record_is_passed_on_and_the_command_did_not_finish(tmp_path:
     lines = run.stderr.splitlines()
     assert lines[-1] == "error: stopped (signal 15, SIGTERM)"
     assert "jxinspect record: the command did not finish (signal 15, SIGTERM)" in run.stderr
+
+
+def test_a_debug_run_whose_parent_ends_before_it_may_stage_removes_its_folder() -> None:
+    """The parent ends (a signal, a kill) after it started the debug run and named its
+    folder, but before it said under what to stage (it was still importing the user's
+    module): the child, importing JAX meanwhile, removes the folder as it exits."""
+    import functools
+
+    from jxinspect.tracer.partitioner_run import PartitionerRun
+
+    run = PartitionerRun.start(functools.partial(print, "never staged"))
+    assert os.path.isdir(run.folder)
+    assert run.process.stdin is not None
+    run.process.stdin.close()  # what the parent's end does to the pipe
+    run.process.wait(timeout=START_S)
+    assert not os.path.lexists(run.folder), "the debug run left its folder behind"

@@ -34,7 +34,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from jxinspect.core import interrupts, progress
 from jxinspect.core.artifacts import PROGRAM_LIMIT, SMALL_LIMIT, read_text
@@ -124,7 +124,7 @@ def _main() -> None:
     interrupts.leave_to_parent()
     folder, work = _receive()
     seam.import_jax()
-    conditions: StagingConditions = _receive()
+    conditions: StagingConditions = _receive(folder)
     threading.Thread(target=_end_with_parent, args=(folder,), daemon=True).start()
     conditions.apply()
     seam.persistent_cache_off()
@@ -139,19 +139,21 @@ def _main() -> None:
         raise
 
 
-def _receive() -> Any:
-    """The parent's next message; the parent gone before it sent it: exit."""
-    size = int.from_bytes(_read_exactly(_SIZE_BYTES), "big")
-    return pickle.loads(_read_exactly(size))
+def _receive(folder: str | None = None) -> Any:
+    """The parent's next message; the parent gone before it sent it: remove ``folder``
+    (the run's, once known: the parent leaves it to this process) and exit."""
+    size = int.from_bytes(_read_exactly(_SIZE_BYTES, folder), "big")
+    return pickle.loads(_read_exactly(size, folder))
 
 
-def _read_exactly(size: int) -> bytes:
-    """``size`` bytes of standard input; the parent gone before it sent them: exit."""
+def _read_exactly(size: int, folder: str | None) -> bytes:
+    """``size`` bytes of standard input; the parent gone before it sent them: remove
+    ``folder`` (where given) and exit."""
     chunks: list[bytes] = []
     while size:
         chunk = os.read(0, size)
         if not chunk:
-            os._exit(1)
+            _remove_and_exit(folder)
         chunks.append(chunk)
         size -= len(chunk)
     return b"".join(chunks)
@@ -162,10 +164,16 @@ def _end_with_parent(folder: str) -> None:
     (again, where XLA was writing into it meanwhile) and exit."""
     while os.read(0, 4096):
         pass
-    for _ in range(5):
+    _remove_and_exit(folder)
+
+
+def _remove_and_exit(folder: str | None) -> NoReturn:
+    """Remove the run's ``folder`` (again, where XLA was writing into it meanwhile) and
+    exit: the parent is gone, and left it to this process."""
+    tries_left = 5
+    while folder is not None and os.path.lexists(folder) and tries_left > 0:
         shutil.rmtree(folder, ignore_errors=True)
-        if not os.path.lexists(folder):
-            break
+        tries_left -= 1
     os._exit(1)
 
 
