@@ -82,3 +82,35 @@ def test_why_of_the_guides_model_fits_a_terminal() -> None:
     section = _section(result.stdout, "why each collective")
     assert max(len(line) for line in section) <= 250, max(section, key=len)
     assert any(line.startswith("       data ← ") for line in section), section
+
+
+REPLICATED = """
+import jax.numpy as jnp
+
+ARGS = ", ".join(f"{{k}}: f32[1024,1024]" for k in "{keys}".split())
+JXINSPECT = {{"step": {{"devices": 8, "mesh": "data=8", "explicit": False, "in_specs": "P()",
+                      "args": "{{" + ARGS + "}}"}}}}
+
+
+def step(params):
+    return sum(jnp.sum(v) for v in params.values())
+"""
+
+
+def test_a_group_of_findings_names_the_examples_that_fit_in_a_line(tmp_path: Path) -> None:
+    """Four large replicated arguments of long names: JX201 once, in ``lower``'s and
+    ``lint``'s text, within 250 characters (the three other names, written out, would
+    take it to about 320): the examples that fit, the rest counted."""
+    keys = [f"projection_weights_of_layer_{i}" for i in range(4)]
+    (tmp_path / "m.py").write_text(REPLICATED.format(keys=" ".join(keys)), encoding="utf-8")
+    for command in (("lower", "m.py:step"), ("lint", "m.py")):
+        result = run_cli(*command, cwd=tmp_path)
+        assert result.returncode in (0, 1), result.describe()
+        (line,) = [line for line in result.stdout.splitlines() if "JX201" in line]
+        assert len(line) <= 250, line
+        assert f"params['{keys[0]}']" in line and "; 3 more like it: " in line, line
+        assert f"params['{keys[1]}'] and 2 more (--format json lists every one)" in line, line
+        full = line.replace(" and 2 more (--format json lists every one)", "") + "".join(
+            f", params['{k}']" for k in keys[2:]
+        )
+        assert len(full) > 250, full
