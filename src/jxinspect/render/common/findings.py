@@ -11,6 +11,7 @@ JUnit keep every finding (they do not use this module).
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -23,7 +24,7 @@ EXAMPLES = 3
 """Leaves (or places) a group names besides its first finding."""
 LINE_MAX = 250
 """The longest finding line the text formats print: a group names fewer examples (the
-rest counted in ``and K more``), and a message longer than that alone is cut."""
+rest counted in ``and K more``), and a message longer than that alone is wrapped."""
 
 _NUMBERS = re.compile(r"\d+")
 
@@ -42,16 +43,16 @@ class FindingGroup:
 
     def text(self, room: int | None = None, shown: Callable[[str], str] = str) -> str:
         """The first message, and for a group: how many more, a few of them, how to see all;
-        with ``room``, at most that many characters as ``shown`` prints them (the examples
-        that do not fit are counted with the rest, a message longer than that cut by ``…``)."""
+        with ``room``, those of them that fit in that many characters as ``shown`` prints
+        them (the rest counted)."""
         if len(self.findings) == 1:
-            return _fitted(shown(self.first.message), room)
+            return shown(self.first.message)
         others = [_label(f) for f in self.findings[1:]]
         for count in range(min(EXAMPLES, len(others)), -1, -1):
             said = shown(self._folded(others, count))
             if room is None or len(said) <= room:
-                return said
-        return _fitted(said, room)
+                break
+        return said
 
     def _folded(self, others: list[str], count: int) -> str:
         """The group's line naming its first ``count`` other leaves."""
@@ -63,8 +64,14 @@ class FindingGroup:
         return f"{head}: {', '.join(others[:count])}{tail}"
 
 
-def _fitted(text: str, room: int | None) -> str:
-    return text if room is None or len(text) <= room else text[: room - 1] + "…"
+def finding_lines(head: str, group: FindingGroup, shown: Callable[[str], str]) -> list[str]:
+    """A group as a text view prints it after ``head`` (``  JX201 warning ``), within
+    :data:`LINE_MAX` characters a line: the examples that fit, and a message longer than
+    that alone goes on on lines of its own, under its start."""
+    said = group.text(LINE_MAX - len(head), shown)
+    indent = " " * len(head)
+    return textwrap.wrap(said, LINE_MAX, initial_indent=head, subsequent_indent=indent,
+                         break_on_hyphens=False) or [head.rstrip()]  # fmt: skip
 
 
 def _label(finding: Finding) -> str:
