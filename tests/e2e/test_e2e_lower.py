@@ -166,7 +166,7 @@ def test_sample_text_report(entry: str, lower_text: Any, lower_json: Any) -> Non
     for line in (line for line in text.splitlines() if re.match(r"^  JX\d{3} ", line)):
         first, _, more = line.strip().partition("; ")
         assert first in messages, line
-        folded = re.match(r"(\d+) more like it: ", more)
+        folded = re.match(r"(\d+) more like it\b", more)
         counted += 1 + (int(folded.group(1)) if folded else 0)
     jax_own = sum(f["inside_jax"] for f in report["findings"])
     inside = re.search(r"^  (\d+) (?:more )?inside JAX's own code \(", text, re.MULTILINE)

@@ -70,3 +70,31 @@ def test_a_number_the_code_needs_concrete_names_the_static_flag(tmp_path: Path) 
     assert "(n=3): make it static with --static-argnums 1" in line, line
     again = run_cli("lower", "loop.py:f", "--static-argnums", "1", cwd=tmp_path)
     assert again.returncode == 0, again.describe()
+
+
+MAKER_MESH = """
+import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+
+def f(x):
+    return x * 2
+
+
+def make():
+    mesh = jax.make_mesh((4, 2), ("data", "model"))
+    return (jax.ShapeDtypeStruct((8, 4), jnp.float32, sharding=NamedSharding(mesh, P("data"))),)
+"""
+
+
+def test_a_maker_that_builds_a_mesh_names_the_devices_it_needs(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(MAKER_MESH, encoding="utf-8")
+    failed = run_cli("lower", "m.py:f", "--args-from", "make", cwd=tmp_path)
+    assert failed.returncode == 3, failed.describe()
+    assert error_line(failed).endswith(
+        "; --args-from make builds a mesh of 8 devices: simulate them with --devices 8 (or "
+        "`devices: 8` in its declaration or configuration)"
+    ), failed.describe()
+    again = run_cli("lower", "m.py:f", "--args-from", "make", "--devices", "8", cwd=tmp_path)
+    assert again.returncode in (0, 1), again.describe()

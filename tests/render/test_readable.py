@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import flax
 from helpers import REPO, needs_axis_types, run_cli
 
 from jxinspect.render.common.source import paths_shown, shown_path, source_text
+from jxinspect.render.common.table import capped
 
 NNX_STEP = ("lower", "tests/fixtures/nnx_transformer.py:train_step", "--args-from", "make",
             "--devices", "8", "--mesh", "data=2,model=4")  # fmt: skip
@@ -82,3 +84,71 @@ def test_why_of_the_guides_model_fits_a_terminal() -> None:
     section = _section(result.stdout, "why each collective")
     assert max(len(line) for line in section) <= 250, max(section, key=len)
     assert any(line.startswith("       data ← ") for line in section), section
+
+
+REPLICATED = """
+import jax.numpy as jnp
+
+ARGS = ", ".join(f"{{k}}: f32[1024,1024]" for k in "{keys}".split())
+JXINSPECT = {{"step": {{"devices": 8, "mesh": "data=8", "explicit": False, "in_specs": "P()",
+                      "args": "{{" + ARGS + "}}"}}}}
+
+
+def step(params):
+    return sum(jnp.sum(v) for v in params.values())
+"""
+
+
+def test_a_group_of_findings_names_the_examples_that_fit_in_a_line(tmp_path: Path) -> None:
+    """Four large replicated arguments of long names: JX201 once, in ``lower``'s and
+    ``lint``'s text, within 250 characters (the three other names, written out, would
+    take it to about 320): the examples that fit, the rest counted. One message longer
+    than a line goes on on the next, under its start."""
+    keys = [f"projection_weights_of_layer_{i}" for i in range(4)]
+    (tmp_path / "m.py").write_text(REPLICATED.format(keys=" ".join(keys)), encoding="utf-8")
+    for command in (("lower", "m.py:step"), ("lint", "m.py")):
+        result = run_cli(*command, cwd=tmp_path)
+        assert result.returncode in (0, 1), result.describe()
+        (line,) = [line for line in result.stdout.splitlines() if "JX201" in line]
+        assert len(line) <= 250, line
+        assert f"params['{keys[0]}']" in line and "; 3 more like it: " in line, line
+        assert f"params['{keys[1]}'] and 2 more (--format json lists every one)" in line, line
+        full = line.replace(" and 2 more (--format json lists every one)", "") + "".join(
+            f", params['{k}']" for k in keys[2:]
+        )
+        assert len(full) > 250, full
+    long_name = "weights_" * 25  # one finding whose message alone is over 250 characters
+    (tmp_path / "m.py").write_text(REPLICATED.format(keys=long_name), encoding="utf-8")
+    for command in (("lower", "m.py:step"), ("lint", "m.py")):
+        lines = run_cli(*command, cwd=tmp_path).stdout.splitlines()
+        start = next(i for i, line in enumerate(lines) if "JX201" in line)
+        first, rest = lines[start], lines[start + 1]
+        column = first.index("argument ")
+        assert len(first) <= 250 and rest[:column].isspace() and rest[column] != " ", lines
+        said = f"{first[column:]} {rest[column:]}"
+        assert said.startswith(f"argument params['{long_name}'] (f32[1024,1024], 4.0 MiB)")
+        assert said.endswith("is replicated on all 8 devices (threshold 1.0 MiB)"), said
+
+
+def test_a_source_cell_cut_keeps_the_librarys_file_and_line() -> None:
+    """A cell ``user.py:40 (library/path.py:431)`` too long for its column loses the start
+    of the library's path, at a folder where one fits; other cells, and a source cell
+    whose library file cannot fit, lose their end."""
+    cell = "sample_programs/own_model.py:40 (flax/nnx/nn/linear.py:422)"
+    assert capped(cell, len(cell)) == cell
+    assert capped(cell, 55) == "sample_programs/own_model.py:40 (…/nn/linear.py:422)"
+    assert capped(cell, 49) == "sample_programs/own_model.py:40 (…/linear.py:422)"
+    assert capped(cell, 48) == "sample_programs/own_model.py:40 (…linear.py:422)"
+    assert capped(cell, 40) == cell[:39] + "…"
+    assert capped("x" * 90) == "x" * 79 + "…"
+
+
+def test_the_collectives_table_keeps_the_librarys_line() -> None:
+    """The guide's model (docs/your-own-model.md): its collectives' source cells, cut to
+    the table's column, end in Flax's file and line."""
+    result = run_cli("lower", "sample_programs/own_model.py:train_step", "--args-from", "make",
+                     "--compile", "--show", "collectives", cwd=REPO)  # fmt: skip
+    assert result.returncode in (0, 1), result.describe()
+    rows = _section(result.stdout, "collectives (")[2:]
+    sources = [row for row in rows if "sample_programs/own_model.py:" in row]
+    assert sources and all(re.search(r"\(…\S*linear\.py:\d+\)$", row) for row in sources), rows

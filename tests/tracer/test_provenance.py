@@ -884,3 +884,48 @@ def test_alike_operations_at_one_line_are_told_apart_by_what_they_read(
     assert bool(moving) == moves_a_weight, at_line
     for collective in moving:  # the projection that reads it: its weight's origins
         assert collective["origins"], collective
+
+
+@pytest.mark.skipif(not SHARDY_BY_DEFAULT, reason="GSPMD partitions by default before 0.7")
+def test_each_all_reduce_of_the_guides_model_is_explained_by_an_operation_summing_over_it() -> None:
+    """The guide's model (docs/your-own-model.md): an all-reduce completes a sum over its
+    axes, so the operation said to need it has operands split over them and a result that
+    is not (the forward dot of ``down`` for the one over ``model`` at its line; the
+    backward dot into ``up``'s input for the one at ``up``'s line, not the dot beside it
+    that makes ``up``'s gradient). The gradients' all-reduce XLA combined from several
+    operations (its ``op_name`` names each) takes none of them alone, and never the
+    forward dot whose line it shares."""
+    result = run_cli("lower", "sample_programs/own_model.py:train_step", "--args-from", "make",
+                     "--why", "--format", "json", cwd=REPO)  # fmt: skip
+    assert result.returncode in (0, 1), result.describe()
+    collectives = json.loads(result.stdout)["compiled"]["collectives"]
+    reducing = [c for c in collectives if c["kind"] == "all-reduce"]
+    assert reducing, collectives
+    for collective in reducing:
+        axes = set(collective["axes"])
+        origins = collective["origins"] or ()
+        result_axes = {o["axis"] for o in origins if o["value"] == "result"}
+        operand_axes = {o["axis"] for o in origins if o["value"].startswith("operand")}
+        assert not origins or (axes <= operand_axes and not axes & result_axes), collective
+    backward = [c for c in reducing if "transpose(" in c["op_name"] and c["axes"] == ["model"]]
+    assert backward and all(c["origins"] for c in backward), backward
+
+
+def test_a_combined_instructions_op_name_names_each_operation() -> None:
+    """XLA's combined all-reduce names each operation it took in: ``a;b`` (0.11 on), or
+    their common prefix and the rest of each in parentheses (as 0.10.2 writes the guide's
+    model's gradients' one)."""
+    from jxinspect.tracer.read.provenance import operation_names
+
+    combined = "jit(step)/(transpose(jvp())/reduce_sum:transpose(jvp())/dot_general:jvp()/mul)"
+    assert operation_names(combined) == [
+        "jit(step)/transpose(jvp())/reduce_sum",
+        "jit(step)/transpose(jvp())/dot_general",
+        "jit(step)/jvp()/mul",
+    ]
+    assert operation_names("jit(f)/a;jit(f)/b") == ["jit(f)/a", "jit(f)/b"]
+    assert operation_names("jit(step)/transpose(jvp())/dot_general") == [
+        "jit(step)/transpose(jvp())/dot_general"
+    ]
+    assert operation_names("jit(f)/(a)") == ["jit(f)/(a)"]
+    assert operation_names(None) == []

@@ -791,3 +791,47 @@ def test_the_text_says_the_flops_are_unknown_and_a_flops_budget_fails(
     assert message.startswith("the FLOPs budget cannot be judged: the cost is unknown (")
     assert "kernel matmul_kernel at " in message and f"kernels.py:{line} has no cost" in message
     assert found["kernels.py:estimated_add"] == []
+
+
+OWN_MESH = """
+import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+
+def step(x):
+    return jnp.tanh(x).sum()
+
+
+def make():  # a mesh of its own, over the devices this process has
+    mesh = jax.make_mesh((2, 2), ("data", "model"))
+    return (jax.ShapeDtypeStruct((64, 32), jnp.float32, sharding=NamedSharding(mesh, P("data"))),)
+
+
+def make_on_the_mesh_set_up():  # the hint followed
+    mesh = jax.sharding.get_abstract_mesh()
+    return (jax.ShapeDtypeStruct((64, 32), jnp.float32, sharding=NamedSharding(mesh, P("data"))),)
+"""
+
+
+@needs_libtpu
+def test_a_maker_that_builds_its_own_mesh_is_told_to_build_on_the_one_set_up(
+    tmp_path: Path, run_cli: Any
+) -> None:
+    """Under ``--topology`` the process holds one CPU device, so a maker's own mesh of four
+    fails in JAX ("Number of devices 1 must be >= ..."): exit 3, and the line says to
+    build the inputs on the mesh jxinspect sets up; the maker that does lowers."""
+    (tmp_path / "own_mesh.py").write_text(OWN_MESH, encoding="utf-8")
+    flags = ("--topology", "v5e:2x2", "--mesh", "data=2,model=2", "--auto")
+    failed = run_cli("lower", "own_mesh.py:step", *flags, "--args-from", "make", cwd=tmp_path)
+    assert failed.returncode == 3, failed.describe()
+    (line,) = failed.stderr.strip().splitlines()
+    assert "must be >= the product of mesh_shape" in line, line
+    assert line.endswith(
+        "; under --topology the inputs lie on v5e:2x2's devices: build them on the mesh "
+        "jxinspect sets up (jax.sharding.get_abstract_mesh(), the ambient mesh), not on a "
+        "mesh of your own"
+    ), line
+    followed = run_cli("lower", "own_mesh.py:step", *flags, "--args-from",
+                       "make_on_the_mesh_set_up", cwd=tmp_path)  # fmt: skip
+    assert followed.returncode in (0, 1), followed.describe()

@@ -28,6 +28,7 @@ from jxinspect.project.targets import (
     Target,
     describe_exception,
     load_module,
+    mesh_hint,
     parse_target,
     resolve_attribute,
 )
@@ -46,7 +47,7 @@ def example_inputs(
     options = resolved.options
     shared_dims = _shared_dims(resolved)
     if options.args_from:
-        return _made_inputs(options.args_from, module, resolved.target)
+        return _made_inputs(options.args_from, module, resolved.target, options.topology)
     kwargs = parse_flag("--kwargs", specs.parse_kwargs, options.kwargs or "")
     if options.args is None and _needs_more(fun, kwargs):
         return _inferred_inputs(resolved, module, fun, kwargs, shared_dims, wrapper_keywords)
@@ -56,8 +57,9 @@ def example_inputs(
     return args, kwargs, None
 
 
-def _made_inputs(ref: str, module: Any, target: Target) -> Inputs:
-    """The inputs ``args_from``'s function ``ref`` returns: ``args`` or ``(args, kwargs)``."""
+def _made_inputs(ref: str, module: Any, target: Target, topology: str | None) -> Inputs:
+    """The inputs ``args_from``'s function ``ref`` returns: ``args`` or ``(args, kwargs)``
+    (``topology``: the one ``--topology`` names, which its devices are)."""
     if ":" in ref:
         source = parse_target(ref)
         maker = resolve_attribute(load_module(source), source)
@@ -67,7 +69,8 @@ def _made_inputs(ref: str, module: Any, target: Target) -> Inputs:
         made = maker()
     except BaseException as err:  # the user's code may raise anything, sys.exit too
         reraise_if_stopping(err)
-        raise UserCodeError(f"--args-from {ref} failed: {describe_exception(err)}") from None
+        hint = mesh_hint(err, f"--args-from {ref}", topology)
+        raise UserCodeError(f"--args-from {ref} failed: {describe_exception(err)}{hint}") from None
     if (
         isinstance(made, tuple)
         and len(made) == 2

@@ -169,7 +169,7 @@ def _import_failure(where: str, err: BaseException) -> UserCodeError:
             f"syntax error in {err.filename}:{err.lineno}: {err.msg}; fix the file and run again"
         )
     reraise_if_stopping(err)
-    return UserCodeError(f"importing {where} failed: {describe_exception(err)}{_mesh_hint(err)}")
+    return UserCodeError(f"importing {where} failed: {describe_exception(err)}{mesh_hint(err)}")
 
 
 _TOO_FEW_FOR_MESH = re.compile(
@@ -178,15 +178,26 @@ _TOO_FEW_FOR_MESH = re.compile(
 """JAX's ``make_mesh`` error when the module builds a mesh larger than the devices."""
 
 
-def _mesh_hint(err: BaseException) -> str:
-    """How to give a module that builds a mesh at import the devices it needs."""
+def mesh_hint(err: BaseException, builder: str = "", topology: str | None = None) -> str:
+    """How to give code that builds a mesh of more devices than there are (JAX's
+    ``make_mesh`` error) what it needs: the devices simulated, or under ``--topology``
+    (whose devices are the topology's) the mesh jxinspect sets up. ``builder``: what
+    builds it (``--args-from make``), else the module at import."""
     found = _TOO_FEW_FOR_MESH.search(str(err))
     if found is None:
         return ""
+    if topology is not None:
+        return (
+            f"; under --topology the inputs lie on {topology}'s devices: build them on the "
+            "mesh jxinspect sets up (jax.sharding.get_abstract_mesh(), the ambient mesh), "
+            "not on a mesh of your own"
+        )
     needed = math.prod(int(n) for n in found.group(1).replace(" ", "").split(",") if n)
+    who = f"{builder} builds" if builder else "the module builds"
     return (
-        f"; the module builds a mesh of {needed} devices at import: simulate them with "
-        f"--devices {needed} (or `devices: {needed}` in its declaration or configuration)"
+        f"; {who} a mesh of {needed} devices{'' if builder else ' at import'}: simulate "
+        f"them with --devices {needed} (or `devices: {needed}` in its declaration or "
+        "configuration)"
     )
 
 

@@ -3,14 +3,16 @@
 
 A ResNet under pmap gives hundreds of ``JX102 argument ... carries the fallback name
 'flat_args[i]'``; text and HTML show that as one line, and the findings about JAX's own
-code (the bodies of ``jnp`` functions) as one more. JSON, SARIF and JUnit keep every
-finding (they do not use this module).
+code (the bodies of ``jnp`` functions) as one more. A text line stays within
+:data:`LINE_MAX` characters: a group names as many examples as fit there. JSON, SARIF and
+JUnit keep every finding (they do not use this module).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from jxinspect.core.model import Finding
@@ -20,6 +22,9 @@ GROUP_FROM = 3
 """Findings of one code and shape shown one by one below this count."""
 EXAMPLES = 3
 """Leaves (or places) a group names besides its first finding."""
+LINE_MAX = 250
+"""The longest finding line the text formats print: a group names fewer examples (the
+rest counted in ``and K more``), and a message longer than that alone is wrapped."""
 
 _NUMBERS = re.compile(r"\d+")
 
@@ -36,15 +41,37 @@ class FindingGroup:
     def first(self) -> Finding:
         return self.findings[0]
 
-    def text(self) -> str:
-        """The first message, and for a group: how many more, a few of them, how to see all."""
+    def text(self, room: int | None = None, shown: Callable[[str], str] = str) -> str:
+        """The first message, and for a group: how many more, a few of them, how to see all;
+        with ``room``, those of them that fit in that many characters as ``shown`` prints
+        them (the rest counted)."""
         if len(self.findings) == 1:
-            return self.first.message
+            return shown(self.first.message)
         others = [_label(f) for f in self.findings[1:]]
-        shown = ", ".join(others[:EXAMPLES])
-        rest = len(others) - EXAMPLES
+        for count in range(min(EXAMPLES, len(others)), -1, -1):
+            said = shown(self._folded(others, count))
+            if room is None or len(said) <= room:
+                break
+        return said
+
+    def _folded(self, others: list[str], count: int) -> str:
+        """The group's line naming its first ``count`` other leaves."""
+        head = f"{self.first.message}; {len(others)} more like it"
+        if not count:
+            return f"{head} (--format json lists every one)"
+        rest = len(others) - count
         tail = f" and {rest} more (--format json lists every one)" if rest > 0 else ""
-        return f"{self.first.message}; {len(others)} more like it: {shown}{tail}"
+        return f"{head}: {', '.join(others[:count])}{tail}"
+
+
+def finding_lines(head: str, group: FindingGroup, shown: Callable[[str], str]) -> list[str]:
+    """A group as a text view prints it after ``head`` (``  JX201 warning ``), within
+    :data:`LINE_MAX` characters a line: the examples that fit, and a message longer than
+    that alone goes on on lines of its own, under its start."""
+    said = group.text(LINE_MAX - len(head), shown)
+    indent = " " * len(head)
+    return textwrap.wrap(said, LINE_MAX, initial_indent=head, subsequent_indent=indent,
+                         break_on_hyphens=False) or [head.rstrip()]  # fmt: skip
 
 
 def _label(finding: Finding) -> str:

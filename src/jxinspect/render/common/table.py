@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -18,9 +19,27 @@ more (X MiB)``."""
 Row = TypeVar("Row")
 
 
+_PLACE = re.compile(r"^(?P<user>.+) \((?P<library>[^ ()]+:\d+)\)$")
+"""A source cell: the user's line, the library's place beside it
+(:func:`~jxinspect.render.common.source.source_text`)."""
+
+
 def capped(cell: str, most: int = CELL_MOST) -> str:
-    """``cell``, or its first ``most - 1`` characters and ``…``."""
-    return cell if len(cell) <= most else cell[: most - 1] + "…"
+    """``cell``, or its first ``most - 1`` characters and ``…``; a source cell loses the
+    start of its library's path instead, keeping the file and line
+    (``model.py:40 (…/nn/linear.py:431)``, ``(…linear.py:431)`` where no folder fits),
+    where those fit."""
+    if len(cell) <= most:
+        return cell
+    place = _PLACE.match(cell)
+    if place is not None:
+        room = most - len(place["user"]) - len(" (…)")
+        parts = place["library"].split("/")
+        tails = [*("/" + "/".join(parts[i:]) for i in range(1, len(parts))), parts[-1]]
+        tail = next((t for t in tails if len(t) <= room), None)
+        if tail is not None:
+            return f"{place['user']} (…{tail})"
+    return cell[: most - 1] + "…"
 
 
 def largest(

@@ -14,7 +14,7 @@ from __future__ import annotations
 from jxinspect.core.lint import LintResult
 from jxinspect.core.model import Finding
 from jxinspect.render.common.escape import text as esc
-from jxinspect.render.common.findings import grouped
+from jxinspect.render.common.findings import finding_lines, grouped
 from jxinspect.render.common.source import paths_shown, shown_path
 
 _STYLES = {
@@ -65,9 +65,10 @@ def render(result: LintResult, color: bool = False) -> str:
             lines.append(f"{paint(name, 'bold')}: {count}{tail}")
             for group in grouped(new):
                 f = group.first
+                head = f"  {_location(f)}{f.code} {f.severity:<7} "
+                first, *rest = finding_lines(head, group, lambda m: esc(paths_shown(m)))
                 severity = paint(f"{f.severity:<7}", f.severity)
-                said = esc(paths_shown(group.text()))
-                lines.append(f"  {_location(f)}{f.code} {severity} {said}")
+                lines += [f"  {_location(f)}{f.code} {severity} {first[len(head) :]}", *rest]
         else:
             lines.append(f"{name}: {paint('ok', 'ok')}{tail}")
     if result.gone:

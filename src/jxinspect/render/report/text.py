@@ -22,7 +22,7 @@ from jxinspect.core.model import (
 from jxinspect.core.units import human_bytes, human_flops, recorded, type_text
 from jxinspect.render.common.console import ansi_console
 from jxinspect.render.common.escape import text as esc
-from jxinspect.render.common.findings import grouped, inside_jax_line
+from jxinspect.render.common.findings import finding_lines, grouped, inside_jax_line
 from jxinspect.render.common.source import at_source_text, paths_shown
 from jxinspect.render.common.table import ROWS_MOST, plain_table
 from jxinspect.render.report import memory_view
@@ -314,6 +314,10 @@ def summary_line(report: Report) -> str:
     return "; ".join(parts)
 
 
+def _message_shown(message: str) -> str:
+    return esc(paths_shown(message))
+
+
 def render_plain(report: Report) -> str:
     """Stable plain text: header, inputs, outputs, findings, summary."""
     lines = [f"{key + ':':<14}{esc(paths_shown(value))}" for key, value in header_lines(report)]
@@ -322,10 +326,9 @@ def render_plain(report: Report) -> str:
         lines += [f"  {rest}"] if rest else []
     if report.findings:
         lines += ["", f"findings ({len(report.findings)})"]
-        lines += [
-            f"  {g.first.code} {g.first.severity:<7} {esc(paths_shown(g.text()))}"
-            for g in grouped(report.findings)
-        ]
+        for group in grouped(report.findings):
+            head = f"  {group.first.code} {group.first.severity:<7} "
+            lines += finding_lines(head, group, _message_shown)
         folded = inside_jax_line(report.findings)
         lines += [f"  {folded}"] if folded else []
     lines += ["", summary_line(report)]
@@ -366,7 +369,7 @@ def render_rich(report: Report, width: int = 120) -> str:
         f = group.first
         line = Text(f"{f.code} ", style="bold")
         line.append(f"{f.severity:<7} ", style=SEVERITY_STYLE[f.severity])
-        line.append(esc(paths_shown(group.text())))
+        line.append(group.text(shown=_message_shown))
         console.print(line)
     folded = inside_jax_line(report.findings)
     if folded:

@@ -685,7 +685,7 @@ def _collective_origins(
         if moved:
             return tuple(moved)
     where = (collective.file, collective.line)  # (None, None): by JAX's name alone
-    names = [name for name in (collective.op_name or "").split(";") if name]  # 0.11 on: ;
+    names = operation_names(collective.op_name)
     named = list(dict.fromkeys(p for name in names for p in at.get((*where, name), [])))
     at_line = sorted(at.get((*where, None), [])) if collective.line is not None else []
     if not named and not at_line:
@@ -708,6 +708,35 @@ def _collective_origins(
         if found:
             return tuple(found)
     return own if own or named or at_line else None
+
+
+_COMBINED = re.compile(r"^(?:(?P<prefix>.*?)/)?\((?P<parts>.*)\)$")
+
+
+def operation_names(op_name: str | None) -> list[str]:
+    """The operations a compiled instruction's ``op_name`` names: one, or each of those
+    XLA combined into it (several gradients' all-reduces in one): ``a;b`` (0.11 on) or
+    their common prefix and the rest of each, ``jit(step)/(transpose(jvp())/dot_general:
+    jvp()/reduce_sum)`` (before)."""
+    names = [name for name in (op_name or "").split(";") if name]
+    if len(names) != 1 or (combined := _COMBINED.match(names[0])) is None:
+        return names
+    parts = _top_level_split(combined["parts"], ":")
+    if len(parts) < 2:
+        return names
+    prefix = f"{combined['prefix']}/" if combined["prefix"] else ""
+    return [prefix + part for part in parts]
+
+
+def _top_level_split(text: str, separator: str) -> list[str]:
+    """``text`` split at each ``separator`` outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == separator and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return [*parts, text[start:]]
 
 
 def _needing(
@@ -740,8 +769,9 @@ def _reading_what_it_moves(
     read an argument it moves or make a result it moves (its ``moves``, from the compiled
     program's data flow);
     where it moves none that tells them apart, all of them if they say the same origins,
-    else those whose values are sharded over each of its axes if they say the same, else
-    ``None``: which one needs it is not known."""
+    else (an all-reduce) those that sum over its axes if they say the same, else those
+    whose values are sharded over each of its axes if they say the same, else ``None``:
+    which one needs it is not known."""
     moved = set(collective.operand_paths) & set(reader.arg_paths.values())
     feeding = reader.feeding(set(collective.operand_paths) & set(reader.result_paths.values()))
     reading = [p for p in positions
@@ -752,9 +782,23 @@ def _reading_what_it_moves(
     said = {p: origins for p, origins in said.items() if origins}
     if len(set(said.values())) <= 1:
         return positions
-    axes = set(collective.axes or ())  # the one whose values are sharded over its axes
+    axes = set(collective.axes or ())
+    if collective.kind == "all-reduce" and axes:  # the one that sums over its axes
+        summing = [p for p, origins in said.items() if _sums_over(origins, axes)]
+        if summing and len({said[p] for p in summing}) == 1:
+            return summing
+    # the one whose values are sharded over its axes
     over = [p for p, origins in said.items() if axes and axes <= {o[1] for o in origins}]
     return over if over and len({said[p] for p in over}) == 1 else None
+
+
+def _sums_over(origins: frozenset[tuple[Any, ...]], axes: set[str]) -> bool:
+    """Whether an operation with these origins (:func:`_declared`) sums over ``axes``:
+    its operands are split over them and its result is not (a dot contracting them, a
+    reduction along them): what an all-reduce over them completes."""
+    operands = {axis for value, axis, *_ in origins if value.startswith("operand")}
+    result = {axis for value, axis, *_ in origins if value == "result"}
+    return axes <= operands and not axes & result
 
 
 def _declared(origins: list[Origin]) -> frozenset[tuple[Any, ...]]:
