@@ -174,6 +174,48 @@ def _lowers_with_gspmd() -> bool:
         jax.config.update("jax_use_shardy_partitioner", before)
 
 
+def _flax_jit_lowering_frame() -> tuple[str, bool] | None:
+    """Where Flax's ``nnx.jit`` has JAX lower its inner ``jit`` (the hook reads the
+    user's call there): the name of the nearest frame of Flax's ``compilation.py`` that
+    :data:`seam.hooks.FLAX_JIT_CALLERS` names, as JAX's lowering event sees the stack,
+    and whether it holds the user's function, call and what it hands the inner
+    ``jit``; ``None`` where no such frame is on the stack."""
+    import os
+    import sys
+
+    from flax import nnx
+
+    def step(model: nnx.Linear, x: jax.Array) -> jax.Array:
+        return model(x).sum()
+
+    found: list[tuple[str, bool]] = []
+
+    def on_phase(phase: str, seconds: float) -> None:
+        frame: Any = sys._getframe()
+        while frame is not None and not found:
+            code, local = frame.f_code, frame.f_locals
+            where = os.path.join("flax", "nnx", "transforms", "compilation.py")
+            if code.co_filename.endswith(where) and code.co_name in seam.hooks.FLAX_JIT_CALLERS:
+                held = {"args", "kwargs", "pure_args", "pure_kwargs"} <= set(local)
+                mine = seam.hooks.flax_jit_function(code.co_name, local) is step
+                found.append((code.co_name, held and mine))
+            frame = frame.f_back
+
+    stop = seam.install_duration_listener(lambda p, s: on_phase(p, s) if p == "lower" else None)
+    try:
+        nnx.jit(step)(nnx.Linear(2, 3, rngs=nnx.Rngs(0)), jnp.ones((1, 2)))
+    finally:
+        stop()
+    return found[0] if found else None
+
+
+def _flax_release() -> tuple[int, int]:
+    import flax
+
+    major, minor = re.match(r"(\d+)\.(\d+)", flax.__version__).groups()  # type: ignore[union-attr]
+    return int(major), int(minor)
+
+
 RELEASE_FACTS: list[tuple[str, Callable[[], bool], Callable[[tuple[int, int, int]], bool]]] = [
     ("devices: jax_num_cpu_devices", lambda: "jax_num_cpu_devices" in jax.config.values,
      lambda v: v >= (0, 5, 0)),
@@ -238,6 +280,11 @@ RELEASE_FACTS: list[tuple[str, Callable[[], bool], Callable[[tuple[int, int, int
      "NAMED_OUTPUTS_ONLY_SINCE)", _names_checkpoint_inputs, lambda v: v < (0, 10, 2)),
     ("hooks: pxla.lower_parallel_callable",
      lambda: hasattr(_pxla(), "lower_parallel_callable"), lambda v: v < (0, 10, 0)),
+    ("hooks: nnx.jit lowers under a frame of FLAX_JIT_CALLERS that holds the user's call",
+     lambda: (_flax_jit_lowering_frame() or ("", False))[1], lambda v: True),
+    ("hooks: nnx.jit is flax 0.10's function jit_wrapper (JitWrapped's methods from 0.11)",
+     lambda: ((_flax_jit_lowering_frame() or ("",))[0] == "jit_wrapper")
+     == (_flax_release() < (0, 11)), lambda v: True),
 ]  # fmt: skip
 
 

@@ -458,8 +458,11 @@ def recorded(lowering: seam.RunLowering) -> Lowered:
         leaves = tuple(seam.tree_leaves(seam.dynamic_arguments(lowering.call)))
     if user is None or leaves is None or lowering.wrapper is None:
         return Lowered(traced, lowering.lowered)
+    from jxinspect.tracer import adapters
+
+    args, kwargs = adapters.recorded_call(lowering.wrapper, user.args, user.kwargs)
     traced = replace(traced, wrapper=lowering.wrapper, leaves=list(leaves),
-                     call=(user.fun, user.args, user.kwargs))  # fmt: skip
+                     call=(user.fun, args, kwargs))  # fmt: skip
     traced = replace(traced, paths=wrapper_paths(traced))
     return Lowered(replace(traced, results=_recorded_results(traced, user.fun)), lowering.lowered)
 

@@ -53,6 +53,16 @@ def find(fun: Any) -> Any | None:
     return None
 
 
+def recorded_call(wrapper: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """The user's call of a program a recorded run lowered through ``wrapper`` (its
+    library is loaded there already), as that wrapper's adapter names its leaves."""
+    if wrapper == "nnx.jit":
+        from jxinspect.tracer.adapters import nnx_jit
+
+        return nnx_jit.named_call(args, kwargs)
+    return args, kwargs
+
+
 def recorded_results(
     wrapper: str,
     fun: Any,

@@ -106,10 +106,18 @@ def stage(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Adapted:
         pure_args, pure_kwargs = split()
         traced = inner.trace(*pure_args, **pure_kwargs)
     leaves, _ = seam.tree_flatten((pure_args, pure_kwargs))
-    named_args, named_kwargs = nnx_shared.as_state((args, kwargs))
+    named_args, named_kwargs = named_call(args, kwargs)
     results = graph_result_paths(user_fun, seam.out_info(traced))
     notes = () if results is not None else (unmapped(WRAPPER, "flax"),)
     return Adapted(WRAPPER, user_fun, traced, leaves, named_args, named_kwargs, notes, results)
+
+
+def named_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """The user's call as its leaves are named: flax 0.10's modules (no JAX pytrees)
+    given as their state, whose leaves are the arrays the wrapper hands the program
+    (staged here, or lowered by a recorded run)."""
+    named_args, named_kwargs = nnx_shared.as_state((args, kwargs))
+    return named_args, named_kwargs
 
 
 def _stage_simple(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Adapted:

@@ -12,6 +12,10 @@
   none (``<unknown>``, or 0.4.35's derivatives of a jit), the jitted function's own
   code, the code that called ``jit`` (eager ``shard_map`` jits helpers of its own), or
   the name of one of JAX's own jitted functions (``_multiply``).
+* **Library wrappers' calls** are read from the wrapper's own frame: Equinox's ``_call``;
+  Flax's ``nnx.jit`` from 0.11 a ``JitWrapped`` object (its ``__call__``, ``lower`` and
+  ``trace``), in 0.10 (what pip installs beside JAX 0.4.35) a function ``jit_wrapper``
+  that holds itself in its closure (:data:`FLAX_JIT_CALLERS`).
 """
 
 from __future__ import annotations
@@ -385,7 +389,21 @@ def _callable_source(fun: Any) -> str:
 _FLAX_NNX = f"{os.sep}flax{os.sep}nnx{os.sep}"
 """Flax NNX's own files: its wrappers' frames are not the user's call site."""
 _FLAX_JIT = f"{_FLAX_NNX}transforms{os.sep}compilation.py"
-"""Where Flax's ``nnx.jit`` (``JitWrapped``) splits the call it hands its inner ``jit``."""
+"""Where Flax's ``nnx.jit`` splits the call it hands its inner ``jit``."""
+FLAX_JIT_CALLERS = {"__call__": "self", "lower": "self", "trace": "self",
+                    "jit_wrapper": "jit_wrapper"}  # fmt: skip
+"""The functions of :data:`_FLAX_JIT` that call ``nnx.jit``'s inner ``jit`` with the
+user's call in their ``args``/``kwargs`` and what they hand it in ``pure_args``/
+``pure_kwargs``, each with the local that holds the wrapper: ``JitWrapped``'s methods
+(``self``, flax 0.11 on, the user's function its ``fun``), or flax 0.10's function
+``jit_wrapper`` (itself, in its closure; the user's function its ``__wrapped__``)."""
+
+
+def flax_jit_function(name: str, local: dict[str, Any]) -> Any:
+    """The user's function of an ``nnx.jit`` wrapper whose frame is ``name`` in
+    :data:`_FLAX_JIT` (``local``: its locals), or ``None``."""
+    wrapper = local.get(FLAX_JIT_CALLERS.get(name, ""))
+    return getattr(wrapper, "fun", None) or getattr(wrapper, "__wrapped__", None)
 
 
 @dataclass(frozen=True)
@@ -403,8 +421,8 @@ def _library_call(jaxpr: Jaxpr, source: str) -> _Wrapped | None:
     ``jaxpr``, from the library's own frame among the callers (a call or ``.lower()``
     alike): Equinox's ``_call`` (a function in Equinox 0.13, a method of the wrapper
     before) holds the wrapper, ``args``, ``kwargs`` and the ``dynamic_donate`` /
-    ``dynamic_nodonate`` it jits; Flax's ``JitWrapped.__call__``/``lower``/``trace`` hold
-    ``self``, ``args``, ``kwargs`` and the ``pure_args``/``pure_kwargs`` it jits. Only
+    ``dynamic_nodonate`` it jits; Flax's (:data:`FLAX_JIT_CALLERS`) hold the wrapper,
+    ``args``, ``kwargs`` and the ``pure_args``/``pure_kwargs`` it jits. Only
     the nearest such frame, and only when the program is its own: Equinox's function
     (``source``), or the user's function under Flax's, with one input per leaf handed."""
     frame: Any = sys._getframe(1)
@@ -422,8 +440,8 @@ def _library_call(jaxpr: Jaxpr, source: str) -> _Wrapped | None:
             handed = ("dynamic_donate", "dynamic_nodonate")
             found = _user_call("eqx.filter_jit", fun, local, handed)
             break
-        if code.co_name in ("__call__", "lower", "trace") and file.endswith(_FLAX_JIT):
-            fun = getattr(local.get("self"), "fun", None)
+        if code.co_name in FLAX_JIT_CALLERS and file.endswith(_FLAX_JIT):
+            fun = flax_jit_function(code.co_name, local)
             if fun is None or _callable_source(fun) != source:
                 return None
             found = _user_call("nnx.jit", fun, local, ("pure_args", "pure_kwargs"))
