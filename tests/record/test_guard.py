@@ -15,6 +15,7 @@ import json
 import re
 import shlex
 import socket
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -294,3 +295,30 @@ def test_diff_debug_of_two_guarded_runs_says_what_each_guard_found(tmp_path: Pat
                            f"guard after: 2 {checked} {counted}"], beside  # fmt: skip
     alone = run_cli("diff-debug", "plain", "plain", cwd=tmp_path).stdout
     assert "guard" not in alone, alone
+
+
+ONE_PROCESS = """\
+import jax, jax.numpy as jnp
+
+@jax.jit
+def total(x):
+    return jnp.sum(x * 2)
+
+print("total", float(total(jnp.ones(8))))
+"""
+
+
+def test_a_guarded_run_of_one_process_is_the_plain_run_and_the_guard_says_nothing(
+    tmp_path: Path,
+) -> None:
+    """No ``jax.distributed`` (one process, as on one chip): nothing to compare, so the
+    guard publishes and waits for nothing, and the run is the plain one."""
+    (tmp_path / "one.py").write_text(ONE_PROCESS, encoding="utf-8")
+    plain = run_cli("one.py", cwd=tmp_path, command=(sys.executable,))
+    guarded = run_cli("record", "--guard", "-o", "runs", "--", sys.executable, "one.py",
+                      cwd=tmp_path)  # fmt: skip
+    assert plain.returncode == guarded.returncode == 0, guarded.stderr
+    assert guarded.stdout == plain.stdout == "total 16.0\n"
+    shown = run_cli("show", "runs", cwd=tmp_path)
+    assert shown.returncode == 0 and "total" in shown.stdout
+    assert "guard" not in shown.stdout, shown.stdout
