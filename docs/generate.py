@@ -48,6 +48,7 @@ from jxinspect.core.vocabulary import release_key
 from jxinspect.project.config import CONFIG_KEYS, config_reference
 from jxinspect.project.options import OPTIONS
 from jxinspect.project.targets import DECLARATION
+from jxinspect.render.common.findings import wrapped
 from jxinspect.rules import EXPLAINED, TABLE
 from jxinspect.rules.base import Rule
 
@@ -132,9 +133,9 @@ def _module(code: str) -> str | None:
     return next((m for m in TABLE if m.startswith(code.lower() + "_")), None)
 
 
-def _golden(code: str, release: str) -> list[str]:
-    """The finding lines of ``code`` that ``release`` prints for the rule's fixture, from
-    its golden file (the release's own, else the newest series up to its own that has
+def _golden(code: str, release: str) -> list[tuple[str, str]]:
+    """Each finding of ``code`` that ``release`` prints for the rule's fixture (its line's
+    head, ``  JX201 warning ``, and its message), from its golden file (the release's own, else the newest series up to its own that has
     one, as ``tests/helpers.py``'s ``golden_file`` reads them)."""
     series = [".".join(r.split(".")[:2]) for r in _releases()]
     own = ".".join(release.split(".")[:2])
@@ -144,7 +145,7 @@ def _golden(code: str, release: str) -> list[str]:
         if path.is_file():
             findings = json.loads(path.read_text(encoding="utf-8"))["findings"]
             return [
-                f"  {f['code']} {f['severity']:<7} {f['message']}"
+                (f"  {f['code']} {f['severity']:<7} ", f["message"])
                 for f in findings
                 if f["code"] == code
             ]
@@ -252,7 +253,11 @@ def _example_section(
     said = f"exit {exit}, finds {code}" if exit else f"finds {code}"
     firing = [r for r in _releases() if _fires(code, r, silent)]
     release = DOCS_JAX if DOCS_JAX in firing else firing[-1]
-    printed = [_shown(line, release) for line in _golden(code, release)]
+    printed = [
+        line
+        for head, message in _golden(code, release)
+        for line in wrapped(head, _shown(message, release))  # as the command prints it
+    ]
     shown = (
         kind == "lower"
         and release == DOCS_JAX

@@ -68,7 +68,12 @@ def finding_lines(head: str, group: FindingGroup, shown: Callable[[str], str]) -
     """A group as a text view prints it after ``head`` (``  JX201 warning ``), within
     :data:`LINE_MAX` characters a line: the examples that fit, and a message longer than
     that alone goes on on lines of its own, under its start."""
-    said = group.text(LINE_MAX - len(head), shown)
+    return wrapped(head, group.text(LINE_MAX - len(head), shown))
+
+
+def wrapped(head: str, said: str) -> list[str]:
+    """``head`` and ``said`` as the text views print a finding: within :data:`LINE_MAX`
+    characters a line, what is longer going on under its start."""
     indent = " " * len(head)
     return textwrap.wrap(said, LINE_MAX, initial_indent=head, subsequent_indent=indent,
                          break_on_hyphens=False) or [head.rstrip()]  # fmt: skip
