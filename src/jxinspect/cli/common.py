@@ -20,10 +20,8 @@ import typer
 from jxinspect.core import interrupts
 from jxinspect.core.errors import EXIT_INTERNAL, JxError, UsageError, internal_error
 from jxinspect.core.files import write_output
-from jxinspect.core.model import Report
 from jxinspect.core.program import ModuleDialect, TextRequest
 from jxinspect.core.vocabulary import VIEWS, View, choice, view_named
-from jxinspect.project.config import Config
 from jxinspect.render import formats
 from jxinspect.render.common.escape import text as one_line
 
@@ -31,6 +29,9 @@ SAVED_VIEWS: tuple[View, ...] = ("sharding",)
 """What ``show`` draws from a saved report, which keeps no program text."""
 
 if TYPE_CHECKING:  # typer reads the enums; the code reads a format's or a view's name
+    from jxinspect.core.model import Report
+    from jxinspect.project.config import Config
+
     Format = str
     Show = View
     SavedShow = View

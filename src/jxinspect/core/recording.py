@@ -47,7 +47,6 @@ class Entry:
     stage: str
     lowerings: int
     """How many times the run lowered this same program (1: never traced again)."""
-    findings: int = 0
     statics: str = ""
     """The static arguments of the call, ``k=True, mode='fast'`` (``""``: none)."""
     program: str = ""
@@ -318,6 +317,8 @@ class ShownEntry(Entry):
     """A recorded function as ``show --format json`` lists it: its index entry, whether
     its call replays, and its leaves and findings counted."""
 
+    findings: int = 0
+    """How many findings its report has, judged when read (a recording keeps none)."""
     replay: bool = True
     """``lower --args-from-record`` can replay its call."""
     replay_problem: str | None = None

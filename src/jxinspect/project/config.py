@@ -54,7 +54,6 @@ from jxinspect.project.options import (
 )
 from jxinspect.project.sourcefile import undecodable
 from jxinspect.project.targets import parse_target
-from jxinspect.rules import EXPLAINED
 
 F = TypeVar("F", bound=Finding)
 
@@ -590,6 +589,8 @@ class _ConfigReader:
 
     def __init__(self, located: Located, root: Path) -> None:
         self.located, self.root = located, root
+        from jxinspect.rules import EXPLAINED  # the rules load only for a file that is read
+
         self.known = tuple(EXPLAINED)  # every code, the comparison rules (JX403, JX404) too
 
     def where(self, path: KeyPath) -> str:

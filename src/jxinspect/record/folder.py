@@ -70,9 +70,6 @@ class RecordSettings:
     stop_after: str | None = None
     max_functions: int | None = None
     compile: bool = False
-    config: str | None = None
-    """The project configuration whose rule settings judge each report (``None``: the
-    rules' defaults), found from the working folder by ``jxinspect record``."""
     guard: float | None = None
     """``--guard``: the seconds each process of a run of several waits for the others at
     a compile, each program checked the same on all before it runs (``None``: no guard)."""

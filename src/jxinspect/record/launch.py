@@ -170,7 +170,7 @@ def run_processes(
     """Run ``count`` processes of ``command`` recording into ``folder``; the run's exit
     status, and each process folder with its final index."""
     recording.check_command(command)
-    settings = recording.with_config(settings)
+    recording.check_config()
     started = recording.prepare_folder(folder, command)  # checks the process folders too
     for old in processes.old_process_folders(folder):  # all of them are started here
         processes.remove_process_folder(old)

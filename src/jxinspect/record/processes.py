@@ -26,7 +26,6 @@ from jxinspect.core import artifacts, files
 from jxinspect.core.errors import UsageError
 from jxinspect.core.recording import Index
 from jxinspect.record import folder as records
-from jxinspect.tracer import seam
 
 PROCESS_FOLDER = "process-{index}"
 _PROCESS_FOLDER = re.compile(r"^process-(\d+)$")
@@ -122,6 +121,8 @@ def place(root: Path, index: Index) -> Path:
     processes ``root/process-K`` (made empty, ``index`` told which process it is).
     Process 0 removes the folders of processes a previous, larger run had (what
     jxinspect wrote in them; one it cannot read is left as it is)."""
+    from jxinspect.tracer import seam  # in the recorded run, which has imported JAX
+
     found = seam.distributed_process()
     if found is None:
         return root

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jxinspect.core import codec
 from jxinspect.core.errors import UsageError
@@ -25,12 +26,13 @@ from jxinspect.core.model import Report
 from jxinspect.core.recompiles import with_cache_held
 from jxinspect.core.recording import Entry, Index, RecordedCall
 from jxinspect.core.units import source_parts
-from jxinspect.project.config import Policy, load_config
 from jxinspect.record import fingerprint, identity, processes, recompiles
 from jxinspect.record import folder as records
-from jxinspect.record.guard import Guard, install_guard
-from jxinspect.record.profiling import RunProfiler
 from jxinspect.tracer import seam
+
+if TYPE_CHECKING:  # each loaded only where the run asks for it
+    from jxinspect.record.guard import Guard
+    from jxinspect.record.profiling import RunProfiler
 
 INDEX_EVERY_S = 5.0
 """How often, at most, the index is written while the run lowers (and at its end)."""
@@ -49,8 +51,6 @@ class Recorder:
     """This process owns the folder (the first of the run to stage a function of its own)."""
     by_key: dict[tuple[str, ...], Entry] = field(default_factory=dict)
     """Each recorded program's entry, by function, signature, statics and module digest."""
-    policy: Policy = field(default_factory=Policy)
-    """The project's rule settings, which judge each report as ``lint`` would."""
     elsewhere: int = 0
     """Lowerings of the user's functions this process lowered while another process of
     the run owns the folder (written at exit for the owner's index to count)."""
@@ -121,9 +121,8 @@ class Recorder:
                       lowerings=1, statics=statics, program=program)  # fmt: skip
         text = _identify(lowering, entry)
         compiled_program: list[tuple[str, str]] = []
-        report = _report(lowering, entry, self.settings.compile, self.policy,
+        report = _report(lowering, entry, self.settings.compile,
                          compiled_program.append if self.profiler else None)  # fmt: skip
-        entry.findings = len(report.findings)
         entry.folder = self._new_folder(name)
         where = self.folder / entry.folder
         records.write_json(where / records.REPORT, report)
@@ -252,13 +251,13 @@ def _report(
     lowering: seam.RunLowering,
     entry: Entry,
     compile: bool,
-    policy: Policy,
     compiled_program: Callable[[tuple[str, str]], object] | None = None,
 ) -> Report:
-    """The recorded lowering's report, through the one pipeline, judged with the
-    project's rule settings (``compiled_program``: told the compiled module's name and
-    optimized HLO text)."""
-    from jxinspect.pipeline import judge, report_of
+    """The recorded lowering's report, through the one pipeline, not judged: the
+    recording keeps facts, and whatever reads it judges it under the policy it reads it
+    with (:mod:`jxinspect.record.judged`). ``compiled_program``: told the compiled
+    module's name and optimized HLO text."""
+    from jxinspect.pipeline import report_of
     from jxinspect.tracer import inputs
     from jxinspect.tracer.read.report import Context
     from jxinspect.tracer.stage import recorded
@@ -283,8 +282,7 @@ def _report(
     )
     jax_mesh = inputs.find_jax_mesh(lowering.shardings)
     told = (lambda module, text: compiled_program((module, text))) if compiled_program else None
-    return judge(report_of(staged, context, jax_mesh, compile=compile, compiled_program=told),
-                 policy)  # fmt: skip
+    return report_of(staged, context, jax_mesh, compile=compile, compiled_program=told)
 
 
 def start() -> None:
@@ -295,9 +293,10 @@ def start() -> None:
         records.RecordSettings,
         source=records.ENV_SETTINGS,
     )
-    policy = load_config(Path(settings.config)).policy if settings.config else Policy()
-    recorder = Recorder(folder, settings, records.read_index(folder), policy=policy)
+    recorder = Recorder(folder, settings, records.read_index(folder))
     if settings.profile is not None:
+        from jxinspect.record.profiling import RunProfiler
+
         recorder.profiler = RunProfiler(settings.profile)
 
     def install() -> None:
@@ -315,6 +314,8 @@ def start() -> None:
             recorder.compiles.compile_starts, recorder.compiles.compile_ended
         )
         if settings.guard is not None:
+            from jxinspect.record.guard import install_guard
+
             recorder.guard = install_guard(settings.guard)
 
     seam.when_jax_imported(install)

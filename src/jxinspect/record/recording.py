@@ -17,7 +17,6 @@ import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 from jxinspect.core import codec, interrupts
@@ -94,10 +93,10 @@ def check_command(command: list[str]) -> None:
         )
 
 
-def with_config(settings: records.RecordSettings) -> records.RecordSettings:
-    """``settings`` with the project's configuration, read here: a broken one is exit 2."""
-    config = project_config().path
-    return replace(settings, config=str(config.resolve()) if config else None)
+def check_config() -> None:
+    """Read the project's configuration before the run starts: a broken one is exit 2
+    (the recording itself judges nothing; what reads it judges it under the policy)."""
+    project_config()
 
 
 def run(
@@ -109,7 +108,7 @@ def run(
     ``folder``, or under ``jax.distributed`` ``folder/process-K`` of the command's own
     process and of those it started (a launcher of its own), its own first."""
     check_command(command)
-    settings = with_config(settings)
+    check_config()
     started = prepare_folder(folder, command)
     with tempfile.TemporaryDirectory(prefix="jxinspect-record-") as claims:
         clock = time.monotonic()
