@@ -108,13 +108,16 @@ def test_an_index_of_another_version_says_to_record_again(runs: Path) -> None:
 
 
 def test_an_older_index_reads(runs: Path) -> None:
-    """An index as jxinspect wrote it before entries had findings, statics and program
-    digests, and before the run's completeness was written (indented, functions last)."""
+    """An index as jxinspect wrote it before entries had statics and program digests,
+    and before the run's completeness was written (indented, functions last); and with a
+    count of findings, as it wrote one until a recording kept none (``show`` counts them
+    as judged when read)."""
     data = json.loads((runs / "index.json").read_text(encoding="utf-8"))
     del data["complete"]
     for entry in data["functions"]:
-        for key in ("findings", "statics", "program"):
+        for key in ("statics", "program"):
             del entry[key]
+        entry["findings"] = 7
     functions = data.pop("functions")
     older = json.dumps(data)[:-1] + ', "functions": [\n  '
     older += ",\n  ".join(json.dumps(e) for e in functions) + "\n]}\n"

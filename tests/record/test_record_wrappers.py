@@ -75,10 +75,17 @@ def _loaded(sample: str) -> str:
     )
 
 
-def _report(runs: Path, name: str) -> dict[str, Any]:
+def _folder(runs: Path, name: str) -> str:
     index = json.loads((runs / "index.json").read_text(encoding="utf-8"))
-    (entry,) = [e for e in index["functions"] if e["name"] == name]
-    data: dict[str, Any] = json.loads((runs / entry["folder"] / "report.json").read_text("utf-8"))
+    (folder,) = [e["folder"] for e in index["functions"] if e["name"] == name]
+    return str(folder)
+
+
+def _report(runs: Path, name: str) -> dict[str, Any]:
+    """``name``'s report as ``show`` reads it (judged: a recording keeps no findings)."""
+    shown = run_cli("show", runs / _folder(runs, name), "--format", "json", cwd=runs.parent)
+    assert shown.returncode in (0, 1), shown.describe()
+    data: dict[str, Any] = json.loads(shown.stdout)
     return data
 
 
@@ -106,6 +113,8 @@ def test_a_wrapped_function_is_recorded_by_the_users_paths_as_lower_maps_it(
     assert _leaves(recorded, "inputs") == _leaves(expected, "inputs")
     assert _leaves(recorded, "outputs") == _leaves(expected, "outputs")
     assert "JX111" in [f["code"] for f in recorded["findings"]]
+    kept = json.loads((runs / _folder(runs, "train_step") / "report.json").read_text("utf-8"))
+    assert kept["findings"] == [], "a recording keeps facts; findings are judged when read"
 
 
 def test_the_guides_model_is_recorded_by_the_users_paths_on_every_release(
