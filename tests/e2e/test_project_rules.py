@@ -58,15 +58,20 @@ def _json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def test_record_judges_with_the_project_rules(project: Path) -> None:
+def test_a_recording_is_judged_with_the_project_rules_when_read(project: Path) -> None:
     runs = project / "runs"
     result = run_cli("record", "-o", runs, "--", *WARM_PYTHON, "run.py", cwd=project)
     assert result.returncode == 0, result.describe()
     (entry,) = _json(runs / "index.json")["functions"]
-    report = _json(runs / entry["folder"] / "report.json")
+    assert _json(runs / entry["folder"] / "report.json")["findings"] == []  # facts only
+    shown = run_cli("show", runs / entry["folder"], "--format", "json", cwd=project)
+    report = json.loads(shown.stdout)
     # the defaults would report JX105 (`unused` is pruned) and no budget
     assert [(f["code"], f["severity"]) for f in report["findings"]] == [("JX302", "error")]
-    assert entry["findings"] == 1
+    (listed,) = json.loads(run_cli("show", runs, "--format", "json", cwd=project).stdout)[
+        "functions"
+    ]
+    assert listed["findings"] == 1
 
 
 def test_diff_debug_judges_with_the_project_rules(project: Path) -> None:
