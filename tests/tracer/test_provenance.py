@@ -35,6 +35,9 @@ from helpers import (
 from jxinspect.core.vocabulary import release_key
 
 SHARDY_BY_DEFAULT = release_key(installed("jax")) >= release_key("0.7.0")
+FRAMES_AT_THEIR_LINES = release_key(installed("jax")) >= release_key("0.10.0")
+"""The compiled frame table gives each operation its own line (0.8.3's can give one the
+line of another of its function)."""
 
 PROGRAMS = """
 import jax
@@ -895,6 +898,11 @@ def test_each_all_reduce_of_the_guides_model_is_explained_by_an_operation_summin
     that makes ``up``'s gradient). The gradients' all-reduce XLA combined from several
     operations (its ``op_name`` names each) takes none of them alone, and never the
     forward dot whose line it shares."""
+    if not FRAMES_AT_THEIR_LINES:
+        pytest.skip("before 0.10 the compiled frame table can give an operation another line "
+                    "of its function (0.8.3: the down projection's dot at the up "
+                    "projection's line), so the operation at the collective's line is not "
+                    "always the one that needs it")  # fmt: skip
     result = run_cli("lower", "sample_programs/own_model.py:train_step", "--args-from", "make",
                      "--why", "--format", "json", cwd=REPO)  # fmt: skip
     assert result.returncode in (0, 1), result.describe()
