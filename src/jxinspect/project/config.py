@@ -588,9 +588,9 @@ class _ConfigReader:
     """Checks plain data against :data:`CONFIG_KEYS`, naming file, line and key in each error."""
 
     def __init__(self, located: Located, root: Path) -> None:
-        self.located, self.root = located, root
         from jxinspect.rules import EXPLAINED  # the rules load only for a file that is read
 
+        self.located, self.root = located, root
         self.known = tuple(EXPLAINED)  # every code, the comparison rules (JX403, JX404) too
 
     def where(self, path: KeyPath) -> str:

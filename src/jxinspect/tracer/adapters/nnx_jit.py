@@ -116,8 +116,8 @@ def named_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]
     """The user's call as its leaves are named: flax 0.10's modules (no JAX pytrees)
     given as their state, whose leaves are the arrays the wrapper hands the program
     (staged here, or lowered by a recorded run)."""
-    named_args, named_kwargs = nnx_shared.as_state((args, kwargs))
-    return named_args, named_kwargs
+    named: tuple[Any, Any] = nnx_shared.as_state((args, kwargs))
+    return named
 
 
 def _stage_simple(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Adapted:
