@@ -43,6 +43,7 @@ def user_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         os.environ["XDG_CACHE_HOME"] = before
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: the TPU lane runs without it
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: one worker more than the cores this process may run on. The tests
     wait on processes they start (a timeout, a run's workers, a browser) a good part of

@@ -13,11 +13,19 @@ download() {
         --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
         --platform manylinux2014_x86_64 --platform any -d .whl-tpu "$@"
 }
-# jxinspect's runtime needs (pyproject's dependencies), with theirs as pip resolves them:
-# the versions installed beside this checkout's own tests, or pip's newest that pyproject allows
-pins=$(python3 -m pip list --format=freeze 2>/dev/null | grep -i -E '^(typer|click|rich|markdown-it-py|mdurl|pygments|shellingham|msgspec|protobuf|pyyaml|typing.extensions)==' || true)
-# shellcheck disable=SC2086
-download ${pins:-"typer<0.29" click rich markdown-it-py mdurl pygments shellingham msgspec protobuf pyyaml \
-    typing_extensions}
+# jxinspect's runtime needs (pyproject's dependencies) and theirs: each at the version installed
+# beside this checkout's python3 where it is installed, else pip's newest that pyproject allows
+needs=(typer click rich markdown-it-py mdurl pygments shellingham msgspec protobuf pyyaml
+       typing_extensions)
+wanted=()
+for name in "${needs[@]}"; do
+    if version=$(python3 -c 'import importlib.metadata as m, sys; print(m.version(sys.argv[1]))' \
+            "$name" 2>/dev/null); then
+        wanted+=("$name==$version")
+    else
+        wanted+=("$name$([ "$name" = typer ] && echo '<0.29')")  # pyproject's bound
+    fi
+done
+download "${wanted[@]}"
 ls .whl-tpu
 du -sh .whl-tpu
