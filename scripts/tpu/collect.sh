@@ -12,9 +12,11 @@ budget=${BUDGET_S:-520}
 step() {  # step NAME COMMAND...: run, timed, its output in $out/NAME.txt (skipped past the budget)
     local name=$1; shift
     if [ "$SECONDS" -gt "$budget" ]; then echo "$name: skipped (past ${budget} s)"; return; fi
-    local start=$SECONDS
+    local start
+    start=$(date +%s%N)
     ( cd tests/tpu && timeout 300 "$@" ) > "$out/$name.txt" 2> "$out/$name.err"
-    echo "$name: exit $? in $((SECONDS - start)) s"
+    local status=$?
+    echo "$name: exit $status in $(( ($(date +%s%N) - start) / 1000000 )) ms"
 }
 programs=(two_matmuls block train_step)
 [ "$phase" != timing ] && for p in "${programs[@]}"; do
