@@ -41,7 +41,7 @@ def _wrapper_finding(report: Report, outputs: list[Output]) -> Finding:
     chosen = [o for o in outputs if o.compiled_sharding is not None]
     examples = ", ".join(o.path for o in outputs[:SHOWN])
     more = f" and {len(outputs) - SHOWN} more" if len(outputs) > SHOWN else ""
-    tail = f"; XLA chose each one's ({len(chosen)} read)" if chosen else ""
+    tail = f"; the outputs table shows the layout XLA chose for {len(chosen)}" if chosen else ""
     return RULE.finding(
         report,
         f"{len(outputs)} outputs of the library's wrapper have no declared sharding (it "
