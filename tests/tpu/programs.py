@@ -1,6 +1,7 @@
 """The chip's programs: a large and a small matmul on lines of their own, a block of two
-Pallas kernels (JAX's matmul with no cost estimate, an add with one), and a transformer's
-bf16 train step with AdamW written out. Each has its inputs' maker (``make_NAME``)."""
+Pallas kernels (JAX's matmul with no cost estimate, an add with one: ``estimated_add``
+alone too), and a transformer's bf16 train step with AdamW written out. Each has its inputs'
+maker (``make_NAME``)."""
 
 import jax
 import jax.numpy as jnp
@@ -41,6 +42,10 @@ def make_block():
     kx, ky = jax.random.split(jax.random.key(1))
     return (jax.random.normal(kx, (1024, 1024), jnp.float32),
             jax.random.normal(ky, (1024, 1024), jnp.float32))  # fmt: skip
+
+
+def make_estimated_add():
+    return make_block()
 
 
 VOCAB, WIDTH, HEADS, LAYERS, SEQ, BATCH = 8192, 1024, 8, 4, 512, 8

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from functools import cache
@@ -24,9 +25,10 @@ PROGRAMS = ("two_matmuls", "block", "train_step")
 pytestmark = pytest.mark.tpu
 
 
-def _run(*argv: str) -> subprocess.CompletedProcess[str]:
-    """``python ARGV`` in this folder, on the chip (the caller's JAX_PLATFORMS left out)."""
-    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
+def _run(*argv: str, **added: str) -> subprocess.CompletedProcess[str]:
+    """``python ARGV`` in this folder, on the chip (the caller's JAX_PLATFORMS left out),
+    with the variables ``added``."""
+    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"} | added
     return subprocess.run([sys.executable, *argv], cwd=HERE, env=env, capture_output=True,
                           text=True, timeout=600, check=False)  # fmt: skip
 
@@ -80,14 +82,69 @@ def test_the_hbm_a_program_needs_is_what_the_chip_needs(name: str) -> None:
     assert topology["hbm"] == chip["stats_after_first_run"]["bytes_limit"]
 
 
-def test_the_kernels_are_named_at_the_users_lines() -> None:
-    """On the chip as compiled for it without one: both Pallas kernels by name at the
-    user's calls; the matmul has no cost estimate, so the FLOPs are unknown."""
+def _raw_facts(name: str, folder: Path) -> dict[str, Any]:
+    """Raw JAX's facts of ``programs.NAME`` on the chip (raw_facts.py)."""
+    done = _run("raw_facts.py", name, str(folder))
+    assert done.returncode == 0, done.stderr[-3000:]
+    return dict(json.loads((folder / f"{name}.facts.json").read_text(encoding="utf-8")))
+
+
+def test_the_kernels_are_named_at_the_users_lines_and_costed_as_xla_costs_them(
+    tmp_path: Path,
+) -> None:
+    """On the chip: both Pallas kernels by name at the user's calls; the add's cost is its
+    estimate, the matmul's unknown, so the block's FLOPs are unknown and the part known is
+    XLA's own figure (``cost_analysis`` of the chip's compile); the add alone is costed as
+    XLA costs it."""
     compiled = _jxinspect("lower", *_made("block"), "--compile")["compiled"]
     kernels = {kernel["name"]: kernel for kernel in compiled["kernels"]}
     assert set(kernels) == {"matmul_kernel", "add_kernel"}
     assert all(Path(k["file"]).name == "programs.py" for k in kernels.values())
-    assert compiled["flops"] is None and compiled["flops_known_part"] > 0
+    add, matmul = kernels["add_kernel"], kernels["matmul_kernel"]
+    assert (add["flops"], add["bytes_accessed"]) == (1234567, 7654321)
+    assert matmul["flops"] is None
+    raw = _raw_facts("block", tmp_path)
+    assert compiled["flops"] is None
+    assert compiled["flops_known_part"] == raw["cost"]["flops"]
+    alone = _jxinspect("lower", *_made("estimated_add"), "--compile")["compiled"]
+    assert alone["flops"] == _raw_facts("estimated_add", tmp_path)["cost"]["flops"] == 1234567
+
+
+LOOP = """
+import sys
+sys.path.insert(0, ".")  # programs.py, in the folder it runs in
+import jax, programs
+step = jax.jit(programs.train_step)
+params, opt, tokens = programs.make_train_step()
+for i in range(3):
+    params, opt, loss = step(params, opt, tokens)
+    print(i, float(loss))
+print("cache", step._cache_size())
+"""
+
+
+def _compile_log(stderr: str) -> list[str]:
+    """JAX's compile log (``JAX_LOG_COMPILES``), its timings taken out."""
+    said = re.findall(r"(?:Compiling|Finished) .*", stderr)
+    return [re.sub(r"\d+\.\d+(e-?\d+)? ?(sec|s)\b", "… s", line) for line in said]
+
+
+def test_record_is_invisible_on_the_chip(tmp_path: Path) -> None:
+    """A training loop on the chip prints the same losses, and JAX logs the same compiles,
+    with and without ``record``; the recording holds train_step's compile as JAX logs it."""
+    script = tmp_path / "loop.py"
+    script.write_text(LOOP, encoding="utf-8")
+    plain = _run(str(script), JAX_LOG_COMPILES="1")
+    recorded = _run("-m", "jxinspect", "record", "-o", str(tmp_path / "runs"), "--",
+                    sys.executable, str(script), JAX_LOG_COMPILES="1")  # fmt: skip
+    assert plain.returncode == 0, plain.stderr[-3000:]
+    assert recorded.returncode == 0, recorded.stderr[-3000:]
+    assert recorded.stdout == plain.stdout
+    assert _compile_log(recorded.stderr) == _compile_log(plain.stderr)
+    logged = _compile_log(plain.stderr).count("Finished XLA compilation of jit(train_step) in … s")
+    compiles = json.loads((tmp_path / "runs" / "compiles.json").read_text(encoding="utf-8"))
+    mine = [c for c in compiles["compiles"] if c["source"].startswith("train_step at ")]
+    assert len(mine) == logged == 1
 
 
 def test_the_profile_gives_the_large_matmuls_line_its_time(tmp_path: Path) -> None:
