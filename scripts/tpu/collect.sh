@@ -28,18 +28,31 @@ programs=(two_matmuls block train_step)
     step "profile-$p" python3 -m jxinspect profile "programs.py:$p" --args-from "programs:make_$p" --steps 5 --format json -o "$out/profile-$p-trace"
     [ "$p" = two_matmuls ] && step "profile-text-$p" python3 -m jxinspect profile "programs.py:$p" --args-from "programs:make_$p" --steps 5
 done
-# lower against raw JAX's trace and lower of the same step, whole processes, alternating
+# lower against raw JAX's trace and lower of the same step, whole processes, RUNS pairs, the
+# order swapped each pair; the medians and their ratio at the end
 [ "$phase" != programs ] && {
 cat > tests/tpu/raw_lower.py <<'PY'
 import jax, programs
 print(jax.jit(programs.train_step).lower(*programs.make_train_step()).as_text()[:80])
 PY
-for i in 1 2 3; do
-    step "time-raw-$i" python3 raw_lower.py
-    step "time-lower-$i" python3 -m jxinspect lower programs.py:train_step --args-from programs:make_train_step
-done
-step importtime python3 -X importtime -m jxinspect lower programs.py:train_step --args-from programs:make_train_step
-step cprofile python3 -m cProfile -o "$out/lower.prof" -m jxinspect lower programs.py:train_step --args-from programs:make_train_step
+raw=(python3 raw_lower.py)
+tool=(python3 -m jxinspect lower programs.py:train_step --args-from programs:make_train_step)
+for i in $(seq 1 "${RUNS:-3}"); do
+    if [ $((i % 2)) = 1 ]; then
+        step "time-raw-$i" "${raw[@]}"; step "time-lower-$i" "${tool[@]}"
+    else
+        step "time-lower-$i" "${tool[@]}"; step "time-raw-$i" "${raw[@]}"
+    fi
+done | tee "$out/timing.txt"
+python3 - "$out/timing.txt" <<'PY'
+import re, statistics, sys
+runs = re.findall(r"time-(raw|lower)-\d+: exit 0 in (\d+) ms", open(sys.argv[1]).read())
+raw = statistics.median(int(ms) for kind, ms in runs if kind == "raw")
+tool = statistics.median(int(ms) for kind, ms in runs if kind == "lower")
+print(f"median: raw JAX {raw / 1000:.2f} s, jxinspect lower {tool / 1000:.2f} s: {tool / raw:.3f}x")
+PY
+[ -n "${PROFILE:-}" ] && step importtime python3 -X importtime "${tool[@]:1}"
+[ -n "${PROFILE:-}" ] && step cprofile python3 -m cProfile -o "$out/lower.prof" "${tool[@]:1}"
 rm -f tests/tpu/raw_lower.py
 }
 tar -czf "${OUT:-/tmp/out}/chip-$phase.tar.gz" -C "$(dirname "$out")" chip
