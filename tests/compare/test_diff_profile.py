@@ -1,7 +1,8 @@
 """``jxinspect diff-debug`` of two measured steps through the installed command: two saved
 ``profile --format json`` reports, or two versions with ``--profile``. One line's matrix
-product is made 16× larger after (a margin no shared machine's noise closes); the diff names that line as slower, its times checked
-against the profiler's own events of each side's kept trace (read independently, with
+product is made 16× larger after, and large enough that its time is arithmetic, not a
+loaded machine's noise; the diff names that line as slower, its times checked against the
+profiler's own events of each side's kept trace (read independently, with
 ``jax.profiler.ProfileData``)."""
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def step(a, b, c, d):
     return big.sum() + small.sum()
 
 
-JXINSPECT = {{"step": {{"args": "f32[256,256], f32[256,256], f32[128,128], f32[128,128]"}}}}
+JXINSPECT = {{"step": {{"args": "f32[512,512], f32[512,512], f32[256,256], f32[256,256]"}}}}
 """
 GROWN = "jnp.tile(c, (16, 1))"
 BEFORE = PROGRAM.format(comment="", small="c")
@@ -75,6 +76,12 @@ def _measured(folder: Path, side: str) -> dict[str, Any]:
     return profile
 
 
+def _growth(line: dict[str, Any]) -> float:
+    """The seconds a line's instructions took more after than before. (Not its percent:
+    the sum of the grown product, on the next line, grows by as much relatively.)"""
+    return float((line["after_seconds"] or 0) - (line["before_seconds"] or 0))
+
+
 def test_two_saved_profiles_name_the_line_that_slowed(saved: Path) -> None:
     _measured(saved, "a")
     result = run_cli("diff-debug", "a.json", "b.json", "--format", "json", cwd=saved)
@@ -87,8 +94,8 @@ def test_two_saved_profiles_name_the_line_that_slowed(saved: Path) -> None:
         ("time", "grew", "warning")  # the other line may be slower too: a shared machine
     }, regressions
     assert any(c["path"].endswith(f"after.py:{SMALL_LINE}") for c in regressions)
-    most = max(target["profile"]["lines"], key=lambda line: line.get("percent") or 0)
-    assert most["what"].endswith(f"after.py:{SMALL_LINE}")  # the most slowed, relatively
+    most = max(target["profile"]["lines"], key=_growth)
+    assert most["what"].endswith(f"after.py:{SMALL_LINE}")  # the most slowed
     lines = {line["what"].rsplit(":", 1)[1]: line for line in target["profile"]["lines"]}
     slowed = lines[str(SMALL_LINE)]
     assert slowed["matched_by"] == "line"
@@ -145,7 +152,7 @@ def test_profile_measures_both_targets_and_pairs_moved_lines(tmp_path: Path) -> 
         pytest.skip(f"this release's CPU runtime traces no instruction: {measured['unread']}")
     grew = [c for c in target["changes"] if c["class"] == "time" and c["verdict"] == "regression"]
     assert f"moved.py:{SMALL_LINE + 1}" in [c["path"].rsplit("/", 1)[-1] for c in grew]
-    slowed = max(measured["lines"], key=lambda line: line.get("percent") or 0)
+    slowed = max(measured["lines"], key=_growth)
     assert slowed["what"].endswith(f"moved.py:{SMALL_LINE + 1}")
     assert slowed["matched_by"] == "instructions"  # every line moved down by one
     assert slowed["after_seconds"] > 2 * slowed["before_seconds"]
