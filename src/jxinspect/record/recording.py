@@ -144,14 +144,19 @@ def wait(child: subprocess.Popen[bytes]) -> tuple[int, bool]:
     ``record``'s): it is only noted. A SIGINT or SIGTERM sent to ``record`` alone
     (``kill PID``) is passed on to the command, which ends as it ends on it; ``record``
     then says what was recorded. (One sent to the whole group reaches the command
-    twice.)"""
+    twice.)
+
+    The command's end wakes the wait at once: ``SIGCHLD`` is blocked and waited for with
+    the stopping signals (blocked, it stays pending until taken; unblocked, its default
+    action ignores it), so no poll interval is added to the run's time."""
     interrupted = False
     stopping = set(interrupts.STOPPING_SIGNALS)
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, stopping)
+    woken = {*stopping, signal.SIGCHLD}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, woken)
     try:
         while (status := child.poll()) is None:
-            got = signal.sigtimedwait(stopping, POLL_S)
-            if got is None:
+            got = signal.sigtimedwait(woken, POLL_S)
+            if got is None or got.si_signo == signal.SIGCHLD:
                 continue
             interrupted = True
             interrupts.note(got.si_signo)
@@ -178,7 +183,8 @@ def end(child: subprocess.Popen[bytes]) -> None:
 
 
 POLL_S = 0.1
-"""How often, at most, :func:`wait` looks whether the command ended."""
+"""How often, at most, :func:`wait` looks whether the command ended, besides when a
+``SIGCHLD`` says a child did."""
 
 
 def finish(
