@@ -348,15 +348,34 @@ def _table() -> tuple[ConfigKey, ...]:
     return (*keys, *(key for key in entry if key.name not in both))
 
 
-CONFIG_KEYS: tuple[ConfigKey, ...] = _table()
+# The table is worked out from the declarations' type hints when it is first asked for
+# (a command that reads no configuration file never is): these four names are then set.
+CONFIG_KEYS: tuple[ConfigKey, ...]
 """Every configuration key, in the README's order."""
-CONFIG_KEYS_BY_NAME: dict[str, ConfigKey] = {key.name: key for key in CONFIG_KEYS}
-TOP_KEYS: tuple[str, ...] = tuple(key.name for key in CONFIG_KEYS if "top" in key.places)
-ENTRY_KEYS: tuple[str, ...] = (
-    *(key.name for key in CONFIG_KEYS if "entry" in key.places),
-    *OPTION_NAMES,
-)
+CONFIG_KEYS_BY_NAME: dict[str, ConfigKey]
+TOP_KEYS: tuple[str, ...]
+ENTRY_KEYS: tuple[str, ...]
 """What an item of ``targets:`` may hold."""
+_TABLE_NAMES = frozenset({"CONFIG_KEYS", "CONFIG_KEYS_BY_NAME", "TOP_KEYS", "ENTRY_KEYS"})
+
+
+def __getattr__(name: str) -> Any:
+    """The table's names, worked out on first use (:func:`_table`)."""
+    if name not in _TABLE_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    keys = _table()
+    globals().update(
+        CONFIG_KEYS=keys,
+        CONFIG_KEYS_BY_NAME={key.name: key for key in keys},
+        TOP_KEYS=tuple(key.name for key in keys if "top" in key.places),
+        ENTRY_KEYS=(*(key.name for key in keys if "entry" in key.places), *OPTION_NAMES),
+    )
+    return globals()[name]
+
+
+def _keys(name: str) -> Any:
+    """One of the table's names as the module holds it now (a test may have replaced it)."""
+    return globals()[name] if name in globals() else __getattr__(name)
 
 
 ROOT_MARKERS = (".git", ".hg")
@@ -561,11 +580,11 @@ def config_reference() -> str:
     :data:`CONFIG_KEYS`, with its help and default, and one target entry (its fields'
     examples)."""
     lines = []
-    for key in CONFIG_KEYS:
+    for key in _keys("CONFIG_KEYS"):
         if "top" in key.places:
             value = f" {key.example}" if key.example else ""
             lines.append(_commented(f"{key.name}:{value}", key.help, key.default))
-    target = CONFIG_KEYS_BY_NAME["target"]
+    target = _keys("CONFIG_KEYS_BY_NAME")["target"]
     lines.append(_commented(f"  - target: {target.example}", target.help, target.default))
     hints = type_hints(TargetEntry, include_extras=True)
     for each in fields(TargetEntry):
@@ -624,20 +643,20 @@ class _ConfigReader:
         as ``null``), each read by its type's reader."""
         return {
             key.name: _reader(key.kind)(self, key.kind, data[key.name], path + (key.name,))
-            for key in CONFIG_KEYS
+            for key in _keys("CONFIG_KEYS")
             if place in key.places and data.get(key.name) is not None
         }
 
     def config(self, path: Path) -> Config:
         top = self.mapping(self.located.data, ())
-        self.keys(top, (), TOP_KEYS)
+        self.keys(top, (), _keys("TOP_KEYS"))
         read = self.values(top, (), "top")
         override = PolicyOverride(**{name: read.pop(name) for name in POLICY_KEYS if name in read})
         return Config(path=path, root=self.root, policy=override.apply(Policy()), **read)
 
     def entry(self, value: Any, path: KeyPath) -> TargetEntry:
         data = self.mapping(value, path)
-        self.keys(data, path, ENTRY_KEYS)
+        self.keys(data, path, _keys("ENTRY_KEYS"))
         if data.get("target") is None:
             self.fail(path, "missing `target` (e.g. target: models/mlp.py:predict)")
         read = self.values(data, path, "entry")
