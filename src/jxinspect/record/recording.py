@@ -22,7 +22,7 @@ from pathlib import Path
 from jxinspect.core import codec, interrupts
 from jxinspect.core.errors import EXIT_INTERRUPTED, UsageError
 from jxinspect.core.recording import Index
-from jxinspect.project.config import project_config
+from jxinspect.project.config_search import search_config
 from jxinspect.record import folder as records
 from jxinspect.record import processes
 
@@ -95,7 +95,12 @@ def check_command(command: list[str]) -> None:
 
 def check_config() -> None:
     """Read the project's configuration before the run starts: a broken one is exit 2
-    (the recording itself judges nothing; what reads it judges it under the policy)."""
+    (the recording itself judges nothing; what reads it judges it under the policy).
+    Where none is found there is nothing to check, and the declarations are not loaded."""
+    if search_config(Path.cwd())[0] is None:
+        return
+    from jxinspect.project.config import project_config
+
     project_config()
 
 
