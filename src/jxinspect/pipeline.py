@@ -23,15 +23,18 @@ from jxinspect.core import interrupts, progress
 from jxinspect.core.model import AcceptedCost, Finding, InputsFrom, Mesh, Report, Topology
 from jxinspect.core.program import TextRequest
 from jxinspect.core.vocabulary import Stage
+from jxinspect.project.function import callable_name, function_line, real_function, source
+from jxinspect.project.options import NO_OPTIONS, TargetOptions
+from jxinspect.project.plan import StagingPlan
 
-# What only judging, or staging a target here, needs is imported where it is used:
-# a recorded run builds its reports through ``report_of`` and loads none of it.
+# What only judging, or resolving and staging a target here, needs (the rules, the
+# configuration, the example-input readers) is imported where it is used: a recorded
+# run builds its reports through ``report_of`` and loads none of it.
 if TYPE_CHECKING:
     from jxinspect.core.facts import Read
     from jxinspect.core.identity import ProgramComparison
     from jxinspect.core.recompiles import Compile
     from jxinspect.project.config import Policy
-    from jxinspect.project.options import TargetOptions
     from jxinspect.project.resolve import Resolved
     from jxinspect.rules.base import RulePolicy
     from jxinspect.tracer.partitioner_run import PartitionerRun
@@ -162,18 +165,15 @@ def inspect_function(
     (``memory``: the buffers live at the peak); ``inputs_from``, ``built_over``: how and
     over which JAX mesh the inputs were built; ``topology``: the TPU it is compiled for
     (the caller places it there). The caller checked the JAX release."""
-    from jxinspect.project.function import callable_name, function_line, real_function, source
-    from jxinspect.project.plan import StagingPlan
-    from jxinspect.tracer import call, inputs, seam
+    from jxinspect.tracer import call, inputs, mesh_facts, seam
     from jxinspect.tracer import stage as staging
-    from jxinspect.tracer.mesh_facts import find_jax_mesh
     from jxinspect.tracer.read import report as extract
 
     options = dict(options or {})
     platform, platform_note = seam.lowering_platform(platform)
     plan = StagingPlan.of(stage, options or seam.wrapper_keywords(fun))  # jitted: its statics
     layouts = (options.get("mesh"), plan.in_layout, plan.out_layout, args)
-    jax_mesh = find_jax_mesh(*layouts, built_over=built_over)
+    jax_mesh = mesh_facts.find_jax_mesh(*layouts, built_over=built_over)
     file, line = source(fun)
     with warnings.catch_warnings(record=True) as caught, seam.partitioner(partitioner) as used:
         warnings.simplefilter("always")
@@ -278,9 +278,16 @@ def _imported(
     return resolved, module, fun, mesh, notes
 
 
+def _resolved(target: Resolved | str, given: TargetOptions) -> Resolved:
+    """``target`` as it is, or resolved under ``given``."""
+    from jxinspect.project.resolve import Resolved, resolve
+
+    return target if isinstance(target, Resolved) else resolve(target, given)
+
+
 def inspect_target(
     target: Resolved | str,
-    given: TargetOptions | None = None,
+    given: TargetOptions = NO_OPTIONS,
     *,
     keep_texts: TextRequest | None = None,
     compile: bool = False,
@@ -301,19 +308,13 @@ def inspect_target(
     the conditions this process has once the module is imported and the devices prepared.
     Devices are prepared before the user's module is imported when the declaration can
     be read from the source; a declaration built at import time is applied after.
-    ``measure``: compiled, and its steps run under the profiler (``jxinspect profile``).
-    ``given``: none, the options' defaults."""
+    ``measure``: compiled, and its steps run under the profiler (``jxinspect profile``)."""
     from jxinspect.project.example_inputs import example_inputs, unused_dims_note
-    from jxinspect.project.options import NO_OPTIONS
-    from jxinspect.project.resolve import Resolved, resolve
     from jxinspect.tracer import call, seam
     from jxinspect.tracer.partitioner_run import PartitionerRun
 
     seam.require_supported()
-    if isinstance(target, Resolved):
-        resolved = target
-    else:
-        resolved = resolve(target, NO_OPTIONS if given is None else given)
+    resolved = _resolved(target, given)
     work = partial(inspect_target, resolved, compile=True)
     run = PartitionerRun.start(work, why_of) if why or why_of else None
     try:
