@@ -19,24 +19,24 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from jxinspect import rules
 from jxinspect.core import interrupts, progress
-from jxinspect.core.facts import Facts
-from jxinspect.core.identity import ProgramComparison
 from jxinspect.core.model import AcceptedCost, Finding, InputsFrom, Mesh, Report, Topology
 from jxinspect.core.program import TextRequest
-from jxinspect.core.recompiles import Compile
 from jxinspect.core.vocabulary import Stage
-from jxinspect.project.config import Policy
-from jxinspect.project.example_inputs import example_inputs, unused_dims_note
 from jxinspect.project.function import callable_name, function_line, real_function, source
 from jxinspect.project.options import NO_OPTIONS, TargetOptions
 from jxinspect.project.plan import StagingPlan
-from jxinspect.project.resolve import Resolved, resolve
-from jxinspect.project.targets import load_module, resolve_attribute
-from jxinspect.rules import needs as needs
 
+# What only judging, or resolving and staging a target here, needs (the rules, the
+# configuration, the example-input readers) is imported where it is used: a recorded
+# run builds its reports through ``report_of`` and loads none of it.
 if TYPE_CHECKING:
+    from jxinspect.core.facts import Read
+    from jxinspect.core.identity import ProgramComparison
+    from jxinspect.core.recompiles import Compile
+    from jxinspect.project.config import Policy
+    from jxinspect.project.resolve import Resolved
+    from jxinspect.rules.base import RulePolicy
     from jxinspect.tracer.partitioner_run import PartitionerRun
     from jxinspect.tracer.read.profile import Measure
     from jxinspect.tracer.read.report import Context
@@ -57,6 +57,10 @@ def judge(
     lowerings compared across processes), then the policy's select/ignore and
     severities once (default: the rules' own). Lint's workers do not judge: the lint
     run judges each report it receives or reads."""
+    from jxinspect import rules
+    from jxinspect.core.facts import Facts
+    from jxinspect.project.config import Policy
+
     policy = policy or Policy()
     facts = Facts(policy.settings, tuple(compiles), accepted_cost, tuple(comparisons))
     return report.with_findings(policy.apply(rules.apply_rules(report, facts).findings))
@@ -68,8 +72,18 @@ def judge_comparisons(
     """The judge step of lowerings compared apart from any one report (``show`` of a
     recording of several processes, ``diff-debug`` of two runs): the comparison rules,
     then the policy's select/ignore and severities, as :func:`judge` applies them."""
+    from jxinspect import rules
+    from jxinspect.project.config import Policy
+
     policy = policy or Policy()
     return policy.apply(f for c in comparisons for f in rules.apply_comparison_rules(c))
+
+
+def needs(policy: RulePolicy, *, topology: bool = False) -> frozenset[Read]:
+    """What to stage for ``policy``'s rules (:func:`jxinspect.rules.needs`)."""
+    from jxinspect import rules
+
+    return rules.needs(policy, topology=topology)
 
 
 def report_of(
@@ -92,12 +106,12 @@ def report_of(
     say it, and its optimized HLO text).
     Its axis types are ``jax_mesh``'s, else those of the mesh the inputs were
     ``built_over``."""
-    from jxinspect.tracer import inputs, seam
-    from jxinspect.tracer.call import with_mesh_facts
+    from jxinspect.tracer import seam
+    from jxinspect.tracer.mesh_facts import mesh_of, with_mesh_facts
     from jxinspect.tracer.read import report as extract
     from jxinspect.tracer.staged import Lowered
 
-    mesh = inputs.mesh_of(jax_mesh) if jax_mesh is not None else context.mesh
+    mesh = mesh_of(jax_mesh) if jax_mesh is not None else context.mesh
     device_ids = seam.mesh_device_ids(jax_mesh) if jax_mesh is not None else None
     with seam.partitioner(context.partitioner) as used:
         context = replace(
@@ -151,7 +165,7 @@ def inspect_function(
     (``memory``: the buffers live at the peak); ``inputs_from``, ``built_over``: how and
     over which JAX mesh the inputs were built; ``topology``: the TPU it is compiled for
     (the caller places it there). The caller checked the JAX release."""
-    from jxinspect.tracer import call, inputs, seam
+    from jxinspect.tracer import call, inputs, mesh_facts, seam
     from jxinspect.tracer import stage as staging
     from jxinspect.tracer.read import report as extract
 
@@ -159,7 +173,7 @@ def inspect_function(
     platform, platform_note = seam.lowering_platform(platform)
     plan = StagingPlan.of(stage, options or seam.wrapper_keywords(fun))  # jitted: its statics
     layouts = (options.get("mesh"), plan.in_layout, plan.out_layout, args)
-    jax_mesh = inputs.find_jax_mesh(*layouts, built_over=built_over)
+    jax_mesh = mesh_facts.find_jax_mesh(*layouts, built_over=built_over)
     file, line = source(fun)
     with warnings.catch_warnings(record=True) as caught, seam.partitioner(partitioner) as used:
         warnings.simplefilter("always")
@@ -243,6 +257,7 @@ def _imported(
     """The user's module imported on the devices its options ask for (a declaration
     built at import applied after), the partitioner's child told the conditions, the
     target function; and the mesh and the notes of preparing the devices."""
+    from jxinspect.project.targets import load_module, resolve_attribute
     from jxinspect.tracer import call
 
     progress.stage("starting JAX")
@@ -261,6 +276,13 @@ def _imported(
         # permanent generation, a full collection while tracing skips them (~50 ms).
         gc.freeze()
     return resolved, module, fun, mesh, notes
+
+
+def _resolved(target: Resolved | str, given: TargetOptions) -> Resolved:
+    """``target`` as it is, or resolved under ``given``."""
+    from jxinspect.project.resolve import Resolved, resolve
+
+    return target if isinstance(target, Resolved) else resolve(target, given)
 
 
 def inspect_target(
@@ -287,11 +309,12 @@ def inspect_target(
     Devices are prepared before the user's module is imported when the declaration can
     be read from the source; a declaration built at import time is applied after.
     ``measure``: compiled, and its steps run under the profiler (``jxinspect profile``)."""
+    from jxinspect.project.example_inputs import example_inputs, unused_dims_note
     from jxinspect.tracer import call, seam
     from jxinspect.tracer.partitioner_run import PartitionerRun
 
     seam.require_supported()
-    resolved = target if isinstance(target, Resolved) else resolve(target, given)
+    resolved = _resolved(target, given)
     work = partial(inspect_target, resolved, compile=True)
     run = PartitionerRun.start(work, why_of) if why or why_of else None
     try:

@@ -39,10 +39,10 @@ from jxinspect.project.config import (
     _keys_of,
     _reader,
     config_reference,
-    find_config,
     load_config,
 )
 from jxinspect.project.config_files import MAX_DEPTH
+from jxinspect.project.config_search import find_config
 from jxinspect.project.declarations import definition_line, parse_module, static_declaration
 from jxinspect.project.options import TargetOptions
 

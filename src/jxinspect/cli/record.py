@@ -258,13 +258,13 @@ def _over_compiles(folders: list[Path], most: int | None) -> bool:
     """``--max-compiles``: JX402 judged with that budget on the run's folders, under the
     project's policy as ``lint --records`` judges them; each finding said on stderr in the
     rule's words. Whether one fails the project's ``fail_on``."""
+    if most is None:  # no budget: the rules are not loaded
+        return False
     from jxinspect.project.config import DEFAULT_FAIL_ON, project_config
     from jxinspect.record.judged import compile_budget, judged_records
     from jxinspect.render.common.escape import text as esc
     from jxinspect.render.common.source import source_text
 
-    if most is None:
-        return False
     config = project_config()
     policy = compile_budget(config.policy, most)
     found = [f for where in folders for _, report in judged_records(where, policy)
@@ -278,12 +278,12 @@ def _over_compiles(folders: list[Path], most: int | None) -> bool:
 
 def _over_seconds(folder: Path, seconds: float | None) -> list[str]:
     """One line per function of the run whose compiles took more than ``seconds`` in all."""
+    if seconds is None:
+        return []
     from jxinspect.core.recompiles import by_function
     from jxinspect.render.common.escape import text as esc
     from jxinspect.render.record.recompiles import cache_said
 
-    if seconds is None:
-        return []
     compiles, _ = records.read_compiles(folder)
     lines = []
     for found in by_function(compiles):

@@ -30,10 +30,12 @@ claims.
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import functools
 import math
 import re
+import sys
 import typing
 from pathlib import Path
 from typing import Any, TypeVar
@@ -116,6 +118,51 @@ def _hint_reaches(hint: Any, seen: set[type]) -> bool:
     return any(_hint_reaches(arg, seen) for arg in typing.get_args(hint))
 
 
+_NAMED = re.compile(r"""'[^']*'|"[^"]*"|(?<![\w.])([A-Za-z_][\w.]*)(\s*=(?!=))?""")
+"""In an annotation's text: a string (a ``Literal``'s member), else a name (not an
+attribute of a value, ``', '.join``), with the ``=`` that makes it a keyword argument
+(``Meta(ge=0)``) rather than a type."""
+
+
+def _annotation_reaches(annotation: Any, namespace: dict[str, Any], seen: set[type]) -> bool:
+    """:func:`_hint_reaches` for one field's annotation: an object, or the text that
+    ``from __future__ import annotations`` leaves, whose names are looked up in the
+    module that wrote it (none is evaluated: ``typing.get_type_hints`` compiles every
+    annotation, most of the cost of a first write). A name that module does not hold
+    (one only a type checker sees) may be anything, as ``object`` may: the field is
+    walked."""
+    if annotation is object or annotation == "object":
+        return True  # anything may be in it
+    if not isinstance(annotation, str):
+        return _hint_reaches(annotation, seen)
+    for match in _NAMED.finditer(annotation):
+        name, keyword = match.groups()
+        if name is None or keyword:
+            continue
+        head, *rest = name.split(".")
+        value = namespace.get(head, getattr(builtins, head, _UNKNOWN))
+        for part in rest:
+            value = getattr(value, part, _UNKNOWN)
+        if value is _UNKNOWN or _hint_reaches(value, seen):
+            return True
+    return False
+
+
+_UNKNOWN = object()
+
+
+def _annotations(kind: type) -> dict[str, tuple[Any, dict[str, Any]]]:
+    """Each annotated name of ``kind`` and its bases: its annotation, and the namespace
+    of the module that wrote it (the nearest class's, as ``typing.get_type_hints``)."""
+    found: dict[str, tuple[Any, dict[str, Any]]] = {}
+    for base in kind.__mro__:
+        module = sys.modules.get(base.__module__)
+        namespace = vars(module) if module is not None else {}
+        for name, annotation in base.__dict__.get("__annotations__", {}).items():
+            found.setdefault(name, (annotation, namespace))
+    return found
+
+
 def _plan(kind: type, seen: set[type] | None = None) -> _Plan | None:
     """``kind``'s plan, worked out once from its fields' types; ``None`` when it is
     written as it is (most types: a report's thousands of leaves are never walked)."""
@@ -126,15 +173,12 @@ def _plan(kind: type, seen: set[type] | None = None) -> _Plan | None:
         return None
     seen.add(kind)
     fields = dataclasses.fields(kind) if dataclasses.is_dataclass(kind) else ()
-    try:
-        hints = typing.get_type_hints(kind)
-    except (NameError, TypeError):  # a name only a type checker sees: walk every field
-        hints = {f.name: object for f in fields}
+    hints = _annotations(kind)
     unwritten = frozenset(f.name for f in fields if not f.metadata.get("written", True))
     nested = frozenset(
         f.name for f in fields
-        if f.name not in unwritten and (hints.get(f.name) is object
-                                        or _hint_reaches(hints.get(f.name), seen))
+        if f.name not in unwritten and (f.name not in hints
+                                        or _annotation_reaches(*hints[f.name], seen))
     )  # fmt: skip
     plan = _Plan(unwritten, nested) if unwritten or nested else None
     _PLANS[kind] = plan

@@ -60,8 +60,8 @@ from jxinspect.project.config import (
     PolicyOverride,
     TargetEntry,
     project_config,
-    used,
 )
+from jxinspect.project.config_search import used
 from jxinspect.project.declarations import (
     Declaration,
     definition_line,

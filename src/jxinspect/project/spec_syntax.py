@@ -12,8 +12,9 @@ from __future__ import annotations
 import keyword
 import re
 import unicodedata
-from dataclasses import dataclass
 from typing import ClassVar, Literal, NoReturn, TypeAlias
+
+from msgspec import Struct
 
 MAX_DEPTH = 64  # bracket nesting
 
@@ -46,8 +47,7 @@ END = ""
 """The text of the token after the last: the top level's closing 'bracket'."""
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(Struct, frozen=True):
     """One token: a name (NFKC-normalized, as Python reads identifiers), ``True``/``False``/
     ``None`` (kind ``const``), a number or string with its value, or an operator."""
 
@@ -241,71 +241,64 @@ def tokenize(text: str) -> list[Token]:
 
 
 # ------------------------------------------------------------------- nodes ----
+# Tokens and nodes are frozen msgspec Structs: plain records like dataclasses, whose
+# classes cost a fraction of a dataclass's to define (every command that reads a spec
+# imports them).
 
 
-@dataclass(frozen=True)
-class Node:
+class Node(Struct, frozen=True):
     """An expression at column ``col``: where Python's ast would put it."""
 
     col: int
     kind: ClassVar[str] = "Expression"  # Python's name for it, for messages
 
 
-@dataclass(frozen=True)
-class Name(Node):
+class Name(Node, frozen=True):
     id: str
     kind: ClassVar[str] = "Name"
 
 
-@dataclass(frozen=True)
-class Const(Node):
+class Const(Node, frozen=True):
     """A number, string, True, False or None."""
 
     value: object
     kind: ClassVar[str] = "Constant"
 
 
-@dataclass(frozen=True)
-class Neg(Node):
+class Neg(Node, frozen=True):
     operand: Node
     kind: ClassVar[str] = "UnaryOp"
 
 
-@dataclass(frozen=True)
-class BinOp(Node):
+class BinOp(Node, frozen=True):
     op: Literal["@", "*", "-"]
     left: Node
     right: Node
     kind: ClassVar[str] = "BinOp"
 
 
-@dataclass(frozen=True)
-class Tuple(Node):
+class Tuple(Node, frozen=True):
     items: tuple[Node, ...]
     kind: ClassVar[str] = "Tuple"
 
 
-@dataclass(frozen=True)
-class List(Node):
+class List(Node, frozen=True):
     items: tuple[Node, ...]
     kind: ClassVar[str] = "List"
 
 
-@dataclass(frozen=True)
-class Set(Node):
+class Set(Node, frozen=True):
     items: tuple[Node, ...]
     kind: ClassVar[str] = "Set"
 
 
-@dataclass(frozen=True)
-class Dict(Node):
+class Dict(Node, frozen=True):
     keys: tuple[Node, ...]
     values: tuple[Node, ...]
     kind: ClassVar[str] = "Dict"
 
 
-@dataclass(frozen=True)
-class Keyword(Node):
+class Keyword(Node, frozen=True):
     """``arg=value`` in a call; ``col`` is the name's."""
 
     arg: str
@@ -313,30 +306,26 @@ class Keyword(Node):
     kind: ClassVar[str] = "keyword"
 
 
-@dataclass(frozen=True)
-class Call(Node):
+class Call(Node, frozen=True):
     func: Node
     args: tuple[Node, ...]
     keywords: tuple[Keyword, ...]
     kind: ClassVar[str] = "Call"
 
 
-@dataclass(frozen=True)
-class Attribute(Node):
+class Attribute(Node, frozen=True):
     value: Node
     attr: str
     kind: ClassVar[str] = "Attribute"
 
 
-@dataclass(frozen=True)
-class Subscript(Node):
+class Subscript(Node, frozen=True):
     value: Node
     index: Node
     kind: ClassVar[str] = "Subscript"
 
 
-@dataclass(frozen=True)
-class Slice(Node):
+class Slice(Node, frozen=True):
     """``a:b:c`` in an index (its bounds are never read)."""
 
     kind: ClassVar[str] = "Slice"

@@ -21,7 +21,7 @@ import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from jxinspect.core import artifacts, codec
 from jxinspect.core.errors import UsageError, no_such_file
@@ -33,12 +33,9 @@ from jxinspect.core.recompiles import Compile, Compiles
 from jxinspect.core.recording import CALL_SCHEMA, MAX_FUNCTIONS, SCHEMA, Index, RecordedCall
 from jxinspect.core.recording import Entry as Entry  # read from here by lint.run
 from jxinspect.core.units import source_parts
-from jxinspect.project.options import (
-    DATA_KEYS,
-    OPTION_NAMES,
-    TargetOptions,
-    options_from_mapping,
-)
+
+if TYPE_CHECKING:  # the option table is read only to replay a call (``read_call``)
+    from jxinspect.project.options import TargetOptions
 
 T = TypeVar("T")
 
@@ -327,7 +324,10 @@ def replay_problem(folder: Path, entry: Entry) -> str | None:
 
 
 def read_call(text: str) -> TargetOptions:
-    """The options of a recorded call (``lower --args-from-record FOLDER/NAME``)."""
+    """The options of a recorded call (``lower --args-from-record FOLDER/NAME``): its data
+    only; an option that names code to import and call (``args_from``) is refused."""
+    from jxinspect.project.options import DATA_KEYS, OPTION_NAMES, options_from_mapping
+
     folder = Path(text)
     if not is_record(folder):
         raise UsageError(
@@ -342,7 +342,8 @@ def read_call(text: str) -> TargetOptions:
             f"--args-from-record {text}: the recorded call cannot be replayed ({why}); "
             "give the inputs with --args or --args-from"
         )
-    named = [k for k in map(str, call.options) if k.replace("-", "_") in CODE_KEYS]
+    code = {name for name in OPTION_NAMES if name not in DATA_KEYS}
+    named = [k for k in map(str, call.options) if k.replace("-", "_") in code]
     if named:  # refused, not left out: the replay would stage other inputs than the run's
         raise UsageError(
             f"{where}: `{named[0]}` names code to import and call; a recording gives data "
@@ -407,9 +408,6 @@ def _refused(err: codec.DecodeError, schema: str, what: str, fix: str) -> UsageE
         return UsageError(f"{where} is not {what} ({said}); {fix}")
     return UsageError(f"{where} is not {what} ({problem}); {fix}")
 
-
-CODE_KEYS = frozenset(name for name in OPTION_NAMES if name not in DATA_KEYS)
-"""The options that name code (``args_from``): never taken from a recording."""
 
 _MALFORMED = "JSON is malformed: "
 """How msgspec starts the problem of a text that is not JSON."""

@@ -258,7 +258,7 @@ def _report(
     with (:mod:`jxinspect.record.judged`). ``compiled_program``: told the compiled
     module's name and optimized HLO text."""
     from jxinspect.pipeline import report_of
-    from jxinspect.tracer import inputs
+    from jxinspect.tracer.mesh_facts import find_jax_mesh
     from jxinspect.tracer.read.report import Context
     from jxinspect.tracer.stage import recorded
 
@@ -280,7 +280,7 @@ def _report(
         line=line,
         notes=tuple(notes),
     )
-    jax_mesh = inputs.find_jax_mesh(lowering.shardings)
+    jax_mesh = find_jax_mesh(lowering.shardings)
     told = (lambda module, text: compiled_program((module, text))) if compiled_program else None
     return report_of(staged, context, jax_mesh, compile=compile, compiled_program=told)
 

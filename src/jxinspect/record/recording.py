@@ -22,7 +22,7 @@ from pathlib import Path
 from jxinspect.core import codec, interrupts
 from jxinspect.core.errors import EXIT_INTERRUPTED, UsageError
 from jxinspect.core.recording import Index
-from jxinspect.project.config import project_config
+from jxinspect.project.config_search import search_config
 from jxinspect.record import folder as records
 from jxinspect.record import processes
 
@@ -95,7 +95,12 @@ def check_command(command: list[str]) -> None:
 
 def check_config() -> None:
     """Read the project's configuration before the run starts: a broken one is exit 2
-    (the recording itself judges nothing; what reads it judges it under the policy)."""
+    (the recording itself judges nothing; what reads it judges it under the policy).
+    Where none is found there is nothing to check, and the declarations are not loaded."""
+    if search_config(Path.cwd())[0] is None:
+        return
+    from jxinspect.project.config import project_config
+
     project_config()
 
 
@@ -144,14 +149,19 @@ def wait(child: subprocess.Popen[bytes]) -> tuple[int, bool]:
     ``record``'s): it is only noted. A SIGINT or SIGTERM sent to ``record`` alone
     (``kill PID``) is passed on to the command, which ends as it ends on it; ``record``
     then says what was recorded. (One sent to the whole group reaches the command
-    twice.)"""
+    twice.)
+
+    The command's end wakes the wait at once: ``SIGCHLD`` is blocked and waited for with
+    the stopping signals (blocked, it stays pending until taken; unblocked, its default
+    action ignores it), so no poll interval is added to the run's time."""
     interrupted = False
     stopping = set(interrupts.STOPPING_SIGNALS)
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, stopping)
+    woken = {*stopping, signal.SIGCHLD}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, woken)
     try:
         while (status := child.poll()) is None:
-            got = signal.sigtimedwait(stopping, POLL_S)
-            if got is None:
+            got = signal.sigtimedwait(woken, POLL_S)
+            if got is None or got.si_signo == signal.SIGCHLD:
                 continue
             interrupted = True
             interrupts.note(got.si_signo)
@@ -178,7 +188,8 @@ def end(child: subprocess.Popen[bytes]) -> None:
 
 
 POLL_S = 0.1
-"""How often, at most, :func:`wait` looks whether the command ended."""
+"""How often, at most, :func:`wait` looks whether the command ended, besides when a
+``SIGCHLD`` says a child did."""
 
 
 def finish(

@@ -6,7 +6,8 @@ JAX objects here: the devices are prepared before the user's module is imported,
 mesh is built once (:func:`target_mesh`) and handed down, the declared layouts become
 ``NamedSharding`` trees (``PartitionSpec`` trees for ``shard_map``) under the keyword the
 stage takes them by, and the report says each axis's type of the mesh it was staged over
-(:func:`with_mesh_facts`, in the one report builder's step). The user's path of each
+(:func:`jxinspect.tracer.mesh_facts.with_mesh_facts`, in the one report builder's step).
+The user's path of each
 input is worked out where the call is split (:func:`jxinspect.tracer.stage.stage_function`).
 """
 
@@ -16,11 +17,10 @@ import contextlib
 import warnings
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
-from dataclasses import replace
 from typing import Any
 
 from jxinspect.core.errors import UsageError, UserCodeError
-from jxinspect.core.model import Mesh, Report, Topology
+from jxinspect.core.model import Mesh, Topology
 from jxinspect.project.options import TargetOptions
 from jxinspect.project.plan import api_keywords, role_option
 from jxinspect.project.resolve import mesh_axes
@@ -185,25 +185,6 @@ def auto_axes_said(jax_mesh: Any, explicit: bool | None) -> Iterator[None]:
             "operation's sharding as it traces: a program written for Auto axes stages with "
             "--auto (or explicit: false in the configuration)"
         ) from cause
-
-
-def with_mesh_facts(report: Report, *jax_meshes: Any) -> Report:
-    """``report`` saying each axis's type of the JAX mesh it was staged over (the first of
-    ``jax_meshes`` that has types for as many axes as the report's mesh), and for a
-    multi-slice topology which axes cross slices."""
-    mesh = report.mesh
-    if mesh is None:
-        return report
-    staged_over = [m for m in jax_meshes if m is not None]
-    topology = report.topology
-    if topology is not None and topology.slices > 1 and staged_over:
-        across = seam.axes_across_slices(staged_over[0])
-        report = replace(report, topology=replace(topology, across_slices=across))
-    for jax_mesh in staged_over if report.axis_types is None else ():
-        types = seam.axis_type_names(jax_mesh)
-        if types is not None and len(types) == len(mesh.axes):
-            return replace(report, axis_types=types)
-    return report
 
 
 ALREADY_STAGED = "the target is already staged; staging options were not applied"

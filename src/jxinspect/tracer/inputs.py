@@ -41,32 +41,6 @@ def build_mesh(
     return seam.make_mesh(sizes, names, devices[: mesh.size], explicit)
 
 
-def mesh_of(jax_mesh: Any) -> Mesh:
-    """A JAX ``Mesh`` or ``AbstractMesh`` as :class:`~jxinspect.core.model.Mesh`."""
-    return Mesh(seam.mesh_axes(jax_mesh), abstract=seam.is_abstract_mesh(jax_mesh))
-
-
-def find_jax_mesh(*trees: Any, built_over: Any = None) -> Any:
-    """The mesh of the first ``NamedSharding`` (or mesh) found in options or arguments;
-    for an ``AbstractMesh`` whose axes are those of the concrete mesh the inputs were
-    ``built_over`` (a model built under it by ``nnx.eval_shape``), that mesh, which the
-    program is staged over."""
-    for tree in trees:
-        for leaf in seam.tree_leaves(tree, none_is_leaf=True):
-            found = leaf if seam.is_mesh(leaf) else (seam.sharding_of_leaf(leaf) or (0, None))[1]
-            if found is None:
-                continue
-            if (
-                seam.is_abstract_mesh(found)
-                and built_over is not None
-                and not seam.is_abstract_mesh(built_over)
-                and seam.mesh_axes(found) == seam.mesh_axes(built_over)
-            ):
-                return built_over
-            return found
-    return None
-
-
 def pmap_mesh(args: tuple[Any, ...], plan: StagingPlan) -> Mesh | None:
     """The one-axis mesh pmap maps over, named as the program names it (to read GSPMD
     shardings and the per-device programs of the older pmap)."""

@@ -17,14 +17,13 @@ import traceback
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from jxinspect.core import progress
 from jxinspect.core.errors import UsageError, UserCodeError, raised_by_jxinspect
 from jxinspect.core.interrupts import reraise_if_stopping
 from jxinspect.core.model import StaticArg
 from jxinspect.core.vocabulary import STAGES, Stage
-from jxinspect.project.plan import StagingPlan, role_option
 from jxinspect.project.targets import describe_exception
 from jxinspect.tracer import seam
 from jxinspect.tracer.staged import (
@@ -36,6 +35,11 @@ from jxinspect.tracer.staged import (
     Staged,
     Traced,
 )
+
+# The staging plan reads the project's option table: imported where a call is staged here,
+# so that a recorded run's lowering (:func:`recorded`) loads none of it.
+if TYPE_CHECKING:
+    from jxinspect.project.plan import StagingPlan
 
 
 def call_problem(
@@ -113,6 +117,8 @@ def stage_function(
     (:attr:`~jxinspect.tracer.staged.Traced.paths`), worked out once, here, where the call
     is split or a wrapper rearranges it, by ``plan`` (the call's statics, or those of the
     function's own ``jax.jit``; by default the plan of ``options``, else of that jit)."""
+    from jxinspect.project.plan import StagingPlan
+
     plan = plan or StagingPlan.of(stage, options or seam.wrapper_keywords(fun))
     called = _call_paths(fun, args, kwargs, plan)
     staged = _stage_function(fun, args, kwargs, stage, options, platform)
@@ -129,6 +135,7 @@ def _stage_function(
     platform: str | None,
 ) -> Staged:
     """:func:`stage_function`'s staging."""
+    from jxinspect.project.plan import StagingPlan
     from jxinspect.tracer import adapters
 
     seam.hide_tool_frames()
@@ -261,6 +268,8 @@ def _tracing_error(err: BaseException, staging: _Staging) -> UserCodeError:
 def _static_number_hint(fun: Any, args: tuple[Any, ...], plan: StagingPlan) -> str:
     """How to make static the numbers given as arguments (traced as scalars, as ``jit``
     traces them), when the code needed a concrete value."""
+    from jxinspect.project.plan import role_option
+
     statics = plan.static_positions(len(args))
     numbers = [i for i, a in enumerate(args)
                if isinstance(a, (bool, int, float)) and i not in statics]  # fmt: skip
@@ -291,6 +300,8 @@ def _typechecked_scalar_hint(
 ) -> str:
     """How to pass a Python number that a type checker (``window_size: int`` under
     jaxtyping and beartype) refused once ``jit`` traced it: as a static argument."""
+    from jxinspect.project.plan import role_option
+
     found = _TYPECHECKED.search(str(err))
     option = role_option(plan.stage, "static_names")
     if found is None or option is None:
