@@ -135,8 +135,9 @@ def _module(code: str) -> str | None:
 
 def _golden(code: str, release: str) -> list[tuple[str, str]]:
     """Each finding of ``code`` that ``release`` prints for the rule's fixture (its line's
-    head, ``  JX201 warning ``, and its message), from its golden file (the release's own, else the newest series up to its own that has
-    one, as ``tests/helpers.py``'s ``golden_file`` reads them)."""
+    head, ``  JX201 warning ``, and its message), from its golden file (the release's own,
+    else the newest series up to its own that has one, as ``tests/helpers.py``'s
+    ``golden_file`` reads them)."""
     series = [".".join(r.split(".")[:2]) for r in _releases()]
     own = ".".join(release.split(".")[:2])
     older = list(dict.fromkeys(series[: series.index(own) + 1]))
