@@ -193,3 +193,21 @@ def test_a_debug_run_whose_parent_ends_before_it_may_stage_removes_its_folder() 
     run.process.stdin.close()  # what the parent's end does to the pipe
     run.process.wait(timeout=START_S)
     assert not os.path.lexists(run.folder), "the debug run left its folder behind"
+
+
+def test_a_debug_run_whose_parent_ends_after_its_work_removes_its_folder() -> None:
+    """The debug run staged and compiled, and its parent ends (a ``lint`` worker killed)
+    before it read the folder: the child, waiting for its parent since its work ended,
+    removes the folder as it exits (it had exited at once and left it to no one)."""
+    import functools
+
+    from jxinspect.tracer.partitioner_run import PartitionerRun
+
+    run = PartitionerRun.start(functools.partial(print, "staged"))
+    run.send_conditions()
+    assert run._wait_for_work(START_S) == b"0"  # done, and waiting for its parent
+    assert run.process.poll() is None and os.path.isdir(run.folder)
+    assert run.process.stdin is not None
+    run.process.stdin.close()  # what the parent's end does to the pipe
+    run.process.wait(timeout=START_S)
+    assert not os.path.lexists(run.folder), "the debug run left its folder behind"

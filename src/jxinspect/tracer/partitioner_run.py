@@ -16,7 +16,10 @@ module may set), with the persistent compilation cache off: a cache hit writes n
 
 The child ends with its parent, however the parent ends: the parent holds the child's
 standard input open while it lives, and its end (the parent stopped by a signal, or
-killed: a ``lint`` worker) makes the child remove its folder and exit. Ctrl-C at the
+killed: a ``lint`` worker) makes the child remove its folder and exit. So the child
+outlives its work: it says how the work ended on its standard output (one byte, its
+prints going to the log) and waits for the parent to read the folder and end it; a
+parent killed meanwhile leaves the folder to the child, never to no one. Ctrl-C at the
 terminal is the parent's to handle (it stops the child); a program the child starts
 gets the default SIGINT.
 """
@@ -113,30 +116,46 @@ _SIZE_BYTES = 8
 """Each message's size, before it on the child's standard input."""
 
 
+_DONE, _FAILED = b"0", b"1"
+"""What the child says on its standard output once the work ended: staged and compiled,
+or failed (its traceback in the log)."""
+
+
 def _main() -> None:
     """The child (``python -m jxinspect.tracer.partitioner_run``): its folder and the work,
     then the report's :class:`StagingConditions`, each pickled by the parent on standard input
     (the two are one program: nothing else writes it), which stays open until the parent
     ends. JAX loads between the two; a parent that ends before sending the conditions
-    (its own run failed) ends the child."""
+    (its own run failed) ends the child. Once the work ended it says how (:data:`_DONE`,
+    :data:`_FAILED`) and waits for the parent's end, which removes the folder."""
     import threading
+    import traceback
 
     interrupts.leave_to_parent()
+    said = os.dup(1)  # the parent's pipe; the user's prints go to the log
+    os.dup2(2, 1)
     folder, work = _receive()
     seam.import_jax()
     conditions: StagingConditions = _receive(folder)
-    threading.Thread(target=_end_with_parent, args=(folder,), daemon=True).start()
+    watcher = threading.Thread(target=_end_with_parent, args=(folder,), daemon=True)
+    watcher.start()
     conditions.apply()
     seam.persistent_cache_off()
     from jxinspect.tracer.stage import dumping_propagation
 
+    ended = _DONE
     try:
         with dumping_propagation(folder):
             work()
     except BaseException:
+        traceback.print_exc()
         with open(os.path.join(folder, CONDITIONS_FILE), "w", encoding="utf-8") as out:
             json.dump(StagingConditions.now().to_json(), out)
-        raise
+        ended = _FAILED
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.write(said, ended)
+    watcher.join()
 
 
 def _receive(folder: str | None = None) -> Any:
@@ -193,9 +212,8 @@ class PartitionerRun:
         stages once :meth:`send_conditions` says under what."""
         folder = tempfile.mkdtemp(prefix="jxinspect-why-")
         with open(os.path.join(folder, "child.log"), "xb") as log:
-            process = subprocess.Popen(
-                [*PYTHON, "-m", __name__], stdin=subprocess.PIPE, stdout=log, stderr=log
-            )
+            process = subprocess.Popen([*PYTHON, "-m", __name__], stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE, stderr=log)  # fmt: skip
         run = cls(folder, process, asked)
         run._send((folder, work))
         return run
@@ -219,17 +237,17 @@ class PartitionerRun:
             pass
 
     def finish(self, module_name: str, wait_s: float = DEFAULT_WAIT_S) -> tuple[str | None, str]:
-        """Wait for the child; ``(text of the module after propagation, "")``, or
-        ``(None, why there is none)``. The folder is removed either way."""
+        """Wait for the child's work; ``(text of the module after propagation, "")``, or
+        ``(None, why there is none)``. The child ends and the folder is removed either way."""
         try:
-            try:
-                code = self.process.wait(wait_s)
-            except subprocess.TimeoutExpired:
-                self._end()
+            ended = self._wait_for_work(wait_s)
+            if ended is None:
                 return None, f"the partitioner's debug run took over {wait_s:.0f} s and was stopped"
-            if code != 0:
-                ended = f"the partitioner's debug run {_ended(code)}{self._log_tail()}"
-                return None, ended + self._differences()
+            if ended != _DONE:
+                how = "failed" if ended == _FAILED else _ended(self.process.wait())
+                return None, f"the partitioner's debug run {how}{self._log_tail()}" + (
+                    self._differences()
+                )
             path = seam.after_propagation(self.folder, module_name)
             if path is None:
                 return None, "the partitioner's debug run wrote no record of propagation"
@@ -241,6 +259,17 @@ class PartitionerRun:
             self._end()
             shutil.rmtree(self.folder, ignore_errors=True)
 
+    def _wait_for_work(self, wait_s: float) -> bytes | None:
+        """What the child said of its work (:data:`_DONE`, :data:`_FAILED`, or ``b""``: it
+        ended without a word, a crash), or ``None`` after ``wait_s`` seconds."""
+        import select
+
+        said = self.process.stdout
+        if said is None:
+            return b""
+        ready, _, _ = select.select([said], [], [], wait_s)
+        return os.read(said.fileno(), 1) if ready else None
+
     def stop(self) -> None:
         """End the child without reading it (the run failed before it needed it, or a
         signal stopped the run)."""
@@ -248,13 +277,14 @@ class PartitionerRun:
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def _end(self) -> None:
-        """Kill the child unless it ended, wait for it, and close its standard input."""
+        """Kill the child unless it ended, wait for it, and close its pipes."""
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
-        with contextlib.suppress(OSError):
-            if self.process.stdin is not None:
-                self.process.stdin.close()
+        for pipe in (self.process.stdin, self.process.stdout):
+            with contextlib.suppress(OSError):
+                if pipe is not None:
+                    pipe.close()
 
     def _log_tail(self) -> str:
         try:
