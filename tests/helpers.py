@@ -238,9 +238,10 @@ def _startup(env: dict[str, str]) -> dict[str, str]:
     return cli_server.startup(env, _STARTUP_VARS)
 
 
-_JAX_COMMANDS = ("lower", "diff-debug", "lint", "survey")
+_JAX_COMMANDS = ("lower", "diff-debug", "lint", "survey", "profile")
 """The commands whose process imports JAX itself (``lint`` before it forks its workers
-from it); the others are forked from a server without JAX."""
+from it, ``profile`` to run the target); the others are forked from a server without
+JAX."""
 
 
 def _server_kind(args: tuple[str | os.PathLike[str], ...], cwd: str) -> str:
