@@ -73,6 +73,13 @@ PRELOAD = {
         "jxinspect.tracer.call",
         "jxinspect.tracer.read.compiled",
         "jxinspect.tracer.read.paths",
+        "jxinspect.tracer.read.residuals",
+        "jxinspect.tracer.read.provenance",
+        "jxinspect.tracer.adapters",
+        "google.protobuf.descriptor_pb2",
+        "google.protobuf.message_factory",
+        "google.protobuf.text_format",
+        "jaxlib.mlir.dialects.builtin",
         "jxinspect.compare.diff",
         "jxinspect.compare.survey",
         "jxinspect.cli.survey",
@@ -99,6 +106,8 @@ PRELOAD = {
         "jxinspect.pipeline",
         "jxinspect.render.report.text",
         "jxinspect.cli.trend",
+        "jxinspect.record.judged",
+        "jxinspect.render.record.html",
     ),
 }
 """What each kind imports before it serves (a module that is not there is skipped:
