@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -54,24 +55,52 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 
 LONGEST_FIRST = (
-    "record/test_record.py",
-    "e2e/test_faults.py",
     "e2e/test_readme.py",
-    "record/test_recompiles.py",
-    "tracer/test_adapters_libraries.py",
-    "render/test_html_browser.py",
+    "record/test_guard.py",
     "record/test_processes.py",
     "lint/test_kept_workers.py",
+    "render/test_readable.py",
+    "record/test_record.py",
+    "tracer/test_adapters_libraries.py",
+    "tracer/test_provenance.py",
+    "render/test_html_browser.py",
+    "record/test_record_wrappers.py",
+    "e2e/test_faults.py",
     "e2e/test_e2e_lower.py",
-    "e2e/test_golden.py",
+    "e2e/test_signals.py",
+    "record/test_recompiles.py",
+    "e2e/test_hostile_input.py",
     "e2e/test_installed_command.py",
-    "e2e/test_annotated_targets.py",
+    "e2e/test_nnx_model_lines.py",
+    "e2e/test_user_frames.py",
     "lint/test_lint_scale.py",
+    "survey/test_survey.py",
+    "record/test_persistent_cache.py",
+    "compare/test_diff_verdicts.py",
+    "e2e/test_annotated_targets.py",
+    "tracer/test_memory_peak.py",
+    "lint/test_lint_artifacts.py",
+    "record/test_artifacts_safety.py",
 )
-"""The modules that take longest (each module's time in a run of the whole suite), started
-first: ``--dist loadscope`` hands modules out in collection order (told not to reorder
-them by their number of tests, :func:`pytest_configure`), and a long one handed out last
-leaves the other workers idle while it runs alone."""
+"""The modules that take longest (about 10 s or more each in a run of the whole suite),
+started first, longest first: ``--dist loadscope`` hands modules out in collection order
+(told not to reorder them by their number of tests, :func:`pytest_configure`), and a
+long one handed out last leaves the other workers idle while it runs alone."""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Iterator[object]:
+    """Collect with bytecode written, whatever ``PYTHONDONTWRITEBYTECODE`` says: pytest
+    then keeps each test module's rewritten asserts in its ``__pycache__`` and reads them
+    back in the next run, where it would rewrite all of them in every worker (about 5 s
+    of each worker's collection, most of it). The tests' own processes, and the rest of
+    this one, write none."""
+    before = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
+    try:
+        return (yield)
+    finally:
+        sys.dont_write_bytecode = before
 
 
 def pytest_configure(config: pytest.Config) -> None:

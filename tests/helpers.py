@@ -182,6 +182,19 @@ server that has imported JAX and the libraries (:mod:`warm_python`), about a sec
 sooner than a new Python; a test of how a new process starts runs ``sys.executable``."""
 
 
+def warm_jxinspect() -> tuple[str, ...]:
+    """``jxinspect`` for a command line that a test's own launcher runs (a shell loop that
+    starts one ``jxinspect record`` per process): forked from the warm server without JAX
+    through :mod:`warm_python`, as :func:`run_cli` forks the commands it runs itself, about
+    half a second sooner than the installed command; that command where runs are not
+    forked (``JXINSPECT_TESTS_SUBPROCESS=1``)."""
+    base = jxinspect_command()
+    if not _warm_runs():
+        return base
+    python_args = (base[0],) if len(base) == 1 else base[1:]
+    return (*WARM_PYTHON, f"--server={_SERVERS['plain'].started().address}", *python_args)
+
+
 def run_cli(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None,
             command: tuple[str, ...] | None = None,
             timeout: float = CLI_TIMEOUT_S,
@@ -238,9 +251,10 @@ def _startup(env: dict[str, str]) -> dict[str, str]:
     return cli_server.startup(env, _STARTUP_VARS)
 
 
-_JAX_COMMANDS = ("lower", "diff-debug", "lint", "survey")
+_JAX_COMMANDS = ("lower", "diff-debug", "lint", "survey", "profile")
 """The commands whose process imports JAX itself (``lint`` before it forks its workers
-from it); the others are forked from a server without JAX."""
+from it, ``profile`` to run the target); the others are forked from a server without
+JAX."""
 
 
 def _server_kind(args: tuple[str | os.PathLike[str], ...], cwd: str) -> str:

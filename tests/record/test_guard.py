@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import WARM_PYTHON, jxinspect_command, run_cli, run_python
+from helpers import WARM_PYTHON, run_cli, run_python, warm_jxinspect
 
 PROGRAM = """
 import functools, os, sys
@@ -97,7 +97,7 @@ def launch(folder: Path, skew: str, *, guard: str) -> Any:
     (folder / "program.py").write_text(textwrap.dedent(PROGRAM), encoding="utf-8")
     python = shlex.join(WARM_PYTHON)
     if guard == "record":
-        run = shlex.join([*jxinspect_command(), "record", "--guard", "--guard-wait", "8", "-o",
+        run = shlex.join([*warm_jxinspect(), "record", "--guard", "--guard-wait", "8", "-o",
                           "runs", "--", *WARM_PYTHON, "program.py"])  # fmt: skip
     else:
         run = f"{python} program.py"

@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from helpers import WARM_PYTHON, ended_within, error_line, jxinspect_command, run_cli
+from helpers import WARM_PYTHON, ended_within, error_line, run_cli, warm_jxinspect
 
 PYTHON = sys.executable
 """A new Python, for the tests that stop or kill the processes and for a launcher's
@@ -152,9 +152,7 @@ def test_four_processes_started_by_record_one_with_another_static_flag(tmp_path:
 def shell_loop(folder: Path, count: int, case: str) -> Any:
     """Each process started by a shell loop, as a user's launcher would: one
     ``jxinspect record -o runs -- python train.py`` per process, the same folder."""
-    record = shlex.join(
-        [*jxinspect_command(), "record", "-o", "runs", "--", *WARM_PYTHON, "train.py"]
-    )
+    record = shlex.join([*warm_jxinspect(), "record", "-o", "runs", "--", *WARM_PYTHON, "train.py"])
     port = _free_port()
     # each process's exit code kept: `wait` alone would say 0 whatever they said
     script = (f"for i in $(seq 0 {count - 1}); do JAX_PROCESS_ID=$i {record} & "
