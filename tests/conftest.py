@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -86,21 +85,6 @@ LONGEST_FIRST = (
 started first, longest first: ``--dist loadscope`` hands modules out in collection order
 (told not to reorder them by their number of tests, :func:`pytest_configure`), and a
 long one handed out last leaves the other workers idle while it runs alone."""
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_collection(session: pytest.Session) -> Iterator[object]:
-    """Collect with bytecode written, whatever ``PYTHONDONTWRITEBYTECODE`` says: pytest
-    then keeps each test module's rewritten asserts in its ``__pycache__`` and reads them
-    back in the next run, where it would rewrite all of them in every worker (about 5 s
-    of each worker's collection, most of it). The tests' own processes, and the rest of
-    this one, write none."""
-    before = sys.dont_write_bytecode
-    sys.dont_write_bytecode = False
-    try:
-        return (yield)
-    finally:
-        sys.dont_write_bytecode = before
 
 
 def pytest_configure(config: pytest.Config) -> None:
