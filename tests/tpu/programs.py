@@ -1,7 +1,6 @@
 """The chip's programs: a large and a small matmul on lines of their own, a block of two
-Pallas kernels (JAX's matmul with no cost estimate, an add with one: ``estimated_add``
-alone too), and a transformer's bf16 train step with AdamW written out. Each has its inputs'
-maker (``make_NAME``)."""
+Pallas kernels (JAX's matmul with no cost estimate, an add with one), a transformer's bf16
+AdamW step; their makers ``make_NAME``. tests/fixtures/tpu_chip holds these lines: add below."""
 
 import jax
 import jax.numpy as jnp
