@@ -179,6 +179,14 @@ def test_sigterm_to_record_is_passed_on_and_the_command_did_not_finish(tmp_path:
     assert "jxinspect record: the command did not finish (signal 15, SIGTERM)" in run.stderr
 
 
+def _gone(folder: str) -> None:
+    """Wait for the debug run's remover (forked as it exits) to remove ``folder``."""
+    deadline = time.monotonic() + STOP_S
+    while os.path.lexists(folder) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.lexists(folder), "the debug run left its folder behind"
+
+
 def test_a_debug_run_whose_parent_ends_before_it_may_stage_removes_its_folder() -> None:
     """The parent ends (a signal, a kill) after it started the debug run and named its
     folder, but before it said under what to stage (it was still importing the user's
@@ -192,7 +200,7 @@ def test_a_debug_run_whose_parent_ends_before_it_may_stage_removes_its_folder() 
     assert run.process.stdin is not None
     run.process.stdin.close()  # what the parent's end does to the pipe
     run.process.wait(timeout=START_S)
-    assert not os.path.lexists(run.folder), "the debug run left its folder behind"
+    _gone(run.folder)
 
 
 def test_a_debug_run_whose_parent_ends_after_its_work_removes_its_folder() -> None:
@@ -210,4 +218,36 @@ def test_a_debug_run_whose_parent_ends_after_its_work_removes_its_folder() -> No
     assert run.process.stdin is not None
     run.process.stdin.close()  # what the parent's end does to the pipe
     run.process.wait(timeout=START_S)
-    assert not os.path.lexists(run.folder), "the debug run left its folder behind"
+    _gone(run.folder)
+
+
+WRITING_ON = """
+import os, sys, threading
+from jxinspect.tracer.partitioner_run import _remove_and_exit
+
+folder = sys.argv[1]
+
+def write():  # as XLA's compile does: the folder made again for each file it dumps
+    for n in range(10**9):
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, f"{n % 50}.txt"), "w") as out:
+            out.write("dumped")
+
+sys.setswitchinterval(1e-6)  # the writer runs beside the remover, as XLA's threads do
+threading.Thread(target=write, daemon=True).start()
+while not os.path.exists(os.path.join(folder, "49.txt")):
+    pass
+_remove_and_exit(folder)
+"""
+
+
+def test_a_debug_run_ending_while_its_compile_writes_leaves_no_folder(tmp_path: Path) -> None:
+    """The parent gone while the debug run's compile still dumps into the folder (another
+    thread, making the folder again for each file): the folder is removed once the run
+    and all its threads have ended, not before and left to be made again."""
+    for round_ in range(5):  # a race: the remover that exits first loses it most rounds
+        folder = tmp_path / f"jxinspect-why-{round_}"
+        done = subprocess.run([sys.executable, "-c", WRITING_ON, str(folder)], env=cli_env(),
+                              timeout=START_S, check=False)  # fmt: skip
+        assert done.returncode == 1
+        _gone(str(folder))

@@ -34,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -187,12 +188,20 @@ def _end_with_parent(folder: str) -> None:
 
 
 def _remove_and_exit(folder: str | None) -> NoReturn:
-    """Remove the run's ``folder`` (again, where XLA was writing into it meanwhile) and
-    exit: the parent is gone, and left it to this process."""
-    tries_left = 5
-    while folder is not None and os.path.lexists(folder) and tries_left > 0:
-        shutil.rmtree(folder, ignore_errors=True)
-        tries_left -= 1
+    """Exit, and have the run's ``folder`` removed: the parent is gone, and left it to
+    this process. XLA's threads may still be writing into it (a compile dumping Shardy's
+    record creates the folder again for each file), so a process forked here removes it
+    once this one, and every thread of it, has ended."""
+    if folder is not None and os.path.lexists(folder):
+        exiting = os.getpid()
+        if os.fork() == 0:  # the remover: nothing but this loop runs here
+            while os.getppid() == exiting:
+                time.sleep(0.01)
+            tries_left = 5
+            while os.path.lexists(folder) and tries_left > 0:
+                shutil.rmtree(folder, ignore_errors=True)
+                tries_left -= 1
+            os._exit(0)
     os._exit(1)
 
 
