@@ -191,8 +191,19 @@ def warm_jxinspect() -> tuple[str, ...]:
     base = jxinspect_command()
     if not _warm_runs():
         return base
-    python_args = (base[0],) if len(base) == 1 else base[1:]
-    return (*WARM_PYTHON, f"--server={_SERVERS['plain'].started().address}", *python_args)
+    return (*WARM_PYTHON, f"--server={_SERVERS['plain'].started().address}", *_as_python(base))
+
+
+def _as_python(command: tuple[str, ...]) -> tuple[str, ...]:
+    """The installed command as the arguments a Python forked from a server runs: the
+    script, or ``-m jxinspect`` after ``python``."""
+    return (command[0],) if len(command) == 1 else command[1:]
+
+
+def timings_out(text: str) -> str:
+    """``text`` (JAX's log) with its durations (``in 0.12 sec``, ``1.5e-05 s``) as ``… s``:
+    two runs' logs compared line for line."""
+    return re.sub(r"\d+\.\d+(e-?\d+)? ?(sec|s)\b", "… s", text)
 
 
 def run_cli(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None,
@@ -222,9 +233,8 @@ def run_cli(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = 
     if not subprocess and (command or base) == base and _warm_runs():
         server = _SERVERS[_server_kind(args, folder)]
         if server.serves(environment):
-            python_args = (base[0],) if len(base) == 1 else base[1:]
-            return server.run((*python_args, *argv[len(base):]), argv, folder, environment,
-                              timeout, stdout)  # fmt: skip
+            return server.run((*_as_python(base), *argv[len(base):]), argv, folder,
+                              environment, timeout, stdout)  # fmt: skip
     return _run_process(argv, folder, environment, timeout, stdout)
 
 

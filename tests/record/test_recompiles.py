@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import WARM_PYTHON, needs_axis_types, run_cli
+from helpers import WARM_PYTHON, needs_axis_types, run_cli, timings_out
 
 SCENARIOS = textwrap.dedent("""
     import functools
@@ -267,7 +267,7 @@ def _jax_says(stderr: str) -> list[str]:
     text = re.sub(r"costing \d+\.\d+ ms", "costing … ms", text)
     text = re.sub(r"id=\d+", "id=…", text)
     text = re.sub(r"0x[0-9a-f]+", "0x…", text)
-    return re.sub(r"\d+\.\d+(e-?\d+)? ?(sec|s)\b", "… s", text).splitlines()
+    return timings_out(text).splitlines()
 
 
 def test_record_is_invisible_to_jaxs_logs_counters_and_events(tmp_path: Path) -> None:

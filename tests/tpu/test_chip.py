@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import timings_out
 from hlo_reading import share_by_source
 
 from jxinspect.tracer.seam import libtpu_version
@@ -126,7 +127,7 @@ print("cache", step._cache_size())
 def _compile_log(stderr: str) -> list[str]:
     """JAX's compile log (``JAX_LOG_COMPILES``), its timings taken out."""
     said = re.findall(r"(?:Compiling|Finished) .*", stderr)
-    return [re.sub(r"\d+\.\d+(e-?\d+)? ?(sec|s)\b", "… s", line) for line in said]
+    return [timings_out(line) for line in said]
 
 
 def test_record_is_invisible_on_the_chip(tmp_path: Path) -> None:
