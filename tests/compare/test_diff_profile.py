@@ -77,9 +77,11 @@ def _measured(folder: Path, side: str) -> dict[str, Any]:
 
 
 def _growth(line: dict[str, Any]) -> float:
-    """The seconds a line's instructions took more after than before. (Not its percent:
-    the sum of the grown product, on the next line, grows by as much relatively.)"""
-    return float((line["after_seconds"] or 0) - (line["before_seconds"] or 0))
+    """How much larger a part of its step a line's instructions took after than before:
+    read within each run, so a run slowed all over by a loaded machine moves no line (its
+    seconds do). Not its percent: the sum of the grown product, on the next line, grows
+    by as much relatively."""
+    return float((line["after_share"] or 0) - (line["before_share"] or 0))
 
 
 def test_two_saved_profiles_name_the_line_that_slowed(saved: Path) -> None:
