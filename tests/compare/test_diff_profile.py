@@ -2,9 +2,9 @@
 ``profile --format json`` reports, or two versions with ``--profile``. One line's matrix
 product is made 16× larger after (512³ multiply-adds → 16 × 512³), large enough that its
 time is arithmetic, not a loaded machine's noise (at 256³ a loaded suite measured the
-product before as long as 16× it after); the diff names that line as slower, its times checked against the
-profiler's own events of each side's kept trace (read independently, with
-``jax.profiler.ProfileData``)."""
+product before as long as 16× it after); the diff names that line as slower, its times
+checked against the profiler's own events of each side's kept trace (read independently,
+with ``jax.profiler.ProfileData``)."""
 
 from __future__ import annotations
 
