@@ -26,7 +26,7 @@ import sysconfig
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -310,13 +310,19 @@ def running(pid: int) -> bool:
     return stat is not None and stat[0] not in ("Z", "X")
 
 
+def eventually(done: Callable[[], bool], seconds: float, interval: float = 0.05) -> bool:
+    """Whether ``done()`` holds, asking every ``interval`` seconds for up to ``seconds``
+    (what another process does, seen from outside it)."""
+    deadline = time.monotonic() + seconds
+    while not done() and time.monotonic() < deadline:
+        time.sleep(interval)
+    return done()
+
+
 def ended_within(pid: int, seconds: float) -> bool:
     """Whether process ``pid`` is not running, waiting up to ``seconds`` for it to end (a
     SIGKILL is delivered when the process next runs, which on a busy machine is later)."""
-    deadline = time.monotonic() + seconds
-    while running(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return not running(pid)
+    return eventually(lambda: not running(pid), seconds)
 
 
 def _started(pid: int) -> str:

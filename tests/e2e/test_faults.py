@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO, cli_env, error_line, jxinspect_command, run_cli
+from helpers import REPO, cli_env, error_line, eventually, jxinspect_command, run_cli
 
 CORPUS = REPO / "tests" / "faults" / "staging"
 
@@ -102,10 +102,8 @@ def test_ctrl_c_stops_the_run_promptly_and_prints_what_finished(tmp_path: Path) 
         start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + 120
-        while not marker.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert marker.exists(), "the hanging target never started"
+        started = eventually(marker.exists, 120, interval=0.1)
+        assert started, "the hanging target never started"
         stopped = time.monotonic()
         os.killpg(process.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group
         stdout, stderr = process.communicate(timeout=30)

@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from helpers import cli_env, jxinspect_command, needs_shardy_default
+from helpers import cli_env, eventually, jxinspect_command, needs_shardy_default
 
 START_S = 90.0
 """How long a run has to reach the user's module (a fresh Python importing JAX, on a
@@ -95,9 +95,8 @@ def _stopped_run(
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
     pids = [int(p.name) for p in marked.iterdir()]
-    deadline = time.monotonic() + STOP_S  # a child ends once it sees its parent gone
-    while (any(_alive(p) for p in pids) or any(tmp.iterdir())) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    # a child ends once it sees its parent gone
+    eventually(lambda: not any(_alive(p) for p in pids) and not any(tmp.iterdir()), STOP_S)
     assert not [p for p in pids if _alive(p)], f"left running: {pids}"
     assert not list(tmp.iterdir()), "a temporary folder was left behind"
     return subprocess.CompletedProcess(argv, process.returncode, stdout, stderr), pids
@@ -181,10 +180,8 @@ def test_sigterm_to_record_is_passed_on_and_the_command_did_not_finish(tmp_path:
 
 def _gone(folder: str) -> None:
     """Wait for the debug run's remover (forked as it exits) to remove ``folder``."""
-    deadline = time.monotonic() + STOP_S
-    while os.path.lexists(folder) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not os.path.lexists(folder), "the debug run left its folder behind"
+    removed = eventually(lambda: not os.path.lexists(folder), STOP_S)
+    assert removed, "the debug run left its folder behind"
 
 
 def test_a_debug_run_whose_parent_ends_before_it_may_stage_removes_its_folder() -> None:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import ended_within, error_line, run_cli, running
+from helpers import ended_within, error_line, eventually, run_cli, running
 
 pytestmark = pytest.mark.skipif(
     sys.platform != "linux", reason="kept workers need Linux (abstract sockets, pidfds)"
@@ -168,9 +168,8 @@ def test_a_run_with_every_target_cached_leaves_its_kept_worker_warmed(project: P
     assert run_cli("lint", cwd=project).returncode == 0  # fills the cache
     code, _, stderr = lint(project)  # nothing to stage: the worker it starts is not used
     assert (code, importers(stderr)) == (0, []), stderr
-    deadline = time.monotonic() + 60  # it goes on after the run: JAX's import, the warm-up
-    while not workers_of(project) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    # it goes on after the run: JAX's import, the warm-up
+    eventually(lambda: bool(workers_of(project)), 60, interval=0.2)
     (entry,) = project.glob(".jxinspect_cache/workers/*/*.json")
     # its backend started for the run's devices, so the next run's first target does not
     # wait for it
