@@ -248,3 +248,27 @@ def test_a_debug_run_ending_while_its_compile_writes_leaves_no_folder(tmp_path: 
                               timeout=START_S, check=False)  # fmt: skip
         assert done.returncode == 1
         _gone(str(folder))
+
+
+FORK_REFUSED = """
+import os, sys
+from jxinspect.tracer.partitioner_run import _remove_and_exit
+
+def refused():
+    raise BlockingIOError(11, "Resource temporarily unavailable")  # as fork says it
+
+os.fork = refused
+_remove_and_exit(sys.argv[1])
+"""
+
+
+def test_a_debug_run_that_cannot_fork_its_remover_removes_its_folder_itself(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "jxinspect-why-refused"
+    (folder / "dumps").mkdir(parents=True)
+    (folder / "dumps" / "0.txt").write_text("dumped", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", FORK_REFUSED, str(folder)], env=cli_env(),
+                          timeout=START_S, check=False)  # fmt: skip
+    assert done.returncode == 1
+    assert not os.path.lexists(folder)

@@ -191,18 +191,29 @@ def _remove_and_exit(folder: str | None) -> NoReturn:
     """Exit, and have the run's ``folder`` removed: the parent is gone, and left it to
     this process. XLA's threads may still be writing into it (a compile dumping Shardy's
     record creates the folder again for each file), so a process forked here removes it
-    once this one, and every thread of it, has ended."""
+    once this one, and every thread of it, has ended (where no process can be forked,
+    this one removes it before it exits)."""
     if folder is not None and os.path.lexists(folder):
         exiting = os.getpid()
-        if os.fork() == 0:  # the remover: nothing but this loop runs here
-            while os.getppid() == exiting:
-                time.sleep(0.01)
-            tries_left = 5
-            while os.path.lexists(folder) and tries_left > 0:
-                shutil.rmtree(folder, ignore_errors=True)
-                tries_left -= 1
-            os._exit(0)
+        try:
+            remover = os.fork() == 0
+        except OSError:
+            _remove(folder)
+        else:
+            if remover:  # nothing but this runs here
+                while os.getppid() == exiting:
+                    time.sleep(0.01)
+                _remove(folder)
+                os._exit(0)
     os._exit(1)
+
+
+def _remove(folder: str) -> None:
+    """Remove ``folder``, again where something made it again meanwhile (a few tries)."""
+    tries_left = 5
+    while os.path.lexists(folder) and tries_left > 0:
+        shutil.rmtree(folder, ignore_errors=True)
+        tries_left -= 1
 
 
 @dataclass
